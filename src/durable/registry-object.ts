@@ -1,0 +1,47 @@
+// The deployment's agent registry: one Durable Object holding validated AgentConfigs by name.
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import type { AgentConfig } from "../runtime/config";
+import { migrate, REGISTRY_MIGRATIONS } from "./migrate";
+
+export class RegistryObject extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    void ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage, REGISTRY_MIGRATIONS);
+    });
+  }
+
+  /** Stores a validated config; `created` tells whether the name was new. */
+  async put(config: AgentConfig): Promise<{ created: boolean; config: AgentConfig }> {
+    const sql = this.ctx.storage.sql;
+    const now = Date.now();
+    const existed = sql.exec("SELECT 1 FROM agents WHERE name = ?", config.name).toArray().length > 0;
+    sql.exec(
+      `INSERT INTO agents (name, config, created_at, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`,
+      config.name,
+      JSON.stringify(config),
+      now,
+      now,
+    );
+    return { created: !existed, config };
+  }
+
+  async get(name: string): Promise<AgentConfig | null> {
+    const row = this.ctx.storage.sql.exec<{ config: string }>("SELECT config FROM agents WHERE name = ?", name).toArray()[0];
+    return row ? (JSON.parse(row.config) as AgentConfig) : null;
+  }
+
+  async list(): Promise<AgentConfig[]> {
+    return this.ctx.storage.sql
+      .exec<{ config: string }>("SELECT config FROM agents ORDER BY name")
+      .toArray()
+      .map((r) => JSON.parse(r.config) as AgentConfig);
+  }
+
+  async remove(name: string): Promise<boolean> {
+    const cursor = this.ctx.storage.sql.exec("DELETE FROM agents WHERE name = ?", name);
+    return cursor.rowsWritten > 0;
+  }
+}

@@ -1,0 +1,481 @@
+// One session: its event log, read model, turn queue and the running turn, in one Durable Object.
+// Every state change is a transition: events plus table updates in one synchronous SQLite transaction,
+// appended before anyone sees them, then folded into the in-memory read model and broadcast.
+import { DurableObject } from "cloudflare:workers";
+import type { ModelMessage } from "ai";
+import type { Env } from "../env";
+import { type AgentConfig, parseAllowlist } from "../runtime/config";
+import { ApiError, type Result, toResult } from "../runtime/errors";
+import type { EventDraft } from "../runtime/events";
+import { randomId } from "../runtime/ids";
+import { errorMessage, runTurn, type TurnPorts, type TurnSetup } from "../runtime/loop";
+import { resolveModel } from "../runtime/models";
+import { emptyView, foldAll, foldEvent, type SessionView } from "../runtime/read-model";
+import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
+import { finalMessages, newTurnState, type TurnState } from "../runtime/turn-state";
+import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../runtime/wire";
+import { migrate, SESSION_MIGRATIONS } from "./migrate";
+import { SessionStore, type SessionRow, type StoredEvent } from "./session-store";
+import { type SocketAttachment, SocketHub } from "./socket-hub";
+
+/** While a turn is active the object re-arms this alarm; it resumes a turn whose executor is gone. */
+export const HEARTBEAT_MS = 30_000;
+export const MAX_QUEUED_TURNS = 20;
+export const MAX_EVENTS_PAGE = 1000;
+
+interface Executor {
+  turnId: string;
+  abort: AbortController;
+}
+
+/** Thrown into a loop whose turn was taken away (interrupted) so it stops without writing. */
+class TurnTakenError extends Error {}
+
+export interface CreateSessionInput {
+  session_id: string;
+  agent: AgentConfig;
+  metadata: Record<string, unknown>;
+}
+
+export class SessionObject extends DurableObject<Env> {
+  private store!: SessionStore;
+  private view: SessionView = emptyView();
+  private row: SessionRow | null = null;
+  private config: AgentConfig | null = null;
+  private history: ModelMessage[] | null = null;
+  private executor: Executor | null = null;
+  private readonly hub: SocketHub;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.hub = new SocketHub(ctx, (after, limit) => this.store.readEvents(after, limit));
+    void ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage, SESSION_MIGRATIONS);
+      this.store = new SessionStore(ctx.storage.sql);
+      this.row = this.store.session();
+      if (!this.row) return;
+      this.config = JSON.parse(this.row.agent) as AgentConfig;
+      const snap = this.store.snapshot();
+      this.view = foldAll(this.store.eventsAfter(snap?.last_sequence ?? 0), snap ?? emptyView());
+      // A turn left running by a previous instance (eviction, deploy, crash) continues now.
+      this.resumeIfOrphaned("the session object restarted");
+    });
+  }
+
+  // ---- RPC surface (called by the routes) ----
+
+  async create(input: CreateSessionInput): Promise<Result<{ session_id: string; thread_id: string }>> {
+    return toResult(() => {
+      if (this.row) throw new ApiError("conflict", `Session '${input.session_id}' already exists`);
+      const row: SessionRow = {
+        session_id: input.session_id,
+        thread_id: randomId("thr"),
+        agent: JSON.stringify(input.agent),
+        metadata: JSON.stringify(input.metadata),
+        created_at: Date.now(),
+      };
+      this.row = row;
+      this.config = input.agent;
+      this.commit([{ type: "session.created", payload: { agent: input.agent.name, model: input.agent.model, metadata: input.metadata } }], () =>
+        this.store.insertSession(row),
+      );
+      return { session_id: row.session_id, thread_id: row.thread_id };
+    });
+  }
+
+  async snapshot(): Promise<Result<Record<string, unknown>>> {
+    return toResult(() => {
+      const { row, config, view } = this.mustExist();
+      return {
+        session_id: row.session_id,
+        agent: config,
+        status: view.status,
+        created_at: row.created_at,
+        metadata: view.metadata,
+        threads: [{ thread_id: row.thread_id, status: view.status, active_turn_id: view.active_turn_id }],
+        turns: view.turns,
+        last_sequence: view.last_sequence,
+        channels: this.store.channels(),
+      };
+    });
+  }
+
+  async thread(): Promise<Result<Record<string, unknown>>> {
+    return toResult(() => this.threadView(this.mustExist().view));
+  }
+
+  /** Rebuilds the read model from the whole log (used to check that the fold and the snapshot agree). */
+  async rebuiltThread(): Promise<Result<Record<string, unknown>>> {
+    return toResult(() => {
+      this.mustExist();
+      return this.threadView(foldAll(this.store.eventsAfter(0)));
+    });
+  }
+
+  async submitTurn(body: SubmitTurnBody): Promise<Result<TurnAccepted & { duplicate?: boolean }>> {
+    return toResult(() => this.submit(body));
+  }
+
+  async interrupt(reason?: string): Promise<Result<{ interrupted: boolean; turn_id: string | null }>> {
+    return toResult(() => {
+      this.mustExist();
+      return this.interruptActive(reason ?? "interrupted by client");
+    });
+  }
+
+  async removeQueued(turnId: string): Promise<Result<{ queued: string[] }>> {
+    return toResult(() => {
+      this.mustExist();
+      this.queuedTurn(turnId);
+      const queued = this.store.queuedTurns().filter((t) => t.turn_id !== turnId).map((t) => t.turn_id);
+      this.commit(
+        [
+          { type: "turn.cancelled", turn_id: turnId, payload: { reason: "removed from the queue" } },
+          { type: "queue.changed", payload: { queued } },
+        ],
+        () => this.store.setTurnStatus(turnId, "cancelled"),
+      );
+      return { queued };
+    });
+  }
+
+  async promoteQueued(turnId: string): Promise<Result<{ queued: string[] }>> {
+    return toResult(() => {
+      this.mustExist();
+      this.queuedTurn(turnId);
+      const queued = [turnId, ...this.store.queuedTurns().filter((t) => t.turn_id !== turnId).map((t) => t.turn_id)];
+      this.commit([{ type: "queue.changed", payload: { queued } }], () => this.store.moveTurnToFront(turnId));
+      return { queued };
+    });
+  }
+
+  /** Events after `after` as one JSON document, built from the stored bodies without re-serializing them. */
+  async eventsPage(after: number, limit: number): Promise<Result<string>> {
+    return toResult(() => {
+      this.mustExist();
+      this.checkCursor(after);
+      const page = this.store.readEvents(after, Math.min(limit, MAX_EVENTS_PAGE));
+      const next = page.length > 0 ? page[page.length - 1]!.sequence : after;
+      return `{"events":[${page.map((e) => e.body).join(",")}],"next_after":${next}}`;
+    });
+  }
+
+  async tools(): Promise<Result<{ tools: ReturnType<typeof describeTool>[] }>> {
+    return toResult(() => ({ tools: [...resolveToolbelt(this.mustExist().config).values()].map(describeTool) }));
+  }
+
+  /** WebSocket upgrades and SSE streams (they need a Response, so they come through fetch). */
+  override async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const result = await toResult(() => {
+      this.mustExist();
+      const channel = url.searchParams.get("channel");
+      const afterParam = url.searchParams.get("after") ?? request.headers.get("last-event-id");
+      let after = afterParam === null ? null : Number(afterParam);
+      if (after !== null && (!Number.isInteger(after) || after < 0)) {
+        throw ApiError.validation([{ path: "after", reason: "must be a non-negative integer" }]);
+      }
+      if (after === null && channel) after = this.store.channelCursor(channel) ?? 0;
+      after ??= 0;
+      this.checkCursor(after);
+      if (url.pathname.endsWith("/ws")) {
+        if (channel) this.store.ackChannel(channel, after, Date.now());
+        return this.hub.acceptWebSocket(after, channel);
+      }
+      return this.hub.openSse(after);
+    });
+    if (result.ok) return result.value;
+    return Response.json({ error: result.error }, { status: new ApiError(result.error.code, "").status });
+  }
+
+  // ---- WebSocket (Hibernation API) ----
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message));
+    } catch {
+      return reply(ws, null, { ok: false, error: { code: "malformed_body", message: "Frame is not valid JSON" } });
+    }
+    const requestId = raw && typeof raw === "object" && "request_id" in raw ? (raw as { request_id: unknown }).request_id : null;
+    const parsed = ClientFrame.safeParse(raw);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => ({ path: i.path.join("."), reason: i.message }));
+      return reply(ws, requestId, { ok: false, error: ApiError.validation(issues).toBody().error });
+    }
+    const frame = parsed.data;
+    switch (frame.type) {
+      case "ack": {
+        const { channel } = ws.deserializeAttachment() as SocketAttachment;
+        if (!channel) {
+          return reply(ws, null, { ok: false, error: { code: "validation_failed", message: "ack needs a socket opened with ?channel=<id>" } });
+        }
+        this.store.ackChannel(channel, Math.min(frame.sequence, this.store.lastSequence), Date.now());
+        return;
+      }
+      case "submit_turn":
+        return reply(ws, frame.request_id, await this.submitTurn({ input: frame.input, idempotency_key: frame.idempotency_key }));
+      case "interrupt":
+        return reply(ws, frame.request_id, await this.interrupt(frame.reason));
+      case "respond_action":
+        // No tool needs approval yet, so no action can be pending.
+        return reply(ws, frame.request_id, { ok: false, error: ApiError.notFound("Action", frame.action_id).toBody().error });
+      case "inject_message":
+        return reply(ws, frame.request_id, {
+          ok: false,
+          error: { code: "validation_failed", message: "inject_message is not supported by this deployment yet" },
+        });
+    }
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.hub.forget(ws);
+    try {
+      ws.close(code, reason);
+    } catch {
+      // already closed
+    }
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    this.hub.forget(ws);
+  }
+
+  // ---- Alarm: one per object, multiplexed through the schedule table ----
+
+  override async alarm(): Promise<void> {
+    for (const kind of this.store.takeDue(Date.now())) {
+      if (kind === "heartbeat") {
+        this.resumeIfOrphaned("the heartbeat found no running executor");
+        if (this.store.runningTurn()) this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
+      }
+    }
+    await this.armAlarm();
+  }
+
+  // ---- internals ----
+
+  private mustExist(): { row: SessionRow; config: AgentConfig; view: SessionView } {
+    if (!this.row || !this.config) throw new ApiError("not_found", "Session was not found");
+    return { row: this.row, config: this.config, view: this.view };
+  }
+
+  private threadView(view: SessionView) {
+    return {
+      session_id: view.session_id,
+      thread_id: view.thread_id,
+      status: view.status,
+      active_turn_id: view.active_turn_id,
+      pending_actions: view.pending_actions,
+      queued_turns: view.queued_turns,
+      last_outcome: view.last_outcome,
+      budget: { used: view.usage, limits: { max_steps: this.config!.max_steps } },
+      last_sequence: view.last_sequence,
+    };
+  }
+
+  private checkCursor(after: number): void {
+    if (after > this.store.lastSequence) {
+      throw ApiError.validation([{ path: "after", reason: `is beyond the last sequence (${this.store.lastSequence})` }]);
+    }
+  }
+
+  private queuedTurn(turnId: string) {
+    const turn = this.store.turn(turnId);
+    if (!turn) throw ApiError.notFound("Turn", turnId);
+    if (turn.status !== "queued") throw new ApiError("conflict", `Turn '${turnId}' is ${turn.status}, not queued`);
+    return turn;
+  }
+
+  /** Appends events (and applies `mutate`) in one transaction, then folds and broadcasts them. */
+  private commit(drafts: EventDraft[], mutate?: () => void, opts: { snapshot?: boolean } = {}): void {
+    const ids = { session_id: this.row!.session_id, thread_id: this.row!.thread_id };
+    let stored: StoredEvent[];
+    let next: SessionView;
+    try {
+      ({ stored, next } = this.ctx.storage.transactionSync(() => {
+        mutate?.();
+        const appended = this.store.append(drafts, ids, Date.now(), randomId);
+        let view = this.view;
+        for (const a of appended) view = foldEvent(view, a.event);
+        if (opts.snapshot) this.store.saveSnapshot(view);
+        return { stored: appended.map((a) => a.stored), next: view };
+      }));
+    } catch (err) {
+      this.store.resyncSequence();
+      throw err;
+    }
+    this.view = next;
+    this.hub.broadcast(stored);
+  }
+
+  private submit(body: SubmitTurnBody): TurnAccepted & { duplicate?: boolean } {
+    this.mustExist();
+    if (body.idempotency_key) {
+      const prior = this.store.turnByIdempotencyKey(body.idempotency_key);
+      if (prior) {
+        if (prior.input !== body.input) {
+          throw new ApiError("conflict", "idempotency_key was already used with a different body", { turn_id: prior.turn_id });
+        }
+        const submitted = this.view.turns.find((t) => t.turn_id === prior.turn_id);
+        return { turn_id: prior.turn_id, status: submitted?.status === "queued" ? "queued" : "accepted", duplicate: true };
+      }
+    }
+    const queuedBefore = this.store.queuedTurns();
+    const busy = this.store.runningTurn() !== null || queuedBefore.length > 0;
+    if (busy && queuedBefore.length >= MAX_QUEUED_TURNS) {
+      throw new ApiError("rate_limited", `The turn queue is full (${MAX_QUEUED_TURNS} turns); retry when a turn has finished`);
+    }
+    const turn_id = randomId("trn");
+    const drafts: EventDraft[] = [{ type: "turn.submitted", turn_id, payload: { input: body.input, queued: busy } }];
+    if (busy) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore.map((t) => t.turn_id), turn_id] } });
+    this.commit(drafts, () =>
+      this.store.insertTurn({ turn_id, status: "queued", input: body.input, idempotency_key: body.idempotency_key ?? null, created_at: Date.now() }),
+    );
+    this.startNextTurn();
+    return { turn_id, status: busy ? "queued" : "accepted" };
+  }
+
+  /** Starts the first queued turn when none is running. */
+  private startNextTurn(): void {
+    if (this.store.runningTurn()) return;
+    const [next, ...rest] = this.store.queuedTurns();
+    if (!next) {
+      this.store.unschedule("heartbeat");
+      void this.armAlarm();
+      return;
+    }
+    const config = this.config!;
+    const state = newTurnState(next.turn_id, next.input, Date.now());
+    const tools = [...resolveToolbelt(config).values()].map(describeTool);
+    const drafts: EventDraft[] = [];
+    if (this.view.queued_turns.includes(next.turn_id)) drafts.push({ type: "queue.changed", payload: { queued: rest.map((t) => t.turn_id) } });
+    drafts.push(
+      { type: "turn.started", turn_id: next.turn_id, payload: { agent: config.name, model: config.model } },
+      { type: "tool.catalog.resolved", turn_id: next.turn_id, payload: { tools } },
+    );
+    this.commit(drafts, () => {
+      this.store.setTurnStatus(next.turn_id, "running");
+      this.store.saveTurnState(state);
+      this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
+    });
+    void this.armAlarm();
+    this.launch(state);
+  }
+
+  /** Continues a running turn that has no executor in this instance. */
+  private resumeIfOrphaned(why: string): void {
+    if (this.executor) return;
+    const running = this.store.runningTurn();
+    if (!running) return;
+    const state = this.store.turnState(running.turn_id);
+    if (!state) {
+      const lost = newTurnState(running.turn_id, running.input, Date.now());
+      this.finishTurn(
+        { type: "turn.failed", turn_id: running.turn_id, payload: { error: { code: "lost", message: "The turn's checkpoint is missing; it cannot be resumed" } } },
+        lost,
+      );
+      return;
+    }
+    this.commit([{ type: "run.status", turn_id: running.turn_id, payload: { phase: "recovering", detail: `Resuming the turn: ${why}` } }], () =>
+      this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS),
+    );
+    void this.armAlarm();
+    this.launch(state);
+  }
+
+  /** Runs the loop for `state` in this instance. The loop writes only while this executor owns the turn. */
+  private launch(state: TurnState): void {
+    const exec: Executor = { turnId: state.turn_id, abort: new AbortController() };
+    this.executor = exec;
+    const owned = () => {
+      if (this.executor !== exec || exec.abort.signal.aborted) throw new TurnTakenError("turn no longer owned by this executor");
+    };
+    const ports: TurnPorts = {
+      emit: (events, st) => {
+        owned();
+        this.commit(events, st ? () => this.store.saveTurnState(st) : undefined);
+      },
+      finish: (event, st) => {
+        owned();
+        this.executor = null;
+        this.finishTurn(event, st);
+      },
+      now: () => Date.now(),
+      newId: randomId,
+      signal: exec.abort.signal,
+      tool: { session_id: this.row!.session_id, fetch: (input, init) => fetch(input, init), urlAllowlist: parseAllowlist(this.env.TOOL_URL_ALLOWLIST) },
+    };
+    const run = async () => {
+      let setup: TurnSetup;
+      try {
+        const config = this.config!;
+        setup = { config, model: resolveModel(config.model, this.env), tools: resolveToolbelt(config), history: this.loadHistory() };
+      } catch (err) {
+        ports.finish({ type: "turn.failed", turn_id: state.turn_id, payload: { error: { code: "configuration_error", message: errorMessage(err) } } }, state);
+        return;
+      }
+      await runTurn(state, setup, ports);
+    };
+    run()
+      .catch((err) => {
+        if (err instanceof TurnTakenError || exec.abort.signal.aborted) return;
+        // The loop could not even record its failure; leave a trace and let the heartbeat retry.
+        console.error("turn executor failed", state.turn_id, err);
+      })
+      .finally(() => {
+        if (this.executor === exec) this.executor = null;
+      });
+  }
+
+  private interruptActive(reason: string): { interrupted: boolean; turn_id: string | null } {
+    const running = this.store.runningTurn();
+    if (!running) return { interrupted: false, turn_id: null };
+    const exec = this.executor;
+    this.executor = null;
+    exec?.abort.abort(new Error(reason));
+    const state = this.store.turnState(running.turn_id) ?? newTurnState(running.turn_id, running.input, Date.now());
+    this.finishTurn({ type: "turn.cancelled", turn_id: running.turn_id, payload: { reason } }, state);
+    return { interrupted: true, turn_id: running.turn_id };
+  }
+
+  /** Records a turn's end: terminal event, history, checkpoint removal and snapshot in one transaction. */
+  private finishTurn(event: EventDraft, state: TurnState): void {
+    const turnId = state.turn_id;
+    const status = event.type === "turn.completed" ? "completed" : event.type === "turn.failed" ? "failed" : "cancelled";
+    const messages = finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`);
+    this.commit(
+      [event],
+      () => {
+        this.store.setTurnStatus(turnId, status);
+        this.store.appendHistory(turnId, messages);
+        this.store.deleteTurnState(turnId);
+      },
+      { snapshot: true },
+    );
+    this.history?.push(...messages);
+    this.startNextTurn();
+  }
+
+  private loadHistory(): ModelMessage[] {
+    this.history ??= this.store.history();
+    return this.history;
+  }
+
+  private async armAlarm(): Promise<void> {
+    const next = this.store.nextDue();
+    if (next === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(next);
+  }
+}
+
+function reply(ws: WebSocket, requestId: unknown, result: Result<unknown>): void {
+  const frame = result.ok
+    ? { type: "reply", request_id: requestId ?? null, ok: true, result: result.value }
+    : { type: "reply", request_id: requestId ?? null, ok: false, error: { code: result.error.code, message: result.error.message } };
+  try {
+    ws.send(JSON.stringify(frame));
+  } catch {
+    // the socket closed before the reply
+  }
+}

@@ -1,0 +1,228 @@
+// SQLite access for one session object. No transactions here: the object wraps each transition in one.
+import type { ModelMessage } from "ai";
+import type { EventDraft, RuntimeEvent } from "../runtime/events";
+import type { SessionView } from "../runtime/read-model";
+import type { TurnState } from "../runtime/turn-state";
+
+export type StoredEvent = {
+  sequence: number;
+  type: string;
+  body: string;
+};
+
+export type SessionRow = {
+  session_id: string;
+  thread_id: string;
+  agent: string;
+  metadata: string;
+  created_at: number;
+};
+
+export type TurnRow = {
+  turn_id: string;
+  position: number;
+  status: "queued" | "running" | "completed" | "failed" | "cancelled";
+  input: string;
+  idempotency_key: string | null;
+  created_at: number;
+};
+
+export class SessionStore {
+  private lastSeq: number;
+
+  constructor(private readonly sql: SqlStorage) {
+    this.lastSeq = sql.exec<{ s: number | null }>("SELECT max(sequence) AS s FROM events").one().s ?? 0;
+  }
+
+  get lastSequence(): number {
+    return this.lastSeq;
+  }
+
+  /** Stamps and appends events; the caller runs this inside a transaction. */
+  append(
+    drafts: EventDraft[],
+    ids: { session_id: string; thread_id: string },
+    now: number,
+    newId: (p: string) => string,
+  ): { event: RuntimeEvent; stored: StoredEvent }[] {
+    const out: { event: RuntimeEvent; stored: StoredEvent }[] = [];
+    let seq = this.lastSeq;
+    for (const d of drafts) {
+      seq += 1;
+      const event: RuntimeEvent = {
+        type: d.type,
+        event_id: newId("evt"),
+        timestamp: now,
+        sequence: seq,
+        schema_version: 1,
+        session_id: ids.session_id,
+        thread_id: ids.thread_id,
+        ...(d.turn_id !== undefined ? { turn_id: d.turn_id } : {}),
+        ...(d.step_id !== undefined ? { step_id: d.step_id } : {}),
+        ...(d.tool_call_id !== undefined ? { tool_call_id: d.tool_call_id } : {}),
+        ...(d.action_id !== undefined ? { action_id: d.action_id } : {}),
+        ...(d.subagent_id !== undefined ? { subagent_id: d.subagent_id } : {}),
+        parent_id: d.parent_id ?? null,
+        depth: d.depth ?? 0,
+        payload: d.payload,
+        ...(d.refs ? { refs: d.refs } : {}),
+      };
+      const body = JSON.stringify(event);
+      this.sql.exec(
+        "INSERT INTO events (sequence, event_id, type, turn_id, body) VALUES (?, ?, ?, ?, ?)",
+        seq,
+        event.event_id,
+        event.type,
+        event.turn_id ?? null,
+        body,
+      );
+      out.push({ event, stored: { sequence: seq, type: event.type, body } });
+    }
+    this.lastSeq = seq;
+    return out;
+  }
+
+  /** Call when a transaction that appended events was rolled back. */
+  resyncSequence(): void {
+    this.lastSeq = this.sql.exec<{ s: number | null }>("SELECT max(sequence) AS s FROM events").one().s ?? 0;
+  }
+
+  readEvents(after: number, limit: number): StoredEvent[] {
+    return this.sql
+      .exec<StoredEvent>("SELECT sequence, type, body FROM events WHERE sequence > ? ORDER BY sequence LIMIT ?", after, limit)
+      .toArray();
+  }
+
+  session(): SessionRow | null {
+    return this.sql.exec<SessionRow>("SELECT session_id, thread_id, agent, metadata, created_at FROM session").toArray()[0] ?? null;
+  }
+
+  insertSession(row: SessionRow): void {
+    this.sql.exec(
+      "INSERT INTO session (id, session_id, thread_id, agent, metadata, created_at) VALUES (1, ?, ?, ?, ?, ?)",
+      row.session_id,
+      row.thread_id,
+      row.agent,
+      row.metadata,
+      row.created_at,
+    );
+  }
+
+  turn(turnId: string): TurnRow | null {
+    return this.sql.exec<TurnRow>("SELECT * FROM turns WHERE turn_id = ?", turnId).toArray()[0] ?? null;
+  }
+
+  turnByIdempotencyKey(key: string): TurnRow | null {
+    return this.sql.exec<TurnRow>("SELECT * FROM turns WHERE idempotency_key = ?", key).toArray()[0] ?? null;
+  }
+
+  runningTurn(): TurnRow | null {
+    return this.sql.exec<TurnRow>("SELECT * FROM turns WHERE status = 'running'").toArray()[0] ?? null;
+  }
+
+  queuedTurns(): TurnRow[] {
+    return this.sql.exec<TurnRow>("SELECT * FROM turns WHERE status = 'queued' ORDER BY position").toArray();
+  }
+
+  insertTurn(row: Omit<TurnRow, "position">, where: "back" | "front" = "back"): void {
+    const agg = where === "back" ? "coalesce(max(position), 0) + 1" : "coalesce(min(position), 0) - 1";
+    const position = this.sql.exec<{ p: number }>(`SELECT ${agg} AS p FROM turns`).one().p;
+    this.sql.exec(
+      "INSERT INTO turns (turn_id, position, status, input, idempotency_key, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      row.turn_id,
+      position,
+      row.status,
+      row.input,
+      row.idempotency_key,
+      row.created_at,
+    );
+  }
+
+  setTurnStatus(turnId: string, status: TurnRow["status"]): void {
+    this.sql.exec("UPDATE turns SET status = ? WHERE turn_id = ?", status, turnId);
+  }
+
+  moveTurnToFront(turnId: string): void {
+    const p = this.sql.exec<{ p: number }>("SELECT coalesce(min(position), 0) - 1 AS p FROM turns").one().p;
+    this.sql.exec("UPDATE turns SET position = ? WHERE turn_id = ?", p, turnId);
+  }
+
+  turnState(turnId: string): TurnState | null {
+    const row = this.sql.exec<{ state: string }>("SELECT state FROM turn_state WHERE turn_id = ?", turnId).toArray()[0];
+    return row ? (JSON.parse(row.state) as TurnState) : null;
+  }
+
+  saveTurnState(state: TurnState): void {
+    this.sql.exec("INSERT OR REPLACE INTO turn_state (turn_id, state) VALUES (?, ?)", state.turn_id, JSON.stringify(state));
+  }
+
+  deleteTurnState(turnId: string): void {
+    this.sql.exec("DELETE FROM turn_state WHERE turn_id = ?", turnId);
+  }
+
+  history(): ModelMessage[] {
+    return this.sql
+      .exec<{ message: string }>("SELECT message FROM messages ORDER BY id")
+      .toArray()
+      .map((r) => JSON.parse(r.message) as ModelMessage);
+  }
+
+  appendHistory(turnId: string, messages: ModelMessage[]): void {
+    for (const m of messages) this.sql.exec("INSERT INTO messages (turn_id, message) VALUES (?, ?)", turnId, JSON.stringify(m));
+  }
+
+  channels(): { channel_id: string; acked_sequence: number; updated_at: number }[] {
+    return this.sql.exec<{ channel_id: string; acked_sequence: number; updated_at: number }>("SELECT * FROM channels ORDER BY channel_id").toArray();
+  }
+
+  channelCursor(channelId: string): number | null {
+    const row = this.sql.exec<{ acked_sequence: number }>("SELECT acked_sequence FROM channels WHERE channel_id = ?", channelId).toArray()[0];
+    return row ? row.acked_sequence : null;
+  }
+
+  /** Records an ack; the cursor never moves backwards. */
+  ackChannel(channelId: string, sequence: number, now: number): void {
+    this.sql.exec(
+      `INSERT INTO channels (channel_id, acked_sequence, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (channel_id) DO UPDATE SET acked_sequence = max(acked_sequence, excluded.acked_sequence), updated_at = excluded.updated_at`,
+      channelId,
+      sequence,
+      now,
+    );
+  }
+
+  schedule(kind: string, dueAt: number): void {
+    this.sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", kind, dueAt);
+  }
+
+  unschedule(kind: string): void {
+    this.sql.exec("DELETE FROM schedule WHERE kind = ?", kind);
+  }
+
+  /** Removes and returns the entries due at `now`. */
+  takeDue(now: number): string[] {
+    const due = this.sql.exec<{ kind: string }>("SELECT kind FROM schedule WHERE due_at <= ?", now).toArray().map((r) => r.kind);
+    this.sql.exec("DELETE FROM schedule WHERE due_at <= ?", now);
+    return due;
+  }
+
+  nextDue(): number | null {
+    return this.sql.exec<{ d: number | null }>("SELECT min(due_at) AS d FROM schedule").one().d;
+  }
+
+  snapshot(): SessionView | null {
+    const row = this.sql.exec<{ body: string }>("SELECT body FROM snapshot").toArray()[0];
+    return row ? (JSON.parse(row.body) as SessionView) : null;
+  }
+
+  saveSnapshot(view: SessionView): void {
+    this.sql.exec("INSERT OR REPLACE INTO snapshot (id, sequence, body) VALUES (1, ?, ?)", view.last_sequence, JSON.stringify(view));
+  }
+
+  eventsAfter(after: number): RuntimeEvent[] {
+    return this.sql
+      .exec<{ body: string }>("SELECT body FROM events WHERE sequence > ? ORDER BY sequence", after)
+      .toArray()
+      .map((r) => JSON.parse(r.body) as RuntimeEvent);
+  }
+}

@@ -1,0 +1,103 @@
+// Delivery of the event log to WebSocket (hibernatable) and SSE subscribers: replay from a cursor, then
+// live, with no gap and no duplicate. A subscriber is "replaying" until its replay reaches the head of the
+// log; live events skip it meanwhile, because they are already in storage and the replay will read them.
+import type { StoredEvent } from "./session-store";
+
+const REPLAY_PAGE = 256;
+const encoder = new TextEncoder();
+
+export interface SocketAttachment {
+  channel: string | null;
+}
+
+interface SseSink {
+  controller: ReadableStreamDefaultController<Uint8Array>;
+  closed: boolean;
+}
+
+type Sink = WebSocket | SseSink;
+
+export class SocketHub {
+  private readonly replaying = new Set<Sink>();
+  private readonly sse = new Set<SseSink>();
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly read: (after: number, limit: number) => StoredEvent[],
+  ) {}
+
+  acceptWebSocket(after: number, channel: string | null): Response {
+    const pair = new WebSocketPair();
+    const [client, server] = [pair[0], pair[1]];
+    this.ctx.acceptWebSocket(server);
+    server.serializeAttachment({ channel } satisfies SocketAttachment);
+    void this.replay(server, after);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  openSse(after: number): Response {
+    let sink!: SseSink;
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        sink = { controller, closed: false };
+        this.sse.add(sink);
+      },
+      cancel: () => this.dropSse(sink),
+    });
+    void this.replay(sink, after);
+    return new Response(body, {
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },
+    });
+  }
+
+  broadcast(events: StoredEvent[]): void {
+    if (events.length === 0) return;
+    for (const ws of this.ctx.getWebSockets()) {
+      if (this.replaying.has(ws)) continue;
+      for (const e of events) this.send(ws, e);
+    }
+    for (const s of this.sse) {
+      if (this.replaying.has(s)) continue;
+      for (const e of events) this.send(s, e);
+    }
+  }
+
+  forget(ws: WebSocket): void {
+    this.replaying.delete(ws);
+  }
+
+  private async replay(sink: Sink, after: number): Promise<void> {
+    this.replaying.add(sink);
+    let cursor = after;
+    try {
+      for (;;) {
+        const page = this.read(cursor, REPLAY_PAGE);
+        for (const e of page) this.send(sink, e);
+        if (page.length < REPLAY_PAGE) return; // at the head now, synchronously: live from here on
+        cursor = page[page.length - 1]!.sequence;
+        await new Promise((r) => setTimeout(r, 0)); // let the loop and other requests run between pages
+      }
+    } finally {
+      this.replaying.delete(sink);
+    }
+  }
+
+  private send(sink: Sink, e: StoredEvent): void {
+    try {
+      if ("controller" in sink) {
+        if (!sink.closed) sink.controller.enqueue(encoder.encode(`id: ${e.sequence}\nevent: ${e.type}\ndata: ${e.body}\n\n`));
+      } else {
+        sink.send(e.body);
+      }
+    } catch {
+      // A closed peer; WebSockets are cleaned up by webSocketClose, SSE sinks here.
+      if ("controller" in sink) this.dropSse(sink);
+    }
+  }
+
+  private dropSse(sink: SseSink): void {
+    sink.closed = true;
+    this.sse.delete(sink);
+    this.replaying.delete(sink);
+  }
+}

@@ -1,0 +1,96 @@
+// Agent registry routes (SPEC §4).
+import { createRoute, z } from "@hono/zod-openapi";
+import { ApiError, zodIssues } from "../runtime/errors";
+import { AgentConfigSchema, deploymentIssues, parseAllowlist, type AgentConfig } from "../runtime/config";
+import type { Env } from "../env";
+import { errorResponses, registry, router } from "./http";
+
+const AgentConfigDoc = AgentConfigSchema.openapi("AgentConfig");
+const NameParam = z.object({ name: z.string().openapi({ param: { name: "name", in: "path" }, example: "helper" }) });
+
+/** Validates a config against the schema and the deployment; 422 with every failing field. */
+export function validateAgentConfig(input: unknown, env: Env, pathPrefix = ""): AgentConfig {
+  const parsed = AgentConfigSchema.safeParse(input);
+  if (!parsed.success) throw ApiError.validation(zodIssues(parsed.error.issues, pathPrefix));
+  const issues = deploymentIssues(parsed.data, { env, urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST) });
+  if (issues.length > 0) throw ApiError.validation(issues.map((i) => ({ ...i, path: [pathPrefix, i.path].filter(Boolean).join(".") })));
+  return parsed.data;
+}
+
+export const agents = router()
+  .openapi(
+    createRoute({
+      method: "put",
+      path: "/v1/agents/{name}",
+      summary: "Create or replace an agent",
+      request: {
+        params: NameParam,
+        body: { required: true, content: { "application/json": { schema: AgentConfigSchema.partial({ name: true }) } } },
+      },
+      responses: {
+        200: { description: "Replaced", content: { "application/json": { schema: AgentConfigDoc } } },
+        201: { description: "Created", content: { "application/json": { schema: AgentConfigDoc } } },
+        ...errorResponses(400, 401, 413, 422),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const body = c.req.valid("json");
+      if (body.name !== undefined && body.name !== name) {
+        throw ApiError.validation([{ path: "name", reason: `must equal the name in the path ("${name}")` }]);
+      }
+      const config = validateAgentConfig({ ...body, name }, c.env);
+      const { created } = await registry(c.env).put(config);
+      return c.json(config, created ? 201 : 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/agents/{name}",
+      summary: "Read an agent",
+      request: { params: NameParam },
+      responses: {
+        200: { description: "The stored config", content: { "application/json": { schema: AgentConfigDoc } } },
+        ...errorResponses(401, 404),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const config = await registry(c.env).get(name);
+      if (!config) throw ApiError.notFound("Agent", name);
+      return c.json(config, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/agents",
+      summary: "List agents",
+      responses: {
+        200: { description: "All agents by name", content: { "application/json": { schema: z.object({ agents: z.array(AgentConfigDoc) }) } } },
+        ...errorResponses(401),
+      },
+    }),
+    async (c) => {
+      const list: AgentConfig[] = await registry(c.env).list();
+      return c.json({ agents: list }, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "delete",
+      path: "/v1/agents/{name}",
+      summary: "Delete an agent (existing sessions keep the config they started with)",
+      request: { params: NameParam },
+      responses: {
+        200: { description: "Deleted", content: { "application/json": { schema: z.object({ deleted: z.boolean(), name: z.string() }) } } },
+        ...errorResponses(401, 404),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      if (!(await registry(c.env).remove(name))) throw ApiError.notFound("Agent", name);
+      return c.json({ deleted: true, name }, 200);
+    },
+  );

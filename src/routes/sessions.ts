@@ -1,0 +1,130 @@
+// Session routes (SPEC §4): creation, read models, turns, interrupt, queue control, tool inventory.
+import { createRoute, z } from "@hono/zod-openapi";
+import { AgentConfigSchema } from "../runtime/config";
+import { ApiError, unwrap } from "../runtime/errors";
+import { randomId } from "../runtime/ids";
+import { InterruptBody, SubmitTurnBody } from "../runtime/wire";
+import { validateAgentConfig } from "./agents";
+import { errorResponses, registry, router, sessionStub } from "./http";
+
+const CreateSessionBody = z
+  .strictObject({
+    agent: z.union([z.string().min(1), AgentConfigSchema]).openapi({ description: "A registered agent's name, or an inline AgentConfig" }),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  })
+  .openapi("CreateSession");
+
+const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path" }, example: "ses_0123456789abcdef01234567" }) });
+const SidTurn = Sid.extend({ turn_id: z.string().openapi({ param: { name: "turn_id", in: "path" } }) });
+const json = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
+const anyObject = z.record(z.string(), z.unknown());
+const QueueResult = z.object({ queued: z.array(z.string()) });
+
+export const sessions = router()
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/sessions",
+      summary: "Open a session with a registered or inline agent",
+      request: { body: { required: true, content: { "application/json": { schema: CreateSessionBody } } } },
+      responses: {
+        201: json(z.object({ session_id: z.string(), thread_id: z.string() }), "Created"),
+        ...errorResponses(400, 401, 404, 413, 422),
+      },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      let agent;
+      if (typeof body.agent === "string") {
+        agent = await registry(c.env).get(body.agent);
+        if (!agent) throw ApiError.notFound("Agent", body.agent);
+      } else {
+        agent = validateAgentConfig(body.agent, c.env, "agent");
+      }
+      const session_id = randomId("ses");
+      const result = await sessionStub(c.env, session_id).create({ session_id, agent, metadata: body.metadata ?? {} });
+      return c.json(unwrap(result), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/sessions/{sid}",
+      summary: "Session snapshot: agent, status, threads, turns, last sequence, channels",
+      request: { params: Sid },
+      responses: { 200: json(anyObject, "Snapshot"), ...errorResponses(401, 404) },
+    }),
+    async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sid).snapshot()), 200),
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/sessions/{sid}/thread",
+      summary: "Thread read model: status, active turn, pending actions, queue, last outcome, budget",
+      request: { params: Sid },
+      responses: { 200: json(anyObject, "Thread read model"), ...errorResponses(401, 404) },
+    }),
+    async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sid).thread()), 200),
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/sessions/{sid}/turns",
+      summary: "Submit a turn; it starts now or is queued behind the running one",
+      request: { params: Sid, body: { required: true, content: { "application/json": { schema: SubmitTurnBody } } } },
+      responses: {
+        202: json(z.object({ turn_id: z.string(), status: z.enum(["accepted", "queued"]), duplicate: z.boolean().optional() }), "Accepted"),
+        ...errorResponses(400, 401, 404, 409, 413, 422, 429),
+      },
+    }),
+    async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sid).submitTurn(c.req.valid("json"))), 202),
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/sessions/{sid}/interrupt",
+      summary: "Cancel the running turn (no-op when idle)",
+      request: { params: Sid, body: { required: false, content: { "application/json": { schema: InterruptBody } } } },
+      responses: {
+        200: json(z.object({ interrupted: z.boolean(), turn_id: z.string().nullable() }), "Done"),
+        ...errorResponses(400, 401, 404, 422),
+      },
+    }),
+    async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sid).interrupt(c.req.valid("json").reason)), 200),
+  )
+  .openapi(
+    createRoute({
+      method: "delete",
+      path: "/v1/sessions/{sid}/queue/{turn_id}",
+      summary: "Remove a queued turn (it ends turn.cancelled)",
+      request: { params: SidTurn },
+      responses: { 200: json(QueueResult, "The queue after removal"), ...errorResponses(401, 404, 409) },
+    }),
+    async (c) => {
+      const { sid, turn_id } = c.req.valid("param");
+      return c.json(unwrap(await sessionStub(c.env, sid).removeQueued(turn_id)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/sessions/{sid}/queue/{turn_id}/promote",
+      summary: "Move a queued turn to the front of the queue",
+      request: { params: SidTurn },
+      responses: { 200: json(QueueResult, "The queue after promotion"), ...errorResponses(401, 404, 409) },
+    }),
+    async (c) => {
+      const { sid, turn_id } = c.req.valid("param");
+      return c.json(unwrap(await sessionStub(c.env, sid).promoteQueued(turn_id)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/sessions/{sid}/tools",
+      summary: "Tool inventory of the session's agent",
+      request: { params: Sid },
+      responses: { 200: json(z.object({ tools: z.array(anyObject) }), "Tools"), ...errorResponses(401, 404) },
+    }),
+    async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sid).tools()), 200),
+  );

@@ -1,0 +1,67 @@
+// Event delivery routes (SPEC §4, §5): JSON pages, SSE, and WebSocket. The session object serves the
+// streams itself; these routes authenticate and forward.
+import { createRoute, z } from "@hono/zod-openapi";
+import { ApiError, unwrap } from "../runtime/errors";
+import { errorResponses, router, sessionStub } from "./http";
+
+const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path" } }) });
+const cursor = z.coerce.number().int("must be an integer").min(0, "must be at least 0");
+
+export const streams = router()
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/sessions/{sid}/events",
+      summary: "Events after a cursor: a JSON page, or with Accept: text/event-stream an SSE stream (replay, then live)",
+      request: {
+        params: Sid,
+        query: z.object({
+          after: cursor.optional().openapi({ description: "Return events with sequence > after (default 0, or Last-Event-ID for SSE)" }),
+          limit: z.coerce.number().int().min(1).max(1000).optional().openapi({ description: "JSON page size, default 100" }),
+          access_token: z.string().optional().openapi({ description: "API key, for browsers (SSE only)" }),
+        }),
+      },
+      responses: {
+        200: {
+          description: "Events in sequence order",
+          content: {
+            "application/json": { schema: z.object({ events: z.array(z.record(z.string(), z.unknown())), next_after: z.number() }) },
+            "text/event-stream": { schema: z.string() },
+          },
+        },
+        ...errorResponses(401, 404, 422),
+      },
+    }),
+    async (c) => {
+      const { sid } = c.req.valid("param");
+      const { after, limit } = c.req.valid("query");
+      const stub = sessionStub(c.env, sid);
+      if ((c.req.header("accept") ?? "").includes("text/event-stream")) return stub.fetch(c.req.raw);
+      const body = unwrap(await stub.eventsPage(after ?? 0, limit ?? 100));
+      return c.body(body, 200, { "content-type": "application/json" });
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/sessions/{sid}/ws",
+      summary: "WebSocket: every event after the cursor, then live; accepts command frames",
+      request: {
+        params: Sid,
+        query: z.object({
+          after: cursor.optional(),
+          channel: z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 _ . : -").optional(),
+          access_token: z.string().optional(),
+        }),
+      },
+      responses: { 101: { description: "Switching protocols" }, ...errorResponses(401, 404, 422), 426: { description: "Not a WebSocket upgrade" } },
+    }),
+    async (c) => {
+      c.req.valid("query");
+      const stub = sessionStub(c.env, c.req.valid("param").sid);
+      if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
+        throw new ApiError("upgrade_required", "This route needs a WebSocket upgrade (Upgrade: websocket)");
+      }
+      return stub.fetch(c.req.raw);
+    },
+  );

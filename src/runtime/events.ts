@@ -1,0 +1,74 @@
+// The event envelope (SPEC §5) and the event types the runtime emits.
+// Producers build an EventDraft; the event store stamps ids, sequence and timestamp.
+
+export const EVENT_TYPES = [
+  "session.created",
+  "turn.submitted",
+  "turn.started",
+  "turn.completed",
+  "turn.failed",
+  "turn.cancelled",
+  "queue.changed",
+  "run.status",
+  "model.requested",
+  "model.delta",
+  "model.completed",
+  "reasoning.summary",
+  "tool.catalog.resolved",
+  "tool.started",
+  "tool.progress",
+  "mcp.progress",
+  "tool.result",
+  "action.required",
+  "action.resolved",
+  "subagent.spawned",
+  "subagent.completed",
+  "subagent.failed",
+  "budget.exceeded",
+  "context.compaction.started",
+  "context.compaction.completed",
+  "output.spilled",
+  "message.injected",
+  "cost.recorded",
+  "runtime.warning",
+  "runtime.error",
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const TERMINAL_TURN_EVENTS = ["turn.completed", "turn.failed", "turn.cancelled"] as const;
+export type TerminalTurnEvent = (typeof TERMINAL_TURN_EVENTS)[number];
+
+export interface EventRef {
+  kind: string;
+  id: string;
+  bytes?: number;
+  uri?: string;
+}
+
+export interface RuntimeEvent {
+  type: EventType;
+  event_id: string;
+  timestamp: number;
+  sequence: number;
+  schema_version: 1;
+  session_id: string;
+  thread_id: string;
+  turn_id?: string;
+  step_id?: string;
+  tool_call_id?: string;
+  action_id?: string;
+  subagent_id?: string;
+  parent_id?: string | null;
+  depth?: number;
+  payload: Record<string, unknown>;
+  refs?: EventRef[];
+}
+
+/** What a producer supplies; the store adds event_id, timestamp, sequence and the session ids. */
+export type EventDraft = Pick<RuntimeEvent, "type" | "payload"> &
+  Partial<Pick<RuntimeEvent, "turn_id" | "step_id" | "tool_call_id" | "action_id" | "subagent_id" | "parent_id" | "depth" | "refs">>;
+
+export function isTerminalTurnEvent(type: string): type is TerminalTurnEvent {
+  return (TERMINAL_TURN_EVENTS as readonly string[]).includes(type);
+}

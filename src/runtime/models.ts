@@ -1,0 +1,72 @@
+// `provider:model` resolution through the AI SDK (SPEC §9).
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import type { LanguageModel } from "ai";
+import { createWorkersAI } from "workers-ai-provider";
+import { DemoModel } from "./demo-model";
+
+export const PROVIDERS = ["openai", "anthropic", "openai-compatible", "workers-ai", "demo"] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+/** The provider settings a deployment may carry (bindings and secrets). */
+export interface ProviderEnv {
+  OPENAI_API_KEY?: string;
+  OPENAI_BASE_URL?: string;
+  ANTHROPIC_API_KEY?: string;
+  OPENAI_COMPATIBLE_BASE_URL?: string;
+  OPENAI_COMPATIBLE_API_KEY?: string;
+  /** The Workers AI binding; typed loosely so the engine stays free of Cloudflare types. */
+  AI?: unknown;
+}
+
+export function parseModelSpec(spec: string): { provider: Provider; model: string } | null {
+  const i = spec.indexOf(":");
+  if (i <= 0 || i === spec.length - 1) return null;
+  const provider = spec.slice(0, i);
+  if (!(PROVIDERS as readonly string[]).includes(provider)) return null;
+  return { provider: provider as Provider, model: spec.slice(i + 1) };
+}
+
+export function providerConfigured(provider: Provider, env: ProviderEnv): boolean {
+  switch (provider) {
+    case "openai":
+      return Boolean(env.OPENAI_API_KEY);
+    case "anthropic":
+      return Boolean(env.ANTHROPIC_API_KEY);
+    case "openai-compatible":
+      return Boolean(env.OPENAI_COMPATIBLE_BASE_URL);
+    case "workers-ai":
+      return env.AI !== undefined && env.AI !== null;
+    case "demo":
+      return true;
+  }
+}
+
+export function resolveModel(spec: string, env: ProviderEnv): LanguageModel {
+  const parsed = parseModelSpec(spec);
+  if (!parsed) throw new Error(`Invalid model "${spec}"`);
+  if (!providerConfigured(parsed.provider, env)) {
+    throw new Error(`Provider "${parsed.provider}" is not configured in this deployment`);
+  }
+  const { provider, model } = parsed;
+  switch (provider) {
+    case "openai":
+      return createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined }).chat(model);
+    case "anthropic":
+      return createAnthropic({ apiKey: env.ANTHROPIC_API_KEY })(model);
+    case "openai-compatible":
+      return createOpenAICompatible({
+        name: "openai-compatible",
+        baseURL: env.OPENAI_COMPATIBLE_BASE_URL!,
+        apiKey: env.OPENAI_COMPATIBLE_API_KEY || undefined,
+        includeUsage: true,
+      }).chatModel(model);
+    case "workers-ai":
+      return createWorkersAI({ binding: env.AI as Ai })(
+        model as Parameters<ReturnType<typeof createWorkersAI>>[0],
+      );
+    case "demo":
+      return new DemoModel(model);
+  }
+}

@@ -1,0 +1,174 @@
+// The session's read models are folds over its event log (ARCHITECTURE §1): the same `foldEvent`
+// serves live updates and a rebuild from the log.
+import type { RuntimeEvent } from "./events";
+
+export type ThreadStatus = "idle" | "running" | "waiting_permission" | "recovering";
+export type TurnStatus = "queued" | "accepted" | "running" | "completed" | "failed" | "cancelled";
+
+export interface TurnSummary {
+  turn_id: string;
+  status: TurnStatus;
+  input: string;
+  submitted_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+  output: string | null;
+  stop_reason: string | null;
+  error: { code: string; message: string } | null;
+}
+
+export interface TurnUsage {
+  llm_calls: number;
+  tool_calls: number;
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export interface SessionView {
+  session_id: string;
+  thread_id: string;
+  agent: string;
+  created_at: number;
+  metadata: Record<string, unknown>;
+  status: ThreadStatus;
+  active_turn_id: string | null;
+  queued_turns: string[];
+  pending_actions: { action_id: string; kind: string; tool_name?: string; expires_at?: number }[];
+  last_outcome: { turn_id: string; type: string; stop_reason?: string; error?: unknown; reason?: string } | null;
+  /** Usage of the active turn, or of the last one when idle. */
+  usage: TurnUsage;
+  turns: TurnSummary[];
+  last_sequence: number;
+}
+
+export function emptyView(): SessionView {
+  return {
+    session_id: "",
+    thread_id: "",
+    agent: "",
+    created_at: 0,
+    metadata: {},
+    status: "idle",
+    active_turn_id: null,
+    queued_turns: [],
+    pending_actions: [],
+    last_outcome: null,
+    usage: { llm_calls: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0 },
+    turns: [],
+    last_sequence: 0,
+  };
+}
+
+function updateTurn(view: SessionView, turnId: string | undefined, patch: Partial<TurnSummary>): TurnSummary[] {
+  return view.turns.map((t) => (t.turn_id === turnId ? { ...t, ...patch } : t));
+}
+
+/** Pure: returns the view after `event`. */
+export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
+  const p = e.payload as Record<string, any>;
+  const v: SessionView = { ...view, last_sequence: e.sequence };
+  switch (e.type) {
+    case "session.created":
+      return {
+        ...v,
+        session_id: e.session_id,
+        thread_id: e.thread_id,
+        agent: String(p.agent ?? ""),
+        created_at: e.timestamp,
+        metadata: (p.metadata as Record<string, unknown>) ?? {},
+      };
+    case "turn.submitted":
+      return {
+        ...v,
+        turns: [
+          ...v.turns,
+          {
+            turn_id: e.turn_id!,
+            status: p.queued ? "queued" : "accepted",
+            input: String(p.input ?? ""),
+            submitted_at: e.timestamp,
+            started_at: null,
+            ended_at: null,
+            output: null,
+            stop_reason: null,
+            error: null,
+          },
+        ],
+      };
+    case "queue.changed":
+      return { ...v, queued_turns: [...((p.queued as string[]) ?? [])] };
+    case "turn.started":
+      return {
+        ...v,
+        status: "running",
+        active_turn_id: e.turn_id!,
+        usage: { llm_calls: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0 },
+        turns: updateTurn(v, e.turn_id, { status: "running", started_at: e.timestamp }),
+      };
+    case "run.status":
+      if (e.turn_id !== v.active_turn_id) return v;
+      return { ...v, status: p.phase === "recovering" ? "recovering" : "running" };
+    case "model.requested":
+      return { ...v, usage: { ...v.usage, llm_calls: v.usage.llm_calls + 1 } };
+    case "model.completed":
+      return {
+        ...v,
+        status: v.status === "recovering" ? "running" : v.status,
+        usage: {
+          ...v.usage,
+          input_tokens: v.usage.input_tokens + Number(p.usage?.input_tokens ?? 0),
+          output_tokens: v.usage.output_tokens + Number(p.usage?.output_tokens ?? 0),
+        },
+      };
+    case "tool.started":
+      return { ...v, usage: { ...v.usage, tool_calls: v.usage.tool_calls + 1 } };
+    case "action.required":
+      return {
+        ...v,
+        status: "waiting_permission",
+        pending_actions: [
+          ...v.pending_actions,
+          { action_id: e.action_id!, kind: String(p.kind), tool_name: p.tool_name, expires_at: p.expires_at },
+        ],
+      };
+    case "action.resolved": {
+      const pending = v.pending_actions.filter((a) => a.action_id !== e.action_id);
+      return { ...v, pending_actions: pending, status: pending.length > 0 ? "waiting_permission" : "running" };
+    }
+    case "turn.completed":
+    case "turn.failed":
+    case "turn.cancelled": {
+      const status = e.type === "turn.completed" ? "completed" : e.type === "turn.failed" ? "failed" : "cancelled";
+      const isActive = e.turn_id === v.active_turn_id;
+      return {
+        ...v,
+        status: isActive ? "idle" : v.status,
+        active_turn_id: isActive ? null : v.active_turn_id,
+        pending_actions: isActive ? [] : v.pending_actions,
+        queued_turns: v.queued_turns.filter((id) => id !== e.turn_id),
+        last_outcome: {
+          turn_id: e.turn_id!,
+          type: e.type,
+          ...(p.stop_reason ? { stop_reason: p.stop_reason } : {}),
+          ...(p.error ? { error: p.error } : {}),
+          ...(p.reason ? { reason: p.reason } : {}),
+        },
+        turns: updateTurn(v, e.turn_id, {
+          status,
+          ended_at: e.timestamp,
+          output: typeof p.output === "string" ? p.output : null,
+          stop_reason: p.stop_reason ?? null,
+          error: p.error ?? null,
+        }),
+      };
+    }
+    default:
+      return v;
+  }
+}
+
+export function foldAll(events: Iterable<RuntimeEvent>, from: SessionView = emptyView()): SessionView {
+  let v = from;
+  for (const e of events) v = foldEvent(v, e);
+  return v;
+}

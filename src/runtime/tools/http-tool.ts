@@ -1,0 +1,51 @@
+// Webhook tools (SPEC §6 HttpTool): POST the call as JSON to the configured URL, answer with the body.
+import type { HttpToolSpec } from "../config";
+import { urlAllowed } from "../config";
+import { ToolError, type ToolDefinition } from "./types";
+
+/** Responses larger than this are cut; the spill to R2 handles what remains large. */
+const MAX_RESPONSE_BYTES = 1_000_000;
+
+export function httpTool(spec: HttpToolSpec): ToolDefinition {
+  return {
+    name: spec.name,
+    description: spec.description,
+    parameters: spec.parameters,
+    permission_class: spec.permission_class,
+    parallel_safe: spec.parallel_safe,
+    idempotent: false,
+    async execute(args, ctx) {
+      // The allowlist may have changed since the agent was saved.
+      if (!urlAllowed(spec.url, ctx.urlAllowlist)) throw new ToolError(`URL of tool "${spec.name}" is not allowlisted`);
+      const timeout = AbortSignal.timeout(spec.timeout_ms);
+      let res: Response;
+      try {
+        res = await ctx.fetch(spec.url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            tool: spec.name,
+            args,
+            session_id: ctx.session_id,
+            turn_id: ctx.turn_id,
+            tool_call_id: ctx.tool_call_id,
+          }),
+          signal: AbortSignal.any([ctx.signal, timeout]),
+        });
+      } catch (err) {
+        if (timeout.aborted) throw new ToolError(`Tool "${spec.name}" timed out after ${spec.timeout_ms} ms`);
+        throw err;
+      }
+      const text = (await res.text()).slice(0, MAX_RESPONSE_BYTES);
+      if (!res.ok) throw new ToolError(`HTTP ${res.status}: ${text}`);
+      if ((res.headers.get("content-type") ?? "").includes("application/json")) {
+        try {
+          return JSON.parse(text);
+        } catch {
+          return text;
+        }
+      }
+      return text;
+    },
+  };
+}

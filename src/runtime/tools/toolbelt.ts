@@ -1,0 +1,26 @@
+// The tools an agent exposes in a turn: its built-ins plus its HTTP tools, by name.
+import type { AgentConfig } from "../config";
+import { BUILTIN_TOOLS } from "./builtins";
+import { httpTool } from "./http-tool";
+import type { ToolDefinition } from "./types";
+
+export function resolveToolbelt(config: AgentConfig): Map<string, ToolDefinition> {
+  const belt = new Map<string, ToolDefinition>();
+  for (const name of config.tools) {
+    const builtin = BUILTIN_TOOLS[name];
+    if (builtin) belt.set(name, builtin);
+  }
+  // Declaring an HTTP tool on the agent is enough to expose it; listing it in `tools` too is allowed.
+  for (const spec of config.http_tools) belt.set(spec.name, httpTool(spec));
+  return belt;
+}
+
+export function describeTool(t: ToolDefinition) {
+  return {
+    name: t.name,
+    description: t.description,
+    parameters: t.parameters,
+    permission_class: t.permission_class,
+    parallel_safe: t.parallel_safe,
+  };
+}

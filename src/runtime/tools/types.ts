@@ -1,0 +1,47 @@
+// What a tool is to the engine: a JSON Schema for the model, governance flags, and an executor.
+
+export const PERMISSION_CLASSES = [
+  "safe",
+  "knowledge",
+  "network",
+  "workspace_write",
+  "external_mutate",
+  "subagent",
+  "secrets",
+] as const;
+export type PermissionClass = (typeof PERMISSION_CLASSES)[number];
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolContext {
+  session_id: string;
+  turn_id: string;
+  tool_call_id: string;
+  /** Aborted when the turn is interrupted; tools must stop promptly. */
+  signal: AbortSignal;
+  fetch: typeof fetch;
+  now(): number;
+  /** TOOL_URL_ALLOWLIST prefixes, re-checked at call time. */
+  urlAllowlist: string[];
+}
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  permission_class: PermissionClass;
+  /** May run concurrently with other parallel-safe calls of the same step. */
+  parallel_safe: boolean;
+  /** Safe to run again after a crash left its first run without a recorded result. */
+  idempotent: boolean;
+  /** Returns the result (a string or JSON value); throws ToolError (or any error) for an error result. */
+  execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
+}
+
+/** A failure meant for the model: its message becomes the error result. */
+export class ToolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ToolError";
+  }
+}

@@ -1,0 +1,81 @@
+// The durable working state of one turn. It is checkpointed after every transition (model response,
+// tool start, tool result), so the loop can continue from it after a restart.
+import type { ModelMessage } from "ai";
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}
+
+export interface ToolCallRecord {
+  tool_call_id: string;
+  name: string;
+  args: unknown;
+  /** Why the call cannot run (unparsable arguments, unknown tool); it gets an error result. */
+  invalid?: string;
+  status: "pending" | "started" | "done";
+  started_at?: number;
+  result?: { output: unknown; is_error: boolean };
+}
+
+export interface TurnState {
+  version: 1;
+  turn_id: string;
+  started_at: number;
+  /** Model calls made so far. */
+  step: number;
+  step_id: string | null;
+  /** This turn's conversation, starting with the user's input; earlier turns live in the thread history. */
+  messages: ModelMessage[];
+  /** Tool calls of the latest model response, until their results are fed back. */
+  calls: ToolCallRecord[] | null;
+  usage: Usage;
+  /** Text of the latest model response. */
+  output: string;
+}
+
+export function emptyUsage(): Usage {
+  return { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+}
+
+export function newTurnState(turnId: string, input: string, now: number): TurnState {
+  return {
+    version: 1,
+    turn_id: turnId,
+    started_at: now,
+    step: 0,
+    step_id: null,
+    messages: [{ role: "user", content: input }],
+    calls: null,
+    usage: emptyUsage(),
+    output: "",
+  };
+}
+
+export function toolResultPart(call: ToolCallRecord) {
+  const { output, is_error } = call.result!;
+  const text = typeof output === "string" ? output : JSON.stringify(output ?? null);
+  return {
+    type: "tool-result" as const,
+    toolCallId: call.tool_call_id,
+    toolName: call.name,
+    output: is_error
+      ? { type: "error-text" as const, value: text }
+      : typeof output === "string"
+        ? { type: "text" as const, value: output }
+        : { type: "json" as const, value: (output ?? null) as never },
+  };
+}
+
+/**
+ * The messages a finished turn leaves in the thread history. Calls that never ran get an error result,
+ * so the history stays a valid provider conversation (every tool call answered).
+ */
+export function finalMessages(state: TurnState, unrunReason: string): ModelMessage[] {
+  if (!state.calls) return state.messages;
+  const parts = state.calls.map((c) =>
+    toolResultPart(c.result ? c : { ...c, result: { output: `Tool call not executed: ${unrunReason}`, is_error: true } }),
+  );
+  return [...state.messages, { role: "tool", content: parts }];
+}

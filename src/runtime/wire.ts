@@ -1,0 +1,39 @@
+// Request bodies and WebSocket client frames (SPEC §4, §5), shared by the HTTP routes and the socket.
+import { z } from "zod";
+
+export const TurnInput = z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters");
+
+export const SubmitTurnBody = z.strictObject({
+  input: TurnInput,
+  idempotency_key: z.string().min(1).max(200).optional(),
+});
+export type SubmitTurnBody = z.infer<typeof SubmitTurnBody>;
+
+export const InterruptBody = z.strictObject({ reason: z.string().max(1000).optional() });
+
+const requestId = z.union([z.string().max(200), z.number()]).optional();
+
+export const ClientFrame = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("ack"), sequence: z.int().min(0) }),
+  z.strictObject({
+    type: z.literal("submit_turn"),
+    input: TurnInput,
+    idempotency_key: z.string().min(1).max(200).optional(),
+    request_id: requestId,
+  }),
+  z.strictObject({
+    type: z.literal("respond_action"),
+    action_id: z.string().min(1),
+    decision: z.enum(["approve", "reject"]),
+    reason: z.string().max(1000).optional(),
+    request_id: requestId,
+  }),
+  z.strictObject({ type: z.literal("interrupt"), reason: z.string().max(1000).optional(), request_id: requestId }),
+  z.strictObject({ type: z.literal("inject_message"), content: z.string(), request_id: requestId }),
+]);
+export type ClientFrame = z.infer<typeof ClientFrame>;
+
+export interface TurnAccepted {
+  turn_id: string;
+  status: "accepted" | "queued";
+}

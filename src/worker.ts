@@ -1,0 +1,54 @@
+// The Worker: one Hono app with the routes, plus the Durable Object classes it exports.
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
+import { ApiError } from "./runtime/errors";
+import { agents } from "./routes/agents";
+import { type AppEnv, errorJson, requireApiKey, toApiError } from "./routes/http";
+import { sessions } from "./routes/sessions";
+import { streams } from "./routes/streams";
+import { system } from "./routes/system";
+
+export { RegistryObject } from "./durable/registry-object";
+export { SessionObject } from "./durable/session-object";
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+const app = new OpenAPIHono<AppEnv>();
+
+app.use(
+  "*",
+  cors({
+    origin: (origin, c) => {
+      const allowed = ((c.env as AppEnv["Bindings"]).CORS_ORIGINS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+      return allowed.includes("*") ? origin : allowed.includes(origin) ? origin : null;
+    },
+    allowHeaders: ["authorization", "content-type", "last-event-id"],
+    allowMethods: ["GET", "PUT", "POST", "DELETE", "OPTIONS"],
+    maxAge: 600,
+  }),
+);
+app.use("/v1/*", requireApiKey);
+app.use(
+  "/v1/*",
+  bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) => errorJson(c, new ApiError("body_too_large", `Request body is larger than ${MAX_BODY_BYTES} bytes`)),
+  }),
+);
+
+app.route("/", system);
+app.route("/", agents);
+app.route("/", sessions);
+app.route("/", streams);
+
+app.doc31("/openapi.json", {
+  openapi: "3.1.0",
+  info: { title: "Agent runtime", version: "0.1.0", description: "Hosted agent runtime on Cloudflare Workers and Durable Objects." },
+});
+app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+
+app.notFound((c) => errorJson(c, new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}`)));
+app.onError((err, c) => errorJson(c, toApiError(err)));
+
+export default app;

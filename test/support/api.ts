@@ -1,0 +1,88 @@
+// Test helpers that drive the runtime through its public HTTP surface (SELF).
+import { SELF } from "cloudflare:test";
+import { expect } from "vitest";
+
+export const KEY = "test-key";
+const BASE = "https://runtime.test";
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export async function api<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
+  const res = await SELF.fetch(`${BASE}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${KEY}`,
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+      ...headers,
+    },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: any = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON (SSE); keep the text
+  }
+  return { status: res.status, body: parsed as T, headers: res.headers };
+}
+
+export async function createAgent(config: Record<string, unknown>): Promise<void> {
+  const res = await api("PUT", `/v1/agents/${config.name}`, config);
+  expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+}
+
+export async function createSession(agent: string | Record<string, unknown>): Promise<string> {
+  const res = await api("POST", "/v1/sessions", { agent });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.session_id;
+}
+
+export async function submitTurn(sid: string, input: string, extra: Record<string, unknown> = {}) {
+  const res = await api("POST", `/v1/sessions/${sid}/turns`, { input, ...extra });
+  expect(res.status, JSON.stringify(res.body)).toBe(202);
+  return res.body as { turn_id: string; status: "accepted" | "queued" };
+}
+
+export async function events(sid: string, after = 0): Promise<any[]> {
+  const all: any[] = [];
+  let cursor = after;
+  for (;;) {
+    const res = await api("GET", `/v1/sessions/${sid}/events?after=${cursor}&limit=1000`);
+    expect(res.status).toBe(200);
+    all.push(...res.body.events);
+    if (res.body.events.length < 1000) return all;
+    cursor = res.body.next_after;
+  }
+}
+
+/** Polls the log until the turn has a terminal event; returns the whole log. */
+export async function waitForTurnEnd(sid: string, turnId: string, timeoutMs = 10_000): Promise<any[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const log = await events(sid);
+    if (log.some((e) => e.turn_id === turnId && ["turn.completed", "turn.failed", "turn.cancelled"].includes(e.type))) return log;
+    if (Date.now() > deadline) throw new Error(`turn ${turnId} did not end; log: ${log.map((e) => e.type).join(",")}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Polls until some event matches. */
+export async function waitForEvent(sid: string, match: (e: any) => boolean, timeoutMs = 10_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = (await events(sid)).find(match);
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error("event did not arrive");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export function expectGapless(log: any[]): void {
+  log.forEach((e, i) => expect(e.sequence).toBe(i + 1));
+  expect(new Set(log.map((e) => e.event_id)).size).toBe(log.length);
+}

@@ -1,0 +1,67 @@
+// Test helpers (run inside workerd) for scripting the fake Chat Completions server started by
+// global-setup.ts. Point a model id at a script id: each completion request pops the next step.
+import { env } from "cloudflare:test";
+
+/** A tool call the scripted model makes (see Step). */
+export interface ScriptedToolCall {
+  id?: string;
+  name: string;
+  /** An object (JSON-encoded on the wire) or a raw string sent as-is. */
+  arguments: unknown;
+}
+
+/** One completion request's scripted answer. */
+export interface Step {
+  text?: string;
+  tool_calls?: ScriptedToolCall[];
+  /** Characters per streamed text delta (default 4). */
+  chunk_size?: number;
+  /** Pause before each streamed chunk (default 0). */
+  delay_ms?: number;
+  /** Answer with this HTTP error instead of a completion. */
+  error?: { status: number; message: string };
+  /** Stream headers and the first text chunk, then never finish until the client disconnects. */
+  hang?: boolean;
+  usage?: { prompt_tokens: number; completion_tokens: number };
+}
+
+/** Base URL of the fake server, e.g. http://127.0.0.1:PORT/v1 (same value the worker sees). */
+export const baseURL: string = (env as unknown as { OPENAI_COMPATIBLE_BASE_URL: string })
+  .OPENAI_COMPATIBLE_BASE_URL;
+
+/** A collision-free script id (the fake server is shared by every test file and run). */
+export function uniqueId(prefix = "script"): string {
+  return `${prefix}-${crypto.randomUUID()}`;
+}
+
+/** Store (or replace) the script `id`; also clears its recorded requests. */
+export async function script(id: string, steps: Step[]): Promise<void> {
+  const res = await fetch(`${baseURL}/_scripts/${encodeURIComponent(id)}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ steps }),
+  });
+  if (!res.ok) throw new Error(`fake-openai: scripting ${id} failed: ${res.status} ${await res.text()}`);
+  await res.text();
+}
+
+/** URL of a fake webhook tool endpoint: "echo", "fail", or "slow?ms=N". */
+export function toolURL(endpoint: string): string {
+  return `${baseURL}/_tools/${endpoint}`;
+}
+
+/** Parsed Chat Completions request bodies received for script `id`, in order. */
+export async function requests(id: string): Promise<any[]> {
+  return getJson(`${baseURL}/_scripts/${encodeURIComponent(id)}/requests`);
+}
+
+/** Bodies received by the fake webhook-tool endpoints (/v1/_tools/*), in order. */
+export async function toolRequests(): Promise<any[]> {
+  return getJson(`${baseURL}/_tools/requests`);
+}
+
+async function getJson(url: string): Promise<any[]> {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`fake-openai: GET ${url} failed: ${res.status} ${await res.text()}`);
+  return (await res.json()) as any[];
+}

@@ -1,0 +1,40 @@
+import { createServer } from "node:net";
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+// The fake Chat Completions server (test/support/fake-openai.ts) listens on this port;
+// global-setup starts it, and the worker reaches it through the openai-compatible provider.
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export default defineConfig(async () => {
+  const port = Number(process.env.FAKE_OPENAI_PORT ?? (await freePort()));
+  process.env.FAKE_OPENAI_PORT = String(port);
+  return {
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          bindings: {
+            API_KEYS: "test-key,second-key",
+            OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${port}/v1`,
+            TOOL_URL_ALLOWLIST: `http://127.0.0.1:${port}/`,
+            CORS_ORIGINS: "https://app.example",
+          },
+        },
+      }),
+    ],
+    test: {
+      globalSetup: ["./test/support/global-setup.ts"],
+      testTimeout: 20000,
+    },
+  };
+});
