@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// `npm start`: runs the runtime locally with `wrangler dev` (offline: local Durable Objects, SQLite and R2).
+// On first start it writes a git-ignored .dev.vars with a random API key and prints how to use it.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+
+const VARS = ".dev.vars";
+const PORT = process.env.PORT ?? "8787";
+
+if (!existsSync(VARS)) {
+  const key = `dev_${randomBytes(18).toString("hex")}`;
+  writeFileSync(
+    VARS,
+    [
+      "# Local settings for `npm start` (git-ignored). Add provider keys here to use real models.",
+      `API_KEYS=${key}`,
+      "TOOL_URL_ALLOWLIST=http://127.0.0.1:,http://localhost:",
+      "CORS_ORIGINS=*",
+      "# OPENAI_API_KEY=",
+      "# ANTHROPIC_API_KEY=",
+      "# OPENAI_COMPATIBLE_BASE_URL=http://127.0.0.1:11434/v1",
+      "",
+    ].join("\n"),
+  );
+  console.log(`Created ${VARS} with a random local API key.`);
+}
+
+const key = /^API_KEYS=([^,\n]+)/m.exec(readFileSync(VARS, "utf8"))?.[1]?.trim() ?? "<your key>";
+const base = `http://127.0.0.1:${PORT}`;
+console.log(`
+Agent runtime starting on ${base} (offline; the built-in "demo" model needs no provider key).
+Try it in another terminal:
+
+  export KEY=${key}
+  curl -s -X PUT ${base}/v1/agents/demo -H "authorization: Bearer $KEY" -H "content-type: application/json" \\
+    -d '{"model":"demo:echo","tools":["calculator","clock"]}'
+  SID=$(curl -s -X POST ${base}/v1/sessions -H "authorization: Bearer $KEY" -H "content-type: application/json" \\
+    -d '{"agent":"demo"}' | sed -E 's/.*"session_id":"([^"]+)".*/\\1/')
+  curl -s -X POST ${base}/v1/sessions/$SID/turns -H "authorization: Bearer $KEY" -H "content-type: application/json" \\
+    -d '{"input":"what is 2 * (3 + 4)?"}'
+  curl -sN "${base}/v1/sessions/$SID/events?after=0" -H "authorization: Bearer $KEY" -H "accept: text/event-stream"
+`);
+
+const child = spawn("npx", ["wrangler", "dev", "--port", PORT, "--ip", "127.0.0.1"], {
+  stdio: "inherit",
+  env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+});
+child.on("exit", (code) => process.exit(code ?? 0));
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));

@@ -1,0 +1,362 @@
+// Turns end to end through the public routes: the loop over the openai-compatible provider (a local fake
+// Chat Completions server) and the demo model, the queue, idempotency, interrupt, and restarts.
+import { abortAllDurableObjects, env, evictDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { api, createAgent, createSession, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
+import { baseURL, requests, script, toolRequests, toolURL, uniqueId, type Step } from "./support/fake-model";
+
+const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
+const types = (log: any[], turnId?: string) => log.filter((e) => !turnId || e.turn_id === turnId).map((e) => e.type);
+
+/** An agent on the fake server with the given script; returns its session id. */
+async function scriptedSession(steps: Step[], extra: Record<string, unknown> = {}): Promise<{ sid: string; scriptId: string }> {
+  const scriptId = uniqueId("turns");
+  await script(scriptId, steps);
+  const sid = await createSession({ name: "scripted", model: `openai-compatible:${scriptId}`, ...extra });
+  return { sid, scriptId };
+}
+
+describe("the loop through openai-compatible", () => {
+  it("streams text, runs parallel tool calls, feeds results back, and completes with usage", async () => {
+    const { sid, scriptId } = await scriptedSession(
+      [
+        {
+          text: "Let me check.",
+          tool_calls: [
+            { name: "calculator", arguments: { expression: "6 * 7" } },
+            { name: "clock", arguments: {} },
+          ],
+          usage: { prompt_tokens: 30, completion_tokens: 8 },
+        },
+        { text: "It is 42.", usage: { prompt_tokens: 50, completion_tokens: 4 } },
+      ],
+      { tools: ["calculator", "clock"], instructions: "You are terse." },
+    );
+    const { turn_id, status } = await submitTurn(sid, "What is 6 * 7?");
+    expect(status).toBe("accepted");
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    const turnTypes = types(log, turn_id).filter((t) => t !== "model.delta");
+    expect(turnTypes.slice(0, 5)).toEqual(["turn.submitted", "turn.started", "tool.catalog.resolved", "model.requested", "model.completed"]);
+    expect(turnTypes.filter((t) => t.startsWith("tool.") && t !== "tool.catalog.resolved").sort()).toEqual([
+      "tool.result",
+      "tool.result",
+      "tool.started",
+      "tool.started",
+    ]);
+    expect(turnTypes.slice(-3)).toEqual(["model.requested", "model.completed", "turn.completed"]);
+    const deltas = log.filter((e) => e.type === "model.delta").map((e) => e.payload.text);
+    expect(deltas.join("")).toBe("Let me check.It is 42.");
+    expect(deltas.length).toBeGreaterThan(2);
+
+    const calc = log.find((e) => e.type === "tool.result" && e.payload.name === "calculator");
+    expect(calc.payload).toMatchObject({ output: "42", is_error: false, metadata: { status: "success", approval_status: "not_required" } });
+    const started = log.find((e) => e.type === "tool.started" && e.payload.name === "calculator");
+    expect(started.tool_call_id).toBe(calc.tool_call_id);
+    expect(started.payload).toEqual({ name: "calculator", args: { expression: "6 * 7" }, injected_args: {} });
+
+    const done = log.at(-1);
+    expect(done.payload).toEqual({
+      output: "It is 42.",
+      stop_reason: "final_answer",
+      usage: { input_tokens: 80, output_tokens: 12, total_tokens: 92 },
+    });
+
+    // What the model received: instructions as the system message, then the tool results of step 1.
+    const [first, second] = await requests(scriptId);
+    expect(first.messages[0]).toEqual({ role: "system", content: "You are terse." });
+    expect(first.tools.map((t: any) => t.function.name)).toEqual(["calculator", "clock"]);
+    const toolMsgs = second.messages.filter((m: any) => m.role === "tool");
+    expect(toolMsgs).toHaveLength(2);
+    expect(toolMsgs[0].content).toBe("42");
+  });
+
+  it("carries the conversation into the next turn", async () => {
+    const { sid, scriptId } = await scriptedSession([{ text: "Hi Ada." }, { text: "Your name is Ada." }]);
+    const t1 = await submitTurn(sid, "My name is Ada.");
+    await waitForTurnEnd(sid, t1.turn_id);
+    const t2 = await submitTurn(sid, "What is my name?");
+    const log = await waitForTurnEnd(sid, t2.turn_id);
+    expectGapless(log);
+    const second = (await requests(scriptId))[1];
+    expect(second.messages.map((m: any) => [m.role, m.content])).toEqual([
+      ["user", "My name is Ada."],
+      ["assistant", "Hi Ada."],
+      ["user", "What is my name?"],
+    ]);
+  });
+
+  it("feeds tool errors back as error results and keeps going", async () => {
+    const { sid, scriptId } = await scriptedSession(
+      [
+        {
+          tool_calls: [
+            { name: "calculator", arguments: { expression: "1 / 0" } },
+            { name: "teleport", arguments: {} },
+          ],
+        },
+        { text: "Both failed." },
+      ],
+      { tools: ["calculator"] },
+    );
+    const { turn_id } = await submitTurn(sid, "go");
+    const log = await waitForTurnEnd(sid, turn_id);
+    const results = log.filter((e) => e.type === "tool.result").map((e) => [e.payload.name, e.payload.is_error, e.payload.metadata.status]);
+    expect(results).toEqual(
+      expect.arrayContaining([
+        ["calculator", true, "error"],
+        ["teleport", true, "error"],
+      ]),
+    );
+    expect(log.find((e) => e.type === "tool.result" && e.payload.name === "calculator").payload.output).toMatch(/Division by zero/);
+    expect(log.at(-1).type).toBe("turn.completed");
+    const toolMsgs = (await requests(scriptId))[1].messages.filter((m: any) => m.role === "tool");
+    expect(toolMsgs).toHaveLength(2);
+  });
+
+  it("stops at max_steps and leaves a valid history for the next turn", async () => {
+    const call = { tool_calls: [{ name: "clock", arguments: {} }] };
+    const { sid, scriptId } = await scriptedSession([call, call, { text: "next turn" }], { tools: ["clock"], max_steps: 2 });
+    const t1 = await submitTurn(sid, "loop forever");
+    const log = await waitForTurnEnd(sid, t1.turn_id);
+    expect(log.filter((e) => e.type === "model.requested")).toHaveLength(2);
+    expect(log.filter((e) => e.type === "tool.started")).toHaveLength(1);
+    expect(log.at(-1).payload.stop_reason).toBe("max_steps");
+    const t2 = await submitTurn(sid, "again");
+    await waitForTurnEnd(sid, t2.turn_id);
+    const third = (await requests(scriptId))[2];
+    // Every tool call in the history is answered, including the one max_steps left unrun.
+    const callIds = third.messages.flatMap((m: any) => (m.tool_calls ?? []).map((c: any) => c.id));
+    const answered = third.messages.filter((m: any) => m.role === "tool").map((m: any) => m.tool_call_id);
+    expect(answered).toEqual(callIds);
+    expect(third.messages.filter((m: any) => m.role === "tool").at(-1).content).toMatch(/not executed/);
+  });
+
+  it("ends the turn with turn.failed when the provider errors, closing the model call", async () => {
+    const { sid } = await scriptedSession([{ error: { status: 400, message: "context too long" } }]);
+    const { turn_id } = await submitTurn(sid, "hi");
+    const log = await waitForTurnEnd(sid, turn_id);
+    expect(types(log, turn_id).slice(-3)).toEqual(["model.requested", "model.completed", "turn.failed"]);
+    expect(log.at(-2).payload.finish_reason).toBe("error");
+    expect(log.at(-1).payload.error.code).toBe("model_error");
+    expect(log.at(-1).payload.error.message).toContain("context too long");
+    const thread = await api("GET", `/v1/sessions/${sid}/thread`);
+    expect(thread.body).toMatchObject({ status: "idle", last_outcome: { turn_id, type: "turn.failed" } });
+  });
+});
+
+describe("HTTP tools", () => {
+  it("POSTs the call to the webhook and returns its body; failures and timeouts are error results", async () => {
+    const { sid } = await scriptedSession(
+      [
+        {
+          tool_calls: [
+            { name: "echo", arguments: { q: "ping" } },
+            { name: "broken", arguments: {} },
+            { name: "slow", arguments: {} },
+          ],
+        },
+        { text: "done" },
+      ],
+      {
+        http_tools: [
+          { name: "echo", url: toolURL("echo"), description: "Echoes", parameters: { type: "object", properties: { q: { type: "string" } } } },
+          { name: "broken", url: toolURL("fail") },
+          { name: "slow", url: toolURL("slow?ms=3000"), timeout_ms: 100 },
+        ],
+      },
+    );
+    const { turn_id } = await submitTurn(sid, "call them");
+    const log = await waitForTurnEnd(sid, turn_id);
+    const result = (name: string) => log.find((e) => e.type === "tool.result" && e.payload.name === name);
+    const echo = result("echo");
+    expect(echo.payload.is_error).toBe(false);
+    expect(echo.payload.output.received).toEqual({ tool: "echo", args: { q: "ping" }, session_id: sid, turn_id, tool_call_id: echo.tool_call_id });
+    expect(result("broken").payload).toMatchObject({ is_error: true, output: "HTTP 500: tool exploded" });
+    expect(result("slow").payload).toMatchObject({ is_error: true, output: "Tool \"slow\" timed out after 100 ms" });
+    expect((await toolRequests()).some((r: any) => r.tool_call_id === echo.tool_call_id)).toBe(true);
+    expect(baseURL).toContain("127.0.0.1");
+  });
+});
+
+describe("the demo model", () => {
+  it("does a calculator round trip offline, and the sequence stays gapless over several turns", async () => {
+    const sid = await createSession({ name: "demo", model: "demo:echo", tools: ["calculator", "clock"] });
+    const t1 = await submitTurn(sid, "what is 2 * (3 + 4)?");
+    let log = await waitForTurnEnd(sid, t1.turn_id);
+    expect(log.find((e) => e.type === "tool.result").payload.output).toBe("14");
+    expect(log.at(-1).payload.output).toBe("The answer is 14.");
+    const t2 = await submitTurn(sid, "what time is it?");
+    log = await waitForTurnEnd(sid, t2.turn_id);
+    expect(log.find((e) => e.type === "tool.result" && e.turn_id === t2.turn_id).payload.name).toBe("clock");
+    const t3 = await submitTurn(sid, "hello");
+    log = await waitForTurnEnd(sid, t3.turn_id);
+    expect(log.at(-1).payload.output).toContain('You said: "hello"');
+    expectGapless(log);
+    expect(log.filter((e) => e.type === "turn.completed")).toHaveLength(3);
+  });
+});
+
+describe("queue, idempotency and interrupt", () => {
+  it("queues turns in order, promotes and removes, and interrupt starts the next", async () => {
+    const { sid } = await scriptedSession([{ hang: true, text: "partial answer" }, { text: "third ran" }, { text: "second ran" }]);
+    const first = await submitTurn(sid, "one");
+    const second = await submitTurn(sid, "two");
+    const third = await submitTurn(sid, "three");
+    const fourth = await submitTurn(sid, "four");
+    expect([first.status, second.status, third.status, fourth.status]).toEqual(["accepted", "queued", "queued", "queued"]);
+    let thread = (await api("GET", `/v1/sessions/${sid}/thread`)).body;
+    expect(thread).toMatchObject({ status: "running", active_turn_id: first.turn_id, queued_turns: [second.turn_id, third.turn_id, fourth.turn_id] });
+
+    const promoted = await api("POST", `/v1/sessions/${sid}/queue/${third.turn_id}/promote`);
+    expect(promoted.body).toEqual({ queued: [third.turn_id, second.turn_id, fourth.turn_id] });
+    const removed = await api("DELETE", `/v1/sessions/${sid}/queue/${fourth.turn_id}`);
+    expect(removed.body).toEqual({ queued: [third.turn_id, second.turn_id] });
+    const again = await api("DELETE", `/v1/sessions/${sid}/queue/${fourth.turn_id}`);
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe("conflict");
+    const running = await api("POST", `/v1/sessions/${sid}/queue/${first.turn_id}/promote`);
+    expect(running.status).toBe(409);
+
+    await waitForEvent(sid, (e) => e.type === "model.delta" && e.turn_id === first.turn_id);
+    const interrupted = await api("POST", `/v1/sessions/${sid}/interrupt`, { reason: "user pressed stop" });
+    expect(interrupted.body).toEqual({ interrupted: true, turn_id: first.turn_id });
+    const log = await waitForTurnEnd(sid, second.turn_id);
+    expectGapless(log);
+    const ends = log.filter((e) => ["turn.completed", "turn.cancelled"].includes(e.type)).map((e) => [e.turn_id, e.type]);
+    expect(ends).toEqual([
+      [fourth.turn_id, "turn.cancelled"],
+      [first.turn_id, "turn.cancelled"],
+      [third.turn_id, "turn.completed"],
+      [second.turn_id, "turn.completed"],
+    ]);
+    expect(log.find((e) => e.type === "turn.cancelled" && e.turn_id === first.turn_id).payload.reason).toBe("user pressed stop");
+    const queueChanges = log.filter((e) => e.type === "queue.changed").map((e) => e.payload.queued);
+    expect(queueChanges).toEqual([
+      [second.turn_id],
+      [second.turn_id, third.turn_id],
+      [second.turn_id, third.turn_id, fourth.turn_id],
+      [third.turn_id, second.turn_id, fourth.turn_id],
+      [third.turn_id, second.turn_id],
+      [second.turn_id],
+      [],
+    ]);
+    thread = (await api("GET", `/v1/sessions/${sid}/thread`)).body;
+    expect(thread).toMatchObject({ status: "idle", active_turn_id: null, queued_turns: [], last_outcome: { turn_id: second.turn_id, type: "turn.completed" } });
+    const snapshot = (await api("GET", `/v1/sessions/${sid}`)).body;
+    expect(snapshot.turns.map((t: any) => [t.input, t.status])).toEqual([
+      ["one", "cancelled"],
+      ["two", "completed"],
+      ["three", "completed"],
+      ["four", "cancelled"],
+    ]);
+  });
+
+  it("interrupt with no running turn is a 200 no-op that writes nothing", async () => {
+    const sid = await createSession({ name: "idle", model: "demo:x" });
+    const before = await events(sid);
+    const res = await api("POST", `/v1/sessions/${sid}/interrupt`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ interrupted: false, turn_id: null });
+    expect(await events(sid)).toEqual(before);
+  });
+
+  it("an interrupted turn leaves a usable history: the next turn runs normally", async () => {
+    const { sid, scriptId } = await scriptedSession([{ hang: true, text: "partial answer" }, { text: "fine" }]);
+    const t1 = await submitTurn(sid, "hang");
+    await waitForEvent(sid, (e) => e.type === "model.delta");
+    await api("POST", `/v1/sessions/${sid}/interrupt`);
+    const t2 = await submitTurn(sid, "next");
+    const log = await waitForTurnEnd(sid, t2.turn_id);
+    expect(types(log, t1.turn_id).at(-1)).toBe("turn.cancelled");
+    expect(log.at(-1).payload.output).toBe("fine");
+    expect((await requests(scriptId))[1].messages.map((m: any) => m.role)).toEqual(["user", "user"]);
+  });
+
+  it("the same idempotency key and body gives the same turn; another body is 409", async () => {
+    const sid = await createSession({ name: "idem", model: "demo:x" });
+    const a = await submitTurn(sid, "hello", { idempotency_key: "k1" });
+    const b = await api("POST", `/v1/sessions/${sid}/turns`, { input: "hello", idempotency_key: "k1" });
+    expect(b.status).toBe(202);
+    expect(b.body).toEqual({ turn_id: a.turn_id, status: "accepted", duplicate: true });
+    const c = await api("POST", `/v1/sessions/${sid}/turns`, { input: "different", idempotency_key: "k1" });
+    expect(c.status).toBe(409);
+    expect(c.body.error).toEqual({
+      code: "conflict",
+      message: "idempotency_key was already used with a different body",
+      details: { turn_id: a.turn_id },
+    });
+    const log = await waitForTurnEnd(sid, a.turn_id);
+    expect(log.filter((e) => e.type === "turn.submitted")).toHaveLength(1);
+  });
+
+  it("429 when the queue is full, changing nothing", async () => {
+    const { sid } = await scriptedSession([{ hang: true, text: "partial answer" }]);
+    await submitTurn(sid, "running");
+    for (let i = 0; i < 20; i++) await submitTurn(sid, `queued ${i}`);
+    const before = await events(sid);
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, { input: "one too many" });
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe("rate_limited");
+    expect(await events(sid)).toHaveLength(before.length);
+    await api("POST", `/v1/sessions/${sid}/interrupt`);
+  });
+
+  it("422 for a bad turn body, naming the field", async () => {
+    const sid = await createSession({ name: "bad", model: "demo:x" });
+    const empty = await api("POST", `/v1/sessions/${sid}/turns`, { input: "" });
+    expect(empty.status).toBe(422);
+    expect(empty.body.error.details).toEqual([{ path: "input", reason: "must not be empty" }]);
+    const missing = await api("POST", `/v1/sessions/${sid}/turns`, {});
+    expect(missing.body.error.details[0].path).toBe("input");
+    expect((await events(sid)).map((e) => e.type)).toEqual(["session.created"]);
+  });
+});
+
+describe("durability", () => {
+  it("loses nothing across a restart between turns, and the read model equals a replay of the log", async () => {
+    const sid = await createSession({ name: "restart", model: "demo:x", tools: ["calculator"] });
+    const t1 = await submitTurn(sid, "what is 1 + 1?");
+    const before = await waitForTurnEnd(sid, t1.turn_id);
+    const threadBefore = (await api("GET", `/v1/sessions/${sid}/thread`)).body;
+    await evictDurableObject(stub(sid));
+    expect(await events(sid)).toEqual(before);
+    expect((await api("GET", `/v1/sessions/${sid}/thread`)).body).toEqual(threadBefore);
+
+    await abortAllDurableObjects();
+    const t2 = await submitTurn(sid, "what is 2 + 2?");
+    const after = await waitForTurnEnd(sid, t2.turn_id);
+    expectGapless(after);
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(after.at(-1).payload.output).toBe("The answer is 4.");
+
+    const thread = (await api("GET", `/v1/sessions/${sid}/thread`)).body;
+    const rebuilt = await stub(sid).rebuiltThread();
+    expect(rebuilt).toEqual({ ok: true, value: thread });
+  });
+
+  it("resumes a turn whose object restarted mid-model-call: the call is made again, the log stays gapless", async () => {
+    const { sid, scriptId } = await scriptedSession([{ hang: true, text: "partial answer" }, { text: "recovered answer" }]);
+    const { turn_id } = await submitTurn(sid, "survive this");
+    await waitForEvent(sid, (e) => e.type === "model.delta");
+    await abortAllDurableObjects();
+    // The next request starts the object again; it finds the running turn and resumes it.
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    expect(types(log, turn_id)).toEqual([
+      "turn.submitted",
+      "turn.started",
+      "tool.catalog.resolved",
+      "model.requested",
+      "model.delta",
+      "run.status",
+      "model.requested",
+      ...Array(types(log, turn_id).filter((t) => t === "model.delta").length - 1).fill("model.delta"),
+      "model.completed",
+      "turn.completed",
+    ]);
+    expect(log.find((e) => e.type === "run.status").payload.phase).toBe("recovering");
+    expect(log.at(-1).payload.output).toBe("recovered answer");
+    expect(await requests(scriptId)).toHaveLength(2);
+  });
+});
