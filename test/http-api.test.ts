@@ -12,7 +12,7 @@ describe("auth", () => {
   });
 
   it("refuses /v1 without a key, with a wrong key, and with access_token on a JSON route", async () => {
-    for (const headers of [{}, { authorization: "Bearer nope" }, { authorization: "Basic dGVzdA==" }]) {
+    for (const headers of [{}, { authorization: "Bearer nope" }, { authorization: "Basic dGVzdA==" }] as Record<string, string>[]) {
       const res = await SELF.fetch("https://runtime.test/v1/agents", { headers });
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ error: { code: "unauthorized", message: "Missing or invalid API key" } });

@@ -1,6 +1,6 @@
 // Turns end to end through the public routes: the loop over the openai-compatible provider (a local fake
 // Chat Completions server) and the demo model, the queue, idempotency, interrupt, and restarts.
-import { abortAllDurableObjects, env, evictDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createAgent, createSession, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { baseURL, requests, script, toolRequests, toolURL, uniqueId, type Step } from "./support/fake-model";
@@ -314,6 +314,20 @@ describe("queue, idempotency and interrupt", () => {
 });
 
 describe("durability", () => {
+  it("applies the numbered migrations once and records the schema version", async () => {
+    const sid = await createSession({ name: "schema", model: "demo:x" });
+    const versions = await runInDurableObject(stub(sid), (_instance, state) =>
+      state.storage.sql.exec<{ version: number }>("SELECT version FROM schema_version ORDER BY version").toArray().map((r) => r.version),
+    );
+    expect(versions).toEqual([1]);
+    await evictDurableObject(stub(sid));
+    const tables = await runInDurableObject(stub(sid), (_instance, state) =>
+      state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").toArray().map((r) => r.name),
+    );
+    expect(tables).toEqual(expect.arrayContaining(["events", "turns", "turn_state", "messages", "channels", "schedule", "snapshot", "schema_version"]));
+    expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(1);
+  });
+
   it("loses nothing across a restart between turns, and the read model equals a replay of the log", async () => {
     const sid = await createSession({ name: "restart", model: "demo:x", tools: ["calculator"] });
     const t1 = await submitTurn(sid, "what is 1 + 1?");
