@@ -211,6 +211,10 @@ export class SessionObject extends DurableObject<Env> {
           return reply(ws, null, { ok: false, error: { code: "validation_failed", message: "ack needs a socket opened with ?channel=<id>" } });
         }
         this.store.ackChannel(channel, Math.min(frame.sequence, this.store.lastSequence), Date.now());
+        // Acks are fire-and-forget; a client that wants confirmation sends a request_id and gets the stored cursor.
+        if (frame.request_id !== undefined) {
+          reply(ws, frame.request_id, { ok: true, value: { channel, acked_sequence: this.store.channelCursor(channel) } });
+        }
         return;
       }
       case "submit_turn":

@@ -36,10 +36,15 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
   try {
     const sdkTools = toSdkTools(setup.tools);
     for (;;) {
-      if (state.calls) await runToolCalls(state, setup, ports);
-      await modelStep(state, setup, sdkTools, ports);
-      if (!state.calls) return finishCompleted(state, "final_answer", ports);
-      if (state.step >= setup.config.max_steps) return finishCompleted(state, "max_steps", ports);
+      const move = nextMove(state, setup.config.max_steps);
+      if (move === "final_answer" || move === "max_steps") return finishCompleted(state, move, ports);
+      if (move === "tools") {
+        await runToolCalls(state, setup, ports);
+      } else {
+        await modelStep(state, setup, sdkTools, ports);
+        // An empty reply adds no assistant message, so decide here rather than from the messages.
+        if (!state.calls) return finishCompleted(state, "final_answer", ports);
+      }
     }
   } catch (err) {
     if (ports.signal.aborted) throw err; // interrupted: whoever aborted records the outcome
@@ -51,6 +56,14 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
       ports.finish({ type: "turn.failed", turn_id, payload: { error: { code: "internal_error", message } } }, state);
     }
   }
+}
+
+/** What a (possibly just restored) state calls for next. */
+function nextMove(state: TurnState, maxSteps: number): "final_answer" | "max_steps" | "tools" | "model" {
+  if (!state.calls && state.messages.at(-1)?.role === "assistant") return "final_answer";
+  // At the limit, calls the model asked for are left unrun (finalMessages answers them).
+  if (state.step >= maxSteps) return "max_steps";
+  return state.calls ? "tools" : "model";
 }
 
 function finishCompleted(state: TurnState, stop_reason: "final_answer" | "max_steps", ports: TurnPorts) {
@@ -184,6 +197,7 @@ async function runToolCall(call: ToolCallRecord, state: TurnState, setup: TurnSe
   }
   const started_at = call.started_at ?? ports.now();
   const completed_at = ports.now();
+  output ??= null; // a tool that returns nothing still has an `output` field on the wire
   call.status = "done";
   call.result = { output, is_error };
   const metadata = {

@@ -14,7 +14,7 @@ export const InterruptBody = z.strictObject({ reason: z.string().max(1000).optio
 const requestId = z.union([z.string().max(200), z.number()]).optional();
 
 export const ClientFrame = z.discriminatedUnion("type", [
-  z.strictObject({ type: z.literal("ack"), sequence: z.int().min(0) }),
+  z.strictObject({ type: z.literal("ack"), sequence: z.int().min(0), request_id: requestId }),
   z.strictObject({
     type: z.literal("submit_turn"),
     input: TurnInput,

@@ -1,0 +1,96 @@
+// In-memory TurnPorts for driving the engine (src/runtime/loop.ts) without a Durable Object.
+// They behave like the durable store: every event draft and every checkpointed TurnState is recorded
+// as a JSON snapshot at the moment it is written, and writes are refused once the turn is finished or
+// interrupted. Tests then assert on the recorded log, in order.
+import type { EventDraft, EventType } from "../../src/runtime/events";
+import type { TurnPorts } from "../../src/runtime/loop";
+import type { TurnState } from "../../src/runtime/turn-state";
+
+export interface Checkpoint {
+  /** How many events were in the log when this state was written (it was written with the last of them). */
+  afterEvents: number;
+  state: TurnState;
+}
+
+export interface RefusedWrite {
+  reason: "finished" | "interrupted";
+  events: EventDraft[];
+}
+
+/** What a durable store would keep: a deep copy, and proof that the value is plain JSON. */
+export function snapshot<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+export class MemoryPorts implements TurnPorts {
+  /** Every event written, the terminal one included, in order. */
+  readonly events: EventDraft[] = [];
+  readonly checkpoints: Checkpoint[] = [];
+  /** Writes refused because the turn had already finished or been interrupted. A correct engine makes none. */
+  readonly refused: RefusedWrite[] = [];
+  terminal: EventDraft | null = null;
+  /** The state handed to finish(). */
+  finalState: TurnState | null = null;
+  /** Called after each event is recorded (e.g. to interrupt the turn at a given point). */
+  onEvent: ((event: EventDraft) => void) | null = null;
+
+  private readonly controller = new AbortController();
+  readonly signal: AbortSignal = this.controller.signal;
+  private clock: number;
+  private idCounter = 0;
+
+  readonly tool: TurnPorts["tool"] = {
+    session_id: "ses_test",
+    fetch: (async () => {
+      throw new Error("loop tests make no network calls");
+    }) as typeof fetch,
+    urlAllowlist: [],
+  };
+
+  constructor(startTime = 1_700_000_000_000) {
+    this.clock = startTime;
+  }
+
+  emit(events: EventDraft[], state?: TurnState): void {
+    if (this.refuse(events)) throw new Error("turn is no longer writable");
+    for (const event of events) this.events.push(snapshot(event));
+    if (state) this.checkpoints.push({ afterEvents: this.events.length, state: snapshot(state) });
+    for (const event of events) this.onEvent?.(event);
+  }
+
+  finish(event: EventDraft, state: TurnState): void {
+    if (this.refuse([event])) throw new Error("turn is no longer writable");
+    this.events.push(snapshot(event));
+    this.terminal = snapshot(event);
+    this.finalState = snapshot(state);
+  }
+
+  // Arrow functions: the engine hands `now` to tools unbound.
+  now = (): number => this.clock;
+
+  newId = (prefix: string): string => `${prefix}_${++this.idCounter}`;
+
+  /** Moves the clock forward (tools call this to take a known amount of time). */
+  advance(ms: number): void {
+    this.clock += ms;
+  }
+
+  /** Interrupts the turn, as the session object does on `interrupt`. */
+  abort(reason: unknown = new Error("interrupted")): void {
+    this.controller.abort(reason);
+  }
+
+  types(): EventType[] {
+    return this.events.map((e) => e.type);
+  }
+
+  ofType(type: EventType): EventDraft[] {
+    return this.events.filter((e) => e.type === type);
+  }
+
+  private refuse(events: EventDraft[]): boolean {
+    const reason = this.terminal ? "finished" : this.signal.aborted ? "interrupted" : null;
+    if (reason) this.refused.push({ reason, events: snapshot(events) });
+    return reason !== null;
+  }
+}
