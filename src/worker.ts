@@ -45,6 +45,7 @@ app.route("/", streams);
 app.doc31("/openapi.json", {
   openapi: "3.1.0",
   info: { title: "Agent runtime", version: "0.1.0", description: "Hosted agent runtime on Cloudflare Workers and Durable Objects." },
+  security: [{ bearer: [] }],
 });
 app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
 

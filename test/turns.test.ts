@@ -2,7 +2,7 @@
 // Chat Completions server) and the demo model, the queue, idempotency, interrupt, and restarts.
 import { abortAllDurableObjects, env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createAgent, createSession, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
+import { api, createAgent, createSession, events, expectGapless, submitTurn, waitForCount, waitForEvent, waitForTurnEnd } from "./support/api";
 import { baseURL, requests, script, toolRequests, toolURL, uniqueId, type Step } from "./support/fake-model";
 
 const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
@@ -347,6 +347,26 @@ describe("durability", () => {
     const thread = (await api("GET", `/v1/sessions/${sid}/thread`)).body;
     const rebuilt = await stub(sid).rebuiltThread();
     expect(rebuilt).toEqual({ ok: true, value: thread });
+  });
+
+  it("gives a turn up as lost after it was resumed 3 times without finishing", async () => {
+    const hang = { hang: true, text: "partial answer" };
+    const { sid } = await scriptedSession([hang, hang, hang, hang, { text: "never reached" }]);
+    const { turn_id } = await submitTurn(sid, "crash me");
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      await waitForCount(sid, "model.delta", attempt); // the attempt's model call is streaming
+      await abortAllDurableObjects();
+      if (attempt <= 3) await waitForEvent(sid, (e) => e.type === "run.status" && e.payload.attempt === attempt);
+    }
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    expect(log.filter((e) => e.type === "run.status")).toHaveLength(3);
+    expect(log.at(-1)).toMatchObject({
+      type: "turn.failed",
+      turn_id,
+      payload: { error: { code: "lost", message: "The turn was resumed 3 times and did not finish" } },
+    });
+    expect((await api("GET", `/v1/sessions/${sid}/thread`)).body.status).toBe("idle");
   });
 
   it("resumes a turn whose object restarted mid-model-call: the call is made again, the log stays gapless", async () => {

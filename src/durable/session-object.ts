@@ -21,6 +21,8 @@ import { type SocketAttachment, SocketHub } from "./socket-hub";
 /** While a turn is active the object re-arms this alarm; it resumes a turn whose executor is gone. */
 export const HEARTBEAT_MS = 30_000;
 export const MAX_QUEUED_TURNS = 20;
+/** Resumes of one turn after restarts before it is given up as lost. */
+export const MAX_RECOVERIES = 3;
 export const MAX_EVENTS_PAGE = 1000;
 
 interface Executor {
@@ -373,16 +375,21 @@ export class SessionObject extends DurableObject<Env> {
     const running = this.store.runningTurn();
     if (!running) return;
     const state = this.store.turnState(running.turn_id);
-    if (!state) {
-      const lost = newTurnState(running.turn_id, running.input, Date.now());
+    const lost = (message: string) =>
       this.finishTurn(
-        { type: "turn.failed", turn_id: running.turn_id, payload: { error: { code: "lost", message: "The turn's checkpoint is missing; it cannot be resumed" } } },
-        lost,
+        { type: "turn.failed", turn_id: running.turn_id, payload: { error: { code: "lost", message } } },
+        state ?? newTurnState(running.turn_id, running.input, Date.now()),
       );
-      return;
-    }
-    this.commit([{ type: "run.status", turn_id: running.turn_id, payload: { phase: "recovering", detail: `Resuming the turn: ${why}` } }], () =>
-      this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS),
+    if (!state) return lost("The turn's checkpoint is missing; it cannot be resumed");
+    // A turn that keeps taking its object down must not be resumed forever.
+    state.recoveries = (state.recoveries ?? 0) + 1;
+    if (state.recoveries > MAX_RECOVERIES) return lost(`The turn was resumed ${MAX_RECOVERIES} times and did not finish`);
+    this.commit(
+      [{ type: "run.status", turn_id: running.turn_id, payload: { phase: "recovering", detail: `Resuming the turn: ${why}`, attempt: state.recoveries } }],
+      () => {
+        this.store.saveTurnState(state);
+        this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
+      },
     );
     void this.armAlarm();
     this.launch(state);

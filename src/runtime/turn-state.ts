@@ -33,6 +33,8 @@ export interface TurnState {
   usage: Usage;
   /** Text of the latest model response. */
   output: string;
+  /** How many times the turn was resumed after its object restarted. */
+  recoveries?: number;
 }
 
 export function emptyUsage(): Usage {

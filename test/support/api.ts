@@ -82,6 +82,17 @@ export async function waitForEvent(sid: string, match: (e: any) => boolean, time
   }
 }
 
+/** Polls until the log holds at least `n` events of `type`. */
+export async function waitForCount(sid: string, type: string, n: number, timeoutMs = 10_000): Promise<any[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const log = await events(sid);
+    if (log.filter((e) => e.type === type).length >= n) return log;
+    if (Date.now() > deadline) throw new Error(`fewer than ${n} ${type} events arrived`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 export function expectGapless(log: any[]): void {
   log.forEach((e, i) => expect(e.sequence).toBe(i + 1));
   expect(new Set(log.map((e) => e.event_id)).size).toBe(log.length);
