@@ -101,9 +101,23 @@ describe("agent registry", () => {
       instructions: "Be brief.",
       tools: ["clock"],
       http_tools: [],
+      mcp_servers: [],
+      handoffs: [],
+      output_schema: null,
       max_steps: 10,
       temperature: 1,
       max_tokens: null,
+      planning_enabled: false,
+      planning_model: null,
+      planning_instructions: "",
+      budget_awareness: null,
+      context_window: null,
+      hitl_tools: [],
+      emit_mcp_progress: true,
+      injected_tool_args: {},
+      allow_parallel_subagents: false,
+      max_parallel_subagents: 3,
+      budget: {},
     };
     expect(created.body).toEqual(expected);
     expect((await api("GET", "/v1/agents/roundtrip")).body).toEqual(expected);

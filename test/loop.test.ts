@@ -113,6 +113,7 @@ function makeSetup({ model, tools = [], config = {}, history = [] }: SetupOption
     model,
     tools: new Map(tools.map((t) => [t.name, t])),
     history,
+    resolveModel: () => model,
   };
 }
 

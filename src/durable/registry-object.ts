@@ -4,6 +4,11 @@ import type { Env } from "../env";
 import type { AgentConfig } from "../runtime/config";
 import { migrate, REGISTRY_MIGRATIONS } from "./migrate";
 
+/** The deployment's single registry object. */
+export function registry(env: Pick<Env, "REGISTRY">) {
+  return env.REGISTRY.get(env.REGISTRY.idFromName("registry"));
+}
+
 export class RegistryObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -38,6 +43,13 @@ export class RegistryObject extends DurableObject<Env> {
       .exec<{ config: string }>("SELECT config FROM agents ORDER BY name")
       .toArray()
       .map((r) => JSON.parse(r.config) as AgentConfig);
+  }
+
+  async names(): Promise<string[]> {
+    return this.ctx.storage.sql
+      .exec<{ name: string }>("SELECT name FROM agents ORDER BY name")
+      .toArray()
+      .map((r) => r.name);
   }
 
   async remove(name: string): Promise<boolean> {

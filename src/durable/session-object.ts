@@ -4,7 +4,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ModelMessage } from "ai";
 import type { Env } from "../env";
-import { type AgentConfig, parseAllowlist } from "../runtime/config";
+import type { AgentConfig } from "../runtime/config";
+import { parseAllowlist } from "../runtime/url-allowlist";
 import { ApiError, type Result, toResult } from "../runtime/errors";
 import type { EventDraft } from "../runtime/events";
 import { randomId } from "../runtime/ids";
@@ -15,6 +16,7 @@ import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
 import { finalMessages, newTurnState, type TurnState } from "../runtime/turn-state";
 import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../runtime/wire";
 import { migrate, SESSION_MIGRATIONS } from "./migrate";
+import { registry } from "./registry-object";
 import { SessionStore, type SessionRow, type StoredEvent } from "./session-store";
 import { type SocketAttachment, SocketHub } from "./socket-hub";
 
@@ -28,10 +30,16 @@ export const MAX_EVENTS_PAGE = 1000;
 interface Executor {
   turnId: string;
   abort: AbortController;
+  /** The loop's own state object: live messages are added to its inbox. */
+  state: TurnState;
 }
 
 /** Thrown into a loop whose turn was taken away (interrupted) so it stops without writing. */
 class TurnTakenError extends Error {}
+
+export type InjectResult =
+  | { delivery: "injected"; turn_id: string; message_id: string }
+  | { delivery: "new_turn"; turn_id: string; status: "accepted" | "queued" };
 
 export interface CreateSessionInput {
   session_id: string;
@@ -122,6 +130,24 @@ export class SessionObject extends DurableObject<Env> {
     return toResult(() => {
       this.mustExist();
       return this.interruptActive(reason ?? "interrupted by client");
+    });
+  }
+
+  /**
+   * Live message injection: the running turn takes it before its next model call; with no running turn it
+   * becomes a new turn.
+   */
+  async injectMessage(content: string): Promise<Result<InjectResult>> {
+    return toResult(() => {
+      this.mustExist();
+      const running = this.store.runningTurn();
+      if (!running) return { delivery: "new_turn" as const, ...this.submit({ input: content }) };
+      const state = this.executor?.state ?? this.store.turnState(running.turn_id);
+      if (!state) throw new ApiError("conflict", "The running turn has no checkpoint to inject into");
+      const message_id = randomId("msg");
+      (state.inbox ??= []).push({ message_id, content });
+      this.ctx.storage.transactionSync(() => this.store.saveTurnState(state));
+      return { delivery: "injected" as const, turn_id: running.turn_id, message_id };
     });
   }
 
@@ -227,10 +253,7 @@ export class SessionObject extends DurableObject<Env> {
         // No tool needs approval yet, so no action can be pending.
         return reply(ws, frame.request_id, { ok: false, error: ApiError.notFound("Action", frame.action_id).toBody().error });
       case "inject_message":
-        return reply(ws, frame.request_id, {
-          ok: false,
-          error: { code: "validation_failed", message: "inject_message is not supported by this deployment yet" },
-        });
+        return reply(ws, frame.request_id, await this.injectMessage(frame.content));
     }
   }
 
@@ -397,7 +420,7 @@ export class SessionObject extends DurableObject<Env> {
 
   /** Runs the loop for `state` in this instance. The loop writes only while this executor owns the turn. */
   private launch(state: TurnState): void {
-    const exec: Executor = { turnId: state.turn_id, abort: new AbortController() };
+    const exec: Executor = { turnId: state.turn_id, abort: new AbortController(), state };
     this.executor = exec;
     const owned = () => {
       if (this.executor !== exec || exec.abort.signal.aborted) throw new TurnTakenError("turn no longer owned by this executor");
@@ -412,6 +435,26 @@ export class SessionObject extends DurableObject<Env> {
         this.executor = null;
         this.finishTurn(event, st);
       },
+      handoff: async (agent, reason) => {
+        const config = await registry(this.env).get(agent);
+        owned();
+        if (!config) throw new Error(`Agent "${agent}" is not registered`);
+        const setup = this.setupFor(config);
+        const from = this.config!.name;
+        this.commit([{ type: "run.status", turn_id: state.turn_id, payload: { phase: "handoff", from, to: agent, reason: reason ?? null } }], () =>
+          this.store.setSessionAgent(JSON.stringify(config)),
+        );
+        this.config = config;
+        return setup;
+      },
+      replaceHistory: (history, event, st) => {
+        owned();
+        this.commit([event], () => {
+          this.store.replaceHistory(history);
+          this.store.saveTurnState(st);
+        });
+        this.history = history;
+      },
       now: () => Date.now(),
       newId: randomId,
       signal: exec.abort.signal,
@@ -420,8 +463,7 @@ export class SessionObject extends DurableObject<Env> {
     const run = async () => {
       let setup: TurnSetup;
       try {
-        const config = this.config!;
-        setup = { config, model: resolveModel(config.model, this.env), tools: resolveToolbelt(config), history: this.loadHistory() };
+        setup = this.setupFor(this.config!);
       } catch (err) {
         ports.finish({ type: "turn.failed", turn_id: state.turn_id, payload: { error: { code: "configuration_error", message: errorMessage(err) } } }, state);
         return;
@@ -439,28 +481,50 @@ export class SessionObject extends DurableObject<Env> {
       });
   }
 
+  private setupFor(config: AgentConfig): TurnSetup {
+    return {
+      config,
+      model: resolveModel(config.model, this.env),
+      tools: resolveToolbelt(config),
+      history: this.loadHistory(),
+      resolveModel: (spec) => resolveModel(spec, this.env),
+    };
+  }
+
   private interruptActive(reason: string): { interrupted: boolean; turn_id: string | null } {
     const running = this.store.runningTurn();
     if (!running) return { interrupted: false, turn_id: null };
     const exec = this.executor;
     this.executor = null;
     exec?.abort.abort(new Error(reason));
-    const state = this.store.turnState(running.turn_id) ?? newTurnState(running.turn_id, running.input, Date.now());
+    const state = exec?.state ?? this.store.turnState(running.turn_id) ?? newTurnState(running.turn_id, running.input, Date.now());
     this.finishTurn({ type: "turn.cancelled", turn_id: running.turn_id, payload: { reason } }, state);
     return { interrupted: true, turn_id: running.turn_id };
   }
 
-  /** Records a turn's end: terminal event, history, checkpoint removal and snapshot in one transaction. */
+  /**
+   * Records a turn's end: terminal event, history, checkpoint removal and snapshot in one transaction. Live
+   * messages that arrived too late to enter the turn become queued turns in the same transaction.
+   */
   private finishTurn(event: EventDraft, state: TurnState): void {
     const turnId = state.turn_id;
     const status = event.type === "turn.completed" ? "completed" : event.type === "turn.failed" ? "failed" : "cancelled";
     const messages = finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`);
+    const leftovers = (state.inbox ?? []).map((m) => ({ turn_id: randomId("trn"), input: m.content, message_id: m.message_id }));
+    const drafts: EventDraft[] = [
+      event,
+      ...leftovers.map((t): EventDraft => ({ type: "turn.submitted", turn_id: t.turn_id, payload: { input: t.input, queued: true, message_id: t.message_id } })),
+    ];
+    if (leftovers.length > 0) {
+      drafts.push({ type: "queue.changed", payload: { queued: [...this.view.queued_turns, ...leftovers.map((t) => t.turn_id)] } });
+    }
     this.commit(
-      [event],
+      drafts,
       () => {
         this.store.setTurnStatus(turnId, status);
         this.store.appendHistory(turnId, messages);
         this.store.deleteTurnState(turnId);
+        for (const t of leftovers) this.store.insertTurn({ turn_id: t.turn_id, status: "queued", input: t.input, idempotency_key: null, created_at: Date.now() });
       },
       { snapshot: true },
     );

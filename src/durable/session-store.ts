@@ -108,6 +108,10 @@ export class SessionStore {
     );
   }
 
+  setSessionAgent(agentJson: string): void {
+    this.sql.exec("UPDATE session SET agent = ? WHERE id = 1", agentJson);
+  }
+
   turn(turnId: string): TurnRow | null {
     return this.sql.exec<TurnRow>("SELECT * FROM turns WHERE turn_id = ?", turnId).toArray()[0] ?? null;
   }
@@ -169,6 +173,12 @@ export class SessionStore {
 
   appendHistory(turnId: string, messages: ModelMessage[]): void {
     for (const m of messages) this.sql.exec("INSERT INTO messages (turn_id, message) VALUES (?, ?)", turnId, JSON.stringify(m));
+  }
+
+  /** Replaces the whole thread history (compaction). */
+  replaceHistory(messages: ModelMessage[]): void {
+    this.sql.exec("DELETE FROM messages");
+    this.appendHistory("compaction", messages);
   }
 
   channels(): { channel_id: string; acked_sequence: number; updated_at: number }[] {

@@ -1,18 +1,21 @@
 // Agent registry routes (SPEC §4).
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, zodIssues } from "../runtime/errors";
-import { AgentConfigSchema, deploymentIssues, parseAllowlist, type AgentConfig } from "../runtime/config";
+import { AgentConfigSchema, deploymentIssues, type AgentConfig } from "../runtime/config";
+import { parseAllowlist } from "../runtime/url-allowlist";
 import type { Env } from "../env";
-import { errorResponses, registry, router } from "./http";
+import { registry } from "../durable/registry-object";
+import { errorResponses, router } from "./http";
 
 const AgentConfigDoc = AgentConfigSchema.openapi("AgentConfig");
 const NameParam = z.object({ name: z.string().openapi({ param: { name: "name", in: "path" }, example: "helper" }) });
 
 /** Validates a config against the schema and the deployment; 422 with every failing field. */
-export function validateAgentConfig(input: unknown, env: Env, pathPrefix = ""): AgentConfig {
+export async function validateAgentConfig(input: unknown, env: Env, pathPrefix = ""): Promise<AgentConfig> {
   const parsed = AgentConfigSchema.safeParse(input);
   if (!parsed.success) throw ApiError.validation(zodIssues(parsed.error.issues, pathPrefix));
-  const issues = deploymentIssues(parsed.data, { env, urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST) });
+  const agentNames = parsed.data.handoffs.length > 0 ? new Set(await registry(env).names()) : new Set<string>();
+  const issues = deploymentIssues(parsed.data, { env, urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST), agentNames });
   if (issues.length > 0) throw ApiError.validation(issues.map((i) => ({ ...i, path: [pathPrefix, i.path].filter(Boolean).join(".") })));
   return parsed.data;
 }
@@ -39,7 +42,7 @@ export const agents = router()
       if (body.name !== undefined && body.name !== name) {
         throw ApiError.validation([{ path: "name", reason: `must equal the name in the path ("${name}")` }]);
       }
-      const config = validateAgentConfig({ ...body, name }, c.env);
+      const config = await validateAgentConfig({ ...body, name }, c.env);
       const { created } = await registry(c.env).put(config);
       return c.json(config, created ? 201 : 200);
     },

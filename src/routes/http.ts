@@ -79,10 +79,6 @@ export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-export function registry(env: Env) {
-  return env.REGISTRY.get(env.REGISTRY.idFromName("registry"));
-}
-
 const SESSION_ID = /^ses_[0-9a-f]{24}$/;
 
 export function sessionStub(env: Env, sessionId: string) {

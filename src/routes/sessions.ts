@@ -5,7 +5,8 @@ import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { InterruptBody, SubmitTurnBody } from "../runtime/wire";
 import { validateAgentConfig } from "./agents";
-import { errorResponses, registry, router, sessionStub } from "./http";
+import { registry } from "../durable/registry-object";
+import { errorResponses, router, sessionStub } from "./http";
 
 const CreateSessionBody = z
   .strictObject({
@@ -39,7 +40,7 @@ export const sessions = router()
         agent = await registry(c.env).get(body.agent);
         if (!agent) throw ApiError.notFound("Agent", body.agent);
       } else {
-        agent = validateAgentConfig(body.agent, c.env, "agent");
+        agent = await validateAgentConfig(body.agent, c.env, "agent");
       }
       const session_id = randomId("ses");
       const result = await sessionStub(c.env, session_id).create({ session_id, agent, metadata: body.metadata ?? {} });

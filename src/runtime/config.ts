@@ -4,6 +4,10 @@ import { z } from "zod";
 import type { FieldIssue } from "./errors";
 import { PROVIDERS, parseModelSpec, type ProviderEnv, providerConfigured } from "./models";
 import { BUILTIN_TOOLS } from "./tools/builtins";
+import { urlAllowed } from "./url-allowlist";
+import { HANDOFF_PREFIX } from "./tools/handoff";
+import { injectedArgClashes } from "./tools/injected-args";
+import { resolveToolbelt } from "./tools/toolbelt";
 import { PERMISSION_CLASSES } from "./tools/types";
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -30,15 +34,81 @@ export const HttpToolSchema = z.strictObject({
 });
 export type HttpToolSpec = z.infer<typeof HttpToolSchema>;
 
+const PROPERTY_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
+/** The per-turn limits (SPEC §7); an agent's `budget` may only lower them. */
+export const BUDGET_CAPS = {
+  max_depth: 3,
+  max_iterations_per_level: 20,
+  max_parallel_per_turn: 8,
+  max_total_subtasks: 32,
+  max_total_llm_calls: 60,
+  max_total_tool_calls: 200,
+  max_wall_clock_ms: 180_000,
+  max_tool_result_bytes: 50_000,
+  max_history_tokens: 128_000,
+} as const;
+export type TurnBudget = { -readonly [K in keyof typeof BUDGET_CAPS]: number };
+
+const budgetField = (cap: number, min = 1) => z.int().min(min).max(cap, `must be at most the deployment cap ${cap}`).optional();
+
+export const BudgetSchema = z.strictObject({
+  max_depth: budgetField(BUDGET_CAPS.max_depth, 0),
+  max_iterations_per_level: budgetField(BUDGET_CAPS.max_iterations_per_level),
+  max_parallel_per_turn: budgetField(BUDGET_CAPS.max_parallel_per_turn),
+  max_total_subtasks: budgetField(BUDGET_CAPS.max_total_subtasks, 0),
+  max_total_llm_calls: budgetField(BUDGET_CAPS.max_total_llm_calls),
+  max_total_tool_calls: budgetField(BUDGET_CAPS.max_total_tool_calls, 0),
+  max_wall_clock_ms: budgetField(BUDGET_CAPS.max_wall_clock_ms),
+  max_tool_result_bytes: budgetField(BUDGET_CAPS.max_tool_result_bytes),
+  max_history_tokens: budgetField(BUDGET_CAPS.max_history_tokens),
+});
+
+export const McpServerSchema = z.strictObject({
+  name: nameField,
+  url: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }),
+  headers: z.record(z.string(), z.string()).optional(),
+});
+
+const BUDGET_AWARENESS = /^(per-message|limit:(\d{1,3}))$/;
+
 export const AgentConfigSchema = z.strictObject({
   name: nameField,
   model: modelSpecField.default("openai:gpt-4o"),
   instructions: z.string().max(200_000).default(""),
   tools: z.array(z.string().min(1)).max(128).default([]),
   http_tools: z.array(HttpToolSchema).max(64).default([]),
+  mcp_servers: z.array(McpServerSchema).max(16).default([]),
+  handoffs: z.array(nameField).max(16).default([]),
+  output_schema: z
+    .record(z.string(), z.unknown())
+    .refine((s) => s.type === "object", { message: 'must be a JSON Schema whose root has type "object"' })
+    .nullable()
+    .default(null),
   max_steps: z.int().min(1, "must be at least 1").max(1000).default(10),
   temperature: z.number().min(0).max(2).default(1.0),
   max_tokens: z.int().min(1).nullable().default(null),
+  planning_enabled: z.boolean().default(false),
+  planning_model: modelSpecField.nullable().default(null),
+  planning_instructions: z.string().max(200_000).default(""),
+  budget_awareness: z
+    .string()
+    .refine((s) => BUDGET_AWARENESS.test(s) && (!s.startsWith("limit:") || Number(s.slice(6)) <= 100), {
+      message: 'must be exactly "per-message" or "limit:<0-100>"',
+    })
+    .nullable()
+    .default(null),
+  /** Overrides the known context window of the model (tokens), for budget awareness. */
+  context_window: z.int().min(1024).max(10_000_000).nullable().default(null),
+  hitl_tools: z.array(z.string().min(1)).max(128).default([]),
+  emit_mcp_progress: z.boolean().default(true),
+  injected_tool_args: z
+    .record(z.string().regex(PROPERTY_NAME, "must be a valid JSON property name (letters, digits, _ and -)"), z.string().max(1000))
+    .refine((r) => Object.keys(r).length <= 16, { message: "at most 16 injected args" })
+    .default({}),
+  allow_parallel_subagents: z.boolean().default(false),
+  max_parallel_subagents: z.int().min(1, "must be between 1 and 7").max(7, "must be between 1 and 7").default(3),
+  budget: BudgetSchema.default({}),
 });
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 export type AgentConfigInput = z.input<typeof AgentConfigSchema>;
@@ -47,29 +117,24 @@ export interface DeploymentContext {
   env: ProviderEnv;
   /** Prefixes from TOOL_URL_ALLOWLIST. */
   urlAllowlist: string[];
-}
-
-export function parseAllowlist(raw: string | undefined): string[] {
-  return (raw ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
-export function urlAllowed(url: string, allowlist: string[]): boolean {
-  return allowlist.some((prefix) => url.startsWith(prefix));
+  /** Names of the registered agents, for checking handoff targets. */
+  agentNames: Set<string>;
 }
 
 /** Checks that depend on the deployment rather than on the JSON alone. */
 export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  const spec = parseModelSpec(config.model);
-  if (spec && !providerConfigured(spec.provider, ctx.env)) {
-    issues.push({ path: "model", reason: `provider "${spec.provider}" is not configured in this deployment` });
+  for (const field of ["model", "planning_model"] as const) {
+    const spec = config[field] ? parseModelSpec(config[field]) : null;
+    if (spec && !providerConfigured(spec.provider, ctx.env)) {
+      issues.push({ path: field, reason: `provider "${spec.provider}" is not configured in this deployment` });
+    }
   }
   const httpNames = new Set<string>();
   config.http_tools.forEach((t, i) => {
-    if (t.name in BUILTIN_TOOLS) issues.push({ path: `http_tools.${i}.name`, reason: `"${t.name}" clashes with a built-in tool` });
+    if (t.name in BUILTIN_TOOLS || t.name.startsWith(HANDOFF_PREFIX)) {
+      issues.push({ path: `http_tools.${i}.name`, reason: `"${t.name}" clashes with a built-in tool` });
+    }
     if (httpNames.has(t.name)) issues.push({ path: `http_tools.${i}.name`, reason: `duplicate tool name "${t.name}"` });
     httpNames.add(t.name);
     if (!urlAllowed(t.url, ctx.urlAllowlist)) {
@@ -84,5 +149,41 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
       issues.push({ path: `tools.${i}`, reason: `unknown tool "${name}"` });
     }
   });
+  const handoffs = new Set<string>();
+  config.handoffs.forEach((name, i) => {
+    if (handoffs.has(name)) issues.push({ path: `handoffs.${i}`, reason: `duplicate handoff "${name}"` });
+    handoffs.add(name);
+    if (name === config.name) issues.push({ path: `handoffs.${i}`, reason: "an agent cannot hand off to itself" });
+    else if (!ctx.agentNames.has(name)) issues.push({ path: `handoffs.${i}`, reason: `unknown agent "${name}"` });
+  });
+  const belt = resolveToolbelt(config);
+  config.hitl_tools.forEach((name, i) => {
+    if (!belt.has(name)) issues.push({ path: `hitl_tools.${i}`, reason: `"${name}" is not a tool of this agent` });
+  });
+  for (const tool of belt.values()) {
+    for (const key of injectedArgClashes(tool.parameters, config.injected_tool_args)) {
+      issues.push({ path: `injected_tool_args.${key}`, reason: `clashes with a parameter of tool "${tool.name}"` });
+    }
+  }
+  config.mcp_servers.forEach((server, i) => {
+    if (!urlAllowed(server.url, ctx.urlAllowlist)) {
+      issues.push({ path: `mcp_servers.${i}.url`, reason: "is not under any TOOL_URL_ALLOWLIST prefix" });
+    }
+  });
+  issues.push(...notYetAvailable(config));
+  return issues;
+}
+
+/**
+ * Fields whose behaviour this deployment does not implement yet. They are refused rather than stored and
+ * ignored: a tool meant to wait for approval must never run without it.
+ */
+function notYetAvailable(config: AgentConfig): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  if (config.hitl_tools.length > 0) issues.push({ path: "hitl_tools", reason: "human approval of tools is not available in this version yet" });
+  if (config.mcp_servers.length > 0) issues.push({ path: "mcp_servers", reason: "MCP servers are not available in this version yet" });
+  if (config.allow_parallel_subagents) {
+    issues.push({ path: "allow_parallel_subagents", reason: "parallel sub-agents are not available in this version yet" });
+  }
   return issues;
 }

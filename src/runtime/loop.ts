@@ -1,21 +1,43 @@
 // The agent loop as a resumable state machine. Given a TurnState (new, or loaded after a restart) it
-// continues: call the model one step at a time, run the requested tools itself, feed results back, and
-// stop on a text-only answer or max_steps. Every transition goes through the ports, which make it durable.
+// continues: an optional planner pass, then model calls one step at a time, the requested tools run by
+// the runtime itself, results fed back, until an accepted final answer, max_steps or the context budget.
+// Every transition goes through the ports, which make it durable.
 import { jsonSchema, streamText, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
 import type { AgentConfig } from "./config";
+import {
+  advisory,
+  BUDGET_LIMIT_MESSAGE,
+  budgetMode,
+  contextWindow,
+  estimateTokens,
+  splitForCompaction,
+  summaryMessages,
+  withAdvisories,
+} from "./context-budget";
 import type { EventDraft } from "./events";
-import { type ToolCallRecord, type TurnState, toolResultPart } from "./turn-state";
+import { schemaErrors } from "./json-schema";
+import { correctionMessage, MAX_OUTPUT_RETRIES, outputInstructions, parseFinalAnswer, structuredOutput } from "./structured-output";
+import { splitInjectedArgs, withInjectedArgs } from "./tools/injected-args";
 import type { ToolContext, ToolDefinition } from "./tools/types";
+import { type ToolCallRecord, type TurnState, type Usage, toolResultPart } from "./turn-state";
 
 /** At most this many tool calls of one step run at once. */
 export const MAX_PARALLEL_TOOL_CALLS = 8;
 
+const PLANNER_DIRECTIVE =
+  "You are the planning phase. Write a short numbered plan for the task: the steps, and which tools to use for each. Do not carry out the plan and do not answer the task yet.";
+const COMPACTION_DIRECTIVE =
+  "Summarize the conversation below for the assistant's memory. Keep every fact, name, number, decision and open question; drop pleasantries. Reply with the summary only.";
+
 export interface TurnSetup {
   config: AgentConfig;
+  /** The executor's model (config.model). */
   model: LanguageModel;
   tools: Map<string, ToolDefinition>;
   /** Earlier turns of the thread, as model messages. */
   history: ModelMessage[];
+  /** Resolves other model strings (planning_model). */
+  resolveModel(spec: string): LanguageModel;
 }
 
 export interface TurnPorts {
@@ -23,27 +45,39 @@ export interface TurnPorts {
   emit(events: EventDraft[], state?: TurnState): void;
   /** Appends the terminal event, moves the turn's messages to the history and clears the checkpoint, atomically. */
   finish(event: EventDraft, state: TurnState): void;
+  /** Makes `agent` the session's active agent, durably, and returns the setup to continue with; throws if it cannot. */
+  handoff(agent: string, reason: string | undefined): Promise<TurnSetup>;
+  /** Replaces the thread history (after compaction) together with `event`, durably. */
+  replaceHistory(history: ModelMessage[], event: EventDraft, state: TurnState): void;
   now(): number;
   newId(prefix: string): string;
   signal: AbortSignal;
   tool: Pick<ToolContext, "session_id" | "fetch" | "urlAllowlist">;
 }
 
+/** What the loop runs with; a handoff replaces it mid-turn. */
+interface Run {
+  setup: TurnSetup;
+  sdkTools: ToolSet;
+}
+
 class ModelCallError extends Error {}
 
 export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPorts): Promise<void> {
   const turn_id = state.turn_id;
+  const run: Run = { setup, sdkTools: toSdkTools(setup) };
   try {
-    const sdkTools = toSdkTools(setup.tools);
+    if (setup.config.planning_enabled && state.plan === undefined) await planStep(state, run, ports);
     for (;;) {
-      const move = nextMove(state, setup.config.max_steps);
-      if (move === "final_answer" || move === "max_steps") return finishCompleted(state, move, ports);
-      if (move === "tools") {
-        await runToolCalls(state, setup, ports);
+      const move = nextMove(state, run.setup.config.max_steps);
+      if (move === "max_steps") return finishCompleted(state, state.output, "max_steps", ports);
+      if (move === "answer") {
+        if (acceptAnswer(state, run, ports)) return;
+      } else if (move === "tools") {
+        await runToolCalls(state, run, ports);
       } else {
-        await modelStep(state, setup, sdkTools, ports);
-        // An empty reply adds no assistant message, so decide here rather than from the messages.
-        if (!state.calls) return finishCompleted(state, "final_answer", ports);
+        if (!(await fitContext(state, run, ports))) return;
+        await modelStep(state, run, ports);
       }
     }
   } catch (err) {
@@ -59,55 +93,213 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
 }
 
 /** What a (possibly just restored) state calls for next. */
-function nextMove(state: TurnState, maxSteps: number): "final_answer" | "max_steps" | "tools" | "model" {
-  if (!state.calls && state.messages.at(-1)?.role === "assistant") return "final_answer";
+function nextMove(state: TurnState, maxSteps: number): "answer" | "max_steps" | "tools" | "model" {
+  const atLimit = state.step >= maxSteps;
   // At the limit, calls the model asked for are left unrun (finalMessages answers them).
-  if (state.step >= maxSteps) return "max_steps";
-  return state.calls ? "tools" : "model";
+  if (state.calls) return atLimit ? "max_steps" : "tools";
+  // A live message that arrived after the answer makes the model go on.
+  if ((state.inbox?.length ?? 0) > 0) return atLimit ? "max_steps" : "model";
+  if (state.answered) return "answer";
+  return atLimit ? "max_steps" : "model";
 }
 
-function finishCompleted(state: TurnState, stop_reason: "final_answer" | "max_steps", ports: TurnPorts) {
-  ports.finish(
-    { type: "turn.completed", turn_id: state.turn_id, payload: { output: state.output, stop_reason, usage: state.usage } },
+function finishCompleted(state: TurnState, output: unknown, stop_reason: "final_answer" | "max_steps" | "budget_limit", ports: TurnPorts) {
+  ports.finish({ type: "turn.completed", turn_id: state.turn_id, payload: { output, stop_reason, usage: state.usage } }, state);
+}
+
+/** Finishes the turn with the answer, or (output_schema refused it) asks again; true when finished. */
+function acceptAnswer(state: TurnState, run: Run, ports: TurnPorts): boolean {
+  const schema = run.setup.config.output_schema;
+  if (!schema) {
+    finishCompleted(state, state.output, "final_answer", ports);
+    return true;
+  }
+  const parsed = parseFinalAnswer(state.output, schema);
+  if (parsed.ok) {
+    finishCompleted(state, parsed.value, "final_answer", ports);
+    return true;
+  }
+  const rejections = (state.output_rejections ?? 0) + 1;
+  if (rejections > MAX_OUTPUT_RETRIES) {
+    const message = `The final answer did not match output_schema after ${rejections} attempts: ${parsed.errors.join("; ")}`;
+    ports.finish({ type: "turn.failed", turn_id: state.turn_id, payload: { error: { code: "output_invalid", message } } }, state);
+    return true;
+  }
+  state.output_rejections = rejections;
+  state.answered = false;
+  state.messages.push({ role: "user", content: correctionMessage(parsed.errors) });
+  ports.emit(
+    [{ type: "runtime.warning", turn_id: state.turn_id, payload: { message: "The final answer did not match output_schema; asking again", errors: parsed.errors, attempt: rejections } }],
     state,
   );
+  return false;
 }
 
-function toSdkTools(tools: Map<string, ToolDefinition>): ToolSet {
+function toSdkTools(setup: TurnSetup): ToolSet {
   // Schemas only, no `execute`: the runtime dispatches calls itself.
   const set: ToolSet = {};
-  for (const t of tools.values()) set[t.name] = { description: t.description, inputSchema: jsonSchema(t.parameters) };
+  for (const t of setup.tools.values()) {
+    set[t.name] = { description: t.description, inputSchema: jsonSchema(withInjectedArgs(t.parameters, setup.config.injected_tool_args)) };
+  }
   return set;
 }
 
-async function modelStep(state: TurnState, setup: TurnSetup, tools: ToolSet, ports: TurnPorts): Promise<void> {
+function systemPrompt(config: AgentConfig): string | undefined {
+  const parts = [config.instructions, config.output_schema ? outputInstructions(config.output_schema) : ""].filter(Boolean);
+  return parts.length > 0 ? parts.join("\n\n") : undefined;
+}
+
+/** The executor's prompt: history, then this turn (its input carrying the plan), with advisories when asked for. */
+function executorPrompt(state: TurnState, setup: TurnSetup): { system: string | undefined; messages: ModelMessage[] } {
+  const system = systemPrompt(setup.config);
+  const [input, ...rest] = state.messages;
+  const withPlan: ModelMessage[] =
+    state.plan && input?.role === "user" && typeof input.content === "string"
+      ? [{ role: "user", content: `${input.content}\n\nPlan from the planning phase:\n${state.plan}` }, ...rest]
+      : state.messages;
+  let messages = [...setup.history, ...withPlan];
+  if (budgetMode(setup.config)?.kind === "per-message") {
+    messages = withAdvisories(messages, advisory(estimateTokens(system, messages), contextWindow(setup.config)));
+  }
+  return { system, messages };
+}
+
+/** One model call whose text is collected, not streamed to clients (planner and compaction passes). */
+async function auxiliaryCall(
+  state: TurnState,
+  phase: "planner" | "compaction",
+  call: { model: LanguageModel; modelName: string; system: string; messages: ModelMessage[]; tools?: ToolSet },
+  ports: TurnPorts,
+): Promise<string> {
   const { turn_id } = state;
   const step_id = ports.newId("stp");
+  ports.emit([{ type: "model.requested", turn_id, step_id, payload: { model: call.modelName, phase } }]);
+  const result = await streamModel(state, step_id, phase, ports, {
+    model: call.model,
+    system: call.system,
+    messages: call.messages,
+    ...(call.tools ? { tools: call.tools, toolChoice: "none" as const } : {}),
+    abortSignal: ports.signal,
+  });
+  ports.emit([{ type: "model.completed", turn_id, step_id, payload: { usage: result.usage, finish_reason: result.finish_reason, phase } }], state);
+  return result.text;
+}
+
+async function planStep(state: TurnState, run: Run, ports: TurnPorts): Promise<void> {
+  const { config } = run.setup;
+  const modelName = config.planning_model ?? config.model;
+  const model = config.planning_model ? run.setup.resolveModel(config.planning_model) : run.setup.model;
+  const system = [config.planning_instructions || config.instructions, PLANNER_DIRECTIVE].filter(Boolean).join("\n\n");
+  // The planner sees the task and the tool schemas; its transcript stays here and never enters the executor's.
+  state.plan = (
+    await auxiliaryCall(state, "planner", { model, modelName, system, messages: [...run.setup.history, ...state.messages], tools: run.sdkTools }, ports)
+  ).trim();
+  const events: EventDraft[] = state.plan ? [{ type: "reasoning.summary", turn_id: state.turn_id, payload: { kind: "plan", text: state.plan } }] : [];
+  ports.emit(events, state);
+}
+
+/** Before an executor call under `limit:N`: compacts older turns when over the limit; false when the turn had to end. */
+async function fitContext(state: TurnState, run: Run, ports: TurnPorts): Promise<boolean> {
+  const mode = budgetMode(run.setup.config);
+  if (mode?.kind !== "limit") return true;
+  const limit = Math.floor((contextWindow(run.setup.config) * mode.percent) / 100);
+  const measure = () => {
+    const { system, messages } = executorPrompt(state, run.setup);
+    return estimateTokens(system, messages);
+  };
+  const before = measure();
+  if (before <= limit) return true;
+  const { older, recent } = splitForCompaction(run.setup.history);
+  let after = before;
+  if (older.length > 0) {
+    ports.emit([{ type: "context.compaction.started", turn_id: state.turn_id, payload: { before_tokens: before, limit_tokens: limit } }]);
+    const transcript = older.map(renderForSummary).join("\n");
+    const summary = await auxiliaryCall(
+      state,
+      "compaction",
+      { model: run.setup.model, modelName: run.setup.config.model, system: COMPACTION_DIRECTIVE, messages: [{ role: "user", content: transcript }] },
+      ports,
+    );
+    run.setup.history = [...summaryMessages(summary.trim()), ...recent];
+    after = measure();
+    ports.replaceHistory(
+      run.setup.history,
+      { type: "context.compaction.completed", turn_id: state.turn_id, payload: { before_tokens: before, after_tokens: after } },
+      state,
+    );
+  }
+  if (after <= limit) return true;
+  finishCompleted(state, BUDGET_LIMIT_MESSAGE, "budget_limit", ports);
+  return false;
+}
+
+function renderForSummary(m: ModelMessage): string {
+  const text = (content: unknown) => (typeof content === "string" ? content : JSON.stringify(content));
+  return `${m.role}: ${text(m.content)}`;
+}
+
+async function modelStep(state: TurnState, run: Run, ports: TurnPorts): Promise<void> {
+  const { turn_id } = state;
+  const { config } = run.setup;
+  const inbox = state.inbox ?? [];
+  if (inbox.length > 0) {
+    // Live messages enter after the tool results and before this call, oldest first.
+    state.inbox = [];
+    state.answered = false;
+    for (const m of inbox) state.messages.push({ role: "user", content: m.content });
+    ports.emit(
+      inbox.map((m) => ({ type: "message.injected" as const, turn_id, payload: { message_id: m.message_id, content: m.content } })),
+      state,
+    );
+  }
+  const step_id = ports.newId("stp");
   state.step_id = step_id;
-  ports.emit([
-    { type: "model.requested", turn_id, step_id, payload: { model: setup.config.model, phase: "executor", step: state.step + 1 } },
-  ]);
+  ports.emit([{ type: "model.requested", turn_id, step_id, payload: { model: config.model, phase: "executor", step: state.step + 1 } }]);
+  const { system, messages } = executorPrompt(state, run.setup);
+  const result = await streamModel(state, step_id, "executor", ports, {
+    model: run.setup.model,
+    system,
+    messages,
+    tools: run.sdkTools,
+    temperature: config.temperature,
+    maxOutputTokens: config.max_tokens ?? undefined,
+    ...(config.output_schema ? { output: structuredOutput(config.output_schema) } : {}),
+    abortSignal: ports.signal,
+  });
+  const { text, calls } = result;
+  state.step += 1;
+  state.output = text;
+  const content = [
+    ...(text ? [{ type: "text" as const, text }] : []),
+    ...calls.map((c) => ({ type: "tool-call" as const, toolCallId: c.tool_call_id, toolName: c.name, input: c.args })),
+  ];
+  if (content.length > 0) state.messages.push({ role: "assistant", content });
+  state.calls = calls.length > 0 ? calls : null;
+  state.answered = calls.length === 0;
+  ports.emit([{ type: "model.completed", turn_id, step_id, payload: { usage: result.usage, finish_reason: result.finish_reason } }], state);
+}
+
+/** Streams one model call; executor text goes out as model.delta. Usage is added to the turn's. */
+async function streamModel(
+  state: TurnState,
+  step_id: string,
+  phase: "executor" | "planner" | "compaction",
+  ports: TurnPorts,
+  options: Parameters<typeof streamText>[0],
+): Promise<{ text: string; calls: ToolCallRecord[]; usage: Usage; finish_reason: string }> {
+  const { turn_id } = state;
   let text = "";
   const calls: ToolCallRecord[] = [];
-  let usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+  let usage: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   let finish_reason = "unknown";
   try {
-    const result = streamText({
-      model: setup.model,
-      system: setup.config.instructions || undefined,
-      messages: [...setup.history, ...state.messages],
-      tools,
-      temperature: setup.config.temperature,
-      maxOutputTokens: setup.config.max_tokens ?? undefined,
-      abortSignal: ports.signal,
-      onError: () => {}, // errors arrive as stream parts below
-    });
+    const result = streamText({ ...options, onError: () => {} }); // errors arrive as stream parts below
     for await (const part of result.fullStream) {
       switch (part.type) {
         case "text-delta":
           if (!part.text) break;
           text += part.text;
-          ports.emit([{ type: "model.delta", turn_id, step_id, payload: { text: part.text } }]);
+          if (phase === "executor") ports.emit([{ type: "model.delta", turn_id, step_id, payload: { text: part.text } }]);
           break;
         case "tool-call":
           calls.push({
@@ -118,14 +310,16 @@ async function modelStep(state: TurnState, setup: TurnSetup, tools: ToolSet, por
             ...("invalid" in part && part.invalid ? { invalid: errorMessage(part.error) } : {}),
           });
           break;
-        case "finish":
+        case "finish": {
+          const u = part.totalUsage;
           finish_reason = part.finishReason;
           usage = {
-            input_tokens: part.totalUsage.inputTokens ?? 0,
-            output_tokens: part.totalUsage.outputTokens ?? 0,
-            total_tokens: part.totalUsage.totalTokens ?? (part.totalUsage.inputTokens ?? 0) + (part.totalUsage.outputTokens ?? 0),
+            input_tokens: u.inputTokens ?? 0,
+            output_tokens: u.outputTokens ?? 0,
+            total_tokens: u.totalTokens ?? (u.inputTokens ?? 0) + (u.outputTokens ?? 0),
           };
           break;
+        }
         case "error":
           throw new ModelCallError(errorMessage(part.error));
         case "abort":
@@ -136,44 +330,44 @@ async function modelStep(state: TurnState, setup: TurnSetup, tools: ToolSet, por
     if (ports.signal.aborted) throw err;
     const error = err instanceof ModelCallError ? err : new ModelCallError(errorMessage(err));
     ports.emit([
-      { type: "model.completed", turn_id, step_id, payload: { usage, finish_reason: "error", error: { message: error.message } } },
+      {
+        type: "model.completed",
+        turn_id,
+        step_id,
+        payload: { usage, finish_reason: "error", error: { message: error.message }, ...(phase === "executor" ? {} : { phase }) },
+      },
     ]);
     throw error;
   }
-  state.step += 1;
-  state.output = text;
   state.usage = {
     input_tokens: state.usage.input_tokens + usage.input_tokens,
     output_tokens: state.usage.output_tokens + usage.output_tokens,
     total_tokens: state.usage.total_tokens + usage.total_tokens,
   };
-  const content = [
-    ...(text ? [{ type: "text" as const, text }] : []),
-    ...calls.map((c) => ({ type: "tool-call" as const, toolCallId: c.tool_call_id, toolName: c.name, input: c.args })),
-  ];
-  if (content.length > 0) state.messages.push({ role: "assistant", content });
-  state.calls = calls.length > 0 ? calls : null;
-  ports.emit([{ type: "model.completed", turn_id, step_id, payload: { usage, finish_reason } }], state);
+  return { text, calls, usage, finish_reason };
 }
 
-async function runToolCalls(state: TurnState, setup: TurnSetup, ports: TurnPorts): Promise<void> {
+async function runToolCalls(state: TurnState, run: Run, ports: TurnPorts): Promise<void> {
   const calls = state.calls!;
+  const tools = run.setup.tools;
   // A call already "started" here began before a restart and has no result: re-run only what is idempotent.
-  const lost = new Set(calls.filter((c) => c.status === "started" && !setup.tools.get(c.name)?.idempotent));
+  const lost = new Set(calls.filter((c) => c.status === "started" && !tools.get(c.name)?.idempotent));
   const todo = calls.filter((c) => c.status !== "done");
-  const parallel = todo.filter((c) => !lost.has(c) && (setup.tools.get(c.name)?.parallel_safe ?? true));
+  const parallel = todo.filter((c) => !lost.has(c) && (tools.get(c.name)?.parallel_safe ?? true));
   const serial = todo.filter((c) => !parallel.includes(c));
-  await runPool(parallel, MAX_PARALLEL_TOOL_CALLS, (c) => runToolCall(c, state, setup, ports, lost.has(c)));
-  for (const c of serial) await runToolCall(c, state, setup, ports, lost.has(c));
+  await runPool(parallel, MAX_PARALLEL_TOOL_CALLS, (c) => runToolCall(c, state, run, ports, lost.has(c)));
+  for (const c of serial) await runToolCall(c, state, run, ports, lost.has(c));
   state.messages.push({ role: "tool", content: calls.map(toolResultPart) });
   state.calls = null;
   ports.emit([], state);
 }
 
-async function runToolCall(call: ToolCallRecord, state: TurnState, setup: TurnSetup, ports: TurnPorts, lost: boolean) {
+async function runToolCall(call: ToolCallRecord, state: TurnState, run: Run, ports: TurnPorts, lost: boolean) {
   const { turn_id } = state;
   const ids = { turn_id, step_id: state.step_id ?? undefined, tool_call_id: call.tool_call_id };
-  const tool = setup.tools.get(call.name);
+  const tool = run.setup.tools.get(call.name);
+  const args = call.args && typeof call.args === "object" ? (call.args as Record<string, unknown>) : {};
+  const { executable, injected } = splitInjectedArgs(args, run.setup.config.injected_tool_args);
   let output: unknown;
   let is_error = true;
   if (lost) {
@@ -181,13 +375,21 @@ async function runToolCall(call: ToolCallRecord, state: TurnState, setup: TurnSe
   } else {
     call.status = "started";
     call.started_at = ports.now();
-    ports.emit([{ type: "tool.started", ...ids, payload: { name: call.name, args: call.args, injected_args: {} } }], state);
+    ports.emit([{ type: "tool.started", ...ids, payload: { name: call.name, args: executable, injected_args: injected } }], state);
+    const argErrors = tool ? schemaErrors(tool.parameters, executable) : [];
     if (call.invalid) output = `Invalid tool call: ${call.invalid}`;
     else if (!tool) output = `Unknown tool "${call.name}"`;
+    else if (argErrors.length > 0) output = `Invalid arguments for "${call.name}": ${argErrors.join("; ")}`;
     else {
       try {
-        const args = call.args && typeof call.args === "object" ? (call.args as Record<string, unknown>) : {};
-        output = await tool.execute(args, { ...ports.tool, turn_id, tool_call_id: call.tool_call_id, signal: ports.signal, now: ports.now });
+        if (tool.handoff_target) {
+          const reason = typeof executable.reason === "string" ? executable.reason : undefined;
+          run.setup = await ports.handoff(tool.handoff_target, reason);
+          run.sdkTools = toSdkTools(run.setup);
+          output = `The conversation now continues with agent "${tool.handoff_target}".`;
+        } else {
+          output = await tool.execute(executable, { ...ports.tool, turn_id, tool_call_id: call.tool_call_id, signal: ports.signal, now: ports.now });
+        }
         is_error = false;
       } catch (err) {
         if (ports.signal.aborted) throw err;
@@ -207,7 +409,7 @@ async function runToolCall(call: ToolCallRecord, state: TurnState, setup: TurnSe
     execution_time_ms: completed_at - started_at,
     approval_status: "not_required",
     approval_id: null,
-    injected_args: {},
+    injected_args: injected,
     offloaded_artifact_id: null,
   };
   ports.emit([{ type: "tool.result", ...ids, payload: { name: call.name, output, is_error, metadata } }], state);

@@ -12,7 +12,8 @@ export interface TurnSummary {
   submitted_at: number;
   started_at: number | null;
   ended_at: number | null;
-  output: string | null;
+  /** Text, or the JSON value when the agent has an output_schema. */
+  output: unknown;
   stop_reason: string | null;
   error: { code: string; message: string } | null;
 }
@@ -107,6 +108,7 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
       };
     case "run.status":
       if (e.turn_id !== v.active_turn_id) return v;
+      if (p.phase === "handoff") return { ...v, agent: String(p.to) };
       return { ...v, status: p.phase === "recovering" ? "recovering" : "running" };
     case "model.requested":
       return { ...v, usage: { ...v.usage, llm_calls: v.usage.llm_calls + 1 } };
@@ -156,7 +158,7 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
         turns: updateTurn(v, e.turn_id, {
           status,
           ended_at: e.timestamp,
-          output: typeof p.output === "string" ? p.output : null,
+          output: p.output ?? null,
           stop_reason: p.stop_reason ?? null,
           error: p.error ?? null,
         }),

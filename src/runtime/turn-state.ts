@@ -35,6 +35,14 @@ export interface TurnState {
   output: string;
   /** How many times the turn was resumed after its object restarted. */
   recoveries?: number;
+  /** The planner's plan; undefined until the planner pass ran (when planning is enabled). */
+  plan?: string;
+  /** Live messages waiting to enter the conversation before the next model call (FIFO). */
+  inbox?: { message_id: string; content: string }[];
+  /** The latest model response was a final answer (no tool calls), not yet accepted. */
+  answered?: boolean;
+  /** Final answers refused by output_schema so far. */
+  output_rejections?: number;
 }
 
 export function emptyUsage(): Usage {

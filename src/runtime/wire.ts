@@ -9,6 +9,13 @@ export const SubmitTurnBody = z.strictObject({
 });
 export type SubmitTurnBody = z.infer<typeof SubmitTurnBody>;
 
+const MessageContent = z
+  .string()
+  .max(200_000, "must be at most 200000 characters")
+  .refine((s) => s.trim().length > 0, { message: "must not be empty" });
+
+export const InjectMessageBody = z.strictObject({ content: MessageContent });
+
 export const InterruptBody = z.strictObject({ reason: z.string().max(1000).optional() });
 
 const requestId = z.union([z.string().max(200), z.number()]).optional();
@@ -29,7 +36,7 @@ export const ClientFrame = z.discriminatedUnion("type", [
     request_id: requestId,
   }),
   z.strictObject({ type: z.literal("interrupt"), reason: z.string().max(1000).optional(), request_id: requestId }),
-  z.strictObject({ type: z.literal("inject_message"), content: z.string(), request_id: requestId }),
+  z.strictObject({ type: z.literal("inject_message"), content: MessageContent, request_id: requestId }),
 ]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 

@@ -3,7 +3,8 @@
 // as a JSON snapshot at the moment it is written, and writes are refused once the turn is finished or
 // interrupted. Tests then assert on the recorded log, in order.
 import type { EventDraft, EventType } from "../../src/runtime/events";
-import type { TurnPorts } from "../../src/runtime/loop";
+import type { ModelMessage } from "ai";
+import type { TurnPorts, TurnSetup } from "../../src/runtime/loop";
 import type { TurnState } from "../../src/runtime/turn-state";
 
 export interface Checkpoint {
@@ -63,6 +64,23 @@ export class MemoryPorts implements TurnPorts {
     this.events.push(snapshot(event));
     this.terminal = snapshot(event);
     this.finalState = snapshot(state);
+  }
+
+  /** Setups that `handoff(agent)` switches to, by agent name; an unknown name fails like an unregistered agent. */
+  readonly handoffTargets = new Map<string, TurnSetup>();
+  /** Every history the engine asked to store (after compaction). */
+  readonly replacedHistories: ModelMessage[][] = [];
+
+  async handoff(agent: string, reason: string | undefined): Promise<TurnSetup> {
+    const target = this.handoffTargets.get(agent);
+    if (!target) throw new Error(`Agent "${agent}" is not registered`);
+    this.emit([{ type: "run.status", payload: { phase: "handoff", to: agent, reason: reason ?? null } }]);
+    return target;
+  }
+
+  replaceHistory(history: ModelMessage[], event: EventDraft, state: TurnState): void {
+    this.replacedHistories.push(snapshot(history));
+    this.emit([event], state);
   }
 
   // Arrow functions: the engine hands `now` to tools unbound.

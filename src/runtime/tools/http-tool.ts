@@ -1,6 +1,6 @@
 // Webhook tools (SPEC §6 HttpTool): POST the call as JSON to the configured URL, answer with the body.
 import type { HttpToolSpec } from "../config";
-import { urlAllowed } from "../config";
+import { urlAllowed } from "../url-allowlist";
 import { ToolError, type ToolDefinition } from "./types";
 
 /** Responses larger than this are cut; the spill to R2 handles what remains large. */

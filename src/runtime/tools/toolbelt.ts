@@ -1,6 +1,7 @@
-// The tools an agent exposes in a turn: its built-ins plus its HTTP tools, by name.
+// The tools an agent exposes in a turn: its built-ins, its HTTP tools and its handoff tools, by name.
 import type { AgentConfig } from "../config";
 import { BUILTIN_TOOLS } from "./builtins";
+import { handoffTool, handoffToolName } from "./handoff";
 import { httpTool } from "./http-tool";
 import type { ToolDefinition } from "./types";
 
@@ -12,6 +13,7 @@ export function resolveToolbelt(config: AgentConfig): Map<string, ToolDefinition
   }
   // Declaring an HTTP tool on the agent is enough to expose it; listing it in `tools` too is allowed.
   for (const spec of config.http_tools) belt.set(spec.name, httpTool(spec));
+  for (const agent of config.handoffs) belt.set(handoffToolName(agent), handoffTool(agent));
   return belt;
 }
 

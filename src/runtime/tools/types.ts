@@ -34,6 +34,8 @@ export interface ToolDefinition {
   parallel_safe: boolean;
   /** Safe to run again after a crash left its first run without a recorded result. */
   idempotent: boolean;
+  /** Set on `transfer_to_<agent>` tools: the agent the conversation is handed to. */
+  handoff_target?: string;
   /** Returns the result (a string or JSON value); throws ToolError (or any error) for an error result. */
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
 }

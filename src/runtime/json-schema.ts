@@ -1,0 +1,21 @@
+// JSON Schema validation (draft 2020-12) for tool arguments and structured output, without code generation
+// (Workers forbid eval), via @cfworker/json-schema.
+import { Validator } from "@cfworker/json-schema";
+import type { JsonSchema } from "./tools/types";
+
+const validators = new WeakMap<object, Validator>();
+
+/** Returns the problems of `value` against `schema`, one readable line each; empty when valid. */
+export function schemaErrors(schema: JsonSchema, value: unknown): string[] {
+  let validator = validators.get(schema);
+  if (!validator) {
+    validator = new Validator(schema as ConstructorParameters<typeof Validator>[0], "2020-12", false);
+    validators.set(schema, validator);
+  }
+  const result = validator.validate(value);
+  if (result.valid) return [];
+  // The deepest errors say the most; drop the summary lines that only repeat "properties do not match".
+  const specific = result.errors.filter((e) => !["properties", "allOf", "anyOf", "oneOf", "items", "$ref"].includes(e.keyword));
+  const errors = specific.length > 0 ? specific : result.errors;
+  return [...new Set(errors.map((e) => `${e.instanceLocation.replace(/^#/, "") || "/"}: ${e.error}`))];
+}
