@@ -3,7 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { AgentConfigSchema } from "../runtime/config";
 import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
-import { InterruptBody, SubmitTurnBody } from "../runtime/wire";
+import { InjectMessageBody, InterruptBody, SubmitTurnBody } from "../runtime/wire";
 import { validateAgentConfig } from "./agents";
 import { registry } from "../durable/registry-object";
 import { errorResponses, router, sessionStub } from "./http";
@@ -92,6 +92,25 @@ export const sessions = router()
       },
     }),
     async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sid).interrupt(c.req.valid("json").reason)), 200),
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/sessions/{sid}/messages",
+      summary: "Inject a user message into the running turn (taken before its next model call); with no running turn it becomes a new turn",
+      request: { params: Sid, body: { required: true, content: { "application/json": { schema: InjectMessageBody } } } },
+      responses: {
+        202: json(
+          z.union([
+            z.object({ delivery: z.literal("injected"), turn_id: z.string(), message_id: z.string() }),
+            z.object({ delivery: z.literal("new_turn"), turn_id: z.string(), status: z.enum(["accepted", "queued"]) }),
+          ]),
+          "Accepted",
+        ),
+        ...errorResponses(400, 401, 404, 413, 422, 429),
+      },
+    }),
+    async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sid).injectMessage(c.req.valid("json").content)), 202),
   )
   .openapi(
     createRoute({
