@@ -1,9 +1,8 @@
 // Bindings and settings of one deployment (one tenant). See wrangler.toml and the README.
-import type { ProviderEnv } from "./runtime/models";
 import type { RegistryObject } from "./durable/registry-object";
 import type { SessionObject } from "./durable/session-object";
 
-export interface Env extends ProviderEnv {
+export interface Env {
   SESSIONS: DurableObjectNamespace<SessionObject>;
   REGISTRY: DurableObjectNamespace<RegistryObject>;
   BLOBS: R2Bucket;
@@ -13,4 +12,11 @@ export interface Env extends ProviderEnv {
   TOOL_URL_ALLOWLIST?: string;
   /** Comma-separated origins allowed by CORS, or "*". */
   CORS_ORIGINS?: string;
+  OPENAI_API_KEY?: string;
+  OPENAI_BASE_URL?: string;
+  ANTHROPIC_API_KEY?: string;
+  OPENAI_COMPATIBLE_BASE_URL?: string;
+  OPENAI_COMPATIBLE_API_KEY?: string;
+  /** Workers AI, for `workers-ai:<model>` (add `[ai] binding = "AI"` to wrangler.toml). */
+  AI?: Ai;
 }

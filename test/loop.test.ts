@@ -1,140 +1,36 @@
 // The engine (src/runtime/loop.ts) driven directly: the AI SDK's mock model plays a script of streamed
 // replies, in-memory ports record every event and checkpoint, and tests assert on the recorded log.
-import type {
-  LanguageModelV3CallOptions,
-  LanguageModelV3FinishReason,
-  LanguageModelV3Prompt,
-  LanguageModelV3StreamPart,
-  LanguageModelV3StreamResult,
-  LanguageModelV3Usage,
-} from "@ai-sdk/provider";
+import type { LanguageModelV3Prompt, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { simulateReadableStream, type ModelMessage } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
-import { AgentConfigSchema, type AgentConfigInput } from "../src/runtime/config";
 import type { EventDraft } from "../src/runtime/events";
-import { MAX_PARALLEL_TOOL_CALLS, runTurn, type TurnSetup } from "../src/runtime/loop";
-import type { ToolContext, ToolDefinition } from "../src/runtime/tools/types";
-import { finalMessages, newTurnState, type TurnState } from "../src/runtime/turn-state";
+import { MAX_PARALLEL_TOOL_CALLS, runTurn } from "../src/runtime/loop";
+import type { ToolContext } from "../src/runtime/tools/types";
+import { finalMessages, type TurnState } from "../src/runtime/turn-state";
 import { MemoryPorts, snapshot } from "./support/memory-ports";
+import {
+  type CallSpec,
+  callTools,
+  defineTool,
+  finishPart,
+  makeSetup,
+  OPEN_SCHEMA,
+  payloadOf,
+  prompts,
+  type Reply,
+  runNewTurn,
+  say,
+  scriptedModel,
+  textParts,
+  tokens,
+  TURN_ID,
+  usage,
+} from "./support/mock-model";
 
 // ---------------------------------------------------------------------------------------------------
-// Scripted model
-
-type Reply =
-  | LanguageModelV3StreamPart[]
-  | ((options: LanguageModelV3CallOptions) => LanguageModelV3StreamResult | Promise<LanguageModelV3StreamResult>);
-
-/** A mock model that answers its n-th call with the n-th reply; every call's options stay in doStreamCalls. */
-function scriptedModel(...replies: Reply[]): MockLanguageModelV3 {
-  const model: MockLanguageModelV3 = new MockLanguageModelV3({
-    doStream: async (options) => {
-      const n = model.doStreamCalls.length; // already includes this call
-      const reply = replies[n - 1];
-      if (!reply) throw new Error(`unscripted model call #${n}`);
-      if (typeof reply === "function") return reply(options);
-      return { stream: simulateReadableStream({ chunks: reply, initialDelayInMs: null, chunkDelayInMs: null }) };
-    },
-  });
-  return model;
-}
-
-function prompts(model: MockLanguageModelV3): LanguageModelV3Prompt[] {
-  return model.doStreamCalls.map((call) => call.prompt);
-}
-
-function usage(input: number, output: number): LanguageModelV3Usage {
-  return {
-    inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
-    outputTokens: { total: output, text: output, reasoning: undefined },
-  };
-}
-
-function finishPart(unified: LanguageModelV3FinishReason["unified"], tokens: LanguageModelV3Usage): LanguageModelV3StreamPart {
-  return { type: "finish", finishReason: { unified, raw: unified }, usage: tokens };
-}
-
-function textParts(deltas: string[], id = "txt_1"): LanguageModelV3StreamPart[] {
-  return [
-    { type: "text-start", id },
-    ...deltas.map((delta): LanguageModelV3StreamPart => ({ type: "text-delta", id, delta })),
-    { type: "text-end", id },
-  ];
-}
-
-type CallSpec = [toolCallId: string, toolName: string, args: unknown];
-
-function toolCallPart([toolCallId, toolName, args]: CallSpec): LanguageModelV3StreamPart {
-  return { type: "tool-call", toolCallId, toolName, input: JSON.stringify(args) };
-}
-
-/** A text-only reply. */
-function say(text: string | string[], tokens = usage(10, 5)): LanguageModelV3StreamPart[] {
-  return [...textParts(typeof text === "string" ? [text] : text), finishPart("stop", tokens)];
-}
-
-/** A reply that requests tool calls, in this order. */
-function callTools(calls: CallSpec[], tokens = usage(10, 5)): LanguageModelV3StreamPart[] {
-  return [...calls.map(toolCallPart), finishPart("tool-calls", tokens)];
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Tools, setup, running
-
-const OPEN_SCHEMA = { type: "object", properties: {}, additionalProperties: true };
-
-function defineTool(
-  name: string,
-  execute: ToolDefinition["execute"],
-  overrides: Partial<Omit<ToolDefinition, "name" | "execute">> = {},
-): ToolDefinition {
-  return {
-    name,
-    description: `The ${name} tool`,
-    parameters: OPEN_SCHEMA,
-    permission_class: "safe",
-    parallel_safe: true,
-    idempotent: true,
-    execute,
-    ...overrides,
-  };
-}
-
-interface SetupOptions {
-  model: MockLanguageModelV3;
-  tools?: ToolDefinition[];
-  config?: Partial<AgentConfigInput>;
-  history?: ModelMessage[];
-}
-
-function makeSetup({ model, tools = [], config = {}, history = [] }: SetupOptions): TurnSetup {
-  return {
-    config: AgentConfigSchema.parse({ name: "loop-test", model: "openai:gpt-4o", tools: tools.map((t) => t.name), ...config }),
-    model,
-    tools: new Map(tools.map((t) => [t.name, t])),
-    history,
-    resolveModel: () => model,
-  };
-}
-
-const TURN_ID = "trn_test";
-
-async function runNewTurn(setup: TurnSetup, input = "hello", ports = new MemoryPorts()) {
-  await runTurn(newTurnState(TURN_ID, input, ports.now()), setup, ports);
-  return { ports };
-}
+// Helpers (the scripted model, tools and setups are in ./support/mock-model)
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function tokens(input_tokens: number, output_tokens: number) {
-  return { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens };
-}
-
-function payloadOf(ports: MemoryPorts, type: EventDraft["type"], tool_call_id: string): Record<string, unknown> {
-  const event = ports.events.find((e) => e.type === type && e.tool_call_id === tool_call_id);
-  if (!event) throw new Error(`no ${type} event for ${tool_call_id}`);
-  return event.payload;
-}
 
 /** The tool-call ids of every tool message of a prompt, in order. */
 function toolResultIds(prompt: LanguageModelV3Prompt): string[] {
@@ -706,10 +602,12 @@ describe("runTurn: resuming from a checkpoint", () => {
     const original = await runNewTurn(makeSetup({ model: scriptedModel(...replies()), tools: [lookup] }));
     const { checkpoints } = original.ports;
     expect(checkpoints.map((c) => original.ports.types()[c.afterEvents - 1])).toEqual([
+      "model.requested", // step 1 under way: a restart here makes the call again
       "model.completed", // step 1: the call is pending
       "tool.started",
       "tool.result",
       "tool.result", // results fed back, no call outstanding
+      "model.requested",
       "model.completed", // step 2: the final answer
     ]);
 

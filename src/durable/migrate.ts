@@ -1,14 +1,23 @@
 // Applies numbered SQL migrations in order, each in its own transaction, and records the schema version.
 import registry0001 from "../../migrations/registry/0001_init.sql";
 import session0001 from "../../migrations/session/0001_init.sql";
+import session0002 from "../../migrations/session/0002_turn_messages.sql";
 
 export interface Migration {
   version: number;
   sql: string;
 }
 
-export const SESSION_MIGRATIONS: Migration[] = [{ version: 1, sql: session0001 }];
+export const SESSION_MIGRATIONS: Migration[] = [
+  { version: 1, sql: session0001 },
+  { version: 2, sql: session0002 },
+];
 export const REGISTRY_MIGRATIONS: Migration[] = [{ version: 1, sql: registry0001 }];
+
+/** Whether this object's storage was ever initialized (a fresh object reads nothing and writes nothing). */
+export function isInitialized(storage: DurableObjectStorage): boolean {
+  return storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").toArray().length > 0;
+}
 
 /** Returns the schema version after migrating. */
 export function migrate(storage: DurableObjectStorage, migrations: Migration[]): number {

@@ -6,16 +6,17 @@ import type { ModelMessage } from "ai";
 import type { Env } from "../env";
 import type { AgentConfig } from "../runtime/config";
 import { parseAllowlist } from "../runtime/url-allowlist";
-import { ApiError, type Result, toResult } from "../runtime/errors";
-import type { EventDraft } from "../runtime/events";
+import { ApiError, type Result, toResult, zodIssues } from "../runtime/errors";
+import type { EventDraft, RuntimeEvent } from "../runtime/events";
 import { randomId } from "../runtime/ids";
 import { errorMessage, runTurn, type TurnPorts, type TurnSetup } from "../runtime/loop";
 import { resolveModel } from "../runtime/models";
 import { emptyView, foldAll, foldEvent, type SessionView } from "../runtime/read-model";
 import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
-import { finalMessages, newTurnState, type TurnState } from "../runtime/turn-state";
+import { closingEvents, finalMessages, newTurnState, type TurnState } from "../runtime/turn-state";
 import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../runtime/wire";
-import { migrate, SESSION_MIGRATIONS } from "./migrate";
+import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
+import { providerEnv } from "./providers";
 import { registry } from "./registry-object";
 import { SessionStore, type SessionRow, type StoredEvent } from "./session-store";
 import { type SocketAttachment, SocketHub } from "./socket-hub";
@@ -26,6 +27,7 @@ export const MAX_QUEUED_TURNS = 20;
 /** Resumes of one turn after restarts before it is given up as lost. */
 export const MAX_RECOVERIES = 3;
 export const MAX_EVENTS_PAGE = 1000;
+export const MAX_PAGE_BYTES = 1_000_000;
 
 interface Executor {
   turnId: string;
@@ -48,6 +50,7 @@ export interface CreateSessionInput {
 }
 
 export class SessionObject extends DurableObject<Env> {
+  /** Opened when the session exists (or is being created). */
   private store!: SessionStore;
   private view: SessionView = emptyView();
   private row: SessionRow | null = null;
@@ -59,23 +62,36 @@ export class SessionObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.hub = new SocketHub(ctx, (after, limit) => this.store.readEvents(after, limit));
+    // An object nobody created (a request for an unknown session) reads one catalog row and writes nothing.
+    if (!isInitialized(ctx.storage)) return;
     void ctx.blockConcurrencyWhile(async () => {
-      migrate(ctx.storage, SESSION_MIGRATIONS);
-      this.store = new SessionStore(ctx.storage.sql);
-      this.row = this.store.session();
+      this.open();
       if (!this.row) return;
       this.config = JSON.parse(this.row.agent) as AgentConfig;
       const snap = this.store.snapshot();
-      this.view = foldAll(this.store.eventsAfter(snap?.last_sequence ?? 0), snap ?? emptyView());
-      // A turn left running by a previous instance (eviction, deploy, crash) continues now.
-      this.resumeIfOrphaned("the session object restarted");
+      const tail = this.store.readEvents(snap?.last_sequence ?? 0, Number.MAX_SAFE_INTEGER).map((e) => JSON.parse(e.body) as RuntimeEvent);
+      this.view = foldAll(tail, snap ?? emptyView());
+      try {
+        // A turn left running by a previous instance (eviction, deploy, crash) continues now.
+        this.resumeIfOrphaned("the session object restarted");
+      } catch (err) {
+        // Never fail the constructor: the object would refuse every request. The heartbeat tries again.
+        console.error("resume on start failed", err);
+      }
     });
+  }
+
+  private open(): void {
+    migrate(this.ctx.storage, SESSION_MIGRATIONS);
+    this.store = new SessionStore(this.ctx.storage.sql);
+    this.row = this.store.session();
   }
 
   // ---- RPC surface (called by the routes) ----
 
   async create(input: CreateSessionInput): Promise<Result<{ session_id: string; thread_id: string }>> {
     return toResult(() => {
+      if (!this.store) this.open();
       if (this.row) throw new ApiError("conflict", `Session '${input.session_id}' already exists`);
       const row: SessionRow = {
         session_id: input.session_id,
@@ -104,6 +120,7 @@ export class SessionObject extends DurableObject<Env> {
         metadata: view.metadata,
         threads: [{ thread_id: row.thread_id, status: view.status, active_turn_id: view.active_turn_id }],
         turns: view.turns,
+        turn_count: view.turn_count,
         last_sequence: view.last_sequence,
         channels: this.store.channels(),
       };
@@ -112,14 +129,6 @@ export class SessionObject extends DurableObject<Env> {
 
   async thread(): Promise<Result<Record<string, unknown>>> {
     return toResult(() => this.threadView(this.mustExist().view));
-  }
-
-  /** Rebuilds the read model from the whole log (used to check that the fold and the snapshot agree). */
-  async rebuiltThread(): Promise<Result<Record<string, unknown>>> {
-    return toResult(() => {
-      this.mustExist();
-      return this.threadView(foldAll(this.store.eventsAfter(0)));
-    });
   }
 
   async submitTurn(body: SubmitTurnBody): Promise<Result<TurnAccepted & { duplicate?: boolean }>> {
@@ -183,8 +192,13 @@ export class SessionObject extends DurableObject<Env> {
       this.mustExist();
       this.checkCursor(after);
       const page = this.store.readEvents(after, Math.min(limit, MAX_EVENTS_PAGE));
-      const next = page.length > 0 ? page[page.length - 1]!.sequence : after;
-      return `{"events":[${page.map((e) => e.body).join(",")}],"next_after":${next}}`;
+      // A page also stops at about MAX_PAGE_BYTES (always at least one event), so one response stays small.
+      let bytes = 0;
+      let count = 0;
+      while (count < page.length && (count === 0 || bytes + page[count]!.body.length <= MAX_PAGE_BYTES)) bytes += page[count++]!.body.length;
+      const taken = page.slice(0, count);
+      const next = taken.length > 0 ? taken[taken.length - 1]!.sequence : after;
+      return `{"events":[${taken.map((e) => e.body).join(",")}],"next_after":${next},"has_more":${next < this.store.lastSequence}}`;
     });
   }
 
@@ -198,7 +212,8 @@ export class SessionObject extends DurableObject<Env> {
     const result = await toResult(() => {
       this.mustExist();
       const channel = url.searchParams.get("channel");
-      const afterParam = url.searchParams.get("after") ?? request.headers.get("last-event-id");
+      // An EventSource reconnects to the same URL (with its original `after`) and adds Last-Event-ID: that wins.
+      const afterParam = request.headers.get("last-event-id") ?? url.searchParams.get("after");
       let after = afterParam === null ? null : Number(afterParam);
       if (after !== null && (!Number.isInteger(after) || after < 0)) {
         throw ApiError.validation([{ path: "after", reason: "must be a non-negative integer" }]);
@@ -219,6 +234,15 @@ export class SessionObject extends DurableObject<Env> {
   // ---- WebSocket (Hibernation API) ----
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    try {
+      await this.handleFrame(ws, message);
+    } catch (err) {
+      console.error("websocket frame failed", err);
+      reply(ws, null, { ok: false, error: { code: "internal_error", message: "Internal error" } });
+    }
+  }
+
+  private async handleFrame(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     let raw: unknown;
     try {
       raw = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message));
@@ -228,15 +252,14 @@ export class SessionObject extends DurableObject<Env> {
     const requestId = raw && typeof raw === "object" && "request_id" in raw ? (raw as { request_id: unknown }).request_id : null;
     const parsed = ClientFrame.safeParse(raw);
     if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => ({ path: i.path.join("."), reason: i.message }));
-      return reply(ws, requestId, { ok: false, error: ApiError.validation(issues).toBody().error });
+      return reply(ws, requestId, { ok: false, error: ApiError.validation(zodIssues(parsed.error.issues)).toBody().error });
     }
     const frame = parsed.data;
     switch (frame.type) {
       case "ack": {
         const { channel } = ws.deserializeAttachment() as SocketAttachment;
         if (!channel) {
-          return reply(ws, null, { ok: false, error: { code: "validation_failed", message: "ack needs a socket opened with ?channel=<id>" } });
+          return reply(ws, frame.request_id, { ok: false, error: { code: "validation_failed", message: "ack needs a socket opened with ?channel=<id>" } });
         }
         this.store.ackChannel(channel, Math.min(frame.sequence, this.store.lastSequence), Date.now());
         // Acks are fire-and-forget; a client that wants confirmation sends a request_id and gets the stored cursor.
@@ -273,6 +296,7 @@ export class SessionObject extends DurableObject<Env> {
   // ---- Alarm: one per object, multiplexed through the schedule table ----
 
   override async alarm(): Promise<void> {
+    if (!this.row) return;
     for (const kind of this.store.takeDue(Date.now())) {
       if (kind === "heartbeat") {
         this.resumeIfOrphaned("the heartbeat found no running executor");
@@ -396,7 +420,7 @@ export class SessionObject extends DurableObject<Env> {
   private resumeIfOrphaned(why: string): void {
     if (this.executor) return;
     const running = this.store.runningTurn();
-    if (!running) return;
+    if (!running) return this.startNextTurn(); // a queue left waiting by a failed hand-over
     const state = this.store.turnState(running.turn_id);
     const lost = (message: string) =>
       this.finishTurn(
@@ -404,11 +428,14 @@ export class SessionObject extends DurableObject<Env> {
         state ?? newTurnState(running.turn_id, running.input, Date.now()),
       );
     if (!state) return lost("The turn's checkpoint is missing; it cannot be resumed");
-    // A turn that keeps taking its object down must not be resumed forever.
+    // Consecutive resumes without progress (reset by every model response and tool result) are capped.
     state.recoveries = (state.recoveries ?? 0) + 1;
-    if (state.recoveries > MAX_RECOVERIES) return lost(`The turn was resumed ${MAX_RECOVERIES} times and did not finish`);
+    if (state.recoveries > MAX_RECOVERIES) return lost(`The turn was resumed ${MAX_RECOVERIES} times without progress`);
+    // The model call cut by the restart is closed; the loop makes it again. Started tools are the loop's to settle.
+    const closing = state.open_model_step ? closingEvents({ ...state, calls: null }, "interrupted", Date.now()) : [];
+    state.open_model_step = null;
     this.commit(
-      [{ type: "run.status", turn_id: running.turn_id, payload: { phase: "recovering", detail: `Resuming the turn: ${why}`, attempt: state.recoveries } }],
+      [...closing, { type: "run.status", turn_id: running.turn_id, payload: { phase: "recovering", detail: `Resuming the turn: ${why}`, attempt: state.recoveries } }],
       () => {
         this.store.saveTurnState(state);
         this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
@@ -428,12 +455,18 @@ export class SessionObject extends DurableObject<Env> {
     const ports: TurnPorts = {
       emit: (events, st) => {
         owned();
+        if (st && events.some((e) => e.type === "model.completed" || e.type === "tool.result")) st.recoveries = 0;
         this.commit(events, st ? () => this.store.saveTurnState(st) : undefined);
       },
       finish: (event, st) => {
         owned();
         this.executor = null;
-        this.finishTurn(event, st);
+        exec.abort.abort(new Error("the turn has ended")); // stops tools still running in parallel
+        try {
+          this.finishTurn(event, st);
+        } catch (err) {
+          this.failTurn(st, err);
+        }
       },
       handoff: async (agent, reason) => {
         const config = await registry(this.env).get(agent);
@@ -482,12 +515,13 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   private setupFor(config: AgentConfig): TurnSetup {
+    const providers = providerEnv(this.env);
     return {
       config,
-      model: resolveModel(config.model, this.env),
+      model: resolveModel(config.model, providers),
       tools: resolveToolbelt(config),
       history: this.loadHistory(),
-      resolveModel: (spec) => resolveModel(spec, this.env),
+      resolveModel: (spec) => resolveModel(spec, providers),
     };
   }
 
@@ -512,6 +546,7 @@ export class SessionObject extends DurableObject<Env> {
     const messages = finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`);
     const leftovers = (state.inbox ?? []).map((m) => ({ turn_id: randomId("trn"), input: m.content, message_id: m.message_id }));
     const drafts: EventDraft[] = [
+      ...closingEvents(state, status === "cancelled" ? "cancelled" : "interrupted", Date.now()),
       event,
       ...leftovers.map((t): EventDraft => ({ type: "turn.submitted", turn_id: t.turn_id, payload: { input: t.input, queued: true, message_id: t.message_id } })),
     ];
@@ -530,6 +565,20 @@ export class SessionObject extends DurableObject<Env> {
     );
     this.history?.push(...messages);
     this.startNextTurn();
+  }
+
+  /**
+   * The last resort when recording a turn's end failed (for example a row over SQLite's size limit): end it
+   * with a minimal turn.failed that keeps only the user's input in the history, so the session goes on.
+   */
+  private failTurn(state: TurnState, cause: unknown): void {
+    console.error("recording the end of a turn failed", state.turn_id, cause);
+    const [input] = state.messages;
+    const minimal = { ...newTurnState(state.turn_id, "", state.started_at), messages: input ? [input] : [] };
+    this.finishTurn(
+      { type: "turn.failed", turn_id: state.turn_id, payload: { error: { code: "internal_error", message: `Recording the turn's end failed: ${errorMessage(cause)}` } } },
+      minimal,
+    );
   }
 
   private loadHistory(): ModelMessage[] {

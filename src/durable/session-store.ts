@@ -128,9 +128,8 @@ export class SessionStore {
     return this.sql.exec<TurnRow>("SELECT * FROM turns WHERE status = 'queued' ORDER BY position").toArray();
   }
 
-  insertTurn(row: Omit<TurnRow, "position">, where: "back" | "front" = "back"): void {
-    const agg = where === "back" ? "coalesce(max(position), 0) + 1" : "coalesce(min(position), 0) - 1";
-    const position = this.sql.exec<{ p: number }>(`SELECT ${agg} AS p FROM turns`).one().p;
+  insertTurn(row: Omit<TurnRow, "position">): void {
+    const position = this.sql.exec<{ p: number }>("SELECT coalesce(max(position), 0) + 1 AS p FROM turns").one().p;
     this.sql.exec(
       "INSERT INTO turns (turn_id, position, status, input, idempotency_key, created_at) VALUES (?, ?, ?, ?, ?, ?)",
       row.turn_id,
@@ -153,15 +152,27 @@ export class SessionStore {
 
   turnState(turnId: string): TurnState | null {
     const row = this.sql.exec<{ state: string }>("SELECT state FROM turn_state WHERE turn_id = ?", turnId).toArray()[0];
-    return row ? (JSON.parse(row.state) as TurnState) : null;
+    if (!row) return null;
+    const messages = this.sql
+      .exec<{ message: string }>("SELECT message FROM turn_messages WHERE turn_id = ? ORDER BY idx", turnId)
+      .toArray()
+      .map((r) => JSON.parse(r.message) as ModelMessage);
+    return { ...(JSON.parse(row.state) as Omit<TurnState, "messages">), messages };
   }
 
+  /** Checkpoints a turn: its scalar state, plus the messages appended since the last checkpoint (they are append-only). */
   saveTurnState(state: TurnState): void {
-    this.sql.exec("INSERT OR REPLACE INTO turn_state (turn_id, state) VALUES (?, ?)", state.turn_id, JSON.stringify(state));
+    const { messages, ...rest } = state;
+    const stored = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM turn_messages WHERE turn_id = ?", state.turn_id).one().n;
+    for (let i = stored; i < messages.length; i++) {
+      this.sql.exec("INSERT INTO turn_messages (turn_id, idx, message) VALUES (?, ?, ?)", state.turn_id, i, JSON.stringify(messages[i]));
+    }
+    this.sql.exec("INSERT OR REPLACE INTO turn_state (turn_id, state) VALUES (?, ?)", state.turn_id, JSON.stringify(rest));
   }
 
   deleteTurnState(turnId: string): void {
     this.sql.exec("DELETE FROM turn_state WHERE turn_id = ?", turnId);
+    this.sql.exec("DELETE FROM turn_messages WHERE turn_id = ?", turnId);
   }
 
   history(): ModelMessage[] {
@@ -229,10 +240,4 @@ export class SessionStore {
     this.sql.exec("INSERT OR REPLACE INTO snapshot (id, sequence, body) VALUES (1, ?, ?)", view.last_sequence, JSON.stringify(view));
   }
 
-  eventsAfter(after: number): RuntimeEvent[] {
-    return this.sql
-      .exec<{ body: string }>("SELECT body FROM events WHERE sequence > ? ORDER BY sequence", after)
-      .toArray()
-      .map((r) => JSON.parse(r.body) as RuntimeEvent);
-  }
 }

@@ -4,6 +4,7 @@ import { ApiError, zodIssues } from "../runtime/errors";
 import { AgentConfigSchema, deploymentIssues, type AgentConfig } from "../runtime/config";
 import { parseAllowlist } from "../runtime/url-allowlist";
 import type { Env } from "../env";
+import { providerEnv } from "../durable/providers";
 import { registry } from "../durable/registry-object";
 import { errorResponses, router } from "./http";
 
@@ -15,7 +16,7 @@ export async function validateAgentConfig(input: unknown, env: Env, pathPrefix =
   const parsed = AgentConfigSchema.safeParse(input);
   if (!parsed.success) throw ApiError.validation(zodIssues(parsed.error.issues, pathPrefix));
   const agentNames = parsed.data.handoffs.length > 0 ? new Set(await registry(env).names()) : new Set<string>();
-  const issues = deploymentIssues(parsed.data, { env, urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST), agentNames });
+  const issues = deploymentIssues(parsed.data, { env: providerEnv(env), urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST), agentNames });
   if (issues.length > 0) throw ApiError.validation(issues.map((i) => ({ ...i, path: [pathPrefix, i.path].filter(Boolean).join(".") })));
   return parsed.data;
 }

@@ -36,10 +36,7 @@ export function errorResponses(...statuses: number[]) {
 export function router(): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
-      if (!result.success) {
-        const prefix = result.target === "json" ? "" : result.target;
-        throw ApiError.validation(zodIssues(result.error.issues, prefix));
-      }
+      if (!result.success) throw ApiError.validation(zodIssues(result.error.issues));
     },
   });
 }
@@ -66,12 +63,16 @@ function timingSafeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
+const STREAM_ROUTE = { ws: /^\/v1\/sessions\/[^/]+\/ws$/, sse: /^\/v1\/sessions\/[^/]+\/events$/ };
+
 /** Bearer auth for /v1; `?access_token=` is accepted only where browsers cannot set headers (WS, SSE). */
 export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const keys = (c.env.API_KEYS ?? "").split(",").map((k) => k.trim()).filter(Boolean);
   const header = c.req.header("authorization") ?? "";
   let presented = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim() ?? null;
-  const streaming = c.req.path.endsWith("/ws") || (c.req.path.endsWith("/events") && (c.req.header("accept") ?? "").includes("text/event-stream"));
+  const streaming =
+    c.req.method === "GET" &&
+    (STREAM_ROUTE.ws.test(c.req.path) || (STREAM_ROUTE.sse.test(c.req.path) && (c.req.header("accept") ?? "").includes("text/event-stream")));
   if (presented === null && streaming) presented = c.req.query("access_token") ?? null;
   if (presented === null || !keys.some((k) => timingSafeEqual(k, presented!))) {
     throw new ApiError("unauthorized", keys.length === 0 ? "No API keys are configured for this deployment" : "Missing or invalid API key");

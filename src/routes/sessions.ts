@@ -1,6 +1,5 @@
 // Session routes (SPEC §4): creation, read models, turns, interrupt, queue control, tool inventory.
 import { createRoute, z } from "@hono/zod-openapi";
-import { AgentConfigSchema } from "../runtime/config";
 import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { InjectMessageBody, InterruptBody, SubmitTurnBody } from "../runtime/wire";
@@ -10,7 +9,10 @@ import { errorResponses, router, sessionStub } from "./http";
 
 const CreateSessionBody = z
   .strictObject({
-    agent: z.union([z.string().min(1), AgentConfigSchema]).openapi({ description: "A registered agent's name, or an inline AgentConfig" }),
+    // An inline config is validated by validateAgentConfig, which names each failing field under "agent.".
+    agent: z
+      .union([z.string().min(1), z.record(z.string(), z.unknown())])
+      .openapi({ description: "A registered agent's name, or an inline AgentConfig (see the AgentConfig schema)" }),
     metadata: z.record(z.string(), z.unknown()).optional(),
   })
   .openapi("CreateSession");

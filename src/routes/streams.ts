@@ -25,7 +25,7 @@ export const streams = router()
         200: {
           description: "Events in sequence order",
           content: {
-            "application/json": { schema: z.object({ events: z.array(z.record(z.string(), z.unknown())), next_after: z.number() }) },
+            "application/json": { schema: z.object({ events: z.array(z.record(z.string(), z.unknown())), next_after: z.number(), has_more: z.boolean() }) },
             "text/event-stream": { schema: z.string() },
           },
         },

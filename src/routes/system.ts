@@ -7,6 +7,7 @@ export const system = router().openapi(
     method: "get",
     path: "/healthz",
     summary: "Liveness",
+    security: [],
     responses: { 200: { description: "OK", content: { "application/json": { schema: z.object({ ok: z.literal(true) }) } } } },
   }),
   (c) => c.json({ ok: true as const }, 200),

@@ -132,7 +132,7 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
   }
   const httpNames = new Set<string>();
   config.http_tools.forEach((t, i) => {
-    if (t.name in BUILTIN_TOOLS || t.name.startsWith(HANDOFF_PREFIX)) {
+    if (BUILTIN_TOOLS.has(t.name) || t.name.startsWith(HANDOFF_PREFIX)) {
       issues.push({ path: `http_tools.${i}.name`, reason: `"${t.name}" clashes with a built-in tool` });
     }
     if (httpNames.has(t.name)) issues.push({ path: `http_tools.${i}.name`, reason: `duplicate tool name "${t.name}"` });
@@ -145,7 +145,7 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
   config.tools.forEach((name, i) => {
     if (seen.has(name)) issues.push({ path: `tools.${i}`, reason: `duplicate tool name "${name}"` });
     seen.add(name);
-    if (!(name in BUILTIN_TOOLS) && !httpNames.has(name)) {
+    if (!BUILTIN_TOOLS.has(name) && !httpNames.has(name)) {
       issues.push({ path: `tools.${i}`, reason: `unknown tool "${name}"` });
     }
   });

@@ -77,10 +77,20 @@ export function unwrap<T>(result: Result<T>): T {
   throw new ApiError(result.error.code, result.error.message, result.error.details);
 }
 
-/** Turns zod issues into `{path, reason}` pairs. */
-export function zodIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[], prefix = ""): FieldIssue[] {
-  return issues.map((i) => ({
-    path: [prefix, ...i.path.map(String)].filter((p) => p !== "").join("."),
-    reason: i.message,
-  }));
+interface ZodIssueLike {
+  code?: string;
+  path: readonly PropertyKey[];
+  message: string;
+  keys?: readonly string[];
+  issues?: readonly ZodIssueLike[];
+}
+
+/** Turns zod issues into `{path, reason}` pairs: an unknown field is reported at its own path, a bad record key with its reason. */
+export function zodIssues(issues: readonly ZodIssueLike[], prefix = ""): FieldIssue[] {
+  const join = (path: readonly PropertyKey[]) => [prefix, ...path.map(String)].filter((p) => p !== "").join(".");
+  return issues.flatMap((i) => {
+    if (i.code === "unrecognized_keys" && i.keys) return i.keys.map((key) => ({ path: join([...i.path, key]), reason: "is not a known field" }));
+    if (i.code === "invalid_key" && i.issues?.[0]) return [{ path: join(i.path), reason: i.issues[0].message }];
+    return [{ path: join(i.path), reason: i.message }];
+  });
 }

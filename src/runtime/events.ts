@@ -36,9 +36,6 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export const TERMINAL_TURN_EVENTS = ["turn.completed", "turn.failed", "turn.cancelled"] as const;
-export type TerminalTurnEvent = (typeof TERMINAL_TURN_EVENTS)[number];
-
 export interface EventRef {
   kind: string;
   id: string;
@@ -68,7 +65,3 @@ export interface RuntimeEvent {
 /** What a producer supplies; the store adds event_id, timestamp, sequence and the session ids. */
 export type EventDraft = Pick<RuntimeEvent, "type" | "payload"> &
   Partial<Pick<RuntimeEvent, "turn_id" | "step_id" | "tool_call_id" | "action_id" | "subagent_id" | "parent_id" | "depth" | "refs">>;
-
-export function isTerminalTurnEvent(type: string): type is TerminalTurnEvent {
-  return (TERMINAL_TURN_EVENTS as readonly string[]).includes(type);
-}

@@ -3,7 +3,7 @@
 // the runtime itself, results fed back, until an accepted final answer, max_steps or the context budget.
 // Every transition goes through the ports, which make it durable.
 import { jsonSchema, streamText, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
-import type { AgentConfig } from "./config";
+import { type AgentConfig, BUDGET_CAPS } from "./config";
 import {
   advisory,
   BUDGET_LIMIT_MESSAGE,
@@ -19,7 +19,7 @@ import { schemaErrors } from "./json-schema";
 import { correctionMessage, MAX_OUTPUT_RETRIES, outputInstructions, parseFinalAnswer, structuredOutput } from "./structured-output";
 import { splitInjectedArgs, withInjectedArgs } from "./tools/injected-args";
 import type { ToolContext, ToolDefinition } from "./tools/types";
-import { type ToolCallRecord, type TurnState, type Usage, toolResultPart } from "./turn-state";
+import { resultMetadata, type ToolCallRecord, type TurnState, type Usage, toolResultPart } from "./turn-state";
 
 /** At most this many tool calls of one step run at once. */
 export const MAX_PARALLEL_TOOL_CALLS = 8;
@@ -173,7 +173,8 @@ async function auxiliaryCall(
 ): Promise<string> {
   const { turn_id } = state;
   const step_id = ports.newId("stp");
-  ports.emit([{ type: "model.requested", turn_id, step_id, payload: { model: call.modelName, phase } }]);
+  state.open_model_step = { step_id, phase };
+  ports.emit([{ type: "model.requested", turn_id, step_id, payload: { model: call.modelName, phase } }], state);
   const result = await streamModel(state, step_id, phase, ports, {
     model: call.model,
     system: call.system,
@@ -181,6 +182,7 @@ async function auxiliaryCall(
     ...(call.tools ? { tools: call.tools, toolChoice: "none" as const } : {}),
     abortSignal: ports.signal,
   });
+  state.open_model_step = null;
   ports.emit([{ type: "model.completed", turn_id, step_id, payload: { usage: result.usage, finish_reason: result.finish_reason, phase } }], state);
   return result.text;
 }
@@ -254,7 +256,8 @@ async function modelStep(state: TurnState, run: Run, ports: TurnPorts): Promise<
   }
   const step_id = ports.newId("stp");
   state.step_id = step_id;
-  ports.emit([{ type: "model.requested", turn_id, step_id, payload: { model: config.model, phase: "executor", step: state.step + 1 } }]);
+  state.open_model_step = { step_id, phase: "executor" };
+  ports.emit([{ type: "model.requested", turn_id, step_id, payload: { model: config.model, phase: "executor", step: state.step + 1 } }], state);
   const { system, messages } = executorPrompt(state, run.setup);
   const result = await streamModel(state, step_id, "executor", ports, {
     model: run.setup.model,
@@ -276,6 +279,7 @@ async function modelStep(state: TurnState, run: Run, ports: TurnPorts): Promise<
   if (content.length > 0) state.messages.push({ role: "assistant", content });
   state.calls = calls.length > 0 ? calls : null;
   state.answered = calls.length === 0;
+  state.open_model_step = null;
   ports.emit([{ type: "model.completed", turn_id, step_id, payload: { usage: result.usage, finish_reason: result.finish_reason } }], state);
 }
 
@@ -329,6 +333,7 @@ async function streamModel(
   } catch (err) {
     if (ports.signal.aborted) throw err;
     const error = err instanceof ModelCallError ? err : new ModelCallError(errorMessage(err));
+    state.open_model_step = null;
     ports.emit([
       {
         type: "model.completed",
@@ -336,7 +341,7 @@ async function streamModel(
         step_id,
         payload: { usage, finish_reason: "error", error: { message: error.message }, ...(phase === "executor" ? {} : { phase }) },
       },
-    ]);
+    ], state);
     throw error;
   }
   state.usage = {
@@ -399,20 +404,20 @@ async function runToolCall(call: ToolCallRecord, state: TurnState, run: Run, por
   }
   const started_at = call.started_at ?? ports.now();
   const completed_at = ports.now();
-  output ??= null; // a tool that returns nothing still has an `output` field on the wire
+  output = capOutput(output ?? null, run.setup.config.budget.max_tool_result_bytes ?? BUDGET_CAPS.max_tool_result_bytes);
   call.status = "done";
   call.result = { output, is_error };
-  const metadata = {
-    status: is_error ? "error" : "success",
-    started_at,
-    completed_at,
-    execution_time_ms: completed_at - started_at,
-    approval_status: "not_required",
-    approval_id: null,
-    injected_args: injected,
-    offloaded_artifact_id: null,
-  };
+  const metadata = resultMetadata(is_error, started_at, completed_at, injected);
   ports.emit([{ type: "tool.result", ...ids, payload: { name: call.name, output, is_error, metadata } }], state);
+}
+
+/** Keeps a tool result within `maxBytes` (UTF-8): a larger one is cut, with a note saying so. */
+function capOutput(output: unknown, maxBytes: number): unknown {
+  const text = typeof output === "string" ? output : JSON.stringify(output);
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.byteLength <= maxBytes) return output;
+  const head = new TextDecoder().decode(bytes.subarray(0, maxBytes)).replace(/\uFFFD$/, "");
+  return `${head}\n[output truncated: ${bytes.byteLength} bytes in all, the first ${maxBytes} shown]`;
 }
 
 async function runPool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

@@ -3,7 +3,6 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModel } from "ai";
-import { createWorkersAI } from "workers-ai-provider";
 import { DemoModel } from "./demo-model";
 
 export const PROVIDERS = ["openai", "anthropic", "openai-compatible", "workers-ai", "demo"] as const;
@@ -16,8 +15,8 @@ export interface ProviderEnv {
   ANTHROPIC_API_KEY?: string;
   OPENAI_COMPATIBLE_BASE_URL?: string;
   OPENAI_COMPATIBLE_API_KEY?: string;
-  /** The Workers AI binding; typed loosely so the engine stays free of Cloudflare types. */
-  AI?: unknown;
+  /** Workers AI models, built by the Cloudflare layer from the `AI` binding when it exists. */
+  workersAI?: (modelId: string) => LanguageModel;
 }
 
 export function parseModelSpec(spec: string): { provider: Provider; model: string } | null {
@@ -37,7 +36,7 @@ export function providerConfigured(provider: Provider, env: ProviderEnv): boolea
     case "openai-compatible":
       return Boolean(env.OPENAI_COMPATIBLE_BASE_URL);
     case "workers-ai":
-      return env.AI !== undefined && env.AI !== null;
+      return env.workersAI !== undefined;
     case "demo":
       return true;
   }
@@ -61,11 +60,10 @@ export function resolveModel(spec: string, env: ProviderEnv): LanguageModel {
         baseURL: env.OPENAI_COMPATIBLE_BASE_URL!,
         apiKey: env.OPENAI_COMPATIBLE_API_KEY || undefined,
         includeUsage: true,
+        supportsStructuredOutputs: true, // output_schema goes out as a json_schema response_format
       }).chatModel(model);
     case "workers-ai":
-      return createWorkersAI({ binding: env.AI as Ai })(
-        model as Parameters<ReturnType<typeof createWorkersAI>>[0],
-      );
+      return env.workersAI!(model);
     case "demo":
       return new DemoModel(model);
   }

@@ -5,15 +5,25 @@ import type { RuntimeEvent } from "./events";
 export type ThreadStatus = "idle" | "running" | "waiting_permission" | "recovering";
 export type TurnStatus = "queued" | "accepted" | "running" | "completed" | "failed" | "cancelled";
 
+/** The snapshot keeps this many recent turns (it is one SQLite row, so it must stay small). */
+export const MAX_TURNS_IN_VIEW = 100;
+/** Inputs and outputs appear in read models as previews of at most this many characters; events carry them whole. */
+export const PREVIEW_CHARS = 500;
+
+export function preview(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS - 1)}…` : text;
+}
+
 export interface TurnSummary {
   turn_id: string;
   status: TurnStatus;
-  input: string;
+  input_preview: string;
   submitted_at: number;
   started_at: number | null;
   ended_at: number | null;
-  /** Text, or the JSON value when the agent has an output_schema. */
-  output: unknown;
+  output_preview: string | null;
   stop_reason: string | null;
   error: { code: string; message: string } | null;
 }
@@ -38,7 +48,9 @@ export interface SessionView {
   last_outcome: { turn_id: string; type: string; stop_reason?: string; error?: unknown; reason?: string } | null;
   /** Usage of the active turn, or of the last one when idle. */
   usage: TurnUsage;
+  /** The most recent MAX_TURNS_IN_VIEW turns. */
   turns: TurnSummary[];
+  turn_count: number;
   last_sequence: number;
 }
 
@@ -56,6 +68,7 @@ export function emptyView(): SessionView {
     last_outcome: null,
     usage: { llm_calls: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0 },
     turns: [],
+    turn_count: 0,
     last_sequence: 0,
   };
 }
@@ -81,20 +94,21 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
     case "turn.submitted":
       return {
         ...v,
+        turn_count: v.turn_count + 1,
         turns: [
           ...v.turns,
           {
             turn_id: e.turn_id!,
-            status: p.queued ? "queued" : "accepted",
-            input: String(p.input ?? ""),
+            status: (p.queued ? "queued" : "accepted") as TurnStatus,
+            input_preview: preview(p.input) ?? "",
             submitted_at: e.timestamp,
             started_at: null,
             ended_at: null,
-            output: null,
+            output_preview: null,
             stop_reason: null,
             error: null,
           },
-        ],
+        ].slice(-MAX_TURNS_IN_VIEW),
       };
     case "queue.changed":
       return { ...v, queued_turns: [...((p.queued as string[]) ?? [])] };
@@ -110,6 +124,14 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
       if (e.turn_id !== v.active_turn_id) return v;
       if (p.phase === "handoff") return { ...v, agent: String(p.to) };
       return { ...v, status: p.phase === "recovering" ? "recovering" : "running" };
+    case "tool.started":
+    case "tool.result":
+      // Tools running again after a restart means the turn is back to running.
+      return {
+        ...v,
+        status: v.status === "recovering" ? "running" : v.status,
+        usage: e.type === "tool.started" ? { ...v.usage, tool_calls: v.usage.tool_calls + 1 } : v.usage,
+      };
     case "model.requested":
       return { ...v, usage: { ...v.usage, llm_calls: v.usage.llm_calls + 1 } };
     case "model.completed":
@@ -122,8 +144,6 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
           output_tokens: v.usage.output_tokens + Number(p.usage?.output_tokens ?? 0),
         },
       };
-    case "tool.started":
-      return { ...v, usage: { ...v.usage, tool_calls: v.usage.tool_calls + 1 } };
     case "action.required":
       return {
         ...v,
@@ -158,7 +178,7 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
         turns: updateTurn(v, e.turn_id, {
           status,
           ended_at: e.timestamp,
-          output: p.output ?? null,
+          output_preview: preview(p.output),
           stop_reason: p.stop_reason ?? null,
           error: p.error ?? null,
         }),

@@ -1,6 +1,7 @@
 // The durable working state of one turn. It is checkpointed after every transition (model response,
 // tool start, tool result), so the loop can continue from it after a restart.
 import type { ModelMessage } from "ai";
+import type { EventDraft } from "./events";
 
 export interface Usage {
   input_tokens: number;
@@ -39,6 +40,8 @@ export interface TurnState {
   plan?: string;
   /** Live messages waiting to enter the conversation before the next model call (FIFO). */
   inbox?: { message_id: string; content: string }[];
+  /** The model call under way (model.requested without model.completed yet). */
+  open_model_step?: { step_id: string; phase: "executor" | "planner" | "compaction" } | null;
   /** The latest model response was a final answer (no tool calls), not yet accepted. */
   answered?: boolean;
   /** Final answers refused by output_schema so far. */
@@ -88,4 +91,47 @@ export function finalMessages(state: TurnState, unrunReason: string): ModelMessa
     toolResultPart(c.result ? c : { ...c, result: { output: `Tool call not executed: ${unrunReason}`, is_error: true } }),
   );
   return [...state.messages, { role: "tool", content: parts }];
+}
+
+/** The §6 metadata of a tool result. */
+export function resultMetadata(
+  is_error: boolean,
+  started_at: number,
+  completed_at: number,
+  injected_args: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    status: is_error ? "error" : "success",
+    started_at,
+    completed_at,
+    execution_time_ms: completed_at - started_at,
+    approval_status: "not_required",
+    approval_id: null,
+    injected_args,
+    offloaded_artifact_id: null,
+  };
+}
+
+/**
+ * Events that close what a turn left open when it is cut short (interrupted, lost): the model call under
+ * way and tools that started, so no model call or tool stays open after the turn's end.
+ */
+export function closingEvents(state: TurnState, reason: "cancelled" | "interrupted", now: number): EventDraft[] {
+  const { turn_id } = state;
+  const events: EventDraft[] = [];
+  if (state.open_model_step) {
+    const { step_id, phase } = state.open_model_step;
+    events.push({ type: "model.completed", turn_id, step_id, payload: { usage: emptyUsage(), finish_reason: reason, phase } });
+  }
+  for (const c of state.calls ?? []) {
+    if (c.status !== "started") continue;
+    events.push({
+      type: "tool.result",
+      turn_id,
+      step_id: state.step_id ?? undefined,
+      tool_call_id: c.tool_call_id,
+      payload: { name: c.name, output: `Tool call ${reason}`, is_error: true, metadata: resultMetadata(true, c.started_at ?? now, now, {}) },
+    });
+  }
+  return events;
 }

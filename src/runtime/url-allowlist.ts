@@ -1,4 +1,7 @@
-// TOOL_URL_ALLOWLIST: the URL prefixes that outbound tool calls may reach.
+// TOOL_URL_ALLOWLIST: the URL prefixes that outbound tool calls may reach. Entries and URLs are compared
+// parsed, not as strings: same scheme, host and port, and a path prefix that ends on a segment boundary of
+// the normalized path (so "/allowed/../secret" is "/secret", and "https://a.example" does not match
+// "https://a.example.evil.net").
 
 export function parseAllowlist(raw: string | undefined): string[] {
   return (raw ?? "")
@@ -7,6 +10,24 @@ export function parseAllowlist(raw: string | undefined): string[] {
     .filter(Boolean);
 }
 
+function parse(url: string): URL | null {
+  try {
+    const u = new URL(url);
+    if (u.protocol !== "http:" && u.protocol !== "https:") return null;
+    if (u.username || u.password) return null;
+    return u;
+  } catch {
+    return null;
+  }
+}
+
 export function urlAllowed(url: string, allowlist: string[]): boolean {
-  return allowlist.some((prefix) => url.startsWith(prefix));
+  const target = parse(url);
+  if (!target) return false;
+  return allowlist.some((entry) => {
+    const allowed = parse(entry);
+    if (!allowed || allowed.origin !== target.origin) return false;
+    const prefix = allowed.pathname;
+    return prefix.endsWith("/") ? target.pathname.startsWith(prefix) : target.pathname === prefix || target.pathname.startsWith(`${prefix}/`);
+  });
 }

@@ -55,7 +55,7 @@ export async function events(sid: string, after = 0): Promise<any[]> {
     const res = await api("GET", `/v1/sessions/${sid}/events?after=${cursor}&limit=1000`);
     expect(res.status).toBe(200);
     all.push(...res.body.events);
-    if (res.body.events.length < 1000) return all;
+    if (!res.body.has_more) return all;
     cursor = res.body.next_after;
   }
 }

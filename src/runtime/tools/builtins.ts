@@ -52,4 +52,4 @@ const calculator: ToolDefinition = {
   },
 };
 
-export const BUILTIN_TOOLS: Record<string, ToolDefinition> = { clock, calculator };
+export const BUILTIN_TOOLS: ReadonlyMap<string, ToolDefinition> = new Map([clock, calculator].map((t) => [t.name, t]));

@@ -3,8 +3,30 @@ import type { HttpToolSpec } from "../config";
 import { urlAllowed } from "../url-allowlist";
 import { ToolError, type ToolDefinition } from "./types";
 
-/** Responses larger than this are cut; the spill to R2 handles what remains large. */
+/** At most this much of a response is read; the loop then caps what it keeps at max_tool_result_bytes. */
 const MAX_RESPONSE_BYTES = 1_000_000;
+
+/** Reads at most `max` bytes of a body as UTF-8, without buffering the rest. */
+async function readCapped(res: Response, max: number): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < max) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value.subarray(0, max - size));
+    size += Math.min(value.byteLength, max - size);
+  }
+  await reader.cancel().catch(() => {});
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    bytes.set(c, offset);
+    offset += c.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
 
 export function httpTool(spec: HttpToolSpec): ToolDefinition {
   return {
@@ -31,12 +53,14 @@ export function httpTool(spec: HttpToolSpec): ToolDefinition {
             tool_call_id: ctx.tool_call_id,
           }),
           signal: AbortSignal.any([ctx.signal, timeout]),
+          redirect: "manual", // a redirect could leave the allowlist
         });
       } catch (err) {
         if (timeout.aborted) throw new ToolError(`Tool "${spec.name}" timed out after ${spec.timeout_ms} ms`);
         throw err;
       }
-      const text = (await res.text()).slice(0, MAX_RESPONSE_BYTES);
+      if (res.status >= 300 && res.status < 400) throw new ToolError(`HTTP ${res.status}: redirects are not followed`);
+      const text = await readCapped(res, MAX_RESPONSE_BYTES);
       if (!res.ok) throw new ToolError(`HTTP ${res.status}: ${text}`);
       if ((res.headers.get("content-type") ?? "").includes("application/json")) {
         try {

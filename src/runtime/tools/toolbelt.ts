@@ -8,7 +8,7 @@ import type { ToolDefinition } from "./types";
 export function resolveToolbelt(config: AgentConfig): Map<string, ToolDefinition> {
   const belt = new Map<string, ToolDefinition>();
   for (const name of config.tools) {
-    const builtin = BUILTIN_TOOLS[name];
+    const builtin = BUILTIN_TOOLS.get(name);
     if (builtin) belt.set(name, builtin);
   }
   // Declaring an HTTP tool on the agent is enough to expose it; listing it in `tools` too is allowed.
