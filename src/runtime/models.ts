@@ -65,6 +65,7 @@ export function resolveModel(spec: string, env: ProviderEnv): LanguageModel {
     case "workers-ai":
       return env.workersAI!(model);
     case "demo":
-      return new DemoModel(model);
+      // `demo:slow` streams a word every 250 ms, slow enough to drop and resume a connection mid-turn by hand.
+      return new DemoModel(model, model === "slow" ? 250 : undefined);
   }
 }
