@@ -2,7 +2,7 @@
 // continues: an optional planner pass, then model calls one step at a time, the requested tools run by
 // the runtime itself, results fed back, until an accepted final answer, max_steps or the context budget.
 // Every transition goes through the ports, which make it durable.
-import { jsonSchema, streamText, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
+import { jsonSchema, streamText, ToolChoiceViolationError, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
 import { type AgentConfig, BUDGET_CAPS } from "./config";
 import {
   advisory,
@@ -67,7 +67,11 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
   const turn_id = state.turn_id;
   const run: Run = { setup, sdkTools: toSdkTools(setup) };
   try {
-    if (setup.config.planning_enabled && state.plan === undefined) await planStep(state, run, ports);
+    // Planning belongs to the start of a turn only (an agent handed over to mid-turn does not plan).
+    if (setup.config.planning_enabled && state.step === 0 && state.plan === undefined) {
+      if (!(await fitContext(state, run, ports))) return;
+      await planStep(state, run, ports);
+    }
     for (;;) {
       const move = nextMove(state, run.setup.config.max_steps);
       if (move === "max_steps") return finishCompleted(state, state.output, "max_steps", ports);
@@ -231,6 +235,7 @@ async function fitContext(state: TurnState, run: Run, ports: TurnPorts): Promise
     );
   }
   if (after <= limit) return true;
+  state.messages.push({ role: "assistant", content: BUDGET_LIMIT_MESSAGE }); // the history ends on the answer given
   finishCompleted(state, BUDGET_LIMIT_MESSAGE, "budget_limit", ports);
   return false;
 }
@@ -325,6 +330,8 @@ async function streamModel(
           break;
         }
         case "error":
+          // A planner that calls a tool despite toolChoice "none" (some servers ignore it): keep its text as the plan.
+          if (phase !== "executor" && ToolChoiceViolationError.isInstance(part.error)) break;
           throw new ModelCallError(errorMessage(part.error));
         case "abort":
           throw ports.signal.reason ?? new Error("aborted");
@@ -354,25 +361,27 @@ async function streamModel(
 
 async function runToolCalls(state: TurnState, run: Run, ports: TurnPorts): Promise<void> {
   const calls = state.calls!;
-  const tools = run.setup.tools;
+  // The step's calls run with the agent that asked for them, even if one of them hands the turn over.
+  const setup = run.setup;
+  const tools = setup.tools;
   // A call already "started" here began before a restart and has no result: re-run only what is idempotent.
   const lost = new Set(calls.filter((c) => c.status === "started" && !tools.get(c.name)?.idempotent));
   const todo = calls.filter((c) => c.status !== "done");
   const parallel = todo.filter((c) => !lost.has(c) && (tools.get(c.name)?.parallel_safe ?? true));
   const serial = todo.filter((c) => !parallel.includes(c));
-  await runPool(parallel, MAX_PARALLEL_TOOL_CALLS, (c) => runToolCall(c, state, run, ports, lost.has(c)));
-  for (const c of serial) await runToolCall(c, state, run, ports, lost.has(c));
+  await runPool(parallel, MAX_PARALLEL_TOOL_CALLS, (c) => runToolCall(c, state, setup, run, ports, lost.has(c)));
+  for (const c of serial) await runToolCall(c, state, setup, run, ports, lost.has(c));
   state.messages.push({ role: "tool", content: calls.map(toolResultPart) });
   state.calls = null;
   ports.emit([], state);
 }
 
-async function runToolCall(call: ToolCallRecord, state: TurnState, run: Run, ports: TurnPorts, lost: boolean) {
+async function runToolCall(call: ToolCallRecord, state: TurnState, setup: TurnSetup, run: Run, ports: TurnPorts, lost: boolean) {
   const { turn_id } = state;
   const ids = { turn_id, step_id: state.step_id ?? undefined, tool_call_id: call.tool_call_id };
-  const tool = run.setup.tools.get(call.name);
+  const tool = setup.tools.get(call.name);
   const args = call.args && typeof call.args === "object" ? (call.args as Record<string, unknown>) : {};
-  const { executable, injected } = splitInjectedArgs(args, run.setup.config.injected_tool_args);
+  const { executable, injected } = splitInjectedArgs(args, setup.config.injected_tool_args);
   let output: unknown;
   let is_error = true;
   if (lost) {
@@ -404,7 +413,7 @@ async function runToolCall(call: ToolCallRecord, state: TurnState, run: Run, por
   }
   const started_at = call.started_at ?? ports.now();
   const completed_at = ports.now();
-  output = capOutput(output ?? null, run.setup.config.budget.max_tool_result_bytes ?? BUDGET_CAPS.max_tool_result_bytes);
+  output = capOutput(output ?? null, setup.config.budget.max_tool_result_bytes ?? BUDGET_CAPS.max_tool_result_bytes);
   call.status = "done";
   call.result = { output, is_error };
   const metadata = resultMetadata(is_error, started_at, completed_at, injected);
