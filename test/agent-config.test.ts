@@ -3,7 +3,7 @@
 // injection, handoffs and output_schema. The scripted fake model records what every call received.
 import { env, evictDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { api, createAgent, createSession, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
+import { AGENT_DEFAULTS, api, createAgent, createSession, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { baseURL, requests, script, toolRequests, toolURL, uniqueId, type Step } from "./support/fake-model";
 import { closeAllSockets, openWs } from "./support/ws";
 
@@ -32,30 +32,6 @@ async function scripted(steps: Step[], prefix = "cfg"): Promise<{ model: string;
 }
 
 /** The full stored form of a config with only `name` and `model` given. */
-const DEFAULTS = {
-  model: "openai:gpt-4o",
-  instructions: "",
-  tools: [],
-  http_tools: [],
-  mcp_servers: [],
-  handoffs: [],
-  output_schema: null,
-  max_steps: 10,
-  temperature: 1,
-  max_tokens: null,
-  planning_enabled: false,
-  planning_model: null,
-  planning_instructions: "",
-  budget_awareness: null,
-  context_window: null,
-  hitl_tools: [],
-  emit_mcp_progress: true,
-  injected_tool_args: {},
-  allow_parallel_subagents: false,
-  max_parallel_subagents: 3,
-  budget: {},
-};
-
 type Detail = { path: string; reason: unknown };
 
 /**
@@ -247,14 +223,14 @@ describe("validation (422, naming the field and the reason, nothing stored)", ()
     await createAgent({ name, model: "demo:x", max_steps: 4 });
     const res = await api("PUT", `/v1/agents/${name}`, { model: "demo:x", max_steps: 5, budget_awareness: "sometimes" });
     expect(res.status).toBe(422);
-    expect((await api("GET", `/v1/agents/${name}`)).body).toEqual({ ...DEFAULTS, name, model: "demo:x", max_steps: 4 });
+    expect((await api("GET", `/v1/agents/${name}`)).body).toEqual({ ...AGENT_DEFAULTS, name, model: "demo:x", max_steps: 4 });
   });
 
   it("PUT then GET round-trips exactly, with every default filled in", async () => {
     const minimal = uniqueName("min");
     const put = await api("PUT", `/v1/agents/${minimal}`, { model: "demo:x" });
     expect(put.status).toBe(201);
-    expect(put.body).toEqual({ ...DEFAULTS, name: minimal, model: "demo:x" });
+    expect(put.body).toEqual({ ...AGENT_DEFAULTS, name: minimal, model: "demo:x" });
     expect((await api("GET", `/v1/agents/${minimal}`)).body).toEqual(put.body);
 
     const target = uniqueName("target");
@@ -304,7 +280,7 @@ describe("validation (422, naming the field and the reason, nothing stored)", ()
     expect(again.body).toEqual(full);
     // An inline config is stored the same way.
     const sid = await createSession({ name: "inline-min", model: "demo:x" });
-    expect((await api("GET", `/v1/sessions/${sid}`)).body.agent).toEqual({ ...DEFAULTS, name: "inline-min", model: "demo:x" });
+    expect((await api("GET", `/v1/sessions/${sid}`)).body.agent).toEqual({ ...AGENT_DEFAULTS, name: "inline-min", model: "demo:x" });
   });
 });
 

@@ -1,7 +1,7 @@
 // The HTTP surface: auth, the error envelope for every §2 code, the agent registry, sessions, OpenAPI.
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createAgent, createSession, KEY } from "./support/api";
+import { AGENT_DEFAULTS, api, createAgent, createSession, KEY } from "./support/api";
 import { baseURL } from "./support/fake-model";
 
 describe("auth", () => {
@@ -95,30 +95,7 @@ describe("agent registry", () => {
   it("PUT creates (201) then replaces (200); GET round-trips with defaults; DELETE removes", async () => {
     const created = await api("PUT", "/v1/agents/roundtrip", { model: "demo:x", instructions: "Be brief.", tools: ["clock"] });
     expect(created.status).toBe(201);
-    const expected = {
-      name: "roundtrip",
-      model: "demo:x",
-      instructions: "Be brief.",
-      tools: ["clock"],
-      http_tools: [],
-      mcp_servers: [],
-      handoffs: [],
-      output_schema: null,
-      max_steps: 10,
-      temperature: 1,
-      max_tokens: null,
-      planning_enabled: false,
-      planning_model: null,
-      planning_instructions: "",
-      budget_awareness: null,
-      context_window: null,
-      hitl_tools: [],
-      emit_mcp_progress: true,
-      injected_tool_args: {},
-      allow_parallel_subagents: false,
-      max_parallel_subagents: 3,
-      budget: {},
-    };
+    const expected = { ...AGENT_DEFAULTS, name: "roundtrip", model: "demo:x", instructions: "Be brief.", tools: ["clock"] };
     expect(created.body).toEqual(expected);
     expect((await api("GET", "/v1/agents/roundtrip")).body).toEqual(expected);
     const replaced = await api("PUT", "/v1/agents/roundtrip", { ...expected, max_steps: 3 });

@@ -3,6 +3,32 @@ import { SELF } from "cloudflare:test";
 import { expect } from "vitest";
 
 export const KEY = "test-key";
+
+/** What GET /v1/agents/:name returns for every field a PUT left out (SPEC §3 defaults). */
+export const AGENT_DEFAULTS = {
+  model: "openai:gpt-4o",
+  instructions: "",
+  tools: [],
+  http_tools: [],
+  mcp_servers: [],
+  handoffs: [],
+  output_schema: null,
+  max_steps: 10,
+  temperature: 1,
+  max_tokens: null,
+  planning_enabled: false,
+  planning_model: null,
+  planning_instructions: "",
+  budget_awareness: null,
+  context_window: null,
+  hitl_tools: [],
+  emit_mcp_progress: true,
+  injected_tool_args: {},
+  allow_parallel_subagents: false,
+  max_parallel_subagents: 3,
+  budget: {},
+};
+
 const BASE = "https://runtime.test";
 
 export interface ApiResponse<T = any> {
