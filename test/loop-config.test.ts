@@ -7,7 +7,7 @@ import { describe, expect, it, vi } from "vitest";
 import { AgentConfigSchema, type AgentConfigInput } from "../src/runtime/config";
 import { BUDGET_LIMIT_MESSAGE, estimateTokens } from "../src/runtime/context-budget";
 import { runTurn, type TurnSetup } from "../src/runtime/loop";
-import { resolveToolbelt } from "../src/runtime/tools/toolbelt";
+import { ALL_CLASSES_POLICY, resolveToolbelt } from "../src/runtime/tools/toolbelt";
 import type { ToolDefinition } from "../src/runtime/tools/types";
 import { finalMessages, newTurnState } from "../src/runtime/turn-state";
 import { MemoryPorts, snapshot } from "./support/memory-ports";
@@ -68,7 +68,7 @@ function toolbeltSetup(model: LanguageModel, tools: ToolDefinition[], config: Ag
   return {
     config: parsed,
     model,
-    tools: new Map([...tools.map((t): [string, ToolDefinition] => [t.name, t]), ...resolveToolbelt(parsed)]),
+    tools: new Map([...tools.map((t): [string, ToolDefinition] => [t.name, t]), ...resolveToolbelt(parsed, ALL_CLASSES_POLICY)]),
     history: [],
     resolveModel: () => model,
   };

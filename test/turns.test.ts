@@ -320,13 +320,13 @@ describe("durability", () => {
     const versions = await runInDurableObject(stub(sid), (_instance, state) =>
       state.storage.sql.exec<{ version: number }>("SELECT version FROM schema_version ORDER BY version").toArray().map((r) => r.version),
     );
-    expect(versions).toEqual([1, 2]);
+    expect(versions).toEqual([1, 2, 3]);
     await evictDurableObject(stub(sid));
     const tables = await runInDurableObject(stub(sid), (_instance, state) =>
       state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").toArray().map((r) => r.name),
     );
-    expect(tables).toEqual(expect.arrayContaining(["events", "turns", "turn_state", "turn_messages", "messages", "channels", "schedule", "snapshot", "schema_version"]));
-    expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(2);
+    expect(tables).toEqual(expect.arrayContaining(["events", "turns", "turn_state", "turn_messages", "messages", "channels", "schedule", "snapshot", "actions", "memory", "schema_version"]));
+    expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(3);
   });
 
   it("loses nothing across a restart between turns, and the read model equals a replay of the log", async () => {

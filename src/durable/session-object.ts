@@ -13,19 +13,25 @@ import { errorMessage, runTurn, type TurnPorts, type TurnSetup } from "../runtim
 import { resolveModel } from "../runtime/models";
 import { emptyView, foldAll, foldEvent, type SessionView } from "../runtime/read-model";
 import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
-import { closingEvents, finalMessages, newTurnState, type TurnState } from "../runtime/turn-state";
+import { type ApprovalDecision, closingEvents, finalMessages, newTurnState, pendingApprovals, type TurnState } from "../runtime/turn-state";
+import { DEFAULT_POLICY, type Policy } from "../runtime/policy";
 import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../runtime/wire";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import { providerEnv } from "./providers";
+import { r2Workspace } from "./workspace-store";
 import { registry } from "./registry-object";
 import { SessionStore, type SessionRow, type StoredEvent } from "./session-store";
 import { type SocketAttachment, SocketHub } from "./socket-hub";
+
+/** Carries the caller's key hash from the Worker to the object on WebSocket upgrades (set by the Worker only). */
+export const KEY_HASH_HEADER = "x-runtime-key-hash";
 
 /** While a turn is active the object re-arms this alarm; it resumes a turn whose executor is gone. */
 export const HEARTBEAT_MS = 30_000;
 export const MAX_QUEUED_TURNS = 20;
 /** Resumes of one turn after restarts before it is given up as lost. */
 export const MAX_RECOVERIES = 3;
+const APPROVAL_DEADLINE = "approval:";
 export const MAX_EVENTS_PAGE = 1000;
 export const MAX_PAGE_BYTES = 1_000_000;
 
@@ -39,6 +45,13 @@ interface Executor {
 /** Thrown into a loop whose turn was taken away (interrupted) so it stops without writing. */
 class TurnTakenError extends Error {}
 
+export interface ActionResolved {
+  action_id: string;
+  turn_id: string;
+  tool_call_id: string;
+  decision: ApprovalDecision;
+}
+
 export type InjectResult =
   | { delivery: "injected"; turn_id: string; message_id: string }
   | { delivery: "new_turn"; turn_id: string; status: "accepted" | "queued" };
@@ -46,6 +59,7 @@ export type InjectResult =
 export interface CreateSessionInput {
   session_id: string;
   agent: AgentConfig;
+  policy: Policy;
   metadata: Record<string, unknown>;
 }
 
@@ -55,6 +69,7 @@ export class SessionObject extends DurableObject<Env> {
   private view: SessionView = emptyView();
   private row: SessionRow | null = null;
   private config: AgentConfig | null = null;
+  private policy: Policy = DEFAULT_POLICY;
   private history: ModelMessage[] | null = null;
   private executor: Executor | null = null;
   private readonly hub: SocketHub;
@@ -68,6 +83,7 @@ export class SessionObject extends DurableObject<Env> {
       this.open();
       if (!this.row) return;
       this.config = JSON.parse(this.row.agent) as AgentConfig;
+      this.policy = { ...DEFAULT_POLICY, ...(JSON.parse(this.row.policy) as Partial<Policy>) };
       const snap = this.store.snapshot();
       const tail = this.store.readEvents(snap?.last_sequence ?? 0, Number.MAX_SAFE_INTEGER).map((e) => JSON.parse(e.body) as RuntimeEvent);
       this.view = foldAll(tail, snap ?? emptyView());
@@ -98,11 +114,14 @@ export class SessionObject extends DurableObject<Env> {
         thread_id: randomId("thr"),
         agent: JSON.stringify(input.agent),
         metadata: JSON.stringify(input.metadata),
+        policy: JSON.stringify(input.policy),
         created_at: Date.now(),
       };
       this.row = row;
       this.config = input.agent;
-      this.commit([{ type: "session.created", payload: { agent: input.agent.name, model: input.agent.model, metadata: input.metadata } }], () =>
+      this.policy = input.policy;
+      const payload = { agent: input.agent.name, model: input.agent.model, policy: input.policy, metadata: input.metadata };
+      this.commit([{ type: "session.created", payload }], () =>
         this.store.insertSession(row),
       );
       return { session_id: row.session_id, thread_id: row.thread_id };
@@ -115,6 +134,7 @@ export class SessionObject extends DurableObject<Env> {
       return {
         session_id: row.session_id,
         agent: config,
+        policy: this.policy,
         status: view.status,
         created_at: row.created_at,
         metadata: view.metadata,
@@ -202,8 +222,16 @@ export class SessionObject extends DurableObject<Env> {
     });
   }
 
-  async tools(): Promise<Result<{ tools: ReturnType<typeof describeTool>[] }>> {
-    return toResult(() => ({ tools: [...resolveToolbelt(this.mustExist().config).values()].map(describeTool) }));
+  async tools(): Promise<Result<{ tools: ReturnType<typeof describeTool>[]; policy: Policy }>> {
+    return toResult(() => ({ tools: [...resolveToolbelt(this.mustExist().config, this.policy).values()].map(describeTool), policy: this.policy }));
+  }
+
+  /** A human decision on a pending approval; `by` identifies the caller (a hash of its API key). */
+  async resolveAction(actionId: string, decision: "approve" | "reject", reason: string | undefined, by: string): Promise<Result<ActionResolved>> {
+    return toResult(() => {
+      this.mustExist();
+      return this.decide(actionId, decision === "approve" ? "approved" : "rejected", reason ?? null, by);
+    });
   }
 
   /** WebSocket upgrades and SSE streams (they need a Response, so they come through fetch). */
@@ -223,7 +251,7 @@ export class SessionObject extends DurableObject<Env> {
       this.checkCursor(after);
       if (url.pathname.endsWith("/ws")) {
         if (channel) this.store.ackChannel(channel, after, Date.now());
-        return this.hub.acceptWebSocket(after, channel);
+        return this.hub.acceptWebSocket(after, { channel, key_hash: request.headers.get(KEY_HASH_HEADER) ?? "unknown" });
       }
       return this.hub.openSse(after);
     });
@@ -272,9 +300,10 @@ export class SessionObject extends DurableObject<Env> {
         return reply(ws, frame.request_id, await this.submitTurn({ input: frame.input, idempotency_key: frame.idempotency_key }));
       case "interrupt":
         return reply(ws, frame.request_id, await this.interrupt(frame.reason));
-      case "respond_action":
-        // No tool needs approval yet, so no action can be pending.
-        return reply(ws, frame.request_id, { ok: false, error: ApiError.notFound("Action", frame.action_id).toBody().error });
+      case "respond_action": {
+        const { key_hash } = ws.deserializeAttachment() as SocketAttachment;
+        return reply(ws, frame.request_id, await this.resolveAction(frame.action_id, frame.decision, frame.reason, key_hash));
+      }
       case "inject_message":
         return reply(ws, frame.request_id, await this.injectMessage(frame.content));
     }
@@ -300,7 +329,10 @@ export class SessionObject extends DurableObject<Env> {
     for (const kind of this.store.takeDue(Date.now())) {
       if (kind === "heartbeat") {
         this.resumeIfOrphaned("the heartbeat found no running executor");
-        if (this.store.runningTurn()) this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
+        if (this.store.runningTurn() && !this.waiting()) this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
+      } else if (kind.startsWith(APPROVAL_DEADLINE)) {
+        const actionId = kind.slice(APPROVAL_DEADLINE.length);
+        if (this.store.action(actionId)?.status === "pending") this.decide(actionId, "timed_out", "no decision before the deadline", "runtime");
       }
     }
     await this.armAlarm();
@@ -400,7 +432,7 @@ export class SessionObject extends DurableObject<Env> {
     }
     const config = this.config!;
     const state = newTurnState(next.turn_id, next.input, Date.now());
-    const tools = [...resolveToolbelt(config).values()].map(describeTool);
+    const tools = [...resolveToolbelt(config, this.policy).values()].map(describeTool);
     const drafts: EventDraft[] = [];
     if (this.view.queued_turns.includes(next.turn_id)) drafts.push({ type: "queue.changed", payload: { queued: rest.map((t) => t.turn_id) } });
     drafts.push(
@@ -428,6 +460,7 @@ export class SessionObject extends DurableObject<Env> {
         state ?? newTurnState(running.turn_id, running.input, Date.now()),
       );
     if (!state) return lost("The turn's checkpoint is missing; it cannot be resumed");
+    if (state.paused_at) return; // waiting for a human: a decision resumes it, not a restart
     // Consecutive resumes without progress (reset by every model response and tool result) are capped.
     state.recoveries = (state.recoveries ?? 0) + 1;
     if (state.recoveries > MAX_RECOVERIES) return lost(`The turn was resumed ${MAX_RECOVERIES} times without progress`);
@@ -480,6 +513,26 @@ export class SessionObject extends DurableObject<Env> {
         this.config = config;
         return setup;
       },
+      requestApproval: (event, st, action) => {
+        owned();
+        this.commit([event], () => {
+          this.store.saveTurnState(st);
+          this.store.insertAction({ ...action, turn_id: st.turn_id, tool_call_id: event.tool_call_id! });
+          this.store.schedule(`${APPROVAL_DEADLINE}${action.action_id}`, action.expires_at);
+        });
+        void this.armAlarm();
+      },
+      suspend: (st) => {
+        owned();
+        this.executor = null;
+        st.paused_at = Date.now();
+        // Waiting for a human costs nothing: no executor and no heartbeat; each deadline is an alarm entry.
+        this.ctx.storage.transactionSync(() => {
+          this.store.saveTurnState(st);
+          this.store.unschedule("heartbeat");
+        });
+        void this.armAlarm();
+      },
       replaceHistory: (history, event, st) => {
         owned();
         this.commit([event], () => {
@@ -491,7 +544,17 @@ export class SessionObject extends DurableObject<Env> {
       now: () => Date.now(),
       newId: randomId,
       signal: exec.abort.signal,
-      tool: { session_id: this.row!.session_id, fetch: (input, init) => fetch(input, init), urlAllowlist: parseAllowlist(this.env.TOOL_URL_ALLOWLIST) },
+      tool: {
+        session_id: this.row!.session_id,
+        fetch: (input, init) => fetch(input, init),
+        urlAllowlist: parseAllowlist(this.env.TOOL_URL_ALLOWLIST),
+        workspace: r2Workspace(this.env.BLOBS, this.row!.session_id, this.policy.workspace_root),
+        memory: {
+          get: (key) => this.store.memoryGet(key),
+          set: (key, value) => this.store.memorySet(key, value, Date.now()),
+          list: (prefix, limit) => this.store.memoryList(prefix, limit),
+        },
+      },
     };
     const run = async () => {
       let setup: TurnSetup;
@@ -519,10 +582,56 @@ export class SessionObject extends DurableObject<Env> {
     return {
       config,
       model: resolveModel(config.model, providers),
-      tools: resolveToolbelt(config),
+      tools: resolveToolbelt(config, this.policy),
       history: this.loadHistory(),
       resolveModel: (spec) => resolveModel(spec, providers),
     };
+  }
+
+  /** Whether the running turn is suspended, waiting for decisions. */
+  private waiting(): boolean {
+    const running = this.store.runningTurn();
+    if (!running || this.executor) return false;
+    return Boolean(this.store.turnState(running.turn_id)?.paused_at);
+  }
+
+  /** Records a decision on a pending approval and lets the turn go on (resuming it if it was suspended). */
+  private decide(actionId: string, decision: ApprovalDecision, reason: string | null, by: string): ActionResolved {
+    const action = this.store.action(actionId);
+    if (!action) throw ApiError.notFound("Action", actionId);
+    if (action.status !== "pending") {
+      throw new ApiError("conflict", `Action '${actionId}' was already resolved (${action.status})`, { status: action.status });
+    }
+    const running = this.store.runningTurn();
+    const state = running?.turn_id === action.turn_id ? (this.executor?.state ?? this.store.turnState(action.turn_id)) : null;
+    const call = state?.calls?.find((c) => c.approval?.action_id === actionId);
+    if (!state || !call?.approval) throw new ApiError("conflict", `Action '${actionId}' belongs to a turn that is no longer running`);
+    call.approval = { ...call.approval, status: decision, reason };
+    const resume = !this.executor;
+    if (resume && state.paused_at) {
+      state.waited_ms = (state.waited_ms ?? 0) + (Date.now() - state.paused_at);
+      state.paused_at = null;
+    }
+    this.commit(
+      [
+        {
+          type: "action.resolved",
+          turn_id: action.turn_id,
+          action_id: actionId,
+          tool_call_id: action.tool_call_id,
+          payload: { decision, tool_name: action.tool_name, by, reason },
+        },
+      ],
+      () => {
+        this.store.decideAction(actionId, decision, by, reason, Date.now());
+        this.store.unschedule(`${APPROVAL_DEADLINE}${actionId}`);
+        this.store.saveTurnState(state);
+        if (resume) this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
+      },
+    );
+    void this.armAlarm();
+    if (resume) this.launch(state);
+    return { action_id: actionId, turn_id: action.turn_id, tool_call_id: action.tool_call_id, decision };
   }
 
   private interruptActive(reason: string): { interrupted: boolean; turn_id: string | null } {
@@ -556,6 +665,10 @@ export class SessionObject extends DurableObject<Env> {
     this.commit(
       drafts,
       () => {
+        for (const c of pendingApprovals(state)) {
+          this.store.decideAction(c.approval!.action_id, "rejected", "runtime", `the turn was ${status}`, Date.now());
+          this.store.unschedule(`${APPROVAL_DEADLINE}${c.approval!.action_id}`);
+        }
         this.store.setTurnStatus(turnId, status);
         this.store.appendHistory(turnId, messages);
         this.store.deleteTurnState(turnId);

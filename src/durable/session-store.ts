@@ -15,7 +15,20 @@ export type SessionRow = {
   thread_id: string;
   agent: string;
   metadata: string;
+  policy: string;
   created_at: number;
+};
+
+export type ActionRow = {
+  action_id: string;
+  turn_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  status: "pending" | "approved" | "rejected" | "timed_out";
+  expires_at: number;
+  decided_by: string | null;
+  decided_at: number | null;
+  reason: string | null;
 };
 
 export type TurnRow = {
@@ -94,16 +107,17 @@ export class SessionStore {
   }
 
   session(): SessionRow | null {
-    return this.sql.exec<SessionRow>("SELECT session_id, thread_id, agent, metadata, created_at FROM session").toArray()[0] ?? null;
+    return this.sql.exec<SessionRow>("SELECT session_id, thread_id, agent, metadata, policy, created_at FROM session").toArray()[0] ?? null;
   }
 
   insertSession(row: SessionRow): void {
     this.sql.exec(
-      "INSERT INTO session (id, session_id, thread_id, agent, metadata, created_at) VALUES (1, ?, ?, ?, ?, ?)",
+      "INSERT INTO session (id, session_id, thread_id, agent, metadata, policy, created_at) VALUES (1, ?, ?, ?, ?, ?, ?)",
       row.session_id,
       row.thread_id,
       row.agent,
       row.metadata,
+      row.policy,
       row.created_at,
     );
   }
@@ -190,6 +204,51 @@ export class SessionStore {
   replaceHistory(messages: ModelMessage[]): void {
     this.sql.exec("DELETE FROM messages");
     this.appendHistory("compaction", messages);
+  }
+
+  action(actionId: string): ActionRow | null {
+    return this.sql.exec<ActionRow>("SELECT * FROM actions WHERE action_id = ?", actionId).toArray()[0] ?? null;
+  }
+
+  insertAction(row: Pick<ActionRow, "action_id" | "turn_id" | "tool_call_id" | "tool_name" | "expires_at">): void {
+    this.sql.exec(
+      "INSERT INTO actions (action_id, turn_id, tool_call_id, tool_name, status, expires_at) VALUES (?, ?, ?, ?, 'pending', ?)",
+      row.action_id,
+      row.turn_id,
+      row.tool_call_id,
+      row.tool_name,
+      row.expires_at,
+    );
+  }
+
+  decideAction(actionId: string, status: ActionRow["status"], by: string, reason: string | null, now: number): void {
+    this.sql.exec(
+      "UPDATE actions SET status = ?, decided_by = ?, decided_at = ?, reason = ? WHERE action_id = ?",
+      status,
+      by,
+      now,
+      reason,
+      actionId,
+    );
+  }
+
+  memoryGet(key: string): string | null {
+    return this.sql.exec<{ value: string }>("SELECT value FROM memory WHERE key = ?", key).toArray()[0]?.value ?? null;
+  }
+
+  memorySet(key: string, value: string, now: number): void {
+    this.sql.exec("INSERT OR REPLACE INTO memory (key, value, updated_at) VALUES (?, ?, ?)", key, value, now);
+  }
+
+  memoryList(prefix: string, limit: number): { key: string; bytes: number }[] {
+    return this.sql
+      .exec<{ key: string; bytes: number }>(
+        "SELECT key, length(CAST(value AS BLOB)) AS bytes FROM memory WHERE substr(key, 1, length(?)) = ? ORDER BY key LIMIT ?",
+        prefix,
+        prefix,
+        limit,
+      )
+      .toArray();
   }
 
   channels(): { channel_id: string; acked_sequence: number; updated_at: number }[] {

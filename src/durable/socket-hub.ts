@@ -8,6 +8,8 @@ const encoder = new TextEncoder();
 
 export interface SocketAttachment {
   channel: string | null;
+  /** Who opened the socket (a hash of its API key), recorded on the decisions it sends. */
+  key_hash: string;
 }
 
 interface SseSink {
@@ -26,11 +28,11 @@ export class SocketHub {
     private readonly read: (after: number, limit: number) => StoredEvent[],
   ) {}
 
-  acceptWebSocket(after: number, channel: string | null): Response {
+  acceptWebSocket(after: number, attachment: SocketAttachment): Response {
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
     this.ctx.acceptWebSocket(server);
-    server.serializeAttachment({ channel } satisfies SocketAttachment);
+    server.serializeAttachment(attachment);
     void this.replay(server, after);
     return new Response(null, { status: 101, webSocket: client });
   }

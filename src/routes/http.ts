@@ -5,7 +5,7 @@ import { HTTPException } from "hono/http-exception";
 import type { Env } from "../env";
 import { ApiError, zodIssues } from "../runtime/errors";
 
-export type AppEnv = { Bindings: Env };
+export type AppEnv = { Bindings: Env; Variables: { keyHash: string } };
 
 export const ErrorSchema = z
   .object({
@@ -56,6 +56,12 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError("internal_error", "Internal error");
 }
 
+/** Who made a decision, without storing the key: the first 16 hex digits of its SHA-256. */
+async function keyHash(key: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
+  return `key_${[...digest.slice(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
 function timingSafeEqual(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
   let diff = 0;
@@ -77,6 +83,7 @@ export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (presented === null || !keys.some((k) => timingSafeEqual(k, presented!))) {
     throw new ApiError("unauthorized", keys.length === 0 ? "No API keys are configured for this deployment" : "Missing or invalid API key");
   }
+  c.set("keyHash", await keyHash(presented));
   await next();
 };
 

@@ -2,7 +2,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
-import { InjectMessageBody, InterruptBody, SubmitTurnBody } from "../runtime/wire";
+import { DEFAULT_POLICY, PolicySchema } from "../runtime/policy";
+import { ActionDecisionBody, InjectMessageBody, InterruptBody, SubmitTurnBody } from "../runtime/wire";
 import { validateAgentConfig } from "./agents";
 import { registry } from "../durable/registry-object";
 import { errorResponses, router, sessionStub } from "./http";
@@ -13,6 +14,7 @@ const CreateSessionBody = z
     agent: z
       .union([z.string().min(1), z.record(z.string(), z.unknown())])
       .openapi({ description: "A registered agent's name, or an inline AgentConfig (see the AgentConfig schema)" }),
+    policy: PolicySchema.optional().openapi({ description: "Enabled permission classes (default: all but external_mutate and secrets) and the workspace root" }),
     metadata: z.record(z.string(), z.unknown()).optional(),
   })
   .openapi("CreateSession");
@@ -45,7 +47,8 @@ export const sessions = router()
         agent = await validateAgentConfig(body.agent, c.env, "agent");
       }
       const session_id = randomId("ses");
-      const result = await sessionStub(c.env, session_id).create({ session_id, agent, metadata: body.metadata ?? {} });
+      const policy = body.policy ?? DEFAULT_POLICY;
+      const result = await sessionStub(c.env, session_id).create({ session_id, agent, policy, metadata: body.metadata ?? {} });
       return c.json(unwrap(result), 201);
     },
   )
@@ -113,6 +116,29 @@ export const sessions = router()
       },
     }),
     async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sid).injectMessage(c.req.valid("json").content)), 202),
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/sessions/{sid}/actions/{action_id}",
+      summary: "Approve or reject a pending tool call",
+      request: {
+        params: Sid.extend({ action_id: z.string().openapi({ param: { name: "action_id", in: "path" } }) }),
+        body: { required: true, content: { "application/json": { schema: ActionDecisionBody } } },
+      },
+      responses: {
+        200: json(
+          z.object({ action_id: z.string(), turn_id: z.string(), tool_call_id: z.string(), decision: z.enum(["approved", "rejected", "timed_out"]) }),
+          "Resolved",
+        ),
+        ...errorResponses(400, 401, 404, 409, 422),
+      },
+    }),
+    async (c) => {
+      const { sid, action_id } = c.req.valid("param");
+      const { decision, reason } = c.req.valid("json");
+      return c.json(unwrap(await sessionStub(c.env, sid).resolveAction(action_id, decision, reason, c.get("keyHash"))), 200);
+    },
   )
   .openapi(
     createRoute({

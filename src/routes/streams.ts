@@ -2,6 +2,7 @@
 // streams itself; these routes authenticate and forward.
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, unwrap } from "../runtime/errors";
+import { KEY_HASH_HEADER } from "../durable/session-object";
 import { errorResponses, router, sessionStub } from "./http";
 
 const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path" } }) });
@@ -62,6 +63,8 @@ export const streams = router()
       if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
         throw new ApiError("upgrade_required", "This route needs a WebSocket upgrade (Upgrade: websocket)");
       }
-      return stub.fetch(c.req.raw);
+      const forwarded = new Request(c.req.raw);
+      forwarded.headers.set(KEY_HASH_HEADER, c.get("keyHash"));
+      return stub.fetch(forwarded);
     },
   );

@@ -7,7 +7,7 @@ import { BUILTIN_TOOLS } from "./tools/builtins";
 import { urlAllowed } from "./url-allowlist";
 import { HANDOFF_PREFIX } from "./tools/handoff";
 import { injectedArgClashes } from "./tools/injected-args";
-import { resolveToolbelt } from "./tools/toolbelt";
+import { ALL_CLASSES_POLICY, resolveToolbelt } from "./tools/toolbelt";
 import { PERMISSION_CLASSES } from "./tools/types";
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -31,6 +31,8 @@ export const HttpToolSchema = z.strictObject({
   permission_class: z.enum(PERMISSION_CLASSES).default("network"),
   parallel_safe: z.boolean().default(true),
   timeout_ms: z.int().min(1).max(120_000).default(10_000),
+  /** Calls of tools holding the same lock never overlap. */
+  lock: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, "must be 1-64 characters of A-Z a-z 0-9 _ . : -").optional(),
 });
 export type HttpToolSpec = z.infer<typeof HttpToolSchema>;
 
@@ -101,6 +103,8 @@ export const AgentConfigSchema = z.strictObject({
   /** Overrides the known context window of the model (tokens), for budget awareness. */
   context_window: z.int().min(1024).max(10_000_000).nullable().default(null),
   hitl_tools: z.array(z.string().min(1)).max(128).default([]),
+  /** How long a tool call waits for a human decision before it is resolved as timed_out. */
+  approval_timeout_ms: z.int().min(1000).max(7 * 24 * 3600 * 1000).default(15 * 60 * 1000),
   emit_mcp_progress: z.boolean().default(true),
   injected_tool_args: z
     .record(z.string().regex(PROPERTY_NAME, "must be a valid JSON property name (letters, digits, _ and -)"), z.string().max(1000))
@@ -156,7 +160,7 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
     if (name === config.name) issues.push({ path: `handoffs.${i}`, reason: "an agent cannot hand off to itself" });
     else if (!ctx.agentNames.has(name)) issues.push({ path: `handoffs.${i}`, reason: `unknown agent "${name}"` });
   });
-  const belt = resolveToolbelt(config);
+  const belt = resolveToolbelt(config, ALL_CLASSES_POLICY);
   config.hitl_tools.forEach((name, i) => {
     if (!belt.has(name)) issues.push({ path: `hitl_tools.${i}`, reason: `"${name}" is not a tool of this agent` });
   });
@@ -176,11 +180,10 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
 
 /**
  * Fields whose behaviour this deployment does not implement yet. They are refused rather than stored and
- * ignored: a tool meant to wait for approval must never run without it.
+ * ignored.
  */
 function notYetAvailable(config: AgentConfig): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  if (config.hitl_tools.length > 0) issues.push({ path: "hitl_tools", reason: "human approval of tools is not available in this version yet" });
   if (config.mcp_servers.length > 0) issues.push({ path: "mcp_servers", reason: "MCP servers are not available in this version yet" });
   if (config.allow_parallel_subagents) {
     issues.push({ path: "allow_parallel_subagents", reason: "parallel sub-agents are not available in this version yet" });

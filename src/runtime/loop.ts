@@ -49,10 +49,14 @@ export interface TurnPorts {
   handoff(agent: string, reason: string | undefined): Promise<TurnSetup>;
   /** Replaces the thread history (after compaction) together with `event`, durably. */
   replaceHistory(history: ModelMessage[], event: EventDraft, state: TurnState): void;
+  /** Records an approval request (its action.required event, the durable action and its deadline). */
+  requestApproval(event: EventDraft, state: TurnState, action: { action_id: string; tool_name: string; expires_at: number }): void;
+  /** The turn waits for human decisions: checkpoint it and let the executor go; a decision resumes it. */
+  suspend(state: TurnState): void;
   now(): number;
   newId(prefix: string): string;
   signal: AbortSignal;
-  tool: Pick<ToolContext, "session_id" | "fetch" | "urlAllowlist">;
+  tool: Pick<ToolContext, "session_id" | "fetch" | "urlAllowlist" | "workspace" | "memory">;
 }
 
 /** What the loop runs with; a handoff replaces it mid-turn. */
@@ -78,7 +82,7 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
       if (move === "answer") {
         if (acceptAnswer(state, run, ports)) return;
       } else if (move === "tools") {
-        await runToolCalls(state, run, ports);
+        if ((await runToolCalls(state, run, ports)) === "waiting") return;
       } else {
         if (!(await fitContext(state, run, ports))) return;
         await modelStep(state, run, ports);
@@ -359,29 +363,84 @@ async function streamModel(
   return { text, calls, usage, finish_reason };
 }
 
-async function runToolCalls(state: TurnState, run: Run, ports: TurnPorts): Promise<void> {
+/**
+ * Runs the step's tool calls: parallel-safe ones concurrently (at most 8, calls sharing a lock one at a
+ * time), then the others in order. Calls to hitl_tools first get an approval request and run only once
+ * approved; while any decision is outstanding the turn is suspended ("waiting").
+ */
+async function runToolCalls(state: TurnState, run: Run, ports: TurnPorts): Promise<"done" | "waiting"> {
   const calls = state.calls!;
   // The step's calls run with the agent that asked for them, even if one of them hands the turn over.
   const setup = run.setup;
   const tools = setup.tools;
   // A call already "started" here began before a restart and has no result: re-run only what is idempotent.
   const lost = new Set(calls.filter((c) => c.status === "started" && !tools.get(c.name)?.idempotent));
-  const todo = calls.filter((c) => c.status !== "done");
-  const parallel = todo.filter((c) => !lost.has(c) && (tools.get(c.name)?.parallel_safe ?? true));
-  const serial = todo.filter((c) => !parallel.includes(c));
-  await runPool(parallel, MAX_PARALLEL_TOOL_CALLS, (c) => runToolCall(c, state, setup, run, ports, lost.has(c)));
-  for (const c of serial) await runToolCall(c, state, setup, run, ports, lost.has(c));
+  const locks = new Map<string, Promise<unknown>>();
+  const run1 = (c: ToolCallRecord) => {
+    const lock = tools.get(c.name)?.lock;
+    const go = () => runToolCall(c, state, setup, run, ports, lost.has(c));
+    if (!lock) return go();
+    const next = (locks.get(lock) ?? Promise.resolve()).catch(() => {}).then(go);
+    locks.set(lock, next);
+    return next;
+  };
+  for (;;) {
+    for (const c of calls) if (c.status === "pending" && !c.approval && needsApproval(c, setup)) requestApproval(c, state, setup, ports);
+    // Decisions can arrive while tools run; each round picks up the calls that became runnable.
+    const runnable = calls.filter((c) => c.status !== "done" && c.approval?.status !== "pending");
+    if (runnable.length === 0) break;
+    const parallel = runnable.filter((c) => !lost.has(c) && (tools.get(c.name)?.parallel_safe ?? true));
+    const serial = runnable.filter((c) => !parallel.includes(c));
+    await runPool(parallel, MAX_PARALLEL_TOOL_CALLS, run1);
+    for (const c of serial) await run1(c);
+  }
+  if (calls.some((c) => c.status !== "done")) {
+    ports.suspend(state);
+    return "waiting";
+  }
   state.messages.push({ role: "tool", content: calls.map(toolResultPart) });
   state.calls = null;
   ports.emit([], state);
+  return "done";
+}
+
+/** A call to one of the agent's hitl_tools that could run (a malformed call is refused without asking anyone). */
+function needsApproval(call: ToolCallRecord, setup: TurnSetup): boolean {
+  const tool = setup.tools.get(call.name);
+  if (!tool || call.invalid || !setup.config.hitl_tools.includes(call.name)) return false;
+  const { executable } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  return schemaErrors(tool.parameters, executable).length === 0;
+}
+
+function requestApproval(call: ToolCallRecord, state: TurnState, setup: TurnSetup, ports: TurnPorts): void {
+  const action_id = ports.newId("act");
+  const expires_at = ports.now() + setup.config.approval_timeout_ms;
+  const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  call.approval = { action_id, status: "pending", expires_at };
+  ports.requestApproval(
+    {
+      type: "action.required",
+      turn_id: state.turn_id,
+      step_id: state.step_id ?? undefined,
+      tool_call_id: call.tool_call_id,
+      action_id,
+      payload: { kind: "tool_approval", tool_name: call.name, args: executable, injected_args: injected, expires_at },
+    },
+    state,
+    { action_id, tool_name: call.name, expires_at },
+  );
+}
+
+function argsOf(call: ToolCallRecord): Record<string, unknown> {
+  return call.args && typeof call.args === "object" ? (call.args as Record<string, unknown>) : {};
 }
 
 async function runToolCall(call: ToolCallRecord, state: TurnState, setup: TurnSetup, run: Run, ports: TurnPorts, lost: boolean) {
   const { turn_id } = state;
   const ids = { turn_id, step_id: state.step_id ?? undefined, tool_call_id: call.tool_call_id };
   const tool = setup.tools.get(call.name);
-  const args = call.args && typeof call.args === "object" ? (call.args as Record<string, unknown>) : {};
-  const { executable, injected } = splitInjectedArgs(args, setup.config.injected_tool_args);
+  const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  const refused = call.approval && call.approval.status !== "approved" && call.approval.status !== "pending" ? call.approval : null;
   let output: unknown;
   let is_error = true;
   if (lost) {
@@ -391,8 +450,11 @@ async function runToolCall(call: ToolCallRecord, state: TurnState, setup: TurnSe
     call.started_at = ports.now();
     ports.emit([{ type: "tool.started", ...ids, payload: { name: call.name, args: executable, injected_args: injected } }], state);
     const argErrors = tool ? schemaErrors(tool.parameters, executable) : [];
-    if (call.invalid) output = `Invalid tool call: ${call.invalid}`;
-    else if (!tool) output = `Unknown tool "${call.name}"`;
+    if (refused) {
+      const why = refused.status === "rejected" ? "The user rejected this tool call" : "Nobody approved this tool call in time";
+      output = refused.reason ? `${why}: ${refused.reason}` : why;
+    } else if (call.invalid) output = `Invalid tool call: ${call.invalid}`;
+    else if (!tool) output = `Tool "${call.name}" is not available in this session`;
     else if (argErrors.length > 0) output = `Invalid arguments for "${call.name}": ${argErrors.join("; ")}`;
     else {
       try {
@@ -416,7 +478,7 @@ async function runToolCall(call: ToolCallRecord, state: TurnState, setup: TurnSe
   output = capOutput(output ?? null, setup.config.budget.max_tool_result_bytes ?? BUDGET_CAPS.max_tool_result_bytes);
   call.status = "done";
   call.result = { output, is_error };
-  const metadata = resultMetadata(is_error, started_at, completed_at, injected);
+  const metadata = resultMetadata(call, is_error, started_at, completed_at, injected);
   ports.emit([{ type: "tool.result", ...ids, payload: { name: call.name, output, is_error, metadata } }], state);
 }
 

@@ -16,9 +16,13 @@ export interface ToolCallRecord {
   /** Why the call cannot run (unparsable arguments, unknown tool); it gets an error result. */
   invalid?: string;
   status: "pending" | "started" | "done";
+  /** For a tool in hitl_tools: the approval this call waits for, or got. */
+  approval?: { action_id: string; status: "pending" | ApprovalDecision; expires_at: number; reason?: string | null };
   started_at?: number;
   result?: { output: unknown; is_error: boolean };
 }
+
+export type ApprovalDecision = "approved" | "rejected" | "timed_out";
 
 export interface TurnState {
   version: 1;
@@ -44,6 +48,10 @@ export interface TurnState {
   open_model_step?: { step_id: string; phase: "executor" | "planner" | "compaction" } | null;
   /** The latest model response was a final answer (no tool calls), not yet accepted. */
   answered?: boolean;
+  /** Set while the turn waits for human decisions (no executor runs meanwhile). */
+  paused_at?: number | null;
+  /** Time spent waiting for decisions; it does not count against the turn's wall-clock budget. */
+  waited_ms?: number;
   /** Final answers refused by output_schema so far. */
   output_rejections?: number;
 }
@@ -95,26 +103,33 @@ export function finalMessages(state: TurnState, unrunReason: string): ModelMessa
 
 /** The §6 metadata of a tool result. */
 export function resultMetadata(
+  call: Pick<ToolCallRecord, "approval">,
   is_error: boolean,
   started_at: number,
   completed_at: number,
   injected_args: Record<string, unknown>,
 ): Record<string, unknown> {
+  const approval = call.approval && call.approval.status !== "pending" ? call.approval : null;
+  const refused = approval && approval.status !== "approved" ? approval.status : null;
   return {
-    status: is_error ? "error" : "success",
+    status: refused ?? (is_error ? "error" : "success"),
     started_at,
     completed_at,
     execution_time_ms: completed_at - started_at,
-    approval_status: "not_required",
-    approval_id: null,
+    approval_status: approval?.status ?? "not_required",
+    approval_id: approval?.action_id ?? null,
     injected_args,
     offloaded_artifact_id: null,
   };
 }
 
+export function pendingApprovals(state: TurnState): ToolCallRecord[] {
+  return (state.calls ?? []).filter((c) => c.approval?.status === "pending");
+}
+
 /**
  * Events that close what a turn left open when it is cut short (interrupted, lost): the model call under
- * way and tools that started, so no model call or tool stays open after the turn's end.
+ * way, tools that started, and approvals still waiting, so nothing stays open after the turn's end.
  */
 export function closingEvents(state: TurnState, reason: "cancelled" | "interrupted", now: number): EventDraft[] {
   const { turn_id } = state;
@@ -124,14 +139,23 @@ export function closingEvents(state: TurnState, reason: "cancelled" | "interrupt
     events.push({ type: "model.completed", turn_id, step_id, payload: { usage: emptyUsage(), finish_reason: reason, phase } });
   }
   for (const c of state.calls ?? []) {
-    if (c.status !== "started") continue;
-    events.push({
-      type: "tool.result",
-      turn_id,
-      step_id: state.step_id ?? undefined,
-      tool_call_id: c.tool_call_id,
-      payload: { name: c.name, output: `Tool call ${reason}`, is_error: true, metadata: resultMetadata(true, c.started_at ?? now, now, {}) },
-    });
+    if (c.status === "started") {
+      events.push({
+        type: "tool.result",
+        turn_id,
+        step_id: state.step_id ?? undefined,
+        tool_call_id: c.tool_call_id,
+        payload: { name: c.name, output: `Tool call ${reason}`, is_error: true, metadata: resultMetadata(c, true, c.started_at ?? now, now, {}) },
+      });
+    } else if (c.approval?.status === "pending") {
+      events.push({
+        type: "action.resolved",
+        turn_id,
+        action_id: c.approval.action_id,
+        tool_call_id: c.tool_call_id,
+        payload: { decision: "rejected", tool_name: c.name, by: "runtime", reason: `the turn was ${reason}` },
+      });
+    }
   }
   return events;
 }

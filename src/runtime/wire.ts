@@ -16,6 +16,11 @@ const MessageContent = z
 
 export const InjectMessageBody = z.strictObject({ content: MessageContent });
 
+export const ActionDecisionBody = z.strictObject({
+  decision: z.enum(["approve", "reject"]),
+  reason: z.string().max(1000).optional(),
+});
+
 export const InterruptBody = z.strictObject({ reason: z.string().max(1000).optional() });
 
 const requestId = z.union([z.string().max(200), z.number()]).optional();

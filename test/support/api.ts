@@ -22,6 +22,7 @@ export const AGENT_DEFAULTS = {
   budget_awareness: null,
   context_window: null,
   hitl_tools: [],
+  approval_timeout_ms: 900000,
   emit_mcp_progress: true,
   injected_tool_args: {},
   allow_parallel_subagents: false,

@@ -40,13 +40,52 @@ export class MemoryPorts implements TurnPorts {
   private clock: number;
   private idCounter = 0;
 
+  /** The in-memory stand-ins for the session's workspace files and memory. */
+  readonly files = new Map<string, string>();
+  readonly memory = new Map<string, string>();
+
   readonly tool: TurnPorts["tool"] = {
     session_id: "ses_test",
     fetch: (async () => {
       throw new Error("loop tests make no network calls");
     }) as typeof fetch,
     urlAllowlist: [],
+    workspace: {
+      read: async (path) => this.files.get(path) ?? null,
+      write: async (path, content) => {
+        this.files.set(path, content);
+        return new TextEncoder().encode(content).byteLength;
+      },
+      list: async (prefix, limit) =>
+        [...this.files]
+          .filter(([p]) => p.startsWith(prefix))
+          .slice(0, limit)
+          .map(([path, c]) => ({ path, bytes: new TextEncoder().encode(c).byteLength })),
+    },
+    memory: {
+      get: (key) => this.memory.get(key) ?? null,
+      set: (key, value) => void this.memory.set(key, value),
+      list: (prefix, limit) =>
+        [...this.memory]
+          .filter(([k]) => k.startsWith(prefix))
+          .slice(0, limit)
+          .map(([key, v]) => ({ key, bytes: new TextEncoder().encode(v).byteLength })),
+    },
   };
+
+  /** Approval requests, in order. */
+  readonly approvals: { action_id: string; tool_name: string; expires_at: number }[] = [];
+  /** The state each time the turn suspended to wait for decisions. */
+  readonly suspensions: TurnState[] = [];
+
+  requestApproval(event: EventDraft, state: TurnState, action: { action_id: string; tool_name: string; expires_at: number }): void {
+    this.approvals.push(action);
+    this.emit([event], state);
+  }
+
+  suspend(state: TurnState): void {
+    this.suspensions.push(snapshot(state));
+  }
 
   constructor(startTime = 1_700_000_000_000) {
     this.clock = startTime;

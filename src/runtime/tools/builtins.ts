@@ -1,5 +1,8 @@
-// Built-in tools that need nothing but the engine: `clock` and `calculator`.
+// The built-in tools: `clock` and `calculator` here, and the workspace, memory and http_fetch tools.
 import { CalculatorError, evaluateExpression } from "./calculator-parser";
+import { httpFetch } from "./http-fetch";
+import { memoryTools } from "./memory-tools";
+import { workspaceTools } from "./workspace-tools";
 import { ToolError, type ToolDefinition } from "./types";
 
 const clock: ToolDefinition = {
@@ -52,4 +55,6 @@ const calculator: ToolDefinition = {
   },
 };
 
-export const BUILTIN_TOOLS: ReadonlyMap<string, ToolDefinition> = new Map([clock, calculator].map((t) => [t.name, t]));
+export const BUILTIN_TOOLS: ReadonlyMap<string, ToolDefinition> = new Map(
+  [clock, calculator, httpFetch, ...workspaceTools, ...memoryTools].map((t) => [t.name, t]),
+);

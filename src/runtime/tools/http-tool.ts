@@ -1,32 +1,11 @@
 // Webhook tools (SPEC §6 HttpTool): POST the call as JSON to the configured URL, answer with the body.
 import type { HttpToolSpec } from "../config";
 import { urlAllowed } from "../url-allowlist";
+import { readCapped } from "./read-capped";
 import { ToolError, type ToolDefinition } from "./types";
 
 /** At most this much of a response is read; the loop then caps what it keeps at max_tool_result_bytes. */
 const MAX_RESPONSE_BYTES = 1_000_000;
-
-/** Reads at most `max` bytes of a body as UTF-8, without buffering the rest. */
-async function readCapped(res: Response, max: number): Promise<string> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (size < max) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value.subarray(0, max - size));
-    size += Math.min(value.byteLength, max - size);
-  }
-  await reader.cancel().catch(() => {});
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const c of chunks) {
-    bytes.set(c, offset);
-    offset += c.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
-}
 
 export function httpTool(spec: HttpToolSpec): ToolDefinition {
   return {
@@ -36,6 +15,7 @@ export function httpTool(spec: HttpToolSpec): ToolDefinition {
     permission_class: spec.permission_class,
     parallel_safe: spec.parallel_safe,
     idempotent: false,
+    ...(spec.lock ? { lock: spec.lock } : {}),
     async execute(args, ctx) {
       // The allowlist may have changed since the agent was saved.
       if (!urlAllowed(spec.url, ctx.urlAllowlist)) throw new ToolError(`URL of tool "${spec.name}" is not allowlisted`);

@@ -1,11 +1,22 @@
-// The tools an agent exposes in a turn: its built-ins, its HTTP tools and its handoff tools, by name.
+// The tools an agent exposes in a turn: its built-ins, its HTTP tools and its handoff tools, by name,
+// narrowed to the permission classes the session's policy enables.
 import type { AgentConfig } from "../config";
 import { BUILTIN_TOOLS } from "./builtins";
 import { handoffTool, handoffToolName } from "./handoff";
 import { httpTool } from "./http-tool";
-import type { ToolDefinition } from "./types";
+import type { Policy } from "../policy";
+import { PERMISSION_CLASSES, type ToolDefinition } from "./types";
 
-export function resolveToolbelt(config: AgentConfig): Map<string, ToolDefinition> {
+/** A policy that hides nothing: the agent's own tool set, as checked when the agent is saved. */
+export const ALL_CLASSES_POLICY: Pick<Policy, "classes"> = { classes: [...PERMISSION_CLASSES] };
+
+/** The exposed toolbelt: the agent's tools whose permission class the session's policy enables. */
+export function resolveToolbelt(config: AgentConfig, policy: Pick<Policy, "classes">): Map<string, ToolDefinition> {
+  const all = agentTools(config);
+  return new Map([...all].filter(([, t]) => policy.classes.includes(t.permission_class)));
+}
+
+function agentTools(config: AgentConfig): Map<string, ToolDefinition> {
   const belt = new Map<string, ToolDefinition>();
   for (const name of config.tools) {
     const builtin = BUILTIN_TOOLS.get(name);
@@ -24,5 +35,6 @@ export function describeTool(t: ToolDefinition) {
     parameters: t.parameters,
     permission_class: t.permission_class,
     parallel_safe: t.parallel_safe,
+    lock: t.lock ?? null,
   };
 }

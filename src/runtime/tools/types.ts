@@ -23,6 +23,23 @@ export interface ToolContext {
   now(): number;
   /** TOOL_URL_ALLOWLIST prefixes, re-checked at call time. */
   urlAllowlist: string[];
+  /** The session's file tree (paths are already confined to the policy's workspace root). */
+  workspace: WorkspaceStore;
+  /** The session's key-value memory. */
+  memory: MemoryStore;
+}
+
+export interface WorkspaceStore {
+  read(path: string): Promise<string | null>;
+  /** Returns the bytes written. */
+  write(path: string, content: string): Promise<number>;
+  list(prefix: string, limit: number): Promise<{ path: string; bytes: number }[]>;
+}
+
+export interface MemoryStore {
+  get(key: string): string | null;
+  set(key: string, value: string): void;
+  list(prefix: string, limit: number): { key: string; bytes: number }[];
 }
 
 export interface ToolDefinition {
@@ -34,6 +51,8 @@ export interface ToolDefinition {
   parallel_safe: boolean;
   /** Safe to run again after a crash left its first run without a recorded result. */
   idempotent: boolean;
+  /** Calls holding the same lock never run at the same time, even when parallel-safe. */
+  lock?: string;
   /** Set on `transfer_to_<agent>` tools: the agent the conversation is handed to. */
   handoff_target?: string;
   /** Returns the result (a string or JSON value); throws ToolError (or any error) for an error result. */

@@ -1,0 +1,23 @@
+// Reading HTTP bodies without trusting their size.
+
+/** Reads at most `max` bytes of a body as UTF-8, without buffering the rest. */
+export async function readCapped(res: Response, max: number): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < max) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value.subarray(0, max - size));
+    size += Math.min(value.byteLength, max - size);
+  }
+  await reader.cancel().catch(() => {});
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    bytes.set(c, offset);
+    offset += c.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}

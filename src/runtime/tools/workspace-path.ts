@@ -1,0 +1,24 @@
+// Workspace paths: relative, plain segments only. Anything that could name a place outside the session's
+// workspace root (absolute paths, "..", ".", backslashes, percent-escapes, control characters) is refused.
+
+const SEGMENT = /^[A-Za-z0-9 _.,+=@()-]{1,128}$/;
+const MAX_SEGMENTS = 32;
+
+/** The safe relative path, or null when it is not one. An empty path (the root itself) is allowed for listing. */
+export function safeRelativePath(path: string, allowEmpty = false): string | null {
+  if (path === "" || path === ".") return allowEmpty ? "" : null;
+  if (path.startsWith("/")) return null;
+  const segments = path.replace(/\/+$/, "").split("/");
+  if (segments.length > MAX_SEGMENTS) return null;
+  for (const s of segments) {
+    if (s === "." || s === ".." || !SEGMENT.test(s)) return null;
+  }
+  return segments.join("/");
+}
+
+/** A policy's workspace_root: absolute, normalized to "/" or "/a/b". */
+export function normalizeWorkspaceRoot(root: string): string | null {
+  if (!root.startsWith("/")) return null;
+  const rel = safeRelativePath(root.slice(1), true);
+  return rel === null ? null : `/${rel}`;
+}
