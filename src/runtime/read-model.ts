@@ -44,7 +44,7 @@ export interface SessionView {
   status: ThreadStatus;
   active_turn_id: string | null;
   queued_turns: string[];
-  pending_actions: { action_id: string; kind: string; tool_name?: string; expires_at?: number }[];
+  pending_actions: { action_id: string; kind: string; tool_call_id?: string; tool_name?: string; args?: unknown; expires_at?: number }[];
   last_outcome: { turn_id: string; type: string; stop_reason?: string; error?: unknown; reason?: string } | null;
   /** Usage of the active turn, or of the last one when idle. */
   usage: TurnUsage;
@@ -150,7 +150,7 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
         status: "waiting_permission",
         pending_actions: [
           ...v.pending_actions,
-          { action_id: e.action_id!, kind: String(p.kind), tool_name: p.tool_name, expires_at: p.expires_at },
+          { action_id: e.action_id!, kind: String(p.kind), tool_call_id: e.tool_call_id, tool_name: p.tool_name, args: p.args, expires_at: p.expires_at },
         ],
       };
     case "action.resolved": {
