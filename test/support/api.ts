@@ -1,6 +1,7 @@
 // Test helpers that drive the runtime through its public HTTP surface (SELF).
 import { SELF } from "cloudflare:test";
 import { expect } from "vitest";
+import { verifyLog } from "../../src/runtime/verify-log";
 
 export const KEY = "test-key";
 
@@ -75,6 +76,7 @@ export async function submitTurn(sid: string, input: string, extra: Record<strin
   return res.body as { turn_id: string; status: "accepted" | "queued" };
 }
 
+/** Reads the log from `after`; a whole log (after = 0) must satisfy every invariant of verifyLog. */
 export async function events(sid: string, after = 0): Promise<any[]> {
   const all: any[] = [];
   let cursor = after;
@@ -82,7 +84,10 @@ export async function events(sid: string, after = 0): Promise<any[]> {
     const res = await api("GET", `/v1/sessions/${sid}/events?after=${cursor}&limit=1000`);
     expect(res.status).toBe(200);
     all.push(...res.body.events);
-    if (!res.body.has_more) return all;
+    if (!res.body.has_more) {
+      if (after === 0) expect(verifyLog(all), `invariants of the log of ${sid}`).toEqual([]);
+      return all;
+    }
     cursor = res.body.next_after;
   }
 }
