@@ -26,6 +26,11 @@ import { type SocketAttachment, SocketHub } from "./socket-hub";
 /** Carries the caller's key hash from the Worker to the object on WebSocket upgrades (set by the Worker only). */
 export const KEY_HASH_HEADER = "x-runtime-key-hash";
 
+/** Where a spilled payload lives in R2: under its session, so one session cannot read another's. */
+export function artifactKey(sessionId: string, artifactId: string): string {
+  return `sessions/${sessionId}/artifacts/${artifactId}`;
+}
+
 /** While a turn is active the object re-arms this alarm; it resumes a turn whose executor is gone. */
 export const HEARTBEAT_MS = 30_000;
 export const MAX_QUEUED_TURNS = 20;
@@ -532,6 +537,14 @@ export class SessionObject extends DurableObject<Env> {
           this.store.unschedule("heartbeat");
         });
         void this.armAlarm();
+      },
+      spill: async (content, about) => {
+        const id = randomId("art");
+        await this.env.BLOBS.put(artifactKey(this.row!.session_id, id), content, {
+          httpMetadata: { contentType: about.content_type },
+          customMetadata: { turn_id: about.turn_id, tool_call_id: about.tool_call_id, tool_name: about.tool_name },
+        });
+        return id;
       },
       replaceHistory: (history, event, st) => {
         owned();

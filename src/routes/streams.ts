@@ -2,7 +2,7 @@
 // streams itself; these routes authenticate and forward.
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, unwrap } from "../runtime/errors";
-import { KEY_HASH_HEADER } from "../durable/session-object";
+import { artifactKey, KEY_HASH_HEADER } from "../durable/session-object";
 import { errorResponses, router, sessionStub } from "./http";
 
 const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path" } }) });
@@ -66,5 +66,29 @@ export const streams = router()
       const forwarded = new Request(c.req.raw);
       forwarded.headers.set(KEY_HASH_HEADER, c.get("keyHash"));
       return stub.fetch(forwarded);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/sessions/{sid}/artifacts/{artifact_id}",
+      summary: "The bytes of a spilled output (a tool result over max_tool_result_bytes)",
+      request: { params: Sid.extend({ artifact_id: z.string().openapi({ param: { name: "artifact_id", in: "path" } }) }) },
+      responses: {
+        200: { description: "The artifact, with its content type", content: { "application/octet-stream": { schema: z.string() } } },
+        ...errorResponses(401, 404),
+      },
+    }),
+    async (c) => {
+      const { sid, artifact_id } = c.req.valid("param");
+      sessionStub(c.env, sid); // checks the session id's form
+      const object = /^art_[0-9a-f]{24}$/.test(artifact_id) ? await c.env.BLOBS.get(artifactKey(sid, artifact_id)) : null;
+      if (!object) throw ApiError.notFound("Artifact", artifact_id);
+      return new Response(object.body, {
+        headers: {
+          "content-type": object.httpMetadata?.contentType ?? "application/octet-stream",
+          "content-length": String(object.size),
+        },
+      });
     },
   );

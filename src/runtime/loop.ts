@@ -53,6 +53,8 @@ export interface TurnPorts {
   requestApproval(event: EventDraft, state: TurnState, action: { action_id: string; tool_name: string; expires_at: number }): void;
   /** The turn waits for human decisions: checkpoint it and let the executor go; a decision resumes it. */
   suspend(state: TurnState): void;
+  /** Stores a payload too large for the log (in R2) and returns its artifact id. */
+  spill(content: string, about: { turn_id: string; tool_call_id: string; tool_name: string; content_type: string }): Promise<string>;
   now(): number;
   newId(prefix: string): string;
   signal: AbortSignal;
@@ -453,8 +455,8 @@ async function runToolCall(call: ToolCallRecord, state: TurnState, setup: TurnSe
     if (refused) {
       const why = refused.status === "rejected" ? "The user rejected this tool call" : "Nobody approved this tool call in time";
       output = refused.reason ? `${why}: ${refused.reason}` : why;
-    } else if (call.invalid) output = `Invalid tool call: ${call.invalid}`;
-    else if (!tool) output = `Tool "${call.name}" is not available in this session`;
+    } else if (!tool) output = `Tool "${call.name}" is not available in this session`;
+    else if (call.invalid) output = `Invalid tool call: ${call.invalid}`;
     else if (argErrors.length > 0) output = `Invalid arguments for "${call.name}": ${argErrors.join("; ")}`;
     else {
       try {
@@ -475,20 +477,45 @@ async function runToolCall(call: ToolCallRecord, state: TurnState, setup: TurnSe
   }
   const started_at = call.started_at ?? ports.now();
   const completed_at = ports.now();
-  output = capOutput(output ?? null, setup.config.budget.max_tool_result_bytes ?? BUDGET_CAPS.max_tool_result_bytes);
+  // A result over max_tool_result_bytes goes to R2 whole; the log and the model get a preview and its id.
+  const spilled = await spillIfLarge(output ?? null, call, state, setup, ports);
+  output = spilled.output;
   call.status = "done";
   call.result = { output, is_error };
-  const metadata = resultMetadata(call, is_error, started_at, completed_at, injected);
-  ports.emit([{ type: "tool.result", ...ids, payload: { name: call.name, output, is_error, metadata } }], state);
+  const metadata = resultMetadata(call, is_error, started_at, completed_at, injected, spilled.artifact?.id ?? null);
+  const refs = spilled.artifact ? { refs: [{ kind: "artifact", id: spilled.artifact.id, bytes: spilled.artifact.bytes }] } : {};
+  ports.emit(
+    [
+      ...(spilled.artifact
+        ? [{ type: "output.spilled" as const, ...ids, payload: { artifact_id: spilled.artifact.id, bytes: spilled.artifact.bytes, name: call.name } }]
+        : []),
+      { type: "tool.result", ...ids, payload: { name: call.name, output, is_error, metadata }, ...refs },
+    ],
+    state,
+  );
 }
 
-/** Keeps a tool result within `maxBytes` (UTF-8): a larger one is cut, with a note saying so. */
-function capOutput(output: unknown, maxBytes: number): unknown {
+/** How much of a spilled result the log and the model see. */
+const SPILL_PREVIEW_BYTES = 2_000;
+
+async function spillIfLarge(
+  output: unknown,
+  call: ToolCallRecord,
+  state: TurnState,
+  setup: TurnSetup,
+  ports: TurnPorts,
+): Promise<{ output: unknown; artifact?: { id: string; bytes: number } }> {
+  const max = setup.config.budget.max_tool_result_bytes ?? BUDGET_CAPS.max_tool_result_bytes;
   const text = typeof output === "string" ? output : JSON.stringify(output);
   const bytes = new TextEncoder().encode(text);
-  if (bytes.byteLength <= maxBytes) return output;
-  const head = new TextDecoder().decode(bytes.subarray(0, maxBytes)).replace(/\uFFFD$/, "");
-  return `${head}\n[output truncated: ${bytes.byteLength} bytes in all, the first ${maxBytes} shown]`;
+  if (bytes.byteLength <= max) return { output };
+  const content_type = typeof output === "string" ? "text/plain; charset=utf-8" : "application/json";
+  const id = await ports.spill(text, { turn_id: state.turn_id, tool_call_id: call.tool_call_id, tool_name: call.name, content_type });
+  const head = new TextDecoder().decode(bytes.subarray(0, Math.min(max, SPILL_PREVIEW_BYTES))).replace(/\uFFFD$/, "");
+  return {
+    output: `${head}\n[output truncated: ${bytes.byteLength} bytes in all; the full output is artifact ${id}]`,
+    artifact: { id, bytes: bytes.byteLength },
+  };
 }
 
 async function runPool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

@@ -108,6 +108,7 @@ export function resultMetadata(
   started_at: number,
   completed_at: number,
   injected_args: Record<string, unknown>,
+  offloaded_artifact_id: string | null = null,
 ): Record<string, unknown> {
   const approval = call.approval && call.approval.status !== "pending" ? call.approval : null;
   const refused = approval && approval.status !== "approved" ? approval.status : null;
@@ -119,7 +120,7 @@ export function resultMetadata(
     approval_status: approval?.status ?? "not_required",
     approval_id: approval?.action_id ?? null,
     injected_args,
-    offloaded_artifact_id: null,
+    offloaded_artifact_id,
   };
 }
 

@@ -73,6 +73,15 @@ export class MemoryPorts implements TurnPorts {
     },
   };
 
+  /** Spilled payloads by artifact id, as R2 would keep them. */
+  readonly artifacts = new Map<string, string>();
+
+  async spill(content: string): Promise<string> {
+    const id = this.newId("art");
+    this.artifacts.set(id, content);
+    return id;
+  }
+
   /** Approval requests, in order. */
   readonly approvals: { action_id: string; tool_name: string; expires_at: number }[] = [];
   /** The state each time the turn suspended to wait for decisions. */
