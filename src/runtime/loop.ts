@@ -387,7 +387,7 @@ async function runToolCalls(state: TurnState, run: Run, ports: TurnPorts): Promi
     return next;
   };
   for (;;) {
-    for (const c of calls) if (c.status === "pending" && !c.approval && needsApproval(c, setup)) requestApproval(c, state, setup, ports);
+    for (const c of calls) if (c.status === "pending" && !c.approval && needsApproval(c, setup)) await requestApproval(c, state, setup, ports);
     // Decisions can arrive while tools run; each round picks up the calls that became runnable.
     const runnable = calls.filter((c) => c.status !== "done" && c.approval?.status !== "pending");
     if (runnable.length === 0) break;
@@ -414,10 +414,11 @@ function needsApproval(call: ToolCallRecord, setup: TurnSetup): boolean {
   return schemaErrors(tool.parameters, executable).length === 0;
 }
 
-function requestApproval(call: ToolCallRecord, state: TurnState, setup: TurnSetup, ports: TurnPorts): void {
+async function requestApproval(call: ToolCallRecord, state: TurnState, setup: TurnSetup, ports: TurnPorts): Promise<void> {
   const action_id = ports.newId("act");
   const expires_at = ports.now() + setup.config.approval_timeout_ms;
   const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  const args = await forLog(executable, call, state, setup, ports);
   call.approval = { action_id, status: "pending", expires_at };
   ports.requestApproval(
     {
@@ -426,7 +427,8 @@ function requestApproval(call: ToolCallRecord, state: TurnState, setup: TurnSetu
       step_id: state.step_id ?? undefined,
       tool_call_id: call.tool_call_id,
       action_id,
-      payload: { kind: "tool_approval", tool_name: call.name, args: executable, injected_args: injected, expires_at },
+      payload: { kind: "tool_approval", tool_name: call.name, args: args.value, injected_args: injected, expires_at },
+      ...refsOf(args.artifact),
     },
     state,
     { action_id, tool_name: call.name, expires_at },
@@ -450,7 +452,8 @@ async function runToolCall(call: ToolCallRecord, state: TurnState, setup: TurnSe
   } else {
     call.status = "started";
     call.started_at = ports.now();
-    ports.emit([{ type: "tool.started", ...ids, payload: { name: call.name, args: executable, injected_args: injected } }], state);
+    const args = await forLog(executable, call, state, setup, ports);
+    ports.emit([{ type: "tool.started", ...ids, payload: { name: call.name, args: args.value, injected_args: injected }, ...refsOf(args.artifact) }], state);
     const argErrors = tool ? schemaErrors(tool.parameters, executable) : [];
     if (refused) {
       const why = refused.status === "rejected" ? "The user rejected this tool call" : "Nobody approved this tool call in time";
@@ -478,12 +481,12 @@ async function runToolCall(call: ToolCallRecord, state: TurnState, setup: TurnSe
   const started_at = call.started_at ?? ports.now();
   const completed_at = ports.now();
   // A result over max_tool_result_bytes goes to R2 whole; the log and the model get a preview and its id.
-  const spilled = await spillIfLarge(output ?? null, call, state, setup, ports);
-  output = spilled.output;
+  const spilled = await forLog(output ?? null, call, state, setup, ports);
+  output = spilled.value;
   call.status = "done";
   call.result = { output, is_error };
   const metadata = resultMetadata(call, is_error, started_at, completed_at, injected, spilled.artifact?.id ?? null);
-  const refs = spilled.artifact ? { refs: [{ kind: "artifact", id: spilled.artifact.id, bytes: spilled.artifact.bytes }] } : {};
+  const refs = refsOf(spilled.artifact);
   ports.emit(
     [
       ...(spilled.artifact
@@ -498,24 +501,32 @@ async function runToolCall(call: ToolCallRecord, state: TurnState, setup: TurnSe
 /** How much of a spilled result the log and the model see. */
 const SPILL_PREVIEW_BYTES = 2_000;
 
-async function spillIfLarge(
-  output: unknown,
+/**
+ * Keeps a payload of a tool call within max_tool_result_bytes: a larger one is stored whole in R2 and
+ * replaced by a preview naming its artifact, so no event (and no model prompt) carries it.
+ */
+async function forLog(
+  value: unknown,
   call: ToolCallRecord,
   state: TurnState,
   setup: TurnSetup,
   ports: TurnPorts,
-): Promise<{ output: unknown; artifact?: { id: string; bytes: number } }> {
+): Promise<{ value: unknown; artifact?: { id: string; bytes: number } }> {
   const max = setup.config.budget.max_tool_result_bytes ?? BUDGET_CAPS.max_tool_result_bytes;
-  const text = typeof output === "string" ? output : JSON.stringify(output);
+  const text = typeof value === "string" ? value : JSON.stringify(value);
   const bytes = new TextEncoder().encode(text);
-  if (bytes.byteLength <= max) return { output };
-  const content_type = typeof output === "string" ? "text/plain; charset=utf-8" : "application/json";
+  if (bytes.byteLength <= max) return { value };
+  const content_type = typeof value === "string" ? "text/plain; charset=utf-8" : "application/json";
   const id = await ports.spill(text, { turn_id: state.turn_id, tool_call_id: call.tool_call_id, tool_name: call.name, content_type });
   const head = new TextDecoder().decode(bytes.subarray(0, Math.min(max, SPILL_PREVIEW_BYTES))).replace(/\uFFFD$/, "");
   return {
-    output: `${head}\n[output truncated: ${bytes.byteLength} bytes in all; the full output is artifact ${id}]`,
+    value: `${head}\n[truncated: ${bytes.byteLength} bytes in all; the whole is artifact ${id}]`,
     artifact: { id, bytes: bytes.byteLength },
   };
+}
+
+function refsOf(artifact: { id: string; bytes: number } | undefined): { refs?: { kind: string; id: string; bytes: number }[] } {
+  return artifact ? { refs: [{ kind: "artifact", id: artifact.id, bytes: artifact.bytes }] } : {};
 }
 
 async function runPool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
