@@ -210,9 +210,8 @@ describe("validation (422, naming the field and the reason, nothing stored)", ()
     await expectRefused({ mcp_servers: [{ name: "docs", url: allowlisted("mcp") }] }, [
       { path: "mcp_servers", reason: expect.stringMatching(/not available/) },
     ]);
-    await expectRefused({ allow_parallel_subagents: true }, [{ path: "allow_parallel_subagents", reason: expect.stringMatching(/not available/) }]);
     // Their defaults are accepted.
-    await expectAccepted({ mcp_servers: [], allow_parallel_subagents: false });
+    await expectAccepted({ mcp_servers: [], allow_parallel_subagents: true });
   });
 
   it("a refused replacement leaves the stored agent as it was", async () => {
@@ -446,9 +445,11 @@ describe("budget awareness", () => {
       "context.compaction.started",
       "model.requested",
       "model.completed",
+      "cost.recorded",
       "context.compaction.completed",
       "model.requested",
       "model.completed",
+      "cost.recorded",
       "turn.completed",
     ]);
     expect(ofType(turnLog, "model.requested").map((e) => e.payload.phase)).toEqual(["compaction", "executor"]);

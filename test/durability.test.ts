@@ -105,6 +105,7 @@ describe("crash recovery", () => {
       "model.requested",
       ...types.filter((t) => t === "model.delta").map(() => "model.delta"),
       "model.completed",
+      "cost.recorded",
       "turn.completed",
     ]);
     const result = log.find((e) => e.type === "tool.result");

@@ -86,7 +86,7 @@ describe("planner phase (planning_enabled)", () => {
 
     expect(phases(ports)).toEqual(["planner", "executor", "executor"]);
     expect(model.doStreamCalls).toHaveLength(3);
-    expect(ports.types().slice(0, 4)).toEqual(["model.requested", "model.completed", "reasoning.summary", "model.requested"]);
+    expect(ports.types().slice(0, 5)).toEqual(["model.requested", "model.completed", "cost.recorded", "reasoning.summary", "model.requested"]);
     expect(ports.ofType("model.requested")[0]!.payload).toEqual({ model: "openai:gpt-4o", phase: "planner" });
     // The planner's text is not streamed to clients as the answer.
     expect(ports.ofType("model.delta").map((e) => e.payload.text)).toEqual(["It is 42."]);
@@ -260,7 +260,8 @@ describe("planner phase (planning_enabled)", () => {
     const original = await runNewTurn(makeSetup({ model: originalModel, config }), "Task");
     const afterPlanner = original.ports.checkpoints.find((c) => c.state.plan !== undefined && c.state.step === 0);
     expect(afterPlanner).toBeDefined();
-    expect(original.ports.types()[afterPlanner!.afterEvents - 1]).toBe(planText.trim() ? "reasoning.summary" : "model.completed");
+    // The plan is checkpointed with the planner's model.completed and cost.recorded.
+    expect(original.ports.types()[afterPlanner!.afterEvents - 1]).toBe("cost.recorded");
     expect(afterPlanner!.state.plan).toBe(planText.trim());
 
     const model = scriptedModel(...replies().slice(1)); // only the executor's reply is left
@@ -396,7 +397,7 @@ describe("budget_awareness: limit:N", () => {
     const model = scriptedModel(say("Good."));
     const { ports } = await runNewTurn(makeSetup({ model, history, config: LIMIT_CONFIG }), "Great");
 
-    expect(ports.types()).toEqual(["model.requested", "model.delta", "model.completed", "turn.completed"]);
+    expect(ports.types()).toEqual(["model.requested", "model.delta", "model.completed", "cost.recorded", "turn.completed"]);
     expect(phases(ports)).toEqual(["executor"]);
     expect(ports.replacedHistories).toEqual([]);
     expect(prompts(model)[0]).toHaveLength(5);
@@ -414,10 +415,12 @@ describe("budget_awareness: limit:N", () => {
       "context.compaction.started",
       "model.requested",
       "model.completed",
+      "cost.recorded",
       "context.compaction.completed",
       "model.requested",
       "model.delta",
       "model.completed",
+      "cost.recorded",
       "turn.completed",
     ]);
     expect(phases(ports)).toEqual(["compaction", "executor"]);
@@ -467,7 +470,7 @@ describe("budget_awareness: limit:N", () => {
     expect(ports.terminal).toEqual({
       type: "turn.completed",
       turn_id: TURN_ID,
-      payload: { output: "Q3 grew 12%; Q4 is pending.", stop_reason: "final_answer", usage: tokens(360, 17) },
+      payload: { output: "Q3 grew 12%; Q4 is pending.", stop_reason: "final_answer", usage: tokens(360, 17), cost_usd: expect.any(Number) },
     });
     expect(ports.refused).toEqual([]);
   });
@@ -483,13 +486,14 @@ describe("budget_awareness: limit:N", () => {
       "context.compaction.started",
       "model.requested",
       "model.completed",
+      "cost.recorded",
       "context.compaction.completed",
       "turn.completed",
     ]);
     expect(ports.terminal).toEqual({
       type: "turn.completed",
       turn_id: TURN_ID,
-      payload: { output: BUDGET_LIMIT_MESSAGE, stop_reason: "budget_limit", usage: tokens(300, 3) },
+      payload: { output: BUDGET_LIMIT_MESSAGE, stop_reason: "budget_limit", usage: tokens(300, 3), cost_usd: expect.any(Number) },
     });
     expect(ports.refused).toEqual([]);
   });
@@ -500,7 +504,7 @@ describe("budget_awareness: limit:N", () => {
 
     expect(model.doStreamCalls).toHaveLength(0);
     expect(ports.types()).toEqual(["turn.completed"]);
-    expect(ports.terminal!.payload).toEqual({ output: BUDGET_LIMIT_MESSAGE, stop_reason: "budget_limit", usage: tokens(0, 0) });
+    expect(ports.terminal!.payload).toEqual({ output: BUDGET_LIMIT_MESSAGE, stop_reason: "budget_limit", usage: tokens(0, 0), cost_usd: null });
   });
 
   it("a huge current input with history: compaction runs, the prompt still does not fit, the turn stops", async () => {
@@ -530,7 +534,7 @@ describe("budget_awareness: limit:N", () => {
     const { ports } = await runNewTurn(makeSetup({ model, tools: [dump], config: LIMIT_CONFIG }));
 
     expect(model.doStreamCalls).toHaveLength(1);
-    expect(ports.types()).toEqual(["model.requested", "model.completed", "tool.started", "tool.result", "turn.completed"]);
+    expect(ports.types()).toEqual(["model.requested", "model.completed", "cost.recorded", "tool.started", "tool.result", "turn.completed"]);
     expect(ports.terminal!.payload).toMatchObject({ output: BUDGET_LIMIT_MESSAGE, stop_reason: "budget_limit" });
   });
 });
@@ -664,6 +668,7 @@ describe("live message injection (state.inbox)", () => {
     expect(ports.types()).toEqual([
       "model.requested",
       "model.completed",
+      "cost.recorded",
       "tool.started",
       "tool.result",
       "message.injected",
@@ -671,6 +676,7 @@ describe("live message injection (state.inbox)", () => {
       "model.requested",
       "model.delta",
       "model.completed",
+      "cost.recorded",
       "turn.completed",
     ]);
     expect(ports.ofType("message.injected")).toEqual([
@@ -713,10 +719,12 @@ describe("live message injection (state.inbox)", () => {
       "model.requested",
       "model.delta",
       "model.completed",
+      "cost.recorded",
       "message.injected",
       "model.requested",
       "model.delta",
       "model.completed",
+      "cost.recorded",
       "turn.completed",
     ]);
     expect(prompts(model)[1]).toEqual([
@@ -789,12 +797,14 @@ describe("handoffs", () => {
     expect(ports.types()).toEqual([
       "model.requested",
       "model.completed",
+      "cost.recorded",
       "tool.started",
       "run.status",
       "tool.result",
       "model.requested",
       "model.delta",
       "model.completed",
+      "cost.recorded",
       "turn.completed",
     ]);
     expect(ports.terminal!.payload).toMatchObject({ output: "Billing here: your invoice is paid.", stop_reason: "final_answer" });
@@ -888,7 +898,7 @@ describe("output_schema", () => {
     expect(ports.terminal).toEqual({
       type: "turn.completed",
       turn_id: TURN_ID,
-      payload: { output: { city: "Paris", temp_c: 21 }, stop_reason: "final_answer", usage: tokens(10, 5) },
+      payload: { output: { city: "Paris", temp_c: 21 }, stop_reason: "final_answer", usage: tokens(10, 5), cost_usd: expect.any(Number) },
     });
     expect(ports.ofType("runtime.warning")).toEqual([]);
   });
@@ -936,7 +946,7 @@ describe("output_schema", () => {
     expect(ports.terminal).toEqual({
       type: "turn.failed",
       turn_id: TURN_ID,
-      payload: { error: { code: "output_invalid", message: expect.stringContaining("temp_c") } },
+      payload: { error: { code: "output_invalid", message: expect.stringContaining("temp_c") }, usage: expect.any(Object), cost_usd: expect.any(Number) },
     });
     expect(ports.refused).toEqual([]);
   });

@@ -59,7 +59,7 @@ describe("runTurn: model steps", () => {
     const model = scriptedModel(say(["Hel", "lo", " there"], usage(11, 4)));
     const { ports } = await runNewTurn(makeSetup({ model }));
 
-    expect(ports.types()).toEqual(["model.requested", "model.delta", "model.delta", "model.delta", "model.completed", "turn.completed"]);
+    expect(ports.types()).toEqual(["model.requested", "model.delta", "model.delta", "model.delta", "model.completed", "cost.recorded", "turn.completed"]);
     const [requested, ...rest] = ports.events;
     expect(requested).toEqual({
       type: "model.requested",
@@ -75,7 +75,7 @@ describe("runTurn: model steps", () => {
     expect(ports.terminal).toEqual({
       type: "turn.completed",
       turn_id: TURN_ID,
-      payload: { output: "Hello there", stop_reason: "final_answer", usage: tokens(11, 4) },
+      payload: { output: "Hello there", stop_reason: "final_answer", usage: tokens(11, 4), cost_usd: expect.any(Number) },
     });
     expect(ports.finalState!.messages).toEqual([
       { role: "user", content: "hello" },
@@ -143,14 +143,16 @@ describe("runTurn: tools", () => {
     expect(ports.types()).toEqual([
       "model.requested",
       "model.completed",
+      "cost.recorded",
       "tool.started",
       "tool.result",
       "model.requested",
       "model.delta",
       "model.completed",
+      "cost.recorded",
       "turn.completed",
     ]);
-    const [firstRequest, firstCompleted, started, result, secondRequest] = ports.events;
+    const [firstRequest, firstCompleted, , started, result, secondRequest] = ports.events;
     expect(firstCompleted!.payload).toEqual({ usage: tokens(10, 5), finish_reason: "tool-calls" });
     expect(secondRequest!.payload).toMatchObject({ step: 2 });
     expect(secondRequest!.step_id).not.toBe(firstRequest!.step_id);
@@ -201,7 +203,7 @@ describe("runTurn: tools", () => {
         ],
       },
     ]);
-    expect(ports.terminal!.payload).toEqual({ output: "It is 21°C in Paris.", stop_reason: "final_answer", usage: tokens(30, 12) });
+    expect(ports.terminal!.payload).toEqual({ output: "It is 21°C in Paris.", stop_reason: "final_answer", usage: tokens(30, 12), cost_usd: expect.any(Number) });
   });
 
   it("checkpoints the state with every model response, tool start and tool result", async () => {
@@ -214,7 +216,8 @@ describe("runTurn: tools", () => {
       const index = ports.types().indexOf(type);
       return ports.checkpoints.filter((c) => c.afterEvents === index + 1).map((c) => c.state);
     };
-    expect(statesWith("model.completed")).toMatchObject([{ step: 1, calls: [{ tool_call_id: "call_1", status: "pending" }] }]);
+    // model.completed and cost.recorded are written together with the state.
+    expect(statesWith("cost.recorded")).toMatchObject([{ step: 1, calls: [{ tool_call_id: "call_1", status: "pending" }] }]);
     expect(statesWith("tool.started")).toMatchObject([{ calls: [{ status: "started", started_at: expect.any(Number) }] }]);
     const [afterResult, beforeSecondCall] = statesWith("tool.result");
     expect(afterResult).toMatchObject({ calls: [{ status: "done", result: { output: "found", is_error: false } }] });
@@ -358,7 +361,7 @@ describe("runTurn: limits and failures", () => {
     expect(ports.terminal).toEqual({
       type: "turn.completed",
       turn_id: TURN_ID,
-      payload: { output: "", stop_reason: "max_steps", usage: tokens(20, 2) },
+      payload: { output: "", stop_reason: "max_steps", usage: tokens(20, 2), cost_usd: expect.any(Number) },
     });
     // The last step's call is never run; the history still answers it.
     expect(runs).toBe(1);
@@ -410,13 +413,14 @@ describe("runTurn: limits and failures", () => {
     expect(ports.types()).toEqual([
       "model.requested",
       "model.completed",
+      "cost.recorded",
       "tool.started",
       "tool.result",
       "model.requested",
       "model.completed",
       "turn.failed",
     ]);
-    expect(ports.events[5]!.payload).toMatchObject({ finish_reason: "error" });
+    expect(ports.events[6]!.payload).toMatchObject({ finish_reason: "error" });
     expect(ports.terminal!.payload).toMatchObject({ error: { code: "model_error" } });
   });
 });
@@ -474,7 +478,7 @@ describe("runTurn: interruption", () => {
     const model = scriptedModel(callTools([["call_1", "slow", {}]]), say("never requested"));
 
     await expect(runNewTurn(makeSetup({ model, tools: [slow] }), "hello", ports)).rejects.toBe(reason);
-    expect(ports.types()).toEqual(["model.requested", "model.completed", "tool.started"]);
+    expect(ports.types()).toEqual(["model.requested", "model.completed", "cost.recorded", "tool.started"]);
     expect(ports.refused).toEqual([]);
     expect(ports.terminal).toBeNull();
   });
@@ -541,7 +545,7 @@ describe("runTurn: resuming from a checkpoint", () => {
     for (const e of ports.events.filter((e) => e.tool_call_id)) expect(e.step_id).toBe("stp_before_restart");
 
     // Then the loop continues: one model call that sees both results, in the order the model asked.
-    expect(ports.types().slice(-4)).toEqual(["model.requested", "model.delta", "model.completed", "turn.completed"]);
+    expect(ports.types().slice(-5)).toEqual(["model.requested", "model.delta", "model.completed", "cost.recorded", "turn.completed"]);
     expect(ports.ofType("model.requested")[0]!.payload).toMatchObject({ step: 2 });
     const prompt = prompts(model)[0]!;
     expect(toolResultIds(prompt)).toEqual(["c_pay", "c_look"]);
@@ -552,7 +556,7 @@ describe("runTurn: resuming from a checkpoint", () => {
     expect(ports.terminal).toEqual({
       type: "turn.completed",
       turn_id: "trn_resumed",
-      payload: { output: "Order o1 shipped; the payment outcome is unknown.", stop_reason: "final_answer", usage: tokens(40, 14) },
+      payload: { output: "Order o1 shipped; the payment outcome is unknown.", stop_reason: "final_answer", usage: tokens(40, 14), cost_usd: expect.any(Number) },
     });
   });
 
@@ -603,12 +607,12 @@ describe("runTurn: resuming from a checkpoint", () => {
     const { checkpoints } = original.ports;
     expect(checkpoints.map((c) => original.ports.types()[c.afterEvents - 1])).toEqual([
       "model.requested", // step 1 under way: a restart here makes the call again
-      "model.completed", // step 1: the call is pending
+      "cost.recorded", // step 1 done (model.completed and its cost): the call is pending
       "tool.started",
       "tool.result",
       "tool.result", // results fed back, no call outstanding
       "model.requested",
-      "model.completed", // step 2: the final answer
+      "cost.recorded", // step 2: the final answer
     ]);
 
     for (const { afterEvents, state } of checkpoints) {

@@ -38,14 +38,14 @@ describe("the loop through openai-compatible", () => {
     const log = await waitForTurnEnd(sid, turn_id);
     expectGapless(log);
     const turnTypes = types(log, turn_id).filter((t) => t !== "model.delta");
-    expect(turnTypes.slice(0, 5)).toEqual(["turn.submitted", "turn.started", "tool.catalog.resolved", "model.requested", "model.completed"]);
+    expect(turnTypes.slice(0, 6)).toEqual(["turn.submitted", "turn.started", "tool.catalog.resolved", "model.requested", "model.completed", "cost.recorded"]);
     expect(turnTypes.filter((t) => t.startsWith("tool.") && t !== "tool.catalog.resolved").sort()).toEqual([
       "tool.result",
       "tool.result",
       "tool.started",
       "tool.started",
     ]);
-    expect(turnTypes.slice(-3)).toEqual(["model.requested", "model.completed", "turn.completed"]);
+    expect(turnTypes.slice(-4)).toEqual(["model.requested", "model.completed", "cost.recorded", "turn.completed"]);
     const deltas = log.filter((e) => e.type === "model.delta").map((e) => e.payload.text);
     expect(deltas.join("")).toBe("Let me check.It is 42.");
     expect(deltas.length).toBeGreaterThan(2);
@@ -61,6 +61,7 @@ describe("the loop through openai-compatible", () => {
       output: "It is 42.",
       stop_reason: "final_answer",
       usage: { input_tokens: 80, output_tokens: 12, total_tokens: 92 },
+      cost_usd: null, // no price is known for the fake model
     });
 
     // What the model received: instructions as the system message, then the tool results of step 1.
@@ -399,6 +400,7 @@ describe("durability", () => {
       "model.requested",
       ...Array(types(log, turn_id).filter((t) => t === "model.delta").length - 1).fill("model.delta"),
       "model.completed",
+      "cost.recorded",
       "turn.completed",
     ]);
     expect(log.find((e) => e.type === "run.status").payload.phase).toBe("recovering");

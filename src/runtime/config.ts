@@ -185,8 +185,5 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
 function notYetAvailable(config: AgentConfig): FieldIssue[] {
   const issues: FieldIssue[] = [];
   if (config.mcp_servers.length > 0) issues.push({ path: "mcp_servers", reason: "MCP servers are not available in this version yet" });
-  if (config.allow_parallel_subagents) {
-    issues.push({ path: "allow_parallel_subagents", reason: "parallel sub-agents are not available in this version yet" });
-  }
   return issues;
 }

@@ -20,6 +20,35 @@ export interface ToolCallRecord {
   approval?: { action_id: string; status: "pending" | ApprovalDecision; expires_at: number; reason?: string | null };
   started_at?: number;
   result?: { output: unknown; is_error: boolean };
+  /** Sub-agents this call runs (run_subtask: one; spawn_subagents: one per job), with their own loop state. */
+  children?: ChildRun[];
+}
+
+/** A sub-agent: an isolated loop inside the turn, whose state lives in its parent's tool call. */
+export interface ChildRun {
+  subagent_id: string;
+  /** The job's position in spawn_subagents (0 for run_subtask). */
+  index: number;
+  title: string;
+  depth: number;
+  /** Names of the tools it may use (a subset of its parent's). */
+  tools: string[];
+  /** With a schema the child must finish through finish_subtask. */
+  output_schema: Record<string, unknown> | null;
+  system: string;
+  state: TurnState;
+  /** finish_subtask calls refused so far. */
+  finish_rejections: number;
+  /** The accepted finish_subtask value, once given. */
+  finished?: { value: unknown };
+  result?: { status: "success"; output: unknown } | { status: "error"; error: string };
+}
+
+/** Counters of a turn's budget, shared by every level of sub-agents. */
+export interface BudgetUsed {
+  llm_calls: number;
+  tool_calls: number;
+  subtasks: number;
 }
 
 export type ApprovalDecision = "approved" | "rejected" | "timed_out";
@@ -52,6 +81,10 @@ export interface TurnState {
   paused_at?: number | null;
   /** Time spent waiting for decisions; it does not count against the turn's wall-clock budget. */
   waited_ms?: number;
+  /** Budget counters (kept on the turn's root state only). */
+  budget_used?: BudgetUsed;
+  /** Cost of the turn's model calls so far, when the models' prices are known. */
+  cost_usd?: number;
   /** Final answers refused by output_schema so far. */
   output_rejections?: number;
 }
@@ -124,38 +157,76 @@ export function resultMetadata(
   };
 }
 
-export function pendingApprovals(state: TurnState): ToolCallRecord[] {
-  return (state.calls ?? []).filter((c) => c.approval?.status === "pending");
+/** Where a call sits: the envelope fields of its level (root: no parent, depth 0). */
+export interface CallPlace {
+  state: TurnState;
+  parent_id: string | null;
+  depth: number;
+  subagent_id?: string;
+}
+
+/** Every level of the turn, the root first, then each sub-agent's (depth first). */
+export function levels(root: TurnState): CallPlace[] {
+  const out: CallPlace[] = [];
+  const visit = (place: CallPlace) => {
+    out.push(place);
+    for (const c of place.state.calls ?? []) {
+      for (const child of c.children ?? []) {
+        visit({ state: child.state, parent_id: c.tool_call_id, depth: child.depth, subagent_id: child.subagent_id });
+      }
+    }
+  };
+  visit({ state: root, parent_id: null, depth: 0 });
+  return out;
+}
+
+export function pendingApprovals(root: TurnState): ToolCallRecord[] {
+  return levels(root).flatMap((l) => (l.state.calls ?? []).filter((c) => c.approval?.status === "pending"));
 }
 
 /**
- * Events that close what a turn left open when it is cut short (interrupted, lost): the model call under
- * way, tools that started, and approvals still waiting, so nothing stays open after the turn's end.
+ * Events that close what a turn left open when it is cut short (interrupted, lost), at every level of
+ * sub-agents: the model call under way, tools that started, and approvals still waiting, so nothing stays
+ * open after the turn's end.
  */
-export function closingEvents(state: TurnState, reason: "cancelled" | "interrupted", now: number): EventDraft[] {
-  const { turn_id } = state;
+export function closingEvents(root: TurnState, reason: "cancelled" | "interrupted", now: number): EventDraft[] {
+  const { turn_id } = root;
   const events: EventDraft[] = [];
-  if (state.open_model_step) {
-    const { step_id, phase } = state.open_model_step;
-    events.push({ type: "model.completed", turn_id, step_id, payload: { usage: emptyUsage(), finish_reason: reason, phase } });
-  }
-  for (const c of state.calls ?? []) {
-    if (c.status === "started") {
-      events.push({
-        type: "tool.result",
-        turn_id,
-        step_id: state.step_id ?? undefined,
-        tool_call_id: c.tool_call_id,
-        payload: { name: c.name, output: `Tool call ${reason}`, is_error: true, metadata: resultMetadata(c, true, c.started_at ?? now, now, {}) },
-      });
-    } else if (c.approval?.status === "pending") {
-      events.push({
-        type: "action.resolved",
-        turn_id,
-        action_id: c.approval.action_id,
-        tool_call_id: c.tool_call_id,
-        payload: { decision: "rejected", tool_name: c.name, by: "runtime", reason: `the turn was ${reason}` },
-      });
+  for (const { state, parent_id, depth, subagent_id } of levels(root).reverse()) {
+    const envelope = { turn_id, parent_id, depth, ...(subagent_id ? { subagent_id } : {}) };
+    if (state.open_model_step) {
+      const { step_id, phase } = state.open_model_step;
+      events.push({ type: "model.completed", ...envelope, step_id, payload: { usage: emptyUsage(), finish_reason: reason, phase } });
+    }
+    for (const c of state.calls ?? []) {
+      for (const child of c.children ?? []) {
+        if (child.result) continue;
+        events.push({
+          type: "subagent.failed",
+          turn_id,
+          parent_id: c.tool_call_id,
+          depth: child.depth,
+          subagent_id: child.subagent_id,
+          payload: { error: `the turn was ${reason}` },
+        });
+      }
+      if (c.status === "started") {
+        events.push({
+          type: "tool.result",
+          ...envelope,
+          step_id: state.step_id ?? undefined,
+          tool_call_id: c.tool_call_id,
+          payload: { name: c.name, output: `Tool call ${reason}`, is_error: true, metadata: resultMetadata(c, true, c.started_at ?? now, now, {}) },
+        });
+      } else if (c.approval?.status === "pending") {
+        events.push({
+          type: "action.resolved",
+          ...envelope,
+          action_id: c.approval.action_id,
+          tool_call_id: c.tool_call_id,
+          payload: { decision: "rejected", tool_name: c.name, by: "runtime", reason: `the turn was ${reason}` },
+        });
+      }
     }
   }
   return events;

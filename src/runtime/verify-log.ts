@@ -14,6 +14,7 @@ export function verifyLog(events: readonly Pick<RuntimeEvent, "type" | "event_id
   const started = new Set<string>();
   const openActions = new Map<string, string>(); // action_id -> turn_id
   const required = new Set<string>();
+  const asked = new Set<string>(); // tool calls that needed a human decision
   events.forEach((e, i) => {
     const at = `#${e.sequence} ${e.type}`;
     if (e.sequence !== i + 1) problems.push(`${at}: sequence ${e.sequence} where ${i + 1} was due (gap or duplicate)`);
@@ -33,10 +34,14 @@ export function verifyLog(events: readonly Pick<RuntimeEvent, "type" | "event_id
         started.add(e.tool_call_id ?? "");
         break;
       case "tool.result":
-        if (!started.has(e.tool_call_id ?? "")) problems.push(`${at}: tool.result for ${e.tool_call_id} without tool.started`);
+        // A call refused by a human has a result but never started.
+        if (!started.has(e.tool_call_id ?? "") && !asked.has(e.tool_call_id ?? "")) {
+          problems.push(`${at}: tool.result for ${e.tool_call_id} without tool.started`);
+        }
         openTools.delete(e.tool_call_id ?? "");
         break;
       case "action.required":
+        asked.add(e.tool_call_id ?? "");
         openActions.set(e.action_id ?? "", turn ?? "");
         required.add(e.action_id ?? "");
         break;

@@ -1,6 +1,6 @@
 // http_fetch: GET a URL under TOOL_URL_ALLOWLIST, with a timeout and a response size cap.
 import { urlAllowed } from "../url-allowlist";
-import { readCapped } from "./read-capped";
+import { callTimeout, readCapped } from "./http-io";
 import { ToolError, type ToolDefinition } from "./types";
 
 const TIMEOUT_MS = 10_000;
@@ -16,13 +16,15 @@ export const httpFetch: ToolDefinition = {
   async execute(args, ctx) {
     const url = String(args.url);
     if (!urlAllowed(url, ctx.urlAllowlist)) throw new ToolError(`URL is not allowed: ${url}`);
-    const timeout = AbortSignal.timeout(TIMEOUT_MS);
+    const timeout = callTimeout(TIMEOUT_MS, ctx.signal);
     let res: Response;
     try {
-      res = await ctx.fetch(url, { method: "GET", redirect: "manual", signal: AbortSignal.any([ctx.signal, timeout]) });
+      res = await ctx.fetch(url, { method: "GET", redirect: "manual", signal: timeout.signal });
     } catch (err) {
-      if (timeout.aborted) throw new ToolError(`Timed out after ${TIMEOUT_MS} ms`);
+      if (timeout.timedOut()) throw new ToolError(`Timed out after ${TIMEOUT_MS} ms`);
       throw err;
+    } finally {
+      timeout.clear();
     }
     if (res.status >= 300 && res.status < 400) throw new ToolError(`HTTP ${res.status}: redirects are not followed`);
     const body = await readCapped(res, MAX_BYTES);

@@ -1,7 +1,7 @@
 // Webhook tools (SPEC §6 HttpTool): POST the call as JSON to the configured URL, answer with the body.
 import type { HttpToolSpec } from "../config";
 import { urlAllowed } from "../url-allowlist";
-import { readCapped } from "./read-capped";
+import { callTimeout, readCapped } from "./http-io";
 import { ToolError, type ToolDefinition } from "./types";
 
 /** At most this much of a response is read; the loop then caps what it keeps at max_tool_result_bytes. */
@@ -19,7 +19,7 @@ export function httpTool(spec: HttpToolSpec): ToolDefinition {
     async execute(args, ctx) {
       // The allowlist may have changed since the agent was saved.
       if (!urlAllowed(spec.url, ctx.urlAllowlist)) throw new ToolError(`URL of tool "${spec.name}" is not allowlisted`);
-      const timeout = AbortSignal.timeout(spec.timeout_ms);
+      const timeout = callTimeout(spec.timeout_ms, ctx.signal);
       let res: Response;
       try {
         res = await ctx.fetch(spec.url, {
@@ -32,12 +32,14 @@ export function httpTool(spec: HttpToolSpec): ToolDefinition {
             turn_id: ctx.turn_id,
             tool_call_id: ctx.tool_call_id,
           }),
-          signal: AbortSignal.any([ctx.signal, timeout]),
+          signal: timeout.signal,
           redirect: "manual", // a redirect could leave the allowlist
         });
       } catch (err) {
-        if (timeout.aborted) throw new ToolError(`Tool "${spec.name}" timed out after ${spec.timeout_ms} ms`);
+        if (timeout.timedOut()) throw new ToolError(`Tool "${spec.name}" timed out after ${spec.timeout_ms} ms`);
         throw err;
+      } finally {
+        timeout.clear();
       }
       if (res.status >= 300 && res.status < 400) throw new ToolError(`HTTP ${res.status}: redirects are not followed`);
       const text = await readCapped(res, MAX_RESPONSE_BYTES);

@@ -4,6 +4,7 @@ import type { AgentConfig } from "../config";
 import { BUILTIN_TOOLS } from "./builtins";
 import { handoffTool, handoffToolName } from "./handoff";
 import { httpTool } from "./http-tool";
+import { SPAWN_SUBAGENTS, spawnSubagents } from "./subagent-tools";
 import type { Policy } from "../policy";
 import { PERMISSION_CLASSES, type ToolDefinition } from "./types";
 
@@ -25,6 +26,8 @@ function agentTools(config: AgentConfig): Map<string, ToolDefinition> {
   // Declaring an HTTP tool on the agent is enough to expose it; listing it in `tools` too is allowed.
   for (const spec of config.http_tools) belt.set(spec.name, httpTool(spec));
   for (const agent of config.handoffs) belt.set(handoffToolName(agent), handoffTool(agent));
+  // spawn_subagents exists exactly when the agent allows parallel sub-agents.
+  if (config.allow_parallel_subagents) belt.set(SPAWN_SUBAGENTS, spawnSubagents(config.max_parallel_subagents));
   return belt;
 }
 

@@ -55,6 +55,8 @@ export interface ToolDefinition {
   lock?: string;
   /** Set on `transfer_to_<agent>` tools: the agent the conversation is handed to. */
   handoff_target?: string;
+  /** Tools the loop itself performs (they start sub-agents) instead of calling `execute`. */
+  loop_handled?: "run_subtask" | "spawn_subagents" | "finish_subtask";
   /** Returns the result (a string or JSON value); throws ToolError (or any error) for an error result. */
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
 }

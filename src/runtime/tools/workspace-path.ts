@@ -3,11 +3,13 @@
 
 const SEGMENT = /^[A-Za-z0-9 _.,+=@()-]{1,128}$/;
 const MAX_SEGMENTS = 32;
+/** R2 keys are at most 1024 bytes; this leaves room for the session prefix and the workspace root. */
+const MAX_PATH_CHARS = 512;
 
 /** The safe relative path, or null when it is not one. An empty path (the root itself) is allowed for listing. */
 export function safeRelativePath(path: string, allowEmpty = false): string | null {
   if (path === "" || path === ".") return allowEmpty ? "" : null;
-  if (path.startsWith("/")) return null;
+  if (path.startsWith("/") || path.length > MAX_PATH_CHARS) return null;
   const segments = path.replace(/\/+$/, "").split("/");
   if (segments.length > MAX_SEGMENTS) return null;
   for (const s of segments) {

@@ -1,4 +1,4 @@
-// Reading HTTP bodies without trusting their size.
+// HTTP helpers for tools: a timeout that does not outlive the call, and bodies read without trusting their size.
 
 /** Reads at most `max` bytes of a body as UTF-8, without buffering the rest. */
 export async function readCapped(res: Response, max: number): Promise<string> {
@@ -20,4 +20,15 @@ export async function readCapped(res: Response, max: number): Promise<string> {
     offset += c.byteLength;
   }
   return new TextDecoder().decode(bytes);
+}
+
+/** An abort signal for `parent` or a timeout; `clear()` stops the timer (AbortSignal.timeout would keep the object busy until it fires). */
+export function callTimeout(ms: number, parent: AbortSignal): { signal: AbortSignal; timedOut(): boolean; clear(): void } {
+  const controller = new AbortController();
+  let fired = false;
+  const timer = setTimeout(() => {
+    fired = true;
+    controller.abort(new Error(`timed out after ${ms} ms`));
+  }, ms);
+  return { signal: AbortSignal.any([parent, controller.signal]), timedOut: () => fired, clear: () => clearTimeout(timer) };
 }

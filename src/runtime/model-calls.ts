@@ -1,0 +1,255 @@
+// Model calls of a turn: the executor step (streamed to clients as model.delta), and the planner and
+// compaction passes (collected, not streamed). Each is model.requested → model.completed, with its cost.
+import { streamText, ToolChoiceViolationError, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
+import { type AgentConfig, BUDGET_CAPS } from "./config";
+import {
+  advisory,
+  BUDGET_LIMIT_MESSAGE,
+  budgetMode,
+  contextWindow,
+  estimateTokens,
+  splitForCompaction,
+  summaryMessages,
+  withAdvisories,
+} from "./context-budget";
+import { costOf } from "./pricing";
+import { outputInstructions, structuredOutput } from "./structured-output";
+import { errorMessage, type Level, ModelCallError, type Outcome, type Turn, type TurnSetup } from "./turn-context";
+import type { ToolCallRecord, TurnState, Usage } from "./turn-state";
+
+const PLANNER_DIRECTIVE =
+  "You are the planning phase. Write a short numbered plan for the task: the steps, and which tools to use for each. Do not carry out the plan and do not answer the task yet.";
+const COMPACTION_DIRECTIVE =
+  "Summarize the conversation below for the assistant's memory. Keep every fact, name, number, decision and open question; drop pleasantries. Reply with the summary only.";
+
+type Phase = "executor" | "planner" | "compaction";
+
+function systemPrompt(config: AgentConfig): string | undefined {
+  const parts = [config.instructions, config.output_schema ? outputInstructions(config.output_schema) : ""].filter(Boolean);
+  return parts.length > 0 ? parts.join("\n\n") : undefined;
+}
+
+/** The executor's prompt: history, then this turn (its input carrying the plan), with advisories when asked for. */
+export function executorPrompt(state: TurnState, setup: TurnSetup): { system: string | undefined; messages: ModelMessage[] } {
+  const system = systemPrompt(setup.config);
+  const [input, ...rest] = state.messages;
+  const withPlan: ModelMessage[] =
+    state.plan && input?.role === "user" && typeof input.content === "string"
+      ? [{ role: "user", content: `${input.content}\n\nPlan from the planning phase:\n${state.plan}` }, ...rest]
+      : state.messages;
+  let messages = [...setup.history, ...withPlan];
+  if (budgetMode(setup.config)?.kind === "per-message") {
+    messages = withAdvisories(messages, advisory(estimateTokens(system, messages), contextWindow(setup.config)));
+  }
+  return { system, messages };
+}
+
+/** One executor step of `level`: live messages first (root), then the model call; sets the state's calls or answer. */
+export async function modelStep(level: Level, turn: Turn): Promise<void> {
+  const { state } = level;
+  const { turn_id } = state;
+  const { config } = level.run.setup;
+  const inbox = state.inbox ?? [];
+  if (inbox.length > 0) {
+    // Live messages enter after the tool results and before this call, oldest first.
+    state.inbox = [];
+    state.answered = false;
+    for (const m of inbox) state.messages.push({ role: "user", content: m.content });
+    turn.emit(
+      level,
+      inbox.map((m) => ({ type: "message.injected" as const, turn_id, payload: { message_id: m.message_id, content: m.content } })),
+    );
+  }
+  const { system, messages } = executorPrompt(state, level.run.setup);
+  const tokens = estimateTokens(system, messages);
+  if (tokens > turn.budget.max_history_tokens) turn.exceed("tokens", turn.budget.max_history_tokens, tokens);
+  const step_id = turn.ports.newId("stp");
+  state.step_id = step_id;
+  await callModel(
+    level,
+    turn,
+    "executor",
+    step_id,
+    config.model,
+    {
+      model: level.run.setup.model,
+      system,
+      messages,
+      tools: level.run.sdkTools,
+      temperature: config.temperature,
+      maxOutputTokens: config.max_tokens ?? undefined,
+      ...(config.output_schema ? { output: structuredOutput(config.output_schema) } : {}),
+    },
+    (result) => {
+      state.step += 1;
+      state.output = result.text;
+      const content = [
+        ...(result.text ? [{ type: "text" as const, text: result.text }] : []),
+        ...result.calls.map((c) => ({ type: "tool-call" as const, toolCallId: c.tool_call_id, toolName: c.name, input: inConversation(c.args, config) })),
+      ];
+      if (content.length > 0) state.messages.push({ role: "assistant", content });
+      state.calls = result.calls.length > 0 ? result.calls : null;
+      state.answered = result.calls.length === 0;
+    },
+  );
+}
+
+/** The planner pass before the first executor call: its text becomes the plan; its transcript stays here. */
+export async function planStep(level: Level, turn: Turn): Promise<void> {
+  const { state } = level;
+  const { setup } = level.run;
+  const { config } = setup;
+  const modelName = config.planning_model ?? config.model;
+  const model = config.planning_model ? setup.resolveModel(config.planning_model) : setup.model;
+  const system = [config.planning_instructions || config.instructions, PLANNER_DIRECTIVE].filter(Boolean).join("\n\n");
+  await callModel(
+    level,
+    turn,
+    "planner",
+    turn.ports.newId("stp"),
+    modelName,
+    { model, system, messages: [...setup.history, ...state.messages], tools: level.run.sdkTools, toolChoice: "none" },
+    (result) => {
+      state.plan = result.text.trim();
+    },
+  );
+  turn.emit(level, state.plan ? [{ type: "reasoning.summary", turn_id: state.turn_id, payload: { kind: "plan", text: state.plan } }] : [], false);
+}
+
+/** Before an executor call under `limit:N`: compacts older turns when over the limit; an outcome when the turn must end. */
+export async function fitContext(level: Level, turn: Turn): Promise<Outcome | null> {
+  const { state, run } = level;
+  const mode = budgetMode(run.setup.config);
+  if (mode?.kind !== "limit") return null;
+  const limit = Math.floor((contextWindow(run.setup.config) * mode.percent) / 100);
+  const measure = () => {
+    const { system, messages } = executorPrompt(state, run.setup);
+    return estimateTokens(system, messages);
+  };
+  const before = measure();
+  if (before <= limit) return null;
+  const { older, recent } = splitForCompaction(run.setup.history);
+  let after = before;
+  if (older.length > 0) {
+    turn.emit(level, [{ type: "context.compaction.started", turn_id: state.turn_id, payload: { before_tokens: before, limit_tokens: limit } }], false);
+    const transcript = older.map((m) => `${m.role}: ${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`).join("\n");
+    const summary = await callModel(level, turn, "compaction", turn.ports.newId("stp"), run.setup.config.model, {
+      model: run.setup.model,
+      system: COMPACTION_DIRECTIVE,
+      messages: [{ role: "user", content: transcript }],
+    });
+    run.setup.history = [...summaryMessages(summary.text.trim()), ...recent];
+    after = measure();
+    turn.ports.replaceHistory(
+      run.setup.history,
+      { type: "context.compaction.completed", turn_id: state.turn_id, payload: { before_tokens: before, after_tokens: after } },
+      turn.root,
+    );
+  }
+  if (after <= limit) return null;
+  state.messages.push({ role: "assistant", content: BUDGET_LIMIT_MESSAGE }); // the history ends on the answer given
+  return { kind: "budget_limit", output: BUDGET_LIMIT_MESSAGE };
+}
+
+/**
+ * One model call, charged to the turn's budget: model.requested, the stream (executor text as model.delta),
+ * then model.completed and cost.recorded. Usage and cost add up on the turn's root state.
+ */
+async function callModel(
+  level: Level,
+  turn: Turn,
+  phase: Phase,
+  step_id: string,
+  modelName: string,
+  options: { model: LanguageModel; system?: string; messages: ModelMessage[]; tools?: ToolSet; toolChoice?: "none" } & Partial<
+    Pick<Parameters<typeof streamText>[0], "temperature" | "maxOutputTokens" | "output">
+  >,
+  /** Applies the result to the state before model.completed checkpoints it. */
+  apply: (result: { text: string; calls: ToolCallRecord[] }) => void = () => {},
+): Promise<{ text: string; calls: ToolCallRecord[]; usage: Usage; finish_reason: string }> {
+  const { state } = level;
+  const { turn_id } = state;
+  turn.checkWallClock();
+  turn.charge("llm_calls");
+  state.open_model_step = { step_id, phase };
+  turn.emit(level, [{ type: "model.requested", turn_id, step_id, payload: { model: modelName, phase, ...(phase === "executor" ? { step: state.step + 1 } : {}) } }]);
+  let text = "";
+  const calls: ToolCallRecord[] = [];
+  let usage: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+  let finish_reason = "unknown";
+  try {
+    const result = streamText({ ...options, abortSignal: turn.signal, onError: () => {} }); // errors arrive as stream parts below
+    for await (const part of result.fullStream) {
+      switch (part.type) {
+        case "text-delta":
+          if (!part.text) break;
+          text += part.text;
+          if (phase === "executor") turn.emit(level, [{ type: "model.delta", turn_id, step_id, payload: { text: part.text } }], false);
+          break;
+        case "tool-call":
+          calls.push({
+            tool_call_id: part.toolCallId,
+            name: part.toolName,
+            args: part.input ?? {},
+            status: "pending",
+            ...("invalid" in part && part.invalid ? { invalid: errorMessage(part.error) } : {}),
+          });
+          break;
+        case "finish": {
+          const u = part.totalUsage;
+          finish_reason = part.finishReason;
+          usage = {
+            input_tokens: u.inputTokens ?? 0,
+            output_tokens: u.outputTokens ?? 0,
+            total_tokens: u.totalTokens ?? (u.inputTokens ?? 0) + (u.outputTokens ?? 0),
+          };
+          break;
+        }
+        case "error":
+          // A planner that calls a tool despite toolChoice "none" (some servers ignore it): keep its text as the plan.
+          if (phase !== "executor" && ToolChoiceViolationError.isInstance(part.error)) break;
+          throw new ModelCallError(errorMessage(part.error));
+        case "abort":
+          throw turn.signal.reason ?? new Error("aborted");
+      }
+    }
+  } catch (err) {
+    if (turn.signal.aborted) throw err;
+    const error = err instanceof ModelCallError ? err : new ModelCallError(errorMessage(err));
+    state.open_model_step = null;
+    turn.emit(level, [
+      { type: "model.completed", turn_id, step_id, payload: { usage, finish_reason: "error", error: { message: error.message }, ...(phase === "executor" ? {} : { phase }) } },
+    ]);
+    throw error;
+  }
+  state.open_model_step = null;
+  apply({ text, calls });
+  state.usage = addUsage(state.usage, usage);
+  if (state !== turn.root) turn.root.usage = addUsage(turn.root.usage, usage);
+  const cost_usd = costOf(modelName, usage);
+  if (cost_usd !== null) turn.root.cost_usd = (turn.root.cost_usd ?? 0) + cost_usd;
+  turn.emit(level, [
+    { type: "model.completed", turn_id, step_id, payload: { usage, finish_reason, ...(phase === "executor" ? {} : { phase }) } },
+    { type: "cost.recorded", turn_id, step_id, payload: { model: modelName, phase, usage, cost_usd } },
+  ]);
+  return { text, calls, usage, finish_reason };
+}
+
+/**
+ * Tool arguments as the conversation keeps them: ones larger than max_tool_result_bytes (a file the model
+ * wrote, say) are replaced by a note, so they do not fill the context of every later call. The tool itself
+ * gets them whole.
+ */
+function inConversation(args: unknown, config: AgentConfig): unknown {
+  const bytes = new TextEncoder().encode(JSON.stringify(args ?? null)).byteLength;
+  const max = config.budget.max_tool_result_bytes ?? BUDGET_CAPS.max_tool_result_bytes;
+  return bytes > max ? { _omitted: `${bytes} bytes of arguments, left out of the conversation to save context` } : args;
+}
+
+function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    input_tokens: a.input_tokens + b.input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+  };
+}

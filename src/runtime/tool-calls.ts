@@ -1,0 +1,203 @@
+// The tool phase of a step: the runtime dispatches the model's tool calls itself, with approvals, locks,
+// the turn's budget, and spilling of large payloads; sub-agent tools start child loops.
+import { BUDGET_CAPS } from "./config";
+import { schemaErrors } from "./json-schema";
+import { runSubagents } from "./subagents";
+import { splitInjectedArgs } from "./tools/injected-args";
+import { type Level, type Turn, type TurnSetup, errorMessage, toSdkTools } from "./turn-context";
+import { resultMetadata, type ToolCallRecord, type TurnState, toolResultPart } from "./turn-state";
+
+/** At most this many tool calls of one step run at once (less when the turn's budget says so). */
+export const MAX_PARALLEL_TOOL_CALLS = 8;
+/** How much of a spilled payload the log and the model see. */
+const SPILL_PREVIEW_BYTES = 2_000;
+
+/**
+ * Runs the step's tool calls: parallel-safe ones concurrently (calls sharing a lock one at a time), then the
+ * others in order. Calls to hitl_tools first get an approval request and run only once approved; a call
+ * whose sub-agent waits for a decision waits too. "waiting" while any decision is outstanding.
+ */
+export async function runToolCalls(level: Level, turn: Turn): Promise<"done" | "waiting"> {
+  const { state } = level;
+  const calls = state.calls!;
+  // The step's calls run with the agent that asked for them, even if one of them hands the turn over.
+  const setup = level.run.setup;
+  const tools = setup.tools;
+  // A call already "started" here began before a restart and has no result: re-run only what is idempotent.
+  const lost = new Set(calls.filter((c) => c.status === "started" && !tools.get(c.name)?.idempotent));
+  const waiting = new Set<ToolCallRecord>();
+  const locks = new Map<string, Promise<unknown>>();
+  const dispatch = (c: ToolCallRecord) => {
+    const go = async () => {
+      if ((await runToolCall(c, level, setup, turn, lost.has(c))) === "waiting") waiting.add(c);
+    };
+    const lock = tools.get(c.name)?.lock;
+    if (!lock) return go();
+    const next = (locks.get(lock) ?? Promise.resolve()).catch(() => {}).then(go);
+    locks.set(lock, next);
+    return next;
+  };
+  const parallelism = Math.min(MAX_PARALLEL_TOOL_CALLS, turn.budget.max_parallel_per_turn);
+  for (;;) {
+    for (const c of calls) if (c.status === "pending" && !c.approval && needsApproval(c, setup)) await requestApproval(c, level, setup, turn);
+    // Decisions can arrive while tools run; each round picks up the calls that became runnable.
+    const runnable = calls.filter((c) => c.status !== "done" && c.approval?.status !== "pending" && !waiting.has(c));
+    if (runnable.length === 0) break;
+    const parallel = runnable.filter((c) => !lost.has(c) && (tools.get(c.name)?.parallel_safe ?? true));
+    const serial = runnable.filter((c) => !parallel.includes(c));
+    await runPool(parallel, parallelism, dispatch);
+    for (const c of serial) await dispatch(c);
+  }
+  if (calls.some((c) => c.status !== "done")) return "waiting";
+  state.messages.push({ role: "tool", content: calls.map(toolResultPart) });
+  state.calls = null;
+  turn.emit(level, []);
+  return "done";
+}
+
+/** A call to one of the agent's hitl_tools that could run (a malformed call is refused without asking anyone). */
+function needsApproval(call: ToolCallRecord, setup: TurnSetup): boolean {
+  const tool = setup.tools.get(call.name);
+  if (!tool || call.invalid || !setup.config.hitl_tools.includes(call.name)) return false;
+  const { executable } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  return schemaErrors(tool.parameters, executable).length === 0;
+}
+
+async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn): Promise<void> {
+  const { state } = level;
+  const action_id = turn.ports.newId("act");
+  const expires_at = turn.ports.now() + setup.config.approval_timeout_ms;
+  const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  const args = await forLog(executable, call, state, setup, turn);
+  call.approval = { action_id, status: "pending", expires_at };
+  turn.ports.requestApproval(
+    {
+      type: "action.required",
+      turn_id: state.turn_id,
+      step_id: state.step_id ?? undefined,
+      tool_call_id: call.tool_call_id,
+      action_id,
+      parent_id: level.parent_id,
+      depth: level.depth,
+      ...(level.subagent_id ? { subagent_id: level.subagent_id } : {}),
+      payload: { kind: "tool_approval", tool_name: call.name, args: args.value, injected_args: injected, expires_at },
+      ...refsOf(args.artifact),
+    },
+    turn.root,
+    { action_id, tool_name: call.name, expires_at },
+  );
+}
+
+function argsOf(call: ToolCallRecord): Record<string, unknown> {
+  return call.args && typeof call.args === "object" ? (call.args as Record<string, unknown>) : {};
+}
+
+async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn, lost: boolean): Promise<"done" | "waiting"> {
+  const { state } = level;
+  const { turn_id } = state;
+  const ids = { turn_id, step_id: state.step_id ?? undefined, tool_call_id: call.tool_call_id };
+  const tool = setup.tools.get(call.name);
+  const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  const refused = call.approval && call.approval.status !== "approved" && call.approval.status !== "pending" ? call.approval : null;
+  let output: unknown;
+  let is_error = true;
+  if (lost) {
+    output = { error: "The runtime restarted while this tool was running; its outcome is unknown.", category: "lost" };
+  } else {
+    if (call.status !== "started" && !refused) {
+      // A call resumed after a restart (an idempotent tool, or sub-agents picking up) has started already;
+      // a call a human refused never starts (its action.resolved and tool.result say so).
+      turn.checkWallClock();
+      turn.charge("tool_calls");
+      call.status = "started";
+      call.started_at = turn.ports.now();
+      const args = await forLog(executable, call, state, setup, turn);
+      turn.emit(level, [{ type: "tool.started", ...ids, payload: { name: call.name, args: args.value, injected_args: injected }, ...refsOf(args.artifact) }]);
+    }
+    const argErrors = tool ? schemaErrors(tool.parameters, executable) : [];
+    if (refused) {
+      const why = refused.status === "rejected" ? "The user rejected this tool call" : "Nobody approved this tool call in time";
+      output = refused.reason ? `${why}: ${refused.reason}` : why;
+    } else if (!tool) output = `Tool "${call.name}" is not available in this session`;
+    else if (call.invalid) output = `Invalid tool call: ${call.invalid}`;
+    else if (argErrors.length > 0) {
+      output = `Invalid arguments for "${call.name}": ${argErrors.join("; ")}`;
+      if (tool.loop_handled === "finish_subtask" && level.child) level.child.finish_rejections += 1;
+    } else {
+      try {
+        if (tool.loop_handled === "finish_subtask" && level.child) {
+          level.child.finished = { value: executable };
+          output = "Result accepted.";
+        } else if (tool.loop_handled === "run_subtask" || tool.loop_handled === "spawn_subagents") {
+          const result = await runSubagents(call, executable, level, turn);
+          if (result === "waiting") return "waiting";
+          output = result.output;
+          is_error = result.is_error;
+        } else if (tool.handoff_target) {
+          const reason = typeof executable.reason === "string" ? executable.reason : undefined;
+          level.run.setup = await turn.ports.handoff(tool.handoff_target, reason);
+          level.run.sdkTools = toSdkTools(level.run.setup);
+          output = `The conversation now continues with agent "${tool.handoff_target}".`;
+        } else {
+          const p = turn.ports;
+          output = await tool.execute(executable, { ...p.tool, turn_id, tool_call_id: call.tool_call_id, signal: turn.signal, now: p.now });
+        }
+        if (!tool.loop_handled || tool.loop_handled === "finish_subtask") is_error = false;
+      } catch (err) {
+        if (turn.signal.aborted) throw err;
+        output = errorMessage(err);
+      }
+    }
+  }
+  const started_at = call.started_at ?? turn.ports.now();
+  const completed_at = turn.ports.now();
+  // A result over max_tool_result_bytes goes to R2 whole; the log and the model get a preview and its id.
+  const spilled = await forLog(output ?? null, call, state, setup, turn);
+  output = spilled.value;
+  call.status = "done";
+  call.result = { output, is_error };
+  const metadata = resultMetadata(call, is_error, started_at, completed_at, injected, spilled.artifact?.id ?? null);
+  turn.emit(level, [
+    ...(spilled.artifact
+      ? [{ type: "output.spilled" as const, ...ids, payload: { artifact_id: spilled.artifact.id, bytes: spilled.artifact.bytes, name: call.name } }]
+      : []),
+    { type: "tool.result", ...ids, payload: { name: call.name, output, is_error, metadata }, ...refsOf(spilled.artifact) },
+  ]);
+  return "done";
+}
+
+/**
+ * Keeps a payload of a tool call within max_tool_result_bytes: a larger one is stored whole in R2 and
+ * replaced by a preview naming its artifact, so no event (and no model prompt) carries it.
+ */
+async function forLog(
+  value: unknown,
+  call: ToolCallRecord,
+  state: TurnState,
+  setup: TurnSetup,
+  turn: Turn,
+): Promise<{ value: unknown; artifact?: { id: string; bytes: number } }> {
+  const max = setup.config.budget.max_tool_result_bytes ?? BUDGET_CAPS.max_tool_result_bytes;
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.byteLength <= max) return { value };
+  const content_type = typeof value === "string" ? "text/plain; charset=utf-8" : "application/json";
+  const id = await turn.ports.spill(text, { turn_id: state.turn_id, tool_call_id: call.tool_call_id, tool_name: call.name, content_type });
+  const head = new TextDecoder().decode(bytes.subarray(0, Math.min(max, SPILL_PREVIEW_BYTES))).replace(/\uFFFD$/, "");
+  return {
+    value: `${head}\n[truncated: ${bytes.byteLength} bytes in all; the whole is artifact ${id}]`,
+    artifact: { id, bytes: bytes.byteLength },
+  };
+}
+
+function refsOf(artifact: { id: string; bytes: number } | undefined): { refs?: { kind: string; id: string; bytes: number }[] } {
+  return artifact ? { refs: [{ kind: "artifact", id: artifact.id, bytes: artifact.bytes }] } : {};
+}
+
+async function runPool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

@@ -1,0 +1,170 @@
+// What every part of a running turn shares: the ports to the world, the turn's budget, and the level
+// (the root agent, or a sub-agent inside it) a piece of work belongs to.
+import { jsonSchema, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
+import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "./config";
+import type { EventDraft } from "./events";
+import { withInjectedArgs } from "./tools/injected-args";
+import type { ToolContext, ToolDefinition } from "./tools/types";
+import type { BudgetUsed, ChildRun, TurnState } from "./turn-state";
+
+export interface TurnSetup {
+  config: AgentConfig;
+  /** The executor's model (config.model). */
+  model: LanguageModel;
+  tools: Map<string, ToolDefinition>;
+  /** Earlier turns of the thread, as model messages. */
+  history: ModelMessage[];
+  /** Resolves other model strings (planning_model). */
+  resolveModel(spec: string): LanguageModel;
+}
+
+export interface TurnPorts {
+  /** Appends events durably; with a state, checkpoints it in the same transaction. Throws if the turn was taken away (interrupted). */
+  emit(events: EventDraft[], state?: TurnState): void;
+  /** Appends the terminal event, moves the turn's messages to the history and clears the checkpoint, atomically. */
+  finish(event: EventDraft, state: TurnState): void;
+  /** Makes `agent` the session's active agent, durably, and returns the setup to continue with; throws if it cannot. */
+  handoff(agent: string, reason: string | undefined): Promise<TurnSetup>;
+  /** Replaces the thread history (after compaction) together with `event`, durably. */
+  replaceHistory(history: ModelMessage[], event: EventDraft, state: TurnState): void;
+  /** Records an approval request (its action.required event, the durable action and its deadline). */
+  requestApproval(event: EventDraft, state: TurnState, action: { action_id: string; tool_name: string; expires_at: number }): void;
+  /** The turn waits for human decisions: checkpoint it and let the executor go; a decision resumes it. */
+  suspend(state: TurnState): void;
+  /** Stores a payload too large for the log (in R2) and returns its artifact id. */
+  spill(content: string, about: { turn_id: string; tool_call_id: string; tool_name: string; content_type: string }): Promise<string>;
+  now(): number;
+  newId(prefix: string): string;
+  signal: AbortSignal;
+  tool: Pick<ToolContext, "session_id" | "fetch" | "urlAllowlist" | "workspace" | "memory">;
+}
+
+/** What a level runs with; a handoff replaces the root's mid-turn. */
+export interface Run {
+  setup: TurnSetup;
+  sdkTools: ToolSet;
+}
+
+/** One loop of the turn: the root agent (depth 0) or a sub-agent. */
+export interface Level {
+  state: TurnState;
+  run: Run;
+  depth: number;
+  /** The tool call that spawned this level (null at the root). */
+  parent_id: string | null;
+  subagent_id?: string;
+  /** Model calls this level may make (root: max_steps; sub-agents: max_iterations_per_level). */
+  maxSteps: number;
+  /** Set when this level is a sub-agent. */
+  child?: ChildRun;
+}
+
+export type Outcome =
+  | { kind: "answer"; output: unknown }
+  | { kind: "max_steps"; output: unknown }
+  | { kind: "budget_limit"; output: unknown }
+  | { kind: "waiting" }
+  | { kind: "failed"; code: string; message: string };
+
+export type BudgetReason = "subtasks" | "llm_calls" | "tool_calls" | "wall_clock" | "tokens" | "bytes" | "depth";
+
+export class BudgetExceededError extends Error {
+  constructor(
+    readonly reason: BudgetReason,
+    readonly limit: number,
+    readonly observed: number,
+  ) {
+    super(`Turn budget exceeded: ${reason} (limit ${limit}, observed ${observed})`);
+    this.name = "BudgetExceededError";
+  }
+}
+
+export class ModelCallError extends Error {}
+
+/** The turn as every level sees it. */
+export class Turn {
+  readonly budget: TurnBudget;
+  /** Aborted on interrupt, and when the budget is exhausted (which stops every running sub-agent). */
+  readonly signal: AbortSignal;
+  exceeded: BudgetExceededError | null = null;
+  private readonly controller = new AbortController();
+
+  constructor(
+    readonly root: TurnState,
+    readonly ports: TurnPorts,
+    config: AgentConfig,
+  ) {
+    this.budget = { ...BUDGET_CAPS, ...config.budget };
+    this.signal = this.controller.signal;
+    if (ports.signal.aborted) this.controller.abort(ports.signal.reason);
+    else ports.signal.addEventListener("abort", () => this.controller.abort(ports.signal.reason), { once: true });
+  }
+
+  get used(): BudgetUsed {
+    return (this.root.budget_used ??= { llm_calls: 0, tool_calls: 0, subtasks: 0 });
+  }
+
+  /** Records the first exhausted limit, stops everything, and throws. */
+  exceed(reason: BudgetReason, limit: number, observed: number): never {
+    this.exceeded ??= new BudgetExceededError(reason, limit, observed);
+    this.controller.abort(this.exceeded);
+    throw this.exceeded;
+  }
+
+  /** Counts one more of `what` against its limit. */
+  charge(what: "llm_calls" | "tool_calls" | "subtasks", n = 1): void {
+    const limit = what === "llm_calls" ? this.budget.max_total_llm_calls : what === "tool_calls" ? this.budget.max_total_tool_calls : this.budget.max_total_subtasks;
+    if (this.used[what] + n > limit) this.exceed(what, limit, this.used[what] + n);
+    this.used[what] += n;
+  }
+
+  /** Wall-clock time of the turn so far, not counting time spent waiting for humans. */
+  elapsed(): number {
+    return this.ports.now() - this.root.started_at - (this.root.waited_ms ?? 0);
+  }
+
+  checkWallClock(): void {
+    if (this.elapsed() > this.budget.max_wall_clock_ms) this.exceed("wall_clock", this.budget.max_wall_clock_ms, this.elapsed());
+  }
+
+  /** Ends the turn at the wall-clock limit even when nothing reaches a check (a model stream that stalls). */
+  armWallClock(): () => void {
+    const timer = setTimeout(() => {
+      try {
+        this.exceed("wall_clock", this.budget.max_wall_clock_ms, this.elapsed());
+      } catch {
+        // exceed() aborted the turn; the loop reports it
+      }
+    }, Math.max(0, this.budget.max_wall_clock_ms - this.elapsed()) + 1);
+    return () => clearTimeout(timer);
+  }
+
+  /** Appends events for `level` (adding its envelope fields), checkpointing the whole turn unless `checkpoint` is false. */
+  emit(level: Level, events: EventDraft[], checkpoint = true): void {
+    // The store fills in the root's envelope (parent_id null, depth 0); sub-agents add theirs.
+    const envelope = level.depth === 0 ? {} : { parent_id: level.parent_id, depth: level.depth, ...(level.subagent_id ? { subagent_id: level.subagent_id } : {}) };
+    this.ports.emit(
+      events.map((e) => ({ ...envelope, ...e })),
+      checkpoint ? this.root : undefined,
+    );
+  }
+}
+
+export function toSdkTools(setup: TurnSetup): ToolSet {
+  // Schemas only, no `execute`: the runtime dispatches calls itself.
+  const set: ToolSet = {};
+  for (const t of setup.tools.values()) {
+    set[t.name] = { description: t.description, inputSchema: jsonSchema(withInjectedArgs(t.parameters, setup.config.injected_tool_args)) };
+  }
+  return set;
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  if (typeof err === "string") return err;
+  try {
+    return JSON.stringify(err);
+  } catch {
+    return String(err);
+  }
+}
