@@ -4,16 +4,17 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ModelMessage } from "ai";
 import type { Env } from "../env";
-import type { AgentConfig } from "../runtime/config";
+import { type AgentConfig, BUDGET_CAPS } from "../runtime/config";
 import { parseAllowlist } from "../runtime/url-allowlist";
 import { ApiError, type Result, toResult, zodIssues } from "../runtime/errors";
 import type { EventDraft, RuntimeEvent } from "../runtime/events";
+import { buildTree } from "../runtime/execution-tree";
 import { randomId } from "../runtime/ids";
 import { errorMessage, runTurn, type TurnPorts, type TurnSetup } from "../runtime/loop";
 import { resolveModel } from "../runtime/models";
 import { emptyView, foldAll, foldEvent, type SessionView } from "../runtime/read-model";
 import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
-import { type ApprovalDecision, closingEvents, finalMessages, newTurnState, pendingApprovals, type TurnState } from "../runtime/turn-state";
+import { type ApprovalDecision, closingEvents, finalMessages, levels, newTurnState, pendingApprovals, type TurnState } from "../runtime/turn-state";
 import { DEFAULT_POLICY, type Policy } from "../runtime/policy";
 import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../runtime/wire";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
@@ -231,6 +232,15 @@ export class SessionObject extends DurableObject<Env> {
     return toResult(() => ({ tools: [...resolveToolbelt(this.mustExist().config, this.policy).values()].map(describeTool), policy: this.policy }));
   }
 
+  /** The turn's execution tree, folded from its events. */
+  async tree(turnId: string): Promise<Result<ReturnType<typeof buildTree>>> {
+    return toResult(() => {
+      this.mustExist();
+      if (!this.store.turn(turnId)) throw ApiError.notFound("Turn", turnId);
+      return buildTree(this.store.eventsOfTurn(turnId));
+    });
+  }
+
   /** A human decision on a pending approval; `by` identifies the caller (a hash of its API key). */
   async resolveAction(actionId: string, decision: "approve" | "reject", reason: string | undefined, by: string): Promise<Result<ActionResolved>> {
     return toResult(() => {
@@ -359,7 +369,7 @@ export class SessionObject extends DurableObject<Env> {
       pending_actions: view.pending_actions,
       queued_turns: view.queued_turns,
       last_outcome: view.last_outcome,
-      budget: { used: view.usage, limits: { max_steps: this.config!.max_steps } },
+      budget: { used: view.usage, limits: { max_steps: this.config!.max_steps, ...BUDGET_CAPS, ...this.config!.budget } },
       last_sequence: view.last_sequence,
     };
   }
@@ -617,7 +627,8 @@ export class SessionObject extends DurableObject<Env> {
     }
     const running = this.store.runningTurn();
     const state = running?.turn_id === action.turn_id ? (this.executor?.state ?? this.store.turnState(action.turn_id)) : null;
-    const call = state?.calls?.find((c) => c.approval?.action_id === actionId);
+    // The call may belong to a sub-agent: look through every level of the turn.
+    const call = state ? levels(state).flatMap((l) => l.state.calls ?? []).find((c) => c.approval?.action_id === actionId) : undefined;
     if (!state || !call?.approval) throw new ApiError("conflict", `Action '${actionId}' belongs to a turn that is no longer running`);
     call.approval = { ...call.approval, status: decision, reason };
     const resume = !this.executor;

@@ -106,6 +106,13 @@ export class SessionStore {
       .toArray();
   }
 
+  eventsOfTurn(turnId: string): RuntimeEvent[] {
+    return this.sql
+      .exec<{ body: string }>("SELECT body FROM events WHERE turn_id = ? ORDER BY sequence", turnId)
+      .toArray()
+      .map((r) => JSON.parse(r.body) as RuntimeEvent);
+  }
+
   session(): SessionRow | null {
     return this.sql.exec<SessionRow>("SELECT session_id, thread_id, agent, metadata, policy, created_at FROM session").toArray()[0] ?? null;
   }

@@ -169,6 +169,22 @@ export const sessions = router()
   .openapi(
     createRoute({
       method: "get",
+      path: "/v1/sessions/{sid}/turns/{turn_id}/tree",
+      summary: "The turn's execution tree: its tool calls, sub-agent calls containing the calls made inside them",
+      request: { params: SidTurn },
+      responses: {
+        200: json(z.object({ version: z.literal(1), nodes: z.array(anyObject) }), "Execution tree"),
+        ...errorResponses(401, 404),
+      },
+    }),
+    async (c) => {
+      const { sid, turn_id } = c.req.valid("param");
+      return c.json(unwrap(await sessionStub(c.env, sid).tree(turn_id)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
       path: "/v1/sessions/{sid}/tools",
       summary: "Tool inventory of the session's agent",
       request: { params: Sid },

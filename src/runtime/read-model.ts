@@ -31,6 +31,7 @@ export interface TurnSummary {
 export interface TurnUsage {
   llm_calls: number;
   tool_calls: number;
+  subtasks: number;
   input_tokens: number;
   output_tokens: number;
 }
@@ -66,7 +67,7 @@ export function emptyView(): SessionView {
     queued_turns: [],
     pending_actions: [],
     last_outcome: null,
-    usage: { llm_calls: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0 },
+    usage: { llm_calls: 0, tool_calls: 0, subtasks: 0, input_tokens: 0, output_tokens: 0 },
     turns: [],
     turn_count: 0,
     last_sequence: 0,
@@ -117,7 +118,7 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
         ...v,
         status: "running",
         active_turn_id: e.turn_id!,
-        usage: { llm_calls: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0 },
+        usage: { llm_calls: 0, tool_calls: 0, subtasks: 0, input_tokens: 0, output_tokens: 0 },
         turns: updateTurn(v, e.turn_id, { status: "running", started_at: e.timestamp }),
       };
     case "run.status":
@@ -132,6 +133,8 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
         status: v.status === "recovering" ? "running" : v.status,
         usage: e.type === "tool.started" ? { ...v.usage, tool_calls: v.usage.tool_calls + 1 } : v.usage,
       };
+    case "subagent.spawned":
+      return { ...v, usage: { ...v.usage, subtasks: v.usage.subtasks + 1 } };
     case "model.requested":
       return { ...v, usage: { ...v.usage, llm_calls: v.usage.llm_calls + 1 } };
     case "model.completed":
