@@ -479,9 +479,10 @@ export class SessionObject extends DurableObject<Env> {
     // Consecutive resumes without progress (reset by every model response and tool result) are capped.
     state.recoveries = (state.recoveries ?? 0) + 1;
     if (state.recoveries > MAX_RECOVERIES) return lost(`The turn was resumed ${MAX_RECOVERIES} times without progress`);
-    // The model call cut by the restart is closed; the loop makes it again. Started tools are the loop's to settle.
-    const closing = state.open_model_step ? closingEvents({ ...state, calls: null }, "interrupted", Date.now()) : [];
-    state.open_model_step = null;
+    // Model calls cut by the restart (at any level) are closed; the loop makes them again. Started tools are
+    // the loop's to settle.
+    const closing = closingEvents(state, "interrupted", Date.now(), "model_calls");
+    for (const level of levels(state)) level.state.open_model_step = null;
     this.commit(
       [...closing, { type: "run.status", turn_id: running.turn_id, payload: { phase: "recovering", detail: `Resuming the turn: ${why}`, attempt: state.recoveries } }],
       () => {

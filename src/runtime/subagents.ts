@@ -34,8 +34,11 @@ export async function runSubagents(call: ToolCallRecord, args: Record<string, un
   }
   const children = call.children;
   // Siblings run concurrently and never see each other's work.
-  const outcomes = await Promise.all(children.map((child) => (child.result ? "done" : runChild(child, call, level, turn))));
-  if (outcomes.includes("waiting")) return "waiting";
+  // All of them settle before anything is reported, so none is left writing after the turn has ended.
+  const settled = await Promise.allSettled(children.map((child) => (child.result ? "done" : runChild(child, call, level, turn))));
+  const failure = settled.find((r) => r.status === "rejected");
+  if (failure) throw failure.reason;
+  if (settled.some((r) => r.status === "fulfilled" && r.value === "waiting")) return "waiting";
   if (call.name === RUN_SUBTASK) {
     const result = children[0]!.result!;
     turn.ports.tool.memory.set(`task:${call.tool_call_id}`, JSON.stringify(result));

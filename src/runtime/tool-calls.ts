@@ -199,5 +199,8 @@ async function runPool<T>(items: T[], limit: number, fn: (item: T) => Promise<vo
   const worker = async () => {
     while (next < items.length) await fn(items[next++]!);
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  // Every worker settles before a failure is reported, so no call is left running behind the loop's back.
+  const settled = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const failure = settled.find((r) => r.status === "rejected");
+  if (failure) throw failure.reason;
 }

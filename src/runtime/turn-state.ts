@@ -189,7 +189,7 @@ export function pendingApprovals(root: TurnState): ToolCallRecord[] {
  * sub-agents: the model call under way, tools that started, and approvals still waiting, so nothing stays
  * open after the turn's end.
  */
-export function closingEvents(root: TurnState, reason: "cancelled" | "interrupted", now: number): EventDraft[] {
+export function closingEvents(root: TurnState, reason: "cancelled" | "interrupted", now: number, only?: "model_calls"): EventDraft[] {
   const { turn_id } = root;
   const events: EventDraft[] = [];
   for (const { state, parent_id, depth, subagent_id } of levels(root).reverse()) {
@@ -198,6 +198,7 @@ export function closingEvents(root: TurnState, reason: "cancelled" | "interrupte
       const { step_id, phase } = state.open_model_step;
       events.push({ type: "model.completed", ...envelope, step_id, payload: { usage: emptyUsage(), finish_reason: reason, phase } });
     }
+    if (only === "model_calls") continue;
     for (const c of state.calls ?? []) {
       for (const child of c.children ?? []) {
         if (child.result) continue;
