@@ -17,6 +17,10 @@ export interface Env {
   ANTHROPIC_API_KEY?: string;
   OPENAI_COMPATIBLE_BASE_URL?: string;
   OPENAI_COMPATIBLE_API_KEY?: string;
+  /** agent_orchestrate limits (defaults 3, 12, 4; capped at 5, 50, 16). */
+  ORCHESTRATE_MAX_DEPTH?: string;
+  ORCHESTRATE_MAX_STEPS?: string;
+  ORCHESTRATE_MAX_PARALLEL?: string;
   /** Workers AI, for `workers-ai:<model>` (add `[ai] binding = "AI"` to wrangler.toml). */
   AI?: Ai;
 }

@@ -9,6 +9,8 @@ import { parseAllowlist } from "../runtime/url-allowlist";
 import { ApiError, type Result, toResult, zodIssues } from "../runtime/errors";
 import type { EventDraft, RuntimeEvent } from "../runtime/events";
 import { buildTree } from "../runtime/execution-tree";
+import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../runtime/orchestration/run";
+import { callTimeout } from "../runtime/tools/http-io";
 import { randomId } from "../runtime/ids";
 import { errorMessage, runTurn, type TurnPorts, type TurnSetup } from "../runtime/loop";
 import { resolveModel } from "../runtime/models";
@@ -51,6 +53,33 @@ interface Executor {
 /** Thrown into a loop whose turn was taken away (interrupted) so it stops without writing. */
 class TurnTakenError extends Error {}
 
+export type StepOutcome = { status: "success" | "failed"; output?: unknown; error?: string };
+
+const TERMINAL = new Set(["turn.completed", "turn.failed", "turn.cancelled"]);
+
+/** A child session's turn outcome as an orchestration step sees it: only a final answer is a success. */
+function stepOutcome(end: Pick<RuntimeEvent, "type" | "payload">): StepOutcome {
+  const p = end.payload as { output?: unknown; stop_reason?: string; error?: { message?: string }; reason?: string };
+  if (end.type === "turn.completed") {
+    return p.stop_reason === "final_answer" ? { status: "success", output: p.output } : { status: "failed", output: p.output, error: `stopped: ${p.stop_reason}` };
+  }
+  if (end.type === "turn.failed") return { status: "failed", error: p.error?.message ?? "the turn failed" };
+  return { status: "failed", error: `cancelled: ${p.reason ?? ""}`.trim() };
+}
+
+/** agent_orchestrate limits: ORCHESTRATE_MAX_DEPTH / _STEPS / _PARALLEL, each clamped to a hard cap. */
+function orchestrationLimits(env: Env): Omit<OrchestrationLimits, "depth"> {
+  const read = (raw: string | undefined, fallback: number, cap: number) => {
+    const n = Number(raw);
+    return Number.isInteger(n) && n >= 1 ? Math.min(n, cap) : fallback;
+  };
+  return {
+    max_depth: read(env.ORCHESTRATE_MAX_DEPTH, DEFAULT_ORCHESTRATION_LIMITS.max_depth, 5),
+    max_steps: read(env.ORCHESTRATE_MAX_STEPS, DEFAULT_ORCHESTRATION_LIMITS.max_steps, 50),
+    max_parallel: read(env.ORCHESTRATE_MAX_PARALLEL, DEFAULT_ORCHESTRATION_LIMITS.max_parallel, 16),
+  };
+}
+
 export interface ActionResolved {
   action_id: string;
   turn_id: string;
@@ -78,6 +107,8 @@ export class SessionObject extends DurableObject<Env> {
   private policy: Policy = DEFAULT_POLICY;
   private history: ModelMessage[] | null = null;
   private executor: Executor | null = null;
+  /** Callers of runToEnd, by turn, resolved when the turn ends. */
+  private readonly waiters = new Map<string, ((outcome: StepOutcome) => void)[]>();
   private readonly hub: SocketHub;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -230,6 +261,24 @@ export class SessionObject extends DurableObject<Env> {
 
   async tools(): Promise<Result<{ tools: ReturnType<typeof describeTool>[]; policy: Policy }>> {
     return toResult(() => ({ tools: [...resolveToolbelt(this.mustExist().config, this.policy).values()].map(describeTool), policy: this.policy }));
+  }
+
+  /**
+   * Submits `input` (idempotent by `key`) and resolves when that turn ends: the way an orchestration step
+   * runs this session. A turn that already ended answers at once from the log.
+   */
+  async runToEnd(input: string, key: string): Promise<Result<StepOutcome>> {
+    return toResult(async () => {
+      this.mustExist();
+      const { turn_id } = this.submit({ input, idempotency_key: key });
+      const ended = this.store.eventsOfTurn(turn_id).find((e) => TERMINAL.has(e.type));
+      if (ended) return stepOutcome(ended);
+      return new Promise<StepOutcome>((resolve) => {
+        const list = this.waiters.get(turn_id) ?? [];
+        list.push(resolve);
+        this.waiters.set(turn_id, list);
+      });
+    });
   }
 
   /** The turn's execution tree, folded from its events. */
@@ -549,6 +598,11 @@ export class SessionObject extends DurableObject<Env> {
         });
         void this.armAlarm();
       },
+      runAgent: (request) => this.runAgentStep(request, state.turn_id),
+      listAgents: async () => {
+        const agents: AgentConfig[] = await registry(this.env).list();
+        return agents.map((a) => ({ name: a.name, description: (a.instructions.split("\n")[0] ?? "").slice(0, 200) || "(no instructions)" }));
+      },
       spill: async (content, about) => {
         const id = randomId("art");
         await this.env.BLOBS.put(artifactKey(this.row!.session_id, id), content, {
@@ -603,13 +657,56 @@ export class SessionObject extends DurableObject<Env> {
 
   private setupFor(config: AgentConfig): TurnSetup {
     const providers = providerEnv(this.env);
+    const metadata = JSON.parse(this.row!.metadata) as { orchestration_depth?: unknown };
     return {
       config,
       model: resolveModel(config.model, providers),
       tools: resolveToolbelt(config, this.policy),
       history: this.loadHistory(),
       resolveModel: (spec) => resolveModel(spec, providers),
+      orchestration: {
+        ...orchestrationLimits(this.env),
+        depth: typeof metadata.orchestration_depth === "number" ? metadata.orchestration_depth : 0,
+      },
     };
+  }
+
+  /**
+   * One agent step of an orchestration: the registered agent runs as its own child session `exec_id` (its own
+   * object, log and read models), and this resolves with that session's turn outcome. Idempotent by exec_id:
+   * after a restart of either side the same child turn is awaited again, never started twice.
+   */
+  private async runAgentStep(
+    request: Parameters<TurnPorts["runAgent"]>[0],
+    parentTurnId: string,
+  ): Promise<Awaited<ReturnType<TurnPorts["runAgent"]>>> {
+    const { exec_id, agent, input, timeout_ms, signal, depth } = request;
+    const config = await registry(this.env).get(agent);
+    if (!config) return { status: "failed", error: `Agent "${agent}" is not registered` };
+    const child = this.env.SESSIONS.get(this.env.SESSIONS.idFromName(exec_id));
+    const metadata = { parent_session_id: this.row!.session_id, parent_turn_id: parentTurnId, orchestration_depth: depth };
+    const created = (await child.create({ session_id: exec_id, agent: config, policy: this.policy, metadata })) as Result<unknown>;
+    if (!created.ok && created.error.code !== "conflict") return { status: "failed", error: created.error.message };
+    const limit = callTimeout(timeout_ms, signal);
+    const stopped = new Promise<never>((_, reject) => limit.signal.addEventListener("abort", () => reject(limit.signal.reason), { once: true }));
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const outcome = (await Promise.race([child.runToEnd(input, exec_id), stopped])) as Result<StepOutcome>;
+          return outcome.ok ? outcome.value : { status: "failed", error: outcome.error.message };
+        } catch (err) {
+          if (limit.signal.aborted) {
+            await child.interrupt(limit.timedOut() ? `the step timed out after ${timeout_ms} ms` : "the orchestrating turn was interrupted");
+            if (limit.timedOut()) return { status: "failed", error: `timed out after ${timeout_ms} ms` };
+            throw err;
+          }
+          // The child's object restarted under the call: wait for the same turn again, a few times.
+          if (attempt >= 3) return { status: "failed", error: errorMessage(err) };
+        }
+      }
+    } finally {
+      limit.clear();
+    }
   }
 
   /** Whether the running turn is suspended, waiting for decisions. */
@@ -629,8 +726,9 @@ export class SessionObject extends DurableObject<Env> {
     const running = this.store.runningTurn();
     const state = running?.turn_id === action.turn_id ? (this.executor?.state ?? this.store.turnState(action.turn_id)) : null;
     // The call may belong to a sub-agent: look through every level of the turn.
-    const call = state ? levels(state).flatMap((l) => l.state.calls ?? []).find((c) => c.approval?.action_id === actionId) : undefined;
-    if (!state || !call?.approval) throw new ApiError("conflict", `Action '${actionId}' belongs to a turn that is no longer running`);
+    const place = state ? levels(state).find((l) => l.state.calls?.some((c) => c.approval?.action_id === actionId)) : undefined;
+    const call = place?.state.calls?.find((c) => c.approval?.action_id === actionId);
+    if (!state || !place || !call?.approval) throw new ApiError("conflict", `Action '${actionId}' belongs to a turn that is no longer running`);
     call.approval = { ...call.approval, status: decision, reason };
     const resume = !this.executor;
     if (resume && state.paused_at) {
@@ -644,6 +742,10 @@ export class SessionObject extends DurableObject<Env> {
           turn_id: action.turn_id,
           action_id: actionId,
           tool_call_id: action.tool_call_id,
+          // The same envelope as its action.required: a sub-agent's decision stays under its parent call.
+          parent_id: place.parent_id,
+          depth: place.depth,
+          ...(place.subagent_id ? { subagent_id: place.subagent_id } : {}),
           payload: { decision, tool_name: action.tool_name, by, reason },
         },
       ],
@@ -702,6 +804,12 @@ export class SessionObject extends DurableObject<Env> {
       { snapshot: true },
     );
     this.history?.push(...messages);
+    const waiting = this.waiters.get(turnId);
+    if (waiting) {
+      this.waiters.delete(turnId);
+      const outcome = stepOutcome({ type: event.type, payload: event.payload } as RuntimeEvent);
+      for (const resolve of waiting) resolve(outcome);
+    }
     this.startNextTurn();
   }
 

@@ -116,6 +116,15 @@ export async function planStep(level: Level, turn: Turn): Promise<void> {
   turn.emit(level, state.plan ? [{ type: "reasoning.summary", turn_id: state.turn_id, payload: { kind: "plan", text: state.plan } }] : [], false);
 }
 
+/** A planner call that writes something other than the turn's plan (an orchestration plan): no tools. */
+export async function plannerCall(level: Level, turn: Turn, system: string, prompt: string): Promise<string> {
+  const { setup } = level.run;
+  const modelName = setup.config.planning_model ?? setup.config.model;
+  const model = setup.config.planning_model ? setup.resolveModel(setup.config.planning_model) : setup.model;
+  const result = await callModel(level, turn, "planner", turn.ports.newId("stp"), modelName, { model, system, messages: [{ role: "user", content: prompt }] });
+  return result.text;
+}
+
 /** Before an executor call under `limit:N`: compacts older turns when over the limit; an outcome when the turn must end. */
 export async function fitContext(level: Level, turn: Turn): Promise<Outcome | null> {
   const { state, run } = level;

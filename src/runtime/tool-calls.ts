@@ -2,6 +2,7 @@
 // the turn's budget, and spilling of large payloads; sub-agent tools start child loops.
 import { BUDGET_CAPS } from "./config";
 import { schemaErrors } from "./json-schema";
+import { runOrchestration } from "./orchestration/run";
 import { runSubagents } from "./subagents";
 import { splitInjectedArgs } from "./tools/injected-args";
 import { type Level, type Turn, type TurnSetup, errorMessage, toSdkTools } from "./turn-context";
@@ -128,6 +129,8 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
         if (tool.loop_handled === "finish_subtask" && level.child) {
           level.child.finished = { value: executable };
           output = "Result accepted.";
+        } else if (tool.loop_handled === "agent_orchestrate") {
+          ({ output, is_error } = await runOrchestration(call, executable, level, turn));
         } else if (tool.loop_handled === "run_subtask" || tool.loop_handled === "spawn_subagents") {
           const result = await runSubagents(call, executable, level, turn);
           if (result === "waiting") return "waiting";

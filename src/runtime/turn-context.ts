@@ -5,6 +5,7 @@ import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "./config";
 import type { EventDraft } from "./events";
 import { withInjectedArgs } from "./tools/injected-args";
 import type { ToolContext, ToolDefinition } from "./tools/types";
+import type { OrchestrationLimits } from "./orchestration/run";
 import type { BudgetUsed, ChildRun, TurnState } from "./turn-state";
 
 export interface TurnSetup {
@@ -16,6 +17,8 @@ export interface TurnSetup {
   history: ModelMessage[];
   /** Resolves other model strings (planning_model). */
   resolveModel(spec: string): LanguageModel;
+  /** Limits of agent_orchestrate in this session (defaults when absent). */
+  orchestration?: OrchestrationLimits;
 }
 
 export interface TurnPorts {
@@ -33,6 +36,14 @@ export interface TurnPorts {
   suspend(state: TurnState): void;
   /** Stores a payload too large for the log (in R2) and returns its artifact id. */
   spill(content: string, about: { turn_id: string; tool_call_id: string; tool_name: string; content_type: string }): Promise<string>;
+  /** Runs a registered agent as its own child session `exec_id` and resolves with that turn's outcome. */
+  runAgent(request: { exec_id: string; agent: string; input: string; timeout_ms: number; signal: AbortSignal; depth: number }): Promise<{
+    status: "success" | "failed";
+    output?: unknown;
+    error?: string;
+  }>;
+  /** The registered agents (for an orchestration planner and plan validation). */
+  listAgents(): Promise<{ name: string; description: string }[]>;
   now(): number;
   newId(prefix: string): string;
   signal: AbortSignal;

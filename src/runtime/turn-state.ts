@@ -2,6 +2,7 @@
 // tool start, tool result), so the loop can continue from it after a restart.
 import type { ModelMessage } from "ai";
 import type { EventDraft } from "./events";
+import type { OrchestrationRecord } from "./orchestration/run";
 
 export interface Usage {
   input_tokens: number;
@@ -22,6 +23,8 @@ export interface ToolCallRecord {
   result?: { output: unknown; is_error: boolean };
   /** Sub-agents this call runs (run_subtask: one; spawn_subagents: one per job), with their own loop state. */
   children?: ChildRun[];
+  /** An agent_orchestrate call's plan and progress. */
+  orchestration?: OrchestrationRecord;
 }
 
 /** A sub-agent: an isolated loop inside the turn, whose state lives in its parent's tool call. */

@@ -82,6 +82,23 @@ export class MemoryPorts implements TurnPorts {
     return id;
   }
 
+  /** Registered agents, as listAgents() reports them, and what runAgent() answers for each (by agent name). */
+  readonly agents = new Map<string, { description: string; answer: (input: string) => { status: "success" | "failed"; output?: unknown; error?: string } }>();
+  /** Every runAgent() request, in order. */
+  readonly agentRuns: { exec_id: string; agent: string; input: string; timeout_ms: number; depth: number }[] = [];
+
+  async listAgents(): Promise<{ name: string; description: string }[]> {
+    return [...this.agents].map(([name, a]) => ({ name, description: a.description }));
+  }
+
+  async runAgent(request: { exec_id: string; agent: string; input: string; timeout_ms: number; signal: AbortSignal; depth: number }) {
+    const { signal, ...recorded } = request;
+    this.agentRuns.push(recorded);
+    if (signal.aborted) throw signal.reason;
+    const agent = this.agents.get(request.agent);
+    return agent ? agent.answer(request.input) : { status: "failed" as const, error: `Agent "${request.agent}" is not registered` };
+  }
+
   /** Approval requests, in order. */
   readonly approvals: { action_id: string; tool_name: string; expires_at: number }[] = [];
   /** The state each time the turn suspended to wait for decisions. */

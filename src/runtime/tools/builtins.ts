@@ -2,6 +2,7 @@
 import { CalculatorError, evaluateExpression } from "./calculator-parser";
 import { httpFetch } from "./http-fetch";
 import { memoryTools } from "./memory-tools";
+import { agentOrchestrate } from "./orchestrate-tool";
 import { runSubtask } from "./subagent-tools";
 import { workspaceTools } from "./workspace-tools";
 import { ToolError, type ToolDefinition } from "./types";
@@ -57,5 +58,5 @@ const calculator: ToolDefinition = {
 };
 
 export const BUILTIN_TOOLS: ReadonlyMap<string, ToolDefinition> = new Map(
-  [clock, calculator, httpFetch, runSubtask, ...workspaceTools, ...memoryTools].map((t) => [t.name, t]),
+  [clock, calculator, httpFetch, runSubtask, agentOrchestrate, ...workspaceTools, ...memoryTools].map((t) => [t.name, t]),
 );

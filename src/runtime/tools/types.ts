@@ -56,7 +56,7 @@ export interface ToolDefinition {
   /** Set on `transfer_to_<agent>` tools: the agent the conversation is handed to. */
   handoff_target?: string;
   /** Tools the loop itself performs (they start sub-agents) instead of calling `execute`. */
-  loop_handled?: "run_subtask" | "spawn_subagents" | "finish_subtask";
+  loop_handled?: "run_subtask" | "spawn_subagents" | "finish_subtask" | "agent_orchestrate";
   /** Returns the result (a string or JSON value); throws ToolError (or any error) for an error result. */
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
 }

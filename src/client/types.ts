@@ -1,0 +1,132 @@
+// Types of the client: request bodies come from the server's own zod schemas (type-only imports, so
+// nothing of the server is bundled); responses mirror what the routes answer (README "API").
+import type { z } from "zod";
+import type { AgentConfig, AgentConfigInput } from "../runtime/config";
+import type { EventRef, EventType, RuntimeEvent } from "../runtime/events";
+import type { TreeNode } from "../runtime/execution-tree";
+import type { Policy, PolicySchema } from "../runtime/policy";
+import type { SessionView, ThreadStatus, TurnSummary, TurnUsage } from "../runtime/read-model";
+import type { PermissionClass } from "../runtime/tools/types";
+import type { ActionDecisionBody, InjectMessageBody, InterruptBody, SubmitTurnBody, TurnAccepted } from "../runtime/wire";
+
+export type { AgentConfig, AgentConfigInput, EventRef, EventType, Policy, RuntimeEvent, ThreadStatus, TreeNode, TurnSummary, TurnUsage };
+
+// ---- requests (the server's schemas, as their callers write them) ----
+
+/** `PUT /v1/agents/:name`: an AgentConfig whose `name` may be left out (it defaults to the path name). */
+export type AgentPutBody = Omit<AgentConfigInput, "name"> & { name?: string };
+/** `POST /v1/sessions`: a registered agent's name or an inline config. */
+export interface CreateSessionBody {
+  agent: string | AgentConfigInput;
+  policy?: z.input<typeof PolicySchema>;
+  metadata?: Record<string, unknown>;
+}
+export type SubmitTurnRequest = z.input<typeof SubmitTurnBody>;
+export type InjectMessageRequest = z.input<typeof InjectMessageBody>;
+export type ActionDecisionRequest = z.input<typeof ActionDecisionBody>;
+export type Decision = ActionDecisionRequest["decision"];
+export type InterruptRequest = z.input<typeof InterruptBody>;
+
+// ---- responses ----
+
+export interface SessionCreated {
+  session_id: string;
+  thread_id: string;
+}
+
+export interface ChannelCursor {
+  channel_id: string;
+  acked_sequence: number;
+  updated_at: number;
+}
+
+/** `GET /v1/sessions/:sid`. */
+export interface SessionSnapshot {
+  session_id: string;
+  /** The active agent's config (a handoff changes it). */
+  agent: AgentConfig;
+  policy: Policy;
+  status: ThreadStatus;
+  created_at: number;
+  metadata: Record<string, unknown>;
+  threads: { thread_id: string; status: ThreadStatus; active_turn_id: string | null }[];
+  turns: TurnSummary[];
+  turn_count: number;
+  last_sequence: number;
+  channels: ChannelCursor[];
+}
+
+/** `GET /v1/sessions/:sid/thread`. */
+export interface ThreadView {
+  session_id: string;
+  thread_id: string;
+  status: ThreadStatus;
+  active_turn_id: string | null;
+  pending_actions: SessionView["pending_actions"];
+  queued_turns: string[];
+  last_outcome: SessionView["last_outcome"];
+  budget: { used: TurnUsage; limits: Record<string, number> };
+  last_sequence: number;
+}
+
+export type TurnSubmitted = TurnAccepted & { duplicate?: boolean };
+
+export interface InterruptResult {
+  interrupted: boolean;
+  turn_id: string | null;
+}
+
+export type InjectResult =
+  | { delivery: "injected"; turn_id: string; message_id: string }
+  | { delivery: "new_turn"; turn_id: string; status: "accepted" | "queued" };
+
+export interface ActionResolved {
+  action_id: string;
+  turn_id: string;
+  tool_call_id: string;
+  decision: "approved" | "rejected" | "timed_out";
+}
+
+export interface QueueResult {
+  queued: string[];
+}
+
+export interface EventsPage {
+  events: RuntimeEvent[];
+  next_after: number;
+  has_more: boolean;
+}
+
+export interface ExecutionTree {
+  version: 1;
+  nodes: TreeNode[];
+}
+
+export interface ToolDescription {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  permission_class: PermissionClass;
+  parallel_safe: boolean;
+  lock: string | null;
+}
+
+export interface ToolInventory {
+  tools: ToolDescription[];
+  policy: Policy;
+}
+
+export interface Artifact {
+  contentType: string;
+  bytes: Uint8Array;
+  /** The bytes decoded as UTF-8. */
+  text(): string;
+}
+
+export const TERMINAL_EVENT_TYPES = ["turn.completed", "turn.failed", "turn.cancelled"] as const;
+export type TerminalEventType = (typeof TERMINAL_EVENT_TYPES)[number];
+export type TerminalEvent = RuntimeEvent & { type: TerminalEventType };
+
+export function isTerminal(e: RuntimeEvent): e is TerminalEvent {
+  return (TERMINAL_EVENT_TYPES as readonly string[]).includes(e.type);
+}
