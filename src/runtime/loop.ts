@@ -18,6 +18,10 @@ export const MAX_FINISH_RETRIES = 3;
 export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPorts): Promise<void> {
   const { turn_id } = state;
   const turn = new Turn(state, ports, setup.config);
+  if (turn.budget.max_depth === 0) {
+    // No depth for sub-agents at all: the root is not offered the tools that start them.
+    setup = { ...setup, tools: new Map([...setup.tools].filter(([, t]) => t.loop_handled !== "run_subtask" && t.loop_handled !== "spawn_subagents")) };
+  }
   const root: Level = { state, run: { setup, sdkTools: toSdkTools(setup) }, depth: 0, parent_id: null, maxSteps: setup.config.max_steps };
   const disarm = turn.armWallClock();
   try {
@@ -41,7 +45,8 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
       // Every running sub-agent was stopped by the same abort; partial output and the tree stay in the log.
       const { reason, limit, observed, message } = turn.exceeded;
       ports.emit([{ type: "budget.exceeded", turn_id, payload: { reason, limit, observed } }]);
-      ports.finish({ type: "turn.failed", turn_id, payload: { error: { code: "budget_exceeded", message }, output: state.output, usage: state.usage } }, state);
+      const summary = { output: state.output, usage: state.usage, cost_usd: state.cost_usd ?? null };
+      ports.finish({ type: "turn.failed", turn_id, payload: { error: { code: "budget_exceeded", message }, ...summary } }, state);
       return;
     }
     if (ports.signal.aborted) throw err; // interrupted: whoever aborted records the outcome
@@ -60,6 +65,7 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
 /** Runs one level (the root agent or a sub-agent) until it has an outcome. */
 export async function runLevel(level: Level, turn: Turn): Promise<Outcome> {
   for (;;) {
+    turn.signal.throwIfAborted();
     const { child } = level;
     if (child?.finished) return { kind: "answer", output: child.finished.value };
     if (child && child.finish_rejections >= MAX_FINISH_RETRIES) return { kind: "failed", code: "schema_not_satisfied", message: "finish_subtask was refused too often" };

@@ -178,6 +178,7 @@ async function callModel(
 ): Promise<{ text: string; calls: ToolCallRecord[]; usage: Usage; finish_reason: string }> {
   const { state } = level;
   const { turn_id } = state;
+  turn.signal.throwIfAborted();
   turn.checkWallClock();
   turn.charge("llm_calls");
   state.open_model_step = { step_id, phase };

@@ -19,18 +19,18 @@ export async function runSubagents(call: ToolCallRecord, args: Record<string, un
     const spawned = spawn(call, args, level, turn);
     if ("error" in spawned) return { output: spawned.error, is_error: true };
     call.children = spawned.children;
-    for (const child of call.children) {
-      turn.emit(level, [
-        {
-          type: "subagent.spawned",
-          turn_id: level.state.turn_id,
-          parent_id: call.tool_call_id,
-          depth: child.depth,
-          subagent_id: child.subagent_id,
-          payload: { title: child.title, depth: child.depth, index: child.index, tools: child.tools },
-        },
-      ]);
-    }
+    // One write for all of them: a checkpoint that holds the children also holds their spawned events.
+    turn.emit(
+      level,
+      call.children.map((child) => ({
+        type: "subagent.spawned" as const,
+        turn_id: level.state.turn_id,
+        parent_id: call.tool_call_id,
+        depth: child.depth,
+        subagent_id: child.subagent_id,
+        payload: { title: child.title, depth: child.depth, index: child.index, tools: child.tools },
+      })),
+    );
   }
   const children = call.children;
   // Siblings run concurrently and never see each other's work.
@@ -44,12 +44,11 @@ export async function runSubagents(call: ToolCallRecord, args: Record<string, un
     turn.ports.tool.memory.set(`task:${call.tool_call_id}`, JSON.stringify(result));
     return result.status === "success" ? { output: result.output, is_error: false } : { output: { error: result.error }, is_error: true };
   }
-  return {
-    output: children.map((c) =>
-      c.result!.status === "success" ? { index: c.index, status: "success", output: c.result!.output } : { index: c.index, status: "error", error: c.result!.error },
-    ),
-    is_error: false,
-  };
+  const results = children.map((c) =>
+    c.result!.status === "success" ? { index: c.index, status: "success", output: c.result!.output } : { index: c.index, status: "error", error: c.result!.error },
+  );
+  turn.ports.tool.memory.set(`task:${call.tool_call_id}`, JSON.stringify(results));
+  return { output: results, is_error: false };
 }
 
 /** Validates the call and creates its children; an error message when it cannot. */

@@ -4,6 +4,7 @@ import { BUDGET_CAPS } from "./config";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
 import { runSubagents } from "./subagents";
+import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import { splitInjectedArgs } from "./tools/injected-args";
 import { type Level, type Turn, type TurnSetup, errorMessage, toSdkTools } from "./turn-context";
 import { resultMetadata, type ToolCallRecord, type TurnState, toolResultPart } from "./turn-state";
@@ -102,6 +103,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
   const refused = call.approval && call.approval.status !== "approved" && call.approval.status !== "pending" ? call.approval : null;
   let output: unknown;
   let is_error = true;
+  turn.signal.throwIfAborted(); // a stopped turn starts nothing new, at any level
   if (lost) {
     output = { error: "The runtime restarted while this tool was running; its outcome is unknown.", category: "lost" };
   } else {
@@ -119,10 +121,15 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
     if (refused) {
       const why = refused.status === "rejected" ? "The user rejected this tool call" : "Nobody approved this tool call in time";
       output = refused.reason ? `${why}: ${refused.reason}` : why;
-    } else if (!tool) output = `Tool "${call.name}" is not available in this session`;
-    else if (call.invalid) output = `Invalid tool call: ${call.invalid}`;
-    else if (argErrors.length > 0) {
-      output = `Invalid arguments for "${call.name}": ${argErrors.join("; ")}`;
+    } else if (!tool) {
+      // The sub-agent tools are withheld at the deepest level: say why.
+      output =
+        (call.name === RUN_SUBTASK || call.name === SPAWN_SUBAGENTS) && level.depth >= turn.budget.max_depth
+          ? `depth limit: sub-agents may nest at most ${turn.budget.max_depth} levels`
+          : `Tool "${call.name}" is not available in this session`;
+    }
+    else if (call.invalid || argErrors.length > 0) {
+      output = call.invalid ? `Invalid tool call: ${call.invalid}` : `Invalid arguments for "${call.name}": ${argErrors.join("; ")}`;
       if (tool.loop_handled === "finish_subtask" && level.child) level.child.finish_rejections += 1;
     } else {
       try {
@@ -144,6 +151,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
         } else {
           const p = turn.ports;
           output = await tool.execute(executable, { ...p.tool, turn_id, tool_call_id: call.tool_call_id, signal: turn.signal, now: p.now });
+          turn.signal.throwIfAborted(); // a tool that ignored the abort: its result is not recorded
         }
         if (!tool.loop_handled || tool.loop_handled === "finish_subtask") is_error = false;
       } catch (err) {

@@ -38,6 +38,24 @@ export function scriptedModel(...replies: Reply[]): MockLanguageModelV3 {
   return model;
 }
 
+/** What a responding model answers a call with: stream parts, or a whole stream result (e.g. one that stalls). */
+export type ModelResponse = LanguageModelV3StreamPart[] | LanguageModelV3StreamResult;
+
+/**
+ * A mock model whose reply is a function of the call's options (its prompt, offered tools, abort signal)
+ * instead of the call order, so callers that share it concurrently (parallel sub-agents) get the same
+ * answers whatever order their calls arrive in. A throw (or rejection) is a failing provider call.
+ */
+export function respondingModel(respond: (options: LanguageModelV3CallOptions) => ModelResponse | Promise<ModelResponse>): MockLanguageModelV3 {
+  return new MockLanguageModelV3({
+    doStream: async (options) => {
+      const response = await respond(options);
+      if (!Array.isArray(response)) return response;
+      return { stream: simulateReadableStream({ chunks: response, initialDelayInMs: null, chunkDelayInMs: null }) };
+    },
+  });
+}
+
 export function prompts(model: MockLanguageModelV3): LanguageModelV3Prompt[] {
   return model.doStreamCalls.map((call) => call.prompt);
 }
