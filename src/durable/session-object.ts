@@ -696,7 +696,7 @@ export class SessionObject extends DurableObject<Env> {
           return outcome.ok ? outcome.value : { status: "failed", error: outcome.error.message };
         } catch (err) {
           if (limit.signal.aborted) {
-            await child.interrupt(limit.timedOut() ? `the step timed out after ${timeout_ms} ms` : "the orchestrating turn was interrupted");
+            await child.interrupt(limit.timedOut() ? `the step timed out after ${timeout_ms} ms` : `interrupted: ${errorMessage(limit.signal.reason)}`);
             if (limit.timedOut()) return { status: "failed", error: `timed out after ${timeout_ms} ms` };
             throw err;
           }

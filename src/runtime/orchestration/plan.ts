@@ -42,7 +42,7 @@ export interface PlanLimits {
 /** Parses and checks a plan; the errors name the step (or field) at fault. */
 export function validatePlan(input: unknown, agents: ReadonlySet<string>, limits: PlanLimits): { plan: Plan } | { errors: string[] } {
   const parsed = PlanSchema.safeParse(input);
-  if (!parsed.success) return { errors: parsed.error.issues.map((i) => `plan.${i.path.join(".")}: ${i.message}`) };
+  if (!parsed.success) return { errors: parsed.error.issues.map((i) => `${where(input, i.path)}: ${i.message}`) };
   const plan = parsed.data;
   const errors: string[] = [];
   const ids = new Set<string>();
@@ -66,6 +66,23 @@ export function validatePlan(input: unknown, agents: ReadonlySet<string>, limits
   plan.steps.forEach(check);
   if (agentSteps > limits.max_steps) errors.push(`plan: ${agentSteps} agent steps (at most ${limits.max_steps})`);
   return errors.length > 0 ? { errors } : { plan };
+}
+
+/** Names the place of a schema error by step id where the input has one: `step "g1" steps`, else `plan.steps.0`. */
+function where(input: unknown, path: readonly PropertyKey[]): string {
+  let node: unknown = input;
+  let named = "plan";
+  let rest: string[] = [];
+  for (const key of path) {
+    node = node && typeof node === "object" ? (node as Record<PropertyKey, unknown>)[key] : undefined;
+    const id = node && typeof node === "object" ? (node as { id?: unknown }).id : undefined;
+    if (typeof key === "number" && typeof id === "string") {
+      named = `step "${id}"`;
+      rest = [];
+    } else rest.push(String(key));
+  }
+  if (rest.length === 0) return named;
+  return named === "plan" ? `plan.${rest.join(".")}` : `${named} ${rest.join(".")}`;
 }
 
 export class TemplateError extends Error {}

@@ -81,17 +81,21 @@ export async function runOrchestration(call: ToolCallRecord, args: Record<string
     if (candidate === undefined) {
       if (typeof args.prompt !== "string" || !args.prompt.trim()) return fail(["give either a plan or a prompt"]);
       status("planner_active");
-      const text = await plannerCall(level, turn, `${PLANNER_SYSTEM}\n${agents.map((a) => `- ${a.name}: ${a.description}`).join("\n")}`, args.prompt);
+      let text: string;
+      try {
+        text = await plannerCall(level, turn, `${PLANNER_SYSTEM}\n${agents.map((a) => `- ${a.name}: ${a.description}`).join("\n")}`, args.prompt);
+      } catch (err) {
+        if (turn.signal.aborted) throw err; // interrupted, or the turn's budget ran out
+        return fail([`the planner failed: ${errorMessage(err)}`]);
+      }
       try {
         candidate = JSON.parse(text.trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/i, "$1"));
       } catch {
         return fail(["the planner did not return a JSON plan"]);
       }
     }
-    const checked = validatePlan(candidate, new Set(agents.map((a) => a.name)), {
-      max_steps: limits.max_steps,
-      max_parallel: Math.min(limits.max_parallel, typeof args.max_parallel === "number" ? args.max_parallel : limits.max_parallel),
-    });
+    // The call's max_parallel limits how many steps run at once, not how many a group may hold.
+    const checked = validatePlan(candidate, new Set(agents.map((a) => a.name)), { max_steps: limits.max_steps, max_parallel: limits.max_parallel });
     if ("errors" in checked) return fail(checked.errors);
     record.plan = checked.plan;
     status("plan_validated", { steps: checked.plan.steps.length });
@@ -149,8 +153,14 @@ export async function runOrchestration(call: ToolCallRecord, args: Record<string
           results[i] = { id: step.id, type: "agent", status: "skipped", exec_id: record.exec_ids[step.id] ?? null, output: null, error: null, elapsed_ms: 0 };
           continue;
         }
-        results[i] = await runAgentStep(step, signal);
-        if (group.merge === "first_success" && results[i]!.status === "success") stop.abort();
+        try {
+          results[i] = await runAgentStep(step, signal);
+        } catch (err) {
+          // A step cut short because another one already won is skipped, not a failure.
+          if (!stop.signal.aborted || turn.signal.aborted) throw err;
+          results[i] = { id: step.id, type: "agent", status: "skipped", exec_id: record.exec_ids[step.id] ?? null, output: null, error: null, elapsed_ms: 0 };
+        }
+        if (group.merge === "first_success" && results[i]!.status === "success") stop.abort(new Error("another step of the group already succeeded"));
       }
     };
     const width = Math.min(group.max_concurrency ?? concurrencyCap, concurrencyCap, group.steps.length);
