@@ -4,6 +4,8 @@ import { defineConfig } from "vitest/config";
 
 // The fake Chat Completions server (test/support/fake-openai.ts) listens on this port;
 // global-setup starts it, and the worker reaches it through the openai-compatible provider.
+// The test MCP server (test/support/mcp-server.ts) listens on a second port; a third, where nothing
+// listens, stands for an MCP server that is down. Both are on the tool URL allowlist.
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -18,6 +20,9 @@ async function freePort(): Promise<number> {
 export default defineConfig(async () => {
   const port = Number(process.env.FAKE_OPENAI_PORT ?? (await freePort()));
   process.env.FAKE_OPENAI_PORT = String(port);
+  const mcpPort = Number(process.env.MCP_TEST_PORT ?? (await freePort()));
+  process.env.MCP_TEST_PORT = String(mcpPort);
+  const downPort = await freePort();
   return {
     plugins: [
       cloudflareTest({
@@ -26,7 +31,9 @@ export default defineConfig(async () => {
           bindings: {
             API_KEYS: "test-key,second-key",
             OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${port}/v1`,
-            TOOL_URL_ALLOWLIST: `http://127.0.0.1:${port}/`,
+            TOOL_URL_ALLOWLIST: `http://127.0.0.1:${port}/,http://127.0.0.1:${mcpPort}/mcp/,http://127.0.0.1:${downPort}/`,
+            MCP_TEST_BASE_URL: `http://127.0.0.1:${mcpPort}/mcp`,
+            MCP_DOWN_URL: `http://127.0.0.1:${downPort}/mcp`,
             CORS_ORIGINS: "https://app.example",
           },
         },

@@ -5,6 +5,7 @@ import { cors } from "hono/cors";
 import { ApiError } from "./runtime/errors";
 import { agents } from "./routes/agents";
 import { type AppEnv, errorJson, requireApiKey, toApiError } from "./routes/http";
+import { mcp } from "./routes/mcp";
 import { sessions } from "./routes/sessions";
 import { streams } from "./routes/streams";
 import { system } from "./routes/system";
@@ -23,24 +24,23 @@ app.use(
       const allowed = ((c.env as AppEnv["Bindings"]).CORS_ORIGINS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
       return allowed.includes("*") ? origin : allowed.includes(origin) ? origin : null;
     },
-    allowHeaders: ["authorization", "content-type", "last-event-id"],
+    allowHeaders: ["authorization", "content-type", "last-event-id", "mcp-protocol-version"],
     allowMethods: ["GET", "PUT", "POST", "DELETE", "OPTIONS"],
     maxAge: 600,
   }),
 );
-app.use("/v1/*", requireApiKey);
-app.use(
-  "/v1/*",
-  bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    onError: (c) => errorJson(c, new ApiError("body_too_large", `Request body is larger than ${MAX_BODY_BYTES} bytes`)),
-  }),
-);
+const limitBody = bodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: (c) => errorJson(c, new ApiError("body_too_large", `Request body is larger than ${MAX_BODY_BYTES} bytes`)),
+});
+app.use("/v1/*", requireApiKey, limitBody);
+app.use("/mcp", requireApiKey, limitBody);
 
 app.route("/", system);
 app.route("/", agents);
 app.route("/", sessions);
 app.route("/", streams);
+app.route("/", mcp);
 
 app.doc31("/openapi.json", {
   openapi: "3.1.0",
@@ -48,6 +48,17 @@ app.doc31("/openapi.json", {
   security: [{ bearer: [] }],
 });
 app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+app.openAPIRegistry.registerPath({
+  method: "post",
+  path: "/mcp",
+  summary: "MCP server (Streamable HTTP, stateless): each registered agent is a tool run_agent_<name> {input, session_id?}",
+  request: { body: { required: true, content: { "application/json": { schema: { type: "object", description: "A JSON-RPC message or batch" } } } } },
+  responses: {
+    200: { description: "JSON-RPC responses, as JSON or as an SSE stream (with progress notifications)" },
+    202: { description: "Accepted (notifications and responses sent by the client)" },
+    401: { description: "Missing or invalid API key" },
+  },
+});
 
 app.notFound((c) => errorJson(c, new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}`)));
 app.onError((err, c) => errorJson(c, toApiError(err)));

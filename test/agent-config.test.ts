@@ -206,11 +206,8 @@ describe("validation (422, naming the field and the reason, nothing stored)", ()
     await expectRefused({ http_tools: [{ name: "hook" }] }, [{ path: "http_tools.0.url", reason: expect.any(String) }]);
   });
 
-  it("refuses fields whose behaviour is not available yet", async () => {
-    await expectRefused({ mcp_servers: [{ name: "docs", url: allowlisted("mcp") }] }, [
-      { path: "mcp_servers", reason: expect.stringMatching(/not available/) },
-    ]);
-    // Their defaults are accepted.
+  it("accepts MCP servers on the allowlist (their checks are in mcp.test.ts)", async () => {
+    await expectAccepted({ mcp_servers: [{ name: "docs", url: allowlisted("mcp") }] });
     await expectAccepted({ mcp_servers: [], allow_parallel_subagents: true });
   });
 

@@ -16,6 +16,7 @@ import { errorMessage, runTurn, type TurnPorts, type TurnSetup } from "../runtim
 import { resolveModel } from "../runtime/models";
 import { emptyView, foldAll, foldEvent, type SessionView } from "../runtime/read-model";
 import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
+import { discoverMcpTools, type McpDiscovery, McpConnections } from "../runtime/tools/mcp-client";
 import { type ApprovalDecision, closingEvents, finalMessages, levels, newTurnState, pendingApprovals, type TurnState } from "../runtime/turn-state";
 import { DEFAULT_POLICY, type Policy } from "../runtime/policy";
 import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../runtime/wire";
@@ -107,6 +108,8 @@ export class SessionObject extends DurableObject<Env> {
   private policy: Policy = DEFAULT_POLICY;
   private history: ModelMessage[] | null = null;
   private executor: Executor | null = null;
+  /** Clients of the agent's MCP servers, kept between turns (tool listings are cached for a short while). */
+  private mcpConnections: McpConnections | null = null;
   /** Callers of runToEnd, by turn, resolved when the turn ends. */
   private readonly waiters = new Map<string, ((outcome: StepOutcome) => void)[]>();
   private readonly hub: SocketHub;
@@ -260,7 +263,11 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   async tools(): Promise<Result<{ tools: ReturnType<typeof describeTool>[]; policy: Policy }>> {
-    return toResult(() => ({ tools: [...resolveToolbelt(this.mustExist().config, this.policy).values()].map(describeTool), policy: this.policy }));
+    return toResult(async () => {
+      const { config } = this.mustExist();
+      const mcp = await this.discoverMcp(config);
+      return { tools: [...resolveToolbelt(config, this.policy, mcp.tools).values()].map(describeTool), policy: this.policy };
+    });
   }
 
   /**
@@ -496,20 +503,17 @@ export class SessionObject extends DurableObject<Env> {
     }
     const config = this.config!;
     const state = newTurnState(next.turn_id, next.input, Date.now());
-    const tools = [...resolveToolbelt(config, this.policy).values()].map(describeTool);
     const drafts: EventDraft[] = [];
     if (this.view.queued_turns.includes(next.turn_id)) drafts.push({ type: "queue.changed", payload: { queued: rest.map((t) => t.turn_id) } });
-    drafts.push(
-      { type: "turn.started", turn_id: next.turn_id, payload: { agent: config.name, model: config.model } },
-      { type: "tool.catalog.resolved", turn_id: next.turn_id, payload: { tools } },
-    );
+    // tool.catalog.resolved follows from launch, once the agent's MCP servers have been asked for their tools.
+    drafts.push({ type: "turn.started", turn_id: next.turn_id, payload: { agent: config.name, model: config.model } });
     this.commit(drafts, () => {
       this.store.setTurnStatus(next.turn_id, "running");
       this.store.saveTurnState(state);
       this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
     });
     void this.armAlarm();
-    this.launch(state);
+    this.launch(state, true);
   }
 
   /** Continues a running turn that has no executor in this instance. */
@@ -543,8 +547,11 @@ export class SessionObject extends DurableObject<Env> {
     this.launch(state);
   }
 
-  /** Runs the loop for `state` in this instance. The loop writes only while this executor owns the turn. */
-  private launch(state: TurnState): void {
+  /**
+   * Runs the loop for `state` in this instance. The loop writes only while this executor owns the turn. A
+   * `fresh` turn (just started, not resumed) first records its tool catalog.
+   */
+  private launch(state: TurnState, fresh = false): void {
     const exec: Executor = { turnId: state.turn_id, abort: new AbortController(), state };
     this.executor = exec;
     const owned = () => {
@@ -570,10 +577,16 @@ export class SessionObject extends DurableObject<Env> {
         const config = await registry(this.env).get(agent);
         owned();
         if (!config) throw new Error(`Agent "${agent}" is not registered`);
-        const setup = this.setupFor(config);
+        const mcp = await this.discoverMcp(config);
+        owned();
+        const setup = this.setupFor(config, mcp);
         const from = this.config!.name;
-        this.commit([{ type: "run.status", turn_id: state.turn_id, payload: { phase: "handoff", from, to: agent, reason: reason ?? null } }], () =>
-          this.store.setSessionAgent(JSON.stringify(config)),
+        this.commit(
+          [
+            { type: "run.status", turn_id: state.turn_id, payload: { phase: "handoff", from, to: agent, reason: reason ?? null } },
+            ...mcpWarnings(state.turn_id, mcp),
+          ],
+          () => this.store.setSessionAgent(JSON.stringify(config)),
         );
         this.config = config;
         return setup;
@@ -635,13 +648,19 @@ export class SessionObject extends DurableObject<Env> {
       },
     };
     const run = async () => {
+      const config = this.config!;
+      // The tools of the agent's MCP servers are known only now; servers that do not answer are left out.
+      const mcp = await this.discoverMcp(config);
       let setup: TurnSetup;
       try {
-        setup = this.setupFor(this.config!);
+        setup = this.setupFor(config, mcp);
       } catch (err) {
         ports.finish({ type: "turn.failed", turn_id: state.turn_id, payload: { error: { code: "configuration_error", message: errorMessage(err) } } }, state);
         return;
       }
+      const drafts = mcpWarnings(state.turn_id, mcp);
+      if (fresh) drafts.push({ type: "tool.catalog.resolved", turn_id: state.turn_id, payload: { tools: [...setup.tools.values()].map(describeTool) } });
+      if (drafts.length > 0) ports.emit(drafts);
       await runTurn(state, setup, ports);
     };
     run()
@@ -655,13 +674,13 @@ export class SessionObject extends DurableObject<Env> {
       });
   }
 
-  private setupFor(config: AgentConfig): TurnSetup {
+  private setupFor(config: AgentConfig, mcp: McpDiscovery): TurnSetup {
     const providers = providerEnv(this.env);
     const metadata = JSON.parse(this.row!.metadata) as { orchestration_depth?: unknown };
     return {
       config,
       model: resolveModel(config.model, providers),
-      tools: resolveToolbelt(config, this.policy),
+      tools: resolveToolbelt(config, this.policy, mcp.tools),
       history: this.loadHistory(),
       resolveModel: (spec) => resolveModel(spec, providers),
       orchestration: {
@@ -669,6 +688,13 @@ export class SessionObject extends DurableObject<Env> {
         depth: typeof metadata.orchestration_depth === "number" ? metadata.orchestration_depth : 0,
       },
     };
+  }
+
+  /** The tools of the agent's MCP servers (none without servers); never fails, unreachable servers become warnings. */
+  private async discoverMcp(config: AgentConfig): Promise<McpDiscovery> {
+    if (config.mcp_servers.length === 0) return { tools: [], warnings: [] };
+    this.mcpConnections ??= new McpConnections({ fetch: (input, init) => fetch(input, init), urlAllowlist: parseAllowlist(this.env.TOOL_URL_ALLOWLIST) });
+    return discoverMcpTools(config, this.mcpConnections);
   }
 
   /**
@@ -837,6 +863,11 @@ export class SessionObject extends DurableObject<Env> {
     if (next === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(next);
   }
+}
+
+/** A runtime.warning per MCP server or tool that discovery had to leave out. */
+function mcpWarnings(turnId: string, mcp: McpDiscovery): EventDraft[] {
+  return mcp.warnings.map((w) => ({ type: "runtime.warning", turn_id: turnId, payload: { code: w.code, server: w.server, message: w.message } }));
 }
 
 function reply(ws: WebSocket, requestId: unknown, result: Result<unknown>): void {

@@ -7,6 +7,7 @@ import { BUILTIN_TOOLS } from "./tools/builtins";
 import { urlAllowed } from "./url-allowlist";
 import { HANDOFF_PREFIX } from "./tools/handoff";
 import { injectedArgClashes } from "./tools/injected-args";
+import { parseMcpRef } from "./tools/mcp-client";
 import { ALL_CLASSES_POLICY, resolveToolbelt } from "./tools/toolbelt";
 import { PERMISSION_CLASSES } from "./tools/types";
 
@@ -70,7 +71,12 @@ export const McpServerSchema = z.strictObject({
   name: nameField,
   url: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }),
   headers: z.record(z.string(), z.string()).optional(),
+  /** The class of the server's tools; a tool's annotations may raise it (destructiveHint) or, when trusted, lower it (readOnlyHint). */
+  permission_class: z.enum(PERMISSION_CLASSES).default("network"),
+  /** Whether the server's readOnlyHint annotations are believed (making those tools `safe`). */
+  trusted: z.boolean().default(false),
 });
+export type McpServerSpec = z.infer<typeof McpServerSchema>;
 
 const BUDGET_AWARENESS = /^(per-message|limit:(\d{1,3}))$/;
 
@@ -145,11 +151,23 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
       issues.push({ path: `http_tools.${i}.url`, reason: "is not under any TOOL_URL_ALLOWLIST prefix" });
     }
   });
+  const servers = new Set<string>();
+  config.mcp_servers.forEach((server, i) => {
+    if (servers.has(server.name)) issues.push({ path: `mcp_servers.${i}.name`, reason: `duplicate MCP server name "${server.name}"` });
+    servers.add(server.name);
+    if (!urlAllowed(server.url, ctx.urlAllowlist)) {
+      issues.push({ path: `mcp_servers.${i}.url`, reason: "is not under any TOOL_URL_ALLOWLIST prefix" });
+    }
+  });
   const seen = new Set<string>();
   config.tools.forEach((name, i) => {
     if (seen.has(name)) issues.push({ path: `tools.${i}`, reason: `duplicate tool name "${name}"` });
     seen.add(name);
-    if (!BUILTIN_TOOLS.has(name) && !httpNames.has(name)) {
+    const mcp = name.startsWith("mcp:") ? parseMcpRef(name) : null;
+    if (name.startsWith("mcp:")) {
+      if (!mcp) issues.push({ path: `tools.${i}`, reason: `must be "mcp:<server>/<tool>" or "mcp:<server>/*"` });
+      else if (!servers.has(mcp.server)) issues.push({ path: `tools.${i}`, reason: `names MCP server "${mcp.server}", which is not in mcp_servers` });
+    } else if (!BUILTIN_TOOLS.has(name) && !httpNames.has(name)) {
       issues.push({ path: `tools.${i}`, reason: `unknown tool "${name}"` });
     }
   });
@@ -162,28 +180,17 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
   });
   const belt = resolveToolbelt(config, ALL_CLASSES_POLICY);
   config.hitl_tools.forEach((name, i) => {
-    if (!belt.has(name)) issues.push({ path: `hitl_tools.${i}`, reason: `"${name}" is not a tool of this agent` });
+    // An MCP tool is named as in `tools` (its server's tools are known only when a turn starts).
+    const mcp = parseMcpRef(name);
+    const known = mcp
+      ? config.tools.includes(name) || config.tools.includes(`mcp:${mcp.server}/*`) || (mcp.tool === "*" && config.tools.some((t) => parseMcpRef(t)?.server === mcp.server))
+      : belt.has(name);
+    if (!known) issues.push({ path: `hitl_tools.${i}`, reason: `"${name}" is not a tool of this agent` });
   });
   for (const tool of belt.values()) {
     for (const key of injectedArgClashes(tool.parameters, config.injected_tool_args)) {
       issues.push({ path: `injected_tool_args.${key}`, reason: `clashes with a parameter of tool "${tool.name}"` });
     }
   }
-  config.mcp_servers.forEach((server, i) => {
-    if (!urlAllowed(server.url, ctx.urlAllowlist)) {
-      issues.push({ path: `mcp_servers.${i}.url`, reason: "is not under any TOOL_URL_ALLOWLIST prefix" });
-    }
-  });
-  issues.push(...notYetAvailable(config));
-  return issues;
-}
-
-/**
- * Fields whose behaviour this deployment does not implement yet. They are refused rather than stored and
- * ignored.
- */
-function notYetAvailable(config: AgentConfig): FieldIssue[] {
-  const issues: FieldIssue[] = [];
-  if (config.mcp_servers.length > 0) issues.push({ path: "mcp_servers", reason: "MCP servers are not available in this version yet" });
   return issues;
 }

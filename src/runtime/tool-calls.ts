@@ -6,6 +6,8 @@ import { runOrchestration } from "./orchestration/run";
 import { runSubagents } from "./subagents";
 import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import { splitInjectedArgs } from "./tools/injected-args";
+import { namedInHitl } from "./tools/mcp-client";
+import type { McpProgress } from "./tools/types";
 import { type Level, type Turn, type TurnSetup, errorMessage, toSdkTools } from "./turn-context";
 import { resultMetadata, type ToolCallRecord, type TurnState, toolResultPart } from "./turn-state";
 
@@ -60,7 +62,7 @@ export async function runToolCalls(level: Level, turn: Turn): Promise<"done" | "
 /** A call to one of the agent's hitl_tools that could run (a malformed call is refused without asking anyone). */
 function needsApproval(call: ToolCallRecord, setup: TurnSetup): boolean {
   const tool = setup.tools.get(call.name);
-  if (!tool || call.invalid || !setup.config.hitl_tools.includes(call.name)) return false;
+  if (!tool || call.invalid || !namedInHitl(setup.config.hitl_tools, tool)) return false;
   const { executable } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
   return schemaErrors(tool.parameters, executable).length === 0;
 }
@@ -150,7 +152,22 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
           output = `The conversation now continues with agent "${tool.handoff_target}".`;
         } else {
           const p = turn.ports;
-          output = await tool.execute(executable, { ...p.tool, turn_id, tool_call_id: call.tool_call_id, signal: turn.signal, now: p.now });
+          // Progress reported while the call runs becomes mcp.progress, live; emit_mcp_progress: false only
+          // silences the events. Nothing is emitted once the call has settled.
+          let settled = false;
+          const progress = (update: McpProgress) => {
+            if (settled || !setup.config.emit_mcp_progress) return;
+            try {
+              turn.emit(level, [{ type: "mcp.progress", ...ids, payload: { ...update } }], false);
+            } catch {
+              // the turn was taken away meanwhile; its outcome is recorded elsewhere
+            }
+          };
+          try {
+            output = await tool.execute(executable, { ...p.tool, turn_id, tool_call_id: call.tool_call_id, signal: turn.signal, now: p.now, progress });
+          } finally {
+            settled = true;
+          }
           turn.signal.throwIfAborted(); // a tool that ignored the abort: its result is not recorded
         }
         if (!tool.loop_handled || tool.loop_handled === "finish_subtask") is_error = false;

@@ -1,5 +1,5 @@
-// The tools an agent exposes in a turn: its built-ins, its HTTP tools and its handoff tools, by name,
-// narrowed to the permission classes the session's policy enables.
+// The tools an agent exposes in a turn: its built-ins, its HTTP tools, its handoff tools and the MCP tools
+// discovered for the turn, by name, narrowed to the permission classes the session's policy enables.
 import type { AgentConfig } from "../config";
 import { BUILTIN_TOOLS } from "./builtins";
 import { handoffTool, handoffToolName } from "./handoff";
@@ -11,9 +11,13 @@ import { PERMISSION_CLASSES, type ToolDefinition } from "./types";
 /** A policy that hides nothing: the agent's own tool set, as checked when the agent is saved. */
 export const ALL_CLASSES_POLICY: Pick<Policy, "classes"> = { classes: [...PERMISSION_CLASSES] };
 
-/** The exposed toolbelt: the agent's tools whose permission class the session's policy enables. */
-export function resolveToolbelt(config: AgentConfig, policy: Pick<Policy, "classes">): Map<string, ToolDefinition> {
+/**
+ * The exposed toolbelt: the agent's tools whose permission class the session's policy enables. `mcpTools`
+ * are the tools discovered on the agent's MCP servers for this turn; they never replace a tool of the same name.
+ */
+export function resolveToolbelt(config: AgentConfig, policy: Pick<Policy, "classes">, mcpTools: readonly ToolDefinition[] = []): Map<string, ToolDefinition> {
   const all = agentTools(config);
+  for (const t of mcpTools) if (!all.has(t.name)) all.set(t.name, t);
   return new Map([...all].filter(([, t]) => policy.classes.includes(t.permission_class)));
 }
 
@@ -39,5 +43,6 @@ export function describeTool(t: ToolDefinition) {
     permission_class: t.permission_class,
     parallel_safe: t.parallel_safe,
     lock: t.lock ?? null,
+    ...(t.mcp ? { mcp: t.mcp } : {}),
   };
 }

@@ -27,6 +27,17 @@ export interface ToolContext {
   workspace: WorkspaceStore;
   /** The session's key-value memory. */
   memory: MemoryStore;
+  /** Reports progress of this call while it runs (MCP notifications/progress); the runtime emits it as mcp.progress. */
+  progress?(update: McpProgress): void;
+}
+
+/** One progress notification of a running MCP tool call (the payload of mcp.progress). */
+export interface McpProgress {
+  server: string;
+  tool: string;
+  progress: number;
+  total: number | null;
+  message: string | null;
 }
 
 export interface WorkspaceStore {
@@ -55,6 +66,8 @@ export interface ToolDefinition {
   lock?: string;
   /** Set on `transfer_to_<agent>` tools: the agent the conversation is handed to. */
   handoff_target?: string;
+  /** Set on tools of remote MCP servers: the configured server and the tool's own name there. */
+  mcp?: { server: string; tool: string };
   /** Tools the loop itself performs (they start sub-agents) instead of calling `execute`. */
   loop_handled?: "run_subtask" | "spawn_subagents" | "finish_subtask" | "agent_orchestrate";
   /** Returns the result (a string or JSON value); throws ToolError (or any error) for an error result. */

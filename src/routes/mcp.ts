@@ -1,0 +1,169 @@
+// The runtime as an MCP server: `POST /mcp` speaks Streamable HTTP (stateless: every POST is answered on its
+// own, so any Worker instance can serve it) and exposes each registered agent as a tool `run_agent_<name>`
+// that runs one turn in a session and returns its output. While the turn runs, its events flow back as
+// notifications/progress when the caller sent a progress token.
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { CallToolResult, ServerNotification } from "@modelcontextprotocol/sdk/types.js";
+// The SDK's default validator (ajv) generates code, which Workers forbid.
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import { Hono } from "hono";
+import { z } from "zod";
+import type { Env } from "../env";
+import type { AgentConfig } from "../runtime/config";
+import { ApiError, unwrap } from "../runtime/errors";
+import type { RuntimeEvent } from "../runtime/events";
+import { randomId } from "../runtime/ids";
+import { DEFAULT_POLICY } from "../runtime/policy";
+import { TurnInput } from "../runtime/wire";
+import { registry } from "../durable/registry-object";
+import type { AppEnv } from "./http";
+import { sessionStub } from "./http";
+
+export const RUN_AGENT_PREFIX = "run_agent_";
+const TERMINAL = new Set(["turn.completed", "turn.failed", "turn.cancelled"]);
+
+export const mcp = new Hono<AppEnv>();
+
+mcp.post("/mcp", async (c) => {
+  const server = await agentServer(c.env);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  await server.connect(transport);
+  return transport.handleRequest(c.req.raw);
+});
+
+// Stateless: no standalone notification stream (GET) and no session to end (DELETE).
+mcp.on(["GET", "DELETE"], "/mcp", (c) =>
+  c.json({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this server is stateless; use POST" }, id: null }, 405, { allow: "POST" }),
+);
+
+/** A server whose tools are the registered agents, as they are now. */
+async function agentServer(env: Env): Promise<McpServer> {
+  const server = new McpServer(
+    { name: "agent-runtime", version: "0.1.0" },
+    { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+  );
+  const agents: AgentConfig[] = await registry(env).list();
+  for (const agent of agents) {
+    const summary = (agent.instructions.split("\n")[0] ?? "").slice(0, 300);
+    server.registerTool(
+      `${RUN_AGENT_PREFIX}${agent.name}`,
+      {
+        title: agent.name,
+        description: `Runs the agent "${agent.name}" for one turn and returns its final output.${summary ? ` The agent: ${summary}` : ""}`,
+        inputSchema: {
+          input: TurnInput.describe("The user message for the turn"),
+          session_id: z.string().optional().describe("Continue this session (from an earlier result); a new session is opened when absent"),
+        },
+        outputSchema: {
+          session_id: z.string(),
+          turn_id: z.string(),
+          status: z.enum(["completed", "failed", "cancelled"]),
+          stop_reason: z.string().nullable(),
+          output: z.unknown(),
+        },
+      },
+      async ({ input, session_id }, extra) => {
+        const token = extra._meta?.progressToken;
+        const progress =
+          token === undefined ? undefined : (params: { progress: number; message: string }) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...params } } as ServerNotification);
+        try {
+          return await runAgentTurn(env, agent, input, session_id, progress);
+        } catch (err) {
+          const message = err instanceof ApiError ? err.message : err instanceof Error ? err.message : String(err);
+          return { content: [{ type: "text", text: message }], isError: true };
+        }
+      },
+    );
+  }
+  return server;
+}
+
+/** Runs one turn (in `sessionId`, or a new session of `agent`) and follows its events to the end. */
+async function runAgentTurn(
+  env: Env,
+  agent: AgentConfig,
+  input: string,
+  sessionId: string | undefined,
+  progress: ((params: { progress: number; message: string }) => Promise<void>) | undefined,
+): Promise<CallToolResult> {
+  let sid = sessionId;
+  if (!sid) {
+    sid = randomId("ses");
+    unwrap(await sessionStub(env, sid).create({ session_id: sid, agent, policy: DEFAULT_POLICY, metadata: { source: "mcp" } }));
+  }
+  const stub = sessionStub(env, sid);
+  const { last_sequence } = unwrap(await stub.snapshot()) as { last_sequence: number };
+  const { turn_id } = unwrap(await stub.submitTurn({ input }));
+  // The session's log from before the submission, replayed then live: nothing of the turn is missed.
+  const res = await stub.fetch(`https://session/v1/sessions/${sid}/events?after=${last_sequence}`, { headers: { accept: "text/event-stream" } });
+  if (!res.ok || !res.body) throw new Error(`Following session ${sid} failed (HTTP ${res.status})`);
+  let count = 0;
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error(`The event stream of session ${sid} ended before turn ${turn_id} did`);
+      buffer += value;
+      let cut: number;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const frame = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const data = frame.split("\n").find((l) => l.startsWith("data: "));
+        if (!data) continue;
+        const event = JSON.parse(data.slice(6)) as RuntimeEvent;
+        if (event.turn_id !== turn_id) continue;
+        if (TERMINAL.has(event.type)) return turnResult(sid, turn_id, event);
+        const message = describe(event);
+        if (progress && message) await progress({ progress: ++count, message }).catch(() => {});
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}
+
+function turnResult(session_id: string, turn_id: string, end: RuntimeEvent): CallToolResult {
+  const p = end.payload as { output?: unknown; stop_reason?: string; error?: { code?: string; message?: string }; reason?: string };
+  const status = end.type === "turn.completed" ? "completed" : end.type === "turn.failed" ? "failed" : "cancelled";
+  const output = p.output ?? null;
+  const structuredContent = { session_id, turn_id, status, stop_reason: p.stop_reason ?? null, output };
+  if (status === "completed") {
+    return { content: [{ type: "text", text: typeof output === "string" ? output : JSON.stringify(output) }], structuredContent };
+  }
+  const why = status === "failed" ? `The turn failed (${p.error?.code ?? "error"}): ${p.error?.message ?? ""}` : `The turn was cancelled: ${p.reason ?? ""}`;
+  return { content: [{ type: "text", text: why.trim() }], structuredContent, isError: true };
+}
+
+/** One line per event of interest (streamed text is left out: the result carries it). */
+function describe(e: RuntimeEvent): string | null {
+  const p = e.payload as Record<string, any>;
+  const where = e.depth ? ` (sub-agent, depth ${e.depth})` : "";
+  switch (e.type) {
+    case "turn.started":
+      return `turn started: agent ${p.agent}`;
+    case "model.requested":
+      return `model call (${p.phase ?? "executor"})${where}`;
+    case "tool.started":
+      return `tool ${p.name} started${where}`;
+    case "tool.result":
+      return `tool ${p.name} ${p.is_error ? "failed" : "finished"}${where}`;
+    case "mcp.progress":
+      return `${p.server}/${p.tool}: ${p.progress}${p.total != null ? `/${p.total}` : ""}${p.message ? ` ${p.message}` : ""}`;
+    case "action.required":
+      return `waiting for approval of ${p.tool_name} (action ${e.action_id})`;
+    case "action.resolved":
+      return `action ${e.action_id} ${p.decision}`;
+    case "subagent.spawned":
+      return `sub-agent started: ${p.title}`;
+    case "subagent.completed":
+      return "sub-agent finished";
+    case "subagent.failed":
+      return "sub-agent failed";
+    case "runtime.warning":
+      return `warning: ${p.message}`;
+    default:
+      return null;
+  }
+}
