@@ -35,6 +35,7 @@ export default defineConfig(async () => {
             MCP_TEST_BASE_URL: `http://127.0.0.1:${mcpPort}/mcp`,
             MCP_DOWN_URL: `http://127.0.0.1:${downPort}/mcp`,
             CORS_ORIGINS: "https://app.example",
+            WS_MAX_UNACKED_EVENTS: "300",
           },
         },
       }),

@@ -17,6 +17,8 @@ export interface Env {
   ANTHROPIC_API_KEY?: string;
   OPENAI_COMPATIBLE_BASE_URL?: string;
   OPENAI_COMPATIBLE_API_KEY?: string;
+  /** A channel WebSocket whose acks lag this many events behind is closed (code 4008); default 10000. */
+  WS_MAX_UNACKED_EVENTS?: string;
   /** agent_orchestrate limits (defaults 3, 12, 4; capped at 5, 50, 16). */
   ORCHESTRATE_MAX_DEPTH?: string;
   ORCHESTRATE_MAX_STEPS?: string;

@@ -244,6 +244,31 @@ describe("WebSocket: replay, then live", () => {
 });
 
 describe("WebSocket: remote channels", () => {
+  it("closes a channel socket whose acks fall too far behind (4008); it resumes from its channel cursor", async () => {
+    // The test deployment sets WS_MAX_UNACKED_EVENTS to 300 (vitest.config.ts).
+    const sid = await scriptedSession([{ text: "z".repeat(400), chunk_size: 1, delay_ms: 2 }]);
+    const lagging = await openWs(sid, "channel=lag");
+    const acking = await openWs(sid, "channel=keeps-up");
+    const { turn_id } = await submitTurn(sid, "stream a lot");
+    // One client acks as it goes; the other never does.
+    const pump = setInterval(() => acking.send({ type: "ack", sequence: acking.lastSequence }), 5);
+    try {
+      await until(() => lagging.closed, "the lagging socket to be closed");
+      await acking.waitForTurnEnd(turn_id);
+    } finally {
+      clearInterval(pump);
+    }
+    expect(lagging.closed!.code).toBe(4008);
+    expect(lagging.closed!.reason).toContain("slow consumer");
+    expect(acking.closed).toBeNull();
+    const log = await events(sid);
+    expectSameEvents(acking.events, log);
+    // Reconnecting on the channel picks up after its last ack (none: from the start) and gets everything.
+    const again = await openWs(sid, "channel=lag");
+    await again.waitForCount(log.length);
+    expectSameEvents(again.events, log);
+  });
+
   it("keeps a channel's acked sequence and resumes a reconnect without `after` right after it", async () => {
     const sid = await createSession(demoAgent);
     const { turn_id } = await submitTurn(sid, "what is 2 * (3 + 4)?");

@@ -116,7 +116,8 @@ export class SessionObject extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.hub = new SocketHub(ctx, (after, limit) => this.store.readEvents(after, limit));
+    const maxUnacked = Number(env.WS_MAX_UNACKED_EVENTS);
+    this.hub = new SocketHub(ctx, (after, limit) => this.store.readEvents(after, limit), Number.isInteger(maxUnacked) && maxUnacked > 0 ? maxUnacked : 10_000);
     // An object nobody created (a request for an unknown session) reads one catalog row and writes nothing.
     if (!isInitialized(ctx.storage)) return;
     void ctx.blockConcurrencyWhile(async () => {
@@ -361,6 +362,7 @@ export class SessionObject extends DurableObject<Env> {
           return reply(ws, frame.request_id, { ok: false, error: { code: "validation_failed", message: "ack needs a socket opened with ?channel=<id>" } });
         }
         this.store.ackChannel(channel, Math.min(frame.sequence, this.store.lastSequence), Date.now());
+        this.hub.acked(ws, Math.min(frame.sequence, this.store.lastSequence));
         // Acks are fire-and-forget; a client that wants confirmation sends a request_id and gets the stored cursor.
         if (frame.request_id !== undefined) {
           reply(ws, frame.request_id, { ok: true, value: { channel, acked_sequence: this.store.channelCursor(channel) } });

@@ -5,11 +5,17 @@ import type { StoredEvent } from "./session-store";
 
 const REPLAY_PAGE = 256;
 const encoder = new TextEncoder();
+/** WebSocket close code for a consumer that fell too far behind; it reconnects from its cursor. */
+export const SLOW_CONSUMER_CLOSE = 4008;
+/** Chunks an SSE stream may have queued unread before it is ended (the client resumes with Last-Event-ID). */
+const MAX_SSE_BACKLOG = 10_000;
 
 export interface SocketAttachment {
   channel: string | null;
   /** Who opened the socket (a hash of its API key), recorded on the decisions it sends. */
   key_hash: string;
+  /** The channel's last acknowledged sequence, as this socket reported it. */
+  acked?: number;
 }
 
 interface SseSink {
@@ -26,13 +32,25 @@ export class SocketHub {
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly read: (after: number, limit: number) => StoredEvent[],
+    /**
+     * A channel socket whose acks lag this many events behind the log is closed with SLOW_CONSUMER_CLOSE:
+     * Workers WebSockets do not expose their send buffer, and a channel's acks are the one measure of what
+     * its client has taken.
+     */
+    private readonly maxUnacked: number,
   ) {}
+
+  /** Records a channel socket's ack. */
+  acked(ws: WebSocket, sequence: number): void {
+    const attachment = ws.deserializeAttachment() as SocketAttachment;
+    if ((attachment.acked ?? 0) < sequence) ws.serializeAttachment({ ...attachment, acked: sequence });
+  }
 
   acceptWebSocket(after: number, attachment: SocketAttachment): Response {
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
     this.ctx.acceptWebSocket(server);
-    server.serializeAttachment(attachment);
+    server.serializeAttachment({ ...attachment, acked: attachment.channel ? after : undefined });
     void this.replay(server, after);
     return new Response(null, { status: 101, webSocket: client });
   }
@@ -54,8 +72,15 @@ export class SocketHub {
 
   broadcast(events: StoredEvent[]): void {
     if (events.length === 0) return;
+    const head = events[events.length - 1]!.sequence;
     for (const ws of this.ctx.getWebSockets()) {
       if (this.replaying.has(ws)) continue;
+      const { channel, acked } = ws.deserializeAttachment() as SocketAttachment;
+      if (channel && head - (acked ?? 0) > this.maxUnacked) {
+        this.forget(ws);
+        ws.close(SLOW_CONSUMER_CLOSE, `slow consumer: more than ${this.maxUnacked} events unacked; reconnect with channel=${channel}`);
+        continue;
+      }
       for (const e of events) this.send(ws, e);
     }
     for (const s of this.sse) {
@@ -87,7 +112,16 @@ export class SocketHub {
   private send(sink: Sink, e: StoredEvent): void {
     try {
       if ("controller" in sink) {
-        if (!sink.closed) sink.controller.enqueue(encoder.encode(`id: ${e.sequence}\nevent: ${e.type}\ndata: ${e.body}\n\n`));
+        if (sink.closed) return;
+        if ((sink.controller.desiredSize ?? 0) < -MAX_SSE_BACKLOG) {
+          // The reader stopped taking events: end the stream rather than buffer without bound.
+          const error = { code: "slow_consumer", message: "The stream fell too far behind; reconnect with Last-Event-ID" };
+          sink.controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify({ error })}\n\n`));
+          sink.controller.close();
+          this.dropSse(sink);
+          return;
+        }
+        sink.controller.enqueue(encoder.encode(`id: ${e.sequence}\nevent: ${e.type}\ndata: ${e.body}\n\n`));
       } else {
         sink.send(e.body);
       }
