@@ -1,6 +1,6 @@
 // Handoffs: each target agent becomes a `transfer_to_<name>` tool. Calling it makes the target the
 // session's active agent for the rest of the turn and for later turns (the loop swaps its setup).
-import type { ToolDefinition } from "./types";
+import { runByTheLoop, type ToolDefinition } from "./types";
 
 export const HANDOFF_PREFIX = "transfer_to_";
 
@@ -21,9 +21,6 @@ export function handoffTool(agent: string): ToolDefinition {
     parallel_safe: false,
     idempotent: false,
     handoff_target: agent,
-    async execute() {
-      // The loop performs handoffs itself (it needs to swap the agent); this is never reached.
-      throw new Error("handoff tools are executed by the loop");
-    },
+    execute: runByTheLoop,
   };
 }

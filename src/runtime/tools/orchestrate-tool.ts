@@ -1,6 +1,6 @@
 // agent_orchestrate (SPEC §7): runs registered agents as sequential steps and parallel groups, each step a
 // child session. The loop runs it (src/runtime/orchestration/run.ts).
-import type { ToolDefinition } from "./types";
+import { runByTheLoop, type ToolDefinition } from "./types";
 
 export const AGENT_ORCHESTRATE = "agent_orchestrate";
 
@@ -24,5 +24,5 @@ export const agentOrchestrate: ToolDefinition = {
   // Finished steps are recorded in the call and never re-run; unfinished ones reuse their child sessions.
   idempotent: true,
   loop_handled: "agent_orchestrate",
-  execute: () => Promise.reject(new Error("agent_orchestrate is executed by the loop")),
+  execute: runByTheLoop,
 };

@@ -1,13 +1,9 @@
 // The sub-agent tools (SPEC §7). The loop runs them itself: each call starts child loops inside the turn.
-import type { JsonSchema, ToolDefinition } from "./types";
+import { type JsonSchema, runByTheLoop, type ToolDefinition } from "./types";
 
 export const RUN_SUBTASK = "run_subtask";
 export const SPAWN_SUBAGENTS = "spawn_subagents";
 export const FINISH_SUBTASK = "finish_subtask";
-
-function loopHandled(): Promise<never> {
-  return Promise.reject(new Error("sub-agent tools are executed by the loop"));
-}
 
 export const runSubtask: ToolDefinition = {
   name: RUN_SUBTASK,
@@ -29,7 +25,7 @@ export const runSubtask: ToolDefinition = {
   // A sub-agent resumes from its own checkpointed state after a restart.
   idempotent: true,
   loop_handled: "run_subtask",
-  execute: loopHandled,
+  execute: runByTheLoop,
 };
 
 export function spawnSubagents(maxJobs: number): ToolDefinition {
@@ -63,7 +59,7 @@ export function spawnSubagents(maxJobs: number): ToolDefinition {
     parallel_safe: true,
     idempotent: true,
     loop_handled: "spawn_subagents",
-    execute: loopHandled,
+    execute: runByTheLoop,
   };
 }
 
@@ -77,6 +73,6 @@ export function finishSubtask(schema: JsonSchema): ToolDefinition {
     parallel_safe: false,
     idempotent: true,
     loop_handled: "finish_subtask",
-    execute: loopHandled,
+    execute: runByTheLoop,
   };
 }

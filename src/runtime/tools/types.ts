@@ -74,6 +74,11 @@ export interface ToolDefinition {
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
 }
 
+/** The `execute` of tools the loop performs itself (handoffs, sub-agents, orchestration); never called. */
+export function runByTheLoop(): Promise<never> {
+  return Promise.reject(new Error("this tool is run by the loop, not executed directly"));
+}
+
 /** A failure meant for the model: its message becomes the error result. */
 export class ToolError extends Error {
   constructor(message: string) {
