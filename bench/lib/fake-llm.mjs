@@ -1,0 +1,139 @@
+// A zero-latency, stateless, scripted Chat Completions server for the benchmarks (node:http only).
+//
+// The behaviour is encoded in the model name, so any number of sessions and runs can share one server
+// and nothing has to be uploaded first:
+//
+//   loop-s<S>-c<C>-d<D>[-w<W>]
+//     S  model calls that ask for tools before the final answer
+//     C  parallel `calculator` calls in each of those responses
+//     D  text deltas (SSE chunks) in the final answer, each W characters (default 2)
+//
+// Which response to give is read from the conversation: the number of assistant messages with tool
+// calls after the last user message. Streaming (`stream: true`, as the runtime's streamText uses) and
+// non-streaming (`generateText` in the baseline worker) are both served. Run directly
+// (`node bench/lib/fake-llm.mjs <port>`) it prints `listening <port>` and serves until killed.
+import { createServer } from "node:http";
+
+const USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+
+export function parseModel(name) {
+  const m = /^loop-s(\d+)-c(\d+)-d(\d+)(?:-w(\d+))?$/.exec(name);
+  if (!m) return null;
+  return { steps: Number(m[1]), calls: Number(m[2]), deltas: Number(m[3]), width: Number(m[4] ?? 2) };
+}
+
+let callCounter = 0;
+let completionCounter = 0;
+export const stats = { requests: 0, bytesIn: 0 };
+
+/** What the scripted model answers, given the request body: tool calls, or a final text split in deltas. */
+export function respond(body) {
+  const spec = parseModel(String(body.model));
+  if (!spec) return { error: `unknown bench model ${body.model}` };
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  let lastUser = -1;
+  messages.forEach((m, i) => {
+    if (m.role === "user") lastUser = i;
+  });
+  const done = messages.slice(lastUser + 1).filter((m) => m.role === "assistant" && Array.isArray(m.tool_calls) && m.tool_calls.length > 0).length;
+  if (done < spec.steps) {
+    const calls = [];
+    for (let i = 0; i < spec.calls; i++) {
+      calls.push({ id: `call_${++callCounter}`, type: "function", function: { name: "calculator", arguments: JSON.stringify({ expression: `(${done} + ${i}) * 3 - 1` }) } });
+    }
+    return { calls };
+  }
+  const word = "w".repeat(Math.max(1, spec.width - 1)) + " ";
+  const pieces = Array.from({ length: spec.deltas }, () => word);
+  if (pieces.length === 0) pieces.push("ok");
+  return { pieces };
+}
+
+function completionChunks(model, r, includeUsage) {
+  const id = `chatcmpl-bench-${++completionCounter}`;
+  const created = Math.floor(Date.now() / 1000);
+  const chunk = (delta, finish = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+  const out = [];
+  if (r.calls) {
+    out.push(chunk({ role: "assistant", content: null }));
+    r.calls.forEach((tc, index) => {
+      out.push(chunk({ tool_calls: [{ index, id: tc.id, type: "function", function: { name: tc.function.name, arguments: tc.function.arguments } }] }));
+    });
+    out.push(chunk({}, "tool_calls"));
+  } else {
+    r.pieces.forEach((p, i) => out.push(chunk(i === 0 ? { role: "assistant", content: p } : { content: p })));
+    out.push(chunk({}, "stop"));
+  }
+  if (includeUsage) out.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage: USAGE });
+  return out;
+}
+
+function completion(model, r) {
+  return {
+    id: `chatcmpl-bench-${++completionCounter}`,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        message: r.calls ? { role: "assistant", content: null, tool_calls: r.calls } : { role: "assistant", content: r.pieces.join("") },
+        finish_reason: r.calls ? "tool_calls" : "stop",
+      },
+    ],
+    usage: USAGE,
+  };
+}
+
+export function startFakeLlm(port = 0) {
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks);
+      stats.requests += 1;
+      stats.bytesIn += raw.length;
+      if (req.method === "GET" && req.url === "/stats") {
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end(JSON.stringify(stats));
+      }
+      if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
+        res.writeHead(404, { "content-type": "application/json" });
+        return res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
+      }
+      let body;
+      try {
+        body = JSON.parse(raw.toString("utf8"));
+      } catch {
+        res.writeHead(400, { "content-type": "application/json" });
+        return res.end(JSON.stringify({ error: { message: "invalid JSON" } }));
+      }
+      const r = respond(body);
+      if (r.error) {
+        res.writeHead(400, { "content-type": "application/json" });
+        return res.end(JSON.stringify({ error: { message: r.error, type: "invalid_request_error" } }));
+      }
+      if (body.stream === true) {
+        const includeUsage = body.stream_options?.include_usage === true;
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+        // One write for the whole stream: zero latency, and the client still parses one SSE event per chunk.
+        let text = "";
+        for (const c of completionChunks(body.model, r, includeUsage)) text += `data: ${JSON.stringify(c)}\n\n`;
+        res.end(`${text}data: [DONE]\n\n`);
+      } else {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify(completion(body.model, r)));
+      }
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve({ server, port: server.address().port }));
+  });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { port } = await startFakeLlm(Number(process.argv[2] ?? 0));
+  console.log(`listening ${port}`);
+}
