@@ -9,7 +9,10 @@ import type { RuntimeEvent, TerminalEvent } from "./types";
 export interface CliIO {
   stdout(text: string): void;
   stderr(text: string): void;
-  /** Writes `prompt` and reads one line; null at the end of input, or when `signal` aborts the question. */
+  /**
+   * Writes `prompt` and reads one line; null at the end of input, or when `signal` aborts the question. An aborted
+   * question ends its prompt's line at once (as readline does), so the next output starts on a new line.
+   */
   question(prompt: string, signal?: AbortSignal): Promise<string | null>;
   readFile(path: string): Promise<string>;
   /** Writes the pending question's prompt again (after a message was printed below it); optional. */
@@ -236,9 +239,12 @@ async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["flags"]
   };
   const askLine = async (prompt: string, signal: AbortSignal): Promise<string | null> => {
     promptOpen = true;
+    const closed = () => (promptOpen = false); // the IO ends the line of an aborted question
+    signal.addEventListener("abort", closed, { once: true });
     try {
       return await io.question(prompt, signal);
     } finally {
+      signal.removeEventListener("abort", closed);
       promptOpen = false;
     }
   };
@@ -276,8 +282,17 @@ async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["flags"]
     }
   };
 
+  // A blip (the socket closed, the next connection works) is silent; failing reconnections are shown.
+  let reconnecting = false;
   const onStatus = (s: StreamStatus) => {
-    if (s.type === "retry" && s.error instanceof RuntimeError) note(`… connection lost (${s.error.message}); retrying in ${s.delayMs} ms`);
+    if (s.type === "retry" && s.error) {
+      reconnecting = true;
+      const reason = s.error instanceof RuntimeError && s.error.status === 0 ? s.error.message.replace(/^.* failed: /, "") : s.error.message;
+      note(`… connection lost (${reason}); reconnecting in ${(s.delayMs / 1000).toFixed(1)} s`);
+    } else if (s.type === "open" && reconnecting) {
+      reconnecting = false;
+      note(`… reconnected, resuming after event ${s.after}`);
+    }
   };
 
   /** Runs one turn's wait; prints its failure, if the wait itself fails. Resolves false when the user asked to exit. */
@@ -327,7 +342,11 @@ async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["flags"]
 
     for (;;) {
       const line = await askLine("> ", exit.signal);
-      if (line === null) return exit.signal.aborted ? EXIT.interrupted : EXIT.ok;
+      if (line === null) {
+        if (exit.signal.aborted) return EXIT.interrupted;
+        out("\n"); // Ctrl-D: leave the prompt's line
+        return EXIT.ok;
+      }
       armed = false;
       const input = line.trim();
       if (!input) continue;

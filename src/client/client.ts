@@ -99,7 +99,8 @@ export interface SubmitAndWaitOptions {
   onStatus?: (status: StreamStatus) => void;
 }
 
-const ACK_EVERY = 100;
+/** With a channel, ack at least every this many events (the server closes channel sockets lagging WS_MAX_UNACKED_EVENTS, default 10000). */
+const ACK_EVERY = 50;
 const OPEN_TIMEOUT_MS = 15_000;
 
 const enc = encodeURIComponent;

@@ -47,7 +47,11 @@ export class RuntimeError extends Error {
   }
 
   static network(err: unknown, what: string): RuntimeError {
-    const reason = err instanceof Error ? err.message : String(err);
+    let reason = err instanceof Error ? err.message : String(err);
+    // Node's fetch says only "fetch failed"; the cause has the system error (ECONNREFUSED, ENOTFOUND, ...).
+    const cause = err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+    if (cause && typeof cause.code === "string") reason += ` (${cause.code})`;
+    else if (cause && typeof cause.message === "string") reason += ` (${cause.message})`;
     return new RuntimeError(0, "network_error", `${what} failed: ${reason}`, undefined, { cause: err });
   }
 

@@ -117,7 +117,9 @@ export class ChatRenderer {
         return this.line(depth, `${this.tone("cyan", `⚙ ${label}`)} ${tail}`);
       }
       case "action.required":
-        // The question itself is asked by the caller (approvalPrompt); here only the line is ended.
+        // The question itself is asked by the caller (approvalPrompt); here only the line is ended. A refused
+        // call never starts, so its result card finds its name here.
+        if (e.tool_call_id) this.started.set(e.tool_call_id, { name: String(p.tool_name), args: p.args, depth });
         return this.lineStart();
       case "action.resolved": {
         const d = p.decision as string;
