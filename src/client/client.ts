@@ -355,7 +355,6 @@ export class RuntimeClient {
    * `turn.cancelled`). Each `action.required` of the turn goes to `onApproval`, and its answer to `respondAction`.
    */
   async submitAndWait(sessionId: string, input: string, options: SubmitAndWaitOptions = {}): Promise<TerminalEvent> {
-    const { signal } = options;
     // Watch from the current end of the log, so nothing of the new turn can be missed.
     const { last_sequence } = await this.getThread(sessionId);
     const accepted = await this.submitTurn(sessionId, {

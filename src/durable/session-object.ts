@@ -9,8 +9,6 @@ import { parseAllowlist } from "../runtime/url-allowlist";
 import { ApiError, type Result, toResult, zodIssues } from "../runtime/errors";
 import type { EventDraft, RuntimeEvent } from "../runtime/events";
 import { buildTree } from "../runtime/execution-tree";
-import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../runtime/orchestration/run";
-import { callTimeout } from "../runtime/tools/http-io";
 import { randomId } from "../runtime/ids";
 import { errorMessage, runTurn, type TurnPorts, type TurnSetup } from "../runtime/loop";
 import { resolveModel } from "../runtime/models";
@@ -23,6 +21,7 @@ import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../runtime/
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import { providerEnv } from "./providers";
 import { r2Workspace } from "./workspace-store";
+import { orchestrationLimits, runChildSession, type StepOutcome, stepOutcome, TERMINAL } from "./orchestration-steps";
 import { registry } from "./registry-object";
 import { SessionStore, type SessionRow, type StoredEvent } from "./session-store";
 import { type SocketAttachment, SocketHub } from "./socket-hub";
@@ -53,33 +52,6 @@ interface Executor {
 
 /** Thrown into a loop whose turn was taken away (interrupted) so it stops without writing. */
 class TurnTakenError extends Error {}
-
-export type StepOutcome = { status: "success" | "failed"; output?: unknown; error?: string };
-
-const TERMINAL = new Set(["turn.completed", "turn.failed", "turn.cancelled"]);
-
-/** A child session's turn outcome as an orchestration step sees it: only a final answer is a success. */
-function stepOutcome(end: Pick<RuntimeEvent, "type" | "payload">): StepOutcome {
-  const p = end.payload as { output?: unknown; stop_reason?: string; error?: { message?: string }; reason?: string };
-  if (end.type === "turn.completed") {
-    return p.stop_reason === "final_answer" ? { status: "success", output: p.output } : { status: "failed", output: p.output, error: `stopped: ${p.stop_reason}` };
-  }
-  if (end.type === "turn.failed") return { status: "failed", error: p.error?.message ?? "the turn failed" };
-  return { status: "failed", error: `cancelled: ${p.reason ?? ""}`.trim() };
-}
-
-/** agent_orchestrate limits: ORCHESTRATE_MAX_DEPTH / _STEPS / _PARALLEL, each clamped to a hard cap. */
-function orchestrationLimits(env: Env): Omit<OrchestrationLimits, "depth"> {
-  const read = (raw: string | undefined, fallback: number, cap: number) => {
-    const n = Number(raw);
-    return Number.isInteger(n) && n >= 1 ? Math.min(n, cap) : fallback;
-  };
-  return {
-    max_depth: read(env.ORCHESTRATE_MAX_DEPTH, DEFAULT_ORCHESTRATION_LIMITS.max_depth, 5),
-    max_steps: read(env.ORCHESTRATE_MAX_STEPS, DEFAULT_ORCHESTRATION_LIMITS.max_steps, 50),
-    max_parallel: read(env.ORCHESTRATE_MAX_PARALLEL, DEFAULT_ORCHESTRATION_LIMITS.max_parallel, 16),
-  };
-}
 
 export interface ActionResolved {
   action_id: string;
@@ -613,7 +585,7 @@ export class SessionObject extends DurableObject<Env> {
         });
         void this.armAlarm();
       },
-      runAgent: (request) => this.runAgentStep(request, state.turn_id),
+      runAgent: (request) => runChildSession(this.env, { session_id: this.row!.session_id, turn_id: state.turn_id, policy: this.policy }, request),
       listAgents: async () => {
         const agents: AgentConfig[] = await registry(this.env).list();
         return agents.map((a) => ({ name: a.name, description: (a.instructions.split("\n")[0] ?? "").slice(0, 200) || "(no instructions)" }));
@@ -697,44 +669,6 @@ export class SessionObject extends DurableObject<Env> {
     if (config.mcp_servers.length === 0) return { tools: [], warnings: [] };
     this.mcpConnections ??= new McpConnections({ fetch: (input, init) => fetch(input, init), urlAllowlist: parseAllowlist(this.env.TOOL_URL_ALLOWLIST) });
     return discoverMcpTools(config, this.mcpConnections);
-  }
-
-  /**
-   * One agent step of an orchestration: the registered agent runs as its own child session `exec_id` (its own
-   * object, log and read models), and this resolves with that session's turn outcome. Idempotent by exec_id:
-   * after a restart of either side the same child turn is awaited again, never started twice.
-   */
-  private async runAgentStep(
-    request: Parameters<TurnPorts["runAgent"]>[0],
-    parentTurnId: string,
-  ): Promise<Awaited<ReturnType<TurnPorts["runAgent"]>>> {
-    const { exec_id, agent, input, timeout_ms, signal, depth } = request;
-    const config = await registry(this.env).get(agent);
-    if (!config) return { status: "failed", error: `Agent "${agent}" is not registered` };
-    const child = this.env.SESSIONS.get(this.env.SESSIONS.idFromName(exec_id));
-    const metadata = { parent_session_id: this.row!.session_id, parent_turn_id: parentTurnId, orchestration_depth: depth };
-    const created = (await child.create({ session_id: exec_id, agent: config, policy: this.policy, metadata })) as Result<unknown>;
-    if (!created.ok && created.error.code !== "conflict") return { status: "failed", error: created.error.message };
-    const limit = callTimeout(timeout_ms, signal);
-    const stopped = new Promise<never>((_, reject) => limit.signal.addEventListener("abort", () => reject(limit.signal.reason), { once: true }));
-    try {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          const outcome = (await Promise.race([child.runToEnd(input, exec_id), stopped])) as Result<StepOutcome>;
-          return outcome.ok ? outcome.value : { status: "failed", error: outcome.error.message };
-        } catch (err) {
-          if (limit.signal.aborted) {
-            await child.interrupt(limit.timedOut() ? `the step timed out after ${timeout_ms} ms` : `interrupted: ${errorMessage(limit.signal.reason)}`);
-            if (limit.timedOut()) return { status: "failed", error: `timed out after ${timeout_ms} ms` };
-            throw err;
-          }
-          // The child's object restarted under the call: wait for the same turn again, a few times.
-          if (attempt >= 3) return { status: "failed", error: errorMessage(err) };
-        }
-      }
-    } finally {
-      limit.clear();
-    }
   }
 
   /** Whether the running turn is suspended, waiting for decisions. */
