@@ -11,8 +11,6 @@ import { registry } from "./registry-object";
 
 export type StepOutcome = { status: "success" | "failed"; output?: unknown; error?: string };
 
-export const TERMINAL = new Set(["turn.completed", "turn.failed", "turn.cancelled"]);
-
 /** A child session's turn outcome as an orchestration step sees it: only a final answer is a success. */
 export function stepOutcome(end: Pick<RuntimeEvent, "type" | "payload">): StepOutcome {
   const p = end.payload as { output?: unknown; stop_reason?: string; error?: { message?: string }; reason?: string };

@@ -7,7 +7,7 @@ import type { Env } from "../env";
 import { type AgentConfig, BUDGET_CAPS } from "../runtime/config";
 import { parseAllowlist } from "../runtime/url-allowlist";
 import { ApiError, type Result, toResult, zodIssues } from "../runtime/errors";
-import type { EventDraft, RuntimeEvent } from "../runtime/events";
+import { type EventDraft, isTerminalTurnEvent, type RuntimeEvent } from "../runtime/events";
 import { buildTree } from "../runtime/execution-tree";
 import { randomId } from "../runtime/ids";
 import { errorMessage, runTurn, type TurnPorts, type TurnSetup } from "../runtime/loop";
@@ -21,10 +21,10 @@ import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../runtime/
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import { providerEnv } from "./providers";
 import { r2Workspace } from "./workspace-store";
-import { orchestrationLimits, runChildSession, type StepOutcome, stepOutcome, TERMINAL } from "./orchestration-steps";
+import { orchestrationLimits, runChildSession, type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { registry } from "./registry-object";
 import { SessionStore, type SessionRow, type StoredEvent } from "./session-store";
-import { type SocketAttachment, SocketHub } from "./socket-hub";
+import { SocketHub } from "./socket-hub";
 
 /** Carries the caller's key hash from the Worker to the object on WebSocket upgrades (set by the Worker only). */
 export const KEY_HASH_HEADER = "x-runtime-key-hash";
@@ -251,7 +251,7 @@ export class SessionObject extends DurableObject<Env> {
     return toResult(async () => {
       this.mustExist();
       const { turn_id } = this.submit({ input, idempotency_key: key });
-      const ended = this.store.eventsOfTurn(turn_id).find((e) => TERMINAL.has(e.type));
+      const ended = this.store.eventsOfTurn(turn_id).find((e) => isTerminalTurnEvent(e.type));
       if (ended) return stepOutcome(ended);
       return new Promise<StepOutcome>((resolve) => {
         const list = this.waiters.get(turn_id) ?? [];
@@ -329,7 +329,7 @@ export class SessionObject extends DurableObject<Env> {
     const frame = parsed.data;
     switch (frame.type) {
       case "ack": {
-        const { channel } = ws.deserializeAttachment() as SocketAttachment;
+        const { channel } = this.hub.attachment(ws);
         if (!channel) {
           return reply(ws, frame.request_id, { ok: false, error: { code: "validation_failed", message: "ack needs a socket opened with ?channel=<id>" } });
         }
@@ -346,7 +346,7 @@ export class SessionObject extends DurableObject<Env> {
       case "interrupt":
         return reply(ws, frame.request_id, await this.interrupt(frame.reason));
       case "respond_action": {
-        const { key_hash } = ws.deserializeAttachment() as SocketAttachment;
+        const { key_hash } = this.hub.attachment(ws);
         return reply(ws, frame.request_id, await this.resolveAction(frame.action_id, frame.decision, frame.reason, key_hash));
       }
       case "inject_message":

@@ -27,6 +27,8 @@ type Sink = WebSocket | SseSink;
 
 export class SocketHub {
   private readonly replaying = new Set<Sink>();
+  /** Each socket's attachment, so broadcasting reads memory, not storage; refilled after hibernation. */
+  private readonly attachments = new WeakMap<WebSocket, SocketAttachment>();
   private readonly sse = new Set<SseSink>();
 
   constructor(
@@ -42,15 +44,29 @@ export class SocketHub {
 
   /** Records a channel socket's ack. */
   acked(ws: WebSocket, sequence: number): void {
-    const attachment = ws.deserializeAttachment() as SocketAttachment;
-    if ((attachment.acked ?? 0) < sequence) ws.serializeAttachment({ ...attachment, acked: sequence });
+    const attachment = this.attachment(ws);
+    if ((attachment.acked ?? 0) < sequence) this.attach(ws, { ...attachment, acked: sequence });
+  }
+
+  attachment(ws: WebSocket): SocketAttachment {
+    let attachment = this.attachments.get(ws);
+    if (!attachment) {
+      attachment = ws.deserializeAttachment() as SocketAttachment;
+      this.attachments.set(ws, attachment);
+    }
+    return attachment;
+  }
+
+  private attach(ws: WebSocket, attachment: SocketAttachment): void {
+    ws.serializeAttachment(attachment);
+    this.attachments.set(ws, attachment);
   }
 
   acceptWebSocket(after: number, attachment: SocketAttachment): Response {
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
     this.ctx.acceptWebSocket(server);
-    server.serializeAttachment({ ...attachment, acked: attachment.channel ? after : undefined });
+    this.attach(server, { ...attachment, acked: attachment.channel ? after : undefined });
     void this.replay(server, after);
     return new Response(null, { status: 101, webSocket: client });
   }
@@ -75,7 +91,7 @@ export class SocketHub {
     const head = events[events.length - 1]!.sequence;
     for (const ws of this.ctx.getWebSockets()) {
       if (this.replaying.has(ws)) continue;
-      const { channel, acked } = ws.deserializeAttachment() as SocketAttachment;
+      const { channel, acked } = this.attachment(ws);
       if (channel && head - (acked ?? 0) > this.maxUnacked) {
         this.forget(ws);
         ws.close(SLOW_CONSUMER_CLOSE, `slow consumer: more than ${this.maxUnacked} events unacked; reconnect with channel=${channel}`);

@@ -12,7 +12,7 @@ import { z } from "zod";
 import type { Env } from "../env";
 import type { AgentConfig } from "../runtime/config";
 import { ApiError, unwrap } from "../runtime/errors";
-import type { RuntimeEvent } from "../runtime/events";
+import { isTerminalTurnEvent, type RuntimeEvent } from "../runtime/events";
 import { randomId } from "../runtime/ids";
 import { DEFAULT_POLICY } from "../runtime/policy";
 import { TurnInput } from "../runtime/wire";
@@ -21,7 +21,6 @@ import type { AppEnv } from "./http";
 import { sessionStub } from "./http";
 
 export const RUN_AGENT_PREFIX = "run_agent_";
-const TERMINAL = new Set(["turn.completed", "turn.failed", "turn.cancelled"]);
 
 export const mcp = new Hono<AppEnv>();
 
@@ -114,7 +113,7 @@ async function runAgentTurn(
         if (!data) continue;
         const event = JSON.parse(data.slice(6)) as RuntimeEvent;
         if (event.turn_id !== turn_id) continue;
-        if (TERMINAL.has(event.type)) return turnResult(sid, turn_id, event);
+        if (isTerminalTurnEvent(event.type)) return turnResult(sid, turn_id, event);
         const message = describe(event);
         if (progress && message) await progress({ progress: ++count, message }).catch(() => {});
       }

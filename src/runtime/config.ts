@@ -53,6 +53,11 @@ export const BUDGET_CAPS = {
 } as const;
 export type TurnBudget = { -readonly [K in keyof typeof BUDGET_CAPS]: number };
 
+/** Bytes a tool payload may take in the log and the conversation before it is spilled or left out. */
+export function toolPayloadLimit(config: Pick<AgentConfig, "budget">): number {
+  return config.budget.max_tool_result_bytes ?? BUDGET_CAPS.max_tool_result_bytes;
+}
+
 const budgetField = (cap: number, min = 1) => z.int().min(min).max(cap, `must be at most the deployment cap ${cap}`).optional();
 
 export const BudgetSchema = z.strictObject({

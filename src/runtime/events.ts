@@ -36,6 +36,11 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** The events that end a turn; each turn has exactly one. */
+export function isTerminalTurnEvent(type: string): boolean {
+  return type === "turn.completed" || type === "turn.failed" || type === "turn.cancelled";
+}
+
 export interface EventRef {
   kind: string;
   id: string;

@@ -1,7 +1,7 @@
 // Model calls of a turn: the executor step (streamed to clients as model.delta), and the planner and
 // compaction passes (collected, not streamed). Each is model.requested → model.completed, with its cost.
 import { streamText, ToolChoiceViolationError, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
-import { type AgentConfig, BUDGET_CAPS } from "./config";
+import { type AgentConfig, toolPayloadLimit } from "./config";
 import {
   advisory,
   BUDGET_LIMIT_MESSAGE,
@@ -252,8 +252,7 @@ async function callModel(
  */
 function inConversation(args: unknown, config: AgentConfig): unknown {
   const bytes = new TextEncoder().encode(JSON.stringify(args ?? null)).byteLength;
-  const max = config.budget.max_tool_result_bytes ?? BUDGET_CAPS.max_tool_result_bytes;
-  return bytes > max ? { _omitted: `${bytes} bytes of arguments, left out of the conversation to save context` } : args;
+  return bytes > toolPayloadLimit(config) ? { _omitted: `${bytes} bytes of arguments, left out of the conversation to save context` } : args;
 }
 
 function addUsage(a: Usage, b: Usage): Usage {

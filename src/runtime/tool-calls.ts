@@ -1,6 +1,6 @@
 // The tool phase of a step: the runtime dispatches the model's tool calls itself, with approvals, locks,
 // the turn's budget, and spilling of large payloads; sub-agent tools start child loops.
-import { BUDGET_CAPS } from "./config";
+import { toolPayloadLimit } from "./config";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
 import { runSubagents } from "./subagents";
@@ -205,7 +205,7 @@ async function forLog(
   setup: TurnSetup,
   turn: Turn,
 ): Promise<{ value: unknown; artifact?: { id: string; bytes: number } }> {
-  const max = setup.config.budget.max_tool_result_bytes ?? BUDGET_CAPS.max_tool_result_bytes;
+  const max = toolPayloadLimit(setup.config);
   const text = typeof value === "string" ? value : JSON.stringify(value);
   const bytes = new TextEncoder().encode(text);
   if (bytes.byteLength <= max) return { value };

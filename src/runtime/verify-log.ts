@@ -1,8 +1,6 @@
 // The event-log invariants (issue 6), checkable on any prefix of a session's log: tests run it over every
 // log they read, so a violation anywhere fails the suite.
-import type { RuntimeEvent } from "./events";
-
-const TERMINAL = new Set(["turn.completed", "turn.failed", "turn.cancelled"]);
+import { isTerminalTurnEvent, type RuntimeEvent } from "./events";
 
 /** Returns every violated invariant, one sentence each; empty when the log is sound. */
 export function verifyLog(events: readonly Pick<RuntimeEvent, "type" | "event_id" | "sequence" | "turn_id" | "step_id" | "tool_call_id" | "action_id">[]): string[] {
@@ -50,7 +48,7 @@ export function verifyLog(events: readonly Pick<RuntimeEvent, "type" | "event_id
         openActions.delete(e.action_id ?? "");
         break;
     }
-    if (TERMINAL.has(e.type) && turn) {
+    if (isTerminalTurnEvent(e.type) && turn) {
       if (ended.has(turn)) problems.push(`${at}: turn ${turn} has a second terminal event`);
       ended.add(turn);
       const left = (open: Map<string, string>, what: string) => {
