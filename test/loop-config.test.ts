@@ -2,7 +2,8 @@
 // (per-message advisories, limit:N compaction and the budget stop), injected tool args, live message
 // injection, handoffs and output_schema. The engine runs against the AI SDK's mock model and in-memory ports.
 import type { LanguageModelV3Message, LanguageModelV3Prompt } from "@ai-sdk/provider";
-import type { LanguageModel, ModelMessage } from "ai";
+import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { ModelMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
 import { AgentConfigSchema, type AgentConfigInput } from "../src/runtime/config";
 import { BUDGET_LIMIT_MESSAGE, estimateTokens } from "../src/runtime/context-budget";
@@ -63,7 +64,7 @@ const STRICT_SCHEMA = {
 };
 
 /** A setup whose tools are the agent's toolbelt (its handoff tools included) plus the given test tools. */
-function toolbeltSetup(model: LanguageModel, tools: ToolDefinition[], config: AgentConfigInput): TurnSetup {
+function toolbeltSetup(model: LanguageModelV3, tools: ToolDefinition[], config: AgentConfigInput): TurnSetup {
   const parsed = AgentConfigSchema.parse({ model: "openai:gpt-4o", ...config });
   return {
     config: parsed,
@@ -95,7 +96,7 @@ describe("planner phase (planning_enabled)", () => {
   });
 
   it("makes no planner call when planning is disabled, even with a planning_model", async () => {
-    const resolveModel = vi.fn((): LanguageModel => scriptedModel());
+    const resolveModel = vi.fn((): LanguageModelV3 => scriptedModel());
     const model = scriptedModel(say("hi"));
     const { ports } = await runNewTurn(makeSetup({ model, resolveModel, config: { planning_model: "openai:gpt-4o-mini" } }));
 
@@ -107,7 +108,7 @@ describe("planner phase (planning_enabled)", () => {
   it("resolves a different planning_model through setup.resolveModel and uses it for the planner only", async () => {
     const plannerModel = scriptedModel(say("1. Answer briefly."));
     const executorModel = scriptedModel(say("Done."));
-    const resolveModel = vi.fn((spec: string): LanguageModel => (spec === "anthropic:claude-3-5-haiku" ? plannerModel : scriptedModel()));
+    const resolveModel = vi.fn((spec: string): LanguageModelV3 => (spec === "anthropic:claude-3-5-haiku" ? plannerModel : scriptedModel()));
     const { ports } = await runNewTurn(
       makeSetup({ model: executorModel, resolveModel, config: { planning_enabled: true, planning_model: "anthropic:claude-3-5-haiku" } }),
     );
@@ -124,7 +125,7 @@ describe("planner phase (planning_enabled)", () => {
   });
 
   it("without planning_model and planning_instructions, the planner falls back to the executor's model and instructions", async () => {
-    const resolveModel = vi.fn((): LanguageModel => scriptedModel());
+    const resolveModel = vi.fn((): LanguageModelV3 => scriptedModel());
     const model = scriptedModel(say("1. Step."), say("Done."));
     await runNewTurn(makeSetup({ model, resolveModel, config: { planning_enabled: true, instructions: "You are a careful assistant." } }));
 
@@ -737,7 +738,7 @@ describe("live message injection (state.inbox)", () => {
 });
 
 describe("handoffs", () => {
-  function billingSetup(model: LanguageModel, refund: ToolDefinition): TurnSetup {
+  function billingSetup(model: LanguageModelV3, refund: ToolDefinition): TurnSetup {
     return toolbeltSetup(model, [refund], {
       name: "billing",
       model: "anthropic:claude-sonnet-4",
@@ -836,7 +837,7 @@ describe("handoffs", () => {
   });
 
   it("resuming after a handoff to a planning agent does not start a planner pass mid-turn", async () => {
-    const billing = (model: LanguageModel) =>
+    const billing = (model: LanguageModelV3) =>
       toolbeltSetup(model, [], { name: "billing", model: "anthropic:claude-sonnet-4", instructions: "Billing.", planning_enabled: true });
     const ports = new MemoryPorts();
     ports.handoffTargets.set("billing", billing(scriptedModel(say("Billing here."))));

@@ -243,6 +243,30 @@ describe("WebSocket: replay, then live", () => {
   });
 });
 
+describe("text deltas", () => {
+  it("every chunk is its own model.delta, in order, delivered while the model is still streaming (batched commits do not hold them back)", async () => {
+    const text = "abcdefghijklmnopqrstuvwxyz0123456789";
+    // 12 chunks arrive at once, then the stream stalls without finishing.
+    const sid = await scriptedSession([{ text, chunk_size: 3, stall_after: 12 }]);
+    const ws = await openWs(sid);
+    const { turn_id } = await submitTurn(sid, "stream, then stall");
+    const ofTurn = () => ws.events.filter((e) => e.turn_id === turn_id);
+    const deltas = await until(() => {
+      const d = ofTurn().filter((e) => e.type === "model.delta");
+      return d.length === 12 && d;
+    }, "all 12 deltas while the model stalls");
+    expect(deltas.map((e) => e.payload.text).join("")).toBe(text);
+    expect(ofTurn().map((e) => e.type)).not.toContain("model.completed");
+
+    const stopped = await api("POST", `/v1/sessions/${sid}/interrupt`, { reason: "enough" });
+    expect(stopped.body).toEqual({ interrupted: true, turn_id });
+    expect((await ws.waitForTurnEnd(turn_id)).type).toBe("turn.cancelled");
+    const log = await events(sid);
+    expectGapless(log);
+    expectSameEvents(ws.events, log);
+  });
+});
+
 describe("WebSocket: remote channels", () => {
   it("closes a channel socket whose acks fall too far behind (4008); it resumes from its channel cursor", async () => {
     // The test deployment sets WS_MAX_UNACKED_EVENTS to 300 (vitest.config.ts).

@@ -134,6 +134,16 @@ describe("the loop through openai-compatible", () => {
     expect(third.messages.filter((m: any) => m.role === "tool").at(-1).content).toMatch(/not executed/);
   });
 
+  it("retries a model call the provider answers with a retryable error (503), within the same model.requested", async () => {
+    const { sid, scriptId } = await scriptedSession([{ error: { status: 503, message: "overloaded" } }, { text: "recovered" }]);
+    const { turn_id } = await submitTurn(sid, "hi");
+    const log = await waitForTurnEnd(sid, turn_id);
+    const ofTurn = types(log, turn_id).filter((t) => t !== "model.delta");
+    expect(ofTurn).toEqual(["turn.submitted", "turn.started", "tool.catalog.resolved", "model.requested", "model.completed", "cost.recorded", "turn.completed"]);
+    expect(log.at(-1).payload.output).toBe("recovered");
+    expect(await requests(scriptId)).toHaveLength(2);
+  });
+
   it("ends the turn with turn.failed when the provider errors, closing the model call", async () => {
     const { sid } = await scriptedSession([{ error: { status: 400, message: "context too long" } }]);
     const { turn_id } = await submitTurn(sid, "hi");

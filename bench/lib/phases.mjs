@@ -225,12 +225,14 @@ export const PHASES = {
     const n = (t) => byType[t]?.count ?? 0;
     // Write transactions of this turn, from the code path: one per TurnPorts.emit (model.completed and
     // cost.recorded share one; the tool phase ends with an emit of no events that checkpoints), plus submit,
-    // start and finish. model.delta is the only emit that does not rewrite the checkpoint.
+    // start and finish. model.delta events are batched and do not rewrite the checkpoint: a batch is a run
+    // of deltas with one timestamp, and a run that goes into the transaction of the event after it (same
+    // timestamp) is not a transaction of its own. So the delta count is an estimate from the timestamps.
     const tx = {
       "turn.submitted": 1,
       "turn.started + tool.catalog.resolved": 1,
       "model.requested": n("model.requested"),
-      "model.delta": n("model.delta"),
+      "model.delta": deltaBatches(events),
       "model.completed + cost.recorded": n("model.completed"),
       "tool.started": n("tool.started"),
       "tool.result": n("tool.result"),
@@ -238,7 +240,7 @@ export const PHASES = {
       "turn.completed (finish)": 1,
     };
     const txTotal = Object.values(tx).reduce((a, b) => a + b, 0);
-    const checkpoints = txTotal - 2 - n("model.delta");
+    const checkpoints = txTotal - 2 - tx["model.delta"];
     out.event_log = {
       turn: loopModel(steps, calls, deltas),
       events: events.length,
@@ -713,3 +715,8 @@ export const PHASES = {
     return out;
   },
 };
+
+/** Transactions of their own that model.delta events took: the last delta of each run of one timestamp that the next event does not share. */
+function deltaBatches(events) {
+  return events.filter((e, i) => e.type === "model.delta" && events[i + 1]?.timestamp !== e.timestamp).length;
+}

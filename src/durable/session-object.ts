@@ -24,6 +24,7 @@ import { r2Workspace } from "./workspace-store";
 import { orchestrationLimits, runChildSession, type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { registry } from "./registry-object";
 import { SessionStore, type SessionRow, type StoredEvent } from "./session-store";
+import { DeltaBatcher } from "./delta-batcher";
 import { SocketHub } from "./socket-hub";
 
 /** Carries the caller's key hash from the Worker to the object on WebSocket upgrades (set by the Worker only). */
@@ -85,6 +86,14 @@ export class SessionObject extends DurableObject<Env> {
   /** Callers of runToEnd, by turn, resolved when the turn ends. */
   private readonly waiters = new Map<string, ((outcome: StepOutcome) => void)[]>();
   private readonly hub: SocketHub;
+  /** model.delta events waiting for their commit; any other commit takes them first. */
+  private readonly deltas = new DeltaBatcher(() => {
+    try {
+      this.commit([]);
+    } catch (err) {
+      console.error("committing text deltas failed", err);
+    }
+  });
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -188,7 +197,7 @@ export class SessionObject extends DurableObject<Env> {
       if (!state) throw new ApiError("conflict", "The running turn has no checkpoint to inject into");
       const message_id = randomId("msg");
       (state.inbox ??= []).push({ message_id, content });
-      this.ctx.storage.transactionSync(() => this.store.saveTurnState(state));
+      this.transact(() => this.store.saveTurnState(state));
       return { delivery: "injected" as const, turn_id: running.turn_id, message_id };
     });
   }
@@ -417,24 +426,29 @@ export class SessionObject extends DurableObject<Env> {
     return turn;
   }
 
-  /** Appends events (and applies `mutate`) in one transaction, then folds and broadcasts them. */
-  private commit(drafts: EventDraft[], mutate?: () => void, opts: { snapshot?: boolean } = {}): void {
-    const ids = { session_id: this.row!.session_id, thread_id: this.row!.thread_id };
-    let stored: StoredEvent[];
-    let next: SessionView;
+  /** One SQLite transaction; after a rollback the store forgets what it cached about stored rows. */
+  private transact<T>(fn: () => T): T {
     try {
-      ({ stored, next } = this.ctx.storage.transactionSync(() => {
-        mutate?.();
-        const appended = this.store.append(drafts, ids, Date.now(), randomId);
-        let view = this.view;
-        for (const a of appended) view = foldEvent(view, a.event);
-        if (opts.snapshot) this.store.saveSnapshot(view);
-        return { stored: appended.map((a) => a.stored), next: view };
-      }));
+      return this.ctx.storage.transactionSync(fn);
     } catch (err) {
-      this.store.resyncSequence();
+      this.store.resync();
       throw err;
     }
+  }
+
+  /** Appends events (and applies `mutate`) in one transaction, then folds and broadcasts them. */
+  private commit(newDrafts: EventDraft[], mutate?: () => void, opts: { snapshot?: boolean } = {}): void {
+    const drafts = [...this.deltas.take(), ...newDrafts];
+    if (drafts.length === 0 && !mutate) return;
+    const ids = { session_id: this.row!.session_id, thread_id: this.row!.thread_id };
+    const { stored, next } = this.transact(() => {
+      mutate?.();
+      const appended = this.store.append(drafts, ids, Date.now(), randomId);
+      let view = this.view;
+      for (const a of appended) view = foldEvent(view, a.event);
+      if (opts.snapshot) this.store.saveSnapshot(view);
+      return { stored: appended.map((a) => a.stored), next: view };
+    });
     this.view = next;
     this.hub.broadcast(stored);
   }
@@ -534,6 +548,10 @@ export class SessionObject extends DurableObject<Env> {
     const ports: TurnPorts = {
       emit: (events, st) => {
         owned();
+        if (!st && events.every((e) => e.type === "model.delta")) {
+          if (this.deltas.add(events)) this.commit([]);
+          return;
+        }
         if (st && events.some((e) => e.type === "model.completed" || e.type === "tool.result")) st.recoveries = 0;
         this.commit(events, st ? () => this.store.saveTurnState(st) : undefined);
       },
@@ -579,7 +597,7 @@ export class SessionObject extends DurableObject<Env> {
         this.executor = null;
         st.paused_at = Date.now();
         // Waiting for a human costs nothing: no executor and no heartbeat; each deadline is an alarm entry.
-        this.ctx.storage.transactionSync(() => {
+        this.transact(() => {
           this.store.saveTurnState(st);
           this.store.unschedule("heartbeat");
         });

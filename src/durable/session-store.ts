@@ -42,6 +42,8 @@ export type TurnRow = {
 
 export class SessionStore {
   private lastSeq: number;
+  /** Rows in turn_messages per checkpointed turn, so a checkpoint need not count them. */
+  private readonly savedMessages = new Map<string, number>();
 
   constructor(private readonly sql: SqlStorage) {
     this.lastSeq = sql.exec<{ s: number | null }>("SELECT max(sequence) AS s FROM events").one().s ?? 0;
@@ -95,8 +97,9 @@ export class SessionStore {
     return out;
   }
 
-  /** Call when a transaction that appended events was rolled back. */
-  resyncSequence(): void {
+  /** Call when a transaction was rolled back: what is cached about stored rows may be wrong now. */
+  resync(): void {
+    this.savedMessages.clear();
     this.lastSeq = this.sql.exec<{ s: number | null }>("SELECT max(sequence) AS s FROM events").one().s ?? 0;
   }
 
@@ -184,14 +187,18 @@ export class SessionStore {
   /** Checkpoints a turn: its scalar state, plus the messages appended since the last checkpoint (they are append-only). */
   saveTurnState(state: TurnState): void {
     const { messages, ...rest } = state;
-    const stored = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM turn_messages WHERE turn_id = ?", state.turn_id).one().n;
+    const stored =
+      this.savedMessages.get(state.turn_id) ??
+      this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM turn_messages WHERE turn_id = ?", state.turn_id).one().n;
     for (let i = stored; i < messages.length; i++) {
       this.sql.exec("INSERT INTO turn_messages (turn_id, idx, message) VALUES (?, ?, ?)", state.turn_id, i, JSON.stringify(messages[i]));
     }
+    this.savedMessages.set(state.turn_id, Math.max(stored, messages.length));
     this.sql.exec("INSERT OR REPLACE INTO turn_state (turn_id, state) VALUES (?, ?)", state.turn_id, JSON.stringify(rest));
   }
 
   deleteTurnState(turnId: string): void {
+    this.savedMessages.delete(turnId);
     this.sql.exec("DELETE FROM turn_state WHERE turn_id = ?", turnId);
     this.sql.exec("DELETE FROM turn_messages WHERE turn_id = ?", turnId);
   }

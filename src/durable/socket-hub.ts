@@ -7,8 +7,8 @@ const REPLAY_PAGE = 256;
 const encoder = new TextEncoder();
 /** WebSocket close code for a consumer that fell too far behind; it reconnects from its cursor. */
 export const SLOW_CONSUMER_CLOSE = 4008;
-/** Chunks an SSE stream may have queued unread before it is ended (the client resumes with Last-Event-ID). */
-const MAX_SSE_BACKLOG = 10_000;
+/** Bytes an SSE stream may have queued unread before it is ended (the client resumes with Last-Event-ID). */
+const MAX_SSE_BACKLOG_BYTES = 16 * 1024 * 1024;
 
 export interface SocketAttachment {
   channel: string | null;
@@ -79,7 +79,7 @@ export class SocketHub {
         this.sse.add(sink);
       },
       cancel: () => this.dropSse(sink),
-    });
+    }, { highWaterMark: 0, size: (chunk) => chunk?.byteLength ?? 0 });
     void this.replay(sink, after);
     return new Response(body, {
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },
@@ -97,11 +97,10 @@ export class SocketHub {
         ws.close(SLOW_CONSUMER_CLOSE, `slow consumer: more than ${this.maxUnacked} events unacked; reconnect with channel=${channel}`);
         continue;
       }
-      for (const e of events) this.send(ws, e);
+      this.send(ws, events);
     }
     for (const s of this.sse) {
-      if (this.replaying.has(s)) continue;
-      for (const e of events) this.send(s, e);
+      if (!this.replaying.has(s)) this.send(s, events);
     }
   }
 
@@ -115,7 +114,7 @@ export class SocketHub {
     try {
       for (;;) {
         const page = this.read(cursor, REPLAY_PAGE);
-        for (const e of page) this.send(sink, e);
+        this.send(sink, page);
         if (page.length < REPLAY_PAGE) return; // at the head now, synchronously: live from here on
         cursor = page[page.length - 1]!.sequence;
         await new Promise((r) => setTimeout(r, 0)); // let the loop and other requests run between pages
@@ -125,11 +124,12 @@ export class SocketHub {
     }
   }
 
-  private send(sink: Sink, e: StoredEvent): void {
+  /** WebSockets get a frame per event; an SSE stream gets the whole batch as one chunk. */
+  private send(sink: Sink, events: StoredEvent[]): void {
     try {
       if ("controller" in sink) {
-        if (sink.closed) return;
-        if ((sink.controller.desiredSize ?? 0) < -MAX_SSE_BACKLOG) {
+        if (sink.closed || events.length === 0) return;
+        if ((sink.controller.desiredSize ?? 0) < -MAX_SSE_BACKLOG_BYTES) {
           // The reader stopped taking events: end the stream rather than buffer without bound.
           const error = { code: "slow_consumer", message: "The stream fell too far behind; reconnect with Last-Event-ID" };
           sink.controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify({ error })}\n\n`));
@@ -137,9 +137,11 @@ export class SocketHub {
           this.dropSse(sink);
           return;
         }
-        sink.controller.enqueue(encoder.encode(`id: ${e.sequence}\nevent: ${e.type}\ndata: ${e.body}\n\n`));
+        let text = "";
+        for (const e of events) text += `id: ${e.sequence}\nevent: ${e.type}\ndata: ${e.body}\n\n`;
+        sink.controller.enqueue(encoder.encode(text));
       } else {
-        sink.send(e.body);
+        for (const e of events) sink.send(e.body);
       }
     } catch {
       // A closed peer; WebSockets are cleaned up by webSocketClose, SSE sinks here.

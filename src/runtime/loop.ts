@@ -6,7 +6,7 @@
 import { fitContext, modelStep, planStep } from "./model-calls";
 import { correctionMessage, MAX_OUTPUT_RETRIES, parseFinalAnswer } from "./structured-output";
 import { runToolCalls } from "./tool-calls";
-import { type Level, ModelCallError, type Outcome, Turn, type TurnPorts, type TurnSetup, errorMessage, toSdkTools } from "./turn-context";
+import { type Level, ModelCallError, type Outcome, Turn, type TurnPorts, type TurnSetup, errorMessage, toModelTools } from "./turn-context";
 import type { TurnState } from "./turn-state";
 
 export { MAX_PARALLEL_TOOL_CALLS } from "./tool-calls";
@@ -22,7 +22,7 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
     // No depth for sub-agents at all: the root is not offered the tools that start them.
     setup = { ...setup, tools: new Map([...setup.tools].filter(([, t]) => t.loop_handled !== "run_subtask" && t.loop_handled !== "spawn_subagents")) };
   }
-  const root: Level = { state, run: { setup, sdkTools: toSdkTools(setup) }, depth: 0, parent_id: null, maxSteps: setup.config.max_steps };
+  const root: Level = { state, run: { setup, modelTools: toModelTools(setup) }, depth: 0, parent_id: null, maxSteps: setup.config.max_steps };
   const disarm = turn.armWallClock();
   try {
     let outcome: Outcome | null = null;

@@ -1,6 +1,7 @@
 // Model calls of a turn: the executor step (streamed to clients as model.delta), and the planner and
 // compaction passes (collected, not streamed). Each is model.requested → model.completed, with its cost.
-import { streamText, ToolChoiceViolationError, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
+import type { JSONSchema7 } from "@ai-sdk/provider";
+import type { ModelMessage } from "ai";
 import { type AgentConfig, toolPayloadLimit } from "./config";
 import {
   advisory,
@@ -13,7 +14,8 @@ import {
   withAdvisories,
 } from "./context-budget";
 import { costOf } from "./pricing";
-import { outputInstructions, structuredOutput } from "./structured-output";
+import { type ModelRequest, streamModel } from "./model-stream";
+import { outputInstructions } from "./structured-output";
 import { errorMessage, type Level, ModelCallError, type Outcome, type Turn, type TurnSetup } from "./turn-context";
 import type { ToolCallRecord, TurnState, Usage } from "./turn-state";
 
@@ -75,10 +77,10 @@ export async function modelStep(level: Level, turn: Turn): Promise<void> {
       model: level.run.setup.model,
       system,
       messages,
-      tools: level.run.sdkTools,
+      tools: level.run.modelTools,
       temperature: config.temperature,
       maxOutputTokens: config.max_tokens ?? undefined,
-      ...(config.output_schema ? { output: structuredOutput(config.output_schema) } : {}),
+      jsonSchema: (config.output_schema as JSONSchema7 | null) ?? undefined,
     },
     (result) => {
       state.step += 1;
@@ -108,7 +110,7 @@ export async function planStep(level: Level, turn: Turn): Promise<void> {
     "planner",
     turn.ports.newId("stp"),
     modelName,
-    { model, system, messages: [...setup.history, ...state.messages], tools: level.run.sdkTools, toolChoice: "none" },
+    { model, system, messages: [...setup.history, ...state.messages], tools: level.run.modelTools, toolChoice: "none" },
     (result) => {
       state.plan = result.text.trim();
     },
@@ -170,9 +172,7 @@ async function callModel(
   phase: Phase,
   step_id: string,
   modelName: string,
-  options: { model: LanguageModel; system?: string; messages: ModelMessage[]; tools?: ToolSet; toolChoice?: "none" } & Partial<
-    Pick<Parameters<typeof streamText>[0], "temperature" | "maxOutputTokens" | "output">
-  >,
+  request: Omit<ModelRequest, "signal">,
   /** Applies the result to the state before model.completed checkpoints it. */
   apply: (result: { text: string; calls: ToolCallRecord[] }) => void = () => {},
 ): Promise<{ text: string; calls: ToolCallRecord[]; usage: Usage; finish_reason: string }> {
@@ -188,39 +188,27 @@ async function callModel(
   let usage: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   let finish_reason = "unknown";
   try {
-    const result = streamText({ ...options, abortSignal: turn.signal, onError: () => {} }); // errors arrive as stream parts below
-    for await (const part of result.fullStream) {
+    for await (const part of streamModel({ ...request, signal: turn.signal })) {
       switch (part.type) {
-        case "text-delta":
-          if (!part.text) break;
+        case "text":
           text += part.text;
           if (phase === "executor") turn.emit(level, [{ type: "model.delta", turn_id, step_id, payload: { text: part.text } }], false);
           break;
         case "tool-call":
+          // Only the executor runs tools; a planner that calls one despite toolChoice "none" keeps its text.
+          if (phase !== "executor") break;
           calls.push({
             tool_call_id: part.toolCallId,
             name: part.toolName,
-            args: part.input ?? {},
+            args: part.input,
             status: "pending",
-            ...("invalid" in part && part.invalid ? { invalid: errorMessage(part.error) } : {}),
+            ...(part.invalid ? { invalid: part.invalid } : {}),
           });
           break;
-        case "finish": {
-          const u = part.totalUsage;
+        case "finish":
           finish_reason = part.finishReason;
-          usage = {
-            input_tokens: u.inputTokens ?? 0,
-            output_tokens: u.outputTokens ?? 0,
-            total_tokens: u.totalTokens ?? (u.inputTokens ?? 0) + (u.outputTokens ?? 0),
-          };
+          usage = part.usage;
           break;
-        }
-        case "error":
-          // A planner that calls a tool despite toolChoice "none" (some servers ignore it): keep its text as the plan.
-          if (phase !== "executor" && ToolChoiceViolationError.isInstance(part.error)) break;
-          throw new ModelCallError(errorMessage(part.error));
-        case "abort":
-          throw turn.signal.reason ?? new Error("aborted");
       }
     }
   } catch (err) {

@@ -2,7 +2,7 @@
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import type { LanguageModel } from "ai";
+import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { DemoModel } from "./demo-model";
 
 export const PROVIDERS = ["openai", "anthropic", "openai-compatible", "workers-ai", "demo"] as const;
@@ -16,7 +16,7 @@ export interface ProviderEnv {
   OPENAI_COMPATIBLE_BASE_URL?: string;
   OPENAI_COMPATIBLE_API_KEY?: string;
   /** Workers AI models, built by the Cloudflare layer from the `AI` binding when it exists. */
-  workersAI?: (modelId: string) => LanguageModel;
+  workersAI?: (modelId: string) => LanguageModelV3;
 }
 
 export function parseModelSpec(spec: string): { provider: Provider; model: string } | null {
@@ -42,7 +42,7 @@ export function providerConfigured(provider: Provider, env: ProviderEnv): boolea
   }
 }
 
-export function resolveModel(spec: string, env: ProviderEnv): LanguageModel {
+export function resolveModel(spec: string, env: ProviderEnv): LanguageModelV3 {
   const parsed = parseModelSpec(spec);
   if (!parsed) throw new Error(`Invalid model "${spec}"`);
   if (!providerConfigured(parsed.provider, env)) {

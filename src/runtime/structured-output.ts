@@ -1,22 +1,10 @@
 // output_schema (SPEC §3): the final answer must be JSON valid against the agent's JSON Schema. The
 // provider's structured-output mode is requested where it has one; the runtime validates either way.
-import type { OutputInterface } from "ai";
 import { schemaErrors } from "./json-schema";
 import type { JsonSchema } from "./tools/types";
 
 /** Refused final answers are retried this many times before the turn fails. */
 export const MAX_OUTPUT_RETRIES = 2;
-
-/** Asks the provider for JSON matching `schema` without letting the SDK throw on a bad answer; we validate. */
-export function structuredOutput(schema: JsonSchema): OutputInterface<string, undefined, never> {
-  return {
-    name: "object",
-    responseFormat: Promise.resolve({ type: "json", schema: schema as never, name: "final_answer" }),
-    parseCompleteOutput: async ({ text }: { text: string }) => text,
-    parsePartialOutput: async () => undefined,
-    createElementStreamTransform: () => undefined,
-  };
-}
 
 export function outputInstructions(schema: JsonSchema): string {
   return `When you give your final answer, reply with only a JSON value (no prose, no code fences) that matches this JSON Schema:\n${JSON.stringify(schema)}`;

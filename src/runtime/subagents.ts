@@ -5,7 +5,7 @@ import { runLevel } from "./loop";
 import { newTurnState, type ChildRun, type ToolCallRecord } from "./turn-state";
 import { FINISH_SUBTASK, finishSubtask, RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { ToolDefinition } from "./tools/types";
-import { errorMessage, type Level, ModelCallError, type Turn, type TurnSetup, toSdkTools } from "./turn-context";
+import { errorMessage, type Level, ModelCallError, type Turn, type TurnSetup, toModelTools } from "./turn-context";
 
 const SUBAGENT_DIRECTIVE =
   "You are a sub-agent doing one task for a parent agent, which sees only your final result. Work with the tools you have and reply with the result.";
@@ -118,7 +118,7 @@ async function runChild(child: ChildRun, call: ToolCallRecord, parent: Level, tu
   };
   const level: Level = {
     state: child.state,
-    run: { setup, sdkTools: toSdkTools(setup) },
+    run: { setup, modelTools: toModelTools(setup) },
     depth: child.depth,
     parent_id: call.tool_call_id,
     subagent_id: child.subagent_id,

@@ -8,7 +8,7 @@ import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import { splitInjectedArgs } from "./tools/injected-args";
 import { namedInHitl } from "./tools/mcp-client";
 import type { McpProgress } from "./tools/types";
-import { type Level, type Turn, type TurnSetup, errorMessage, toSdkTools } from "./turn-context";
+import { type Level, type Turn, type TurnSetup, errorMessage, toModelTools } from "./turn-context";
 import { resultMetadata, type ToolCallRecord, type TurnState, toolResultPart } from "./turn-state";
 
 /** At most this many tool calls of one step run at once (less when the turn's budget says so). */
@@ -148,7 +148,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
         } else if (tool.handoff_target) {
           const reason = typeof executable.reason === "string" ? executable.reason : undefined;
           level.run.setup = await turn.ports.handoff(tool.handoff_target, reason);
-          level.run.sdkTools = toSdkTools(level.run.setup);
+          level.run.modelTools = toModelTools(level.run.setup);
           output = `The conversation now continues with agent "${tool.handoff_target}".`;
         } else {
           const p = turn.ports;

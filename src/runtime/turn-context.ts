@@ -1,8 +1,10 @@
 // What every part of a running turn shares: the ports to the world, the turn's budget, and the level
 // (the root agent, or a sub-agent inside it) a piece of work belongs to.
-import { jsonSchema, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
+import type { JSONSchema7, LanguageModelV3 } from "@ai-sdk/provider";
+import type { ModelMessage } from "ai";
 import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "./config";
 import type { EventDraft } from "./events";
+import type { ModelTool } from "./model-stream";
 import { withInjectedArgs } from "./tools/injected-args";
 import type { ToolContext, ToolDefinition } from "./tools/types";
 import type { OrchestrationLimits } from "./orchestration/run";
@@ -11,12 +13,12 @@ import type { BudgetUsed, ChildRun, TurnState } from "./turn-state";
 export interface TurnSetup {
   config: AgentConfig;
   /** The executor's model (config.model). */
-  model: LanguageModel;
+  model: LanguageModelV3;
   tools: Map<string, ToolDefinition>;
   /** Earlier turns of the thread, as model messages. */
   history: ModelMessage[];
   /** Resolves other model strings (planning_model). */
-  resolveModel(spec: string): LanguageModel;
+  resolveModel(spec: string): LanguageModelV3;
   /** Limits of agent_orchestrate in this session (defaults when absent). */
   orchestration?: OrchestrationLimits;
 }
@@ -53,7 +55,8 @@ export interface TurnPorts {
 /** What a level runs with; a handoff replaces the root's mid-turn. */
 export interface Run {
   setup: TurnSetup;
-  sdkTools: ToolSet;
+  /** The setup's tools as the model is offered them. */
+  modelTools: ModelTool[];
 }
 
 /** One loop of the turn: the root agent (depth 0) or a sub-agent. */
@@ -161,13 +164,14 @@ export class Turn {
   }
 }
 
-export function toSdkTools(setup: TurnSetup): ToolSet {
-  // Schemas only, no `execute`: the runtime dispatches calls itself.
-  const set: ToolSet = {};
-  for (const t of setup.tools.values()) {
-    set[t.name] = { description: t.description, inputSchema: jsonSchema(withInjectedArgs(t.parameters, setup.config.injected_tool_args)) };
-  }
-  return set;
+export function toModelTools(setup: TurnSetup): ModelTool[] {
+  // Schemas only: the runtime dispatches calls itself.
+  return [...setup.tools.values()].map((t) => ({
+    type: "function",
+    name: t.name,
+    description: t.description,
+    inputSchema: withInjectedArgs(t.parameters, setup.config.injected_tool_args) as JSONSchema7,
+  }));
 }
 
 export function errorMessage(err: unknown): string {

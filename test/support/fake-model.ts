@@ -22,6 +22,8 @@ export interface Step {
   error?: { status: number; message: string };
   /** Stream headers and the first text chunk, then never finish until the client disconnects. */
   hang?: boolean;
+  /** Stream this many chunks, then never finish until the client disconnects. */
+  stall_after?: number;
   usage?: { prompt_tokens: number; completion_tokens: number };
 }
 

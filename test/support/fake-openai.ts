@@ -205,7 +205,7 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
       if (delayMs > 0 && !(await sleep(delayMs, res))) return;
       if (res.destroyed) return;
       res.write(`data: ${JSON.stringify(event)}\n\n`);
-      if (step.hang && i === 0) {
+      if ((step.hang && i === 0) || step.stall_after === i + 1) {
         await untilClosed(res);
         return;
       }

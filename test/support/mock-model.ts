@@ -1,6 +1,7 @@
 // Helpers for driving the engine (src/runtime/loop.ts) directly: the AI SDK's mock model plays a script of
 // streamed replies and records what every call received; tools and setups are built in memory.
 import type {
+  LanguageModelV3,
   LanguageModelV3CallOptions,
   LanguageModelV3FinishReason,
   LanguageModelV3Prompt,
@@ -8,7 +9,7 @@ import type {
   LanguageModelV3StreamResult,
   LanguageModelV3Usage,
 } from "@ai-sdk/provider";
-import { simulateReadableStream, type LanguageModel, type ModelMessage } from "ai";
+import { simulateReadableStream, type ModelMessage } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { AgentConfigSchema, type AgentConfigInput } from "../../src/runtime/config";
 import type { EventDraft } from "../../src/runtime/events";
@@ -123,7 +124,7 @@ export interface SetupOptions {
   config?: Partial<AgentConfigInput>;
   history?: ModelMessage[];
   /** Resolves other model strings (planning_model); by default every string resolves to `model`. */
-  resolveModel?: (spec: string) => LanguageModel;
+  resolveModel?: (spec: string) => LanguageModelV3;
 }
 
 export function makeSetup({ model, tools = [], config = {}, history = [], resolveModel = () => model }: SetupOptions): TurnSetup {

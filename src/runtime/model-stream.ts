@@ -1,0 +1,168 @@
+// One streamed model call, straight through the provider's LanguageModelV3 interface (the AI SDK's
+// provider packages). The runtime drives the loop itself, one call per step; `streamText` would validate
+// the whole conversation with zod, convert it, and pipe every chunk through its own stream pipeline again
+// on each call, a cost that grows with the session (docs/performance.md). Here the conversation goes to
+// the provider as it is, and its stream parts are read directly.
+import {
+  APICallError,
+  type JSONSchema7,
+  type LanguageModelV3,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3FunctionTool,
+  type LanguageModelV3Message,
+  type LanguageModelV3Prompt,
+  type LanguageModelV3StreamPart,
+} from "@ai-sdk/provider";
+import type { ModelMessage } from "ai";
+import { errorMessage } from "./turn-context";
+import type { Usage } from "./turn-state";
+
+export type ModelTool = LanguageModelV3FunctionTool;
+
+export interface ModelRequest {
+  model: LanguageModelV3;
+  system?: string;
+  messages: ModelMessage[];
+  tools?: ModelTool[];
+  toolChoice?: "none";
+  temperature?: number;
+  maxOutputTokens?: number;
+  /** Asks the provider for JSON matching the schema (output_schema); the runtime validates the answer. */
+  jsonSchema?: JSONSchema7;
+  signal: AbortSignal;
+}
+
+export type ModelPart =
+  | { type: "text"; text: string }
+  | { type: "tool-call"; toolCallId: string; toolName: string; input: unknown; invalid?: string }
+  | { type: "finish"; usage: Usage; finishReason: string };
+
+/** A provider error the provider itself marked as worth retrying (429, 5xx) is retried this often. */
+const MAX_RETRIES = 2;
+const FIRST_RETRY_DELAY_MS = 2_000;
+
+/** The call's stream as the loop needs it; a provider failure or an `error` part throws. */
+export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelPart> {
+  const { signal } = request;
+  const { stream } = await withRetries(() => request.model.doStream(callOptions(request)), signal);
+  const reader = stream.getReader();
+  // A stream that stalls must still end on abort (interrupt, wall clock): cancelling ends the pending read.
+  const cancel = () => void reader.cancel(signal.reason).catch(() => {});
+  signal.addEventListener("abort", cancel, { once: true });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      signal.throwIfAborted();
+      if (done) return;
+      const part = toModelPart(value);
+      if (part) yield part;
+    }
+  } finally {
+    signal.removeEventListener("abort", cancel);
+    if (!signal.aborted) void reader.cancel().catch(() => {}); // the consumer stopped early (a thrown error)
+  }
+}
+
+function toModelPart(part: LanguageModelV3StreamPart): ModelPart | null {
+  switch (part.type) {
+    case "text-delta":
+      return part.delta ? { type: "text", text: part.delta } : null;
+    case "tool-call": {
+      if (part.providerExecuted) return null;
+      const parsed = parseInput(part.input);
+      return { type: "tool-call", toolCallId: part.toolCallId, toolName: part.toolName, ...parsed };
+    }
+    case "finish": {
+      const input = part.usage.inputTokens.total ?? 0;
+      const output = part.usage.outputTokens.total ?? 0;
+      return { type: "finish", finishReason: part.finishReason.unified, usage: { input_tokens: input, output_tokens: output, total_tokens: input + output } };
+    }
+    case "error":
+      throw part.error instanceof Error ? part.error : new Error(errorMessage(part.error));
+    default:
+      return null; // reasoning, sources, metadata and warnings are not part of the runtime's contract
+  }
+}
+
+function parseInput(input: string): { input: unknown; invalid?: string } {
+  if (input.trim() === "") return { input: {} };
+  try {
+    return { input: JSON.parse(input) };
+  } catch (err) {
+    return { input, invalid: `the arguments are not valid JSON (${errorMessage(err)})` };
+  }
+}
+
+function callOptions(request: ModelRequest): LanguageModelV3CallOptions {
+  const hasTools = request.tools !== undefined && request.tools.length > 0;
+  return {
+    prompt: toPrompt(request.system, request.messages),
+    tools: hasTools ? request.tools : undefined,
+    toolChoice: request.toolChoice === "none" ? { type: "none" } : hasTools ? { type: "auto" } : undefined,
+    temperature: request.temperature,
+    maxOutputTokens: request.maxOutputTokens,
+    responseFormat: request.jsonSchema ? { type: "json", schema: request.jsonSchema, name: "final_answer" } : undefined,
+    abortSignal: request.signal,
+  };
+}
+
+/**
+ * The conversation in the provider interface's form. The runtime builds only string user messages,
+ * assistant text and tool calls, and tool results, so this is a reshaping, not a validation.
+ */
+export function toPrompt(system: string | undefined, messages: ModelMessage[]): LanguageModelV3Prompt {
+  const prompt: LanguageModelV3Prompt = system ? [{ role: "system", content: system }] : [];
+  for (const m of messages) {
+    const message = toMessage(m);
+    const last = prompt.at(-1);
+    // Providers expect the results of one step in one tool message.
+    if (message.role === "tool" && last?.role === "tool") last.content = [...last.content, ...message.content];
+    else prompt.push(message);
+  }
+  return prompt;
+}
+
+function toMessage(m: ModelMessage): LanguageModelV3Message {
+  switch (m.role) {
+    case "system":
+      return { role: "system", content: m.content };
+    case "user":
+      return { role: "user", content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content as never) };
+    case "assistant":
+      return {
+        role: "assistant",
+        content:
+          typeof m.content === "string"
+            ? [{ type: "text", text: m.content }]
+            : (m.content.filter((p) => p.type !== "text" || p.text !== "") as never),
+      };
+    case "tool":
+      return { role: "tool", content: m.content as never };
+  }
+}
+
+/** Retries what the provider marks retryable (rate limits, overload), waiting 2 s then 4 s, as `streamText` does. */
+async function withRetries<T>(call: () => PromiseLike<T>, signal: AbortSignal): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (signal.aborted || attempt >= MAX_RETRIES || !APICallError.isInstance(err) || !err.isRetryable) throw err;
+      await sleep(FIRST_RETRY_DELAY_MS * 2 ** attempt, signal);
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", stop);
+      resolve();
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", stop, { once: true });
+  });
+}
