@@ -952,3 +952,21 @@ describe("output_schema", () => {
     expect(ports.refused).toEqual([]);
   });
 });
+
+describe("token estimate", () => {
+  it("is a quarter of the serialized prompt's length, whatever the number of messages, and stays so on repeated calls", () => {
+    const messages: ModelMessage[] = [
+      { role: "user", content: "What is 2 + 2? \"quoted\" and ünïcode" },
+      { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "calculator", input: { expression: "2+2" } }] },
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "calculator", output: { type: "json", value: 4 } }] },
+      { role: "assistant", content: "4" },
+    ];
+    const expected = (system: string | undefined, ms: ModelMessage[]) => Math.ceil(((system?.length ?? 0) + JSON.stringify(ms).length) / 4);
+    for (const n of [0, 1, 2, 4]) {
+      const ms = messages.slice(0, n);
+      expect(estimateTokens(undefined, ms)).toBe(expected(undefined, ms));
+      expect(estimateTokens("Be brief.", ms)).toBe(expected("Be brief.", ms));
+      expect(estimateTokens("Be brief.", ms)).toBe(expected("Be brief.", ms));
+    }
+  });
+});

@@ -35,7 +35,22 @@ export function contextWindow(config: Pick<AgentConfig, "model" | "context_windo
 
 /** A provider-independent estimate: about four characters per token of the serialized prompt. */
 export function estimateTokens(system: string | undefined, messages: ModelMessage[]): number {
-  return Math.ceil(((system?.length ?? 0) + JSON.stringify(messages).length) / 4);
+  // The length of JSON.stringify(messages), from each message's own length: brackets plus commas.
+  let chars = 2 + Math.max(0, messages.length - 1);
+  for (const m of messages) chars += serializedLength(m);
+  return Math.ceil(((system?.length ?? 0) + chars) / 4);
+}
+
+/** Messages are not changed once made, so each is serialized once, not on every step of every later turn. */
+const lengths = new WeakMap<ModelMessage, number>();
+
+function serializedLength(m: ModelMessage): number {
+  let n = lengths.get(m);
+  if (n === undefined) {
+    n = JSON.stringify(m).length;
+    lengths.set(m, n);
+  }
+  return n;
 }
 
 export type BudgetMode = { kind: "per-message" } | { kind: "limit"; percent: number } | null;
