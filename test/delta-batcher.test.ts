@@ -38,4 +38,13 @@ describe("DeltaBatcher", () => {
     await sleep(80);
     expect(flushes).toBe(0);
   });
+
+  it("deltas a failed commit took go back ahead of the ones queued since", () => {
+    const batcher = new DeltaBatcher(() => {}, 30);
+    batcher.add([delta("a"), delta("b")]);
+    const taken = batcher.take();
+    batcher.add([delta("c")]);
+    batcher.restore(taken);
+    expect(texts(batcher.take())).toEqual(["a", "b", "c"]);
+  });
 });

@@ -1,6 +1,6 @@
 // The engine (src/runtime/loop.ts) driven directly: the AI SDK's mock model plays a script of streamed
 // replies, in-memory ports record every event and checkpoint, and tests assert on the recorded log.
-import type { LanguageModelV3Prompt, LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { APICallError, type LanguageModelV3Prompt, type LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { simulateReadableStream, type ModelMessage } from "ai";
 import { describe, expect, it } from "vitest";
 import type { EventDraft } from "../src/runtime/events";
@@ -323,6 +323,25 @@ describe("runTurn: tools", () => {
     expect(ports.terminal).toMatchObject({ type: "turn.completed", payload: { stop_reason: "final_answer" } });
   });
 
+  it("refuses arguments with a __proto__ key (they could hide arguments from an approver) without running the tool", async () => {
+    let runs = 0;
+    const add = defineTool("add", async () => {
+      runs += 1;
+      return 0;
+    });
+    const model = scriptedModel(
+      [{ type: "tool-call", toolCallId: "call_proto", toolName: "add", input: '{"a": 1, "__proto__": {"b": 2}}' }, finishPart("tool-calls", usage(10, 5))],
+      say("I could not add."),
+    );
+    const { ports } = await runNewTurn(makeSetup({ model, tools: [add] }));
+
+    expect(runs).toBe(0);
+    const result = payloadOf(ports, "tool.result", "call_proto");
+    expect(result).toMatchObject({ name: "add", is_error: true, metadata: { status: "error" } });
+    expect(String(result.output)).toMatch(/^Invalid tool call/);
+    expect(ports.terminal).toMatchObject({ type: "turn.completed", payload: { stop_reason: "final_answer" } });
+  });
+
   it("does not run a tool whose arguments are not valid JSON; the model gets an error result", async () => {
     let runs = 0;
     const add = defineTool("add", async () => {
@@ -423,6 +442,33 @@ describe("runTurn: limits and failures", () => {
     expect(ports.events[6]!.payload).toMatchObject({ finish_reason: "error" });
     expect(ports.terminal!.payload).toMatchObject({ error: { code: "model_error" } });
   });
+
+  it("retries a rate-limited call after the provider's retry-after-ms, not the 2 s backoff; a non-retryable error is not retried", async () => {
+    const rateLimited = (ms: string) =>
+      new APICallError({ message: "rate limited", url: "https://provider.test/v1", requestBodyValues: {}, statusCode: 429, responseHeaders: { "retry-after-ms": ms } });
+    const calledAt: number[] = [];
+    const model = scriptedModel(
+      () => {
+        calledAt.push(Date.now());
+        throw rateLimited("50");
+      },
+      () => {
+        calledAt.push(Date.now());
+        return { stream: simulateReadableStream({ chunks: [...textParts(["done"]), finishPart("stop", usage(1, 1))] }) };
+      },
+    );
+    const { ports } = await runNewTurn(makeSetup({ model }));
+    expect(ports.terminal).toMatchObject({ type: "turn.completed", payload: { output: "done" } });
+    expect(ports.types().filter((t) => t === "model.requested")).toHaveLength(1);
+    expect(calledAt[1]! - calledAt[0]!).toBeLessThan(1_000);
+
+    const refused = scriptedModel(() => {
+      throw new APICallError({ message: "bad request", url: "https://provider.test/v1", requestBodyValues: {}, statusCode: 400 });
+    });
+    const second = await runNewTurn(makeSetup({ model: refused }));
+    expect(refused.doStreamCalls).toHaveLength(1);
+    expect(second.ports.terminal!.payload).toMatchObject({ error: { code: "model_error", message: "bad request" } });
+  });
 });
 
 describe("runTurn: interruption", () => {
@@ -464,6 +510,19 @@ describe("runTurn: interruption", () => {
     expect(ports.refused).toEqual([]);
     expect(ports.terminal).toBeNull();
     expect(model.doStreamCalls).toHaveLength(1);
+  });
+
+  it("an abort that lands while the provider is opening its stream still ends a stream that would never finish", async () => {
+    const ports = new MemoryPorts();
+    const reason = new Error("interrupted by user");
+    const model = scriptedModel(async () => {
+      ports.abort(reason); // before the runtime starts reading
+      return { stream: new ReadableStream<LanguageModelV3StreamPart>({ start() {} }) }; // never ends, ignores aborts
+    });
+
+    await expect(runNewTurn(makeSetup({ model }), "hello", ports)).rejects.toBe(reason);
+    expect(ports.types()).toEqual(["model.requested"]);
+    expect(ports.terminal).toBeNull();
   });
 
   it("aborting while a tool runs rejects without a tool result or a terminal event", async () => {

@@ -30,6 +30,11 @@ export class DeltaBatcher {
     return false;
   }
 
+  /** Puts back deltas a failed commit took, ahead of any queued since; the next commit takes them again. */
+  restore(drafts: EventDraft[]): void {
+    this.pending = [...drafts, ...this.pending];
+  }
+
   /** The queued deltas, oldest first; every commit takes them first, so the log keeps their order. */
   take(): EventDraft[] {
     if (this.pending.length === 0) return [];

@@ -438,17 +438,25 @@ export class SessionObject extends DurableObject<Env> {
 
   /** Appends events (and applies `mutate`) in one transaction, then folds and broadcasts them. */
   private commit(newDrafts: EventDraft[], mutate?: () => void, opts: { snapshot?: boolean } = {}): void {
-    const drafts = [...this.deltas.take(), ...newDrafts];
+    const deltas = this.deltas.take();
+    const drafts = [...deltas, ...newDrafts];
     if (drafts.length === 0 && !mutate) return;
     const ids = { session_id: this.row!.session_id, thread_id: this.row!.thread_id };
-    const { stored, next } = this.transact(() => {
-      mutate?.();
-      const appended = this.store.append(drafts, ids, Date.now(), randomId);
-      let view = this.view;
-      for (const a of appended) view = foldEvent(view, a.event);
-      if (opts.snapshot) this.store.saveSnapshot(view);
-      return { stored: appended.map((a) => a.stored), next: view };
-    });
+    let committed: { stored: StoredEvent[]; next: SessionView };
+    try {
+      committed = this.transact(() => {
+        mutate?.();
+        const appended = this.store.append(drafts, ids, Date.now(), randomId);
+        let view = this.view;
+        for (const a of appended) view = foldEvent(view, a.event);
+        if (opts.snapshot) this.store.saveSnapshot(view);
+        return { stored: appended.map((a) => a.stored), next: view };
+      });
+    } catch (err) {
+      this.deltas.restore(deltas); // they are still facts of the turn; the next commit records them
+      throw err;
+    }
+    const { stored, next } = committed;
     this.view = next;
     this.hub.broadcast(stored);
   }

@@ -8,7 +8,7 @@ const encoder = new TextEncoder();
 /** WebSocket close code for a consumer that fell too far behind; it reconnects from its cursor. */
 export const SLOW_CONSUMER_CLOSE = 4008;
 /** Bytes an SSE stream may have queued unread before it is ended (the client resumes with Last-Event-ID). */
-const MAX_SSE_BACKLOG_BYTES = 16 * 1024 * 1024;
+const MAX_SSE_BACKLOG_BYTES = 8 * 1024 * 1024;
 
 export interface SocketAttachment {
   channel: string | null;
@@ -126,26 +126,31 @@ export class SocketHub {
 
   /** WebSockets get a frame per event; an SSE stream gets the whole batch as one chunk. */
   private send(sink: Sink, events: StoredEvent[]): void {
-    try {
-      if ("controller" in sink) {
-        if (sink.closed || events.length === 0) return;
-        if ((sink.controller.desiredSize ?? 0) < -MAX_SSE_BACKLOG_BYTES) {
-          // The reader stopped taking events: end the stream rather than buffer without bound.
-          const error = { code: "slow_consumer", message: "The stream fell too far behind; reconnect with Last-Event-ID" };
-          sink.controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify({ error })}\n\n`));
-          sink.controller.close();
-          this.dropSse(sink);
-          return;
+    if (!("controller" in sink)) {
+      for (const e of events) {
+        try {
+          sink.send(e.body);
+        } catch {
+          // a closed peer; webSocketClose cleans it up
         }
-        let text = "";
-        for (const e of events) text += `id: ${e.sequence}\nevent: ${e.type}\ndata: ${e.body}\n\n`;
-        sink.controller.enqueue(encoder.encode(text));
-      } else {
-        for (const e of events) sink.send(e.body);
       }
+      return;
+    }
+    if (sink.closed || events.length === 0) return;
+    try {
+      if ((sink.controller.desiredSize ?? 0) < -MAX_SSE_BACKLOG_BYTES) {
+        // The reader stopped taking events: end the stream rather than buffer without bound.
+        const error = { code: "slow_consumer", message: "The stream fell too far behind; reconnect with Last-Event-ID" };
+        sink.controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify({ error })}\n\n`));
+        sink.controller.close();
+        this.dropSse(sink);
+        return;
+      }
+      let text = "";
+      for (const e of events) text += `id: ${e.sequence}\nevent: ${e.type}\ndata: ${e.body}\n\n`;
+      sink.controller.enqueue(encoder.encode(text));
     } catch {
-      // A closed peer; WebSockets are cleaned up by webSocketClose, SSE sinks here.
-      if ("controller" in sink) this.dropSse(sink);
+      this.dropSse(sink); // the reader went away
     }
   }
 

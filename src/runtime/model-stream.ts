@@ -13,6 +13,7 @@ import {
   type LanguageModelV3Prompt,
   type LanguageModelV3StreamPart,
 } from "@ai-sdk/provider";
+import { retryWithExponentialBackoff, secureJsonParse } from "@ai-sdk/provider-utils";
 import type { ModelMessage } from "ai";
 import { errorMessage } from "./turn-context";
 import type { Usage } from "./turn-state";
@@ -39,16 +40,24 @@ export type ModelPart =
 
 /** A provider error the provider itself marked as worth retrying (429, 5xx) is retried this often. */
 const MAX_RETRIES = 2;
-const FIRST_RETRY_DELAY_MS = 2_000;
+/** A retry-after the provider asks for is honoured up to this long; longer, the backoff's delay is used. */
+const MAX_RETRY_AFTER_MS = 60_000;
 
 /** The call's stream as the loop needs it; a provider failure or an `error` part throws. */
 export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelPart> {
   const { signal } = request;
-  const { stream } = await withRetries(() => request.model.doStream(callOptions(request)), signal);
+  const retrying = retryWithExponentialBackoff({
+    maxRetries: MAX_RETRIES,
+    abortSignal: signal,
+    shouldRetry: (err) => APICallError.isInstance(err) && err.isRetryable,
+    getDelayInMs: retryDelay,
+  });
+  const { stream } = await retrying(() => request.model.doStream(callOptions(request)));
   const reader = stream.getReader();
   // A stream that stalls must still end on abort (interrupt, wall clock): cancelling ends the pending read.
   const cancel = () => void reader.cancel(signal.reason).catch(() => {});
   signal.addEventListener("abort", cancel, { once: true });
+  if (signal.aborted) cancel();
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -59,7 +68,7 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelP
     }
   } finally {
     signal.removeEventListener("abort", cancel);
-    if (!signal.aborted) void reader.cancel().catch(() => {}); // the consumer stopped early (a thrown error)
+    cancel(); // a no-op for a finished stream; otherwise the consumer stopped early (a thrown error)
   }
 }
 
@@ -87,7 +96,8 @@ function toModelPart(part: LanguageModelV3StreamPart): ModelPart | null {
 function parseInput(input: string): { input: unknown; invalid?: string } {
   if (input.trim() === "") return { input: {} };
   try {
-    return { input: JSON.parse(input) };
+    // secureJsonParse refuses __proto__ and constructor.prototype keys, which could hide arguments from an approver.
+    return { input: secureJsonParse(input) };
   } catch (err) {
     return { input, invalid: `the arguments are not valid JSON (${errorMessage(err)})` };
   }
@@ -141,28 +151,14 @@ function toMessage(m: ModelMessage): LanguageModelV3Message {
   }
 }
 
-/** Retries what the provider marks retryable (rate limits, overload), waiting 2 s then 4 s, as `streamText` does. */
-async function withRetries<T>(call: () => PromiseLike<T>, signal: AbortSignal): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await call();
-    } catch (err) {
-      if (signal.aborted || attempt >= MAX_RETRIES || !APICallError.isInstance(err) || !err.isRetryable) throw err;
-      await sleep(FIRST_RETRY_DELAY_MS * 2 ** attempt, signal);
-    }
+/** How long to wait before a retry: the provider's retry-after-ms or retry-after when it gives one, else the backoff's. */
+function retryDelay({ error, exponentialBackoffDelay }: { error: unknown; exponentialBackoffDelay: number }): number {
+  const headers = APICallError.isInstance(error) ? error.responseHeaders : undefined;
+  let ms = Number.NaN;
+  if (headers?.["retry-after-ms"]) ms = parseFloat(headers["retry-after-ms"]);
+  else if (headers?.["retry-after"]) {
+    const seconds = parseFloat(headers["retry-after"]);
+    ms = Number.isNaN(seconds) ? Date.parse(headers["retry-after"]) - Date.now() : seconds * 1000;
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", stop);
-      resolve();
-    }, ms);
-    const stop = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", stop, { once: true });
-  });
+  return ms >= 0 && ms < MAX_RETRY_AFTER_MS ? ms : exponentialBackoffDelay;
 }
