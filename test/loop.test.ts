@@ -443,6 +443,13 @@ describe("runTurn: limits and failures", () => {
     expect(ports.terminal!.payload).toMatchObject({ error: { code: "model_error" } });
   });
 
+  it("fails with model_error when the model's stream ends without finishing, instead of taking the partial text as the answer", async () => {
+    const model = scriptedModel(textParts(["The answer is"]));
+    const { ports } = await runNewTurn(makeSetup({ model }));
+    expect(ports.types()).toEqual(["model.requested", "model.delta", "model.completed", "turn.failed"]);
+    expect(ports.terminal!.payload).toMatchObject({ error: { code: "model_error", message: "The model's response stream ended without finishing" } });
+  });
+
   it("retries a rate-limited call after the provider's retry-after-ms, not the 2 s backoff; a non-retryable error is not retried", async () => {
     const rateLimited = (ms: string) =>
       new APICallError({ message: "rate limited", url: "https://provider.test/v1", requestBodyValues: {}, statusCode: 429, responseHeaders: { "retry-after-ms": ms } });

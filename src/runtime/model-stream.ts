@@ -43,7 +43,7 @@ const MAX_RETRIES = 2;
 /** A retry-after the provider asks for is honoured up to this long; longer, the backoff's delay is used. */
 const MAX_RETRY_AFTER_MS = 60_000;
 
-/** The call's stream as the loop needs it; a provider failure or an `error` part throws. */
+/** The call's stream as the loop needs it, up to its `finish`; a provider failure, an `error` part or a stream that ends without finishing throws. */
 export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelPart> {
   const { signal } = request;
   const retrying = retryWithExponentialBackoff({
@@ -62,9 +62,11 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelP
     for (;;) {
       const { done, value } = await reader.read();
       signal.throwIfAborted();
-      if (done) return;
+      // A stream cut short is not an answer, even if some text came through.
+      if (done) throw new Error("The model's response stream ended without finishing");
       const part = toModelPart(value);
       if (part) yield part;
+      if (part?.type === "finish") return;
     }
   } finally {
     signal.removeEventListener("abort", cancel);
