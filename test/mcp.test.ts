@@ -397,6 +397,58 @@ describe("the runtime as an MCP server (POST /mcp)", () => {
     await client.close();
   });
 
+  it("a caller that disconnects while its turn runs cancels that turn", async () => {
+    const name = uniqueId("mcpgone").replace(/-/g, "_").slice(0, 40);
+    const scriptId = uniqueId("mcpgone");
+    await script(scriptId, [{ text: "an answer that never finishes", chunk_size: 4, hang: true }]);
+    await createAgent({ name, model: `openai-compatible:${scriptId}` });
+    const created = await api("POST", "/v1/sessions", { agent: name });
+    const sid = created.body.session_id as string;
+
+    const gone = new AbortController();
+    const res = await SELF.fetch(BASE, {
+      signal: gone.signal,
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `run_agent_${name}`, arguments: { input: "go", session_id: sid } } }),
+    });
+    expect(res.status).toBe(200);
+    const delta = await waitForEvent(sid, (e) => e.type === "model.delta");
+    gone.abort();
+
+    const log = await waitForTurnEnd(sid, delta.turn_id);
+    expect(log.at(-1)).toMatchObject({ type: "turn.cancelled", turn_id: delta.turn_id, payload: { reason: "the MCP client disconnected" } });
+  });
+
+  it("a caller that disconnects while its turn waits in the queue removes only that turn", async () => {
+    const name = uniqueId("mcpqueue").replace(/-/g, "_").slice(0, 40);
+    const scriptId = uniqueId("mcpqueue");
+    await script(scriptId, [{ text: "the running turn never finishes", chunk_size: 4, hang: true }]);
+    await createAgent({ name, model: `openai-compatible:${scriptId}` });
+    const sid = (await api("POST", "/v1/sessions", { agent: name })).body.session_id as string;
+    const first = await submitTurn(sid, "first");
+    await waitForEvent(sid, (e) => e.type === "model.delta" && e.turn_id === first.turn_id);
+
+    const gone = new AbortController();
+    const res = await SELF.fetch(BASE, {
+      signal: gone.signal,
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `run_agent_${name}`, arguments: { input: "second", session_id: sid } } }),
+    });
+    expect(res.status).toBe(200);
+    const queued = await waitForEvent(sid, (e) => e.type === "turn.submitted" && e.turn_id !== first.turn_id);
+    expect(queued.payload.queued).toBe(true);
+    gone.abort();
+
+    const log = await waitForTurnEnd(sid, queued.turn_id);
+    expect(log.filter((e) => e.turn_id === queued.turn_id).map((e) => e.type)).toEqual(["turn.submitted", "turn.cancelled"]);
+    expect(log.find((e) => e.type === "turn.cancelled")!.payload.reason).toBe("the MCP client disconnected");
+    expect(log.at(-1)).toMatchObject({ type: "queue.changed", payload: { queued: [] } });
+    expect((await api("GET", `/v1/sessions/${sid}/thread`)).body).toMatchObject({ active_turn_id: first.turn_id });
+    await api("POST", `/v1/sessions/${sid}/interrupt`, {});
+  });
+
   it("requires a bearer key and answers GET with 405", async () => {
     const init = { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" } };
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} });

@@ -206,15 +206,18 @@ export class SessionObject extends DurableObject<Env> {
     return toResult(() => {
       this.mustExist();
       this.queuedTurn(turnId);
-      const queued = this.store.queuedTurns().filter((t) => t.turn_id !== turnId).map((t) => t.turn_id);
-      this.commit(
-        [
-          { type: "turn.cancelled", turn_id: turnId, payload: { reason: "removed from the queue" } },
-          { type: "queue.changed", payload: { queued } },
-        ],
-        () => this.store.setTurnStatus(turnId, "cancelled"),
-      );
-      return { queued };
+      return { queued: this.dropQueued(turnId, "removed from the queue") };
+    });
+  }
+
+  /** Ends one turn, whether it runs or waits in the queue; a turn that already ended is left alone. */
+  async cancelTurn(turnId: string, reason: string): Promise<Result<{ cancelled: boolean }>> {
+    return toResult(() => {
+      this.mustExist();
+      const status = this.store.turn(turnId)?.status;
+      if (status === "running") return { cancelled: this.interruptActive(reason).interrupted };
+      if (status === "queued") this.dropQueued(turnId, reason);
+      return { cancelled: status === "queued" };
     });
   }
 
@@ -417,6 +420,19 @@ export class SessionObject extends DurableObject<Env> {
     if (after > this.store.lastSequence) {
       throw ApiError.validation([{ path: "after", reason: `is beyond the last sequence (${this.store.lastSequence})` }]);
     }
+  }
+
+  /** Cancels a queued turn; returns the queue left. */
+  private dropQueued(turnId: string, reason: string): string[] {
+    const queued = this.store.queuedTurns().filter((t) => t.turn_id !== turnId).map((t) => t.turn_id);
+    this.commit(
+      [
+        { type: "turn.cancelled", turn_id: turnId, payload: { reason } },
+        { type: "queue.changed", payload: { queued } },
+      ],
+      () => this.store.setTurnStatus(turnId, "cancelled"),
+    );
+    return queued;
   }
 
   private queuedTurn(turnId: string) {

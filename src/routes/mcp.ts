@@ -25,9 +25,12 @@ export const RUN_AGENT_PREFIX = "run_agent_";
 export const mcp = new Hono<AppEnv>();
 
 mcp.post("/mcp", async (c) => {
-  const server = await agentServer(c.env);
+  const server = await agentServer(c.env, (work) => c.executionCtx.waitUntil(work));
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   await server.connect(transport);
+  // A caller that goes away (the enable_request_signal flag) closes the transport, which aborts the running
+  // tool calls' signals: their turns are cancelled instead of running on for nobody.
+  c.req.raw.signal.addEventListener("abort", () => void transport.close(), { once: true });
   return transport.handleRequest(c.req.raw);
 });
 
@@ -36,8 +39,8 @@ mcp.on(["GET", "DELETE"], "/mcp", (c) =>
   c.json({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this server is stateless; use POST" }, id: null }, 405, { allow: "POST" }),
 );
 
-/** A server whose tools are the registered agents, as they are now. */
-async function agentServer(env: Env): Promise<McpServer> {
+/** A server whose tools are the registered agents, as they are now. `waitUntil` keeps work alive past the request. */
+async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void): Promise<McpServer> {
   const server = new McpServer(
     { name: "agent-runtime", version: "0.1.0" },
     { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
@@ -67,7 +70,7 @@ async function agentServer(env: Env): Promise<McpServer> {
         const progress =
           token === undefined ? undefined : (params: { progress: number; message: string }) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...params } } as ServerNotification);
         try {
-          return await runAgentTurn(env, agent, input, session_id, progress);
+          return await runAgentTurn(env, agent, input, session_id, progress, extra.signal, waitUntil);
         } catch (err) {
           const message = err instanceof ApiError ? err.message : err instanceof Error ? err.message : String(err);
           return { content: [{ type: "text", text: message }], isError: true };
@@ -85,6 +88,9 @@ async function runAgentTurn(
   input: string,
   sessionId: string | undefined,
   progress: ((params: { progress: number; message: string }) => Promise<void>) | undefined,
+  /** Aborted when the caller goes away. */
+  signal: AbortSignal,
+  waitUntil: (work: Promise<unknown>) => void,
 ): Promise<CallToolResult> {
   let sid = sessionId;
   if (!sid) {
@@ -99,6 +105,12 @@ async function runAgentTurn(
   if (!res.ok || !res.body) throw new Error(`Following session ${sid} failed (HTTP ${res.status})`);
   let count = 0;
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  const cancel = () => {
+    waitUntil(stub.cancelTurn(turn_id, "the MCP client disconnected").catch(() => {}));
+    void reader.cancel().catch(() => {});
+  };
+  signal.addEventListener("abort", cancel, { once: true });
+  if (signal.aborted) cancel();
   let buffer = "";
   try {
     for (;;) {
@@ -119,6 +131,7 @@ async function runAgentTurn(
       }
     }
   } finally {
+    signal.removeEventListener("abort", cancel);
     await reader.cancel().catch(() => {});
   }
 }
