@@ -305,6 +305,23 @@ describe("MCP tools in a turn", () => {
     expect(log.at(-1)).toMatchObject({ type: "turn.completed", payload: { output: "Done." } });
   });
 
+  it("a server that never answers is left out after the discovery timeout, and the turn goes on without it", async () => {
+    const url = space();
+    const { sid } = await mcpSession(url, [{ tool_calls: [call("files__count", { to: 2 })] }, { text: "Done." }], {
+      mcp_servers: [
+        { name: "files", url },
+        { name: "stuck", url: `${testEnv.MCP_TEST_BASE_URL}/hang-${crypto.randomUUID()}` },
+      ],
+      tools: ["mcp:files/count", "mcp:stuck/*"],
+    });
+    const { log } = await runTurn(sid);
+    const warning = log.find((e) => e.type === "runtime.warning");
+    expect(warning.payload).toMatchObject({ code: "mcp_server_unavailable", server: "stuck" });
+    expect(log.find((e) => e.type === "tool.catalog.resolved").payload.tools.map((t: any) => t.name)).toEqual(["files__count"]);
+    expect(log.find((e) => e.type === "tool.result").payload.output).toBe("counted to 2");
+    expect(log.at(-1)).toMatchObject({ type: "turn.completed", payload: { output: "Done." } });
+  });
+
   it("progress inside a sub-agent carries the sub-agent's parent_id", async () => {
     const url = space();
     const { sid } = await mcpSession(
