@@ -6,7 +6,7 @@ import type { ModelMessage } from "ai";
 import type { Env } from "../env";
 import { type AgentConfig, BUDGET_CAPS } from "../runtime/config";
 import { parseAllowlist } from "../runtime/url-allowlist";
-import { ApiError, type Result, toResult, zodIssues } from "../runtime/errors";
+import { ApiError, type Result, toResult } from "../runtime/errors";
 import { type EventDraft, isTerminalTurnEvent, type RuntimeEvent } from "../runtime/events";
 import { buildTree } from "../runtime/execution-tree";
 import { randomId } from "../runtime/ids";
@@ -17,7 +17,8 @@ import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
 import { discoverMcpTools, type McpDiscovery, McpConnections } from "../runtime/tools/mcp-client";
 import { type ApprovalDecision, closingEvents, finalMessages, levels, newTurnState, pendingApprovals, type TurnState } from "../runtime/turn-state";
 import { DEFAULT_POLICY, type Policy } from "../runtime/policy";
-import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../runtime/wire";
+import type { SubmitTurnBody, TurnAccepted } from "../runtime/wire";
+import { type FrameTarget, handleFrame, reply } from "./command-frames";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import { providerEnv } from "./providers";
 import { r2Workspace } from "./workspace-store";
@@ -317,52 +318,28 @@ export class SessionObject extends DurableObject<Env> {
 
   // ---- WebSocket (Hibernation API) ----
 
+  private readonly frames: FrameTarget = {
+    submitTurn: (body) => this.submitTurn(body),
+    interrupt: (reason) => this.interrupt(reason),
+    resolveAction: (actionId, decision, reason, by) => this.resolveAction(actionId, decision, reason, by),
+    injectMessage: (content) => this.injectMessage(content),
+    keyHash: (ws) => this.hub.attachment(ws).key_hash,
+    ack: (ws, sequence) => {
+      const { channel } = this.hub.attachment(ws);
+      if (!channel) return { ok: false, error: new ApiError("validation_failed", "ack needs a socket opened with ?channel=<id>").toBody().error };
+      const acked = Math.min(sequence, this.store.lastSequence);
+      this.store.ackChannel(channel, acked, Date.now());
+      this.hub.acked(ws, acked);
+      return { ok: true, value: { channel, acked_sequence: this.store.channelCursor(channel) } };
+    },
+  };
+
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     try {
-      await this.handleFrame(ws, message);
+      await handleFrame(this.frames, ws, message);
     } catch (err) {
       console.error("websocket frame failed", err);
       reply(ws, null, { ok: false, error: { code: "internal_error", message: "Internal error" } });
-    }
-  }
-
-  private async handleFrame(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message));
-    } catch {
-      return reply(ws, null, { ok: false, error: { code: "malformed_body", message: "Frame is not valid JSON" } });
-    }
-    const requestId = raw && typeof raw === "object" && "request_id" in raw ? (raw as { request_id: unknown }).request_id : null;
-    const parsed = ClientFrame.safeParse(raw);
-    if (!parsed.success) {
-      return reply(ws, requestId, { ok: false, error: ApiError.validation(zodIssues(parsed.error.issues)).toBody().error });
-    }
-    const frame = parsed.data;
-    switch (frame.type) {
-      case "ack": {
-        const { channel } = this.hub.attachment(ws);
-        if (!channel) {
-          return reply(ws, frame.request_id, { ok: false, error: { code: "validation_failed", message: "ack needs a socket opened with ?channel=<id>" } });
-        }
-        this.store.ackChannel(channel, Math.min(frame.sequence, this.store.lastSequence), Date.now());
-        this.hub.acked(ws, Math.min(frame.sequence, this.store.lastSequence));
-        // Acks are fire-and-forget; a client that wants confirmation sends a request_id and gets the stored cursor.
-        if (frame.request_id !== undefined) {
-          reply(ws, frame.request_id, { ok: true, value: { channel, acked_sequence: this.store.channelCursor(channel) } });
-        }
-        return;
-      }
-      case "submit_turn":
-        return reply(ws, frame.request_id, await this.submitTurn({ input: frame.input, idempotency_key: frame.idempotency_key }));
-      case "interrupt":
-        return reply(ws, frame.request_id, await this.interrupt(frame.reason));
-      case "respond_action": {
-        const { key_hash } = this.hub.attachment(ws);
-        return reply(ws, frame.request_id, await this.resolveAction(frame.action_id, frame.decision, frame.reason, key_hash));
-      }
-      case "inject_message":
-        return reply(ws, frame.request_id, await this.injectMessage(frame.content));
     }
   }
 
@@ -846,15 +823,4 @@ export class SessionObject extends DurableObject<Env> {
 /** A runtime.warning per MCP server or tool that discovery had to leave out. */
 function mcpWarnings(turnId: string, mcp: McpDiscovery): EventDraft[] {
   return mcp.warnings.map((w) => ({ type: "runtime.warning", turn_id: turnId, payload: { code: w.code, server: w.server, message: w.message } }));
-}
-
-function reply(ws: WebSocket, requestId: unknown, result: Result<unknown>): void {
-  const frame = result.ok
-    ? { type: "reply", request_id: requestId ?? null, ok: true, result: result.value }
-    : { type: "reply", request_id: requestId ?? null, ok: false, error: { code: result.error.code, message: result.error.message } };
-  try {
-    ws.send(JSON.stringify(frame));
-  } catch {
-    // the socket closed before the reply
-  }
 }

@@ -1,0 +1,58 @@
+// WebSocket command frames (SPEC §4): parse and validate a client frame, run it against the session, and
+// answer with a reply frame carrying its request_id. Malformed frames get ok:false; the socket stays open.
+import { ApiError, type Result, zodIssues } from "../runtime/errors";
+import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../runtime/wire";
+
+/** What the frames can do to a session: its RPC surface, plus acks for the socket's channel. */
+export interface FrameTarget {
+  submitTurn(body: SubmitTurnBody): Promise<Result<TurnAccepted & { duplicate?: boolean }>>;
+  interrupt(reason?: string): Promise<Result<unknown>>;
+  resolveAction(actionId: string, decision: "approve" | "reject", reason: string | undefined, by: string): Promise<Result<unknown>>;
+  injectMessage(content: string): Promise<Result<unknown>>;
+  /** Stores the socket's channel cursor; an error when the socket has no channel. */
+  ack(ws: WebSocket, sequence: number): Result<{ channel: string; acked_sequence: number | null }>;
+  /** Who opened the socket (a hash of its key), recorded on its decisions. */
+  keyHash(ws: WebSocket): string;
+}
+
+export async function handleFrame(target: FrameTarget, ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message));
+  } catch {
+    return reply(ws, null, { ok: false, error: { code: "malformed_body", message: "Frame is not valid JSON" } });
+  }
+  const requestId = raw && typeof raw === "object" && "request_id" in raw ? (raw as { request_id: unknown }).request_id : null;
+  const parsed = ClientFrame.safeParse(raw);
+  if (!parsed.success) {
+    return reply(ws, requestId, { ok: false, error: ApiError.validation(zodIssues(parsed.error.issues)).toBody().error });
+  }
+  const frame = parsed.data;
+  switch (frame.type) {
+    case "ack": {
+      const result = target.ack(ws, frame.sequence);
+      // Acks are fire-and-forget; a client that wants confirmation sends a request_id and gets the stored cursor.
+      if (!result.ok || frame.request_id !== undefined) reply(ws, frame.request_id, result);
+      return;
+    }
+    case "submit_turn":
+      return reply(ws, frame.request_id, await target.submitTurn({ input: frame.input, idempotency_key: frame.idempotency_key }));
+    case "interrupt":
+      return reply(ws, frame.request_id, await target.interrupt(frame.reason));
+    case "respond_action":
+      return reply(ws, frame.request_id, await target.resolveAction(frame.action_id, frame.decision, frame.reason, target.keyHash(ws)));
+    case "inject_message":
+      return reply(ws, frame.request_id, await target.injectMessage(frame.content));
+  }
+}
+
+export function reply(ws: WebSocket, requestId: unknown, result: Result<unknown>): void {
+  const frame = result.ok
+    ? { type: "reply", request_id: requestId ?? null, ok: true, result: result.value }
+    : { type: "reply", request_id: requestId ?? null, ok: false, error: { code: result.error.code, message: result.error.message } };
+  try {
+    ws.send(JSON.stringify(frame));
+  } catch {
+    // the socket closed before the reply
+  }
+}
