@@ -443,11 +443,18 @@ describe("runTurn: limits and failures", () => {
     expect(ports.terminal!.payload).toMatchObject({ error: { code: "model_error" } });
   });
 
-  it("fails with model_error when the model's stream ends without finishing, instead of taking the partial text as the answer", async () => {
-    const model = scriptedModel(textParts(["The answer is"]));
+  it.each([
+    ["ends without a finish part", textParts(["The answer is"]), "The model's response stream ended without finishing"],
+    [
+      "finishes with reason error (a provider's truncated stream)",
+      [...textParts(["The answer is"]), { type: "finish", finishReason: { unified: "error", raw: "stream-truncated" }, usage: usage(1, 1) } as LanguageModelV3StreamPart],
+      "The model's response ended in an error (stream-truncated)",
+    ],
+  ])("fails with model_error when the model's stream %s, instead of taking the partial text as the answer", async (_, reply, message) => {
+    const model = scriptedModel(reply as LanguageModelV3StreamPart[]);
     const { ports } = await runNewTurn(makeSetup({ model }));
     expect(ports.types()).toEqual(["model.requested", "model.delta", "model.completed", "turn.failed"]);
-    expect(ports.terminal!.payload).toMatchObject({ error: { code: "model_error", message: "The model's response stream ended without finishing" } });
+    expect(ports.terminal!.payload).toMatchObject({ error: { code: "model_error", message } });
   });
 
   it("retries a rate-limited call after the provider's retry-after-ms, not the 2 s backoff; a non-retryable error is not retried", async () => {

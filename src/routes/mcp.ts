@@ -99,20 +99,26 @@ async function runAgentTurn(
   }
   const stub = sessionStub(env, sid);
   const { last_sequence } = unwrap(await stub.snapshot()) as { last_sequence: number };
-  const { turn_id } = unwrap(await stub.submitTurn({ input }));
-  // The session's log from before the submission, replayed then live: nothing of the turn is missed.
-  const res = await stub.fetch(`https://session/v1/sessions/${sid}/events?after=${last_sequence}`, { headers: { accept: "text/event-stream" } });
-  if (!res.ok || !res.body) throw new Error(`Following session ${sid} failed (HTTP ${res.status})`);
-  let count = 0;
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  const cancel = () => {
-    waitUntil(stub.cancelTurn(turn_id, "the MCP client disconnected").catch(() => {}));
-    void reader.cancel().catch(() => {});
+  signal.throwIfAborted();
+  const submitted = stub.submitTurn({ input }).then((r) => unwrap(r).turn_id);
+  // From here on, a turn nobody follows any more (the caller went away, or following it failed) is cancelled;
+  // waitUntil keeps the cancellation alive past the request.
+  const cancelTurn = (reason: string) => waitUntil(submitted.then((id) => stub.cancelTurn(id, reason)).catch(() => {}));
+  let reader: ReadableStreamDefaultReader<string> | undefined;
+  const onAbort = () => {
+    cancelTurn("the MCP client disconnected");
+    void reader?.cancel().catch(() => {});
   };
-  signal.addEventListener("abort", cancel, { once: true });
-  if (signal.aborted) cancel();
+  signal.addEventListener("abort", onAbort, { once: true });
+  let count = 0;
   let buffer = "";
   try {
+    const turn_id = await submitted;
+    // The session's log from before the submission, replayed then live: nothing of the turn is missed.
+    const res = await stub.fetch(`https://session/v1/sessions/${sid}/events?after=${last_sequence}`, { headers: { accept: "text/event-stream" } });
+    if (!res.ok || !res.body) throw new Error(`Following session ${sid} failed (HTTP ${res.status})`);
+    reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    signal.throwIfAborted();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) throw new Error(`The event stream of session ${sid} ended before turn ${turn_id} did`);
@@ -130,9 +136,12 @@ async function runAgentTurn(
         if (progress && message) await progress({ progress: ++count, message }).catch(() => {});
       }
     }
+  } catch (err) {
+    if (!signal.aborted) cancelTurn(`the MCP call could not follow the turn: ${err instanceof Error ? err.message : String(err)}`);
+    throw err;
   } finally {
-    signal.removeEventListener("abort", cancel);
-    await reader.cancel().catch(() => {});
+    signal.removeEventListener("abort", onAbort);
+    await reader?.cancel().catch(() => {});
   }
 }
 

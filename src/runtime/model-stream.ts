@@ -84,6 +84,10 @@ function toModelPart(part: LanguageModelV3StreamPart): ModelPart | null {
       return { type: "tool-call", toolCallId: part.toolCallId, toolName: part.toolName, ...parsed };
     }
     case "finish": {
+      // Some providers end a cut-off stream with a finish part instead of an error part.
+      if (part.finishReason.unified === "error") {
+        throw new Error(`The model's response ended in an error${part.finishReason.raw ? ` (${part.finishReason.raw})` : ""}`);
+      }
       const input = part.usage.inputTokens.total ?? 0;
       const output = part.usage.outputTokens.total ?? 0;
       return { type: "finish", finishReason: part.finishReason.unified, usage: { input_tokens: input, output_tokens: output, total_tokens: input + output } };
