@@ -7,9 +7,9 @@ import type { TreeNode } from "../runtime/execution-tree";
 import type { Policy, PolicySchema } from "../runtime/policy";
 import type { SessionView, ThreadStatus, TurnSummary, TurnUsage } from "../runtime/read-model";
 import type { PermissionClass } from "../runtime/tools/types";
-import type { ActionDecisionBody, InjectMessageBody, InterruptBody, SubmitTurnBody, TurnAccepted } from "../runtime/wire";
+import type { ActionDecisionBody, ActionResolved, InjectMessageBody, InjectResult, InterruptBody, SubmitTurnBody, TurnAccepted } from "../runtime/wire";
 
-export type { AgentConfig, AgentConfigInput, EventRef, EventType, Policy, RuntimeEvent, ThreadStatus, TreeNode, TurnSummary, TurnUsage };
+export type { ActionResolved, AgentConfig, AgentConfigInput, EventRef, EventType, InjectResult, Policy, RuntimeEvent, ThreadStatus, TreeNode, TurnSummary, TurnUsage };
 
 // ---- requests (the server's schemas, as their callers write them) ----
 
@@ -74,17 +74,6 @@ export type TurnSubmitted = TurnAccepted & { duplicate?: boolean };
 export interface InterruptResult {
   interrupted: boolean;
   turn_id: string | null;
-}
-
-export type InjectResult =
-  | { delivery: "injected"; turn_id: string; message_id: string }
-  | { delivery: "new_turn"; turn_id: string; status: "accepted" | "queued" };
-
-export interface ActionResolved {
-  action_id: string;
-  turn_id: string;
-  tool_call_id: string;
-  decision: "approved" | "rejected" | "timed_out";
 }
 
 export interface QueueResult {

@@ -17,7 +17,7 @@ import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
 import { discoverMcpTools, type McpDiscovery, McpConnections } from "../runtime/tools/mcp-client";
 import { type ApprovalDecision, closingEvents, finalMessages, levels, newTurnState, pendingApprovals, type TurnState } from "../runtime/turn-state";
 import { DEFAULT_POLICY, type Policy } from "../runtime/policy";
-import type { SubmitTurnBody, TurnAccepted } from "../runtime/wire";
+import type { ActionResolved, InjectResult, SubmitTurnBody, TurnAccepted } from "../runtime/wire";
 import { type FrameTarget, handleFrame, reply } from "./command-frames";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import { providerEnv } from "./providers";
@@ -54,17 +54,6 @@ interface Executor {
 
 /** Thrown into a loop whose turn was taken away (interrupted) so it stops without writing. */
 class TurnTakenError extends Error {}
-
-export interface ActionResolved {
-  action_id: string;
-  turn_id: string;
-  tool_call_id: string;
-  decision: ApprovalDecision;
-}
-
-export type InjectResult =
-  | { delivery: "injected"; turn_id: string; message_id: string }
-  | { delivery: "new_turn"; turn_id: string; status: "accepted" | "queued" };
 
 export interface CreateSessionInput {
   session_id: string;
@@ -217,8 +206,9 @@ export class SessionObject extends DurableObject<Env> {
       this.mustExist();
       const status = this.store.turn(turnId)?.status;
       if (status === "running") return { cancelled: this.interruptActive(reason).interrupted };
-      if (status === "queued") this.dropQueued(turnId, reason);
-      return { cancelled: status === "queued" };
+      if (status !== "queued") return { cancelled: false };
+      this.dropQueued(turnId, reason);
+      return { cancelled: true };
     });
   }
 

@@ -52,7 +52,8 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelP
     shouldRetry: (err) => APICallError.isInstance(err) && err.isRetryable,
     getDelayInMs: retryDelay,
   });
-  const { stream } = await retrying(() => request.model.doStream(callOptions(request)));
+  const options = callOptions(request); // the same request for every attempt
+  const { stream } = await retrying(() => request.model.doStream(options));
   const reader = stream.getReader();
   // A stream that stalls must still end on abort (interrupt, wall clock): cancelling ends the pending read.
   const cancel = () => void reader.cancel(signal.reason).catch(() => {});

@@ -1,5 +1,6 @@
 // Request bodies and WebSocket client frames (SPEC §4, §5), shared by the HTTP routes and the socket.
 import { z } from "zod";
+import type { ApprovalDecision } from "./turn-state";
 
 export const TurnInput = z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters");
 
@@ -48,4 +49,17 @@ export type ClientFrame = z.infer<typeof ClientFrame>;
 export interface TurnAccepted {
   turn_id: string;
   status: "accepted" | "queued";
+}
+
+/** What POST .../messages (and inject_message) answers: taken by the running turn, or a new turn. */
+export type InjectResult =
+  | { delivery: "injected"; turn_id: string; message_id: string }
+  | { delivery: "new_turn"; turn_id: string; status: "accepted" | "queued" };
+
+/** What a decision on a pending approval answers. */
+export interface ActionResolved {
+  action_id: string;
+  turn_id: string;
+  tool_call_id: string;
+  decision: ApprovalDecision;
 }
