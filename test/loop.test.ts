@@ -323,33 +323,17 @@ describe("runTurn: tools", () => {
     expect(ports.terminal).toMatchObject({ type: "turn.completed", payload: { stop_reason: "final_answer" } });
   });
 
-  it("refuses arguments with a __proto__ key (they could hide arguments from an approver) without running the tool", async () => {
+  it.each([
+    ["are not valid JSON", '{"a": 1,'],
+    ["carry a __proto__ key (it could hide arguments from an approver)", '{"a": 1, "__proto__": {"b": 2}}'],
+  ])("does not run a tool whose arguments %s; the model gets an error result", async (_, input) => {
     let runs = 0;
     const add = defineTool("add", async () => {
       runs += 1;
       return 0;
     });
     const model = scriptedModel(
-      [{ type: "tool-call", toolCallId: "call_proto", toolName: "add", input: '{"a": 1, "__proto__": {"b": 2}}' }, finishPart("tool-calls", usage(10, 5))],
-      say("I could not add."),
-    );
-    const { ports } = await runNewTurn(makeSetup({ model, tools: [add] }));
-
-    expect(runs).toBe(0);
-    const result = payloadOf(ports, "tool.result", "call_proto");
-    expect(result).toMatchObject({ name: "add", is_error: true, metadata: { status: "error" } });
-    expect(String(result.output)).toMatch(/^Invalid tool call/);
-    expect(ports.terminal).toMatchObject({ type: "turn.completed", payload: { stop_reason: "final_answer" } });
-  });
-
-  it("does not run a tool whose arguments are not valid JSON; the model gets an error result", async () => {
-    let runs = 0;
-    const add = defineTool("add", async () => {
-      runs += 1;
-      return 0;
-    });
-    const model = scriptedModel(
-      [{ type: "tool-call", toolCallId: "call_bad", toolName: "add", input: '{"a": 1,' }, finishPart("tool-calls", usage(10, 5))],
+      [{ type: "tool-call", toolCallId: "call_bad", toolName: "add", input }, finishPart("tool-calls", usage(10, 5))],
       say("I could not add."),
     );
     const { ports } = await runNewTurn(makeSetup({ model, tools: [add] }));

@@ -414,22 +414,31 @@ describe("the runtime as an MCP server (POST /mcp)", () => {
     await client.close();
   });
 
-  it("a caller that disconnects while its turn runs cancels that turn", async () => {
-    const name = uniqueId("mcpgone").replace(/-/g, "_").slice(0, 40);
-    const scriptId = uniqueId("mcpgone");
+  /** A registered agent whose model call never finishes, and a session of it. */
+  async function hangingAgentSession(prefix: string): Promise<{ name: string; sid: string }> {
+    const name = uniqueId(prefix).replace(/-/g, "_").slice(0, 40);
+    const scriptId = uniqueId(prefix);
     await script(scriptId, [{ text: "an answer that never finishes", chunk_size: 4, hang: true }]);
     await createAgent({ name, model: `openai-compatible:${scriptId}` });
-    const created = await api("POST", "/v1/sessions", { agent: name });
-    const sid = created.body.session_id as string;
+    const sid = (await api("POST", "/v1/sessions", { agent: name })).body.session_id as string;
+    return { name, sid };
+  }
 
-    const gone = new AbortController();
+  /** Calls run_agent_<name> as a raw Streamable HTTP POST that `gone` can cut off, as a client disconnecting would. */
+  async function callRunAgent(name: string, args: Record<string, unknown>, gone: AbortController): Promise<void> {
     const res = await SELF.fetch(BASE, {
       signal: gone.signal,
       method: "POST",
       headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `run_agent_${name}`, arguments: { input: "go", session_id: sid } } }),
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `run_agent_${name}`, arguments: args } }),
     });
     expect(res.status).toBe(200);
+  }
+
+  it("a caller that disconnects while its turn runs cancels that turn", async () => {
+    const { name, sid } = await hangingAgentSession("mcpgone");
+    const gone = new AbortController();
+    await callRunAgent(name, { input: "go", session_id: sid }, gone);
     const delta = await waitForEvent(sid, (e) => e.type === "model.delta");
     gone.abort();
 
@@ -438,22 +447,12 @@ describe("the runtime as an MCP server (POST /mcp)", () => {
   });
 
   it("a caller that disconnects while its turn waits in the queue removes only that turn", async () => {
-    const name = uniqueId("mcpqueue").replace(/-/g, "_").slice(0, 40);
-    const scriptId = uniqueId("mcpqueue");
-    await script(scriptId, [{ text: "the running turn never finishes", chunk_size: 4, hang: true }]);
-    await createAgent({ name, model: `openai-compatible:${scriptId}` });
-    const sid = (await api("POST", "/v1/sessions", { agent: name })).body.session_id as string;
+    const { name, sid } = await hangingAgentSession("mcpqueue");
     const first = await submitTurn(sid, "first");
     await waitForEvent(sid, (e) => e.type === "model.delta" && e.turn_id === first.turn_id);
 
     const gone = new AbortController();
-    const res = await SELF.fetch(BASE, {
-      signal: gone.signal,
-      method: "POST",
-      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `run_agent_${name}`, arguments: { input: "second", session_id: sid } } }),
-    });
-    expect(res.status).toBe(200);
+    await callRunAgent(name, { input: "second", session_id: sid }, gone);
     const queued = await waitForEvent(sid, (e) => e.type === "turn.submitted" && e.turn_id !== first.turn_id);
     expect(queued.payload.queued).toBe(true);
     gone.abort();
