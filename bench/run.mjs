@@ -27,7 +27,9 @@ const flag = (name, dflt) => (process.env[name] === undefined ? dflt : process.e
 const ALL_PHASES = ["loop", "latency", "profile", "concurrency", "fanout", "footprint", "replay", "micro"].filter((p) => PHASES[p]);
 const CFG = {
   quick: QUICK,
-  phases: pick("BENCH_PHASES", ALL_PHASES.join(","), ALL_PHASES.join(",")).split(",").map((s) => s.trim()),
+  phases: pick("BENCH_PHASES", ALL_PHASES.join(","), ALL_PHASES.join(","))
+    .split(",")
+    .map((s) => s.trim()),
   warmup: num("BENCH_WARMUP", 5, 2),
   loop: {
     steps: num("BENCH_LOOP_STEPS", 10, 10),
@@ -40,8 +42,17 @@ const CFG = {
   latency: { turns: num("BENCH_LATENCY_TURNS", 50, 12), deltas: num("BENCH_LATENCY_DELTAS", 8, 8) },
   footprint: { turns: num("BENCH_FOOTPRINT_TURNS", 1000, 100), historyTurns: num("BENCH_HISTORY_TURNS", 10, 4) },
   fanout: { clients: list("BENCH_FANOUT_CLIENTS", "1,10,50", "1,10,50"), deltas: num("BENCH_FANOUT_DELTAS", 1000, 200), runs: num("BENCH_FANOUT_RUNS", 5, 1) },
-  concurrency: { sessions: num("BENCH_CONC_SESSIONS", 50, 50), rounds: num("BENCH_CONC_ROUNDS", 3, 1), steps: num("BENCH_CONC_STEPS", 10, 2), calls: num("BENCH_CONC_CALLS", 4, 4) },
-  replay: { counts: list("BENCH_REPLAY_EVENTS", "10000,100000", "2000,10000"), runs: num("BENCH_REPLAY_RUNS", 3, 2), deltasPerTurn: num("BENCH_REPLAY_DELTAS", 1000, 500) },
+  concurrency: {
+    sessions: num("BENCH_CONC_SESSIONS", 50, 50),
+    rounds: num("BENCH_CONC_ROUNDS", 3, 1),
+    steps: num("BENCH_CONC_STEPS", 10, 2),
+    calls: num("BENCH_CONC_CALLS", 4, 4),
+  },
+  replay: {
+    counts: list("BENCH_REPLAY_EVENTS", "10000,100000", "2000,10000"),
+    runs: num("BENCH_REPLAY_RUNS", 3, 2),
+    deltasPerTurn: num("BENCH_REPLAY_DELTAS", 1000, 500),
+  },
   micro: { n: num("BENCH_MICRO_N", 5000, 1000), runs: num("BENCH_MICRO_RUNS", 5, 2), clients: list("BENCH_MICRO_CLIENTS", "1,10,50", "1,10") },
   profile: { turns: num("BENCH_PROFILE_TURNS", 8, 4), intervalUs: num("BENCH_PROFILE_INTERVAL_US", 200, 200), strace: flag("BENCH_STRACE", true) },
   deflate: flag("BENCH_WS_DEFLATE", false),
@@ -159,53 +170,131 @@ function table(o) {
   const mb = (b) => (b === null || b === undefined ? "-" : (b / 1048576).toFixed(1));
   const row = (a, b, c = "") => lines.push(`| ${a} | ${b} | ${c} |`);
   const m = o.machine;
-  lines.push(`Machine: ${m.nproc} CPUs (${m.cpu_model}), ${(m.mem_total_bytes / 2 ** 30).toFixed(1)} GiB; node ${m.node}, wrangler ${m.wrangler}, workerd ${m.workerd}, ai ${m.ai}`);
-  lines.push(`Source: ${o.source.git_commit?.slice(0, 10) ?? "?"}${o.source.src_dirty ? " + uncommitted changes" : ""} (src ${o.source.src_hash})${o.config.quick ? "; BENCH_QUICK" : ""}`);
+  lines.push(
+    `Machine: ${m.nproc} CPUs (${m.cpu_model}), ${(m.mem_total_bytes / 2 ** 30).toFixed(1)} GiB; node ${m.node}, wrangler ${m.wrangler}, workerd ${m.workerd}, ai ${m.ai}`,
+  );
+  lines.push(
+    `Source: ${o.source.git_commit?.slice(0, 10) ?? "?"}${o.source.src_dirty ? " + uncommitted changes" : ""} (src ${o.source.src_hash})${o.config.quick ? "; BENCH_QUICK" : ""}`,
+  );
   lines.push("");
   lines.push("| measurement | median (p50 / p99 where given) | notes |");
   lines.push("|---|---|---|");
   const failed = (name) => r[name]?.error && row(`${name} phase`, "failed", r[name].error.slice(0, 120));
   if (r.loop && !r.loop.error) {
     const l = r.loop;
-    row("Tool loop, runtime: ms per step", f(l.runtime.ms_per_step, 2), `${l.model_calls_per_turn} model calls, ${l.tool_calls_per_turn} calculator calls, ${l.events_per_turn} events per turn, durable and streamed to 1 WS; turn ${f(l.runtime.median)} ms; ${l.runs} runs`);
-    row("Tool loop, AI SDK generateText: ms per step", f(l.generateText.ms_per_step, 2), `same scripted model and calculator in workerd; turn ${f(l.generateText.median)} ms`);
+    row(
+      "Tool loop, runtime: ms per step",
+      f(l.runtime.ms_per_step, 2),
+      `${l.model_calls_per_turn} model calls, ${l.tool_calls_per_turn} calculator calls, ${l.events_per_turn} events per turn, durable and streamed to 1 WS; turn ${f(l.runtime.median)} ms; ${l.runs} runs`,
+    );
+    row(
+      "Tool loop, AI SDK generateText: ms per step",
+      f(l.generateText.ms_per_step, 2),
+      `same scripted model and calculator in workerd; turn ${f(l.generateText.median)} ms`,
+    );
     row("Tool loop, AI SDK streamText: ms per step", f(l.streamText.ms_per_step, 2), `turn ${f(l.streamText.median)} ms`);
-    row("Tool loop, ratio runtime / generateText", `${f(l.ratio_runtime_vs_generateText, 2)}x`, `median of per-run ratios ${f(l.median_pairwise_ratio_vs_generateText, 2)}x; runtime / streamText ${f(l.ratio_runtime_vs_streamText, 2)}x`);
+    row(
+      "Tool loop, ratio runtime / generateText",
+      `${f(l.ratio_runtime_vs_generateText, 2)}x`,
+      `median of per-run ratios ${f(l.median_pairwise_ratio_vs_generateText, 2)}x; runtime / streamText ${f(l.ratio_runtime_vs_streamText, 2)}x`,
+    );
     const c = l.cpu_ms_per_turn;
-    row("Tool loop, workerd CPU ms per turn", `${f(c.runtime.runtime_workerd)} / ${f(c.generateText.baseline_workerd)} / ${f(c.streamText.baseline_workerd)}`, "runtime / generateText / streamText");
+    row(
+      "Tool loop, workerd CPU ms per turn",
+      `${f(c.runtime.runtime_workerd)} / ${f(c.generateText.baseline_workerd)} / ${f(c.streamText.baseline_workerd)}`,
+      "runtime / generateText / streamText",
+    );
     const s = l.runtime_split_ms;
     row("Tool loop, runtime turn split (server)", `${s.model_calls} / ${s.tool_phases} / ${s.other} ms`, `model calls / tool phases / rest, of ${s.total} ms`);
     const t = l.text_turn;
-    row(`Text turn (${t.deltas} deltas), runtime / streamText`, `${f(t.runtime_ms, 0)} / ${f(t.streamText_ms, 0)} ms`, `${f(t.runtime_ms_per_delta * 1000, 0)} / ${f(t.streamText_ms_per_delta * 1000, 0)} µs per delta; workerd CPU ${f(t.cpu_ms_per_turn.runtime.runtime_workerd, 0)} / ${f(t.cpu_ms_per_turn.streamText.baseline_workerd, 0)} ms`);
+    row(
+      `Text turn (${t.deltas} deltas), runtime / streamText`,
+      `${f(t.runtime_ms, 0)} / ${f(t.streamText_ms, 0)} ms`,
+      `${f(t.runtime_ms_per_delta * 1000, 0)} / ${f(t.streamText_ms_per_delta * 1000, 0)} µs per delta; workerd CPU ${f(t.cpu_ms_per_turn.runtime.runtime_workerd, 0)} / ${f(t.cpu_ms_per_turn.streamText.baseline_workerd, 0)} ms`,
+    );
   } else failed("loop");
   if (r.latency && !r.latency.error) {
     const l = r.latency;
-    row("First event after POST .../turns (WS open)", `${f(l.first_event.p50, 2)} / ${f(l.first_event.p99, 2)} ms`, `the 202 arrives at ${f(l.http_202.p50, 2)} ms; ${l.turns} turns`);
+    row(
+      "First event after POST .../turns (WS open)",
+      `${f(l.first_event.p50, 2)} / ${f(l.first_event.p99, 2)} ms`,
+      `the 202 arrives at ${f(l.http_202.p50, 2)} ms; ${l.turns} turns`,
+    );
     row("First model.delta after POST", `${f(l.first_delta.p50, 2)} / ${f(l.first_delta.p99, 2)} ms`, `${l.model}: one model call, no tools`);
-    row("turn.completed after POST", `${f(l.completed.p50, 2)} / ${f(l.completed.p99, 2)} ms`, `server (event timestamps) ${f(l.server_submitted_to_completed.p50, 0)} ms`);
+    row(
+      "turn.completed after POST",
+      `${f(l.completed.p50, 2)} / ${f(l.completed.p99, 2)} ms`,
+      `server (event timestamps) ${f(l.server_submitted_to_completed.p50, 0)} ms`,
+    );
   } else failed("latency");
   if (r.footprint && !r.footprint.error) {
     const e = r.footprint.event_log;
-    row("Event log bytes per step", f(e.bytes_per_step, 0), `${e.bytes} B for the ${e.events} events of a ${e.turn} turn; a tool step ${f(e.bytes_per_tool_step, 0)} B`);
-    row("Write transactions per step", f(e.transactions_per_step, 2), `${e.transactions_per_turn} per turn; ${e.checkpoint_rewrites_per_turn} of them rewrite the turn checkpoint`);
+    row(
+      "Event log bytes per step",
+      f(e.bytes_per_step, 0),
+      `${e.bytes} B for the ${e.events} events of a ${e.turn} turn; a tool step ${f(e.bytes_per_tool_step, 0)} B`,
+    );
+    row(
+      "Write transactions per step",
+      f(e.transactions_per_step, 2),
+      `${e.transactions_per_turn} per turn; ${e.checkpoint_rewrites_per_turn} of them rewrite the turn checkpoint`,
+    );
     const t = r.footprint.many_turns;
-    row(`workerd RSS after ${t.turns} turns in one session`, `${mb(t.rss_after_1s)} MiB`, `before ${mb(t.rss_before)} MiB (growth ${mb(t.rss_growth)} MiB); isolate heap ${mb(t.js_heap_before)} -> ${mb(t.js_heap_after)} MiB after GC`);
+    row(
+      `workerd RSS after ${t.turns} turns in one session`,
+      `${mb(t.rss_after_1s)} MiB`,
+      `before ${mb(t.rss_before)} MiB (growth ${mb(t.rss_growth)} MiB); isolate heap ${mb(t.js_heap_before)} -> ${mb(t.js_heap_after)} MiB after GC`,
+    );
     row(`SQLite file after ${t.turns} turns`, `${mb(t.sqlite_bytes)} MiB`, `${t.events} events, ${f(t.sqlite_bytes_per_event, 0)} B per event`);
-    row("Turn latency, first vs last turns of that session", `${f(t.turn_ms_first, 1)} -> ${f(t.turn_ms_last, 1)} ms`, `medians of the first and last ${t.window} turns (${t.model})`);
+    row(
+      "Turn latency, first vs last turns of that session",
+      `${f(t.turn_ms_first, 1)} -> ${f(t.turn_ms_last, 1)} ms`,
+      `medians of the first and last ${t.window} turns (${t.model})`,
+    );
     const h = r.footprint.history_growth;
-    if (h) row(`Tool-loop turn 1 vs turn ${h.turns.length} of one session`, `${f(h.first_ms, 0)} -> ${f(h.last_ms, 0)} ms`, `workerd CPU ${f(h.first_cpu_ms, 0)} -> ${f(h.last_cpu_ms, 0)} ms; +${f(h.ms_per_prior_turn, 1)} ms per earlier turn in the history`);
+    if (h)
+      row(
+        `Tool-loop turn 1 vs turn ${h.turns.length} of one session`,
+        `${f(h.first_ms, 0)} -> ${f(h.last_ms, 0)} ms`,
+        `workerd CPU ${f(h.first_cpu_ms, 0)} -> ${f(h.last_cpu_ms, 0)} ms; +${f(h.ms_per_prior_turn, 1)} ms per earlier turn in the history`,
+      );
   } else failed("footprint");
   if (r.fanout && !r.fanout.error) {
     for (const [k, v] of Object.entries(r.fanout.per_clients)) {
-      if (Number(k) === 0) row("Fan-out, no client (reference)", `turn ${f(v.ms, 0)} ms`, `server ${f(v.server_turn_ms, 0)} ms, workerd CPU ${f(v.workerd_cpu_ms, 0)} ms`);
-      else row(`Fan-out, ${k} WS client${k === "1" ? "" : "s"}: events/s delivered`, f(v.events_per_s, 0), `${f(v.events_per_turn, 0)} events per turn; last client done at ${f(v.ms, 0)} ms, turn ${f(v.server_turn_ms, 0)} ms on the server, workerd CPU ${f(v.workerd_cpu_ms, 0)} ms`);
+      if (Number(k) === 0)
+        row("Fan-out, no client (reference)", `turn ${f(v.ms, 0)} ms`, `server ${f(v.server_turn_ms, 0)} ms, workerd CPU ${f(v.workerd_cpu_ms, 0)} ms`);
+      else
+        row(
+          `Fan-out, ${k} WS client${k === "1" ? "" : "s"}: events/s delivered`,
+          f(v.events_per_s, 0),
+          `${f(v.events_per_turn, 0)} events per turn; last client done at ${f(v.ms, 0)} ms, turn ${f(v.server_turn_ms, 0)} ms on the server, workerd CPU ${f(v.workerd_cpu_ms, 0)} ms`,
+        );
     }
   } else failed("fanout");
   if (r.concurrency && !r.concurrency.error) {
     const c = r.concurrency;
-    row(`Concurrency, ${c.sessions} fresh sessions at once: turns/s`, f(c.turns_per_s, 1), `${c.model}; the same turn alone ${f(c.solo_turn_ms, 0)} ms; ${c.failed} failed`);
-    row(`Concurrency, ${c.sessions} sessions: turn latency`, `${f(c.latency_ms.p50, 0)} / ${f(c.latency_ms.p99, 0)} ms`, `workerd CPU ${f(c.workerd_cpu_ms_per_turn, 1)} ms per turn, ${f(c.workerd_busy * 100, 0)}% of one core busy`);
-    if (c.rounds > 1) row("Concurrency, later rounds (1 more turn of history each)", `${c.all_rounds.turns_per_s.slice(1).map((x) => f(x, 1)).join(", ")} turns/s`, `workerd CPU ${c.all_rounds.workerd_cpu_ms_per_turn.slice(1).map((x) => f(x, 0)).join(", ")} ms per turn; p50 / p99 over all rounds ${f(c.all_rounds.latency_ms.p50, 0)} / ${f(c.all_rounds.latency_ms.p99, 0)} ms`);
+    row(
+      `Concurrency, ${c.sessions} fresh sessions at once: turns/s`,
+      f(c.turns_per_s, 1),
+      `${c.model}; the same turn alone ${f(c.solo_turn_ms, 0)} ms; ${c.failed} failed`,
+    );
+    row(
+      `Concurrency, ${c.sessions} sessions: turn latency`,
+      `${f(c.latency_ms.p50, 0)} / ${f(c.latency_ms.p99, 0)} ms`,
+      `workerd CPU ${f(c.workerd_cpu_ms_per_turn, 1)} ms per turn, ${f(c.workerd_busy * 100, 0)}% of one core busy`,
+    );
+    if (c.rounds > 1)
+      row(
+        "Concurrency, later rounds (1 more turn of history each)",
+        `${c.all_rounds.turns_per_s
+          .slice(1)
+          .map((x) => f(x, 1))
+          .join(", ")} turns/s`,
+        `workerd CPU ${c.all_rounds.workerd_cpu_ms_per_turn
+          .slice(1)
+          .map((x) => f(x, 0))
+          .join(", ")} ms per turn; p50 / p99 over all rounds ${f(c.all_rounds.latency_ms.p50, 0)} / ${f(c.all_rounds.latency_ms.p99, 0)} ms`,
+      );
   } else failed("concurrency");
   if (r.replay && !r.replay.error) {
     const p = r.replay;
@@ -213,12 +302,26 @@ function table(o) {
       row(`Replay ${n} events from cursor 0, WebSocket`, `${f(p.ws[n].median, 0)} ms`, `${f(p.ws[n].events_per_s, 0)} events/s`);
       row(`Replay ${n} events from cursor 0, SSE`, `${f(p.sse[n].median, 0)} ms`, `${f(p.sse[n].events_per_s, 0)} events/s`);
     }
-    row("Replay, workerd CPU per event (WS / SSE)", `${f(p.cpu_per_event.ws.workerd_us, 1)} / ${f(p.cpu_per_event.sse.workerd_us, 1)} µs`, `WS with deflate ${p.ws_other_deflate.deflate ? "on" : "off"}: ${f(p.ws_other_deflate.workerd_us_per_event, 1)} µs/event, ${f(p.ws_other_deflate.ms, 0)} ms for ${p.ws_other_deflate.count}`);
-    row("Building the log (live, 1 WS client)", `${f(p.build.events_per_s, 0)} events/s`, `${f(p.build.workerd_cpu_us_per_event, 0)} µs workerd CPU per delta event`);
+    row(
+      "Replay, workerd CPU per event (WS / SSE)",
+      `${f(p.cpu_per_event.ws.workerd_us, 1)} / ${f(p.cpu_per_event.sse.workerd_us, 1)} µs`,
+      `WS with deflate ${p.ws_other_deflate.deflate ? "on" : "off"}: ${f(p.ws_other_deflate.workerd_us_per_event, 1)} µs/event, ${f(p.ws_other_deflate.ms, 0)} ms for ${p.ws_other_deflate.count}`,
+    );
+    row(
+      "Building the log (live, 1 WS client)",
+      `${f(p.build.events_per_s, 0)} events/s`,
+      `${f(p.build.workerd_cpu_us_per_event, 0)} µs workerd CPU per delta event`,
+    );
   } else failed("replay");
   if (r.micro && !r.micro.error) {
-    for (const [label, v] of Object.entries(r.micro.storage)) row(`Micro: ${label}`, `${f(v.us_per_op, 1)} µs`, v.cpu_us_per_op !== undefined ? `workerd CPU ${f(v.cpu_us_per_op, 1)} µs` : "");
-    for (const [k, v] of Object.entries(r.micro.websocket)) row(`Micro: ws.send to ${k} socket(s)`, `${f(v.ws_send.us_per_frame_per_socket, 2)} µs`, `per frame per socket; serialized again per socket ${f(v.ws_send_restringify.us_per_frame_per_socket, 2)} µs; ${f(v.ws_send.delivered_per_s, 0)} frames/s delivered`);
+    for (const [label, v] of Object.entries(r.micro.storage))
+      row(`Micro: ${label}`, `${f(v.us_per_op, 1)} µs`, v.cpu_us_per_op !== undefined ? `workerd CPU ${f(v.cpu_us_per_op, 1)} µs` : "");
+    for (const [k, v] of Object.entries(r.micro.websocket))
+      row(
+        `Micro: ws.send to ${k} socket(s)`,
+        `${f(v.ws_send.us_per_frame_per_socket, 2)} µs`,
+        `per frame per socket; serialized again per socket ${f(v.ws_send_restringify.us_per_frame_per_socket, 2)} µs; ${f(v.ws_send.delivered_per_s, 0)} frames/s delivered`,
+      );
   } else failed("micro");
   if (r.profile && !r.profile.error) {
     for (const [label, p] of Object.entries(r.profile)) {
@@ -231,7 +334,13 @@ function table(o) {
       row(`Profile: ${label}`, `${f(p.busy_ms, 1)} ms/turn not idle`, top);
     }
     for (const [k, v] of Object.entries(r.profile.syscalls ?? {})) {
-      row(`Syscalls per event, ${k}`, Object.entries(v.per_event).map(([s, c]) => `${s} ${f(c, 2)}`).join(", "), `${f(v.events / v.turns, 0)} events per turn`);
+      row(
+        `Syscalls per event, ${k}`,
+        Object.entries(v.per_event)
+          .map(([s, c]) => `${s} ${f(c, 2)}`)
+          .join(", "),
+        `${f(v.events / v.turns, 0)} events per turn`,
+      );
     }
   } else failed("profile");
   return lines.join("\n");

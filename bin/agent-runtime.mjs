@@ -25,10 +25,14 @@ function fail(message, code = 1) {
 
 if (typeof globalThis.WebSocket === "undefined") {
   if (process.env.AGENT_RUNTIME_CLI_REEXEC) fail("this Node has no WebSocket even with --experimental-websocket; use Node 20.10 or newer");
-  const child = spawn(process.execPath, ["--experimental-websocket", "--no-warnings=ExperimentalWarning", fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
-    stdio: "inherit",
-    env: { ...process.env, AGENT_RUNTIME_CLI_REEXEC: "1" },
-  });
+  const child = spawn(
+    process.execPath,
+    ["--experimental-websocket", "--no-warnings=ExperimentalWarning", fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    {
+      stdio: "inherit",
+      env: { ...process.env, AGENT_RUNTIME_CLI_REEXEC: "1" },
+    },
+  );
   // Ctrl-C reaches both processes (one process group): the child decides what it means.
   process.on("SIGINT", () => {});
   child.on("exit", (code, signal) => process.exit(code ?? (signal === "SIGINT" ? 130 : 1)));

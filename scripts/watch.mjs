@@ -21,11 +21,15 @@ ws.addEventListener("message", (msg) => {
   last = e.sequence;
   const p = e.payload;
   const detail =
-    e.type === "model.delta" ? JSON.stringify(p.text)
-    : e.type === "tool.started" ? `${p.name} ${JSON.stringify(p.args)}`
-    : e.type === "tool.result" ? `${p.name} -> ${JSON.stringify(p.output).slice(0, 120)}`
-    : e.type === "turn.completed" ? `${p.stop_reason}: ${JSON.stringify(p.output).slice(0, 200)}`
-    : "";
+    e.type === "model.delta"
+      ? JSON.stringify(p.text)
+      : e.type === "tool.started"
+        ? `${p.name} ${JSON.stringify(p.args)}`
+        : e.type === "tool.result"
+          ? `${p.name} -> ${JSON.stringify(p.output).slice(0, 120)}`
+          : e.type === "turn.completed"
+            ? `${p.stop_reason}: ${JSON.stringify(p.output).slice(0, 200)}`
+            : "";
   console.log(`${String(e.sequence).padStart(5)} ${e.type.padEnd(22)} ${detail}`);
 });
 ws.addEventListener("close", (ev) => {

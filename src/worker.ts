@@ -2,13 +2,13 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
-import { ApiError } from "./runtime/errors";
 import { agents } from "./routes/agents";
 import { type AppEnv, errorJson, requireApiKey, toApiError } from "./routes/http";
 import { mcp } from "./routes/mcp";
 import { sessions } from "./routes/sessions";
 import { streams } from "./routes/streams";
 import { system } from "./routes/system";
+import { ApiError } from "./runtime/errors";
 
 export { RegistryObject } from "./durable/registry-object";
 export { SessionObject } from "./durable/session-object";
@@ -21,7 +21,10 @@ app.use(
   "*",
   cors({
     origin: (origin, c) => {
-      const allowed = ((c.env as AppEnv["Bindings"]).CORS_ORIGINS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+      const allowed = ((c.env as AppEnv["Bindings"]).CORS_ORIGINS ?? "")
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
       return allowed.includes("*") ? origin : allowed.includes(origin) ? origin : null;
     },
     allowHeaders: ["authorization", "content-type", "last-event-id", "mcp-protocol-version"],

@@ -4,7 +4,7 @@
 import { env, evictDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { AGENT_DEFAULTS, api, createAgent, createSession, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
-import { baseURL, requests, script, toolRequests, toolURL, uniqueId, type Step } from "./support/fake-model";
+import { baseURL, requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
 import { closeAllSockets, openWs } from "./support/ws";
 
 afterEach(closeAllSockets);
@@ -78,9 +78,7 @@ describe("validation (422, naming the field and the reason, nothing stored)", ()
 
   it('budget_awareness is exactly "per-message" or "limit:0".."limit:100"', async () => {
     for (const value of ["sometimes", "limit:101", "limit:-1", "limit:", "limit:50%", "Per-Message", " per-message", "limit:1000"]) {
-      await expectRefused({ budget_awareness: value }, [
-        { path: "budget_awareness", reason: expect.stringMatching(/per-message.*limit:<0-100>/) },
-      ]);
+      await expectRefused({ budget_awareness: value }, [{ path: "budget_awareness", reason: expect.stringMatching(/per-message.*limit:<0-100>/) }]);
     }
     for (const value of ["per-message", "limit:0", "limit:100", "limit:42", null]) {
       expect((await expectAccepted({ budget_awareness: value })).budget_awareness).toBe(value);
@@ -324,7 +322,11 @@ describe("planner phase", () => {
     const executorAt = indexOf(turnLog, (e) => e.type === "model.requested" && e.payload.phase === "executor");
     expect(plannerAt).toBeLessThan(summaryAt);
     expect(summaryAt).toBeLessThan(executorAt);
-    expect(ofType(turnLog, "model.delta").map((e) => e.payload.text).join("")).toBe("It is 42.");
+    expect(
+      ofType(turnLog, "model.delta")
+        .map((e) => e.payload.text)
+        .join(""),
+    ).toBe("It is 42.");
 
     // A later turn: the stored history has the original input only, neither the plan nor the planner's turns.
     const t2 = await submitTurn(sid, "Say hi.");
@@ -386,11 +388,7 @@ describe("budget awareness", () => {
 
   it("per-message: the advisory is appended to every assistant message and tool result the model gets back", async () => {
     const { model, scriptId } = await scripted(
-      [
-        { text: "Computing.", tool_calls: [{ name: "calculator", arguments: { expression: "2 + 2" } }] },
-        { text: "It is 4." },
-        { text: "Bye." },
-      ],
+      [{ text: "Computing.", tool_calls: [{ name: "calculator", arguments: { expression: "2 + 2" } }] }, { text: "It is 4." }, { text: "Bye." }],
       "pm",
     );
     const sid = await createSession({ name: "per-message", model, tools: ["calculator"], budget_awareness: "per-message", context_window: 4096 });
@@ -723,10 +721,7 @@ describe("live message injection", () => {
   });
 
   it("the inject_message WebSocket frame works the same and replies ok", async () => {
-    const { model, scriptId } = await scripted(
-      [{ tool_calls: [{ name: "slow", arguments: {} }] }, { text: "Got it." }, { text: "New turn." }],
-      "injw",
-    );
+    const { model, scriptId } = await scripted([{ tool_calls: [{ name: "slow", arguments: {} }] }, { text: "Got it." }, { text: "New turn." }], "injw");
     const sid = await createSession(slowAgent(model));
     const ws = await openWs(sid);
     const submitted = await ws.command({ type: "submit_turn", input: "run it", request_id: "s1" });
@@ -852,9 +847,7 @@ describe("output_schema", () => {
     const warnings = ofType(log, "runtime.warning");
     expect(warnings).toHaveLength(1);
     expect(warnings[0].payload.attempt).toBe(1);
-    expect(indexOf(log, (e) => e.type === "runtime.warning")).toBeLessThan(
-      log.findLastIndex((e) => e.type === "model.requested"),
-    );
+    expect(indexOf(log, (e) => e.type === "runtime.warning")).toBeLessThan(log.findLastIndex((e) => e.type === "model.requested"));
     const reqs = await requests(scriptId);
     expect(reqs).toHaveLength(2);
     expect(roles(reqs[1]).slice(-3)).toEqual(["user", "assistant", "user"]);
@@ -863,7 +856,10 @@ describe("output_schema", () => {
   });
 
   it("three invalid answers end the turn with turn.failed output_invalid", async () => {
-    const { model, scriptId } = await scripted([{ text: '{"answer":1,"score":2}' }, { text: "not json" }, { text: '{"answer":"x"}' }, { text: "unused" }], "outf");
+    const { model, scriptId } = await scripted(
+      [{ text: '{"answer":1,"score":2}' }, { text: "not json" }, { text: '{"answer":"x"}' }, { text: "unused" }],
+      "outf",
+    );
     const sid = await createSession({ name: "structured-fail", model, output_schema: schema });
     const { turn_id } = await submitTurn(sid, "Rate it.");
     const log = await waitForTurnEnd(sid, turn_id);

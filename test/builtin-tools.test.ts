@@ -4,7 +4,7 @@
 import { env, evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, events, expectGapless, submitTurn, waitForTurnEnd } from "./support/api";
-import { baseURL, requests, script, uniqueId, type ScriptedToolCall } from "./support/fake-model";
+import { baseURL, requests, type ScriptedToolCall, script, uniqueId } from "./support/fake-model";
 
 const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
 
@@ -246,7 +246,7 @@ describe("workspace tools", () => {
 
   it("refuses paths that escape the workspace at call time and writes nothing", async () => {
     const s = await newSession({ policy: { workspace_root: "/proj" } });
-    const deep = Array.from({ length: 40 }, (_, i) => `d${i}`).join("/") + "/f.txt";
+    const deep = `${Array.from({ length: 40 }, (_, i) => `d${i}`).join("/")}/f.txt`;
     const bad = [
       "../x",
       "..",
@@ -299,14 +299,14 @@ describe("workspace tools", () => {
 
   it("accepts legitimate nested paths: spaces, dots inside names, 32 segments", async () => {
     const s = await newSession();
-    const deepest = Array.from({ length: 31 }, (_, i) => `d${i}`).join("/") + "/f.txt";
+    const deepest = `${Array.from({ length: 31 }, (_, i) => `d${i}`).join("/")}/f.txt`;
     const good = ["docs/notes v2.md", "a/b/c.txt", "x..y", "v1.2.3/release-notes_(draft).md", "dir/", deepest, "y".repeat(128)];
     const run = await runTurn(s, [
       good.map((path) => ({ name: "workspace_write", arguments: { path, content: `content of ${path}` } })),
       good.map((path) => ({ name: "workspace_read", arguments: { path } })),
     ]);
     run.results.forEach(expectSuccess);
-    good.forEach((path, i) => expect(run.results[good.length + i].output).toBe(`content of ${path}`));
+    for (const [i, path] of good.entries()) expect(run.results[good.length + i].output).toBe(`content of ${path}`);
     // A trailing slash names the same file as without it.
     expect(run.results[good.indexOf("dir/")].output).toEqual({ path: "dir", bytes: bytes("content of dir/") });
     const keys = await workspaceKeys(s.sid);
@@ -327,13 +327,17 @@ describe("workspace tools", () => {
 
   it("refuses content over 1,000,000 bytes (counted in UTF-8) and writes nothing", async () => {
     const s = await newSession();
-    const run = await runTurn(s, [
+    const run = await runTurn(
+      s,
       [
-        { name: "workspace_write", arguments: { path: "big.txt", content: "x".repeat(1_000_001) } },
-        // 333,334 characters, 1,000,002 bytes.
-        { name: "workspace_write", arguments: { path: "euro.txt", content: "€".repeat(333_334) } },
+        [
+          { name: "workspace_write", arguments: { path: "big.txt", content: "x".repeat(1_000_001) } },
+          // 333,334 characters, 1,000,002 bytes.
+          { name: "workspace_write", arguments: { path: "euro.txt", content: "€".repeat(333_334) } },
+        ],
       ],
-    ], { historyMayOverflow: true });
+      { historyMayOverflow: true },
+    );
     expectError(run.results[0], /larger than 1000000 bytes/);
     expectError(run.results[1], /larger than 1000000 bytes/);
     expect(await sessionKeys(s.sid)).toEqual([]);

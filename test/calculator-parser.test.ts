@@ -1,4 +1,4 @@
-import { describe, it, expect } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CalculatorError, evaluateExpression } from "../src/runtime/tools/calculator-parser";
 
 const ev = evaluateExpression;
@@ -104,7 +104,7 @@ describe("constants", () => {
     expect(ev("E")).toBe(Math.E);
     expect(ev("tau")).toBe(2 * Math.PI);
     expect(ev("Tau / 2")).toBe(Math.PI);
-    expect(ev("e ^ 2")).toBe(Math.pow(Math.E, 2));
+    expect(ev("e ^ 2")).toBe(Math.E ** 2);
   });
 
   it("does not confuse e the constant with the exponent marker", () => {
@@ -177,9 +177,7 @@ describe("functions", () => {
   it("rejects malformed argument lists", () => {
     expect(errorOf("max(1,)").message).toBe('Unexpected ")" at position 6');
     expect(errorOf("max(,1)").message).toBe('Unexpected "," at position 4');
-    expect(errorOf("max(1 2)").message).toBe(
-      'Unexpected "2" at position 6 (implicit multiplication is not supported)',
-    );
+    expect(errorOf("max(1 2)").message).toBe('Unexpected "2" at position 6 (implicit multiplication is not supported)');
     expect(errorOf("sqrt(4").message).toBe('Missing ")" for "(" at position 4');
     expect(errorOf("1, 2").message).toBe('Unexpected "," at position 1');
   });
@@ -213,9 +211,7 @@ describe("errors", () => {
   it("does not support implicit multiplication", () => {
     expect(errorOf("2pi").message).toBe('Unexpected "pi" at position 1 (implicit multiplication is not supported)');
     expect(errorOf("2(3)").message).toBe('Unexpected "(" at position 1 (implicit multiplication is not supported)');
-    expect(errorOf("(2)(3)").message).toBe(
-      'Unexpected "(" at position 3 (implicit multiplication is not supported)',
-    );
+    expect(errorOf("(2)(3)").message).toBe('Unexpected "(" at position 3 (implicit multiplication is not supported)');
     expect(errorOf("2 3").message).toBe('Unexpected "3" at position 2 (implicit multiplication is not supported)');
     expect(errorOf("pi e").message).toBe('Unexpected "e" at position 3 (implicit multiplication is not supported)');
     expect(errorOf("2 sqrt(4)").message).toMatch(/^Unexpected "sqrt" at position 2 \(implicit/);
@@ -227,10 +223,10 @@ describe("errors", () => {
   });
 
   it("rejects expressions over 1000 characters", () => {
-    const ok = "1+".repeat(499) + "1 "; // exactly 1000 characters
+    const ok = `${"1+".repeat(499)}1 `; // exactly 1000 characters
     expect(ok.length).toBe(1000);
     expect(ev(ok)).toBe(500);
-    const tooLong = "1+".repeat(500) + "1";
+    const tooLong = `${"1+".repeat(500)}1`;
     expect(errorOf(tooLong).message).toMatch(/^Expression is too long/);
     expect(errorOf(" ".repeat(1001)).message).toMatch(/^Expression is too long/);
   });
@@ -257,17 +253,15 @@ describe("errors", () => {
   });
 
   it("limits nesting depth to 100", () => {
-    expect(ev("(".repeat(100) + "1" + ")".repeat(100))).toBe(1);
-    expect(ev("-(".repeat(100) + "1" + ")".repeat(100))).toBe(1);
-    expect(ev("abs(".repeat(100) + "-1" + ")".repeat(100))).toBe(1);
-    expect(errorOf("(".repeat(101) + "1" + ")".repeat(101)).message).toBe(
-      'Parentheses nested too deeply at position 100 (limit 100)',
-    );
-    expect(errorOf("abs(".repeat(101) + "1" + ")".repeat(101)).message).toMatch(/^Parentheses nested too deeply/);
+    expect(ev(`${"(".repeat(100)}1${")".repeat(100)}`)).toBe(1);
+    expect(ev(`${"-(".repeat(100)}1${")".repeat(100)}`)).toBe(1);
+    expect(ev(`${"abs(".repeat(100)}-1${")".repeat(100)}`)).toBe(1);
+    expect(errorOf(`${"(".repeat(101)}1${")".repeat(101)}`).message).toBe("Parentheses nested too deeply at position 100 (limit 100)");
+    expect(errorOf(`${"abs(".repeat(101)}1${")".repeat(101)}`).message).toMatch(/^Parentheses nested too deeply/);
     // Depth is about nesting, not the total number of parentheses.
     expect(ev(Array.from({ length: 150 }, () => "(1)").join("+"))).toBe(150);
     // Long unary and power chains are bounded by the length limit and do not blow the stack.
-    expect(ev("-".repeat(998) + "1")).toBe(1);
+    expect(ev(`${"-".repeat(998)}1`)).toBe(1);
     expect(ev(Array.from({ length: 333 }, () => "1").join("^-"))).toBe(1);
   });
 });
@@ -312,13 +306,21 @@ function reference(node: Node): number {
       const a = reference(node.left);
       const b = reference(node.right);
       switch (node.op) {
-        case "+": return a + b;
-        case "-": return a - b;
-        case "*": return a * b;
-        case "/": if (b === 0) throw new DivByZero(); return a / b;
-        case "%": if (b === 0) throw new DivByZero(); return a % b;
+        case "+":
+          return a + b;
+        case "-":
+          return a - b;
+        case "*":
+          return a * b;
+        case "/":
+          if (b === 0) throw new DivByZero();
+          return a / b;
+        case "%":
+          if (b === 0) throw new DivByZero();
+          return a % b;
         case "^":
-        case "**": return Math.pow(a, b);
+        case "**":
+          return a ** b;
       }
     }
   }
@@ -419,8 +421,8 @@ describe("random expressions match a reference evaluation", () => {
   });
 
   it("agrees with hand-computed values", () => {
-    expect(ev("2 + 3 * 4 ^ 2 / 8 - 1")).toBe(2 + (3 * Math.pow(4, 2)) / 8 - 1);
-    expect(ev("-3 ^ 2 * 2 % 5")).toBe((-Math.pow(3, 2) * 2) % 5);
+    expect(ev("2 + 3 * 4 ^ 2 / 8 - 1")).toBe(2 + (3 * 4 ** 2) / 8 - 1);
+    expect(ev("-3 ^ 2 * 2 % 5")).toBe((-(3 ** 2) * 2) % 5);
     expect(ev("max(1, 2 ^ 3, -4) - min(3, sqrt(16))")).toBe(8 - 3);
     expect(ev("tau / (2 * pi) + e - E")).toBe(1);
   });

@@ -6,26 +6,26 @@ import { SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   approvalPrompt,
-  callLabel,
   ChatRenderer,
-  errorLine,
+  type CliDeps,
+  type CliIO,
+  callLabel,
   EXIT,
+  errorLine,
   formatTree,
   oneLine,
   parseApproval,
   parseArgs,
   RuntimeClient,
   RuntimeError,
+  type RuntimeEvent,
   runCli,
   toolCard,
   UsageError,
-  type CliDeps,
-  type CliIO,
-  type RuntimeEvent,
   type WebSocketLike,
 } from "../src/client";
 import { KEY } from "./support/api";
-import { script, toolURL, uniqueId, type Step } from "./support/fake-model";
+import { type Step, script, toolURL, uniqueId } from "./support/fake-model";
 
 const BASE = "https://runtime.test";
 const sockets: WebSocket[] = [];
@@ -138,7 +138,10 @@ const sessionOf = (io: ScriptedIO) => /session (ses_[0-9a-z]+)/.exec(io.out)?.[1
 describe("chat", () => {
   it("streams the answer and shows a tool call as one card", async () => {
     const agent = await scriptedAgent(
-      [{ text: "Let me compute. ", tool_calls: [{ name: "calculator", arguments: { expression: "6 * 7" } }] }, { text: "It is 42.", chunk_size: 3 }],
+      [
+        { text: "Let me compute. ", tool_calls: [{ name: "calculator", arguments: { expression: "6 * 7" } }] },
+        { text: "It is 42.", chunk_size: 3 },
+      ],
       { tools: ["calculator"] },
     );
     const io = new ScriptedIO(["what is 6 * 7?", null]);
@@ -146,21 +149,29 @@ describe("chat", () => {
     expect(io.err).toBe("");
     const sid = sessionOf(io)!;
     expect(io.out).toBe(
-      [
+      `${[
         `session ${sid} (agent ${agent}); resume it with --session ${sid}`,
         "> what is 6 * 7?",
         "Let me compute. ",
         '⚙ calculator({"expression":"6 * 7"}) → 42',
         "It is 42.",
         "> ",
-      ].join("\n") + "\n",
+      ].join("\n")}\n`,
     );
   });
 
   it("asks y/n for an approval, and runs the tool when approved", async () => {
     const agent = await scriptedAgent(
-      [{ text: "Deploying.", tool_calls: [{ name: "deploy", arguments: { env: "prod" } }] }, { text: "Deployed." }, { tool_calls: [{ name: "deploy", arguments: { env: "dev" } }] }, { text: "Skipped." }],
-      { http_tools: [{ name: "deploy", url: toolURL("echo"), parameters: { type: "object", properties: { env: { type: "string" } } } }], hitl_tools: ["deploy"] },
+      [
+        { text: "Deploying.", tool_calls: [{ name: "deploy", arguments: { env: "prod" } }] },
+        { text: "Deployed." },
+        { tool_calls: [{ name: "deploy", arguments: { env: "dev" } }] },
+        { text: "Skipped." },
+      ],
+      {
+        http_tools: [{ name: "deploy", url: toolURL("echo"), parameters: { type: "object", properties: { env: { type: "string" } } } }],
+        hitl_tools: ["deploy"],
+      },
     );
     const io = new ScriptedIO(["deploy to prod", "maybe", "y", "and dev", "n", null]);
     expect(await cli(["chat", "--agent", agent], io)).toBe(EXIT.ok);
@@ -187,7 +198,10 @@ describe("chat", () => {
   it("nests a sub-agent's tool calls under the run_subtask card", async () => {
     const agent = await scriptedAgent(
       [
-        { text: "Delegating.", tool_calls: [{ name: "run_subtask", arguments: { title: "Multiply", instructions: "6 * 7 with the calculator", tools: ["calculator"] } }] },
+        {
+          text: "Delegating.",
+          tool_calls: [{ name: "run_subtask", arguments: { title: "Multiply", instructions: "6 * 7 with the calculator", tools: ["calculator"] } }],
+        },
         { tool_calls: [{ name: "calculator", arguments: { expression: "6 * 7" } }] },
         { text: "The product is 42." },
         { text: "The sub-agent found 42." },
@@ -213,7 +227,9 @@ describe("chat", () => {
     const turnId = (await client.getSession(sid)).turns[0]!.turn_id;
     const tree = new ScriptedIO();
     expect(await cli(["tree", sid, turnId], tree)).toBe(EXIT.ok);
-    expect(tree.out).toMatch(/^⚙ run_subtask "Multiply"\(\{"title":"Multiply",.*\) → The product is 42\. \(\d+ ms\)\n {2}⚙ calculator\(\{"expression":"6 \* 7"\}\) → 42 \(\d+ ms\)\n$/);
+    expect(tree.out).toMatch(
+      /^⚙ run_subtask "Multiply"\(\{"title":"Multiply",.*\) → The product is 42\. \(\d+ ms\)\n {2}⚙ calculator\(\{"expression":"6 \* 7"\}\) → 42 \(\d+ ms\)\n$/,
+    );
     const json = new ScriptedIO();
     expect(await cli(["tree", sid, turnId, "--json"], json)).toBe(EXIT.ok);
     expect(JSON.parse(json.out)).toEqual(await client.tree(sid, turnId));
@@ -227,7 +243,9 @@ describe("chat", () => {
     io.interrupt();
     expect(await done).toBe(EXIT.ok);
     const after = io.out.split("> think\n")[1]!;
-    expect(after).toMatch(/^thin.*\n\^C interrupting the turn… \(Ctrl-C again to exit\)\n⏹ turn cancelled \(interrupted from the command line\)\n> again\nfresh answer\n> \n$/s);
+    expect(after).toMatch(
+      /^thin.*\n\^C interrupting the turn… \(Ctrl-C again to exit\)\n⏹ turn cancelled \(interrupted from the command line\)\n> again\nfresh answer\n> \n$/s,
+    );
     const sid = sessionOf(io)!;
     expect((await client.getSession(sid)).turns.map((t) => t.status)).toEqual(["cancelled", "completed"]);
   });
@@ -266,25 +284,33 @@ describe("chat", () => {
     expect(await cli(["chat", "--agent", agent], io)).toBe(EXIT.ok);
     const after = io.out.split("> deploy\n")[1]!;
     expect(after).toBe(
-      [
+      `${[
         '? allow deploy({"env":"prod"})? [y/N] ',
         "^C interrupting the turn… (Ctrl-C again to exit)",
         "✗ deploy rejected (the turn was cancelled)",
         "⏹ turn cancelled (interrupted from the command line)",
         "> ",
-      ].join("\n") + "\n",
+      ].join("\n")}\n`,
     );
   });
 
   it("--session resumes a session, attaching to its running turn and asking its pending approval", async () => {
-    const agent = await scriptedAgent([{ tool_calls: [{ name: "deploy", arguments: { env: "prod" } }] }, { text: "Deployed after all." }, { text: "Hello again." }], {
-      http_tools: [{ name: "deploy", url: toolURL("echo") }],
-      hitl_tools: ["deploy"],
-    });
+    const agent = await scriptedAgent(
+      [{ tool_calls: [{ name: "deploy", arguments: { env: "prod" } }] }, { text: "Deployed after all." }, { text: "Hello again." }],
+      {
+        http_tools: [{ name: "deploy", url: toolURL("echo") }],
+        hitl_tools: ["deploy"],
+      },
+    );
     const { session_id: sid } = await client.createSession({ agent });
     const { turn_id } = await client.submitTurn(sid, "deploy");
     let status = "";
-    await until(() => status === "waiting_permission", "the approval", 8000, async () => void (status = (await client.getThread(sid)).status));
+    await until(
+      () => status === "waiting_permission",
+      "the approval",
+      8000,
+      async () => void (status = (await client.getThread(sid)).status),
+    );
 
     const io = new ScriptedIO(["y", "hi", null]);
     expect(await cli(["chat", "--session", sid], io)).toBe(EXIT.ok);
@@ -317,7 +343,12 @@ describe("events, agents, tree and errors", () => {
 
     const io = new ScriptedIO();
     expect(await cli(["events", sid, "--after", "2"], io)).toBe(EXIT.ok);
-    expect(io.out.trimEnd().split("\n").map((l) => JSON.parse(l))).toEqual(log.slice(2));
+    expect(
+      io.out
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l)),
+    ).toEqual(log.slice(2));
 
     const follow = new ScriptedIO();
     const running = cli(["events", sid, "--after=3", "--follow", "--channel", "cli-test"], follow);
@@ -327,7 +358,12 @@ describe("events, agents, tree and errors", () => {
     expect(await running).toBe(EXIT.interrupted);
     const all: RuntimeEvent[] = [];
     for await (const e of client.readLog(sid)) all.push(e);
-    expect(follow.out.trimEnd().split("\n").map((l) => JSON.parse(l))).toEqual(all.slice(3));
+    expect(
+      follow.out
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l)),
+    ).toEqual(all.slice(3));
     expect((await client.getSession(sid)).channels.find((c) => c.channel_id === "cli-test")?.acked_sequence).toBe(all.length);
   });
 
@@ -363,11 +399,21 @@ describe("events, agents, tree and errors", () => {
   it("every error is one line on stderr and a non-zero exit", async () => {
     const cases: [string[], ScriptedIO, number, RegExp][] = [
       [["agents", "get", "does-not-exist"], new ScriptedIO(), EXIT.error, /^agent-runtime: error: Agent 'does-not-exist' was not found \(404 not_found\)\n$/],
-      [["tree", "ses_00000000000000000000000000", "trn_x"], new ScriptedIO(), EXIT.error, /^agent-runtime: error: Session .* was not found \(404 not_found\)\n$/],
+      [
+        ["tree", "ses_00000000000000000000000000", "trn_x"],
+        new ScriptedIO(),
+        EXIT.error,
+        /^agent-runtime: error: Session .* was not found \(404 not_found\)\n$/,
+      ],
       [["agents", "put", "bad.json"], new ScriptedIO(), EXIT.error, /^agent-runtime: error: Validation failed: temperature: .* \(422 validation_failed\)\n$/],
       [["agents", "put", "missing.json"], new ScriptedIO(), EXIT.error, /^agent-runtime: error: ENOENT: no such file or directory, open 'missing.json'\n$/],
       [["agents", "put", "broken.json"], new ScriptedIO(), EXIT.error, /^agent-runtime: error: invalid JSON: .*\n$/],
-      [["events", "ses_00000000000000000000000000", "--follow"], new ScriptedIO(), EXIT.error, /^agent-runtime: error: Session .* was not found \(404 not_found\)\n$/],
+      [
+        ["events", "ses_00000000000000000000000000", "--follow"],
+        new ScriptedIO(),
+        EXIT.error,
+        /^agent-runtime: error: Session .* was not found \(404 not_found\)\n$/,
+      ],
       [["events"], new ScriptedIO(), EXIT.usage, /^agent-runtime: missing arguments: events <session> \(see --help\)\n$/],
       [["events", "s", "--after", "-1"], new ScriptedIO(), EXIT.usage, /^agent-runtime: --after must be a non-negative integer \(see --help\)\n$/],
       [["launch"], new ScriptedIO(), EXIT.usage, /^agent-runtime: unknown command "launch" \(see --help\)\n$/],
@@ -406,7 +452,10 @@ describe("events, agents, tree and errors", () => {
 
 describe("pure parts", () => {
   it("parses arguments", () => {
-    expect(parseArgs(["chat", "--url", "http://x", "--key=k", "--agent", "a"])).toEqual({ positionals: ["chat"], flags: { url: "http://x", key: "k", agent: "a" } });
+    expect(parseArgs(["chat", "--url", "http://x", "--key=k", "--agent", "a"])).toEqual({
+      positionals: ["chat"],
+      flags: { url: "http://x", key: "k", agent: "a" },
+    });
     expect(parseArgs(["events", "ses_1", "--after", "5", "--follow"])).toEqual({ positionals: ["events", "ses_1"], flags: { after: "5", follow: true } });
     expect(parseArgs(["agents", "put", "--", "--odd-file.json"])).toEqual({ positionals: ["agents", "put", "--odd-file.json"], flags: {} });
     expect(() => parseArgs(["--agent"])).toThrow(UsageError);
@@ -424,12 +473,15 @@ describe("pure parts", () => {
     expect(toolCard("http_fetch", { url: "u" }, "HTTP 500", true)).toBe('⚙ http_fetch({"url":"u"}) → ✗ HTTP 500');
     expect(approvalPrompt("deploy", { env: "prod" }, 1)).toBe('  ? allow deploy({"env":"prod"})? [y/N] ');
     expect(["y", "YES ", "", "n", "no", "what"].map(parseApproval)).toEqual(["approve", "approve", "reject", "reject", "reject", null]);
-    expect(errorLine(new RuntimeError(422, "validation_failed", "Validation failed: x: bad"))).toBe("agent-runtime: error: Validation failed: x: bad (422 validation_failed)");
+    expect(errorLine(new RuntimeError(422, "validation_failed", "Validation failed: x: bad"))).toBe(
+      "agent-runtime: error: Validation failed: x: bad (422 validation_failed)",
+    );
     expect(errorLine(new UsageError("missing --key"))).toBe("agent-runtime: missing --key (see --help)");
   });
 
   it("renders parallel calls, a card interrupted by text, outcomes, and colors only when asked", () => {
-    const ev = (type: string, payload: Record<string, unknown>, extra: Partial<RuntimeEvent> = {}) => ({ type, payload, depth: 0, ...extra }) as unknown as RuntimeEvent;
+    const ev = (type: string, payload: Record<string, unknown>, extra: Partial<RuntimeEvent> = {}) =>
+      ({ type, payload, depth: 0, ...extra }) as unknown as RuntimeEvent;
     const r = new ChatRenderer();
     const out = [
       ev("turn.started", {}),

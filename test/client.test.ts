@@ -3,10 +3,10 @@
 // drop it (as a network would: frames in flight are lost), or make it skip or repeat a frame.
 import { abortAllDurableObjects, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { RuntimeClient, RuntimeError, backoffDelay, type RuntimeEvent, type StreamStatus, type WebSocketLike } from "../src/client";
+import { backoffDelay, RuntimeClient, RuntimeError, type RuntimeEvent, type StreamStatus, type WebSocketLike } from "../src/client";
 import { verifyLog } from "../src/runtime/verify-log";
 import { KEY } from "./support/api";
-import { script, toolURL, uniqueId, type Step } from "./support/fake-model";
+import { type Step, script, toolURL, uniqueId } from "./support/fake-model";
 
 const BASE = "https://runtime.test";
 const FAST = { initialMs: 5, maxMs: 40 };
@@ -98,7 +98,13 @@ interface Harness {
  * factory fail without a status (as a browser's WebSocket does) the first `refuse` times.
  */
 function harness(
-  opts: { key?: string; filter?: (frame: any, socket: TestSocket, index: number) => any[]; hideStatus?: boolean; refuse?: number; onConnect?: (url: string) => void } = {},
+  opts: {
+    key?: string;
+    filter?: (frame: any, socket: TestSocket, index: number) => any[];
+    hideStatus?: boolean;
+    refuse?: number;
+    onConnect?: (url: string) => void;
+  } = {},
 ): Harness {
   const sockets: TestSocket[] = [];
   const urls: string[] = [];
@@ -164,7 +170,10 @@ async function rejection(p: Promise<unknown>): Promise<RuntimeError> {
 }
 
 /** Collects events from `events()` until `stop` says so. */
-async function collect(it: AsyncIterable<RuntimeEvent>, stop: (e: RuntimeEvent, all: RuntimeEvent[]) => boolean | void | Promise<boolean | void>): Promise<RuntimeEvent[]> {
+async function collect(
+  it: AsyncIterable<RuntimeEvent>,
+  stop: (e: RuntimeEvent, all: RuntimeEvent[]) => boolean | void | Promise<boolean | void>,
+): Promise<RuntimeEvent[]> {
   const seen: RuntimeEvent[] = [];
   for await (const e of it) {
     seen.push(e);
@@ -299,7 +308,12 @@ describe("errors", () => {
     expect(err.message).toContain("fetch failed");
 
     const proxy = new RuntimeClient({ url: BASE, key: KEY, fetch: async () => new Response("<html>Bad gateway</html>", { status: 502 }) });
-    expect(await rejection(proxy.listAgents())).toMatchObject({ status: 502, code: "http_502", retryable: true, message: "HTTP 502: <html>Bad gateway</html>" });
+    expect(await rejection(proxy.listAgents())).toMatchObject({
+      status: 502,
+      code: "http_502",
+      retryable: true,
+      message: "HTTP 502: <html>Bad gateway</html>",
+    });
   });
 });
 
@@ -309,9 +323,13 @@ describe("events()", () => {
     let lastSeen = 0;
     const resumes: [string | null, number][] = [];
     const { client, sockets, urls } = harness({ onConnect: (url) => resumes.push([new URL(url).searchParams.get("after"), lastSeen]) });
-    const sid = await scriptedSession(client, [{ text: "Let me compute.", tool_calls: [{ name: "calculator", arguments: { expression: "2 + 2" } }] }, slowText(160)], {
-      tools: ["calculator"],
-    });
+    const sid = await scriptedSession(
+      client,
+      [{ text: "Let me compute.", tool_calls: [{ name: "calculator", arguments: { expression: "2 + 2" } }] }, slowText(160)],
+      {
+        tools: ["calculator"],
+      },
+    );
     const { turn_id } = await client.submitTurn(sid, "go");
     const dropAt = new Set([4, 11, 19, 30, 45]);
     const statuses: StreamStatus[] = [];
@@ -529,7 +547,12 @@ describe("submitAndWait", () => {
     const { client } = harness();
     const sid = await scriptedSession(
       client,
-      [{ tool_calls: [{ name: "deploy", arguments: { env: "prod" } }] }, { text: "Not deploying." }, { tool_calls: [{ name: "deploy", arguments: { env: "dev" } }] }, { text: "ok" }],
+      [
+        { tool_calls: [{ name: "deploy", arguments: { env: "prod" } }] },
+        { text: "Not deploying." },
+        { tool_calls: [{ name: "deploy", arguments: { env: "dev" } }] },
+        { text: "ok" },
+      ],
       { http_tools: [DEPLOY], hitl_tools: ["deploy"] },
     );
     const end = await client.submitAndWait(sid, "deploy", { onApproval: () => ({ decision: "reject", reason: "not on a Friday" }) });
@@ -551,7 +574,10 @@ describe("submitAndWait", () => {
     const { client } = harness();
     const sid = await scriptedSession(client, [{ text: "slow", hang: true }]);
     const stop = new AbortController();
-    const waiting = client.submitAndWait(sid, "go", { signal: stop.signal, onEvent: (e) => void (e.type === "model.delta" && stop.abort(new Error("user gave up"))) });
+    const waiting = client.submitAndWait(sid, "go", {
+      signal: stop.signal,
+      onEvent: (e) => void (e.type === "model.delta" && stop.abort(new Error("user gave up"))),
+    });
     await expect(waiting).rejects.toThrow("user gave up");
     expect((await client.getThread(sid)).status).toBe("running");
     await client.interrupt(sid);
@@ -561,9 +587,13 @@ describe("submitAndWait", () => {
 /** A session with one finished turn (a tool call and streamed text), and its log. */
 async function finishedSession(): Promise<{ client: RuntimeClient; sid: string; log: RuntimeEvent[] }> {
   const { client } = harness();
-  const sid = await scriptedSession(client, [{ tool_calls: [{ name: "calculator", arguments: { expression: "1 + 1" } }] }, { text: "two, as it happens", chunk_size: 3 }], {
-    tools: ["calculator"],
-  });
+  const sid = await scriptedSession(
+    client,
+    [{ tool_calls: [{ name: "calculator", arguments: { expression: "1 + 1" } }] }, { text: "two, as it happens", chunk_size: 3 }],
+    {
+      tools: ["calculator"],
+    },
+  );
   const { turn_id } = await client.submitTurn(sid, "1 + 1?");
   await client.waitForTurn(sid, turn_id);
   const log = await fullLog(client, sid);

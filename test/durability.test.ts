@@ -3,7 +3,7 @@
 import { abortAllDurableObjects, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createSession, events, expectGapless, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
-import { requests, script, toolURL, uniqueId, type Step } from "./support/fake-model";
+import { requests, type Step, script, toolURL, uniqueId } from "./support/fake-model";
 
 async function scriptedSession(steps: Step[], extra: Record<string, unknown> = {}) {
   const scriptId = uniqueId("durable");
@@ -19,10 +19,9 @@ async function artifact(sid: string, id: string): Promise<Response> {
 describe("large outputs", () => {
   it("a ~900 KB tool result goes to R2 whole; events and the model get a preview and the artifact id", async () => {
     const big = "x".repeat(900_000);
-    const { sid, scriptId } = await scriptedSession(
-      [{ tool_calls: [{ name: "echo", arguments: { blob: big } }] }, { text: "got it" }],
-      { http_tools: [{ name: "echo", url: toolURL("echo"), parameters: { type: "object", properties: { blob: { type: "string" } } } }] },
-    );
+    const { sid, scriptId } = await scriptedSession([{ tool_calls: [{ name: "echo", arguments: { blob: big } }] }, { text: "got it" }], {
+      http_tools: [{ name: "echo", url: toolURL("echo"), parameters: { type: "object", properties: { blob: { type: "string" } } } }],
+    });
     const { turn_id } = await submitTurn(sid, "echo a lot");
     const log = await waitForTurnEnd(sid, turn_id);
     expectGapless(log);
@@ -58,10 +57,9 @@ describe("large outputs", () => {
   });
 
   it("another session's artifact, or an unknown one, is 404", async () => {
-    const { sid } = await scriptedSession(
-      [{ tool_calls: [{ name: "echo", arguments: { blob: "y".repeat(60_000) } }] }, { text: "ok" }],
-      { http_tools: [{ name: "echo", url: toolURL("echo") }] },
-    );
+    const { sid } = await scriptedSession([{ tool_calls: [{ name: "echo", arguments: { blob: "y".repeat(60_000) } }] }, { text: "ok" }], {
+      http_tools: [{ name: "echo", url: toolURL("echo") }],
+    });
     const { turn_id } = await submitTurn(sid, "go");
     const id = (await waitForTurnEnd(sid, turn_id)).find((e) => e.type === "output.spilled").payload.artifact_id;
     expect((await artifact(sid, id)).status).toBe(200);
@@ -88,10 +86,9 @@ describe("large outputs", () => {
 
 describe("crash recovery", () => {
   it("a restart during a non-idempotent tool call gives it a 'lost' result; the model decides and the turn ends", async () => {
-    const { sid, scriptId } = await scriptedSession(
-      [{ tool_calls: [{ name: "slow", arguments: {} }] }, { text: "the call was lost, so I stopped" }],
-      { http_tools: [{ name: "slow", url: toolURL("slow?ms=3000") }] },
-    );
+    const { sid, scriptId } = await scriptedSession([{ tool_calls: [{ name: "slow", arguments: {} }] }, { text: "the call was lost, so I stopped" }], {
+      http_tools: [{ name: "slow", url: toolURL("slow?ms=3000") }],
+    });
     const { turn_id } = await submitTurn(sid, "do the slow thing");
     await waitForEvent(sid, (e) => e.type === "tool.started");
     await abortAllDurableObjects();

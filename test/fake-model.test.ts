@@ -2,7 +2,7 @@
 // (@ai-sdk/openai-compatible + ai), so other tests can rely on it behaving like a provider.
 import { env } from "cloudflare:test";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { APICallError, generateText, jsonSchema, streamText, tool, type TextStreamPart, type ToolSet } from "ai";
+import { APICallError, generateText, jsonSchema, streamText, type TextStreamPart, type ToolSet, tool } from "ai";
 import { describe, expect, it } from "vitest";
 import { requests, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
 

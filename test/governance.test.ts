@@ -4,7 +4,7 @@
 import { abortAllDurableObjects, env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { api, events, expectGapless, KEY, submitTurn, waitForCount, waitForEvent, waitForTurnEnd } from "./support/api";
-import { requests, script, toolRequests, toolURL, uniqueId, type Step } from "./support/fake-model";
+import { requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
 import { closeAllSockets, openWs } from "./support/ws";
 
 const SECOND_KEY = "second-key";
@@ -264,7 +264,10 @@ describe("approvals of hitl_tools", () => {
     const lookupId: string = lookupStarted.tool_call_id;
     const deployId: string = reqDeploy.tool_call_id;
     const migrateId: string = reqMigrate.tool_call_id;
-    expect(only(log, "tool.result", lookupId).payload).toMatchObject({ is_error: false, metadata: { status: "success", approval_status: "not_required", approval_id: null } });
+    expect(only(log, "tool.result", lookupId).payload).toMatchObject({
+      is_error: false,
+      metadata: { status: "success", approval_status: "not_required", approval_id: null },
+    });
     expect((await webhookCalls(sid)).map((c) => c.tool)).toEqual(["lookup"]);
     expect(await thread(sid)).toMatchObject({
       status: "waiting_permission",
@@ -278,7 +281,11 @@ describe("approvals of hitl_tools", () => {
     const approved = await decide(sid, reqDeploy.action_id, "approve");
     expect(approved.status).toBe(200);
     log = await waitForEvent(sid, (e) => e.type === "tool.result" && e.tool_call_id === deployId).then(() => events(sid));
-    expect(only(log, "tool.result", deployId).payload.metadata).toMatchObject({ status: "success", approval_status: "approved", approval_id: reqDeploy.action_id });
+    expect(only(log, "tool.result", deployId).payload.metadata).toMatchObject({
+      status: "success",
+      approval_status: "approved",
+      approval_id: reqDeploy.action_id,
+    });
     expect(indexOf(log, "tool.started", migrateId)).toBe(-1);
     expect((await webhookCalls(sid)).map((c) => c.tool)).toEqual(["lookup", "deploy"]);
     expect(await thread(sid)).toMatchObject({
@@ -361,14 +368,12 @@ describe("approvals of hitl_tools", () => {
     ]);
     // After resuming, the turn goes on from the paused step: only the events after the decision are new.
     const flow = ["run.status", "action.required", "action.resolved", "tool.started", "tool.result", "model.requested", "model.completed", "turn.completed"];
-    expect(log.slice(before.length).map((e) => e.type).filter((t) => flow.includes(t))).toEqual([
-      "action.resolved",
-      "tool.started",
-      "tool.result",
-      "model.requested",
-      "model.completed",
-      "turn.completed",
-    ]);
+    expect(
+      log
+        .slice(before.length)
+        .map((e) => e.type)
+        .filter((t) => flow.includes(t)),
+    ).toEqual(["action.resolved", "tool.started", "tool.result", "model.requested", "model.completed", "turn.completed"]);
     expect(log.at(-1).payload.output).toBe("Deployed after the restart.");
 
     // The model's next request carries everything before the pause: the earlier turn and this turn's steps.
@@ -602,9 +607,16 @@ describe("session policy and permission classes", () => {
   it("the default policy hides external_mutate and secrets tools; an explicit policy listing them exposes them", async () => {
     const config = {
       tools: ["calculator", "memory_write"],
-      http_tools: [httpTool("lookup"), httpTool("charge", "echo", { permission_class: "external_mutate" }), httpTool("vault", "echo", { permission_class: "secrets" })],
+      http_tools: [
+        httpTool("lookup"),
+        httpTool("charge", "echo", { permission_class: "external_mutate" }),
+        httpTool("vault", "echo", { permission_class: "secrets" }),
+      ],
     };
-    const { sid, scriptId } = await governed([{ tool_calls: [{ name: "charge", arguments: { env: "card" } }] }, { text: "ok" }], { ...config, hitl_tools: ["charge"] });
+    const { sid, scriptId } = await governed([{ tool_calls: [{ name: "charge", arguments: { env: "card" } }] }, { text: "ok" }], {
+      ...config,
+      hitl_tools: ["charge"],
+    });
     const inventory = await api("GET", `/v1/sessions/${sid}/tools`);
     expect(names(inventory.body.tools)).toEqual(["calculator", "memory_write", "lookup"]);
     expect(inventory.body.policy).toEqual({ classes: ["safe", "knowledge", "network", "workspace_write", "subagent"], workspace_root: "/" });
@@ -616,7 +628,11 @@ describe("session policy and permission classes", () => {
     expect(names(log.find((e) => e.type === "tool.catalog.resolved").payload.tools)).toEqual(["calculator", "memory_write", "lookup"]);
     expect((await requests(scriptId))[0].tools.map((t: any) => t.function.name)).toEqual(["calculator", "memory_write", "lookup"]);
     // Outside the toolbelt: an error result; nobody is even asked to approve it.
-    expect(log.find((e) => e.type === "tool.result").payload).toMatchObject({ name: "charge", is_error: true, metadata: { status: "error", approval_status: "not_required" } });
+    expect(log.find((e) => e.type === "tool.result").payload).toMatchObject({
+      name: "charge",
+      is_error: true,
+      metadata: { status: "error", approval_status: "not_required" },
+    });
     expect(log.filter((e) => e.type === "action.required")).toEqual([]);
     expect(await webhookCalls(sid)).toEqual([]);
 
@@ -648,7 +664,10 @@ describe("session policy and permission classes", () => {
       const res = await api("POST", "/v1/sessions", { agent, policy });
       expect(res.status, JSON.stringify(policy)).toBe(422);
       expect(res.body.error.code).toBe("validation_failed");
-      expect(res.body.error.details.map((d: any) => d.path), JSON.stringify(policy)).toEqual([path]);
+      expect(
+        res.body.error.details.map((d: any) => d.path),
+        JSON.stringify(policy),
+      ).toEqual([path]);
     }
     // A good one, for contrast; an empty class list exposes no tools at all.
     const ok = await api("POST", "/v1/sessions", { agent: { ...agent, tools: ["calculator"] }, policy: { classes: [], workspace_root: "/project" } });

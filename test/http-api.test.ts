@@ -190,7 +190,9 @@ describe("sessions", () => {
     const sid = await createSession("inv");
     const res = await api("GET", `/v1/sessions/${sid}/tools`);
     expect(res.status).toBe(200);
-    expect(res.body.tools.map((t: { name: string; permission_class: string; parallel_safe: boolean }) => [t.name, t.permission_class, t.parallel_safe])).toEqual([
+    expect(
+      res.body.tools.map((t: { name: string; permission_class: string; parallel_safe: boolean }) => [t.name, t.permission_class, t.parallel_safe]),
+    ).toEqual([
       ["clock", "safe", true],
       ["hook", "network", false],
     ]);

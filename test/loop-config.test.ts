@@ -1,11 +1,10 @@
 // The agent configuration's behaviour in the engine (SPEC §3, §7; issue 3): planner phase, budget awareness
 // (per-message advisories, limit:N compaction and the budget stop), injected tool args, live message
 // injection, handoffs and output_schema. The engine runs against the AI SDK's mock model and in-memory ports.
-import type { LanguageModelV3Message, LanguageModelV3Prompt } from "@ai-sdk/provider";
-import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { LanguageModelV3, LanguageModelV3Message, LanguageModelV3Prompt } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
-import { AgentConfigSchema, type AgentConfigInput } from "../src/runtime/config";
+import { type AgentConfigInput, AgentConfigSchema } from "../src/runtime/config";
 import { BUDGET_LIMIT_MESSAGE, estimateTokens } from "../src/runtime/context-budget";
 import { runTurn, type TurnSetup } from "../src/runtime/loop";
 import { ALL_CLASSES_POLICY, resolveToolbelt } from "../src/runtime/tools/toolbelt";
@@ -22,10 +21,10 @@ import {
   runNewTurn,
   say,
   scriptedModel,
+  TURN_ID,
   textParts,
   tokens,
   toolCallPart,
-  TURN_ID,
   usage,
 } from "./support/mock-model";
 
@@ -199,16 +198,10 @@ describe("planner phase (planning_enabled)", () => {
     const plan = "1. Find the order.\n2. Report its status.";
 
     expect(ports.ofType("reasoning.summary")).toEqual([{ type: "reasoning.summary", turn_id: TURN_ID, payload: { kind: "plan", text: plan } }]);
-    expect(prompts(model)[0]).toEqual([
-      { role: "system", content: expect.stringContaining("Plan it.") },
-      userMessage("Where is order o1?"),
-    ]);
+    expect(prompts(model)[0]).toEqual([{ role: "system", content: expect.stringContaining("Plan it.") }, userMessage("Where is order o1?")]);
     // Exactly: the executor's instructions, then the task with the plan appended; no planner system prompt or reply.
     const executorPrompt = prompts(model)[1]!;
-    expect(executorPrompt).toEqual([
-      { role: "system", content: "Be brief." },
-      userMessage(`Where is order o1?\n\nPlan from the planning phase:\n${plan}`),
-    ]);
+    expect(executorPrompt).toEqual([{ role: "system", content: "Be brief." }, userMessage(`Where is order o1?\n\nPlan from the planning phase:\n${plan}`)]);
     expect(JSON.stringify(executorPrompt)).not.toContain(PLANNER_DIRECTIVE_FRAGMENT);
     expect(JSON.stringify(executorPrompt)).not.toContain("Plan it.");
     expect(executorPrompt.some((m) => m.role === "assistant")).toBe(false);
@@ -829,7 +822,13 @@ describe("handoffs", () => {
       ]),
     );
     const ports = new MemoryPorts();
-    ports.handoffTargets.set("billing", billingSetup(scriptedModel(say("Billing here.")), defineTool("refund", async () => "refunded")));
+    ports.handoffTargets.set(
+      "billing",
+      billingSetup(
+        scriptedModel(say("Billing here.")),
+        defineTool("refund", async () => "refunded"),
+      ),
+    );
     await runNewTurn(toolbeltSetup(frontModel, [note], { name: "front", tools: ["note"], handoffs: ["billing"] }), "Invoice?", ports);
 
     expect(noted).toEqual(["customer asked about an invoice"]);
@@ -956,7 +955,7 @@ describe("output_schema", () => {
 describe("token estimate", () => {
   it("is a quarter of the serialized prompt's length, whatever the number of messages, and stays so on repeated calls", () => {
     const messages: ModelMessage[] = [
-      { role: "user", content: "What is 2 + 2? \"quoted\" and ünïcode" },
+      { role: "user", content: 'What is 2 + 2? "quoted" and ünïcode' },
       { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "calculator", input: { expression: "2+2" } }] },
       { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "calculator", output: { type: "json", value: 4 } }] },
       { role: "assistant", content: "4" },

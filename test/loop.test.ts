@@ -1,7 +1,7 @@
 // The engine (src/runtime/loop.ts) driven directly: the AI SDK's mock model plays a script of streamed
 // replies, in-memory ports record every event and checkpoint, and tests assert on the recorded log.
 import { APICallError, type LanguageModelV3Prompt, type LanguageModelV3StreamPart } from "@ai-sdk/provider";
-import { simulateReadableStream, type ModelMessage } from "ai";
+import { type ModelMessage, simulateReadableStream } from "ai";
 import { describe, expect, it } from "vitest";
 import type { EventDraft } from "../src/runtime/events";
 import { MAX_PARALLEL_TOOL_CALLS, runTurn } from "../src/runtime/loop";
@@ -21,9 +21,9 @@ import {
   runNewTurn,
   say,
   scriptedModel,
+  TURN_ID,
   textParts,
   tokens,
-  TURN_ID,
   usage,
 } from "./support/mock-model";
 
@@ -92,10 +92,7 @@ describe("runTurn: model steps", () => {
     ];
     const historyBefore = snapshot(history);
     const model = scriptedModel(say("About 2.1 million."));
-    const { ports } = await runNewTurn(
-      makeSetup({ model, history, config: { instructions: "You are terse." } }),
-      "And its population?",
-    );
+    const { ports } = await runNewTurn(makeSetup({ model, history, config: { instructions: "You are terse." } }), "And its population?");
 
     expect(prompts(model)[0]).toEqual([
       { role: "system", content: "You are terse." },
@@ -133,10 +130,7 @@ describe("runTurn: tools", () => {
       ports.advance(42); // the tool takes 42 ms
       return { city: args.city, temp_c: 21 };
     });
-    const model = scriptedModel(
-      callTools([["call_1", "get_weather", { city: "Paris" }]], usage(10, 5)),
-      say("It is 21°C in Paris.", usage(20, 7)),
-    );
+    const model = scriptedModel(callTools([["call_1", "get_weather", { city: "Paris" }]], usage(10, 5)), say("It is 21°C in Paris.", usage(20, 7)));
     const startedAt = ports.now();
     await runNewTurn(makeSetup({ model, tools: [weather] }), "Weather in Paris?", ports);
 
@@ -186,9 +180,7 @@ describe("runTurn: tools", () => {
       },
     });
     // The model is offered the tool's schema; the runtime, not the SDK, executes it.
-    expect(model.doStreamCalls[0]!.tools).toEqual([
-      { type: "function", name: "get_weather", description: "The get_weather tool", inputSchema: OPEN_SCHEMA },
-    ]);
+    expect(model.doStreamCalls[0]!.tools).toEqual([{ type: "function", name: "get_weather", description: "The get_weather tool", inputSchema: OPEN_SCHEMA }]);
     expect(contexts).toHaveLength(1);
     expect(contexts[0]).toMatchObject({ session_id: "ses_test", turn_id: TURN_ID, tool_call_id: "call_1" });
 
@@ -198,12 +190,15 @@ describe("runTurn: tools", () => {
       { role: "assistant", content: [{ type: "tool-call", toolCallId: "call_1", toolName: "get_weather", input: { city: "Paris" } }] },
       {
         role: "tool",
-        content: [
-          { type: "tool-result", toolCallId: "call_1", toolName: "get_weather", output: { type: "json", value: { city: "Paris", temp_c: 21 } } },
-        ],
+        content: [{ type: "tool-result", toolCallId: "call_1", toolName: "get_weather", output: { type: "json", value: { city: "Paris", temp_c: 21 } } }],
       },
     ]);
-    expect(ports.terminal!.payload).toEqual({ output: "It is 21°C in Paris.", stop_reason: "final_answer", usage: tokens(30, 12), cost_usd: expect.any(Number) });
+    expect(ports.terminal!.payload).toEqual({
+      output: "It is 21°C in Paris.",
+      stop_reason: "final_answer",
+      usage: tokens(30, 12),
+      cost_usd: expect.any(Number),
+    });
   });
 
   it("checkpoints the state with every model response, tool start and tool result", async () => {
@@ -354,9 +349,7 @@ describe("runTurn: limits and failures", () => {
       runs += 1;
       return `run ${runs}`;
     });
-    const model = scriptedModel(
-      ...[1, 2, 3, 4, 5].map((n) => callTools([[`call_${n}`, "again", {}]], usage(10, 1))),
-    );
+    const model = scriptedModel(...[1, 2, 3, 4, 5].map((n) => callTools([[`call_${n}`, "again", {}]], usage(10, 1))));
     const { ports } = await runNewTurn(makeSetup({ model, tools: [again], config: { max_steps: 2 } }));
 
     expect(model.doStreamCalls).toHaveLength(2);
@@ -431,7 +424,10 @@ describe("runTurn: limits and failures", () => {
     ["ends without a finish part", textParts(["The answer is"]), "The model's response stream ended without finishing"],
     [
       "finishes with reason error (a provider's truncated stream)",
-      [...textParts(["The answer is"]), { type: "finish", finishReason: { unified: "error", raw: "stream-truncated" }, usage: usage(1, 1) } as LanguageModelV3StreamPart],
+      [
+        ...textParts(["The answer is"]),
+        { type: "finish", finishReason: { unified: "error", raw: "stream-truncated" }, usage: usage(1, 1) } as LanguageModelV3StreamPart,
+      ],
       "The model's response ended in an error (stream-truncated)",
     ],
   ])("fails with model_error when the model's stream %s, instead of taking the partial text as the answer", async (_, reply, message) => {
@@ -443,7 +439,13 @@ describe("runTurn: limits and failures", () => {
 
   it("retries a rate-limited call after the provider's retry-after-ms, not the 2 s backoff; a non-retryable error is not retried", async () => {
     const rateLimited = (ms: string) =>
-      new APICallError({ message: "rate limited", url: "https://provider.test/v1", requestBodyValues: {}, statusCode: 429, responseHeaders: { "retry-after-ms": ms } });
+      new APICallError({
+        message: "rate limited",
+        url: "https://provider.test/v1",
+        requestBodyValues: {},
+        statusCode: 429,
+        responseHeaders: { "retry-after-ms": ms },
+      });
     const calledAt: number[] = [];
     const model = scriptedModel(
       () => {
@@ -613,7 +615,12 @@ describe("runTurn: resuming from a checkpoint", () => {
     expect(ports.terminal).toEqual({
       type: "turn.completed",
       turn_id: "trn_resumed",
-      payload: { output: "Order o1 shipped; the payment outcome is unknown.", stop_reason: "final_answer", usage: tokens(40, 14), cost_usd: expect.any(Number) },
+      payload: {
+        output: "Order o1 shipped; the payment outcome is unknown.",
+        stop_reason: "final_answer",
+        usage: tokens(40, 14),
+        cost_usd: expect.any(Number),
+      },
     });
   });
 
@@ -624,7 +631,14 @@ describe("runTurn: resuming from a checkpoint", () => {
       return `order ${String(args.id)}: shipped`;
     });
     const checkpoint = checkpointAfterModel([
-      { tool_call_id: "c_1", name: "lookup_order", args: { id: "o1" }, status: "done", started_at: T0 + 1, result: { output: "order o1: pending", is_error: false } },
+      {
+        tool_call_id: "c_1",
+        name: "lookup_order",
+        args: { id: "o1" },
+        status: "done",
+        started_at: T0 + 1,
+        result: { output: "order o1: pending", is_error: false },
+      },
       { tool_call_id: "c_2", name: "lookup_order", args: { id: "o2" }, status: "started", started_at: T0 + 2 },
     ]);
     const model = scriptedModel(say("o1 pending, o2 shipped"));

@@ -8,7 +8,7 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { describe, expect, it } from "vitest";
 import { mcpPermissionClass, mcpToolName, parseMcpRef } from "../src/runtime/tools/mcp-client";
 import { api, createAgent, events, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
-import { requests, script, uniqueId, type Step } from "./support/fake-model";
+import { requests, type Step, script, uniqueId } from "./support/fake-model";
 
 const testEnv = env as unknown as { MCP_TEST_BASE_URL: string; MCP_DOWN_URL: string };
 const ALL_CLASSES = ["safe", "knowledge", "network", "workspace_write", "external_mutate", "subagent", "secrets"];
@@ -141,17 +141,20 @@ describe("MCP tools in a turn", () => {
     const classes = Object.fromEntries((await api("GET", `/v1/sessions/${trusted.sid}/tools`)).body.tools.map((t: any) => [t.name, t.permission_class]));
     expect(classes).toEqual({ files__count: "network", files__explode: "network", files__notes_search: "safe", files__delete_file: "external_mutate" });
     // A server-wide class applies to the tools without annotations.
-    const knowledge = await mcpSession(url, [{ text: "ok" }], { mcp_servers: [{ name: "files", url, permission_class: "knowledge" }], tools: ["mcp:files/count"] });
-    expect((await api("GET", `/v1/sessions/${knowledge.sid}/tools`)).body.tools.map((t: any) => [t.name, t.permission_class])).toEqual([["files__count", "knowledge"]]);
+    const knowledge = await mcpSession(url, [{ text: "ok" }], {
+      mcp_servers: [{ name: "files", url, permission_class: "knowledge" }],
+      tools: ["mcp:files/count"],
+    });
+    expect((await api("GET", `/v1/sessions/${knowledge.sid}/tools`)).body.tools.map((t: any) => [t.name, t.permission_class])).toEqual([
+      ["files__count", "knowledge"],
+    ]);
   });
 
   it("calls a tool by its exposed name, emitting each progress notification live as mcp.progress", async () => {
     const url = space();
-    const { sid, scriptId } = await mcpSession(
-      url,
-      [{ tool_calls: [call("files__count", { to: 3, ui_request_id: "req-7" })] }, { text: "Counted." }],
-      { injected_tool_args: { ui_request_id: "UI correlation id" } },
-    );
+    const { sid, scriptId } = await mcpSession(url, [{ tool_calls: [call("files__count", { to: 3, ui_request_id: "req-7" })] }, { text: "Counted." }], {
+      injected_tool_args: { ui_request_id: "UI correlation id" },
+    });
     const { log } = await runTurn(sid, "count to three");
     const types = log.map((e) => e.type);
     expect(types.slice(0, 3)).toEqual(["turn.submitted", "turn.started", "tool.catalog.resolved"]);
@@ -161,7 +164,9 @@ describe("MCP tools in a turn", () => {
     const started = log.find((e) => e.type === "tool.started");
     const result = log.find((e) => e.type === "tool.result");
     const progress = log.filter((e) => e.type === "mcp.progress");
-    expect(progress.map((e) => e.payload)).toEqual([1, 2, 3].map((i) => ({ server: "files", tool: "count", progress: i, total: 3, message: `step ${i} of 3` })));
+    expect(progress.map((e) => e.payload)).toEqual(
+      [1, 2, 3].map((i) => ({ server: "files", tool: "count", progress: i, total: 3, message: `step ${i} of 3` })),
+    );
     for (const e of progress) {
       expect(e).toMatchObject({ tool_call_id: started.tool_call_id, parent_id: null, depth: 0 });
       expect(e.sequence).toBeGreaterThan(started.sequence);
@@ -247,7 +252,9 @@ describe("MCP tools in a turn", () => {
     expect(spilled.payload).toMatchObject({ bytes: "counted to 1".length, name: "files__count" });
     expect(result.payload.metadata.offloaded_artifact_id).toBe(spilled.payload.artifact_id);
     expect(result.payload.output).toMatch(/^count\n\[truncated: 12 bytes in all; the whole is artifact /);
-    const artifact = await SELF.fetch(`https://runtime.test/v1/sessions/${sid}/artifacts/${spilled.payload.artifact_id}`, { headers: { authorization: `Bearer ${KEY}` } });
+    const artifact = await SELF.fetch(`https://runtime.test/v1/sessions/${sid}/artifacts/${spilled.payload.artifact_id}`, {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
     expect(await artifact.text()).toBe("counted to 1");
     // The second call is over max_total_tool_calls: the turn ends there and the server saw one call.
     expect(log.find((e) => e.type === "budget.exceeded").payload).toMatchObject({ reason: "tool_calls", limit: 1 });
@@ -373,11 +380,7 @@ describe("the runtime as an MCP server (POST /mcp)", () => {
   it("lists each registered agent as run_agent_<name> and runs turns, with progress, for the SDK's Client", async () => {
     const name = uniqueId("mcpagent").replace(/-/g, "_").slice(0, 40);
     const scriptId = uniqueId("mcpsrv");
-    await script(scriptId, [
-      { tool_calls: [call("calculator", { expression: "6 * 7" })] },
-      { text: "It is 42." },
-      { text: "You asked about 6 * 7." },
-    ]);
+    await script(scriptId, [{ tool_calls: [call("calculator", { expression: "6 * 7" })] }, { text: "It is 42." }, { text: "You asked about 6 * 7." }]);
     await createAgent({ name, model: `openai-compatible:${scriptId}`, tools: ["calculator"], instructions: "Answers arithmetic.\nMore." });
 
     const { client, connect } = mcpClient(selfFetch, BASE, { authorization: `Bearer ${KEY}` });
@@ -473,7 +476,7 @@ describe("the runtime as an MCP server (POST /mcp)", () => {
     const get = await SELF.fetch(BASE, { headers: { authorization: `Bearer ${KEY}` } });
     expect(get.status).toBe(405);
     await get.text();
-    const { client, connect } = mcpClient(selfFetch, BASE, { authorization: "Bearer wrong" });
+    const { connect } = mcpClient(selfFetch, BASE, { authorization: "Bearer wrong" });
     await expect(connect()).rejects.toThrow();
   });
 });

@@ -5,7 +5,7 @@
 // planner path, the depth limit, per-step timeouts and cancellation of the parent turn.
 import { describe, expect, it } from "vitest";
 import { api, createAgent, createSession, events, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
-import { requests, script, uniqueId, type Step } from "./support/fake-model";
+import { requests, type Step, script, uniqueId } from "./support/fake-model";
 
 const CALL = "orc_1";
 const TERMINAL = ["turn.completed", "turn.failed", "turn.cancelled"];
@@ -25,7 +25,12 @@ const orchestrateCall = (args: Record<string, unknown>, id = CALL) => ({ id, nam
 async function orchestrator(args: Record<string, unknown>, plannerAnswer?: string) {
   const scriptId = uniqueId("orchestrator");
   await script(scriptId, [{ tool_calls: [orchestrateCall(args)] }, ...(plannerAnswer !== undefined ? [{ text: plannerAnswer }] : []), { text: "Done." }]);
-  const sid = await createSession({ name: "orchestrator", model: `openai-compatible:${scriptId}`, instructions: "You coordinate agents.", tools: ["agent_orchestrate"] });
+  const sid = await createSession({
+    name: "orchestrator",
+    model: `openai-compatible:${scriptId}`,
+    instructions: "You coordinate agents.",
+    tools: ["agent_orchestrate"],
+  });
   return { sid, scriptId };
 }
 
@@ -66,8 +71,16 @@ async function childTurn(execId: string, timeoutMs = 10_000): Promise<{ log: any
   return { log, end: log.find((e) => e.turn_id === submitted.turn_id && TERMINAL.includes(e.type)), turn_id: submitted.turn_id };
 }
 
-const userText = (request: any) => request.messages.filter((m: any) => m.role === "user").map((m: any) => m.content).join("\n");
-const systemText = (request: any) => request.messages.filter((m: any) => m.role === "system").map((m: any) => m.content).join("\n");
+const userText = (request: any) =>
+  request.messages
+    .filter((m: any) => m.role === "user")
+    .map((m: any) => m.content)
+    .join("\n");
+const systemText = (request: any) =>
+  request.messages
+    .filter((m: any) => m.role === "system")
+    .map((m: any) => m.content)
+    .join("\n");
 const toolMessage = (request: any, id: string) => request.messages.find((m: any) => m.role === "tool" && m.tool_call_id === id)?.content as string | undefined;
 
 describe("agent_orchestrate: sequential steps", () => {
@@ -98,7 +111,15 @@ describe("agent_orchestrate: sequential steps", () => {
       success: true,
       steps: [
         { id: "s1", type: "agent", status: "success", exec_id: expect.stringMatching(/^ses_/), output: facts, error: null, elapsed_ms: expect.any(Number) },
-        { id: "s2", type: "agent", status: "success", exec_id: expect.stringMatching(/^ses_/), output: "Paris: French capital, 2.1M people.", error: null, elapsed_ms: expect.any(Number) },
+        {
+          id: "s2",
+          type: "agent",
+          status: "success",
+          exec_id: expect.stringMatching(/^ses_/),
+          output: "Paris: French capital, 2.1M people.",
+          error: null,
+          elapsed_ms: expect.any(Number),
+        },
       ],
       bindings: { topic: "Paris", facts, s2: "Paris: French capital, 2.1M people." },
     });
@@ -111,7 +132,12 @@ describe("agent_orchestrate: sequential steps", () => {
       [r2, B, `Summarize these facts: ${facts}`, "Paris: French capital, 2.1M people."],
     ] as const) {
       const snap = await snapshot(step.exec_id);
-      expect(snap).toMatchObject({ session_id: step.exec_id, agent: { name: agent.name, model: `openai-compatible:${agent.scriptId}` }, status: "idle", turn_count: 1 });
+      expect(snap).toMatchObject({
+        session_id: step.exec_id,
+        agent: { name: agent.name, model: `openai-compatible:${agent.scriptId}` },
+        status: "idle",
+        turn_count: 1,
+      });
       expect(snap.metadata).toEqual({ parent_session_id: sid, parent_turn_id: turn_id, orchestration_depth: 1 });
       const child = await events(step.exec_id);
       expect(child.find((e) => e.type === "session.created").payload).toMatchObject({ agent: agent.name });
@@ -225,9 +251,20 @@ describe("agent_orchestrate: parallel groups", () => {
     expect((await snapshot(cb.exec_id)).agent.name).toBe(demo);
     expect((await childTurn(cb.exec_id)).end).toMatchObject({ type: "turn.completed", payload: { output: g.output.b } });
 
-    expect(phases).toEqual(["plan_init", "plan_validated", "awaiting_results", "dispatching_step", "dispatching_step", "merging_results", "dispatching_step", "completed"]);
+    expect(phases).toEqual([
+      "plan_init",
+      "plan_validated",
+      "awaiting_results",
+      "dispatching_step",
+      "dispatching_step",
+      "merging_results",
+      "dispatching_step",
+      "completed",
+    ]);
     expect(statuses.find((e) => e.payload.phase === "awaiting_results").payload).toMatchObject({ step_id: "g1", steps: ["a", "b"] });
-    expect(new Set(statuses.filter((e) => e.payload.phase === "dispatching_step").map((e) => e.subagent_id))).toEqual(new Set([ca.exec_id, cb.exec_id, s2.exec_id]));
+    expect(new Set(statuses.filter((e) => e.payload.phase === "dispatching_step").map((e) => e.subagent_id))).toEqual(
+      new Set([ca.exec_id, cb.exec_id, s2.exec_id]),
+    );
   });
 
   it("collect with a failing step: the group is partial, the plan fails, later steps are skipped, the result still reaches the model", async () => {
@@ -313,7 +350,14 @@ describe("agent_orchestrate: parallel groups", () => {
 
 describe("agent_orchestrate: plan validation", () => {
   const cases: [string, (a: string) => unknown[], RegExp][] = [
-    ["a duplicate step id", (a) => [{ id: "s1", type: "agent", agent: a }, { id: "s1", type: "agent", agent: a }], /^step "s1": the id is used twice$/],
+    [
+      "a duplicate step id",
+      (a) => [
+        { id: "s1", type: "agent", agent: a },
+        { id: "s1", type: "agent", agent: a },
+      ],
+      /^step "s1": the id is used twice$/,
+    ],
     [
       "a duplicate result key",
       (a) => [
@@ -323,8 +367,16 @@ describe("agent_orchestrate: plan validation", () => {
       /^step "s2": result_key "k" is used twice$/,
     ],
     ["an unknown agent", () => [{ id: "s1", type: "agent", agent: `nobody-${crypto.randomUUID().slice(0, 8)}` }], /^step "s1": unknown agent "nobody-/],
-    ["an empty parallel group", () => [{ id: "g_empty", type: "parallel", merge: "collect", steps: [] }], /g_empty.*at least one step|at least one step.*g_empty/],
-    ["more than 12 agent steps", (a) => Array.from({ length: 13 }, (_, i) => ({ id: `s${i}`, type: "agent", agent: a })), /^plan: 13 agent steps \(at most 12\)$/],
+    [
+      "an empty parallel group",
+      () => [{ id: "g_empty", type: "parallel", merge: "collect", steps: [] }],
+      /g_empty.*at least one step|at least one step.*g_empty/,
+    ],
+    [
+      "more than 12 agent steps",
+      (a) => Array.from({ length: 13 }, (_, i) => ({ id: `s${i}`, type: "agent", agent: a })),
+      /^plan: 13 agent steps \(at most 12\)$/,
+    ],
     [
       "a parallel group over the cap of 4",
       (a) => [{ id: "g1", type: "parallel", steps: Array.from({ length: 5 }, (_, i) => ({ id: `p${i}`, type: "agent", agent: a })) }],
@@ -414,18 +466,30 @@ describe("agent_orchestrate: a plan from the planner", () => {
 describe("agent_orchestrate: limits and cancellation", () => {
   it("orchestration nests with depth recorded on each child session, and is refused at depth 3", async () => {
     const leaf = await stepAgent("leaf", [{ text: "never" }]);
-    const l3 = await stepAgent("level3", [
-      { tool_calls: [orchestrateCall({ plan: { steps: [{ id: "s1", type: "agent", agent: leaf.name }] } }, "orc_l3")] },
-      { text: "Level 3 could not go deeper." },
-    ], { tools: ["agent_orchestrate"] });
-    const l2 = await stepAgent("level2", [
-      { tool_calls: [orchestrateCall({ plan: { steps: [{ id: "s1", type: "agent", agent: l3.name, prompt: "Go to level 3" }] } }, "orc_l2")] },
-      { text: "Level 2 done." },
-    ], { tools: ["agent_orchestrate"] });
-    const l1 = await stepAgent("level1", [
-      { tool_calls: [orchestrateCall({ plan: { steps: [{ id: "s1", type: "agent", agent: l2.name, prompt: "Go to level 2" }] } }, "orc_l1")] },
-      { text: "Level 1 done." },
-    ], { tools: ["agent_orchestrate"] });
+    const l3 = await stepAgent(
+      "level3",
+      [
+        { tool_calls: [orchestrateCall({ plan: { steps: [{ id: "s1", type: "agent", agent: leaf.name }] } }, "orc_l3")] },
+        { text: "Level 3 could not go deeper." },
+      ],
+      { tools: ["agent_orchestrate"] },
+    );
+    const l2 = await stepAgent(
+      "level2",
+      [
+        { tool_calls: [orchestrateCall({ plan: { steps: [{ id: "s1", type: "agent", agent: l3.name, prompt: "Go to level 3" }] } }, "orc_l2")] },
+        { text: "Level 2 done." },
+      ],
+      { tools: ["agent_orchestrate"] },
+    );
+    const l1 = await stepAgent(
+      "level1",
+      [
+        { tool_calls: [orchestrateCall({ plan: { steps: [{ id: "s1", type: "agent", agent: l2.name, prompt: "Go to level 2" }] } }, "orc_l1")] },
+        { text: "Level 1 done." },
+      ],
+      { tools: ["agent_orchestrate"] },
+    );
 
     const root = await orchestrate({ plan: { steps: [{ id: "s1", type: "agent", agent: l1.name, prompt: "Go to level 1" }] } });
     expect(root.result).toMatchObject({ is_error: false, output: { success: true, bindings: { s1: "Level 1 done." } } });

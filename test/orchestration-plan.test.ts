@@ -8,13 +8,13 @@ import type { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import type { EventDraft } from "../src/runtime/events";
 import { runTurn, type TurnPorts, type TurnSetup } from "../src/runtime/loop";
-import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../src/runtime/orchestration/run";
 import { PlanSchema, render, renderDeep, TemplateError, validatePlan } from "../src/runtime/orchestration/plan";
+import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../src/runtime/orchestration/run";
 import { agentOrchestrate } from "../src/runtime/tools/orchestrate-tool";
 import { newTurnState } from "../src/runtime/turn-state";
 import { verifyLog } from "../src/runtime/verify-log";
 import { MemoryPorts } from "./support/memory-ports";
-import { callTools, makeSetup, type Reply, say, scriptedModel, textParts, finishPart, usage, TURN_ID } from "./support/mock-model";
+import { callTools, finishPart, makeSetup, type Reply, say, scriptedModel, TURN_ID, textParts, usage } from "./support/mock-model";
 
 // ---------------------------------------------------------------------------------------------------
 // plan.ts: schema and validation
@@ -170,7 +170,17 @@ describe("render", () => {
       expect(() => render(t, bindings), t).toThrow(TemplateError);
     }
     // Anything that is not a bindings path is left exactly as written, never run.
-    for (const t of ["{{ constructor }}", "{{ this }}", "{{ 1 + 1 }}", "{{ bindings.n + 1 }}", "{{ bindings['facts'] }}", "${1 + 1}", "{{#each bindings}}x{{/each}}", "{{ process.env }}"]) {
+    for (const t of [
+      "{{ constructor }}",
+      "{{ this }}",
+      "{{ 1 + 1 }}",
+      "{{ bindings.n + 1 }}",
+      "{{ bindings['facts'] }}",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-literal lookalike the plan must refuse
+      "${1 + 1}",
+      "{{#each bindings}}x{{/each}}",
+      "{{ process.env }}",
+    ]) {
       expect(render(t, bindings), t).toBe(t);
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -235,11 +245,18 @@ class AsyncPorts extends MemoryPorts {
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first (as a cancelled child does). */
-function after<T>(ms: number, signal: AbortSignal, value: T): Promise<T> {
+function resolveAfter<T>(ms: number, signal: AbortSignal, value: T): Promise<T> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
     const timer = setTimeout(() => resolve(value), ms);
-    signal.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 }
 
@@ -345,7 +362,13 @@ describe("runOrchestration: sequential steps", () => {
     const plan = {
       steps: [
         { id: "s1", type: "agent", agent: "researcher", prompt: "Look up the city", result_key: "city" },
-        { id: "s2", type: "agent", agent: "writer", prompt: "Write about {{ bindings.city.city }}", with: { data: "{{ bindings.city }}", count: 3, tags: ["{{ bindings.city.city }}"] } },
+        {
+          id: "s2",
+          type: "agent",
+          agent: "writer",
+          prompt: "Write about {{ bindings.city.city }}",
+          with: { data: "{{ bindings.city }}", count: 3, tags: ["{{ bindings.city.city }}"] },
+        },
         { id: "s3", type: "agent", agent: "critic" },
       ],
     };
@@ -375,7 +398,15 @@ describe("runOrchestration: sequential steps", () => {
     expect(result!.output).toEqual({
       success: false,
       steps: [
-        { id: "s1", type: "agent", status: "failed", exec_id: ports.agentRuns[0]!.exec_id, output: null, error: "the model is down", elapsed_ms: expect.any(Number) },
+        {
+          id: "s1",
+          type: "agent",
+          status: "failed",
+          exec_id: ports.agentRuns[0]!.exec_id,
+          output: null,
+          error: "the model is down",
+          elapsed_ms: expect.any(Number),
+        },
         { id: "s2", type: "agent", status: "skipped", exec_id: null, output: null, error: null, elapsed_ms: 0 },
         { id: "g3", type: "parallel", status: "skipped", exec_id: null, output: null, error: null, elapsed_ms: 0 },
       ],
@@ -449,13 +480,30 @@ describe("runOrchestration: parallel groups", () => {
       elapsed_ms: expect.any(Number),
       children: [
         { id: "a", type: "agent", status: "success", exec_id: expect.stringMatching(/^ses_/), output: "facts!", error: null, elapsed_ms: expect.any(Number) },
-        { id: "b", type: "agent", status: "success", exec_id: expect.stringMatching(/^ses_/), output: "critique!", error: null, elapsed_ms: expect.any(Number) },
+        {
+          id: "b",
+          type: "agent",
+          status: "success",
+          exec_id: expect.stringMatching(/^ses_/),
+          output: "critique!",
+          error: null,
+          elapsed_ms: expect.any(Number),
+        },
       ],
     });
     expect(s2).toMatchObject({ id: "s2", status: "success", output: "report" });
     expect(ports.agentRuns.find((r) => r.agent === "writer")!.input).toBe("Facts: facts!; critique: critique!");
     expect(result!.output.bindings).toEqual({ review: { facts: "facts!", b: "critique!" }, s2: "report" });
-    expect(phases).toEqual(["plan_init", "plan_validated", "awaiting_results", "dispatching_step", "dispatching_step", "merging_results", "dispatching_step", "completed"]);
+    expect(phases).toEqual([
+      "plan_init",
+      "plan_validated",
+      "awaiting_results",
+      "dispatching_step",
+      "dispatching_step",
+      "merging_results",
+      "dispatching_step",
+      "completed",
+    ]);
     expect(statuses.find((e) => e.payload.phase === "awaiting_results")!.payload).toMatchObject({ step_id: "g1", steps: ["a", "b"] });
     expect(statuses.find((e) => e.payload.phase === "merging_results")!.payload).toMatchObject({ step_id: "g1" });
   });
@@ -464,7 +512,7 @@ describe("runOrchestration: parallel groups", () => {
     const ports = new AsyncPorts();
     for (const name of ["researcher", "critic", "writer"]) {
       ports.agents.set(name, { description: name, answer: ok(name) });
-      ports.behaviours.set(name, (input, signal) => after(20, signal, { status: "success", output: `${name} done` }));
+      ports.behaviours.set(name, (_input, signal) => resolveAfter(20, signal, { status: "success", output: `${name} done` }));
     }
     const steps = ["researcher", "critic", "writer"].map((agentName, i) => ({ id: `p${i}`, type: "agent", agent: agentName }));
     const { result } = await run({ plan: groupPlan("collect", steps) }, ports);
@@ -551,8 +599,8 @@ describe("runOrchestration: parallel groups", () => {
     const ports = new AsyncPorts();
     ports.agents.set("researcher", { description: "slow", answer: ok("unused") });
     ports.agents.set("critic", { description: "fast", answer: ok("unused") });
-    ports.behaviours.set("researcher", (_, signal) => after(60_000, signal, { status: "success", output: "too late" }));
-    ports.behaviours.set("critic", (_, signal) => after(10, signal, { status: "success", output: "fast answer" }));
+    ports.behaviours.set("researcher", (_, signal) => resolveAfter(60_000, signal, { status: "success", output: "too late" }));
+    ports.behaviours.set("critic", (_, signal) => resolveAfter(10, signal, { status: "success", output: "fast answer" }));
     const plan = groupPlan(
       "first_success",
       [
@@ -578,7 +626,7 @@ describe("runOrchestration: parallel groups", () => {
     const ports = new AsyncPorts();
     for (const name of ["researcher", "critic", "writer"]) {
       ports.agents.set(name, { description: name, answer: ok(name) });
-      ports.behaviours.set(name, (_, signal) => after(15, signal, { status: "success", output: name }));
+      ports.behaviours.set(name, (_, signal) => resolveAfter(15, signal, { status: "success", output: name }));
     }
     return ports;
   };
@@ -610,7 +658,12 @@ describe("runOrchestration: parallel groups", () => {
 describe("runOrchestration: refusals and limits", () => {
   it("a plan that fails validation runs nothing: an error result with the errors, phases plan_init → failed", async () => {
     const ports = portsWith({ researcher: ok("x") });
-    const plan = { steps: [{ id: "s1", type: "agent", agent: "researcher" }, { id: "s1", type: "agent", agent: "ghost" }] };
+    const plan = {
+      steps: [
+        { id: "s1", type: "agent", agent: "researcher" },
+        { id: "s1", type: "agent", agent: "ghost" },
+      ],
+    };
     const { result, phases, statuses } = await run({ plan }, ports);
     expectSoundLog(ports);
     expect(ports.agentRuns).toEqual([]);
@@ -689,7 +742,11 @@ describe("runOrchestration: a plan written by the planner", () => {
   const PLAN = { steps: [{ id: "s1", type: "agent", agent: "researcher", prompt: "Research {{ bindings.topic }}", result_key: "facts" }] };
 
   function plannerModel(plannerText: string) {
-    return scriptedModel(callTools([[CALL, "agent_orchestrate", { prompt: "Research the topic, then stop.", bindings: { topic: "tides" } }]]), say(plannerText), say("Done."));
+    return scriptedModel(
+      callTools([[CALL, "agent_orchestrate", { prompt: "Research the topic, then stop.", bindings: { topic: "tides" } }]]),
+      say(plannerText),
+      say("Done."),
+    );
   }
 
   it("a planner model call (no tools) turns the prompt into a plan, which then runs", async () => {
@@ -716,7 +773,7 @@ describe("runOrchestration: a plan written by the planner", () => {
 
   it("a plan in a ```json fence is accepted", async () => {
     const ports = portsWith({ researcher: ok("ok") });
-    const { result } = await run({}, ports, undefined, plannerModel("```json\n" + JSON.stringify(PLAN) + "\n```"));
+    const { result } = await run({}, ports, undefined, plannerModel(`\`\`\`json\n${JSON.stringify(PLAN)}\n\`\`\``));
     expect(result!.output.success).toBe(true);
   });
 
@@ -724,13 +781,21 @@ describe("runOrchestration: a plan written by the planner", () => {
     const ports = portsWith({ researcher: ok("ok") });
     const { result, phases } = await run({}, ports, undefined, plannerModel("Sure! First I will ask the researcher, then..."));
     expectSoundLog(ports);
-    expect(result).toEqual({ output: { success: false, steps: [], bindings: { topic: "tides" }, errors: ["the planner did not return a JSON plan"] }, is_error: true });
+    expect(result).toEqual({
+      output: { success: false, steps: [], bindings: { topic: "tides" }, errors: ["the planner did not return a JSON plan"] },
+      is_error: true,
+    });
     expect(phases).toEqual(["plan_init", "planner_active", "failed"]);
     expect(ports.agentRuns).toEqual([]);
   });
 
   it("JSON that is not a valid plan is refused with the validation errors; nothing runs", async () => {
-    for (const bad of [{ plan: "do it" }, { steps: [{ id: "s1", agent: "researcher" }] }, { steps: [{ id: "s1", type: "agent", agent: "agent_orchestrate" }] }, [1, 2]]) {
+    for (const bad of [
+      { plan: "do it" },
+      { steps: [{ id: "s1", agent: "researcher" }] },
+      { steps: [{ id: "s1", type: "agent", agent: "agent_orchestrate" }] },
+      [1, 2],
+    ]) {
       const ports = portsWith({ researcher: ok("ok") });
       const { result, phases } = await run({}, ports, undefined, plannerModel(JSON.stringify(bad)));
       expect(result!.is_error, JSON.stringify(bad)).toBe(true);
@@ -779,7 +844,7 @@ describe("runOrchestration: cancellation", () => {
   it("interrupting the turn while a step runs aborts the step's child and writes nothing more", async () => {
     const ports = new AsyncPorts();
     ports.agents.set("researcher", { description: "slow", answer: ok("unused") });
-    ports.behaviours.set("researcher", (_, signal) => after(60_000, signal, { status: "success", output: "too late" }));
+    ports.behaviours.set("researcher", (_, signal) => resolveAfter(60_000, signal, { status: "success", output: "too late" }));
     ports.agents.set("writer", { description: "w", answer: ok("never") });
     ports.onEvent = (e) => {
       if (e.type === "run.status" && e.payload.phase === "dispatching_step") setTimeout(() => ports.abort(new Error("stop")), 5);

@@ -5,7 +5,7 @@ import { env, evictDurableObject, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Env } from "../src/env";
 import { api, createSession, events, expectGapless, KEY, submitTurn, waitForTurnEnd } from "./support/api";
-import { script, uniqueId, type Step } from "./support/fake-model";
+import { type Step, script, uniqueId } from "./support/fake-model";
 import { closeAllSockets, type EventEnvelope, openWs, TERMINAL_TYPES, until, wsFetch } from "./support/ws";
 
 const BASE = "https://runtime.test";

@@ -4,7 +4,7 @@
 import { abortAllDurableObjects, env, evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createSession, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
-import { requests, script, toolRequests, toolURL, uniqueId, type Step } from "./support/fake-model";
+import { requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
 
 const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
 
@@ -111,7 +111,12 @@ describe("run_subtask", () => {
     expect(inside.filter((e) => e.type === "cost.recorded")).toHaveLength(2);
     const calc = one(inside, "tool.result", (e) => e.payload.name === "calculator");
     expect(calc.payload).toMatchObject({ output: "42", is_error: false });
-    expect(inside.filter((e) => e.type === "model.delta").map((e) => e.payload.text).join("")).toBe(childAnswer);
+    expect(
+      inside
+        .filter((e) => e.type === "model.delta")
+        .map((e) => e.payload.text)
+        .join(""),
+    ).toBe(childAnswer);
 
     // The parent's events stay at the root.
     for (const e of log.filter((x) => x.turn_id === turn_id && !x.subagent_id && x.type !== "subagent.spawned")) {
@@ -270,7 +275,12 @@ describe("spawn_subagents", () => {
           tool_calls: [
             {
               name: "spawn_subagents",
-              arguments: { jobs: [{ task: "Say hello", system_prompt: "Answer in French." }, { task: "Add numbers", tool_names: ["calculator"], additional_context: "Use 2 and 3." }] },
+              arguments: {
+                jobs: [
+                  { task: "Say hello", system_prompt: "Answer in French." },
+                  { task: "Add numbers", tool_names: ["calculator"], additional_context: "Use 2 and 3." },
+                ],
+              },
             },
           ],
         },
@@ -478,9 +488,16 @@ describe("a child under interrupt, approval and restart", () => {
       const resolved = one(log, "action.resolved");
       expect(resolved.payload.decision).toBe("approved");
       const deployResult = one(log, "tool.result", (e) => e.payload.name === "deploy");
-      expectChildEnvelope(one(log, "tool.started", (e) => e.payload.name === "deploy"), runCallId, spawned.subagent_id);
+      expectChildEnvelope(
+        one(log, "tool.started", (e) => e.payload.name === "deploy"),
+        runCallId,
+        spawned.subagent_id,
+      );
       expectChildEnvelope(deployResult, runCallId, spawned.subagent_id);
-      expect(deployResult.payload).toMatchObject({ is_error: false, metadata: { status: "success", approval_status: "approved", approval_id: required.action_id } });
+      expect(deployResult.payload).toMatchObject({
+        is_error: false,
+        metadata: { status: "success", approval_status: "approved", approval_id: required.action_id },
+      });
       expect(deployResult.payload.output.received).toMatchObject({ tool: "deploy", args: { env: "prod" }, session_id: sid, turn_id });
       expect((await toolRequests()).filter((r: any) => r?.session_id === sid)).toHaveLength(1);
       expect(one(log, "tool.result", (e) => e.tool_call_id === runCallId).payload).toMatchObject({ output: "Deployed to prod.", is_error: false });

@@ -9,18 +9,18 @@
 import type { LanguageModelV3CallOptions, LanguageModelV3Prompt, LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
 import type { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
-import { AgentConfigSchema, type AgentConfigInput } from "../src/runtime/config";
+import { type AgentConfigInput, AgentConfigSchema } from "../src/runtime/config";
 import { estimateTokens } from "../src/runtime/context-budget";
 import type { EventDraft, RuntimeEvent } from "../src/runtime/events";
 import { buildTree, type TreeNode } from "../src/runtime/execution-tree";
 import { runTurn, type TurnSetup } from "../src/runtime/loop";
-import { BudgetExceededError } from "../src/runtime/turn-context";
 import { ALL_CLASSES_POLICY, resolveToolbelt } from "../src/runtime/tools/toolbelt";
 import type { ToolDefinition } from "../src/runtime/tools/types";
-import { closingEvents, type TurnState } from "../src/runtime/turn-state";
+import { BudgetExceededError } from "../src/runtime/turn-context";
+import { closingEvents } from "../src/runtime/turn-state";
 import { verifyLog } from "../src/runtime/verify-log";
 import { MemoryPorts, snapshot } from "./support/memory-ports";
-import { callTools, defineTool, payloadOf, type ModelResponse, respondingModel, runNewTurn, say, tokens, TURN_ID, usage } from "./support/mock-model";
+import { callTools, defineTool, type ModelResponse, payloadOf, respondingModel, runNewTurn, say, TURN_ID, tokens, usage } from "./support/mock-model";
 
 // ---------------------------------------------------------------------------------------------------
 // Reading prompts
@@ -55,11 +55,12 @@ interface Result {
 /** The tool results of the prompt's last message (empty unless it is a tool message). */
 function lastResults(prompt: Prompt): Result[] {
   const last = prompt.at(-1);
-  if (!last || last.role !== "tool") return [];
+  if (last?.role !== "tool") return [];
   return last.content.flatMap((p) => {
     if (p.type !== "tool-result") return [];
     const o = p.output;
-    const text = o.type === "text" || o.type === "error-text" ? o.value : o.type === "json" || o.type === "error-json" ? JSON.stringify(o.value) : JSON.stringify(o);
+    const text =
+      o.type === "text" || o.type === "error-text" ? o.value : o.type === "json" || o.type === "error-json" ? JSON.stringify(o.value) : JSON.stringify(o);
     return [{ id: p.toolCallId, name: p.toolName, text, isError: o.type === "error-text" || o.type === "error-json" }];
   });
 }
@@ -279,7 +280,12 @@ describe("run_subtask", () => {
       expect(e.parent_id).toBeUndefined();
       expect(e.depth).toBeUndefined();
     }
-    expect(payloadOf(ports, "tool.result", "call_sub")).toMatchObject({ name: "run_subtask", output: childResult, is_error: false, metadata: { status: "success" } });
+    expect(payloadOf(ports, "tool.result", "call_sub")).toMatchObject({
+      name: "run_subtask",
+      output: childResult,
+      is_error: false,
+      metadata: { status: "success" },
+    });
 
     // The result is in the turn's shared memory under task:<tool_call_id>.
     expect(JSON.parse(ports.memory.get("task:call_sub")!)).toEqual({ status: "success", output: childResult });
@@ -298,7 +304,9 @@ describe("run_subtask", () => {
   it("refuses `tools` naming a tool the parent lacks with an error result; no child runs", async () => {
     const model = agents({
       root: ({ step, results }) =>
-        step === 0 ? callTools([["call_sub", "run_subtask", { title: "T", instructions: "x", tools: ["lookup", "nope"] }]]) : say(`refused: ${results[0]!.isError}`),
+        step === 0
+          ? callTools([["call_sub", "run_subtask", { title: "T", instructions: "x", tools: ["lookup", "nope"] }]])
+          : say(`refused: ${results[0]!.isError}`),
     });
     const { ports } = await runNewTurn(setupWith(model, [lookup()]));
 
@@ -359,7 +367,8 @@ describe("run_subtask", () => {
 
     // Siblings never see each other's task, messages or result.
     for (const call of callsOf(model, "A")) for (const leak of ["Do B", "B result"]) expect(JSON.stringify(call.prompt)).not.toContain(leak);
-    for (const call of callsOf(model, "B")) for (const leak of ["Do A", "call_a1", "value of a", "A result"]) expect(JSON.stringify(call.prompt)).not.toContain(leak);
+    for (const call of callsOf(model, "B"))
+      for (const leak of ["Do A", "call_a1", "value of a", "A result"]) expect(JSON.stringify(call.prompt)).not.toContain(leak);
     expect(callsOf(model, "A")).toHaveLength(2);
     expect(callsOf(model, "B")).toHaveLength(1);
     // Each child's events carry its own envelope.
@@ -377,10 +386,12 @@ describe("run_subtask", () => {
 describe("run_subtask: depth", () => {
   /** Each level Ln delegates to L(n+1) until `leaf`, which answers; everyone reports what it got. */
   function nestingModel(leaf: string, leafBehaviour?: Behaviour) {
-    const level = (n: number): Behaviour => ({ step, results }) =>
-      step === 0
-        ? callTools([[`call_L${n + 1}`, "run_subtask", { title: `L${n + 1}`, instructions: `Level ${n + 1} work` }]])
-        : say(`L${n}(${results[0]!.text})`);
+    const level =
+      (n: number): Behaviour =>
+      ({ step, results }) =>
+        step === 0
+          ? callTools([[`call_L${n + 1}`, "run_subtask", { title: `L${n + 1}`, instructions: `Level ${n + 1} work` }]])
+          : say(`L${n}(${results[0]!.text})`);
     return agents({
       root: level(0),
       L1: level(1),
@@ -393,7 +404,9 @@ describe("run_subtask: depth", () => {
   it("nests down to depth 3 (the default max_depth); the depth-3 child is offered no run_subtask and a call to it is refused", async () => {
     const model = nestingModel("L3", ({ step, results }) =>
       // The deepest child calls run_subtask anyway: it is not among its tools.
-      step === 0 ? callTools([["call_L4", "run_subtask", { title: "L4", instructions: "too deep" }]]) : say(`leaf (${results[0]!.isError ? "refused" : "ran"})`),
+      step === 0
+        ? callTools([["call_L4", "run_subtask", { title: "L4", instructions: "too deep" }]])
+        : say(`leaf (${results[0]!.isError ? "refused" : "ran"})`),
     );
     const { ports } = await runNewTurn(setupWith(model, [lookup()]), "go");
 
@@ -424,7 +437,14 @@ describe("run_subtask: depth", () => {
         id: "call_L1",
         title: "L1",
         is_error: false,
-        children: [{ id: "call_L2", title: "L2", is_error: false, children: [{ id: "call_L3", title: "L3", is_error: false, children: [{ id: "call_L4", title: "L4", is_error: true, children: [] }] }] }],
+        children: [
+          {
+            id: "call_L2",
+            title: "L2",
+            is_error: false,
+            children: [{ id: "call_L3", title: "L3", is_error: false, children: [{ id: "call_L4", title: "L4", is_error: true, children: [] }] }],
+          },
+        ],
       },
     ]);
   });
@@ -498,14 +518,17 @@ describe("finish_subtask (run_subtask with output_schema)", () => {
     const { ports } = await runNewTurn(setupWith(model, [lookup()]));
 
     expect(callsOf(model, "Q")).toHaveLength(3);
-    expect(ports.ofType("tool.result").filter((e) => e.depth === 1).map((e) => [e.tool_call_id, e.payload.is_error])).toEqual([
+    expect(
+      ports
+        .ofType("tool.result")
+        .filter((e) => e.depth === 1)
+        .map((e) => [e.tool_call_id, e.payload.is_error]),
+    ).toEqual([
       ["fin_1", true],
       ["fin_2", true],
       ["fin_3", true],
     ]);
-    expect(ports.ofType("subagent.failed")).toEqual([
-      expect.objectContaining({ parent_id: "call_sub", depth: 1, payload: { error: "schema_not_satisfied" } }),
-    ]);
+    expect(ports.ofType("subagent.failed")).toEqual([expect.objectContaining({ parent_id: "call_sub", depth: 1, payload: { error: "schema_not_satisfied" } })]);
     expect(ports.ofType("subagent.completed")).toEqual([]);
     expect(payloadOf(ports, "tool.result", "call_sub")).toMatchObject({ output: { error: "schema_not_satisfied" }, is_error: true });
     expect(JSON.parse(ports.memory.get("task:call_sub")!)).toEqual({ status: "error", error: "schema_not_satisfied" });
@@ -880,7 +903,10 @@ describe("turn budget", () => {
     expect(ports.ofType("subagent.failed").map((e) => e.payload)).toEqual([{ error: "iteration_limit" }]);
     expect(payloadOf(ports, "tool.result", "call_sub")).toMatchObject({ output: { error: "iteration_limit" }, is_error: true });
     expect(ports.ofType("budget.exceeded")).toEqual([]);
-    expect(ports.terminal).toMatchObject({ type: "turn.completed", payload: { output: 'child said {"error":"iteration_limit"}', stop_reason: "final_answer" } });
+    expect(ports.terminal).toMatchObject({
+      type: "turn.completed",
+      payload: { output: 'child said {"error":"iteration_limit"}', stop_reason: "final_answer" },
+    });
   });
 
   it("an interrupt reaches a running child's tool; the turn stops without writing anything further", async () => {
@@ -915,7 +941,9 @@ describe("cost", () => {
   function costModel() {
     return agents({
       root: ({ step, results }) =>
-        step === 0 ? callTools([["call_sub", "run_subtask", { title: "C", instructions: "c" }]], usage(100, 20)) : say(`got ${results[0]!.text}`, usage(300, 40)),
+        step === 0
+          ? callTools([["call_sub", "run_subtask", { title: "C", instructions: "c" }]], usage(100, 20))
+          : say(`got ${results[0]!.text}`, usage(300, 40)),
       C: ({ step }) => (step === 0 ? callTools([["look_1", "lookup", { key: "k" }]], usage(50, 10)) : say("child done", usage(70, 30))),
     });
   }
@@ -963,7 +991,9 @@ describe("resuming a turn whose child is mid-way", () => {
   function resumeModel() {
     return agents({
       root: ({ step, results }) =>
-        step === 0 ? callTools([["call_sub", "run_subtask", { title: "Fetch", instructions: "Look up a and b" }]], usage(10, 5)) : say(`Parent: ${results[0]!.text}`, usage(40, 8)),
+        step === 0
+          ? callTools([["call_sub", "run_subtask", { title: "Fetch", instructions: "Look up a and b" }]], usage(10, 5))
+          : say(`Parent: ${results[0]!.text}`, usage(40, 8)),
       Fetch: ({ step, results }) =>
         step === 0
           ? callTools([["look_a", "lookup", { key: "a" }]], usage(12, 3))
@@ -1002,7 +1032,10 @@ describe("resuming a turn whose child is mid-way", () => {
     expect(callsOf(model, "Fetch")[0]!.prompt).toEqual(callsOf(first.model, "Fetch")[1]!.prompt);
     // The resumed child's events keep its envelope.
     const subagent_id = first.ports.ofType("subagent.spawned")[0]!.subagent_id;
-    const resumedChild = ports.events.slice(0, ports.events.findIndex((e) => e.type === "subagent.completed"));
+    const resumedChild = ports.events.slice(
+      0,
+      ports.events.findIndex((e) => e.type === "subagent.completed"),
+    );
     expect(resumedChild.length).toBeGreaterThan(0);
     for (const e of resumedChild) expect(e).toMatchObject({ parent_id: "call_sub", depth: 1, subagent_id });
     expect(ports.ofType("subagent.completed")).toEqual(first.ports.ofType("subagent.completed"));
@@ -1028,7 +1061,12 @@ describe("resuming a turn whose child is mid-way", () => {
 
       expect.soft(ports.terminal, where).toEqual(first.ports.terminal);
       expect.soft(ports.finalState?.messages, where).toEqual(first.ports.finalState!.messages);
-      expect.soft(whole.filter((e) => e.type === "subagent.spawned"), where).toHaveLength(1);
+      expect
+        .soft(
+          whole.filter((e) => e.type === "subagent.spawned"),
+          where,
+        )
+        .toHaveLength(1);
       for (const id of ["look_a", "look_b"]) {
         const ranBefore = prefix.filter((e) => e.type === "tool.result" && e.tool_call_id === id).length;
         expect.soft(ranBefore + executed.filter((x) => x === id).length, `${where}: runs of ${id}`).toBe(1);
@@ -1076,7 +1114,15 @@ describe("execution tree", () => {
     expect(version).toBe(1);
     expect(nodes).toHaveLength(1);
     const sub = nodes[0]!;
-    expect(sub).toMatchObject({ id: "call_sub", parent_id: null, name: "run_subtask", title: "Research", is_error: false, result_preview: "research result", duration_ms: 50 });
+    expect(sub).toMatchObject({
+      id: "call_sub",
+      parent_id: null,
+      name: "run_subtask",
+      title: "Research",
+      is_error: false,
+      result_preview: "research result",
+      duration_ms: 50,
+    });
     expect(sub.args_preview!.length).toBe(500);
     expect(sub.args_preview!.startsWith('{"title":"Research"')).toBe(true);
     expect(sub.children.map((n) => n.id)).toEqual(["s_1", "b_1"]);
@@ -1086,6 +1132,15 @@ describe("execution tree", () => {
     expect(s1!.args_preview!.startsWith('{"query":"qqq')).toBe(true);
     expect(s1!.result_preview!.length).toBe(500);
     expect(s1!.result_preview!.startsWith("rrrr")).toBe(true);
-    expect(b1).toMatchObject({ id: "b_1", parent_id: "call_sub", name: "broken", is_error: true, duration_ms: 8, args_preview: "{}", result_preview: "it broke", children: [] });
+    expect(b1).toMatchObject({
+      id: "b_1",
+      parent_id: "call_sub",
+      name: "broken",
+      is_error: true,
+      duration_ms: 8,
+      args_preview: "{}",
+      result_preview: "it broke",
+      children: [],
+    });
   });
 });

@@ -3,8 +3,8 @@
 import { abortAllDurableObjects, env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { foldAll } from "../src/runtime/read-model";
-import { api, createAgent, createSession, events, expectGapless, submitTurn, waitForCount, waitForEvent, waitForTurnEnd } from "./support/api";
-import { baseURL, requests, script, toolRequests, toolURL, uniqueId, type Step } from "./support/fake-model";
+import { api, createSession, events, expectGapless, submitTurn, waitForCount, waitForEvent, waitForTurnEnd } from "./support/api";
+import { baseURL, requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
 
 const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
 const types = (log: any[], turnId?: string) => log.filter((e) => !turnId || e.turn_id === turnId).map((e) => e.type);
@@ -139,7 +139,15 @@ describe("the loop through openai-compatible", () => {
     const { turn_id } = await submitTurn(sid, "hi");
     const log = await waitForTurnEnd(sid, turn_id);
     const ofTurn = types(log, turn_id).filter((t) => t !== "model.delta");
-    expect(ofTurn).toEqual(["turn.submitted", "turn.started", "tool.catalog.resolved", "model.requested", "model.completed", "cost.recorded", "turn.completed"]);
+    expect(ofTurn).toEqual([
+      "turn.submitted",
+      "turn.started",
+      "tool.catalog.resolved",
+      "model.requested",
+      "model.completed",
+      "cost.recorded",
+      "turn.completed",
+    ]);
     expect(log.at(-1).payload.output).toBe("recovered");
     expect(await requests(scriptId)).toHaveLength(2);
   });
@@ -185,7 +193,7 @@ describe("HTTP tools", () => {
     expect(echo.payload.is_error).toBe(false);
     expect(echo.payload.output.received).toEqual({ tool: "echo", args: { q: "ping" }, session_id: sid, turn_id, tool_call_id: echo.tool_call_id });
     expect(result("broken").payload).toMatchObject({ is_error: true, output: "HTTP 500: tool exploded" });
-    expect(result("slow").payload).toMatchObject({ is_error: true, output: "Tool \"slow\" timed out after 100 ms" });
+    expect(result("slow").payload).toMatchObject({ is_error: true, output: 'Tool "slow" timed out after 100 ms' });
     expect((await toolRequests()).some((r: any) => r.tool_call_id === echo.tool_call_id)).toBe(true);
     expect(baseURL).toContain("127.0.0.1");
   });
@@ -329,14 +337,34 @@ describe("durability", () => {
   it("applies the numbered migrations once and records the schema version", async () => {
     const sid = await createSession({ name: "schema", model: "demo:x" });
     const versions = await runInDurableObject(stub(sid), (_instance, state) =>
-      state.storage.sql.exec<{ version: number }>("SELECT version FROM schema_version ORDER BY version").toArray().map((r) => r.version),
+      state.storage.sql
+        .exec<{ version: number }>("SELECT version FROM schema_version ORDER BY version")
+        .toArray()
+        .map((r) => r.version),
     );
     expect(versions).toEqual([1, 2, 3]);
     await evictDurableObject(stub(sid));
     const tables = await runInDurableObject(stub(sid), (_instance, state) =>
-      state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").toArray().map((r) => r.name),
+      state.storage.sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .toArray()
+        .map((r) => r.name),
     );
-    expect(tables).toEqual(expect.arrayContaining(["events", "turns", "turn_state", "turn_messages", "messages", "channels", "schedule", "snapshot", "actions", "memory", "schema_version"]));
+    expect(tables).toEqual(
+      expect.arrayContaining([
+        "events",
+        "turns",
+        "turn_state",
+        "turn_messages",
+        "messages",
+        "channels",
+        "schedule",
+        "snapshot",
+        "actions",
+        "memory",
+        "schema_version",
+      ]),
+    );
     expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(3);
   });
 

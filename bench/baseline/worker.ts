@@ -5,8 +5,9 @@
 //   POST /run   {model, input, steps, mode: "generate" | "stream"}  -> {ms, steps, tool_calls, text_chars}
 //   POST /micro {op, n, k?, bytes?, clients?}                        -> timings of storage primitives (Micro)
 //   GET  /micro/ws                                                   -> a WebSocket attached to Micro
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+
 import { DurableObject } from "cloudflare:workers";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { evaluateExpression } from "../../src/runtime/tools/calculator-parser";
 
@@ -99,7 +100,14 @@ export class Micro extends DurableObject<Env> {
     const state = JSON.parse(JSON.stringify({ turn_id: "trn_bench", blob: "s".repeat(state_bytes) }));
     const insert = () => {
       this.seq += 1;
-      sql.exec("INSERT INTO events (sequence, event_id, type, turn_id, body) VALUES (?, ?, ?, ?, ?)", this.seq, `evt_${this.seq}_${Math.random()}`, "model.delta", "trn_bench", body);
+      sql.exec(
+        "INSERT INTO events (sequence, event_id, type, turn_id, body) VALUES (?, ?, ?, ?, ?)",
+        this.seq,
+        `evt_${this.seq}_${Math.random()}`,
+        "model.delta",
+        "trn_bench",
+        body,
+      );
     };
     const checkpoint = () => {
       // What SessionStore.saveTurnState does: count the stored messages, then rewrite the scalar state.
@@ -119,10 +127,17 @@ export class Micro extends DurableObject<Env> {
         for (let i = 0; i < n; i++) this.ctx.storage.transactionSync(() => insert());
         break;
       case "tx_batched": // k events per transaction
-        for (let i = 0; i < n; i += k) this.ctx.storage.transactionSync(() => { for (let j = 0; j < k && i + j < n; j++) insert(); });
+        for (let i = 0; i < n; i += k)
+          this.ctx.storage.transactionSync(() => {
+            for (let j = 0; j < k && i + j < n; j++) insert();
+          });
         break;
       case "tx_checkpoint": // one event plus the checkpoint rewrite per transaction (tool.started, tool.result, ...)
-        for (let i = 0; i < n; i++) this.ctx.storage.transactionSync(() => { insert(); checkpoint(); });
+        for (let i = 0; i < n; i++)
+          this.ctx.storage.transactionSync(() => {
+            insert();
+            checkpoint();
+          });
         break;
       case "checkpoint_only":
         for (let i = 0; i < n; i++) this.ctx.storage.transactionSync(() => checkpoint());
@@ -133,7 +148,8 @@ export class Micro extends DurableObject<Env> {
       case "fetch": // n sequential subrequests to the fake model server (GET /stats)
       case "write_then_fetch": // the same, each right after a one-row write transaction (output gate)
       case "yield": // n turns of the event loop (setTimeout 0), the reference for the next two
-      case "write_then_yield": { // one committed write per event-loop turn, as the runtime does per event
+      case "write_then_yield": {
+        // one committed write per event-loop turn, as the runtime does per event
         for (let i = 0; i < n; i++) {
           if (op.startsWith("write_then")) this.ctx.storage.transactionSync(() => insert());
           if (op.endsWith("fetch")) await (await fetch(`${this.env.OPENAI_COMPATIBLE_BASE_URL.replace(/\/v1$/, "")}/stats`)).arrayBuffer();
@@ -143,16 +159,20 @@ export class Micro extends DurableObject<Env> {
       }
       case "batched_then_yield": // k writes per event-loop turn
         for (let i = 0; i < n; i += k) {
-          this.ctx.storage.transactionSync(() => { for (let j = 0; j < k && i + j < n; j++) insert(); });
+          this.ctx.storage.transactionSync(() => {
+            for (let j = 0; j < k && i + j < n; j++) insert();
+          });
           await new Promise((r) => setTimeout(r, 0));
         }
         break;
-      case "ws_send": { // one frame to every attached socket, n times (the broadcast of the stored body)
+      case "ws_send": {
+        // one frame to every attached socket, n times (the broadcast of the stored body)
         const sockets = this.ctx.getWebSockets();
         for (let i = 0; i < n; i++) for (const ws of sockets) ws.send(body);
         break;
       }
-      case "ws_send_restringify": { // the same, serializing the event again for each socket
+      case "ws_send_restringify": {
+        // the same, serializing the event again for each socket
         const sockets = this.ctx.getWebSockets();
         const ev = { type: "model.delta", sequence: 1, payload: { text: body.slice(0, 4) }, pad: body };
         for (let i = 0; i < n; i++) for (const ws of sockets) ws.send(JSON.stringify(ev));

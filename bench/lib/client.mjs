@@ -14,6 +14,7 @@ function loadWebSocket() {
   }
 }
 const { impl: WS, kind: WS_KIND } = loadWebSocket();
+
 export { WS_KIND };
 
 export const now = () => performance.now();
@@ -223,6 +224,13 @@ export function quantile(xs, q) {
 }
 export const median = (xs) => quantile(xs, 0.5);
 export function summary(xs) {
-  return { n: xs.length, median: median(xs), p50: quantile(xs, 0.5), p99: quantile(xs, 0.99), min: xs.length ? Math.min(...xs) : null, max: xs.length ? Math.max(...xs) : null };
+  return {
+    n: xs.length,
+    median: median(xs),
+    p50: quantile(xs, 0.5),
+    p99: quantile(xs, 0.99),
+    min: xs.length ? Math.min(...xs) : null,
+    max: xs.length ? Math.max(...xs) : null,
+  };
 }
 export const round = (x, d = 2) => (x === null || x === undefined || Number.isNaN(x) ? null : Math.round(x * 10 ** d) / 10 ** d);

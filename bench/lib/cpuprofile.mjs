@@ -64,7 +64,7 @@ export async function connectInspector(inspectorPort) {
 export function moduleMap(source) {
   const lines = source.split("\n");
   const starts = [];
-  const marker = /^\/\/ ((?:\.\.\/)*[\w@.+-][\w@.+\/-]*\.(?:m?[jt]sx?|cjs|json|sql))$/;
+  const marker = /^\/\/ ((?:\.\.\/)*[\w@.+-][\w@.+/-]*\.(?:m?[jt]sx?|cjs|json|sql))$/;
   lines.forEach((l, i) => {
     const m = marker.exec(l);
     if (m) starts.push([i, m[1].replace(/^(\.\.\/)+/, "")]);

@@ -39,11 +39,15 @@ export function respond(body) {
   if (done < spec.steps) {
     const calls = [];
     for (let i = 0; i < spec.calls; i++) {
-      calls.push({ id: `call_${++callCounter}`, type: "function", function: { name: "calculator", arguments: JSON.stringify({ expression: `(${done} + ${i}) * 3 - 1` }) } });
+      calls.push({
+        id: `call_${++callCounter}`,
+        type: "function",
+        function: { name: "calculator", arguments: JSON.stringify({ expression: `(${done} + ${i}) * 3 - 1` }) },
+      });
     }
     return { calls };
   }
-  const word = "w".repeat(Math.max(1, spec.width - 1)) + " ";
+  const word = `${"w".repeat(Math.max(1, spec.width - 1))} `;
   const pieces = Array.from({ length: spec.deltas }, () => word);
   if (pieces.length === 0) pieces.push("ok");
   return { pieces };
@@ -61,7 +65,7 @@ function completionChunks(model, r, includeUsage) {
     });
     out.push(chunk({}, "tool_calls"));
   } else {
-    r.pieces.forEach((p, i) => out.push(chunk(i === 0 ? { role: "assistant", content: p } : { content: p })));
+    for (const [i, p] of r.pieces.entries()) out.push(chunk(i === 0 ? { role: "assistant", content: p } : { content: p }));
     out.push(chunk({}, "stop"));
   }
   if (includeUsage) out.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage: USAGE });

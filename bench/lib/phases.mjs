@@ -142,7 +142,11 @@ export const PHASES = {
       runs,
       events_per_turn: events,
       runtime: { ...summary(ms.runtime), ms_per_step: median(ms.runtime) / modelCalls, server_ms_per_step: median(serverMs.runtime) / modelCalls },
-      generateText: { ...summary(ms.generateText), ms_per_step: median(ms.generateText) / modelCalls, server_ms_per_step: median(serverMs.generateText) / modelCalls },
+      generateText: {
+        ...summary(ms.generateText),
+        ms_per_step: median(ms.generateText) / modelCalls,
+        server_ms_per_step: median(serverMs.generateText) / modelCalls,
+      },
       streamText: { ...summary(ms.streamText), ms_per_step: median(ms.streamText) / modelCalls, server_ms_per_step: median(serverMs.streamText) / modelCalls },
       ratio_runtime_vs_generateText: median(ms.runtime) / median(ms.generateText),
       ratio_runtime_vs_streamText: median(ms.runtime) / median(ms.streamText),
@@ -167,7 +171,9 @@ export const PHASES = {
     say(
       `   tool loop: runtime ${out.runtime.ms_per_step.toFixed(2)} ms/step, generateText ${out.generateText.ms_per_step.toFixed(2)}, streamText ${out.streamText.ms_per_step.toFixed(2)}; ratio ${out.ratio_runtime_vs_generateText.toFixed(2)}x (vs streamText ${out.ratio_runtime_vs_streamText.toFixed(2)}x)`,
     );
-    say(`   runtime turn split (server): model calls ${split.model_calls} ms, tool phases ${split.tool_phases} ms, other ${split.other} ms of ${split.total} ms`);
+    say(
+      `   runtime turn split (server): model calls ${split.model_calls} ms, tool phases ${split.tool_phases} ms, other ${split.other} ms of ${split.total} ms`,
+    );
     say(
       `   text turn (${textDeltas} deltas): runtime ${out.text_turn.runtime_ms.toFixed(0)} ms (${(out.text_turn.runtime_ms_per_delta * 1000).toFixed(0)} µs/delta), streamText ${out.text_turn.streamText_ms.toFixed(0)} ms (${(out.text_turn.streamText_ms_per_delta * 1000).toFixed(0)} µs/delta)`,
     );
@@ -253,7 +259,9 @@ export const PHASES = {
       checkpoint_rewrites_per_turn: checkpoints,
       transactions: tx,
     };
-    say(`   event log: ${events.length} events, ${total} B per turn = ${Math.round(total / modelCalls)} B/step; ${txTotal} write transactions per turn (${checkpoints} rewrite the checkpoint)`);
+    say(
+      `   event log: ${events.length} events, ${total} B per turn = ${Math.round(total / modelCalls)} B/step; ${txTotal} write transactions per turn (${checkpoints} rewrite the checkpoint)`,
+    );
 
     // The same tool-loop turn, again and again in one session: each turn's prompt carries the history.
     const H = cfg.footprint.historyTurns;
@@ -280,7 +288,9 @@ export const PHASES = {
       last_cpu_ms: hist[hist.length - 1]?.workerd_cpu_ms,
       ms_per_prior_turn: H > 1 ? (hist[H - 1].ms - hist[0].ms) / (H - 1) : null,
     };
-    say(`   the same tool-loop turn ${H} times in one session: ${hist.map((h) => h.ms.toFixed(0)).join(", ")} ms (workerd CPU ${hist.map((h) => h.workerd_cpu_ms.toFixed(0)).join(", ")} ms)`);
+    say(
+      `   the same tool-loop turn ${H} times in one session: ${hist.map((h) => h.ms.toFixed(0)).join(", ")} ms (workerd CPU ${hist.map((h) => h.workerd_cpu_ms.toFixed(0)).join(", ")} ms)`,
+    );
 
     // Many turns in one session.
     const T = cfg.footprint.turns;
@@ -386,7 +396,14 @@ export const PHASES = {
         const delivered = subs.reduce((s, sub, i) => s + sub.count - before[i], 0);
         const ms = tEnd - t0;
         if (r === 0) continue; // a warm-up turn for each number of clients
-        rows.push({ ms, delivered, events_per_s: (delivered / ms) * 1000, server_turn_ms: await serverMs(turn_id), workerd_cpu_ms: cpu.runtime_workerd, client_cpu_ms: cpu.client });
+        rows.push({
+          ms,
+          delivered,
+          events_per_s: (delivered / ms) * 1000,
+          server_turn_ms: await serverMs(turn_id),
+          workerd_cpu_ms: cpu.runtime_workerd,
+          client_cpu_ms: cpu.client,
+        });
       }
       for (const s of subs) s.close();
       await sleep(300);
@@ -402,7 +419,9 @@ export const PHASES = {
         runs: rows,
       };
       const v = out.per_clients[k];
-      say(`   ${k} clients: ${k > 0 ? `${Math.round(v.events_per_s)} events/s delivered, ` : ""}turn ${v.ms.toFixed(0)} ms (server ${v.server_turn_ms} ms), workerd CPU ${v.workerd_cpu_ms} ms, client CPU ${v.client_cpu_ms.toFixed(0)} ms`);
+      say(
+        `   ${k} clients: ${k > 0 ? `${Math.round(v.events_per_s)} events/s delivered, ` : ""}turn ${v.ms.toFixed(0)} ms (server ${v.server_turn_ms} ms), workerd CPU ${v.workerd_cpu_ms} ms, client CPU ${v.client_cpu_ms.toFixed(0)} ms`,
+      );
     }
     return out;
   },
@@ -470,7 +489,10 @@ export const PHASES = {
     say(
       `   round 1 (fresh sessions): ${out.turns_per_s.toFixed(1)} turns/s, latency p50 ${out.latency_ms.p50.toFixed(0)} ms, p99 ${out.latency_ms.p99.toFixed(0)} ms (alone ${out.solo_turn_ms.toFixed(0)} ms); workerd ${Math.round(out.workerd_busy * 100)}% of a core busy, ${out.workerd_cpu_ms_per_turn.toFixed(0)} ms CPU per turn`,
     );
-    if (rounds > 1) say(`   later rounds (one more turn of history each): ${out.all_rounds.turns_per_s.map((x) => x.toFixed(1)).join(", ")} turns/s; ${out.all_rounds.workerd_cpu_ms_per_turn.map((x) => x.toFixed(0)).join(", ")} ms CPU per turn`);
+    if (rounds > 1)
+      say(
+        `   later rounds (one more turn of history each): ${out.all_rounds.turns_per_s.map((x) => x.toFixed(1)).join(", ")} turns/s; ${out.all_rounds.workerd_cpu_ms_per_turn.map((x) => x.toFixed(0)).join(", ")} ms CPU per turn`,
+      );
     return out;
   },
 
@@ -498,7 +520,9 @@ export const PHASES = {
     const buildCpu = cpuDiff(c0, stack.cpu());
     live.close();
     const built = last - first;
-    say(`   built ${last} events in ${turns} turns: ${(buildMs / 1000).toFixed(1)} s, ${Math.round((built / buildMs) * 1000)} events/s appended and streamed live`);
+    say(
+      `   built ${last} events in ${turns} turns: ${(buildMs / 1000).toFixed(1)} s, ${Math.round((built / buildMs) * 1000)} events/s appended and streamed live`,
+    );
 
     const res = { ws: {}, sse: {} };
     for (const n of counts) {
@@ -526,9 +550,13 @@ export const PHASES = {
         const t1 = now();
         idleAfter[transport].push(await stack.settle());
         const cpu = cpuDiff(c1, stack.cpu());
-        counts.forEach((n, i) => res[transport][n].push(marks[i]));
+        for (const [i, n] of counts.entries()) res[transport][n].push(marks[i]);
         firstMs[transport].push(first_ms);
-        cpuPer[transport].push({ workerd_us_per_event: (cpu.runtime_workerd * 1000) / target, client_us_per_event: (cpu.client * 1000) / target, settle_ms: now() - t1 });
+        cpuPer[transport].push({
+          workerd_us_per_event: (cpu.runtime_workerd * 1000) / target,
+          client_us_per_event: (cpu.client * 1000) / target,
+          settle_ms: now() - t1,
+        });
       }
     }
     // The same WebSocket replay with permessage-deflate negotiated (what browsers offer), smallest count.
@@ -548,7 +576,14 @@ export const PHASES = {
     const out = {
       log_events: last,
       deltas_per_turn: cfg.replay.deltasPerTurn,
-      build: { turns, events: built, ms: buildMs, events_per_s: (built / buildMs) * 1000, cpu_ms: buildCpu, workerd_cpu_us_per_event: (buildCpu.runtime_workerd * 1000) / built },
+      build: {
+        turns,
+        events: built,
+        ms: buildMs,
+        events_per_s: (built / buildMs) * 1000,
+        cpu_ms: buildCpu,
+        workerd_cpu_us_per_event: (buildCpu.runtime_workerd * 1000) / built,
+      },
       ws: Object.fromEntries(counts.map((n) => [n, row(res.ws[n], n)])),
       sse: Object.fromEntries(counts.map((n) => [n, row(res.sse[n], n)])),
       first_event_ms: { ws: summary(firstMs.ws), sse: summary(firstMs.sse) },
@@ -557,10 +592,19 @@ export const PHASES = {
         sse: { workerd_us: median(cpuPer.sse.map((c) => c.workerd_us_per_event)), client_us: median(cpuPer.sse.map((c) => c.client_us_per_event)) },
       },
       idle_after_ms: { ws: median(idleAfter.ws), sse: median(idleAfter.sse) },
-      ws_other_deflate: { deflate: !cfg.deflate, count: n0, ms: deflated.ms, extensions: deflated.extensions, workerd_us_per_event: (c3.runtime_workerd * 1000) / n0, client_us_per_event: (c3.client * 1000) / n0 },
+      ws_other_deflate: {
+        deflate: !cfg.deflate,
+        count: n0,
+        ms: deflated.ms,
+        extensions: deflated.extensions,
+        workerd_us_per_event: (c3.runtime_workerd * 1000) / n0,
+        client_us_per_event: (c3.client * 1000) / n0,
+      },
     };
     for (const n of counts) say(`   ${n} events from 0: WebSocket ${median(res.ws[n]).toFixed(0)} ms, SSE ${median(res.sse[n]).toFixed(0)} ms`);
-    say(`   workerd CPU per replayed event: WebSocket ${out.cpu_per_event.ws.workerd_us.toFixed(1)} µs, SSE ${out.cpu_per_event.sse.workerd_us.toFixed(1)} µs; WebSocket with deflate ${out.ws_other_deflate.deflate ? "on" : "off"}: ${deflated.ms.toFixed(0)} ms for ${n0}, ${out.ws_other_deflate.workerd_us_per_event.toFixed(1)} µs workerd CPU/event`);
+    say(
+      `   workerd CPU per replayed event: WebSocket ${out.cpu_per_event.ws.workerd_us.toFixed(1)} µs, SSE ${out.cpu_per_event.sse.workerd_us.toFixed(1)} µs; WebSocket with deflate ${out.ws_other_deflate.deflate ? "on" : "off"}: ${deflated.ms.toFixed(0)} ms for ${n0}, ${out.ws_other_deflate.workerd_us_per_event.toFixed(1)} µs workerd CPU/event`,
+    );
     return out;
   },
 
@@ -605,7 +649,8 @@ export const PHASES = {
     for (let r = 0; r < runs; r++) xs.push((await call({ op: "checkpoint_only", n })).inner_ms);
     out.storage["checkpoint rewrite with 500 stored turn messages"] = { op: "checkpoint_only", n, messages: 500, us_per_op: (median(xs) * 1000) / n, runs: xs };
     await call({ op: "seed_messages", n: 0, messages: 0 });
-    for (const [label, v] of Object.entries(out.storage)) say(`   ${label}: ${v.us_per_op.toFixed(1)} µs${v.cpu_us_per_op !== undefined ? ` (workerd CPU ${v.cpu_us_per_op.toFixed(1)} µs)` : ""}`);
+    for (const [label, v] of Object.entries(out.storage))
+      say(`   ${label}: ${v.us_per_op.toFixed(1)} µs${v.cpu_us_per_op !== undefined ? ` (workerd CPU ${v.cpu_us_per_op.toFixed(1)} µs)` : ""}`);
 
     const frames = Math.min(n, 2000);
     for (const k of cfg.micro.clients) {
@@ -669,7 +714,10 @@ export const PHASES = {
       // Sessions are created before profiling starts, so only the turns themselves are profiled.
       const prepared = [];
       if (which === "runtime") {
-        for (let i = 0; i < turns; i++) prepared.push(await preparedTurn(stack, label.includes("text") ? textModel : toolModel, label.includes("text") ? 1 : steps + 1, { deflate: cfg.deflate }));
+        for (let i = 0; i < turns; i++)
+          prepared.push(
+            await preparedTurn(stack, label.includes("text") ? textModel : toolModel, label.includes("text") ? 1 : steps + 1, { deflate: cfg.deflate }),
+          );
       }
       await stack.settle({ quietMs: 200, maxMs: 5000 });
       const p = await startProfile(insp, { intervalUs: cfg.profile.intervalUs });
@@ -691,7 +739,11 @@ export const PHASES = {
         const prepared = [];
         for (let i = 0; i < turns; i++) prepared.push(await preparedTurn(stack, model, maxSteps, { deflate: cfg.deflate }));
         const file = join(stack.tmp, `strace-${label.replace(/\W+/g, "-")}.txt`);
-        const st = spawn("strace", ["-c", "-f", "-e", "trace=pwrite64,pwritev,fsync,fdatasync,writev,write,sendmsg,sendto", "-p", String(stack.rt.userPid), "-o", file], { stdio: "ignore" });
+        const st = spawn(
+          "strace",
+          ["-c", "-f", "-e", "trace=pwrite64,pwritev,fsync,fdatasync,writev,write,sendmsg,sendto", "-p", String(stack.rt.userPid), "-o", file],
+          { stdio: "ignore" },
+        );
         await sleep(1000);
         let events = 0;
         for (const p of prepared) events += (await p.run()).count;
@@ -702,14 +754,23 @@ export const PHASES = {
           const f = line.trim().split(/\s+/);
           if (f.length >= 5 && /^\d+$/.test(f[3]) && /^[a-z_0-9]+$/.test(f[f.length - 1])) counts[f[f.length - 1]] = Number(f[3]);
         }
-        return { turns, events, per_turn: Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v / turns])), per_event: Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v / events])) };
+        return {
+          turns,
+          events,
+          per_turn: Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v / turns])),
+          per_event: Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v / events])),
+        };
       };
       out.syscalls = {
         "tool loop": await traced("tool loop", toolModel, steps + 1, Math.max(2, Math.round(N / 2))),
         "text turn": await traced("text turn", textModel, 1, 2),
       };
       for (const [k, v] of Object.entries(out.syscalls)) {
-        say(`   syscalls, ${k}: ${Object.entries(v.per_event).map(([s, c]) => `${s} ${c.toFixed(2)}`).join(", ")} per event (${(v.events / v.turns).toFixed(0)} events/turn)`);
+        say(
+          `   syscalls, ${k}: ${Object.entries(v.per_event)
+            .map(([s, c]) => `${s} ${c.toFixed(2)}`)
+            .join(", ")} per event (${(v.events / v.turns).toFixed(0)} events/turn)`,
+        );
       }
     }
     return out;

@@ -203,13 +203,14 @@ export async function startFakeLlmProcess(script, port, log) {
 /** Waits until the given processes stop using CPU (no tick in `quietMs`), at most `maxMs`. */
 export async function settle(pids, { quietMs = 300, maxMs = 15_000 } = {}) {
   const t0 = Date.now();
-  const read = () => pids.map((p) => {
-    try {
-      return cpuMsOf(p);
-    } catch {
-      return 0;
-    }
-  });
+  const read = () =>
+    pids.map((p) => {
+      try {
+        return cpuMsOf(p);
+      } catch {
+        return 0;
+      }
+    });
   let last = read();
   while (Date.now() - t0 < maxMs) {
     await new Promise((r) => setTimeout(r, quietMs));

@@ -1,8 +1,8 @@
 // The command line (`agent-runtime`), with its I/O injected: bin/agent-runtime.mjs supplies the terminal
 // (Node), the tests a scripted one. Nothing here touches process, files or the terminal directly.
-import { RuntimeClient, type BackoffOptions, type FetchLike, type StreamStatus } from "./client";
+import { type BackoffOptions, type FetchLike, RuntimeClient, type StreamStatus } from "./client";
 import { RuntimeError } from "./errors";
-import { approvalPrompt, ChatRenderer, formatTree, parseApproval, type FormatOptions } from "./format";
+import { approvalPrompt, ChatRenderer, type FormatOptions, formatTree, parseApproval } from "./format";
 import type { WebSocketConstructorLike, WebSocketFactory } from "./socket";
 import type { RuntimeEvent, TerminalEvent } from "./types";
 
@@ -329,7 +329,13 @@ async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["flags"]
             const decision = await onApproval({ payload: { tool_name: a.tool_name, args: a.args }, depth: 0 } as unknown as RuntimeEvent);
             if (decision) await client.respondAction(sessionId!, a.action_id, decision).catch(() => undefined);
           }
-          return client.waitForTurn(sessionId!, turnId, { after: thread.last_sequence, signal, onApproval, onStatus, onEvent: (e) => void out(renderer.render(e)) });
+          return client.waitForTurn(sessionId!, turnId, {
+            after: thread.last_sequence,
+            signal,
+            onApproval,
+            onStatus,
+            onEvent: (e) => void out(renderer.render(e)),
+          });
         });
         if (!ok) return EXIT.interrupted;
       }

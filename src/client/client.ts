@@ -1,10 +1,9 @@
 // A typed client for the runtime's HTTP API (README "API") and its event channel: an async iterator over a
 // session's events that survives dropped connections without losing or repeating an event.
 import type { RuntimeEvent } from "../runtime/events";
-import { RuntimeError, type ResponseLike } from "./errors";
+import { type ResponseLike, RuntimeError } from "./errors";
 import { abortError, Connection, openSocket, type WebSocketConstructorLike, type WebSocketFactory } from "./socket";
 import {
-  isTerminal,
   type ActionDecisionRequest,
   type ActionResolved,
   type AgentConfig,
@@ -16,6 +15,7 @@ import {
   type ExecutionTree,
   type InjectResult,
   type InterruptResult,
+  isTerminal,
   type QueueResult,
   type SessionCreated,
   type SessionSnapshot,
@@ -287,7 +287,7 @@ export class RuntimeClient {
         try {
           // ---- read ----
           for (;;) {
-            let item;
+            let item: Awaited<ReturnType<typeof conn.next>>;
             try {
               item = await conn.next(signal);
             } catch {
@@ -365,7 +365,11 @@ export class RuntimeClient {
   }
 
   /** Follows a turn already submitted until its terminal event, from `after` (default 0: the whole log). */
-  async waitForTurn(sessionId: string, turnId: string, options: Omit<SubmitAndWaitOptions, "idempotency_key"> & { after?: number } = {}): Promise<TerminalEvent> {
+  async waitForTurn(
+    sessionId: string,
+    turnId: string,
+    options: Omit<SubmitAndWaitOptions, "idempotency_key"> & { after?: number } = {},
+  ): Promise<TerminalEvent> {
     const { signal, onEvent, onApproval } = options;
     const inner = new AbortController();
     const relay = () => inner.abort(signal?.reason);

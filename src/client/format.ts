@@ -81,6 +81,7 @@ export class ChatRenderer {
 
   /** The text to write for `e` (possibly empty). */
   render(e: RuntimeEvent): string {
+    // biome-ignore lint/suspicious/noExplicitAny: payloads get their types from the event catalog (issue 14)
     const p = e.payload as Record<string, any>;
     const depth = e.depth ?? 0;
     switch (e.type) {
@@ -145,7 +146,7 @@ export class ChatRenderer {
           out += this.line(0, typeof p.output === "string" ? p.output : JSON.stringify(p.output, null, 2));
         }
         out += this.lineStart();
-        if (p.stop_reason && p.stop_reason !== "final_answer") out += this.tone("yellow", `[stopped: ${p.stop_reason}]`) + "\n";
+        if (p.stop_reason && p.stop_reason !== "final_answer") out += `${this.tone("yellow", `[stopped: ${p.stop_reason}]`)}\n`;
         return out;
       }
       case "turn.failed":

@@ -7,6 +7,7 @@ export interface WebSocketLike {
   readonly readyState: number;
   send(data: string): void;
   close(code?: number, reason?: string): void;
+  // biome-ignore lint/suspicious/noExplicitAny: browser, Node and workerd sockets pass differently typed events
   addEventListener(type: "open" | "message" | "close" | "error", listener: (ev: any) => void): void;
 }
 

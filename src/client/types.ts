@@ -9,7 +9,20 @@ import type { SessionView, ThreadStatus, TurnSummary, TurnUsage } from "../runti
 import type { PermissionClass } from "../runtime/tools/types";
 import type { ActionDecisionBody, ActionResolved, InjectMessageBody, InjectResult, InterruptBody, SubmitTurnBody, TurnAccepted } from "../runtime/wire";
 
-export type { ActionResolved, AgentConfig, AgentConfigInput, EventRef, EventType, InjectResult, Policy, RuntimeEvent, ThreadStatus, TreeNode, TurnSummary, TurnUsage };
+export type {
+  ActionResolved,
+  AgentConfig,
+  AgentConfigInput,
+  EventRef,
+  EventType,
+  InjectResult,
+  Policy,
+  RuntimeEvent,
+  ThreadStatus,
+  TreeNode,
+  TurnSummary,
+  TurnUsage,
+};
 
 // ---- requests (the server's schemas, as their callers write them) ----
 

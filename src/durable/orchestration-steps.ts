@@ -1,8 +1,8 @@
 // Orchestration steps as child sessions: the runner an orchestrating session uses for each agent step, and
 // how a child session's turn outcome reads as a step result.
 import type { Env } from "../env";
-import type { RuntimeEvent } from "../runtime/events";
 import type { Result } from "../runtime/errors";
+import type { RuntimeEvent } from "../runtime/events";
 import { errorMessage, type TurnPorts } from "../runtime/loop";
 import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../runtime/orchestration/run";
 import type { Policy } from "../runtime/policy";
@@ -15,7 +15,9 @@ export type StepOutcome = { status: "success" | "failed"; output?: unknown; erro
 export function stepOutcome(end: Pick<RuntimeEvent, "type" | "payload">): StepOutcome {
   const p = end.payload as { output?: unknown; stop_reason?: string; error?: { message?: string }; reason?: string };
   if (end.type === "turn.completed") {
-    return p.stop_reason === "final_answer" ? { status: "success", output: p.output } : { status: "failed", output: p.output, error: `stopped: ${p.stop_reason}` };
+    return p.stop_reason === "final_answer"
+      ? { status: "success", output: p.output }
+      : { status: "failed", output: p.output, error: `stopped: ${p.stop_reason}` };
   }
   if (end.type === "turn.failed") return { status: "failed", error: p.error?.message ?? "the turn failed" };
   return { status: "failed", error: `cancelled: ${p.reason ?? ""}`.trim() };

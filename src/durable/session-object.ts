@@ -5,28 +5,28 @@ import { DurableObject } from "cloudflare:workers";
 import type { ModelMessage } from "ai";
 import type { Env } from "../env";
 import { type AgentConfig, BUDGET_CAPS } from "../runtime/config";
-import { parseAllowlist } from "../runtime/url-allowlist";
 import { ApiError, type Result, toResult } from "../runtime/errors";
 import { type EventDraft, isTerminalTurnEvent, type RuntimeEvent } from "../runtime/events";
 import { buildTree } from "../runtime/execution-tree";
 import { randomId } from "../runtime/ids";
 import { errorMessage, runTurn, type TurnPorts, type TurnSetup } from "../runtime/loop";
 import { resolveModel } from "../runtime/models";
-import { emptyView, foldAll, foldEvent, type SessionView } from "../runtime/read-model";
-import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
-import { discoverMcpTools, type McpDiscovery, McpConnections } from "../runtime/tools/mcp-client";
-import { type ApprovalDecision, closingEvents, finalMessages, levels, newTurnState, pendingApprovals, type TurnState } from "../runtime/turn-state";
 import { DEFAULT_POLICY, type Policy } from "../runtime/policy";
+import { emptyView, foldAll, foldEvent, type SessionView } from "../runtime/read-model";
+import { discoverMcpTools, McpConnections, type McpDiscovery } from "../runtime/tools/mcp-client";
+import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
+import { type ApprovalDecision, closingEvents, finalMessages, levels, newTurnState, pendingApprovals, type TurnState } from "../runtime/turn-state";
+import { parseAllowlist } from "../runtime/url-allowlist";
 import type { ActionResolved, InjectResult, SubmitTurnBody, TurnAccepted } from "../runtime/wire";
 import { type FrameTarget, handleFrame, reply } from "./command-frames";
-import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
-import { providerEnv } from "./providers";
-import { r2Workspace } from "./workspace-store";
-import { orchestrationLimits, runChildSession, type StepOutcome, stepOutcome } from "./orchestration-steps";
-import { registry } from "./registry-object";
-import { SessionStore, type SessionRow, type StoredEvent } from "./session-store";
 import { DeltaBatcher } from "./delta-batcher";
+import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
+import { orchestrationLimits, runChildSession, type StepOutcome, stepOutcome } from "./orchestration-steps";
+import { providerEnv } from "./providers";
+import { registry } from "./registry-object";
+import { type SessionRow, SessionStore, type StoredEvent } from "./session-store";
 import { SocketHub } from "./socket-hub";
+import { r2Workspace } from "./workspace-store";
 
 /** Carries the caller's key hash from the Worker to the object on WebSocket upgrades (set by the Worker only). */
 export const KEY_HASH_HEADER = "x-runtime-key-hash";
@@ -133,9 +133,7 @@ export class SessionObject extends DurableObject<Env> {
       this.config = input.agent;
       this.policy = input.policy;
       const payload = { agent: input.agent.name, model: input.agent.model, policy: input.policy, metadata: input.metadata };
-      this.commit([{ type: "session.created", payload }], () =>
-        this.store.insertSession(row),
-      );
+      this.commit([{ type: "session.created", payload }], () => this.store.insertSession(row));
       return { session_id: row.session_id, thread_id: row.thread_id };
     });
   }
@@ -216,7 +214,13 @@ export class SessionObject extends DurableObject<Env> {
     return toResult(() => {
       this.mustExist();
       this.queuedTurn(turnId);
-      const queued = [turnId, ...this.store.queuedTurns().filter((t) => t.turn_id !== turnId).map((t) => t.turn_id)];
+      const queued = [
+        turnId,
+        ...this.store
+          .queuedTurns()
+          .filter((t) => t.turn_id !== turnId)
+          .map((t) => t.turn_id),
+      ];
       this.commit([{ type: "queue.changed", payload: { queued } }], () => this.store.moveTurnToFront(turnId));
       return { queued };
     });
@@ -391,7 +395,10 @@ export class SessionObject extends DurableObject<Env> {
 
   /** Cancels a queued turn; returns the queue left. */
   private dropQueued(turnId: string, reason: string): string[] {
-    const queued = this.store.queuedTurns().filter((t) => t.turn_id !== turnId).map((t) => t.turn_id);
+    const queued = this.store
+      .queuedTurns()
+      .filter((t) => t.turn_id !== turnId)
+      .map((t) => t.turn_id);
     this.commit(
       [
         { type: "turn.cancelled", turn_id: turnId, payload: { reason } },
@@ -499,24 +506,36 @@ export class SessionObject extends DurableObject<Env> {
   private resumeIfOrphaned(why: string): void {
     if (this.executor) return;
     const running = this.store.runningTurn();
-    if (!running) return this.startNextTurn(); // a queue left waiting by a failed hand-over
+    if (!running) {
+      this.startNextTurn(); // a queue left waiting by a failed hand-over
+      return;
+    }
     const state = this.store.turnState(running.turn_id);
     const lost = (message: string) =>
       this.finishTurn(
         { type: "turn.failed", turn_id: running.turn_id, payload: { error: { code: "lost", message } } },
         state ?? newTurnState(running.turn_id, running.input, Date.now()),
       );
-    if (!state) return lost("The turn's checkpoint is missing; it cannot be resumed");
+    if (!state) {
+      lost("The turn's checkpoint is missing; it cannot be resumed");
+      return;
+    }
     if (state.paused_at) return; // waiting for a human: a decision resumes it, not a restart
     // Consecutive resumes without progress (reset by every model response and tool result) are capped.
     state.recoveries = (state.recoveries ?? 0) + 1;
-    if (state.recoveries > MAX_RECOVERIES) return lost(`The turn was resumed ${MAX_RECOVERIES} times without progress`);
+    if (state.recoveries > MAX_RECOVERIES) {
+      lost(`The turn was resumed ${MAX_RECOVERIES} times without progress`);
+      return;
+    }
     // Model calls cut by the restart (at any level) are closed; the loop makes them again. Started tools are
     // the loop's to settle.
     const closing = closingEvents(state, "interrupted", Date.now(), "model_calls");
     for (const level of levels(state)) level.state.open_model_step = null;
     this.commit(
-      [...closing, { type: "run.status", turn_id: running.turn_id, payload: { phase: "recovering", detail: `Resuming the turn: ${why}`, attempt: state.recoveries } }],
+      [
+        ...closing,
+        { type: "run.status", turn_id: running.turn_id, payload: { phase: "recovering", detail: `Resuming the turn: ${why}`, attempt: state.recoveries } },
+      ],
       () => {
         this.store.saveTurnState(state);
         this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
@@ -755,7 +774,9 @@ export class SessionObject extends DurableObject<Env> {
     const drafts: EventDraft[] = [
       ...closingEvents(state, status === "cancelled" ? "cancelled" : "interrupted", Date.now()),
       event,
-      ...leftovers.map((t): EventDraft => ({ type: "turn.submitted", turn_id: t.turn_id, payload: { input: t.input, queued: true, message_id: t.message_id } })),
+      ...leftovers.map(
+        (t): EventDraft => ({ type: "turn.submitted", turn_id: t.turn_id, payload: { input: t.input, queued: true, message_id: t.message_id } }),
+      ),
     ];
     if (leftovers.length > 0) {
       drafts.push({ type: "queue.changed", payload: { queued: [...this.view.queued_turns, ...leftovers.map((t) => t.turn_id)] } });
@@ -770,7 +791,8 @@ export class SessionObject extends DurableObject<Env> {
         this.store.setTurnStatus(turnId, status);
         this.store.appendHistory(turnId, messages);
         this.store.deleteTurnState(turnId);
-        for (const t of leftovers) this.store.insertTurn({ turn_id: t.turn_id, status: "queued", input: t.input, idempotency_key: null, created_at: Date.now() });
+        for (const t of leftovers)
+          this.store.insertTurn({ turn_id: t.turn_id, status: "queued", input: t.input, idempotency_key: null, created_at: Date.now() });
       },
       { snapshot: true },
     );
@@ -793,7 +815,11 @@ export class SessionObject extends DurableObject<Env> {
     const [input] = state.messages;
     const minimal = { ...newTurnState(state.turn_id, "", state.started_at), messages: input ? [input] : [] };
     this.finishTurn(
-      { type: "turn.failed", turn_id: state.turn_id, payload: { error: { code: "internal_error", message: `Recording the turn's end failed: ${errorMessage(cause)}` } } },
+      {
+        type: "turn.failed",
+        turn_id: state.turn_id,
+        payload: { error: { code: "internal_error", message: `Recording the turn's end failed: ${errorMessage(cause)}` } },
+      },
       minimal,
     );
   }

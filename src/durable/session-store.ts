@@ -104,9 +104,7 @@ export class SessionStore {
   }
 
   readEvents(after: number, limit: number): StoredEvent[] {
-    return this.sql
-      .exec<StoredEvent>("SELECT sequence, type, body FROM events WHERE sequence > ? ORDER BY sequence LIMIT ?", after, limit)
-      .toArray();
+    return this.sql.exec<StoredEvent>("SELECT sequence, type, body FROM events WHERE sequence > ? ORDER BY sequence LIMIT ?", after, limit).toArray();
   }
 
   eventsOfTurn(turnId: string): RuntimeEvent[] {
@@ -188,8 +186,7 @@ export class SessionStore {
   saveTurnState(state: TurnState): void {
     const { messages, ...rest } = state;
     const stored =
-      this.savedMessages.get(state.turn_id) ??
-      this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM turn_messages WHERE turn_id = ?", state.turn_id).one().n;
+      this.savedMessages.get(state.turn_id) ?? this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM turn_messages WHERE turn_id = ?", state.turn_id).one().n;
     for (let i = stored; i < messages.length; i++) {
       this.sql.exec("INSERT INTO turn_messages (turn_id, idx, message) VALUES (?, ?, ?)", state.turn_id, i, JSON.stringify(messages[i]));
     }
@@ -236,14 +233,7 @@ export class SessionStore {
   }
 
   decideAction(actionId: string, status: ActionRow["status"], by: string, reason: string | null, now: number): void {
-    this.sql.exec(
-      "UPDATE actions SET status = ?, decided_by = ?, decided_at = ?, reason = ? WHERE action_id = ?",
-      status,
-      by,
-      now,
-      reason,
-      actionId,
-    );
+    this.sql.exec("UPDATE actions SET status = ?, decided_by = ?, decided_at = ?, reason = ? WHERE action_id = ?", status, by, now, reason, actionId);
   }
 
   memoryGet(key: string): string | null {
@@ -295,7 +285,10 @@ export class SessionStore {
 
   /** Removes and returns the entries due at `now`. */
   takeDue(now: number): string[] {
-    const due = this.sql.exec<{ kind: string }>("SELECT kind FROM schedule WHERE due_at <= ?", now).toArray().map((r) => r.kind);
+    const due = this.sql
+      .exec<{ kind: string }>("SELECT kind FROM schedule WHERE due_at <= ?", now)
+      .toArray()
+      .map((r) => r.kind);
     this.sql.exec("DELETE FROM schedule WHERE due_at <= ?", now);
     return due;
   }
@@ -312,5 +305,4 @@ export class SessionStore {
   saveSnapshot(view: SessionView): void {
     this.sql.exec("INSERT OR REPLACE INTO snapshot (id, sequence, body) VALUES (1, ?, ?)", view.last_sequence, JSON.stringify(view));
   }
-
 }

@@ -73,13 +73,16 @@ export class SocketHub {
 
   openSse(after: number): Response {
     let sink!: SseSink;
-    const body = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        sink = { controller, closed: false };
-        this.sse.add(sink);
+    const body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          sink = { controller, closed: false };
+          this.sse.add(sink);
+        },
+        cancel: () => this.dropSse(sink),
       },
-      cancel: () => this.dropSse(sink),
-    }, { highWaterMark: 0, size: (chunk) => chunk?.byteLength ?? 0 });
+      { highWaterMark: 0, size: (chunk) => chunk?.byteLength ?? 0 },
+    );
     void this.replay(sink, after);
     return new Response(body, {
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },

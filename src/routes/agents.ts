@@ -1,11 +1,11 @@
 // Agent registry routes (SPEC §4).
 import { createRoute, z } from "@hono/zod-openapi";
-import { ApiError, zodIssues } from "../runtime/errors";
-import { AgentConfigSchema, deploymentIssues, type AgentConfig } from "../runtime/config";
-import { parseAllowlist } from "../runtime/url-allowlist";
-import type { Env } from "../env";
 import { providerEnv } from "../durable/providers";
 import { registry } from "../durable/registry-object";
+import type { Env } from "../env";
+import { type AgentConfig, AgentConfigSchema, deploymentIssues } from "../runtime/config";
+import { ApiError, zodIssues } from "../runtime/errors";
+import { parseAllowlist } from "../runtime/url-allowlist";
 import { errorResponses, router } from "./http";
 
 const AgentConfigDoc = AgentConfigSchema.openapi("AgentConfig");

@@ -27,9 +27,7 @@ export function errorResponses(...statuses: number[]) {
     422: "Validation failed; details lists each field and reason",
     429: "Rate limited",
   };
-  return Object.fromEntries(
-    statuses.map((s) => [s, { description: text[s] ?? "Error", content: { "application/json": { schema: ErrorSchema } } }]),
-  );
+  return Object.fromEntries(statuses.map((s) => [s, { description: text[s] ?? "Error", content: { "application/json": { schema: ErrorSchema } } }]));
 }
 
 /** A router whose validation failures become the SPEC §2 422 envelope. */
@@ -73,7 +71,10 @@ const STREAM_ROUTE = { ws: /^\/v1\/sessions\/[^/]+\/ws$/, sse: /^\/v1\/sessions\
 
 /** Bearer auth for /v1; `?access_token=` is accepted only where browsers cannot set headers (WS, SSE). */
 export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const keys = (c.env.API_KEYS ?? "").split(",").map((k) => k.trim()).filter(Boolean);
+  const keys = (c.env.API_KEYS ?? "")
+    .split(",")
+    .map((k) => k.trim())
+    .filter(Boolean);
   const header = c.req.header("authorization") ?? "";
   let presented = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim() ?? null;
   const streaming =

@@ -9,6 +9,7 @@ import type { CallToolResult, ServerNotification } from "@modelcontextprotocol/s
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { Hono } from "hono";
 import { z } from "zod";
+import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
 import type { AgentConfig } from "../runtime/config";
 import { ApiError, unwrap } from "../runtime/errors";
@@ -16,7 +17,6 @@ import { isTerminalTurnEvent, type RuntimeEvent } from "../runtime/events";
 import { randomId } from "../runtime/ids";
 import { DEFAULT_POLICY } from "../runtime/policy";
 import { TurnInput } from "../runtime/wire";
-import { registry } from "../durable/registry-object";
 import type { AppEnv } from "./http";
 import { sessionStub } from "./http";
 
@@ -68,7 +68,10 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
       async ({ input, session_id }, extra) => {
         const token = extra._meta?.progressToken;
         const progress =
-          token === undefined ? undefined : (params: { progress: number; message: string }) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...params } } as ServerNotification);
+          token === undefined
+            ? undefined
+            : (params: { progress: number; message: string }) =>
+                extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...params } } as ServerNotification);
         try {
           return await runAgentTurn(env, agent, input, session_id, progress, extra.signal, waitUntil);
         } catch (err) {
@@ -159,6 +162,7 @@ function turnResult(session_id: string, turn_id: string, end: RuntimeEvent): Cal
 
 /** One line per event of interest (streamed text is left out: the result carries it). */
 function describe(e: RuntimeEvent): string | null {
+  // biome-ignore lint/suspicious/noExplicitAny: payloads get their types from the event catalog (issue 14)
   const p = e.payload as Record<string, any>;
   const where = e.depth ? ` (sub-agent, depth ${e.depth})` : "";
   switch (e.type) {

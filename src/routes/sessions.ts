@@ -1,11 +1,12 @@
 // Session routes (SPEC §4): creation, read models, turns, interrupt, queue control, tool inventory.
 import { createRoute, z } from "@hono/zod-openapi";
+import { registry } from "../durable/registry-object";
+import type { AgentConfig } from "../runtime/config";
 import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { DEFAULT_POLICY, PolicySchema } from "../runtime/policy";
 import { ActionDecisionBody, InjectMessageBody, InterruptBody, SubmitTurnBody } from "../runtime/wire";
 import { validateAgentConfig } from "./agents";
-import { registry } from "../durable/registry-object";
 import { errorResponses, router, sessionStub } from "./http";
 
 const CreateSessionBody = z
@@ -14,7 +15,9 @@ const CreateSessionBody = z
     agent: z
       .union([z.string().min(1), z.record(z.string(), z.unknown())])
       .openapi({ description: "A registered agent's name, or an inline AgentConfig (see the AgentConfig schema)" }),
-    policy: PolicySchema.optional().openapi({ description: "Enabled permission classes (default: all but external_mutate and secrets) and the workspace root" }),
+    policy: PolicySchema.optional().openapi({
+      description: "Enabled permission classes (default: all but external_mutate and secrets) and the workspace root",
+    }),
     metadata: z.record(z.string(), z.unknown()).optional(),
   })
   .openapi("CreateSession");
@@ -39,7 +42,7 @@ export const sessions = router()
     }),
     async (c) => {
       const body = c.req.valid("json");
-      let agent;
+      let agent: AgentConfig | null;
       if (typeof body.agent === "string") {
         agent = await registry(c.env).get(body.agent);
         if (!agent) throw ApiError.notFound("Agent", body.agent);

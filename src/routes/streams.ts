@@ -1,8 +1,8 @@
 // Event delivery routes (SPEC §4, §5): JSON pages, SSE, and WebSocket. The session object serves the
 // streams itself; these routes authenticate and forward.
 import { createRoute, z } from "@hono/zod-openapi";
-import { ApiError, unwrap } from "../runtime/errors";
 import { artifactKey, KEY_HASH_HEADER } from "../durable/session-object";
+import { ApiError, unwrap } from "../runtime/errors";
 import { errorResponses, router, sessionStub } from "./http";
 
 const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path" } }) });
@@ -51,7 +51,10 @@ export const streams = router()
         params: Sid,
         query: z.object({
           after: cursor.optional(),
-          channel: z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 _ . : -").optional(),
+          channel: z
+            .string()
+            .regex(/^[A-Za-z0-9_.:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 _ . : -")
+            .optional(),
           access_token: z.string().optional(),
         }),
       },

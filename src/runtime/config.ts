@@ -2,23 +2,21 @@
 // need the deployment (configured providers, known tools, the URL allowlist).
 import { z } from "zod";
 import type { FieldIssue } from "./errors";
-import { PROVIDERS, parseModelSpec, type ProviderEnv, providerConfigured } from "./models";
+import { PROVIDERS, type ProviderEnv, parseModelSpec, providerConfigured } from "./models";
 import { BUILTIN_TOOLS } from "./tools/builtins";
-import { urlAllowed } from "./url-allowlist";
 import { HANDOFF_PREFIX } from "./tools/handoff";
 import { injectedArgClashes } from "./tools/injected-args";
 import { parseMcpRef } from "./tools/mcp-client";
 import { ALL_CLASSES_POLICY, resolveToolbelt } from "./tools/toolbelt";
 import { PERMISSION_CLASSES } from "./tools/types";
+import { urlAllowed } from "./url-allowlist";
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const nameField = z.string().regex(NAME, "must match ^[A-Za-z0-9_-]{1,64}$");
 
-export const modelSpecField = z
-  .string()
-  .refine((s) => parseModelSpec(s) !== null, {
-    message: `must be "provider:model" with provider one of ${PROVIDERS.join(", ")}`,
-  });
+export const modelSpecField = z.string().refine((s) => parseModelSpec(s) !== null, {
+  message: `must be "provider:model" with provider one of ${PROVIDERS.join(", ")}`,
+});
 
 const jsonSchemaObject = z
   .record(z.string(), z.unknown())
@@ -33,7 +31,10 @@ export const HttpToolSchema = z.strictObject({
   parallel_safe: z.boolean().default(true),
   timeout_ms: z.int().min(1).max(120_000).default(10_000),
   /** Calls of tools holding the same lock never overlap. */
-  lock: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, "must be 1-64 characters of A-Z a-z 0-9 _ . : -").optional(),
+  lock: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,64}$/, "must be 1-64 characters of A-Z a-z 0-9 _ . : -")
+    .optional(),
 });
 export type HttpToolSpec = z.infer<typeof HttpToolSchema>;
 
@@ -115,7 +116,11 @@ export const AgentConfigSchema = z.strictObject({
   context_window: z.int().min(1024).max(10_000_000).nullable().default(null),
   hitl_tools: z.array(z.string().min(1)).max(128).default([]),
   /** How long a tool call waits for a human decision before it is resolved as timed_out. */
-  approval_timeout_ms: z.int().min(1000).max(7 * 24 * 3600 * 1000).default(15 * 60 * 1000),
+  approval_timeout_ms: z
+    .int()
+    .min(1000)
+    .max(7 * 24 * 3600 * 1000)
+    .default(15 * 60 * 1000),
   emit_mcp_progress: z.boolean().default(true),
   injected_tool_args: z
     .record(z.string().regex(PROPERTY_NAME, "must be a valid JSON property name (letters, digits, _ and -)"), z.string().max(1000))
@@ -188,7 +193,9 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
     // An MCP tool is named as in `tools` (its server's tools are known only when a turn starts).
     const mcp = parseMcpRef(name);
     const known = mcp
-      ? config.tools.includes(name) || config.tools.includes(`mcp:${mcp.server}/*`) || (mcp.tool === "*" && config.tools.some((t) => parseMcpRef(t)?.server === mcp.server))
+      ? config.tools.includes(name) ||
+        config.tools.includes(`mcp:${mcp.server}/*`) ||
+        (mcp.tool === "*" && config.tools.some((t) => parseMcpRef(t)?.server === mcp.server))
       : belt.has(name);
     if (!known) issues.push({ path: `hitl_tools.${i}`, reason: `"${name}" is not a tool of this agent` });
   });

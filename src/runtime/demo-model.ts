@@ -18,16 +18,20 @@ const WORDS_PER_CHUNK = 1;
 function lastUserText(prompt: LanguageModelV3Prompt): string {
   for (let i = prompt.length - 1; i >= 0; i--) {
     const m = prompt[i]!;
-    if (m.role === "user") return m.content.map((p) => (p.type === "text" ? p.text : "")).join(" ").trim();
+    if (m.role === "user")
+      return m.content
+        .map((p) => (p.type === "text" ? p.text : ""))
+        .join(" ")
+        .trim();
   }
   return "";
 }
 
 function toolResultText(prompt: LanguageModelV3Prompt): { name: string; text: string; isError: boolean } | null {
   const last = prompt[prompt.length - 1];
-  if (!last || last.role !== "tool") return null;
+  if (last?.role !== "tool") return null;
   const part = last.content.find((p) => p.type === "tool-result");
-  if (!part || part.type !== "tool-result") return null;
+  if (part?.type !== "tool-result") return null;
   const out = part.output;
   const isError = out.type === "error-text" || out.type === "error-json";
   const text = out.type === "text" || out.type === "error-text" ? out.value : JSON.stringify("value" in out ? out.value : out);

@@ -22,7 +22,16 @@ export function buildTree(events: readonly RuntimeEvent[]): { version: 1; nodes:
     const id = e.tool_call_id!;
     let n = nodes.get(id);
     if (!n) {
-      n = { id, parent_id: e.parent_id ?? null, name: String(e.payload.name ?? ""), args_preview: null, result_preview: null, is_error: false, duration_ms: null, children: [] };
+      n = {
+        id,
+        parent_id: e.parent_id ?? null,
+        name: String(e.payload.name ?? ""),
+        args_preview: null,
+        result_preview: null,
+        is_error: false,
+        duration_ms: null,
+        children: [],
+      };
       nodes.set(id, n);
     }
     return n;

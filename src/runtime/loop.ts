@@ -6,7 +6,7 @@
 import { fitContext, modelStep, planStep } from "./model-calls";
 import { correctionMessage, MAX_OUTPUT_RETRIES, parseFinalAnswer } from "./structured-output";
 import { runToolCalls } from "./tool-calls";
-import { type Level, ModelCallError, type Outcome, Turn, type TurnPorts, type TurnSetup, errorMessage, toModelTools } from "./turn-context";
+import { errorMessage, type Level, ModelCallError, type Outcome, Turn, type TurnPorts, type TurnSetup, toModelTools } from "./turn-context";
 import type { TurnState } from "./turn-state";
 
 export { MAX_PARALLEL_TOOL_CALLS } from "./tool-calls";
@@ -68,7 +68,8 @@ export async function runLevel(level: Level, turn: Turn): Promise<Outcome> {
     turn.signal.throwIfAborted();
     const { child } = level;
     if (child?.finished) return { kind: "answer", output: child.finished.value };
-    if (child && child.finish_rejections >= MAX_FINISH_RETRIES) return { kind: "failed", code: "schema_not_satisfied", message: "finish_subtask was refused too often" };
+    if (child && child.finish_rejections >= MAX_FINISH_RETRIES)
+      return { kind: "failed", code: "schema_not_satisfied", message: "finish_subtask was refused too often" };
     const move = nextMove(level.state, level.maxSteps);
     if (move === "max_steps") return { kind: "max_steps", output: level.state.output };
     if (move === "answer") {
@@ -109,13 +110,21 @@ function acceptAnswer(level: Level, turn: Turn): Outcome | null {
   if (parsed.ok) return { kind: "answer", output: parsed.value };
   const rejections = (state.output_rejections ?? 0) + 1;
   if (rejections > MAX_OUTPUT_RETRIES) {
-    return { kind: "failed", code: "output_invalid", message: `The final answer did not match output_schema after ${rejections} attempts: ${parsed.errors.join("; ")}` };
+    return {
+      kind: "failed",
+      code: "output_invalid",
+      message: `The final answer did not match output_schema after ${rejections} attempts: ${parsed.errors.join("; ")}`,
+    };
   }
   state.output_rejections = rejections;
   state.answered = false;
   state.messages.push({ role: "user", content: correctionMessage(parsed.errors) });
   turn.emit(level, [
-    { type: "runtime.warning", turn_id: state.turn_id, payload: { message: "The final answer did not match output_schema; asking again", errors: parsed.errors, attempt: rejections } },
+    {
+      type: "runtime.warning",
+      turn_id: state.turn_id,
+      payload: { message: "The final answer did not match output_schema; asking again", errors: parsed.errors, attempt: rejections },
+    },
   ]);
   return null;
 }

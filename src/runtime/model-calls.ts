@@ -13,8 +13,8 @@ import {
   summaryMessages,
   withAdvisories,
 } from "./context-budget";
-import { costOf } from "./pricing";
 import { type ModelRequest, streamModel } from "./model-stream";
+import { costOf } from "./pricing";
 import { outputInstructions } from "./structured-output";
 import { errorMessage, type Level, ModelCallError, type Outcome, type Turn, type TurnSetup } from "./turn-context";
 import type { ToolCallRecord, TurnState, Usage } from "./turn-state";
@@ -182,7 +182,9 @@ async function callModel(
   turn.checkWallClock();
   turn.charge("llm_calls");
   state.open_model_step = { step_id, phase };
-  turn.emit(level, [{ type: "model.requested", turn_id, step_id, payload: { model: modelName, phase, ...(phase === "executor" ? { step: state.step + 1 } : {}) } }]);
+  turn.emit(level, [
+    { type: "model.requested", turn_id, step_id, payload: { model: modelName, phase, ...(phase === "executor" ? { step: state.step + 1 } : {}) } },
+  ]);
   let text = "";
   const calls: ToolCallRecord[] = [];
   let usage: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
@@ -216,7 +218,12 @@ async function callModel(
     const error = err instanceof ModelCallError ? err : new ModelCallError(errorMessage(err));
     state.open_model_step = null;
     turn.emit(level, [
-      { type: "model.completed", turn_id, step_id, payload: { usage, finish_reason: "error", error: { message: error.message }, ...(phase === "executor" ? {} : { phase }) } },
+      {
+        type: "model.completed",
+        turn_id,
+        step_id,
+        payload: { usage, finish_reason: "error", error: { message: error.message }, ...(phase === "executor" ? {} : { phase }) },
+      },
     ]);
     throw error;
   }

@@ -148,10 +148,7 @@ function toMessage(m: ModelMessage): LanguageModelV3Message {
     case "assistant":
       return {
         role: "assistant",
-        content:
-          typeof m.content === "string"
-            ? [{ type: "text", text: m.content }]
-            : (m.content.filter((p) => p.type !== "text" || p.text !== "") as never),
+        content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content.filter((p) => p.type !== "text" || p.text !== "") as never),
       };
     case "tool":
       return { role: "tool", content: m.content as never };

@@ -80,6 +80,7 @@ function updateTurn(view: SessionView, turnId: string | undefined, patch: Partia
 
 /** Pure: returns the view after `event`. */
 export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
+  // biome-ignore lint/suspicious/noExplicitAny: payloads get their types from the event catalog (issue 14)
   const p = e.payload as Record<string, any>;
   const v: SessionView = { ...view, last_sequence: e.sequence };
   switch (e.type) {

@@ -2,10 +2,10 @@
 // isolated conversation (only its instructions), a subset of its parent's tools, the turn's shared budget,
 // and its state inside its parent's tool call, so it is checkpointed and resumed with the turn.
 import { runLevel } from "./loop";
-import { newTurnState, type ChildRun, type ToolCallRecord } from "./turn-state";
 import { FINISH_SUBTASK, finishSubtask, RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { ToolDefinition } from "./tools/types";
 import { errorMessage, type Level, ModelCallError, type Turn, type TurnSetup, toModelTools } from "./turn-context";
+import { type ChildRun, newTurnState, type ToolCallRecord } from "./turn-state";
 
 const SUBAGENT_DIRECTIVE =
   "You are a sub-agent doing one task for a parent agent, which sees only your final result. Work with the tools you have and reply with the result.";
@@ -45,7 +45,9 @@ export async function runSubagents(call: ToolCallRecord, args: Record<string, un
     return result.status === "success" ? { output: result.output, is_error: false } : { output: { error: result.error }, is_error: true };
   }
   const results = children.map((c) =>
-    c.result!.status === "success" ? { index: c.index, status: "success", output: c.result!.output } : { index: c.index, status: "error", error: c.result!.error },
+    c.result!.status === "success"
+      ? { index: c.index, status: "success", output: c.result!.output }
+      : { index: c.index, status: "error", error: c.result!.error },
   );
   turn.ports.tool.memory.set(`task:${call.tool_call_id}`, JSON.stringify(results));
   return { output: results, is_error: false };
@@ -78,7 +80,8 @@ function spawn(call: ToolCallRecord, args: Record<string, unknown>, level: Level
   if (call.name === SPAWN_SUBAGENTS && jobs.length > max) return { error: `too many jobs: ${jobs.length} (at most ${max} per call)` };
   for (const [i, job] of jobs.entries()) {
     const unknown = (job.tools ?? []).filter((t) => !delegable.has(t));
-    if (unknown.length > 0) return { error: `${call.name === SPAWN_SUBAGENTS ? `jobs[${i}].tool_names` : "tools"} must be a subset of your tools; not yours: ${unknown.join(", ")}` };
+    if (unknown.length > 0)
+      return { error: `${call.name === SPAWN_SUBAGENTS ? `jobs[${i}].tool_names` : "tools"} must be a subset of your tools; not yours: ${unknown.join(", ")}` };
     if (job.output_schema && job.output_schema.type !== "object") return { error: 'output_schema must be a JSON Schema whose root has type "object"' };
   }
   turn.charge("subtasks", jobs.length);

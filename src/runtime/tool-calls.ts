@@ -4,11 +4,11 @@ import { toolPayloadLimit } from "./config";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
 import { runSubagents } from "./subagents";
-import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import { splitInjectedArgs } from "./tools/injected-args";
 import { namedInHitl } from "./tools/mcp-client";
+import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { McpProgress } from "./tools/types";
-import { type Level, type Turn, type TurnSetup, errorMessage, toModelTools } from "./turn-context";
+import { errorMessage, type Level, type Turn, type TurnSetup, toModelTools } from "./turn-context";
 import { resultMetadata, type ToolCallRecord, type TurnState, toolResultPart } from "./turn-state";
 
 /** At most this many tool calls of one step run at once (less when the turn's budget says so). */
@@ -129,8 +129,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
         (call.name === RUN_SUBTASK || call.name === SPAWN_SUBAGENTS) && level.depth >= turn.budget.max_depth
           ? `depth limit: sub-agents may nest at most ${turn.budget.max_depth} levels`
           : `Tool "${call.name}" is not available in this session`;
-    }
-    else if (call.invalid || argErrors.length > 0) {
+    } else if (call.invalid || argErrors.length > 0) {
       output = call.invalid ? `Invalid tool call: ${call.invalid}` : `Invalid arguments for "${call.name}": ${argErrors.join("; ")}`;
       if (tool.loop_handled === "finish_subtask" && level.child) level.child.finish_rejections += 1;
     } else {

@@ -5,9 +5,9 @@ import type { ModelMessage } from "ai";
 import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "./config";
 import type { EventDraft } from "./events";
 import type { ModelTool } from "./model-stream";
+import type { OrchestrationLimits } from "./orchestration/run";
 import { withInjectedArgs } from "./tools/injected-args";
 import type { ToolContext, ToolDefinition } from "./tools/types";
-import type { OrchestrationLimits } from "./orchestration/run";
 import type { BudgetUsed, ChildRun, TurnState } from "./turn-state";
 
 export interface TurnSetup {
@@ -127,7 +127,8 @@ export class Turn {
 
   /** Counts one more of `what` against its limit. */
   charge(what: "llm_calls" | "tool_calls" | "subtasks", n = 1): void {
-    const limit = what === "llm_calls" ? this.budget.max_total_llm_calls : what === "tool_calls" ? this.budget.max_total_tool_calls : this.budget.max_total_subtasks;
+    const limit =
+      what === "llm_calls" ? this.budget.max_total_llm_calls : what === "tool_calls" ? this.budget.max_total_tool_calls : this.budget.max_total_subtasks;
     if (this.used[what] + n > limit) this.exceed(what, limit, this.used[what] + n);
     this.used[what] += n;
   }
@@ -143,20 +144,24 @@ export class Turn {
 
   /** Ends the turn at the wall-clock limit even when nothing reaches a check (a model stream that stalls). */
   armWallClock(): () => void {
-    const timer = setTimeout(() => {
-      try {
-        this.exceed("wall_clock", this.budget.max_wall_clock_ms, this.elapsed());
-      } catch {
-        // exceed() aborted the turn; the loop reports it
-      }
-    }, Math.max(0, this.budget.max_wall_clock_ms - this.elapsed()) + 1);
+    const timer = setTimeout(
+      () => {
+        try {
+          this.exceed("wall_clock", this.budget.max_wall_clock_ms, this.elapsed());
+        } catch {
+          // exceed() aborted the turn; the loop reports it
+        }
+      },
+      Math.max(0, this.budget.max_wall_clock_ms - this.elapsed()) + 1,
+    );
     return () => clearTimeout(timer);
   }
 
   /** Appends events for `level` (adding its envelope fields), checkpointing the whole turn unless `checkpoint` is false. */
   emit(level: Level, events: EventDraft[], checkpoint = true): void {
     // The store fills in the root's envelope (parent_id null, depth 0); sub-agents add theirs.
-    const envelope = level.depth === 0 ? {} : { parent_id: level.parent_id, depth: level.depth, ...(level.subagent_id ? { subagent_id: level.subagent_id } : {}) };
+    const envelope =
+      level.depth === 0 ? {} : { parent_id: level.parent_id, depth: level.depth, ...(level.subagent_id ? { subagent_id: level.subagent_id } : {}) };
     this.ports.emit(
       events.map((e) => ({ ...envelope, ...e })),
       checkpoint ? this.root : undefined,

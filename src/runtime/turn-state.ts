@@ -131,9 +131,7 @@ export function toolResultPart(call: ToolCallRecord) {
  */
 export function finalMessages(state: TurnState, unrunReason: string): ModelMessage[] {
   if (!state.calls) return state.messages;
-  const parts = state.calls.map((c) =>
-    toolResultPart(c.result ? c : { ...c, result: { output: `Tool call not executed: ${unrunReason}`, is_error: true } }),
-  );
+  const parts = state.calls.map((c) => toolResultPart(c.result ? c : { ...c, result: { output: `Tool call not executed: ${unrunReason}`, is_error: true } }));
   return [...state.messages, { role: "tool", content: parts }];
 }
 

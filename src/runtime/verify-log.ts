@@ -3,7 +3,9 @@
 import { isTerminalTurnEvent, type RuntimeEvent } from "./events";
 
 /** Returns every violated invariant, one sentence each; empty when the log is sound. */
-export function verifyLog(events: readonly Pick<RuntimeEvent, "type" | "event_id" | "sequence" | "turn_id" | "step_id" | "tool_call_id" | "action_id">[]): string[] {
+export function verifyLog(
+  events: readonly Pick<RuntimeEvent, "type" | "event_id" | "sequence" | "turn_id" | "step_id" | "tool_call_id" | "action_id">[],
+): string[] {
   const problems: string[] = [];
   const ids = new Set<string>();
   const ended = new Set<string>();

@@ -126,6 +126,6 @@ export async function waitForCount(sid: string, type: string, n: number, timeout
 }
 
 export function expectGapless(log: any[]): void {
-  log.forEach((e, i) => expect(e.sequence).toBe(i + 1));
+  for (const [i, e] of log.entries()) expect(e.sequence).toBe(i + 1);
   expect(new Set(log.map((e) => e.event_id)).size).toBe(log.length);
 }

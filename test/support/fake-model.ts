@@ -28,8 +28,7 @@ export interface Step {
 }
 
 /** Base URL of the fake server, e.g. http://127.0.0.1:PORT/v1 (same value the worker sees). */
-export const baseURL: string = (env as unknown as { OPENAI_COMPATIBLE_BASE_URL: string })
-  .OPENAI_COMPATIBLE_BASE_URL;
+export const baseURL: string = (env as unknown as { OPENAI_COMPATIBLE_BASE_URL: string }).OPENAI_COMPATIBLE_BASE_URL;
 
 /** A collision-free script id (the fake server is shared by every test file and run). */
 export function uniqueId(prefix = "script"): string {

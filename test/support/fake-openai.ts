@@ -181,7 +181,7 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
     if (pieces.length === 0) {
       events.push(chunk({ role: "assistant", content: "" }));
     } else {
-      pieces.forEach((piece, i) => events.push(chunk(i === 0 ? { role: "assistant", content: piece } : { content: piece })));
+      for (const [i, piece] of pieces.entries()) events.push(chunk(i === 0 ? { role: "assistant", content: piece } : { content: piece }));
     }
     toolCalls.forEach((tc, index) => {
       events.push(

@@ -69,7 +69,10 @@ export async function startMcpServer(port: number): Promise<{ close(): Promise<v
           await sleep(20);
           const token = extra._meta?.progressToken;
           if (token !== undefined) {
-            await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i, total: to, message: `step ${i} of ${to}` } });
+            await extra.sendNotification({
+              method: "notifications/progress",
+              params: { progressToken: token, progress: i, total: to, message: `step ${i} of ${to}` },
+            });
           }
         }
         return { content: [{ type: "text", text: `counted to ${to}` }] };

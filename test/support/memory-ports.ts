@@ -2,8 +2,9 @@
 // They behave like the durable store: every event draft and every checkpointed TurnState is recorded
 // as a JSON snapshot at the moment it is written, and writes are refused once the turn is finished or
 // interrupted. Tests then assert on the recorded log, in order.
-import type { EventDraft, EventType } from "../../src/runtime/events";
+
 import type { ModelMessage } from "ai";
+import type { EventDraft, EventType } from "../../src/runtime/events";
 import type { TurnPorts, TurnSetup } from "../../src/runtime/loop";
 import type { TurnState } from "../../src/runtime/turn-state";
 

@@ -9,9 +9,9 @@ import type {
   LanguageModelV3StreamResult,
   LanguageModelV3Usage,
 } from "@ai-sdk/provider";
-import { simulateReadableStream, type ModelMessage } from "ai";
+import { type ModelMessage, simulateReadableStream } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { AgentConfigSchema, type AgentConfigInput } from "../../src/runtime/config";
+import { type AgentConfigInput, AgentConfigSchema } from "../../src/runtime/config";
 import type { EventDraft } from "../../src/runtime/events";
 import { runTurn, type TurnSetup } from "../../src/runtime/loop";
 import type { ToolDefinition } from "../../src/runtime/tools/types";
@@ -21,9 +21,7 @@ import { MemoryPorts } from "./memory-ports";
 // ---------------------------------------------------------------------------------------------------
 // Scripted model
 
-export type Reply =
-  | LanguageModelV3StreamPart[]
-  | ((options: LanguageModelV3CallOptions) => LanguageModelV3StreamResult | Promise<LanguageModelV3StreamResult>);
+export type Reply = LanguageModelV3StreamPart[] | ((options: LanguageModelV3CallOptions) => LanguageModelV3StreamResult | Promise<LanguageModelV3StreamResult>);
 
 /** A mock model that answers its n-th call with the n-th reply; every call's options stay in doStreamCalls. */
 export function scriptedModel(...replies: Reply[]): MockLanguageModelV3 {
@@ -73,11 +71,7 @@ export function finishPart(unified: LanguageModelV3FinishReason["unified"], toke
 }
 
 export function textParts(deltas: string[], id = "txt_1"): LanguageModelV3StreamPart[] {
-  return [
-    { type: "text-start", id },
-    ...deltas.map((delta): LanguageModelV3StreamPart => ({ type: "text-delta", id, delta })),
-    { type: "text-end", id },
-  ];
+  return [{ type: "text-start", id }, ...deltas.map((delta): LanguageModelV3StreamPart => ({ type: "text-delta", id, delta })), { type: "text-end", id }];
 }
 
 export type CallSpec = [toolCallId: string, toolName: string, args: unknown];

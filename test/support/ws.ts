@@ -29,7 +29,11 @@ export interface ReplyFrame {
 export const TERMINAL_TYPES = ["turn.completed", "turn.failed", "turn.cancelled"];
 
 /** Polls `probe` until it returns something other than undefined/false/null; throws `what` on timeout. */
-export async function until<T>(probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, what: string, timeoutMs = 10_000): Promise<T> {
+export async function until<T>(
+  probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -109,7 +113,10 @@ export class WsClient {
   }
 
   private types(): string {
-    return this.events.map((e) => `${e.sequence}:${e.type}`).slice(-12).join(",");
+    return this.events
+      .map((e) => `${e.sequence}:${e.type}`)
+      .slice(-12)
+      .join(",");
   }
 }
 

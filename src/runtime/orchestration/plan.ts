@@ -59,7 +59,8 @@ export function validatePlan(input: unknown, agents: ReadonlySet<string>, limits
       agentSteps += 1;
       if (!agents.has(step.agent)) errors.push(`step "${step.id}": unknown agent "${step.agent}"`);
     } else {
-      if (step.steps.length > limits.max_parallel) errors.push(`step "${step.id}": ${step.steps.length} steps in a parallel group (at most ${limits.max_parallel})`);
+      if (step.steps.length > limits.max_parallel)
+        errors.push(`step "${step.id}": ${step.steps.length} steps in a parallel group (at most ${limits.max_parallel})`);
       step.steps.forEach(check);
     }
   };

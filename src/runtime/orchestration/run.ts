@@ -53,7 +53,12 @@ const PLANNER_SYSTEM = `You turn a request into a multi-agent plan. Reply with o
             {"id": "g1", "type": "parallel", "merge": "collect", "steps": [ <agent steps> ]} ]}
 A later prompt may use an earlier output as {{ bindings.<result_key> }}. Use only these agents:`;
 
-export async function runOrchestration(call: ToolCallRecord, args: Record<string, unknown>, level: Level, turn: Turn): Promise<{ output: unknown; is_error: boolean }> {
+export async function runOrchestration(
+  call: ToolCallRecord,
+  args: Record<string, unknown>,
+  level: Level,
+  turn: Turn,
+): Promise<{ output: unknown; is_error: boolean }> {
   const limits = level.run.setup.orchestration ?? DEFAULT_ORCHESTRATION_LIMITS;
   const record = (call.orchestration ??= { bindings: { ...((args.bindings as Record<string, unknown> | undefined) ?? {}) }, exec_ids: {}, results: {} });
   const status = (phase: OrchestrationPhase, extra: Record<string, unknown> = {}, subagent_id?: string) =>
@@ -171,14 +176,29 @@ export async function runOrchestration(call: ToolCallRecord, args: Record<string
     const ok = results.filter((r) => r.status === "success");
     const output =
       group.merge === "first_success" ? (ok[0]?.output ?? null) : Object.fromEntries(results.map((r, i) => [group.steps[i]!.result_key ?? r.id, r.output]));
-    const statusOf = group.merge === "first_success" ? (ok.length > 0 ? "success" : "failed") : ok.length === results.length ? "success" : ok.length > 0 ? "partial" : "failed";
+    const statusOf =
+      group.merge === "first_success"
+        ? ok.length > 0
+          ? "success"
+          : "failed"
+        : ok.length === results.length
+          ? "success"
+          : ok.length > 0
+            ? "partial"
+            : "failed";
     return {
       id: group.id,
       type: "parallel",
       status: statusOf,
       exec_id: null,
       output,
-      error: statusOf === "success" ? null : results.filter((r) => r.error).map((r) => `${r.id}: ${r.error}`).join("; ") || "no step succeeded",
+      error:
+        statusOf === "success"
+          ? null
+          : results
+              .filter((r) => r.error)
+              .map((r) => `${r.id}: ${r.error}`)
+              .join("; ") || "no step succeeded",
       elapsed_ms: turn.ports.now() - started,
       children: results,
     };
@@ -196,7 +216,15 @@ export async function runOrchestration(call: ToolCallRecord, args: Record<string
           result = step.type === "agent" ? await runAgentStep(step, turn.signal) : await runGroup(step);
         } catch (err) {
           if (turn.signal.aborted) throw err;
-          result = { id: step.id, type: step.type, status: "failed", exec_id: record.exec_ids[step.id] ?? null, output: null, error: errorMessage(err), elapsed_ms: 0 };
+          result = {
+            id: step.id,
+            type: step.type,
+            status: "failed",
+            exec_id: record.exec_ids[step.id] ?? null,
+            output: null,
+            error: errorMessage(err),
+            elapsed_ms: 0,
+          };
         }
         record.results[step.id] = result;
         if (result.status === "success") record.bindings[step.result_key ?? step.id] = result.output;

@@ -4,8 +4,8 @@ import { httpFetch } from "./http-fetch";
 import { memoryTools } from "./memory-tools";
 import { agentOrchestrate } from "./orchestrate-tool";
 import { runSubtask } from "./subagent-tools";
+import { type ToolDefinition, ToolError } from "./types";
 import { workspaceTools } from "./workspace-tools";
-import { ToolError, type ToolDefinition } from "./types";
 
 const clock: ToolDefinition = {
   name: "clock",

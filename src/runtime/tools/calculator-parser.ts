@@ -37,11 +37,24 @@ interface Fn {
 const one = (fn: (x: number) => number): Fn => ({ fn, min: 1, max: 1 });
 const many = (fn: (...xs: number[]) => number): Fn => ({ fn, min: 1, max: Infinity });
 const FUNCTIONS = new Map<string, Fn>([
-  ["sqrt", one(Math.sqrt)], ["abs", one(Math.abs)], ["sin", one(Math.sin)], ["cos", one(Math.cos)],
-  ["tan", one(Math.tan)], ["asin", one(Math.asin)], ["acos", one(Math.acos)], ["atan", one(Math.atan)],
-  ["ln", one(Math.log)], ["log", one(Math.log10)], ["log2", one(Math.log2)], ["exp", one(Math.exp)],
-  ["floor", one(Math.floor)], ["ceil", one(Math.ceil)], ["round", one(Math.round)],
-  ["min", many(Math.min)], ["max", many(Math.max)], ["hypot", many(Math.hypot)],
+  ["sqrt", one(Math.sqrt)],
+  ["abs", one(Math.abs)],
+  ["sin", one(Math.sin)],
+  ["cos", one(Math.cos)],
+  ["tan", one(Math.tan)],
+  ["asin", one(Math.asin)],
+  ["acos", one(Math.acos)],
+  ["atan", one(Math.atan)],
+  ["ln", one(Math.log)],
+  ["log", one(Math.log10)],
+  ["log2", one(Math.log2)],
+  ["exp", one(Math.exp)],
+  ["floor", one(Math.floor)],
+  ["ceil", one(Math.ceil)],
+  ["round", one(Math.round)],
+  ["min", many(Math.min)],
+  ["max", many(Math.max)],
+  ["hypot", many(Math.hypot)],
   ["pow", { fn: Math.pow, min: 2, max: 2 }],
 ]);
 
@@ -113,8 +126,7 @@ class Parser {
   private unexpected(tok: Token): CalculatorError {
     if (tok.type === "end") return new CalculatorError("Unexpected end of expression");
     const prev = this.tokens[this.index - 1];
-    const implicit =
-      ["number", "name", "("].includes(tok.type) && prev !== undefined && ["number", "name", ")"].includes(prev.type);
+    const implicit = ["number", "name", "("].includes(tok.type) && prev !== undefined && ["number", "name", ")"].includes(prev.type);
     const hint = implicit ? " (implicit multiplication is not supported)" : "";
     return new CalculatorError(`Unexpected "${tok.text}" at position ${tok.pos}${hint}`);
   }
@@ -155,7 +167,7 @@ class Parser {
     const base = this.primary();
     if (!this.isOp("^", "**")) return base;
     this.index++;
-    return Math.pow(base, this.unary());
+    return base ** this.unary();
   }
 
   private primary(): number {

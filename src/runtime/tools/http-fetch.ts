@@ -1,7 +1,7 @@
 // http_fetch: GET a URL under TOOL_URL_ALLOWLIST, with a timeout and a response size cap.
 import { urlAllowed } from "../url-allowlist";
 import { callTimeout, readCapped } from "./http-io";
-import { ToolError, type ToolDefinition } from "./types";
+import { type ToolDefinition, ToolError } from "./types";
 
 const TIMEOUT_MS = 10_000;
 const MAX_BYTES = 100_000;

@@ -2,7 +2,7 @@
 import type { HttpToolSpec } from "../config";
 import { urlAllowed } from "../url-allowlist";
 import { callTimeout, readCapped } from "./http-io";
-import { ToolError, type ToolDefinition } from "./types";
+import { type ToolDefinition, ToolError } from "./types";
 
 /** At most this much of a response is read; the loop then caps what it keeps at max_tool_result_bytes. */
 const MAX_RESPONSE_BYTES = 1_000_000;

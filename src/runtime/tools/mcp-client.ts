@@ -104,13 +104,18 @@ export async function discoverMcpTools(config: AgentConfig, connections: McpConn
   for (const entry of listed) {
     const { server } = entry;
     if (!entry.tools) {
-      warnings.push({ code: "mcp_server_unavailable", server: server.name, message: `MCP server "${server.name}" is unavailable (${entry.error}); its tools are left out of this turn` });
+      warnings.push({
+        code: "mcp_server_unavailable",
+        server: server.name,
+        message: `MCP server "${server.name}" is unavailable (${entry.error}); its tools are left out of this turn`,
+      });
       continue;
     }
     const want = wanted.get(server.name)!;
     const offered = new Set(entry.tools.map((t) => t.name));
     for (const tool of want) {
-      if (tool !== "*" && !offered.has(tool)) warnings.push({ code: "mcp_tool_not_found", server: server.name, message: `MCP server "${server.name}" does not offer a tool "${tool}"` });
+      if (tool !== "*" && !offered.has(tool))
+        warnings.push({ code: "mcp_tool_not_found", server: server.name, message: `MCP server "${server.name}" does not offer a tool "${tool}"` });
     }
     for (const tool of entry.tools) {
       if (!want.has("*") && !want.has(tool.name)) continue;
@@ -119,7 +124,11 @@ export async function discoverMcpTools(config: AgentConfig, connections: McpConn
       if (names.has(def.name)) {
         warnings.push({ code: "mcp_tool_left_out", server: server.name, message: `MCP tool "${tool.name}" is left out: its name "${def.name}" is taken` });
       } else if (clashes.length > 0) {
-        warnings.push({ code: "mcp_tool_left_out", server: server.name, message: `MCP tool "${tool.name}" is left out: injected_tool_args ${clashes.join(", ")} clash with its parameters` });
+        warnings.push({
+          code: "mcp_tool_left_out",
+          server: server.name,
+          message: `MCP tool "${tool.name}" is left out: injected_tool_args ${clashes.join(", ")} clash with its parameters`,
+        });
       } else {
         names.add(def.name);
         tools.push(def);
@@ -143,15 +152,20 @@ function mcpTool(server: McpServerSpec, tool: McpTool, connections: McpConnectio
   };
 }
 
-async function callMcpTool(connections: McpConnections, server: McpServerSpec, tool: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+async function callMcpTool(
+  connections: McpConnections,
+  server: McpServerSpec,
+  tool: string,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<unknown> {
   // The allowlist may have changed since the agent was saved.
   if (!urlAllowed(server.url, ctx.urlAllowlist)) throw new ToolError(`URL of MCP server "${server.name}" is not allowlisted`);
   let result: CallToolResult;
   try {
     result = await connections.callTool(server, tool, args, {
       signal: ctx.signal,
-      onprogress: (p) =>
-        ctx.progress?.({ server: server.name, tool, progress: p.progress, total: p.total ?? null, message: p.message ?? null }),
+      onprogress: (p) => ctx.progress?.({ server: server.name, tool, progress: p.progress, total: p.total ?? null, message: p.message ?? null }),
     });
   } catch (err) {
     if (ctx.signal.aborted) throw err;
@@ -244,19 +258,23 @@ export class McpConnections {
   async listTools(server: McpServerSpec): Promise<McpTool[]> {
     if (!urlAllowed(server.url, this.opts.urlAllowlist)) throw new Error("its URL is not under TOOL_URL_ALLOWLIST");
     const timeout = this.discoveryTimeoutMs;
-    return this.withRetry(server, async (conn, client) => {
-      if (conn.tools && conn.tools.expires_at > this.now()) return conn.tools.list;
-      const list: McpTool[] = [];
-      let cursor: string | undefined;
-      for (let page = 0; page < MAX_LIST_PAGES; page++) {
-        const res = await client.listTools(cursor ? { cursor } : undefined, { timeout });
-        list.push(...res.tools);
-        cursor = res.nextCursor;
-        if (!cursor) break;
-      }
-      conn.tools = { list, expires_at: this.now() + (this.opts.ttlMs ?? MCP_TOOLS_TTL_MS) };
-      return list;
-    }, timeout);
+    return this.withRetry(
+      server,
+      async (conn, client) => {
+        if (conn.tools && conn.tools.expires_at > this.now()) return conn.tools.list;
+        const list: McpTool[] = [];
+        let cursor: string | undefined;
+        for (let page = 0; page < MAX_LIST_PAGES; page++) {
+          const res = await client.listTools(cursor ? { cursor } : undefined, { timeout });
+          list.push(...res.tools);
+          cursor = res.nextCursor;
+          if (!cursor) break;
+        }
+        conn.tools = { list, expires_at: this.now() + (this.opts.ttlMs ?? MCP_TOOLS_TTL_MS) };
+        return list;
+      },
+      timeout,
+    );
   }
 
   async callTool(

@@ -1,5 +1,5 @@
 // memory_read / memory_write / memory_list: a per-session key-value memory kept in the session object.
-import { ToolError, type ToolDefinition } from "./types";
+import { type ToolDefinition, ToolError } from "./types";
 
 const MAX_VALUE_BYTES = 100_000;
 const LIST_LIMIT = 1000;

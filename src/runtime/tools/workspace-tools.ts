@@ -1,6 +1,6 @@
 // workspace_read / workspace_write / workspace_list: a per-session file tree (stored in R2 by the session
 // object), confined to the policy's workspace root.
-import { ToolError, type ToolDefinition } from "./types";
+import { type ToolDefinition, ToolError } from "./types";
 import { safeRelativePath } from "./workspace-path";
 
 const MAX_FILE_BYTES = 1_000_000;
@@ -10,7 +10,9 @@ function pathArg(args: Record<string, unknown>, allowEmpty = false): string {
   const raw = typeof args.path === "string" ? args.path : allowEmpty ? "" : null;
   const path = raw === null ? null : safeRelativePath(raw, allowEmpty);
   if (path === null) {
-    throw new ToolError(`Refused path ${JSON.stringify(args.path)}: use a relative path of plain segments inside the workspace (no "/" at the start, no "." or "..")`);
+    throw new ToolError(
+      `Refused path ${JSON.stringify(args.path)}: use a relative path of plain segments inside the workspace (no "/" at the start, no "." or "..")`,
+    );
   }
   return path;
 }
