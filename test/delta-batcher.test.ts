@@ -3,7 +3,7 @@
 // what waits, in order. End to end, test/streams.test.ts shows deltas still arrive while a model stalls.
 import { describe, expect, it } from "vitest";
 import { DeltaBatcher } from "../src/durable/delta-batcher";
-import type { EventDraft } from "../src/runtime/events";
+import type { EventDraft } from "../src/protocol/events";
 
 const delta = (text: string): EventDraft => ({ type: "model.delta", turn_id: "trn_1", step_id: "stp_1", payload: { text } });
 const texts = (drafts: EventDraft[]) => drafts.map((d) => (d.payload as { text: string }).text);

@@ -3,7 +3,7 @@
 import { APICallError, type LanguageModelV3Prompt, type LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { type ModelMessage, simulateReadableStream } from "ai";
 import { describe, expect, it } from "vitest";
-import type { EventDraft } from "../src/runtime/events";
+import type { EventDraft } from "../src/protocol/events";
 import { MAX_PARALLEL_TOOL_CALLS, runTurn } from "../src/runtime/loop";
 import type { ToolContext } from "../src/runtime/tools/types";
 import { finalMessages, type TurnState } from "../src/runtime/turn-state";

@@ -6,7 +6,7 @@
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import type { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
-import type { EventDraft } from "../src/runtime/events";
+import type { EventDraft } from "../src/protocol/events";
 import { runTurn, type TurnPorts, type TurnSetup } from "../src/runtime/loop";
 import { PlanSchema, render, renderDeep, TemplateError, validatePlan } from "../src/runtime/orchestration/plan";
 import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../src/runtime/orchestration/run";

@@ -9,9 +9,9 @@
 import type { LanguageModelV3CallOptions, LanguageModelV3Prompt, LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
 import type { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
+import type { EventDraft, RuntimeEvent } from "../src/protocol/events";
 import { type AgentConfigInput, AgentConfigSchema } from "../src/runtime/config";
 import { estimateTokens } from "../src/runtime/context-budget";
-import type { EventDraft, RuntimeEvent } from "../src/runtime/events";
 import { buildTree, type TreeNode } from "../src/runtime/execution-tree";
 import { runTurn, type TurnSetup } from "../src/runtime/loop";
 import { ALL_CLASSES_POLICY, resolveToolbelt } from "../src/runtime/tools/toolbelt";

@@ -1,6 +1,6 @@
 // A typed client for the runtime's HTTP API (README "API") and its event channel: an async iterator over a
 // session's events that survives dropped connections without losing or repeating an event.
-import type { RuntimeEvent } from "../runtime/events";
+import type { RuntimeEvent } from "../protocol/events";
 import { type ResponseLike, RuntimeError } from "./errors";
 import { abortError, Connection, openSocket, type WebSocketConstructorLike, type WebSocketFactory } from "./socket";
 import {

@@ -1,6 +1,6 @@
 // Pure text formatting of events for the command line (no I/O): streamed model text, one-line tool cards
 // indented by sub-agent depth, approval prompts, turn outcomes and execution trees.
-import type { RuntimeEvent } from "../runtime/events";
+import type { RuntimeEvent } from "../protocol/events";
 import type { TreeNode } from "../runtime/execution-tree";
 
 export interface FormatOptions {

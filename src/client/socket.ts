@@ -1,6 +1,6 @@
 // The WebSocket surface the client needs, and a connection that turns a socket's callbacks into a queue
 // the event iterator pulls from. Works with the browser/Node `WebSocket` and with workerd's sockets.
-import type { RuntimeEvent } from "../runtime/events";
+import type { RuntimeEvent } from "../protocol/events";
 
 /** The part of the standard WebSocket the client uses. */
 export interface WebSocketLike {

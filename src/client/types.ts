@@ -1,13 +1,13 @@
 // Types of the client: request bodies come from the server's own zod schemas (type-only imports, so
 // nothing of the server is bundled); responses mirror what the routes answer (README "API").
 import type { z } from "zod";
+import type { EventRef, EventType, RuntimeEvent } from "../protocol/events";
+import type { ActionDecisionBody, ActionResolved, InjectMessageBody, InjectResult, InterruptBody, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
 import type { AgentConfig, AgentConfigInput } from "../runtime/config";
-import type { EventRef, EventType, RuntimeEvent } from "../runtime/events";
 import type { TreeNode } from "../runtime/execution-tree";
 import type { Policy, PolicySchema } from "../runtime/policy";
 import type { SessionView, ThreadStatus, TurnSummary, TurnUsage } from "../runtime/read-model";
 import type { PermissionClass } from "../runtime/tools/types";
-import type { ActionDecisionBody, ActionResolved, InjectMessageBody, InjectResult, InterruptBody, SubmitTurnBody, TurnAccepted } from "../runtime/wire";
 
 export type {
   ActionResolved,

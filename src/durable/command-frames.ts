@@ -1,7 +1,8 @@
 // WebSocket command frames (SPEC §4): parse and validate a client frame, run it against the session, and
 // answer with a reply frame carrying its request_id. Malformed frames get ok:false; the socket stays open.
+
+import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../protocol/wire";
 import { ApiError, type Result, zodIssues } from "../runtime/errors";
-import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../runtime/wire";
 
 /** What the frames can do to a session: its RPC surface, plus acks for the socket's channel. */
 export interface FrameTarget {

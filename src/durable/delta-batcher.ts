@@ -2,7 +2,7 @@
 // SQLite commit (docs/performance.md). The batcher lets the first delta after a quiet spell through at
 // once (no added latency to the first token) and gathers the ones that follow for at most `windowMs`, so
 // a fast stream costs one transaction and one broadcast per window instead of one per delta.
-import type { EventDraft } from "../runtime/events";
+import type { EventDraft } from "../protocol/events";
 
 export const DELTA_WINDOW_MS = 20;
 

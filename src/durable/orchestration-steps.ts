@@ -1,8 +1,8 @@
 // Orchestration steps as child sessions: the runner an orchestrating session uses for each agent step, and
 // how a child session's turn outcome reads as a step result.
 import type { Env } from "../env";
+import type { RuntimeEvent } from "../protocol/events";
 import type { Result } from "../runtime/errors";
-import type { RuntimeEvent } from "../runtime/events";
 import { errorMessage, type TurnPorts } from "../runtime/loop";
 import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../runtime/orchestration/run";
 import type { Policy } from "../runtime/policy";

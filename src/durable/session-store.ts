@@ -1,6 +1,6 @@
 // SQLite access for one session object. No transactions here: the object wraps each transition in one.
 import type { ModelMessage } from "ai";
-import type { EventDraft, RuntimeEvent } from "../runtime/events";
+import type { EventDraft, RuntimeEvent } from "../protocol/events";
 import type { SessionView } from "../runtime/read-model";
 import type { TurnState } from "../runtime/turn-state";
 

@@ -11,12 +11,12 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
+import { isTerminalTurnEvent, type RuntimeEvent } from "../protocol/events";
+import { TurnInput } from "../protocol/wire";
 import type { AgentConfig } from "../runtime/config";
 import { ApiError, unwrap } from "../runtime/errors";
-import { isTerminalTurnEvent, type RuntimeEvent } from "../runtime/events";
 import { randomId } from "../runtime/ids";
 import { DEFAULT_POLICY } from "../runtime/policy";
-import { TurnInput } from "../runtime/wire";
 import type { AppEnv } from "./http";
 import { sessionStub } from "./http";
 

@@ -1,6 +1,6 @@
 // The execution tree of a turn (SPEC §8): its tool calls, with each sub-agent call containing the calls made
 // inside it. A fold over the same events the channels carry, so the live log and a reload give one tree.
-import type { RuntimeEvent } from "./events";
+import type { RuntimeEvent } from "../protocol/events";
 import { preview } from "./read-model";
 
 export interface TreeNode {

@@ -1,6 +1,6 @@
 // The session's read models are folds over its event log (ARCHITECTURE §1): the same `foldEvent`
 // serves live updates and a rebuild from the log.
-import type { RuntimeEvent } from "./events";
+import type { RuntimeEvent } from "../protocol/events";
 
 export type ThreadStatus = "idle" | "running" | "waiting_permission" | "recovering";
 export type TurnStatus = "queued" | "accepted" | "running" | "completed" | "failed" | "cancelled";

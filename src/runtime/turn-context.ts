@@ -2,8 +2,8 @@
 // (the root agent, or a sub-agent inside it) a piece of work belongs to.
 import type { JSONSchema7, LanguageModelV3 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
+import type { EventDraft } from "../protocol/events";
 import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "./config";
-import type { EventDraft } from "./events";
 import type { ModelTool } from "./model-stream";
 import type { OrchestrationLimits } from "./orchestration/run";
 import { withInjectedArgs } from "./tools/injected-args";

@@ -1,7 +1,8 @@
 // The durable working state of one turn. It is checkpointed after every transition (model response,
 // tool start, tool result), so the loop can continue from it after a restart.
 import type { ModelMessage } from "ai";
-import type { EventDraft } from "./events";
+import type { EventDraft } from "../protocol/events";
+import type { ApprovalDecision } from "../protocol/wire";
 import type { OrchestrationRecord } from "./orchestration/run";
 
 export interface Usage {
@@ -53,8 +54,6 @@ export interface BudgetUsed {
   tool_calls: number;
   subtasks: number;
 }
-
-export type ApprovalDecision = "approved" | "rejected" | "timed_out";
 
 export interface TurnState {
   version: 1;

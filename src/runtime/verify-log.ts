@@ -1,6 +1,6 @@
 // The event-log invariants (issue 6), checkable on any prefix of a session's log: tests run it over every
 // log they read, so a violation anywhere fails the suite.
-import { isTerminalTurnEvent, type RuntimeEvent } from "./events";
+import { isTerminalTurnEvent, type RuntimeEvent } from "../protocol/events";
 
 /** Returns every violated invariant, one sentence each; empty when the log is sound. */
 export function verifyLog(

@@ -4,7 +4,7 @@
 // interrupted. Tests then assert on the recorded log, in order.
 
 import type { ModelMessage } from "ai";
-import type { EventDraft, EventType } from "../../src/runtime/events";
+import type { EventDraft, EventType } from "../../src/protocol/events";
 import type { TurnPorts, TurnSetup } from "../../src/runtime/loop";
 import type { TurnState } from "../../src/runtime/turn-state";
 

@@ -11,8 +11,8 @@ import type {
 } from "@ai-sdk/provider";
 import { type ModelMessage, simulateReadableStream } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
+import type { EventDraft } from "../../src/protocol/events";
 import { type AgentConfigInput, AgentConfigSchema } from "../../src/runtime/config";
-import type { EventDraft } from "../../src/runtime/events";
 import { runTurn, type TurnSetup } from "../../src/runtime/loop";
 import type { ToolDefinition } from "../../src/runtime/tools/types";
 import { newTurnState } from "../../src/runtime/turn-state";

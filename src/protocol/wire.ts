@@ -1,6 +1,7 @@
 // Request bodies and WebSocket client frames (SPEC §4, §5), shared by the HTTP routes and the socket.
 import { z } from "zod";
-import type { ApprovalDecision } from "./turn-state";
+/** How a pending approval ended. */
+export type ApprovalDecision = "approved" | "rejected" | "timed_out";
 
 export const TurnInput = z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters");
 
