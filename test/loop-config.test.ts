@@ -647,13 +647,13 @@ describe("injected_tool_args", () => {
   });
 });
 
-describe("live message injection (state.inbox)", () => {
+describe("live message injection (the session's inbox)", () => {
   it("takes messages pushed while a tool runs after the tool results, before the next model call, in FIFO order", async () => {
     const ports = new MemoryPorts();
     const state = newTurnState(TURN_ID, "Search for Python tutorials", ports.now());
     const search = defineTool("search", async () => {
-      (state.inbox ??= []).push({ message_id: "msg_1", content: "Also check the official docs" });
-      state.inbox.push({ message_id: "msg_2", content: "And keep it short" });
+      ports.inject("Also check the official docs", "msg_1");
+      ports.inject("And keep it short", "msg_2");
       return "3 tutorials";
     });
     const model = scriptedModel(callTools([["call_1", "search", { query: "python" }]]), say("Here they are, briefly."));
@@ -689,9 +689,13 @@ describe("live message injection (state.inbox)", () => {
       { role: "user", content: "Also check the official docs" },
       { role: "user", content: "And keep it short" },
     ]);
-    expect(ports.finalState!.inbox).toEqual([]);
+    // The checkpoint that holds them records how far the inbox was taken, so a restart takes none twice.
     const withInjected = ports.checkpoints.find((c) => ports.types()[c.afterEvents - 1] === "message.injected");
-    expect(withInjected?.state.inbox).toEqual([]);
+    expect(withInjected?.state.messages_taken).toBe(2);
+    expect(withInjected?.state.messages.slice(3)).toEqual([
+      { role: "user", content: "Also check the official docs" },
+      { role: "user", content: "And keep it short" },
+    ]);
     expect(ports.terminal!.payload).toMatchObject({ output: "Here they are, briefly.", stop_reason: "final_answer" });
   });
 
@@ -702,7 +706,7 @@ describe("live message injection (state.inbox)", () => {
     ports.onEvent = (event) => {
       if (event.type === "model.completed" && !pushed) {
         pushed = true;
-        (state.inbox ??= []).push({ message_id: "msg_late", content: "Make it formal" });
+        ports.inject("Make it formal", "msg_late");
       }
     };
     const model = scriptedModel(say("Hi there!"), say("Good day to you."));

@@ -3,6 +3,7 @@ import registry0001 from "../../migrations/registry/0001_init.sql";
 import session0001 from "../../migrations/session/0001_init.sql";
 import session0002 from "../../migrations/session/0002_turn_messages.sql";
 import session0003 from "../../migrations/session/0003_governance.sql";
+import session0004 from "../../migrations/session/0004_signals.sql";
 
 export interface Migration {
   version: number;
@@ -13,6 +14,7 @@ export const SESSION_MIGRATIONS: Migration[] = [
   { version: 1, sql: session0001 },
   { version: 2, sql: session0002 },
   { version: 3, sql: session0003 },
+  { version: 4, sql: session0004 },
 ];
 export const REGISTRY_MIGRATIONS: Migration[] = [{ version: 1, sql: registry0001 }];
 

@@ -3,7 +3,8 @@
 import type { Env } from "../env";
 import type { RuntimeEvent } from "../protocol/events";
 import type { Result } from "../runtime/errors";
-import { errorMessage, type TurnPorts } from "../runtime/loop";
+import { errorMessage } from "../runtime/errors";
+import type { TurnPorts } from "../runtime/loop";
 import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../runtime/orchestration/run";
 import type { Policy } from "../runtime/policy";
 import { callTimeout } from "../runtime/tools/http-io";
@@ -50,8 +51,8 @@ export async function runChildSession(
   const config = await registry(env).get(agent);
   if (!config) return { status: "failed", error: `Agent "${agent}" is not registered` };
   const child = env.SESSIONS.get(env.SESSIONS.idFromName(exec_id));
-  const metadata = { parent_session_id: parent.session_id, parent_turn_id: parent.turn_id, orchestration_depth: depth };
-  const created = (await child.create({ session_id: exec_id, agent: config, policy: parent.policy, metadata })) as Result<unknown>;
+  const metadata = { parent_session_id: parent.session_id, parent_turn_id: parent.turn_id };
+  const created = (await child.create({ session_id: exec_id, agent: config, policy: parent.policy, metadata, orchestration_depth: depth })) as Result<unknown>;
   if (!created.ok && created.error.code !== "conflict") return { status: "failed", error: created.error.message };
   const limit = callTimeout(timeout_ms, signal);
   const stopped = new Promise<never>((_, reject) => limit.signal.addEventListener("abort", () => reject(limit.signal.reason), { once: true }));

@@ -1,8 +1,11 @@
 // SQLite access for one session object. No transactions here: the object wraps each transition in one.
+// The turns and actions tables are written only by the projections (projections.ts), from the events.
 import type { ModelMessage } from "ai";
 import type { EventDraft, RuntimeEvent } from "../protocol/events";
+import type { ApprovalDecision } from "../protocol/wire";
 import type { SessionView } from "../runtime/read-model";
-import type { TurnState } from "../runtime/turn-state";
+import type { InjectedMessage } from "../runtime/turn-context";
+import type { RecordedDecision, TurnState } from "../runtime/turn-state";
 
 export type StoredEvent = {
   sequence: number;
@@ -17,6 +20,8 @@ export type SessionRow = {
   metadata: string;
   policy: string;
   created_at: number;
+  /** How deep in agent_orchestrate child sessions this session runs (0: opened by a client). */
+  orchestration_depth: number;
 };
 
 export type ActionRow = {
@@ -29,6 +34,10 @@ export type ActionRow = {
   decided_by: string | null;
   decided_at: number | null;
   reason: string | null;
+  /** The envelope of the call's level, repeated on its action.resolved. */
+  parent_id: string | null;
+  depth: number;
+  subagent_id: string | null;
 };
 
 export type TurnRow = {
@@ -45,7 +54,7 @@ export class SessionStore {
   /** Rows in turn_messages per checkpointed turn, so a checkpoint need not count them. */
   private readonly savedMessages = new Map<string, number>();
 
-  constructor(private readonly sql: SqlStorage) {
+  constructor(readonly sql: SqlStorage) {
     this.lastSeq = sql.exec<{ s: number | null }>("SELECT max(sequence) AS s FROM events").one().s ?? 0;
   }
 
@@ -114,19 +123,30 @@ export class SessionStore {
       .map((r) => JSON.parse(r.body) as RuntimeEvent);
   }
 
+  /** The event that ended a turn, if it has ended. */
+  terminalEvent(turnId: string): RuntimeEvent | null {
+    const row = this.sql
+      .exec<{ body: string }>("SELECT body FROM events WHERE turn_id = ? AND type IN ('turn.completed', 'turn.failed', 'turn.cancelled') LIMIT 1", turnId)
+      .toArray()[0];
+    return row ? (JSON.parse(row.body) as RuntimeEvent) : null;
+  }
+
   session(): SessionRow | null {
-    return this.sql.exec<SessionRow>("SELECT session_id, thread_id, agent, metadata, policy, created_at FROM session").toArray()[0] ?? null;
+    return (
+      this.sql.exec<SessionRow>("SELECT session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth FROM session").toArray()[0] ?? null
+    );
   }
 
   insertSession(row: SessionRow): void {
     this.sql.exec(
-      "INSERT INTO session (id, session_id, thread_id, agent, metadata, policy, created_at) VALUES (1, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO session (id, session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth) VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
       row.session_id,
       row.thread_id,
       row.agent,
       row.metadata,
       row.policy,
       row.created_at,
+      row.orchestration_depth,
     );
   }
 
@@ -148,28 +168,6 @@ export class SessionStore {
 
   queuedTurns(): TurnRow[] {
     return this.sql.exec<TurnRow>("SELECT * FROM turns WHERE status = 'queued' ORDER BY position").toArray();
-  }
-
-  insertTurn(row: Omit<TurnRow, "position">): void {
-    const position = this.sql.exec<{ p: number }>("SELECT coalesce(max(position), 0) + 1 AS p FROM turns").one().p;
-    this.sql.exec(
-      "INSERT INTO turns (turn_id, position, status, input, idempotency_key, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-      row.turn_id,
-      position,
-      row.status,
-      row.input,
-      row.idempotency_key,
-      row.created_at,
-    );
-  }
-
-  setTurnStatus(turnId: string, status: TurnRow["status"]): void {
-    this.sql.exec("UPDATE turns SET status = ? WHERE turn_id = ?", status, turnId);
-  }
-
-  moveTurnToFront(turnId: string): void {
-    const p = this.sql.exec<{ p: number }>("SELECT coalesce(min(position), 0) - 1 AS p FROM turns").one().p;
-    this.sql.exec("UPDATE turns SET position = ? WHERE turn_id = ?", p, turnId);
   }
 
   turnState(turnId: string): TurnState | null {
@@ -221,58 +219,40 @@ export class SessionStore {
     return this.sql.exec<ActionRow>("SELECT * FROM actions WHERE action_id = ?", actionId).toArray()[0] ?? null;
   }
 
-  insertAction(row: Pick<ActionRow, "action_id" | "turn_id" | "tool_call_id" | "tool_name" | "expires_at">): void {
-    this.sql.exec(
-      "INSERT INTO actions (action_id, turn_id, tool_call_id, tool_name, status, expires_at) VALUES (?, ?, ?, ?, 'pending', ?)",
-      row.action_id,
-      row.turn_id,
-      row.tool_call_id,
-      row.tool_name,
-      row.expires_at,
-    );
-  }
-
-  decideAction(actionId: string, status: ActionRow["status"], by: string, reason: string | null, now: number): void {
-    this.sql.exec("UPDATE actions SET status = ?, decided_by = ?, decided_at = ?, reason = ? WHERE action_id = ?", status, by, now, reason, actionId);
-  }
-
-  memoryGet(key: string): string | null {
-    return this.sql.exec<{ value: string }>("SELECT value FROM memory WHERE key = ?", key).toArray()[0]?.value ?? null;
-  }
-
-  memorySet(key: string, value: string, now: number): void {
-    this.sql.exec("INSERT OR REPLACE INTO memory (key, value, updated_at) VALUES (?, ?, ?)", key, value, now);
-  }
-
-  memoryList(prefix: string, limit: number): { key: string; bytes: number }[] {
-    return this.sql
-      .exec<{ key: string; bytes: number }>(
-        "SELECT key, length(CAST(value AS BLOB)) AS bytes FROM memory WHERE substr(key, 1, length(?)) = ? ORDER BY key LIMIT ?",
-        prefix,
-        prefix,
-        limit,
+  /** Decisions recorded for a turn's approvals (applied to its state by the loop). */
+  decisions(turnId: string): Map<string, RecordedDecision> {
+    const rows = this.sql
+      .exec<{ action_id: string; status: ApprovalDecision; reason: string | null }>(
+        "SELECT action_id, status, reason FROM actions WHERE turn_id = ? AND status != 'pending'",
+        turnId,
       )
       .toArray();
+    return new Map(rows.map((r) => [r.action_id, { status: r.status, reason: r.reason }]));
   }
 
-  channels(): { channel_id: string; acked_sequence: number; updated_at: number }[] {
-    return this.sql.exec<{ channel_id: string; acked_sequence: number; updated_at: number }>("SELECT * FROM channels ORDER BY channel_id").toArray();
+  /** Records a live message for the running turn; returns its inbox position. */
+  addToInbox(turnId: string, messageId: string, content: string, now: number): number {
+    this.sql.exec("INSERT INTO inbox (turn_id, message_id, content, created_at) VALUES (?, ?, ?, ?)", turnId, messageId, content, now);
+    return this.sql.exec<{ seq: number }>("SELECT last_insert_rowid() AS seq").one().seq;
   }
 
-  channelCursor(channelId: string): number | null {
-    const row = this.sql.exec<{ acked_sequence: number }>("SELECT acked_sequence FROM channels WHERE channel_id = ?", channelId).toArray()[0];
-    return row ? row.acked_sequence : null;
+  /** A turn's live messages after inbox position `after`, oldest first. */
+  inbox(turnId: string, after: number): InjectedMessage[] {
+    return this.sql.exec<InjectedMessage>("SELECT seq, message_id, content FROM inbox WHERE turn_id = ? AND seq > ? ORDER BY seq", turnId, after).toArray();
   }
 
-  /** Records an ack; the cursor never moves backwards. */
-  ackChannel(channelId: string, sequence: number, now: number): void {
-    this.sql.exec(
-      `INSERT INTO channels (channel_id, acked_sequence, updated_at) VALUES (?, ?, ?)
-       ON CONFLICT (channel_id) DO UPDATE SET acked_sequence = max(acked_sequence, excluded.acked_sequence), updated_at = excluded.updated_at`,
-      channelId,
-      sequence,
-      now,
-    );
+  /** Live messages waiting in the inbox (of any turn). */
+  inboxSize(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM inbox").one().n;
+  }
+
+  /** Removes the messages a checkpoint took into the turn's conversation. */
+  dropFromInbox(turnId: string, upTo: number): void {
+    this.sql.exec("DELETE FROM inbox WHERE turn_id = ? AND seq <= ?", turnId, upTo);
+  }
+
+  clearInbox(turnId: string): void {
+    this.sql.exec("DELETE FROM inbox WHERE turn_id = ?", turnId);
   }
 
   schedule(kind: string, dueAt: number): void {

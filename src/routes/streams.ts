@@ -1,7 +1,8 @@
 // Event delivery routes (SPEC §4, §5): JSON pages, SSE, and WebSocket. The session object serves the
 // streams itself; these routes authenticate and forward.
 import { createRoute, z } from "@hono/zod-openapi";
-import { artifactKey, KEY_HASH_HEADER } from "../durable/session-object";
+import { KEY_HASH_HEADER } from "../durable/session-object";
+import { artifactKey } from "../durable/turn-ports";
 import { ApiError, unwrap } from "../runtime/errors";
 import { errorResponses, router, sessionStub } from "./http";
 

@@ -94,3 +94,14 @@ export function zodIssues(issues: readonly ZodIssueLike[], prefix = ""): FieldIs
     return [{ path: join(i.path), reason: i.message }];
   });
 }
+
+/** A readable message for anything thrown. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  if (typeof err === "string") return err;
+  try {
+    return JSON.stringify(err);
+  } catch {
+    return String(err);
+  }
+}

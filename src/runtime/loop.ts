@@ -1,3 +1,4 @@
+import { errorMessage } from "./errors";
 // The agent loop as a resumable state machine. Given a TurnState (new, or loaded after a restart) it
 // continues: an optional planner pass, then model calls one step at a time, the requested tools run by
 // the runtime itself (sub-agents being loops of the same kind inside the turn), results fed back, until
@@ -6,18 +7,32 @@
 import { fitContext, modelStep, planStep } from "./model-calls";
 import { correctionMessage, MAX_OUTPUT_RETRIES, parseFinalAnswer } from "./structured-output";
 import { runToolCalls } from "./tool-calls";
-import { errorMessage, type Level, ModelCallError, type Outcome, Turn, type TurnPorts, type TurnSetup, toModelTools } from "./turn-context";
-import type { TurnState } from "./turn-state";
+import { type Level, ModelCallError, type Outcome, Turn, type TurnPorts, type TurnSetup, toModelTools } from "./turn-context";
+import { closingEvents, levels, type TurnState } from "./turn-state";
 
 export { MAX_PARALLEL_TOOL_CALLS } from "./tool-calls";
-export { errorMessage, type TurnPorts, type TurnSetup } from "./turn-context";
+export type { TurnPorts, TurnSetup } from "./turn-context";
 
 /** A sub-agent with an output schema may fail finish_subtask validation this many times. */
 export const MAX_FINISH_RETRIES = 3;
 
-export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPorts): Promise<void> {
+/** Resumes of one turn after restarts, without progress in between, before it is given up as lost. */
+export const MAX_RECOVERIES = 3;
+
+/**
+ * Runs the turn from `state` to its end or until it waits for decisions. `recovering` says why a turn whose
+ * executor was lost (a restart) is resumed: the model calls it had under way are closed and made again.
+ */
+export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPorts, recovering?: string): Promise<void> {
   const { turn_id } = state;
-  const turn = new Turn(state, ports, setup.config);
+  const turn = new Turn(state, ports, setup.config, runLevel);
+  if (state.paused_at) {
+    // Time spent waiting for people does not count against the wall-clock budget.
+    state.waited_ms = (state.waited_ms ?? 0) + (ports.now() - state.paused_at);
+    state.paused_at = null;
+  } else if (recovering !== undefined && !recover(state, ports, recovering)) {
+    return;
+  }
   if (turn.budget.max_depth === 0) {
     // No depth for sub-agents at all: the root is not offered the tools that start them.
     setup = { ...setup, tools: new Map([...setup.tools].filter(([, t]) => t.loop_handled !== "run_subtask" && t.loop_handled !== "spawn_subagents")) };
@@ -32,7 +47,10 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
       if (!outcome) await planStep(root, turn);
     }
     outcome ??= await runLevel(root, turn);
-    if (outcome.kind === "waiting") return ports.suspend(state);
+    if (outcome.kind === "waiting") {
+      state.paused_at = ports.now();
+      return ports.suspend(state);
+    }
     const summary = { usage: state.usage, cost_usd: state.cost_usd ?? null };
     if (outcome.kind === "failed") {
       ports.finish({ type: "turn.failed", turn_id, payload: { error: { code: outcome.code, message: outcome.message }, ...summary } }, state);
@@ -62,6 +80,27 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
   }
 }
 
+/**
+ * A restart cut the turn: counts the resume (reset by every model response and tool result) and closes the
+ * model calls left open at every level; false when the turn was resumed too often and has been ended as lost.
+ */
+function recover(state: TurnState, ports: TurnPorts, why: string): boolean {
+  const { turn_id } = state;
+  state.recoveries = (state.recoveries ?? 0) + 1;
+  if (state.recoveries > MAX_RECOVERIES) {
+    const message = `The turn was resumed ${MAX_RECOVERIES} times without progress`;
+    ports.finish({ type: "turn.failed", turn_id, payload: { error: { code: "lost", message } } }, state);
+    return false;
+  }
+  const closing = closingEvents(state, "interrupted", ports.now(), "model_calls");
+  for (const level of levels(state)) level.state.open_model_step = null;
+  ports.emit(
+    [...closing, { type: "run.status", turn_id, payload: { phase: "recovering", detail: `Resuming the turn: ${why}`, attempt: state.recoveries } }],
+    state,
+  );
+  return true;
+}
+
 /** Runs one level (the root agent or a sub-agent) until it has an outcome. */
 export async function runLevel(level: Level, turn: Turn): Promise<Outcome> {
   for (;;) {
@@ -70,7 +109,9 @@ export async function runLevel(level: Level, turn: Turn): Promise<Outcome> {
     if (child?.finished) return { kind: "answer", output: child.finished.value };
     if (child && child.finish_rejections >= MAX_FINISH_RETRIES)
       return { kind: "failed", code: "schema_not_satisfied", message: "finish_subtask was refused too often" };
-    const move = nextMove(level.state, level.maxSteps);
+    // Live messages go to the root agent only.
+    const injected = level.depth === 0 && turn.ports.injected(level.state.messages_taken ?? 0).length > 0;
+    const move = nextMove(level.state, level.maxSteps, injected);
     if (move === "max_steps") return { kind: "max_steps", output: level.state.output };
     if (move === "answer") {
       const outcome = acceptAnswer(level, turn);
@@ -86,12 +127,12 @@ export async function runLevel(level: Level, turn: Turn): Promise<Outcome> {
 }
 
 /** What a (possibly just restored) state calls for next. */
-function nextMove(state: TurnState, maxSteps: number): "answer" | "max_steps" | "tools" | "model" {
+function nextMove(state: TurnState, maxSteps: number, injected: boolean): "answer" | "max_steps" | "tools" | "model" {
   const atLimit = state.step >= maxSteps;
   // At the limit, calls the model asked for are left unrun (finalMessages answers them).
   if (state.calls) return atLimit ? "max_steps" : "tools";
   // A live message that arrived after the answer makes the model go on.
-  if ((state.inbox?.length ?? 0) > 0) return atLimit ? "max_steps" : "model";
+  if (injected) return atLimit ? "max_steps" : "model";
   if (state.answered) return "answer";
   return atLimit ? "max_steps" : "model";
 }

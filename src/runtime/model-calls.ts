@@ -13,10 +13,11 @@ import {
   summaryMessages,
   withAdvisories,
 } from "./context-budget";
+import { errorMessage } from "./errors";
 import { type ModelRequest, streamModel } from "./model-stream";
 import { costOf } from "./pricing";
 import { outputInstructions } from "./structured-output";
-import { errorMessage, type Level, ModelCallError, type Outcome, type Turn, type TurnSetup } from "./turn-context";
+import { type Level, ModelCallError, type Outcome, type Turn, type TurnSetup } from "./turn-context";
 import type { ToolCallRecord, TurnState, Usage } from "./turn-state";
 
 const PLANNER_DIRECTIVE =
@@ -51,10 +52,11 @@ export async function modelStep(level: Level, turn: Turn): Promise<void> {
   const { state } = level;
   const { turn_id } = state;
   const { config } = level.run.setup;
-  const inbox = state.inbox ?? [];
+  const inbox = level.depth === 0 ? turn.ports.injected(state.messages_taken ?? 0) : [];
   if (inbox.length > 0) {
-    // Live messages enter after the tool results and before this call, oldest first.
-    state.inbox = [];
+    // Live messages enter after the tool results and before this call, oldest first; the checkpoint that
+    // holds them also records how far the inbox was taken, so a restart takes none twice.
+    state.messages_taken = inbox[inbox.length - 1]!.seq;
     state.answered = false;
     for (const m of inbox) state.messages.push({ role: "user", content: m.content });
     turn.emit(

@@ -1,10 +1,10 @@
+import { errorMessage } from "./errors";
 // Sub-agents (SPEC §7): run_subtask and spawn_subagents start child loops inside the turn. A child has an
 // isolated conversation (only its instructions), a subset of its parent's tools, the turn's shared budget,
 // and its state inside its parent's tool call, so it is checkpointed and resumed with the turn.
-import { runLevel } from "./loop";
 import { FINISH_SUBTASK, finishSubtask, RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { ToolDefinition } from "./tools/types";
-import { errorMessage, type Level, ModelCallError, type Turn, type TurnSetup, toModelTools } from "./turn-context";
+import { type Level, ModelCallError, type Turn, type TurnSetup, toModelTools } from "./turn-context";
 import { type ChildRun, newTurnState, type ToolCallRecord } from "./turn-state";
 
 const SUBAGENT_DIRECTIVE =
@@ -130,7 +130,7 @@ async function runChild(child: ChildRun, call: ToolCallRecord, parent: Level, tu
   };
   let result: ChildRun["result"];
   try {
-    const outcome = await runLevel(level, turn);
+    const outcome = await turn.runLevel(level, turn);
     if (outcome.kind === "waiting") return "waiting";
     result =
       outcome.kind === "answer"

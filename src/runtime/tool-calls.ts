@@ -1,6 +1,7 @@
 // The tool phase of a step: the runtime dispatches the model's tool calls itself, with approvals, locks,
 // the turn's budget, and spilling of large payloads; sub-agent tools start child loops.
 import { toolPayloadLimit } from "./config";
+import { errorMessage } from "./errors";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
 import { runSubagents } from "./subagents";
@@ -8,8 +9,8 @@ import { splitInjectedArgs } from "./tools/injected-args";
 import { namedInHitl } from "./tools/mcp-client";
 import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { McpProgress } from "./tools/types";
-import { errorMessage, type Level, type Turn, type TurnSetup, toModelTools } from "./turn-context";
-import { resultMetadata, type ToolCallRecord, type TurnState, toolResultPart } from "./turn-state";
+import { type Level, type Turn, type TurnSetup, toModelTools } from "./turn-context";
+import { applyDecisions, resultMetadata, type ToolCallRecord, type TurnState, toolResultPart } from "./turn-state";
 
 /** At most this many tool calls of one step run at once (less when the turn's budget says so). */
 export const MAX_PARALLEL_TOOL_CALLS = 8;
@@ -44,7 +45,9 @@ export async function runToolCalls(level: Level, turn: Turn): Promise<"done" | "
   const parallelism = Math.min(MAX_PARALLEL_TOOL_CALLS, turn.budget.max_parallel_per_turn);
   for (;;) {
     for (const c of calls) if (c.status === "pending" && !c.approval && needsApproval(c, setup)) await requestApproval(c, level, setup, turn);
-    // Decisions can arrive while tools run; each round picks up the calls that became runnable.
+    // Decisions can arrive while tools run: each round applies the ones recorded so far (at every level, since
+    // a sub-agent's call may wait too) and picks up the calls that became runnable.
+    applyDecisions(turn.root, turn.ports.decisions());
     const runnable = calls.filter((c) => c.status !== "done" && c.approval?.status !== "pending" && !waiting.has(c));
     if (runnable.length === 0) break;
     const parallel = runnable.filter((c) => !lost.has(c) && (tools.get(c.name)?.parallel_safe ?? true));
@@ -88,7 +91,6 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
       ...refsOf(args.artifact),
     },
     turn.root,
-    { action_id, tool_name: call.name, expires_at },
   );
 }
 
@@ -112,11 +114,14 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
     if (call.status !== "started" && !refused) {
       // A call resumed after a restart (an idempotent tool, or sub-agents picking up) has started already;
       // a call a human refused never starts (its action.resolved and tool.result say so).
+      // Spill large arguments before the call is charged and counts as started: a checkpoint written meanwhile
+      // (another call's result) must not hold a started call whose tool.started is not in the log yet.
+      const args = await forLog(executable, call, state, setup, turn);
+      turn.signal.throwIfAborted();
       turn.checkWallClock();
       turn.charge("tool_calls");
       call.status = "started";
       call.started_at = turn.ports.now();
-      const args = await forLog(executable, call, state, setup, turn);
       turn.emit(level, [{ type: "tool.started", ...ids, payload: { name: call.name, args: args.value, injected_args: injected }, ...refsOf(args.artifact) }]);
     }
     const argErrors = tool ? schemaErrors(tool.parameters, executable) : [];

@@ -8,7 +8,7 @@ import type { ModelTool } from "./model-stream";
 import type { OrchestrationLimits } from "./orchestration/run";
 import { withInjectedArgs } from "./tools/injected-args";
 import type { ToolContext, ToolDefinition } from "./tools/types";
-import type { BudgetUsed, ChildRun, TurnState } from "./turn-state";
+import type { BudgetUsed, ChildRun, RecordedDecision, TurnState } from "./turn-state";
 
 export interface TurnSetup {
   config: AgentConfig;
@@ -23,7 +23,26 @@ export interface TurnSetup {
   orchestration?: OrchestrationLimits;
 }
 
-export interface TurnPorts {
+/** A live message recorded in the session's inbox for the running turn; `seq` orders the inbox. */
+export type InjectedMessage = {
+  seq: number;
+  message_id: string;
+  content: string;
+};
+
+/**
+ * Signals from outside the running turn. Each is recorded durably by whoever received it (an inbox row, an
+ * action.resolved event) and read here by the loop, which alone applies them to the turn's state, at defined
+ * points: injected messages before each model call, decisions between tool calls and before suspending.
+ */
+export interface TurnSignals {
+  /** Messages injected into this turn after inbox position `after`, oldest first. */
+  injected(after: number): InjectedMessage[];
+  /** Decisions recorded for this turn's approvals, by action id. */
+  decisions(): ReadonlyMap<string, RecordedDecision>;
+}
+
+export interface TurnPorts extends TurnSignals {
   /** Appends events durably; with a state, checkpoints it in the same transaction. Throws if the turn was taken away (interrupted). */
   emit(events: EventDraft[], state?: TurnState): void;
   /** Appends the terminal event, moves the turn's messages to the history and clears the checkpoint, atomically. */
@@ -32,9 +51,9 @@ export interface TurnPorts {
   handoff(agent: string, reason: string | undefined): Promise<TurnSetup>;
   /** Replaces the thread history (after compaction) together with `event`, durably. */
   replaceHistory(history: ModelMessage[], event: EventDraft, state: TurnState): void;
-  /** Records an approval request (its action.required event, the durable action and its deadline). */
-  requestApproval(event: EventDraft, state: TurnState, action: { action_id: string; tool_name: string; expires_at: number }): void;
-  /** The turn waits for human decisions: checkpoint it and let the executor go; a decision resumes it. */
+  /** Records an approval request: its action.required event (the durable action and its deadline follow from it). */
+  requestApproval(event: EventDraft, state: TurnState): void;
+  /** The turn waits for human decisions (its state says since when): checkpoint it and let the executor go; a decision resumes it. */
   suspend(state: TurnState): void;
   /** Stores a payload too large for the log (in R2) and returns its artifact id. */
   spill(content: string, about: { turn_id: string; tool_call_id: string; tool_name: string; content_type: string }): Promise<string>;
@@ -107,6 +126,8 @@ export class Turn {
     readonly root: TurnState,
     readonly ports: TurnPorts,
     config: AgentConfig,
+    /** Runs one level to its outcome (the loop's; injected so sub-agents and tools need not import the loop). */
+    readonly runLevel: (level: Level, turn: Turn) => Promise<Outcome>,
   ) {
     this.budget = { ...BUDGET_CAPS, ...config.budget };
     this.signal = this.controller.signal;
@@ -162,6 +183,8 @@ export class Turn {
     // The store fills in the root's envelope (parent_id null, depth 0); sub-agents add theirs.
     const envelope =
       level.depth === 0 ? {} : { parent_id: level.parent_id, depth: level.depth, ...(level.subagent_id ? { subagent_id: level.subagent_id } : {}) };
+    // Progress since the last restart: the count of resumes without progress starts again.
+    if (checkpoint && events.some((e) => e.type === "model.completed" || e.type === "tool.result")) this.root.recoveries = 0;
     this.ports.emit(
       events.map((e) => ({ ...envelope, ...e })),
       checkpoint ? this.root : undefined,
@@ -177,14 +200,4 @@ export function toModelTools(setup: TurnSetup): ModelTool[] {
     description: t.description,
     inputSchema: withInjectedArgs(t.parameters, setup.config.injected_tool_args) as JSONSchema7,
   }));
-}
-
-export function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message || err.name;
-  if (typeof err === "string") return err;
-  try {
-    return JSON.stringify(err);
-  } catch {
-    return String(err);
-  }
 }

@@ -73,8 +73,8 @@ export interface TurnState {
   recoveries?: number;
   /** The planner's plan; undefined until the planner pass ran (when planning is enabled). */
   plan?: string;
-  /** Live messages waiting to enter the conversation before the next model call (FIFO). */
-  inbox?: { message_id: string; content: string }[];
+  /** The inbox position of the last injected message taken into the conversation (see TurnSignals). */
+  messages_taken?: number;
   /** The model call under way (model.requested without model.completed yet). */
   open_model_step?: { step_id: string; phase: "executor" | "planner" | "compaction" } | null;
   /** The latest model response was a final answer (no tool calls), not yet accepted. */
@@ -184,12 +184,42 @@ export function pendingApprovals(root: TurnState): ToolCallRecord[] {
   return levels(root).flatMap((l) => (l.state.calls ?? []).filter((c) => c.approval?.status === "pending"));
 }
 
+/** A decision recorded for an approval (by a person, or the deadline), not yet applied to the turn's state. */
+export interface RecordedDecision {
+  status: ApprovalDecision;
+  reason: string | null;
+}
+
+/** Applies recorded decisions to the calls waiting for them, at every level; true when any call changed. */
+export function applyDecisions(root: TurnState, decisions: ReadonlyMap<string, RecordedDecision>): boolean {
+  let changed = false;
+  for (const call of pendingApprovals(root)) {
+    const decision = decisions.get(call.approval!.action_id);
+    if (!decision) continue;
+    call.approval = { ...call.approval!, status: decision.status, reason: decision.reason };
+    changed = true;
+  }
+  return changed;
+}
+
+/** Whether a suspended turn has a decision to go on with. */
+export function hasDecisionToApply(root: TurnState, decisions: ReadonlyMap<string, RecordedDecision>): boolean {
+  return pendingApprovals(root).some((c) => decisions.has(c.approval!.action_id));
+}
+
 /**
  * Events that close what a turn left open when it is cut short (interrupted, lost), at every level of
  * sub-agents: the model call under way, tools that started, and approvals still waiting, so nothing stays
  * open after the turn's end.
  */
-export function closingEvents(root: TurnState, reason: "cancelled" | "interrupted", now: number, only?: "model_calls"): EventDraft[] {
+export function closingEvents(
+  root: TurnState,
+  reason: "cancelled" | "interrupted",
+  now: number,
+  only?: "model_calls",
+  /** Approvals already resolved in the log (their decision was not applied yet): they are not resolved again. */
+  decided: ReadonlyMap<string, RecordedDecision> = new Map(),
+): EventDraft[] {
   const { turn_id } = root;
   const events: EventDraft[] = [];
   for (const { state, parent_id, depth, subagent_id } of levels(root).reverse()) {
@@ -219,7 +249,7 @@ export function closingEvents(root: TurnState, reason: "cancelled" | "interrupte
           tool_call_id: c.tool_call_id,
           payload: { name: c.name, output: `Tool call ${reason}`, is_error: true, metadata: resultMetadata(c, true, c.started_at ?? now, now, {}) },
         });
-      } else if (c.approval?.status === "pending") {
+      } else if (c.approval?.status === "pending" && !decided.has(c.approval.action_id)) {
         events.push({
           type: "action.resolved",
           ...envelope,

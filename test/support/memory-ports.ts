@@ -6,7 +6,8 @@
 import type { ModelMessage } from "ai";
 import type { EventDraft, EventType } from "../../src/protocol/events";
 import type { TurnPorts, TurnSetup } from "../../src/runtime/loop";
-import type { TurnState } from "../../src/runtime/turn-state";
+import type { InjectedMessage } from "../../src/runtime/turn-context";
+import type { RecordedDecision, TurnState } from "../../src/runtime/turn-state";
 
 export interface Checkpoint {
   /** How many events were in the log when this state was written (it was written with the last of them). */
@@ -100,13 +101,32 @@ export class MemoryPorts implements TurnPorts {
     return agent ? agent.answer(request.input) : { status: "failed" as const, error: `Agent "${request.agent}" is not registered` };
   }
 
+  /** The session's inbox of live messages, as the session object records them. */
+  readonly inbox: InjectedMessage[] = [];
+  /** Decisions recorded for approvals (as action.resolved would record them), by action id. */
+  readonly recordedDecisions = new Map<string, RecordedDecision>();
+
+  /** Records a live message for the running turn, as POST .../messages does. */
+  inject(content: string, message_id = this.newId("msg")): void {
+    this.inbox.push({ seq: this.inbox.length + 1, message_id, content });
+  }
+
+  injected(after: number): InjectedMessage[] {
+    return this.inbox.filter((m) => m.seq > after);
+  }
+
+  decisions(): ReadonlyMap<string, RecordedDecision> {
+    return this.recordedDecisions;
+  }
+
   /** Approval requests, in order. */
   readonly approvals: { action_id: string; tool_name: string; expires_at: number }[] = [];
   /** The state each time the turn suspended to wait for decisions. */
   readonly suspensions: TurnState[] = [];
 
-  requestApproval(event: EventDraft, state: TurnState, action: { action_id: string; tool_name: string; expires_at: number }): void {
-    this.approvals.push(action);
+  requestApproval(event: EventDraft, state: TurnState): void {
+    const payload = event.payload as { tool_name: string; expires_at: number };
+    this.approvals.push({ action_id: event.action_id!, tool_name: payload.tool_name, expires_at: payload.expires_at });
     this.emit([event], state);
   }
 

@@ -1,9 +1,10 @@
+import { errorMessage } from "../errors";
 // Runs an agent_orchestrate call: compile (a given plan, or one a planner model call writes from a prompt),
 // validate, then dispatch each agent step as its own child session (through the ports) — sequential steps
 // in order, parallel groups concurrently — binding outputs for later steps. Its progress lives in the tool
 // call's record, so a restart resumes it without running a finished step again.
 import { plannerCall } from "../model-calls";
-import { errorMessage, type Level, type Turn } from "../turn-context";
+import type { Level, Turn } from "../turn-context";
 import type { ToolCallRecord } from "../turn-state";
 import { type AgentStep, type ParallelStep, type Plan, render, renderDeep, TemplateError, validatePlan } from "./plan";
 

@@ -1,0 +1,33 @@
+// What the parts of a session object (queue, approvals, turn runner) share: its storage, its one way to
+// record a transition (`commit`), and the session's settings. The object implements it.
+import type { Env } from "../env";
+import type { EventDraft } from "../protocol/events";
+import type { AgentConfig } from "../runtime/config";
+import type { Policy } from "../runtime/policy";
+import type { SessionView } from "../runtime/read-model";
+import type { SessionRow, SessionStore } from "./session-store";
+
+export interface SessionContext {
+  /** The deployment's bindings and settings. */
+  bindings(): Env;
+  readonly store: SessionStore;
+  /** The session's row (it exists once created). */
+  row(): SessionRow;
+  /** The agent the session runs now (a handoff changes it). */
+  agent(): AgentConfig;
+  policy(): Policy;
+  /** The read model folded up to the last committed event. */
+  view(): SessionView;
+  /**
+   * Appends events (projecting them into the turns and actions tables) and applies `mutate`, in one
+   * transaction; then folds them into the read model and broadcasts them. Throws, changing nothing, on failure.
+   */
+  commit(drafts: EventDraft[], mutate?: () => void, opts?: { snapshot?: boolean }): void;
+  /** One SQLite transaction (for writes that append no event). */
+  transact<T>(fn: () => T): T;
+  /** Sets the object's one alarm to the earliest entry of the schedule table. */
+  armAlarm(): void;
+}
+
+/** While a turn is active the object re-arms this alarm; it resumes a turn whose executor is gone. */
+export const HEARTBEAT_MS = 30_000;

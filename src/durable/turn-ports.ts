@@ -1,0 +1,119 @@
+// The ports a running loop talks to the world through, on this session object's storage, R2 and registry.
+// Every write checks that its executor still owns the turn: a loop whose turn was taken away (interrupted)
+// writes nothing more.
+import type { ModelMessage } from "ai";
+import type { EventDraft } from "../protocol/events";
+import type { AgentConfig } from "../runtime/config";
+import { randomId } from "../runtime/ids";
+import type { TurnPorts, TurnSetup } from "../runtime/loop";
+import type { TurnState } from "../runtime/turn-state";
+import { parseAllowlist } from "../runtime/url-allowlist";
+import { sqlMemory } from "./memory-store";
+import { runChildSession } from "./orchestration-steps";
+import { registry } from "./registry-object";
+import type { SessionContext } from "./session-context";
+import { r2Workspace } from "./workspace-store";
+
+/** Where a spilled payload lives in R2: under its session, so one session cannot read another's. */
+export function artifactKey(sessionId: string, artifactId: string): string {
+  return `sessions/${sessionId}/artifacts/${artifactId}`;
+}
+
+/** Thrown into a loop whose turn was taken away (interrupted) so it stops without writing. */
+export class TurnTakenError extends Error {}
+
+export interface Executor {
+  turnId: string;
+  abort: AbortController;
+}
+
+/** What the ports need of the turn runner. */
+export interface RunnerHooks {
+  /** Whether `exec` still owns its turn. */
+  owns(exec: Executor): boolean;
+  /** Records the turn's end (the loop's last write). */
+  finish(exec: Executor, event: EventDraft, state: TurnState): void;
+  /** The turn waits for decisions: checkpointed, the executor let go. */
+  suspended(exec: Executor, state: TurnState): void;
+  /** The session switches to `agent` for the rest of the turn and later turns; returns the setup to go on with. */
+  handoff(exec: Executor, agent: AgentConfig, reason: string | undefined): Promise<TurnSetup>;
+  /** The thread history was replaced (compaction). */
+  historyReplaced(history: ModelMessage[]): void;
+  /** Commits model.delta events in batches. */
+  deltas(drafts: EventDraft[]): void;
+}
+
+export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks): TurnPorts {
+  const { store } = s;
+  const env = s.bindings();
+  const { turnId } = exec;
+  const session_id = s.row().session_id;
+  const owned = () => {
+    if (!hooks.owns(exec)) throw new TurnTakenError("turn no longer owned by this executor");
+  };
+  /** A checkpoint; the inbox rows it took into the conversation go with it. */
+  const checkpoint = (state: TurnState) => {
+    store.saveTurnState(state);
+    if (state.messages_taken) store.dropFromInbox(turnId, state.messages_taken);
+  };
+  return {
+    emit: (events, state) => {
+      owned();
+      if (!state && events.every((e) => e.type === "model.delta")) return hooks.deltas(events);
+      s.commit(events, state ? () => checkpoint(state) : undefined);
+    },
+    finish: (event, state) => {
+      owned();
+      hooks.finish(exec, event, state);
+    },
+    requestApproval: (event, state) => {
+      owned();
+      s.commit([event], () => checkpoint(state));
+      s.armAlarm();
+    },
+    suspend: (state) => {
+      owned();
+      s.transact(() => checkpoint(state));
+      hooks.suspended(exec, state);
+    },
+    handoff: async (agent, reason) => {
+      const config = await registry(env).get(agent);
+      owned();
+      if (!config) throw new Error(`Agent "${agent}" is not registered`);
+      return hooks.handoff(exec, config, reason);
+    },
+    replaceHistory: (history, event, state) => {
+      owned();
+      s.commit([event], () => {
+        store.replaceHistory(history);
+        checkpoint(state);
+      });
+      hooks.historyReplaced(history);
+    },
+    injected: (after) => store.inbox(turnId, after),
+    decisions: () => store.decisions(turnId),
+    runAgent: (request) => runChildSession(env, { session_id, turn_id: turnId, policy: s.policy() }, request),
+    listAgents: async () => {
+      const agents: AgentConfig[] = await registry(env).list();
+      return agents.map((a) => ({ name: a.name, description: (a.instructions.split("\n")[0] ?? "").slice(0, 200) || "(no instructions)" }));
+    },
+    spill: async (content, about) => {
+      const id = randomId("art");
+      await env.BLOBS.put(artifactKey(session_id, id), content, {
+        httpMetadata: { contentType: about.content_type },
+        customMetadata: { turn_id: about.turn_id, tool_call_id: about.tool_call_id, tool_name: about.tool_name },
+      });
+      return id;
+    },
+    now: () => Date.now(),
+    newId: randomId,
+    signal: exec.abort.signal,
+    tool: {
+      session_id,
+      fetch: (input, init) => fetch(input, init),
+      urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST),
+      workspace: r2Workspace(env.BLOBS, session_id, s.policy().workspace_root),
+      memory: sqlMemory(store.sql),
+    },
+  };
+}

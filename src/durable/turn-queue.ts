@@ -1,0 +1,97 @@
+// The session's turn queue: submitting (idempotent by key, capped), removing, promoting, and live messages
+// for the running turn. Inputs are recorded first, as events or inbox rows, in the transaction that
+// acknowledges them; the turn runner takes it from there.
+import type { EventDraft } from "../protocol/events";
+import type { InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
+import { ApiError } from "../runtime/errors";
+import { randomId } from "../runtime/ids";
+import type { SessionContext } from "./session-context";
+import type { TurnRow } from "./session-store";
+
+/**
+ * Turns that may wait in the queue. Live messages that are still in the inbox count too: those that arrive
+ * too late for their turn become queued turns when it ends, so they are refused when they could overflow it.
+ */
+export const MAX_QUEUED_TURNS = 20;
+
+export class TurnQueue {
+  constructor(
+    private readonly s: SessionContext,
+    /** Starts the first queued turn when none is running. */
+    private readonly startNext: () => void,
+  ) {}
+
+  submit(body: SubmitTurnBody): TurnAccepted & { duplicate?: boolean } {
+    const { store } = this.s;
+    if (body.idempotency_key) {
+      const prior = store.turnByIdempotencyKey(body.idempotency_key);
+      if (prior) {
+        if (prior.input !== body.input) {
+          throw new ApiError("conflict", "idempotency_key was already used with a different body", { turn_id: prior.turn_id });
+        }
+        const submitted = this.s.view().turns.find((t) => t.turn_id === prior.turn_id);
+        return { turn_id: prior.turn_id, status: submitted?.status === "queued" ? "queued" : "accepted", duplicate: true };
+      }
+    }
+    const queuedBefore = store.queuedTurns();
+    const busy = store.runningTurn() !== null || queuedBefore.length > 0;
+    if (busy) this.checkRoom();
+    const turn_id = randomId("trn");
+    const key = body.idempotency_key ? { idempotency_key: body.idempotency_key } : {};
+    const drafts: EventDraft[] = [{ type: "turn.submitted", turn_id, payload: { input: body.input, queued: busy, ...key } }];
+    if (busy) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore.map((t) => t.turn_id), turn_id] } });
+    this.s.commit(drafts);
+    this.startNext();
+    return { turn_id, status: busy ? "queued" : "accepted" };
+  }
+
+  /** A live message: the running turn takes it before its next model call; with none running it is a new turn. */
+  inject(content: string): InjectResult {
+    const { store } = this.s;
+    const running = store.runningTurn();
+    if (!running) return { delivery: "new_turn", ...this.submit({ input: content }) };
+    this.checkRoom();
+    const message_id = randomId("msg");
+    this.s.transact(() => store.addToInbox(running.turn_id, message_id, content, Date.now()));
+    return { delivery: "injected", turn_id: running.turn_id, message_id };
+  }
+
+  remove(turnId: string, reason = "removed from the queue"): string[] {
+    this.queued(turnId);
+    const queued = this.s.store
+      .queuedTurns()
+      .filter((t) => t.turn_id !== turnId)
+      .map((t) => t.turn_id);
+    this.s.commit([
+      { type: "turn.cancelled", turn_id: turnId, payload: { reason } },
+      { type: "queue.changed", payload: { queued } },
+    ]);
+    return queued;
+  }
+
+  promote(turnId: string): string[] {
+    this.queued(turnId);
+    const rest = this.s.store
+      .queuedTurns()
+      .filter((t) => t.turn_id !== turnId)
+      .map((t) => t.turn_id);
+    const queued = [turnId, ...rest];
+    this.s.commit([{ type: "queue.changed", payload: { queued } }]);
+    return queued;
+  }
+
+  /** Refuses a new queued turn or live message when the queue could overflow. */
+  private checkRoom(): void {
+    const waiting = this.s.store.queuedTurns().length + this.s.store.inboxSize();
+    if (waiting >= MAX_QUEUED_TURNS) {
+      throw new ApiError("rate_limited", `The turn queue is full (${MAX_QUEUED_TURNS} turns and live messages waiting); retry when a turn has finished`);
+    }
+  }
+
+  private queued(turnId: string): TurnRow {
+    const turn = this.s.store.turn(turnId);
+    if (!turn) throw ApiError.notFound("Turn", turnId);
+    if (turn.status !== "queued") throw new ApiError("conflict", `Turn '${turnId}' is ${turn.status}, not queued`);
+    return turn;
+  }
+}

@@ -1,0 +1,223 @@
+// Turn execution in this object: starting the next queued turn, running the loop (its executor), resuming a
+// turn after a restart or a decision, interrupting it, and recording its end. The loop alone changes a
+// turn's state; what arrives from outside (decisions, live messages) is recorded first and read by it.
+import type { EventDraft } from "../protocol/events";
+import type { AgentConfig } from "../runtime/config";
+import { errorMessage } from "../runtime/errors";
+import { randomId } from "../runtime/ids";
+import { runTurn, type TurnSetup } from "../runtime/loop";
+import { closingEvents, finalMessages, hasDecisionToApply, newTurnState, type TurnState } from "../runtime/turn-state";
+import { type StepOutcome, stepOutcome } from "./orchestration-steps";
+import { HEARTBEAT_MS, type SessionContext } from "./session-context";
+import { type Executor, TurnTakenError, turnPorts } from "./turn-ports";
+import { TurnSetups } from "./turn-setup";
+
+export class TurnRunner {
+  private executor: Executor | null = null;
+  /** Callers of follow(), by turn, resolved when the turn ends. */
+  private readonly waiters = new Map<string, ((outcome: StepOutcome) => void)[]>();
+  readonly setups: TurnSetups;
+
+  constructor(
+    private readonly s: SessionContext,
+    private readonly commitDeltas: (drafts: EventDraft[]) => void,
+    private readonly switchAgent: (config: AgentConfig, drafts: EventDraft[]) => void,
+  ) {
+    this.setups = new TurnSetups(s);
+  }
+
+  /** Starts the first queued turn when none is running. */
+  startNext(): void {
+    const { store } = this.s;
+    if (store.runningTurn()) return;
+    const [next, ...rest] = store.queuedTurns();
+    if (!next) {
+      store.unschedule("heartbeat");
+      this.s.armAlarm();
+      return;
+    }
+    const agent = this.s.agent();
+    const state = newTurnState(next.turn_id, next.input, Date.now());
+    const drafts: EventDraft[] = [];
+    if (this.s.view().queued_turns.includes(next.turn_id)) drafts.push({ type: "queue.changed", payload: { queued: rest.map((t) => t.turn_id) } });
+    // tool.catalog.resolved follows from launch, once the agent's MCP servers have been asked for their tools.
+    drafts.push({ type: "turn.started", turn_id: next.turn_id, payload: { agent: agent.name, model: agent.model } });
+    this.s.commit(drafts, () => {
+      store.saveTurnState(state);
+      store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
+    });
+    this.s.armAlarm();
+    this.launch(state, { fresh: true });
+  }
+
+  /** Continues a running turn that has no executor in this instance (after a restart, or a decision). */
+  resume(why: string): void {
+    const { store } = this.s;
+    if (this.executor) return;
+    const running = store.runningTurn();
+    if (!running) {
+      this.startNext(); // a queue left waiting by a failed hand-over
+      return;
+    }
+    const state = store.turnState(running.turn_id);
+    if (!state) {
+      const error = { code: "lost", message: "The turn's checkpoint is missing; it cannot be resumed" };
+      this.end({ type: "turn.failed", turn_id: running.turn_id, payload: { error } }, newTurnState(running.turn_id, running.input, Date.now()));
+      return;
+    }
+    // A turn waiting for people goes on only once a decision is recorded; a restart does not wake it.
+    if (state.paused_at && !hasDecisionToApply(state, store.decisions(state.turn_id))) return;
+    this.s.transact(() => store.schedule("heartbeat", Date.now() + HEARTBEAT_MS));
+    this.s.armAlarm();
+    this.launch(state, state.paused_at ? {} : { recovering: why });
+  }
+
+  /** Whether the running turn is suspended, waiting for decisions. */
+  waiting(): boolean {
+    const running = this.s.store.runningTurn();
+    if (!running || this.executor) return false;
+    return Boolean(this.s.store.turnState(running.turn_id)?.paused_at);
+  }
+
+  /** Ends the running turn at once, from its last checkpoint; its executor, if any, writes nothing more. */
+  interrupt(reason: string): { interrupted: boolean; turn_id: string | null } {
+    const running = this.s.store.runningTurn();
+    if (!running) return { interrupted: false, turn_id: null };
+    const exec = this.executor;
+    this.executor = null;
+    exec?.abort.abort(new Error(reason));
+    const state = this.s.store.turnState(running.turn_id) ?? newTurnState(running.turn_id, running.input, Date.now());
+    this.end({ type: "turn.cancelled", turn_id: running.turn_id, payload: { reason } }, state);
+    return { interrupted: true, turn_id: running.turn_id };
+  }
+
+  /** Resolves with the outcome of `turnId` when it ends; at once if it has ended. */
+  follow(turnId: string): Promise<StepOutcome> {
+    const ended = this.s.store.terminalEvent(turnId);
+    if (ended) return Promise.resolve(stepOutcome(ended));
+    return new Promise((resolve) => {
+      const list = this.waiters.get(turnId) ?? [];
+      list.push(resolve);
+      this.waiters.set(turnId, list);
+    });
+  }
+
+  /**
+   * Runs the loop for `state` in this instance. A `fresh` turn first records its tool catalog; a
+   * `recovering` one lost its executor to a restart.
+   */
+  private launch(state: TurnState, mode: { fresh?: boolean; recovering?: string }): void {
+    const exec: Executor = { turnId: state.turn_id, abort: new AbortController() };
+    this.executor = exec;
+    const ports = turnPorts(this.s, exec, {
+      owns: (e) => this.executor === e && !e.abort.signal.aborted,
+      finish: (e, event, st) => {
+        this.release(e);
+        try {
+          this.end(event, st);
+        } catch (err) {
+          this.failTurn(st, err);
+        }
+      },
+      suspended: (e, st) => {
+        this.release(e);
+        // Waiting for a human costs nothing: no executor and no heartbeat; each deadline is an alarm entry.
+        this.s.store.unschedule("heartbeat");
+        this.s.armAlarm();
+        // A decision recorded while the loop was on its way here: go on with it.
+        if (hasDecisionToApply(st, this.s.store.decisions(st.turn_id))) this.resume("a decision arrived");
+      },
+      handoff: async (e, config, reason) => {
+        const mcp = await this.setups.discover(config);
+        if (this.executor !== e) throw new TurnTakenError("turn no longer owned by this executor");
+        const setup = this.setups.setupFor(config, mcp);
+        const from = this.s.agent().name;
+        this.switchAgent(config, [
+          { type: "run.status", turn_id: state.turn_id, payload: { phase: "handoff", from, to: config.name, reason: reason ?? null } },
+          ...this.setups.warnings(state.turn_id, mcp),
+        ]);
+        return setup;
+      },
+      historyReplaced: (history) => this.setups.replaced(history),
+      deltas: this.commitDeltas,
+    });
+    const run = async () => {
+      const config = this.s.agent();
+      // The tools of the agent's MCP servers are known only now; servers that do not answer are left out.
+      const mcp = await this.setups.discover(config);
+      let setup: TurnSetup;
+      try {
+        setup = this.setups.setupFor(config, mcp);
+      } catch (err) {
+        ports.finish({ type: "turn.failed", turn_id: state.turn_id, payload: { error: { code: "configuration_error", message: errorMessage(err) } } }, state);
+        return;
+      }
+      const drafts = this.setups.warnings(state.turn_id, mcp);
+      if (mode.fresh) drafts.push(this.setups.catalogEvent(state.turn_id, setup));
+      if (drafts.length > 0) ports.emit(drafts);
+      await runTurn(state, setup, ports, mode.recovering);
+    };
+    run()
+      .catch((err) => {
+        if (err instanceof TurnTakenError || exec.abort.signal.aborted) return;
+        // The loop could not even record its failure; leave a trace and let the heartbeat retry.
+        console.error("turn executor failed", state.turn_id, err);
+      })
+      .finally(() => this.release(exec));
+  }
+
+  private release(exec: Executor): void {
+    if (this.executor === exec) this.executor = null;
+  }
+
+  /**
+   * Records a turn's end: what it left open closed, the terminal event, its messages moved to the history, its
+   * checkpoint removed, in one transaction. Live messages that arrived too late to enter it become queued turns.
+   */
+  private end(event: EventDraft, state: TurnState): void {
+    const { store } = this.s;
+    const turnId = state.turn_id;
+    const status = event.type === "turn.completed" ? "completed" : event.type === "turn.failed" ? "failed" : "cancelled";
+    const messages = finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`);
+    const late = store.inbox(turnId, state.messages_taken ?? 0).map((m) => ({ turn_id: randomId("trn"), input: m.content, message_id: m.message_id }));
+    const closing = closingEvents(state, status === "cancelled" ? "cancelled" : "interrupted", Date.now(), undefined, store.decisions(turnId));
+    const drafts: EventDraft[] = [
+      ...closing,
+      event,
+      ...late.map((t): EventDraft => ({ type: "turn.submitted", turn_id: t.turn_id, payload: { input: t.input, queued: true, message_id: t.message_id } })),
+    ];
+    if (late.length > 0) {
+      const queued = [...store.queuedTurns().map((t) => t.turn_id), ...late.map((t) => t.turn_id)];
+      drafts.push({ type: "queue.changed", payload: { queued } });
+    }
+    this.s.commit(
+      drafts,
+      () => {
+        store.appendHistory(turnId, messages);
+        store.deleteTurnState(turnId);
+        store.clearInbox(turnId);
+      },
+      { snapshot: true },
+    );
+    this.setups.remember(messages);
+    const waiting = this.waiters.get(turnId);
+    if (waiting) {
+      this.waiters.delete(turnId);
+      const outcome = stepOutcome({ type: event.type, payload: event.payload });
+      for (const resolve of waiting) resolve(outcome);
+    }
+    this.startNext();
+  }
+
+  /**
+   * The last resort when recording a turn's end failed (for example a row over SQLite's size limit): end it
+   * with a minimal turn.failed that keeps only the user's input in the history, so the session goes on.
+   */
+  private failTurn(state: TurnState, cause: unknown): void {
+    console.error("recording the end of a turn failed", state.turn_id, cause);
+    const [input] = state.messages;
+    const minimal = { ...newTurnState(state.turn_id, "", state.started_at), messages: input ? [input] : [] };
+    const error = { code: "internal_error", message: `Recording the turn's end failed: ${errorMessage(cause)}` };
+    this.end({ type: "turn.failed", turn_id: state.turn_id, payload: { error } }, minimal);
+  }
+}

@@ -1,0 +1,68 @@
+// What a turn runs with: the agent's model and tools (its MCP servers' tools discovered first), the thread
+// history, and the session's orchestration limits.
+import type { ModelMessage } from "ai";
+import type { EventDraft } from "../protocol/events";
+import type { AgentConfig } from "../runtime/config";
+import type { TurnSetup } from "../runtime/loop";
+import { resolveModel } from "../runtime/models";
+import { discoverMcpTools, McpConnections, type McpDiscovery } from "../runtime/tools/mcp-client";
+import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
+import { parseAllowlist } from "../runtime/url-allowlist";
+import { orchestrationLimits } from "./orchestration-steps";
+import { providerEnv } from "./providers";
+import type { SessionContext } from "./session-context";
+
+export class TurnSetups {
+  /** Clients of the agent's MCP servers, kept between turns (tool listings are cached for a short while). */
+  private mcp: McpConnections | null = null;
+  /** The thread history, loaded on first use and kept in step with what turns append. */
+  private history: ModelMessage[] | null = null;
+
+  constructor(private readonly s: SessionContext) {}
+
+  setupFor(config: AgentConfig, mcp: McpDiscovery): TurnSetup {
+    const providers = providerEnv(this.s.bindings());
+    this.history ??= this.s.store.history();
+    return {
+      config,
+      model: resolveModel(config.model, providers),
+      tools: resolveToolbelt(config, this.s.policy(), mcp.tools),
+      history: this.history,
+      resolveModel: (spec) => resolveModel(spec, providers),
+      orchestration: { ...orchestrationLimits(this.s.bindings()), depth: this.s.row().orchestration_depth },
+    };
+  }
+
+  /** The tools of the agent's MCP servers (none without servers); never fails, unreachable servers become warnings. */
+  async discover(config: AgentConfig): Promise<McpDiscovery> {
+    if (config.mcp_servers.length === 0) return { tools: [], warnings: [] };
+    this.mcp ??= new McpConnections({ fetch: (input, init) => fetch(input, init), urlAllowlist: parseAllowlist(this.s.bindings().TOOL_URL_ALLOWLIST) });
+    return discoverMcpTools(config, this.mcp);
+  }
+
+  /** The session agent's tools as GET .../tools lists them. */
+  async inventory(): Promise<ReturnType<typeof describeTool>[]> {
+    const config = this.s.agent();
+    const mcp = await this.discover(config);
+    return [...resolveToolbelt(config, this.s.policy(), mcp.tools).values()].map(describeTool);
+  }
+
+  /** A runtime.warning per MCP server or tool that discovery had to leave out. */
+  warnings(turnId: string, mcp: McpDiscovery): EventDraft[] {
+    return mcp.warnings.map((w) => ({ type: "runtime.warning", turn_id: turnId, payload: { code: w.code, server: w.server, message: w.message } }));
+  }
+
+  catalogEvent(turnId: string, setup: TurnSetup): EventDraft {
+    return { type: "tool.catalog.resolved", turn_id: turnId, payload: { tools: [...setup.tools.values()].map(describeTool) } };
+  }
+
+  /** Messages a finished turn appended to the history. */
+  remember(messages: ModelMessage[]): void {
+    this.history?.push(...messages);
+  }
+
+  /** The history was replaced (compaction). */
+  replaced(history: ModelMessage[]): void {
+    this.history = history;
+  }
+}
