@@ -358,6 +358,7 @@ describe("durability", () => {
         "turn_messages",
         "messages",
         "channels",
+        "inbox",
         "schedule",
         "snapshot",
         "actions",
@@ -365,7 +366,7 @@ describe("durability", () => {
         "schema_version",
       ]),
     );
-    expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(3);
+    expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(4);
   });
 
   it("loses nothing across a restart between turns, and the read model equals a replay of the log", async () => {
