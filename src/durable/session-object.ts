@@ -21,14 +21,13 @@ import type { StepOutcome } from "./orchestration-steps";
 import { APPROVAL_DEADLINE, project } from "./projections";
 import { HEARTBEAT_MS, type SessionContext } from "./session-context";
 import { type SessionRow, SessionStore, type StoredEvent } from "./session-store";
+import { checkCursor, eventsPage, snapshotView, threadView } from "./session-views";
 import { SocketHub } from "./socket-hub";
 import { TurnQueue } from "./turn-queue";
 import { TurnRunner } from "./turn-runner";
 
 /** Carries the caller's key hash from the Worker to the object on WebSocket upgrades (set by the Worker only). */
 export const KEY_HASH_HEADER = "x-runtime-key-hash";
-export const MAX_EVENTS_PAGE = 1000;
-export const MAX_PAGE_BYTES = 1_000_000;
 
 export interface CreateSessionInput {
   session_id: string;
@@ -129,43 +128,12 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
     });
   }
 
-  async snapshot(): Promise<Result<Record<string, unknown>>> {
-    return toResult(() => {
-      const row = this.row();
-      const view = this.folded;
-      return {
-        session_id: row.session_id,
-        agent: this.agent(),
-        policy: this.policy(),
-        status: view.status,
-        created_at: row.created_at,
-        metadata: view.metadata,
-        orchestration_depth: row.orchestration_depth,
-        threads: [{ thread_id: row.thread_id, status: view.status, active_turn_id: view.active_turn_id }],
-        turns: view.turns,
-        turn_count: view.turn_count,
-        last_sequence: view.last_sequence,
-        channels: this.channels.list(),
-      };
-    });
+  async snapshot(): Promise<Result<ReturnType<typeof snapshotView>>> {
+    return toResult(() => snapshotView(this, this.channels.list()));
   }
 
-  async thread(): Promise<Result<Record<string, unknown>>> {
-    return toResult(() => {
-      const config = this.agent();
-      const view = this.folded;
-      return {
-        session_id: view.session_id,
-        thread_id: view.thread_id,
-        status: view.status,
-        active_turn_id: view.active_turn_id,
-        pending_actions: view.pending_actions,
-        queued_turns: view.queued_turns,
-        last_outcome: view.last_outcome,
-        budget: { used: view.usage, limits: { max_steps: config.max_steps, ...BUDGET_CAPS, ...config.budget } },
-        last_sequence: view.last_sequence,
-      };
-    });
+  async thread(): Promise<Result<ReturnType<typeof threadView>>> {
+    return toResult(() => threadView(this));
   }
 
   async submitTurn(body: SubmitTurnBody): Promise<Result<TurnAccepted & { duplicate?: boolean }>> {
@@ -217,19 +185,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
 
   /** Events after `after` as one JSON document, built from the stored bodies without re-serializing them. */
   async eventsPage(after: number, limit: number): Promise<Result<string>> {
-    return toResult(() =>
-      this.existing(() => {
-        this.checkCursor(after);
-        const page = this.store.readEvents(after, Math.min(limit, MAX_EVENTS_PAGE));
-        // A page also stops at about MAX_PAGE_BYTES (always at least one event), so one response stays small.
-        let bytes = 0;
-        let count = 0;
-        while (count < page.length && (count === 0 || bytes + page[count]!.body.length <= MAX_PAGE_BYTES)) bytes += page[count++]!.body.length;
-        const taken = page.slice(0, count);
-        const next = taken.length > 0 ? taken[taken.length - 1]!.sequence : after;
-        return `{"events":[${taken.map((e) => e.body).join(",")}],"next_after":${next},"has_more":${next < this.store.lastSequence}}`;
-      }),
-    );
+    return toResult(() => this.existing(() => eventsPage(this.store, after, limit)));
   }
 
   async tools(): Promise<Result<{ tools: Awaited<ReturnType<TurnRunner["setups"]["inventory"]>>; policy: Policy }>> {
@@ -260,7 +216,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
         }
         if (after === null && channel) after = this.channels.cursor(channel) ?? 0;
         after ??= 0;
-        this.checkCursor(after);
+        checkCursor(this.store, after);
         if (url.pathname.endsWith("/ws")) {
           if (channel) this.channels.ack(channel, after, Date.now());
           return this.hub.acceptWebSocket(after, { channel, key_hash: request.headers.get(KEY_HASH_HEADER) ?? "unknown" });
@@ -399,11 +355,5 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
   private existing<T>(fn: () => T): T {
     this.row();
     return fn();
-  }
-
-  private checkCursor(after: number): void {
-    if (after > this.store.lastSequence) {
-      throw ApiError.validation([{ path: "after", reason: `is beyond the last sequence (${this.store.lastSequence})` }]);
-    }
   }
 }

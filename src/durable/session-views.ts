@@ -1,0 +1,64 @@
+// What the session's read routes answer: the snapshot, the thread read model and pages of the log, all
+// read from the folded read model or the stored event bodies.
+import { BUDGET_CAPS } from "../runtime/config";
+import { ApiError } from "../runtime/errors";
+import type { ChannelRow } from "./channel-store";
+import type { SessionContext } from "./session-context";
+import type { SessionStore } from "./session-store";
+
+export const MAX_EVENTS_PAGE = 1000;
+export const MAX_PAGE_BYTES = 1_000_000;
+
+export function snapshotView(s: SessionContext, channels: ChannelRow[]) {
+  const row = s.row();
+  const view = s.view();
+  return {
+    session_id: row.session_id,
+    agent: s.agent(),
+    policy: s.policy(),
+    status: view.status,
+    created_at: row.created_at,
+    metadata: view.metadata,
+    orchestration_depth: row.orchestration_depth,
+    threads: [{ thread_id: row.thread_id, status: view.status, active_turn_id: view.active_turn_id }],
+    turns: view.turns,
+    turn_count: view.turn_count,
+    last_sequence: view.last_sequence,
+    channels,
+  };
+}
+
+export function threadView(s: SessionContext) {
+  const config = s.agent();
+  const view = s.view();
+  return {
+    session_id: view.session_id,
+    thread_id: view.thread_id,
+    status: view.status,
+    active_turn_id: view.active_turn_id,
+    pending_actions: view.pending_actions,
+    queued_turns: view.queued_turns,
+    last_outcome: view.last_outcome,
+    budget: { used: view.usage, limits: { max_steps: config.max_steps, ...BUDGET_CAPS, ...config.budget } },
+    last_sequence: view.last_sequence,
+  };
+}
+
+export function checkCursor(store: SessionStore, after: number): void {
+  if (after > store.lastSequence) {
+    throw ApiError.validation([{ path: "after", reason: `is beyond the last sequence (${store.lastSequence})` }]);
+  }
+}
+
+/** Events after `after` as one JSON document, built from the stored bodies without re-serializing them. */
+export function eventsPage(store: SessionStore, after: number, limit: number): string {
+  checkCursor(store, after);
+  const page = store.readEvents(after, Math.min(limit, MAX_EVENTS_PAGE));
+  // A page also stops at about MAX_PAGE_BYTES (always at least one event), so one response stays small.
+  let bytes = 0;
+  let count = 0;
+  while (count < page.length && (count === 0 || bytes + page[count]!.body.length <= MAX_PAGE_BYTES)) bytes += page[count++]!.body.length;
+  const taken = page.slice(0, count);
+  const next = taken.length > 0 ? taken[taken.length - 1]!.sequence : after;
+  return `{"events":[${taken.map((e) => e.body).join(",")}],"next_after":${next},"has_more":${next < store.lastSequence}}`;
+}
