@@ -106,7 +106,7 @@ describe("tables and read model as projections of the log", () => {
         const tables = storedAndRebuilt(state.storage.sql, state.storage);
         return { ...tables, view: instance.view(), folded: foldAll(tables.log) };
       });
-      expect(stored.turns.length).toBeGreaterThan(5);
+      expect(stored.turns?.length).toBeGreaterThan(5);
       expect(rebuilt).toEqual(stored);
       expect(folded).toEqual(view);
     });

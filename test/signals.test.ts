@@ -34,7 +34,9 @@ class DurableStore {
 
   /** The log as stored events (sequence and ids stamped), for the verifier. */
   stamped(): RuntimeEvent[] {
-    return this.events.map((e, i) => ({ ...e, sequence: i + 1, event_id: `evt_${i + 1}`, timestamp: 0, schema_version: 1, session_id: "s", thread_id: "t" }) as RuntimeEvent);
+    return this.events.map(
+      (e, i) => ({ ...e, sequence: i + 1, event_id: `evt_${i + 1}`, timestamp: 0, schema_version: 1, session_id: "s", thread_id: "t" }) as RuntimeEvent,
+    );
   }
 }
 
@@ -64,7 +66,9 @@ function processPorts(store: DurableStore, pause: (point: AwaitPoint | "other_sp
       store.suspended = true;
     },
     spill: async (content, about) => {
-      await pause(about.tool_name !== "fetch_big" ? "other_spill" : content.includes(BIG.slice(0, 100)) && content.startsWith("{") ? "spill_args" : "spill_result");
+      await pause(
+        about.tool_name !== "fetch_big" ? "other_spill" : content.includes(BIG.slice(0, 100)) && content.startsWith("{") ? "spill_args" : "spill_result",
+      );
       return store.newId("art");
     },
     injected: (after) => store.inbox.filter((m) => m.seq > after),
@@ -141,7 +145,13 @@ async function scenario(point: AwaitPoint, crash: boolean) {
     atPoint = true;
     const action = store.events.find((e) => e.type === "action.required")!;
     // As the session object records a decision: its action.resolved event, which the loop then reads.
-    store.events.push({ type: "action.resolved", turn_id: TURN, action_id: action.action_id, tool_call_id: action.tool_call_id, payload: { decision: "approved" } });
+    store.events.push({
+      type: "action.resolved",
+      turn_id: TURN,
+      action_id: action.action_id,
+      tool_call_id: action.tool_call_id,
+      payload: { decision: "approved" },
+    });
     store.decisions.set(action.action_id!, { status: "approved", reason: null });
     store.inbox.push({ seq: 1, message_id: "msg_late", content: "Also say which target." });
     if (crash) {
@@ -151,7 +161,11 @@ async function scenario(point: AwaitPoint, crash: boolean) {
   };
   const model = script();
   first = processPorts(store, deliver);
-  const running = runTurn(newTurnState(TURN, "Deploy and fetch", 1_700_000_000_000), setup(store, model, () => deliver("execute")), first.ports);
+  const running = runTurn(
+    newTurnState(TURN, "Deploy and fetch", 1_700_000_000_000),
+    setup(store, model, () => deliver("execute")),
+    first.ports,
+  );
   if (!crash) {
     await running;
     return store;
@@ -160,7 +174,12 @@ async function scenario(point: AwaitPoint, crash: boolean) {
   expect(atPoint).toBe(true);
   const last = store.checkpoints.at(-1)!;
   const second = processPorts(store, async () => {});
-  await runTurn(snapshot(last.state), setup(store, model, async () => {}), second.ports, "the process restarted");
+  await runTurn(
+    snapshot(last.state),
+    setup(store, model, async () => {}),
+    second.ports,
+    "the process restarted",
+  );
   return store;
 }
 

@@ -129,7 +129,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
   }
 
   async snapshot(): Promise<Result<ReturnType<typeof snapshotView>>> {
-    return toResult(() => snapshotView(this, this.channels.list()));
+    return toResult(() => this.existing(() => snapshotView(this, this.channels.list())));
   }
 
   async thread(): Promise<Result<ReturnType<typeof threadView>>> {

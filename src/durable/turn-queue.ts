@@ -3,6 +3,8 @@
 // acknowledges them; the turn runner takes it from there.
 import type { EventDraft } from "../protocol/events";
 import type { InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
+import { BUDGET_CAPS } from "../runtime/config";
+import { inputFits } from "../runtime/context-budget";
 import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import type { SessionContext } from "./session-context";
@@ -33,6 +35,7 @@ export class TurnQueue {
         return { turn_id: prior.turn_id, status: submitted?.status === "queued" ? "queued" : "accepted", duplicate: true };
       }
     }
+    this.checkSize("input", body.input);
     const queuedBefore = store.queuedTurns();
     const busy = store.runningTurn() !== null || queuedBefore.length > 0;
     if (busy) this.checkRoom();
@@ -50,6 +53,7 @@ export class TurnQueue {
     const { store } = this.s;
     const running = store.runningTurn();
     if (!running) return { delivery: "new_turn", ...this.submit({ input: content }) };
+    this.checkSize("content", content);
     this.checkRoom();
     const message_id = randomId("msg");
     this.s.transact(() => store.addToInbox(running.turn_id, message_id, content, Date.now()));
@@ -78,6 +82,15 @@ export class TurnQueue {
     const queued = [turnId, ...rest];
     this.s.commit([{ type: "queue.changed", payload: { queued } }]);
     return queued;
+  }
+
+  /** Refuses an input that alone is over the agent's history budget: no trimming could make it fit. */
+  private checkSize(path: string, input: string): void {
+    const agent = this.s.agent();
+    const limit = { ...BUDGET_CAPS, ...agent.budget }.max_history_tokens;
+    if (!inputFits(agent.instructions, input, limit)) {
+      throw ApiError.validation([{ path, reason: `is too long for this agent: it alone is over max_history_tokens (${limit}) with the instructions` }]);
+    }
   }
 
   /** Refuses a new queued turn or live message when the queue could overflow. */

@@ -103,6 +103,24 @@ export function splitForCompaction(history: ModelMessage[]): { older: ModelMessa
   return { older: history.slice(0, lastUser), recent: history.slice(lastUser) };
 }
 
+/**
+ * The history without its oldest earlier turns (each dropped whole, from its user message on), as little
+ * dropped as makes `measure` fit `limit`; empty when even the newest earlier turn does not fit.
+ */
+export function trimHistory(history: ModelMessage[], measure: (history: ModelMessage[]) => number, limit: number): ModelMessage[] {
+  const starts = history.flatMap((m, i) => (m.role === "user" && i > 0 ? [i] : []));
+  for (const start of starts) {
+    const kept = history.slice(start);
+    if (measure(kept) <= limit) return kept;
+  }
+  return [];
+}
+
+/** Whether one input, with the agent's instructions, fits the history budget at all. */
+export function inputFits(instructions: string, input: string, maxHistoryTokens: number): boolean {
+  return estimateTokens(instructions, [{ role: "user", content: input }]) <= maxHistoryTokens;
+}
+
 export function summaryMessages(summary: string): ModelMessage[] {
   return [
     { role: "user", content: `Summary of the earlier conversation (older turns were compacted):\n${summary}` },

@@ -11,6 +11,7 @@ import {
   estimateTokens,
   splitForCompaction,
   summaryMessages,
+  trimHistory,
   withAdvisories,
 } from "./context-budget";
 import { errorMessage } from "./errors";
@@ -129,8 +130,13 @@ export async function plannerCall(level: Level, turn: Turn, system: string, prom
   return result.text;
 }
 
-/** Before an executor call under `limit:N`: compacts older turns when over the limit; an outcome when the turn must end. */
+/**
+ * Before an executor call: drops the oldest earlier turns when the prompt is over max_history_tokens (so a
+ * long thread never locks a session); then, under `limit:N`, compacts older turns when over the limit. An
+ * outcome when the turn must end.
+ */
 export async function fitContext(level: Level, turn: Turn): Promise<Outcome | null> {
+  trimToBudget(level, turn);
   const { state, run } = level;
   const mode = budgetMode(run.setup.config);
   if (mode?.kind !== "limit") return null;
@@ -162,6 +168,34 @@ export async function fitContext(level: Level, turn: Turn): Promise<Outcome | nu
   if (after <= limit) return null;
   state.messages.push({ role: "assistant", content: BUDGET_LIMIT_MESSAGE }); // the history ends on the answer given
   return { kind: "budget_limit", output: BUDGET_LIMIT_MESSAGE };
+}
+
+function trimToBudget(level: Level, turn: Turn): void {
+  const { state, run } = level;
+  const limit = turn.budget.max_history_tokens;
+  const measure = (history: ModelMessage[]) => {
+    const { system, messages } = executorPrompt(state, { ...run.setup, history });
+    return estimateTokens(system, messages);
+  };
+  const before = measure(run.setup.history);
+  if (before <= limit || run.setup.history.length === 0) return;
+  const kept = trimHistory(run.setup.history, measure, limit);
+  const dropped = run.setup.history.length - kept.length;
+  run.setup.history = kept;
+  turn.emit(
+    level,
+    [{ type: "context.compaction.started", turn_id: state.turn_id, payload: { before_tokens: before, limit_tokens: limit, method: "trim" } }],
+    false,
+  );
+  turn.ports.replaceHistory(
+    kept,
+    {
+      type: "context.compaction.completed",
+      turn_id: state.turn_id,
+      payload: { before_tokens: before, after_tokens: measure(kept), method: "trim", dropped_messages: dropped },
+    },
+    turn.root,
+  );
 }
 
 /**
