@@ -6,7 +6,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { EventDraft, RuntimeEvent } from "../protocol/events";
 import type { ActionResolved, InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
-import { type AgentConfig, BUDGET_CAPS } from "../runtime/config";
+import type { AgentConfig } from "../runtime/config";
 import { ApiError, type Result, toResult } from "../runtime/errors";
 import { buildTree } from "../runtime/execution-tree";
 import { randomId } from "../runtime/ids";
