@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { EventDraft } from "../src/protocol/events";
 import { runTurn, type TurnPorts, type TurnSetup } from "../src/runtime/loop";
 import { PlanSchema, render, renderDeep, TemplateError, validatePlan } from "../src/runtime/orchestration/plan";
-import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../src/runtime/orchestration/run";
+import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../src/runtime/orchestration/types";
 import { agentOrchestrate } from "../src/runtime/tools/orchestrate-tool";
 import { newTurnState } from "../src/runtime/turn-state";
 import { verifyLog } from "../src/runtime/verify-log";

@@ -5,7 +5,7 @@ import type { RuntimeEvent } from "../protocol/events";
 import type { Result } from "../runtime/errors";
 import { errorMessage } from "../runtime/errors";
 import type { TurnPorts } from "../runtime/loop";
-import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../runtime/orchestration/run";
+import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../runtime/orchestration/types";
 import type { Policy } from "../runtime/policy";
 import { callTimeout } from "../runtime/tools/http-io";
 import { registry } from "./registry-object";

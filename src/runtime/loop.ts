@@ -1,9 +1,9 @@
-import { errorMessage } from "./errors";
 // The agent loop as a resumable state machine. Given a TurnState (new, or loaded after a restart) it
 // continues: an optional planner pass, then model calls one step at a time, the requested tools run by
 // the runtime itself (sub-agents being loops of the same kind inside the turn), results fed back, until
 // an accepted final answer, max_steps, the context budget or the turn budget. Every transition goes
 // through the ports, which make it durable.
+import { errorMessage } from "./errors";
 import { fitContext, modelStep, planStep } from "./model-calls";
 import { correctionMessage, MAX_OUTPUT_RETRIES, parseFinalAnswer } from "./structured-output";
 import { runToolCalls } from "./tool-calls";

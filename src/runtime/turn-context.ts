@@ -5,7 +5,7 @@ import type { ModelMessage } from "ai";
 import type { EventDraft } from "../protocol/events";
 import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "./config";
 import type { ModelTool } from "./model-stream";
-import type { OrchestrationLimits } from "./orchestration/run";
+import type { OrchestrationLimits } from "./orchestration/types";
 import { withInjectedArgs } from "./tools/injected-args";
 import type { ToolContext, ToolDefinition } from "./tools/types";
 import type { BudgetUsed, ChildRun, RecordedDecision, TurnState } from "./turn-state";

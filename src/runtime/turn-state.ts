@@ -3,7 +3,7 @@
 import type { ModelMessage } from "ai";
 import type { EventDraft } from "../protocol/events";
 import type { ApprovalDecision } from "../protocol/wire";
-import type { OrchestrationRecord } from "./orchestration/run";
+import type { OrchestrationRecord } from "./orchestration/types";
 
 export interface Usage {
   input_tokens: number;

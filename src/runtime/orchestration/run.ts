@@ -1,52 +1,14 @@
-import { errorMessage } from "../errors";
 // Runs an agent_orchestrate call: compile (a given plan, or one a planner model call writes from a prompt),
 // validate, then dispatch each agent step as its own child session (through the ports) — sequential steps
 // in order, parallel groups concurrently — binding outputs for later steps. Its progress lives in the tool
 // call's record, so a restart resumes it without running a finished step again.
+import { errorMessage } from "../errors";
 import { plannerCall } from "../model-calls";
 import type { Level, Turn } from "../turn-context";
 import type { ToolCallRecord } from "../turn-state";
-import { type AgentStep, type ParallelStep, type Plan, render, renderDeep, TemplateError, validatePlan } from "./plan";
+import { type AgentStep, type ParallelStep, render, renderDeep, TemplateError, validatePlan } from "./plan";
+import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationPhase, type StepResult } from "./types";
 
-export type OrchestrationPhase =
-  | "plan_init"
-  | "planner_active"
-  | "plan_validated"
-  | "dispatching_step"
-  | "awaiting_results"
-  | "merging_results"
-  | "completed"
-  | "failed";
-
-export interface StepResult {
-  id: string;
-  type: "agent" | "parallel";
-  status: "success" | "failed" | "partial" | "skipped";
-  exec_id: string | null;
-  output: unknown;
-  error: string | null;
-  elapsed_ms: number;
-  children?: StepResult[];
-}
-
-/** What a call keeps between restarts. */
-export interface OrchestrationRecord {
-  plan?: Plan;
-  bindings: Record<string, unknown>;
-  /** The child session of each agent step, chosen before it is dispatched (a resumed step reuses it). */
-  exec_ids: Record<string, string>;
-  results: Record<string, StepResult>;
-}
-
-export interface OrchestrationLimits {
-  /** This session's orchestration depth (0 unless it is itself a step of an orchestration). */
-  depth: number;
-  max_depth: number;
-  max_steps: number;
-  max_parallel: number;
-}
-
-export const DEFAULT_ORCHESTRATION_LIMITS: OrchestrationLimits = { depth: 0, max_depth: 3, max_steps: 12, max_parallel: 4 };
 const DEFAULT_STEP_TIMEOUT_MS = 120_000;
 
 const PLANNER_SYSTEM = `You turn a request into a multi-agent plan. Reply with only a JSON object, no prose, of this form:
