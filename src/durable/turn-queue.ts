@@ -51,9 +51,9 @@ export class TurnQueue {
   /** A live message: the running turn takes it before its next model call; with none running it is a new turn. */
   inject(content: string): InjectResult {
     const { store } = this.s;
+    this.checkSize("content", content);
     const running = store.runningTurn();
     if (!running) return { delivery: "new_turn", ...this.submit({ input: content }) };
-    this.checkSize("content", content);
     this.checkRoom();
     const message_id = randomId("msg");
     this.s.transact(() => store.addToInbox(running.turn_id, message_id, content, Date.now()));
