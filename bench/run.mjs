@@ -8,6 +8,7 @@ import { cpus, freemem, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WS_KIND } from "./lib/client.mjs";
+import { e2eRows } from "./lib/e2e.mjs";
 import { PHASES } from "./lib/phases.mjs";
 import { stopAll, treeHash } from "./lib/procs.mjs";
 import { startStack } from "./lib/stack.mjs";
@@ -24,13 +25,14 @@ const list = (name, full, quick) =>
 const flag = (name, dflt) => (process.env[name] === undefined ? dflt : process.env[name] === "1");
 
 // Profile runs early, while the isolate holds few sessions; replay last of the runtime phases (its log is large).
-const ALL_PHASES = ["loop", "latency", "profile", "concurrency", "fanout", "footprint", "replay", "micro"].filter((p) => PHASES[p]);
+const ALL_PHASES = ["e2e", "loop", "latency", "profile", "concurrency", "fanout", "footprint", "replay", "micro"].filter((p) => PHASES[p]);
 const CFG = {
   quick: QUICK,
   phases: pick("BENCH_PHASES", ALL_PHASES.join(","), ALL_PHASES.join(","))
     .split(",")
     .map((s) => s.trim()),
   warmup: num("BENCH_WARMUP", 5, 2),
+  e2e: { steps: num("BENCH_E2E_STEPS", 10, 10), calls: num("BENCH_E2E_CALLS", 4, 4), deltas: num("BENCH_E2E_DELTAS", 5, 5), runs: num("BENCH_E2E_RUNS", 9, 5), warmup: 1 },
   loop: {
     steps: num("BENCH_LOOP_STEPS", 10, 10),
     calls: num("BENCH_LOOP_CALLS", 4, 4),
@@ -180,6 +182,7 @@ function table(o) {
   lines.push("| measurement | median (p50 / p99 where given) | notes |");
   lines.push("|---|---|---|");
   const failed = (name) => r[name]?.error && row(`${name} phase`, "failed", r[name].error.slice(0, 120));
+  if (r.e2e && !r.e2e.error) e2eRows(r.e2e, row, f);
   if (r.loop && !r.loop.error) {
     const l = r.loop;
     row(

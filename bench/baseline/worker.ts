@@ -2,7 +2,9 @@
 // through @ai-sdk/openai-compatible) and the same calculator, in a plain AI SDK loop inside the same
 // runtime (workerd), with nothing durable and nothing streamed to anyone.
 //
-//   POST /run   {model, input, steps, mode: "generate" | "stream"}  -> {ms, steps, tool_calls, text_chars}
+//   POST /run   {model, input, steps, mode: "generate" | "stream", tool?: "lookup"}  -> {ms, steps, tool_calls, text_chars}
+//               (tool "lookup": the fake server's webhook tool, POSTed like the runtime's http_tools: the floor
+//               of the end-to-end benchmark inside workerd)
 //   POST /micro {op, n, k?, bytes?, clients?}                        -> timings of storage primitives (Micro)
 //   GET  /micro/ws                                                   -> a WebSocket attached to Micro
 
@@ -30,12 +32,24 @@ const calculator = tool({
   execute: async ({ expression }) => String(evaluateExpression(expression)),
 });
 
-async function runLoop(env: Env, body: { model: string; input?: string; steps: number; mode?: string }) {
+/** The fake server's webhook tool, called as the runtime calls an http_tools entry. */
+function lookup(baseURL: string) {
+  return tool({
+    description: "Looks something up.",
+    inputSchema: jsonSchema<{ query: string }>({ type: "object", properties: { query: { type: "string" } }, required: ["query"] }),
+    execute: async (args) => {
+      const res = await fetch(`${baseURL}/_tools/lookup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ tool: "lookup", args }) });
+      return res.json();
+    },
+  });
+}
+
+async function runLoop(env: Env, body: { model: string; input?: string; steps: number; mode?: string; tool?: string }) {
   const provider = createOpenAICompatible({ name: "openai-compatible", baseURL: env.OPENAI_COMPATIBLE_BASE_URL, includeUsage: true });
   const options = {
     model: provider.chatModel(body.model),
     messages: [{ role: "user" as const, content: body.input ?? "go" }],
-    tools: { calculator },
+    tools: body.tool === "lookup" ? { lookup: lookup(env.OPENAI_COMPATIBLE_BASE_URL) } : { calculator },
     stopWhen: stepCountIs(body.steps),
   };
   const t0 = performance.now();

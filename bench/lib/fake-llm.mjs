@@ -3,10 +3,12 @@
 // The behaviour is encoded in the model name, so any number of sessions and runs can share one server
 // and nothing has to be uploaded first:
 //
-//   loop-s<S>-c<C>-d<D>[-w<W>]
+//   loop-s<S>-c<C>-d<D>[-w<W>][-t<TOOL>]
 //     S  model calls that ask for tools before the final answer
-//     C  parallel `calculator` calls in each of those responses
+//     C  parallel tool calls in each of those responses: `calculator`, or TOOL (`lookup`: the webhook below)
 //     D  text deltas (SSE chunks) in the final answer, each W characters (default 2)
+//
+// POST /v1/_tools/lookup is a zero-latency webhook tool: it answers every call with a small JSON result.
 //
 // Which response to give is read from the conversation: the number of assistant messages with tool
 // calls after the last user message. Streaming (`stream: true`, as the runtime's streamText uses) and
@@ -17,9 +19,9 @@ import { createServer } from "node:http";
 const USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
 
 export function parseModel(name) {
-  const m = /^loop-s(\d+)-c(\d+)-d(\d+)(?:-w(\d+))?$/.exec(name);
+  const m = /^loop-s(\d+)-c(\d+)-d(\d+)(?:-w(\d+))?(?:-t([a-z_]+))?$/.exec(name);
   if (!m) return null;
-  return { steps: Number(m[1]), calls: Number(m[2]), deltas: Number(m[3]), width: Number(m[4] ?? 2) };
+  return { steps: Number(m[1]), calls: Number(m[2]), deltas: Number(m[3]), width: Number(m[4] ?? 2), tool: m[5] ?? "calculator" };
 }
 
 let callCounter = 0;
@@ -42,7 +44,10 @@ export function respond(body) {
       calls.push({
         id: `call_${++callCounter}`,
         type: "function",
-        function: { name: "calculator", arguments: JSON.stringify({ expression: `(${done} + ${i}) * 3 - 1` }) },
+        function:
+          spec.tool === "calculator"
+            ? { name: "calculator", arguments: JSON.stringify({ expression: `(${done} + ${i}) * 3 - 1` }) }
+            : { name: spec.tool, arguments: JSON.stringify({ query: `item ${done}.${i}` }) },
       });
     }
     return { calls };
@@ -100,6 +105,11 @@ export function startFakeLlm(port = 0) {
       if (req.method === "GET" && req.url === "/stats") {
         res.writeHead(200, { "content-type": "application/json" });
         return res.end(JSON.stringify(stats));
+      }
+      if (req.method === "POST" && req.url === "/v1/_tools/lookup") {
+        const call = JSON.parse(raw.toString("utf8") || "{}");
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end(JSON.stringify({ result: `found ${call.args?.query ?? call.query ?? "?"}` }));
       }
       if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
         res.writeHead(404, { "content-type": "application/json" });

@@ -5,6 +5,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Api, isType, median, now, quantile, summary } from "./client.mjs";
+import { e2e } from "./e2e.mjs";
 import { heapAfterGc, startProfile } from "./cpuprofile.mjs";
 import { memoryOf } from "./procs.mjs";
 import { cpuDiff } from "./stack.mjs";
@@ -81,6 +82,7 @@ function splitTurn(events) {
 }
 
 export const PHASES = {
+  e2e,
   /** Loop overhead: the same turn through the runtime and in a plain AI SDK loop, interleaved. */
   async loop(stack, cfg, say) {
     const { steps, calls, deltas, runs, textDeltas, textRuns } = cfg.loop;

@@ -18,6 +18,7 @@ export async function startStack({ root, log, liveSrc = false, viaProxy = false,
   const fakePort = await freePort();
   const fake = await startFakeLlmProcess(join(root, "bench", "lib", "fake-llm.mjs"), fakePort, log);
   const baseUrl = `http://127.0.0.1:${fakePort}/v1`;
+  fake.baseUrl = baseUrl;
   const config = liveSrc ? join(root, "wrangler.toml") : snapshotRuntime(root, join(root, "bench", ".cache", "runtime"));
   const [rt, bl] = await Promise.all([
     startWrangler({
@@ -26,7 +27,7 @@ export async function startStack({ root, log, liveSrc = false, viaProxy = false,
       port: await freePort(),
       inspectorPort: await freePort(),
       persistTo: join(tmp, "runtime"),
-      vars: { API_KEYS: key, OPENAI_COMPATIBLE_BASE_URL: baseUrl },
+      vars: { API_KEYS: key, OPENAI_COMPATIBLE_BASE_URL: baseUrl, TOOL_URL_ALLOWLIST: `${baseUrl}/_tools/` },
       readyPath: "/healthz",
       log,
       label: "runtime",

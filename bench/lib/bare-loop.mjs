@@ -1,0 +1,23 @@
+// The bare loop of the end-to-end benchmark: the AI SDK's generateText in this Node process, against the
+// same scripted server, with a `lookup` tool that POSTs to the same webhook as the runtime's http_tools
+// entry. Nothing durable, nothing streamed to anyone: the floor an agent loop could reach.
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { generateText, jsonSchema, stepCountIs, tool } from "ai";
+import { now } from "./client.mjs";
+
+export function bareLoop(baseURL) {
+  const provider = createOpenAICompatible({ name: "openai-compatible", baseURL, includeUsage: true });
+  const lookup = tool({
+    description: "Looks something up.",
+    inputSchema: jsonSchema({ type: "object", properties: { query: { type: "string" } }, required: ["query"] }),
+    execute: async (args) => {
+      const res = await fetch(`${baseURL}/_tools/lookup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ tool: "lookup", args }) });
+      return res.json();
+    },
+  });
+  return async (model, maxSteps) => {
+    const t0 = now();
+    const result = await generateText({ model: provider.chatModel(model), messages: [{ role: "user", content: "go" }], tools: { lookup }, stopWhen: stepCountIs(maxSteps) });
+    return { ms: now() - t0, steps: result.steps.length, tool_calls: result.steps.reduce((n, s) => n + s.toolCalls.length, 0) };
+  };
+}

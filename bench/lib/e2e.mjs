@@ -1,0 +1,87 @@
+// The end-to-end comparison (issue 16): a turn as a user feels it. The runtime under `wrangler dev`: a fresh
+// session per turn whose agent has the scripted server's webhook as an http_tools entry, the turn POSTed
+// over HTTP and watched over a WebSocket from sequence 0 until turn.completed. Against it, alternating: a
+// bare generateText loop in this Node process with a `lookup` tool POSTing to the same webhook, and the
+// same bare loop inside workerd (the baseline worker: the floor on this platform).
+import { bareLoop } from "./bare-loop.mjs";
+import { median, now } from "./client.mjs";
+
+const terminalAny = (s) => /"type":"turn\.(completed|failed|cancelled)"/.test(s);
+
+async function runtimeTurn(stack, model, maxSteps) {
+  const { api } = stack;
+  const lookupUrl = `${stack.fake.baseUrl}/_tools/lookup`;
+  const agent = {
+    name: "bench-e2e",
+    model: `openai-compatible:${model}`,
+    max_steps: maxSteps,
+    http_tools: [{ name: "lookup", description: "Looks something up.", url: lookupUrl, parameters: { type: "object", properties: { query: { type: "string" } } } }],
+  };
+  const { session_id } = await api.req("POST", "/v1/sessions", { agent });
+  const sub = api.subscribe(session_id, 0, { keep: true, deflate: false });
+  await sub.opened;
+  const done = sub.waitFor(terminalAny);
+  const t0 = now();
+  await api.submit(session_id);
+  const { t, s } = await done;
+  sub.close();
+  const end = JSON.parse(s);
+  if (end.type !== "turn.completed") throw new Error(`turn ended ${end.type}: ${s.slice(0, 300)}`);
+  return { ms: t - t0, events: sub.count };
+}
+
+async function workerdLoop(stack, model, steps) {
+  const t0 = now();
+  const res = await fetch(`${stack.blBase}/run`, { method: "POST", body: JSON.stringify({ model, steps, mode: "generate", tool: "lookup" }) });
+  const j = await res.json();
+  if (res.status !== 200) throw new Error(`baseline ${res.status}: ${JSON.stringify(j)}`);
+  return { ms: now() - t0 };
+}
+
+export async function e2e(stack, cfg, say) {
+  const { steps, calls, deltas, runs, warmup } = cfg.e2e;
+  const bare = bareLoop(stack.fake.baseUrl);
+  const shapes = {
+    tool_turn: { model: `loop-s${steps}-c${calls}-d${deltas}-tlookup`, maxSteps: steps + 2 },
+    one_call: { model: `loop-s0-c0-d${deltas}-tlookup`, maxSteps: 2 },
+  };
+  const out = {};
+  for (const [name, { model, maxSteps }] of Object.entries(shapes)) {
+    const sides = {
+      runtime: () => runtimeTurn(stack, model, maxSteps),
+      bare_node: () => bare(model, maxSteps),
+      bare_workerd: () => workerdLoop(stack, model, maxSteps),
+    };
+    const ms = { runtime: [], bare_node: [], bare_workerd: [] };
+    const ratios = [];
+    for (let i = 0; i < warmup + runs; i++) {
+      const r = {};
+      for (const [side, run] of Object.entries(sides)) r[side] = (await run()).ms;
+      if (i < warmup) continue;
+      for (const side of Object.keys(sides)) ms[side].push(r[side]);
+      ratios.push(r.runtime / r.bare_node);
+    }
+    const med = Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, median(v)]));
+    out[name] = { model, runs, ms, median: med, ratio: med.runtime / med.bare_node, median_of_ratios: median(ratios), ratio_to_workerd_floor: med.runtime / med.bare_workerd };
+    say(
+      `   ${name}: runtime ${med.runtime.toFixed(1)} ms, bare generateText (Node) ${med.bare_node.toFixed(1)} ms, bare in workerd ${med.bare_workerd.toFixed(1)} ms; ratio ${out[name].ratio.toFixed(2)}x (to the workerd floor ${out[name].ratio_to_workerd_floor.toFixed(2)}x)`,
+    );
+  }
+  return out;
+}
+
+/** Table rows for bench/run.mjs. */
+export function e2eRows(r, row, f) {
+  const t = r.tool_turn;
+  const o = r.one_call;
+  row(
+    "End to end, tool turn: runtime / bare generateText (Node)",
+    `${f(t.median.runtime)} / ${f(t.median.bare_node)} ms = ${f(t.ratio, 2)}x`,
+    `10 steps x 4 webhook calls + answer over HTTP, watched over a WS; bare inside workerd ${f(t.median.bare_workerd)} ms (runtime ${f(t.ratio_to_workerd_floor, 2)}x that); median of per-run ratios ${f(t.median_of_ratios, 2)}x; ${t.runs} runs`,
+  );
+  row(
+    "End to end, one-call turn: runtime / bare generateText (Node)",
+    `${f(o.median.runtime)} / ${f(o.median.bare_node)} ms`,
+    `difference ${f(o.median.runtime - o.median.bare_node)} ms; bare inside workerd ${f(o.median.bare_workerd)} ms`,
+  );
+}
