@@ -42,6 +42,8 @@ export default defineConfig(async () => {
     ],
     test: {
       globalSetup: ["./test/support/global-setup.ts"],
+      // test/node/ runs in Node (vitest.node.config.ts): it drives whole processes.
+      exclude: ["test/node/**", "node_modules/**"],
       testTimeout: 20000,
     },
   };

@@ -32,7 +32,13 @@ const CFG = {
     .split(",")
     .map((s) => s.trim()),
   warmup: num("BENCH_WARMUP", 5, 2),
-  e2e: { steps: num("BENCH_E2E_STEPS", 10, 10), calls: num("BENCH_E2E_CALLS", 4, 4), deltas: num("BENCH_E2E_DELTAS", 5, 5), runs: num("BENCH_E2E_RUNS", 9, 5), warmup: 1 },
+  e2e: {
+    steps: num("BENCH_E2E_STEPS", 10, 10),
+    calls: num("BENCH_E2E_CALLS", 4, 4),
+    deltas: num("BENCH_E2E_DELTAS", 5, 5),
+    runs: num("BENCH_E2E_RUNS", 9, 5),
+    warmup: 1,
+  },
   loop: {
     steps: num("BENCH_LOOP_STEPS", 10, 10),
     calls: num("BENCH_LOOP_CALLS", 4, 4),

@@ -38,7 +38,11 @@ function lookup(baseURL: string) {
     description: "Looks something up.",
     inputSchema: jsonSchema<{ query: string }>({ type: "object", properties: { query: { type: "string" } }, required: ["query"] }),
     execute: async (args) => {
-      const res = await fetch(`${baseURL}/_tools/lookup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ tool: "lookup", args }) });
+      const res = await fetch(`${baseURL}/_tools/lookup`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ tool: "lookup", args }),
+      });
       return res.json();
     },
   });

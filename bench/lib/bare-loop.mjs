@@ -11,13 +11,22 @@ export function bareLoop(baseURL) {
     description: "Looks something up.",
     inputSchema: jsonSchema({ type: "object", properties: { query: { type: "string" } }, required: ["query"] }),
     execute: async (args) => {
-      const res = await fetch(`${baseURL}/_tools/lookup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ tool: "lookup", args }) });
+      const res = await fetch(`${baseURL}/_tools/lookup`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ tool: "lookup", args }),
+      });
       return res.json();
     },
   });
   return async (model, maxSteps) => {
     const t0 = now();
-    const result = await generateText({ model: provider.chatModel(model), messages: [{ role: "user", content: "go" }], tools: { lookup }, stopWhen: stepCountIs(maxSteps) });
+    const result = await generateText({
+      model: provider.chatModel(model),
+      messages: [{ role: "user", content: "go" }],
+      tools: { lookup },
+      stopWhen: stepCountIs(maxSteps),
+    });
     return { ms: now() - t0, steps: result.steps.length, tool_calls: result.steps.reduce((n, s) => n + s.toolCalls.length, 0) };
   };
 }

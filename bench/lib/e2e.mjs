@@ -15,7 +15,9 @@ async function runtimeTurn(stack, model, maxSteps) {
     name: "bench-e2e",
     model: `openai-compatible:${model}`,
     max_steps: maxSteps,
-    http_tools: [{ name: "lookup", description: "Looks something up.", url: lookupUrl, parameters: { type: "object", properties: { query: { type: "string" } } } }],
+    http_tools: [
+      { name: "lookup", description: "Looks something up.", url: lookupUrl, parameters: { type: "object", properties: { query: { type: "string" } } } },
+    ],
   };
   const { session_id } = await api.req("POST", "/v1/sessions", { agent });
   const sub = api.subscribe(session_id, 0, { keep: true, deflate: false });
@@ -62,7 +64,15 @@ export async function e2e(stack, cfg, say) {
       ratios.push(r.runtime / r.bare_node);
     }
     const med = Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, median(v)]));
-    out[name] = { model, runs, ms, median: med, ratio: med.runtime / med.bare_node, median_of_ratios: median(ratios), ratio_to_workerd_floor: med.runtime / med.bare_workerd };
+    out[name] = {
+      model,
+      runs,
+      ms,
+      median: med,
+      ratio: med.runtime / med.bare_node,
+      median_of_ratios: median(ratios),
+      ratio_to_workerd_floor: med.runtime / med.bare_workerd,
+    };
     say(
       `   ${name}: runtime ${med.runtime.toFixed(1)} ms, bare generateText (Node) ${med.bare_node.toFixed(1)} ms, bare in workerd ${med.bare_workerd.toFixed(1)} ms; ratio ${out[name].ratio.toFixed(2)}x (to the workerd floor ${out[name].ratio_to_workerd_floor.toFixed(2)}x)`,
     );

@@ -5,8 +5,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Api, isType, median, now, quantile, summary } from "./client.mjs";
-import { e2e } from "./e2e.mjs";
 import { heapAfterGc, startProfile } from "./cpuprofile.mjs";
+import { e2e } from "./e2e.mjs";
 import { memoryOf } from "./procs.mjs";
 import { cpuDiff } from "./stack.mjs";
 

@@ -1,0 +1,42 @@
+// Deploy tooling, run as a user would: `npm run tenant:new -- <name>` on a copy of wrangler.toml, then
+// `wrangler deploy --dry-run --env <name>` on the result (offline: it bundles and lists the bindings).
+import { execFile } from "node:child_process";
+import { copyFileSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, "..", "..");
+// In the project root, so the copy's relative paths (src/worker.ts, migrations) resolve as in wrangler.toml.
+const CONFIG = join(ROOT, `.tenant-test-${process.pid}.toml`);
+
+afterAll(() => rmSync(CONFIG, { force: true }));
+
+describe("npm run tenant:new", () => {
+  it("adds a deployable environment and prints the commands and secrets to set", async () => {
+    copyFileSync(join(ROOT, "wrangler.toml"), CONFIG);
+    const { stdout } = await run("node", ["scripts/tenant-new.mjs", "acme-co", "--config", CONFIG], { cwd: ROOT });
+    expect(stdout).toContain("npx wrangler r2 bucket create agent-runtime-acme-co-blobs");
+    expect(stdout).toMatch(/echo 'rk_[A-Za-z0-9_-]{43}' \| npx wrangler secret put API_KEYS --env acme-co/);
+    expect(stdout).toContain("npm run deploy -- --env acme-co");
+    expect(readFileSync(CONFIG, "utf8")).toContain('[env.acme-co]\nname = "agent-runtime-acme-co"');
+
+    const dry = await run("npx", ["wrangler", "deploy", "--dry-run", "--env", "acme-co", "-c", CONFIG, "--outdir", join(ROOT, ".wrangler", "tenant-dry-run")], {
+      cwd: ROOT,
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    });
+    const out = dry.stdout + dry.stderr;
+    expect(out).toContain("env.SESSIONS (SessionObject)");
+    expect(out).toContain("env.BLOBS (agent-runtime-acme-co-blobs)");
+    expect(out).toContain("--dry-run: exiting now.");
+
+    // A second tenant of the same name, or a bad name, is refused without touching the file.
+    const before = readFileSync(CONFIG, "utf8");
+    await expect(run("node", ["scripts/tenant-new.mjs", "acme-co", "--config", CONFIG], { cwd: ROOT })).rejects.toMatchObject({ code: 2 });
+    await expect(run("node", ["scripts/tenant-new.mjs", "Acme!", "--config", CONFIG], { cwd: ROOT })).rejects.toMatchObject({
+      stderr: expect.stringContaining("is not a tenant name"),
+    });
+    expect(readFileSync(CONFIG, "utf8")).toBe(before);
+  }, 120_000);
+});
