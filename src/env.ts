@@ -1,13 +1,22 @@
 // Bindings and settings of one deployment (one tenant). See wrangler.toml and the README.
+import type { RateLimiter } from "./durable/rate-limiter";
 import type { RegistryObject } from "./durable/registry-object";
 import type { SessionObject } from "./durable/session-object";
 
 export interface Env {
   SESSIONS: DurableObjectNamespace<SessionObject>;
   REGISTRY: DurableObjectNamespace<RegistryObject>;
+  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   BLOBS: R2Bucket;
-  /** Comma-separated bearer keys; none configured means every /v1 request is 401. */
+  /** Comma-separated bearer keys, each `key` (admin) or `key:role` (admin, operator, read); none means every /v1 request is 401. */
   API_KEYS?: string;
+  /** Signs the short-lived browser tokens of POST /v1/tokens (HMAC-SHA256); unset, no tokens are issued or accepted. */
+  TOKEN_SIGNING_SECRET?: string;
+  /** Token buckets per key or token subject: requests and turn submissions a minute (unset: no limit). */
+  RATE_LIMIT_REQUESTS_PER_MIN?: string;
+  RATE_LIMIT_TURNS_PER_MIN?: string;
+  /** WebSockets one session accepts at once (default 100); more are closed with code 1013. */
+  MAX_SOCKETS_PER_SESSION?: string;
   /** Comma-separated URL prefixes that HTTP tools may call. */
   TOOL_URL_ALLOWLIST?: string;
   /** Comma-separated origins allowed by CORS, or "*". */

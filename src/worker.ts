@@ -3,13 +3,17 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { agents } from "./routes/agents";
-import { type AppEnv, errorJson, requireApiKey, toApiError } from "./routes/http";
+import { authenticate } from "./routes/auth";
+import { type AppEnv, errorJson, toApiError } from "./routes/http";
 import { mcp } from "./routes/mcp";
+import { rateLimit } from "./routes/rate-limit";
 import { sessions } from "./routes/sessions";
 import { streams } from "./routes/streams";
 import { system } from "./routes/system";
+import { tokens } from "./routes/tokens";
 import { ApiError } from "./runtime/errors";
 
+export { RateLimiter } from "./durable/rate-limiter";
 export { RegistryObject } from "./durable/registry-object";
 export { SessionObject } from "./durable/session-object";
 
@@ -36,14 +40,15 @@ const limitBody = bodyLimit({
   maxSize: MAX_BODY_BYTES,
   onError: (c) => errorJson(c, new ApiError("body_too_large", `Request body is larger than ${MAX_BODY_BYTES} bytes`)),
 });
-app.use("/v1/*", requireApiKey, limitBody);
-app.use("/mcp", requireApiKey, limitBody);
+app.use("/v1/*", authenticate, rateLimit, limitBody);
+app.use("/mcp", authenticate, rateLimit, limitBody);
 
 app.route("/", system);
 app.route("/", agents);
 app.route("/", sessions);
 app.route("/", streams);
 app.route("/", mcp);
+app.route("/", tokens);
 
 app.doc31("/openapi.json", {
   openapi: "3.1.0",

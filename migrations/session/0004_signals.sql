@@ -1,7 +1,7 @@
 -- Second cut of the session core. Live messages wait in an inbox, one row each, until the loop takes them
 -- (no row grows with the number of messages); approvals keep the envelope of their call, so a decision is
 -- recorded without reading the running turn's state; orchestration depth is the runtime's own column,
--- not part of the user's metadata.
+-- not part of the user's metadata; sessions record their owner.
 CREATE TABLE inbox (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,   -- inbox order; a turn's checkpoint records the last one it took
   turn_id TEXT NOT NULL,
@@ -16,4 +16,6 @@ ALTER TABLE actions ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE actions ADD COLUMN subagent_id TEXT;
 
 ALTER TABLE session ADD COLUMN orchestration_depth INTEGER NOT NULL DEFAULT 0;
+-- Who opened the session: a browser token's subject, or what the key's caller named (null otherwise).
+ALTER TABLE session ADD COLUMN owner TEXT;
 UPDATE session SET orchestration_depth = coalesce(json_extract(metadata, '$.orchestration_depth'), 0);

@@ -14,7 +14,17 @@ export interface FrameTarget {
   ack(ws: WebSocket, sequence: number): Result<{ channel: string; acked_sequence: number | null }>;
   /** Who opened the socket (a hash of its key), recorded on its decisions. */
   keyHash(ws: WebSocket): string;
+  /** What the socket's key or token may do with frames (null: everything). */
+  grants(ws: WebSocket): string[] | null;
 }
+
+/** The grant each command frame needs (acks need none). */
+const GRANT_OF: Partial<Record<ClientFrame["type"], string>> = {
+  submit_turn: "submit",
+  inject_message: "submit",
+  interrupt: "interrupt",
+  respond_action: "approve",
+};
 
 export async function handleFrame(target: FrameTarget, ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
   let raw: unknown;
@@ -29,6 +39,11 @@ export async function handleFrame(target: FrameTarget, ws: WebSocket, message: s
     return reply(ws, requestId, { ok: false, error: ApiError.validation(zodIssues(parsed.error.issues)).toBody().error });
   }
   const frame = parsed.data;
+  const needed = GRANT_OF[frame.type];
+  const grants = target.grants(ws);
+  if (needed && grants && !grants.includes(needed)) {
+    return reply(ws, frame.request_id, { ok: false, error: { code: "forbidden", message: `This socket's key or token may not ${needed}` } });
+  }
   switch (frame.type) {
     case "ack": {
       const result = target.ack(ws, frame.sequence);

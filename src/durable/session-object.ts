@@ -28,6 +28,8 @@ import { TurnRunner } from "./turn-runner";
 
 /** Carries the caller's key hash from the Worker to the object on WebSocket upgrades (set by the Worker only). */
 export const KEY_HASH_HEADER = "x-runtime-key-hash";
+/** Carries what the caller may do with command frames on the socket (set by the Worker only). */
+export const GRANTS_HEADER = "x-runtime-grants";
 
 export interface CreateSessionInput {
   session_id: string;
@@ -36,6 +38,8 @@ export interface CreateSessionInput {
   metadata: Record<string, unknown>;
   /** Set for the child sessions of agent_orchestrate steps. */
   orchestration_depth?: number;
+  /** Who opens it (a browser token's subject). */
+  owner?: string | null;
 }
 
 export class SessionObject extends DurableObject<Env> implements SessionContext {
@@ -61,8 +65,13 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const maxUnacked = Number(env.WS_MAX_UNACKED_EVENTS);
-    this.hub = new SocketHub(ctx, (after, limit) => this.store.readEvents(after, limit), Number.isInteger(maxUnacked) && maxUnacked > 0 ? maxUnacked : 10_000);
+    const positive = (raw: string | undefined, fallback: number) => (Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : fallback);
+    this.hub = new SocketHub(
+      ctx,
+      (after, limit) => this.store.readEvents(after, limit),
+      positive(env.WS_MAX_UNACKED_EVENTS, 10_000),
+      positive(env.MAX_SOCKETS_PER_SESSION, 100),
+    );
     this.runner = new TurnRunner(
       this,
       (drafts) => {
@@ -115,9 +124,10 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
         policy: JSON.stringify(input.policy),
         created_at: Date.now(),
         orchestration_depth: input.orchestration_depth ?? 0,
+        owner: input.owner ?? null,
       };
       this.session = row;
-      const payload = { agent: input.agent.name, model: input.agent.model, policy: input.policy, metadata: input.metadata };
+      const payload = { agent: input.agent.name, model: input.agent.model, policy: input.policy, metadata: input.metadata, owner: row.owner };
       try {
         this.commit([{ type: "session.created", payload }], () => this.store.insertSession(row));
       } catch (err) {
@@ -130,6 +140,11 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
 
   async snapshot(): Promise<Result<ReturnType<typeof snapshotView>>> {
     return toResult(() => this.existing(() => snapshotView(this, this.channels.list())));
+  }
+
+  /** Who owns the session and which agent it runs (for the access check of agent-bound tokens). */
+  async access(): Promise<Result<{ access: { owner: string | null; agent: string } }>> {
+    return toResult(() => this.existing(() => ({ access: { owner: this.row().owner, agent: this.agent().name } })));
   }
 
   async thread(): Promise<Result<ReturnType<typeof threadView>>> {
@@ -219,7 +234,8 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
         checkCursor(this.store, after);
         if (url.pathname.endsWith("/ws")) {
           if (channel) this.channels.ack(channel, after, Date.now());
-          return this.hub.acceptWebSocket(after, { channel, key_hash: request.headers.get(KEY_HASH_HEADER) ?? "unknown" });
+          const grants = (request.headers.get(GRANTS_HEADER) ?? "read").split(",");
+          return this.hub.acceptWebSocket(after, { channel, key_hash: request.headers.get(KEY_HASH_HEADER) ?? "unknown", grants });
         }
         return this.hub.openSse(after);
       }),
@@ -236,6 +252,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
     resolveAction: (actionId, decision, reason, by) => this.resolveAction(actionId, decision, reason, by),
     injectMessage: (content) => this.injectMessage(content),
     keyHash: (ws) => this.hub.attachment(ws).key_hash,
+    grants: (ws) => this.hub.attachment(ws).grants ?? null,
     ack: (ws, sequence) => {
       const { channel } = this.hub.attachment(ws);
       if (!channel) return { ok: false, error: new ApiError("validation_failed", "ack needs a socket opened with ?channel=<id>").toBody().error };

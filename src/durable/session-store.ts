@@ -22,6 +22,7 @@ export type SessionRow = {
   created_at: number;
   /** How deep in agent_orchestrate child sessions this session runs (0: opened by a client). */
   orchestration_depth: number;
+  owner: string | null;
 };
 
 export type ActionRow = {
@@ -133,13 +134,14 @@ export class SessionStore {
 
   session(): SessionRow | null {
     return (
-      this.sql.exec<SessionRow>("SELECT session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth FROM session").toArray()[0] ?? null
+      this.sql.exec<SessionRow>("SELECT session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth, owner FROM session").toArray()[0] ??
+      null
     );
   }
 
   insertSession(row: SessionRow): void {
     this.sql.exec(
-      "INSERT INTO session (id, session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth) VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO session (id, session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth, owner) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
       row.session_id,
       row.thread_id,
       row.agent,
@@ -147,6 +149,7 @@ export class SessionStore {
       row.policy,
       row.created_at,
       row.orchestration_depth,
+      row.owner,
     );
   }
 

@@ -7,6 +7,8 @@ const REPLAY_PAGE = 256;
 const encoder = new TextEncoder();
 /** WebSocket close code for a consumer that fell too far behind; it reconnects from its cursor. */
 export const SLOW_CONSUMER_CLOSE = 4008;
+/** WebSocket close code (Try Again Later) for a socket over the session's MAX_SOCKETS_PER_SESSION. */
+export const TOO_MANY_SOCKETS_CLOSE = 1013;
 /** Bytes an SSE stream may have queued unread before it is ended (the client resumes with Last-Event-ID). */
 const MAX_SSE_BACKLOG_BYTES = 8 * 1024 * 1024;
 
@@ -14,6 +16,8 @@ export interface SocketAttachment {
   channel: string | null;
   /** Who opened the socket (a hash of its API key), recorded on the decisions it sends. */
   key_hash: string;
+  /** What its frames may do (read, submit, interrupt, approve); absent on sockets opened before grants existed: all. */
+  grants?: string[];
   /** The channel's last acknowledged sequence, as this socket reported it. */
   acked?: number;
 }
@@ -40,6 +44,8 @@ export class SocketHub {
      * its client has taken.
      */
     private readonly maxUnacked: number,
+    /** Sockets one session holds at once. */
+    private readonly maxSockets: number,
   ) {}
 
   /** Records a channel socket's ack. */
@@ -65,6 +71,12 @@ export class SocketHub {
   acceptWebSocket(after: number, attachment: SocketAttachment): Response {
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
+    if (this.ctx.getWebSockets().length >= this.maxSockets) {
+      // Accepted only to say why: a client sees the close code, which an HTTP error before the upgrade hides.
+      server.accept();
+      server.close(TOO_MANY_SOCKETS_CLOSE, `this session has ${this.maxSockets} sockets open; try again later`);
+      return new Response(null, { status: 101, webSocket: client });
+    }
     this.ctx.acceptWebSocket(server);
     this.attach(server, { ...attachment, acked: attachment.channel ? after : undefined });
     void this.replay(server, after);

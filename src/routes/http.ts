@@ -1,11 +1,12 @@
 // Shared pieces of the HTTP surface: the app type, the error envelope, auth, and stub lookups.
 import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Env } from "../env";
 import { ApiError, zodIssues } from "../runtime/errors";
+import type { Principal } from "./auth";
 
-export type AppEnv = { Bindings: Env; Variables: { keyHash: string } };
+export type AppEnv = { Bindings: Env; Variables: { principal: Principal; keyHash: string } };
 
 export const ErrorSchema = z
   .object({
@@ -20,7 +21,8 @@ export const ErrorSchema = z
 export function errorResponses(...statuses: number[]) {
   const text: Record<number, string> = {
     400: "Malformed body",
-    401: "Missing or invalid API key",
+    401: "Missing or invalid API key or token",
+    403: "The key's role or the token's scopes do not allow this",
     404: "Not found",
     409: "Conflict",
     413: "Body too large",
@@ -53,40 +55,6 @@ export function toApiError(err: unknown): ApiError {
   console.error("unhandled error", err);
   return new ApiError("internal_error", "Internal error");
 }
-
-/** Who made a decision, without storing the key: the first 16 hex digits of its SHA-256. */
-async function keyHash(key: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
-  return `key_${[...digest.slice(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
-}
-
-function timingSafeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
-}
-
-const STREAM_ROUTE = { ws: /^\/v1\/sessions\/[^/]+\/ws$/, sse: /^\/v1\/sessions\/[^/]+\/events$/ };
-
-/** Bearer auth for /v1; `?access_token=` is accepted only where browsers cannot set headers (WS, SSE). */
-export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const keys = (c.env.API_KEYS ?? "")
-    .split(",")
-    .map((k) => k.trim())
-    .filter(Boolean);
-  const header = c.req.header("authorization") ?? "";
-  let presented = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim() ?? null;
-  const streaming =
-    c.req.method === "GET" &&
-    (STREAM_ROUTE.ws.test(c.req.path) || (STREAM_ROUTE.sse.test(c.req.path) && (c.req.header("accept") ?? "").includes("text/event-stream")));
-  if (presented === null && streaming) presented = c.req.query("access_token") ?? null;
-  if (presented === null || !keys.some((k) => timingSafeEqual(k, presented!))) {
-    throw new ApiError("unauthorized", keys.length === 0 ? "No API keys are configured for this deployment" : "Missing or invalid API key");
-  }
-  c.set("keyHash", await keyHash(presented));
-  await next();
-};
 
 const SESSION_ID = /^ses_[0-9a-f]{24}$/;
 

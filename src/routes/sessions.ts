@@ -19,6 +19,12 @@ const CreateSessionBody = z
       description: "Enabled permission classes (default: all but external_mutate and secrets) and the workspace root",
     }),
     metadata: z.record(z.string(), z.unknown()).optional(),
+    owner: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .openapi({ description: "Who the session is for (an end user's id); a browser token's subject is used instead" }),
   })
   .openapi("CreateSession");
 
@@ -37,11 +43,16 @@ export const sessions = router()
       request: { body: { required: true, content: { "application/json": { schema: CreateSessionBody } } } },
       responses: {
         201: json(z.object({ session_id: z.string(), thread_id: z.string() }), "Created"),
-        ...errorResponses(400, 401, 404, 413, 422),
+        ...errorResponses(400, 401, 403, 404, 413, 422),
       },
     }),
     async (c) => {
       const body = c.req.valid("json");
+      const principal = c.get("principal");
+      if (principal.kind === "token" && body.agent !== principal.agent) {
+        throw new ApiError("forbidden", `This token opens sessions of agent "${principal.agent}" only`);
+      }
+      const owner = principal.kind === "token" ? principal.subject : (body.owner ?? null);
       let agent: AgentConfig | null;
       if (typeof body.agent === "string") {
         agent = await registry(c.env).get(body.agent);
@@ -51,7 +62,7 @@ export const sessions = router()
       }
       const session_id = randomId("ses");
       const policy = body.policy ?? DEFAULT_POLICY;
-      const result = await sessionStub(c.env, session_id).create({ session_id, agent, policy, metadata: body.metadata ?? {} });
+      const result = await sessionStub(c.env, session_id).create({ session_id, agent, policy, metadata: body.metadata ?? {}, owner });
       return c.json(unwrap(result), 201);
     },
   )

@@ -1,9 +1,10 @@
 // Event delivery routes (SPEC §4, §5): JSON pages, SSE, and WebSocket. The session object serves the
 // streams itself; these routes authenticate and forward.
 import { createRoute, z } from "@hono/zod-openapi";
-import { KEY_HASH_HEADER } from "../durable/session-object";
+import { GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-object";
 import { artifactKey } from "../durable/turn-ports";
 import { ApiError, unwrap } from "../runtime/errors";
+import { socketGrants } from "./auth";
 import { errorResponses, router, sessionStub } from "./http";
 
 const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path" } }) });
@@ -69,6 +70,7 @@ export const streams = router()
       }
       const forwarded = new Request(c.req.raw);
       forwarded.headers.set(KEY_HASH_HEADER, c.get("keyHash"));
+      forwarded.headers.set(GRANTS_HEADER, socketGrants(c.get("principal")).join(","));
       return stub.fetch(forwarded);
     },
   )

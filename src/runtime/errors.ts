@@ -3,6 +3,9 @@
 export type ErrorCode =
   | "malformed_body"
   | "unauthorized"
+  | "token_expired"
+  | "invalid_token"
+  | "forbidden"
   | "not_found"
   | "conflict"
   | "body_too_large"
@@ -14,6 +17,9 @@ export type ErrorCode =
 const STATUS: Record<ErrorCode, number> = {
   malformed_body: 400,
   unauthorized: 401,
+  token_expired: 401,
+  invalid_token: 401,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   body_too_large: 413,

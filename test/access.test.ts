@@ -1,0 +1,158 @@
+// Access per tenant through the public surface: key roles on every route of /openapi.json, browser tokens
+// bound to a session or an agent, their failures, command frames under a read-only grant, and the socket cap.
+import { SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ROUTE_PERMISSIONS, roleAllows } from "../src/routes/permissions";
+import { api, createAgent, createSession, submitTurn, waitForTurnEnd } from "./support/api";
+import { openWs, until, wsFetch } from "./support/ws";
+
+const BASE = "https://runtime.test";
+const KEYS = { admin: "test-key", operator: "operator-key", read: "read-key" } as const;
+
+async function call(method: string, path: string, credential: string, body?: unknown) {
+  const res = await SELF.fetch(`${BASE}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${credential}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+}
+
+async function token(body: Record<string, unknown>, key: string = KEYS.admin): Promise<string> {
+  const res = await call("POST", "/v1/tokens", key, { ttl_s: 600, ...body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.token;
+}
+
+describe("key roles", () => {
+  it("every route of /openapi.json allows or refuses (403) each role as the permission table says", async () => {
+    const doc = (await (await SELF.fetch(`${BASE}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const sid = await createSession({ name: "roles", model: "demo:fast" });
+    let checked = 0;
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(ops)) {
+        const route = `${method.toUpperCase()} ${path}`;
+        if (path === "/healthz" || path === "/openapi.json" || path === "/v1/events/schema") continue;
+        const permission = ROUTE_PERMISSIONS[route];
+        expect(permission, `${route} is missing from the permission table`).toBeDefined();
+        const concrete = path.replace("{sid}", sid).replace(/\{[^}]+\}/g, "x");
+        for (const [role, key] of Object.entries(KEYS) as [keyof typeof KEYS, string][]) {
+          const res = await call(method.toUpperCase(), concrete, key);
+          if (roleAllows(role, permission!)) expect(res.status, `${role} ${route}`).not.toBe(403);
+          else expect(res.body?.error?.code === "forbidden" && res.status === 403, `${role} ${route} -> ${res.status}`).toBe(true);
+        }
+        checked += 1;
+      }
+    }
+    expect(checked).toBeGreaterThan(15);
+  });
+
+  it("a read key reads and streams but cannot submit, even as a WebSocket command frame", async () => {
+    const sid = await createSession({ name: "read-only", model: "demo:fast" });
+    expect((await call("GET", `/v1/sessions/${sid}/thread`, KEYS.read)).status).toBe(200);
+    expect((await call("POST", `/v1/sessions/${sid}/turns`, KEYS.read, { input: "hi" })).status).toBe(403);
+    const ws = await openWs(sid, "", { authorization: `Bearer ${KEYS.read}` });
+    const reply = await ws.command({ type: "submit_turn", input: "hi", request_id: 1 });
+    expect(reply).toMatchObject({ ok: false, error: { code: "forbidden" } });
+    await ws.close();
+    expect((await api("GET", `/v1/sessions/${sid}/thread`)).body.last_sequence).toBe(1);
+  });
+});
+
+describe("browser tokens", () => {
+  it("a token bound to a session reads, submits and interrupts there, and nothing else", async () => {
+    const sid = await createSession({ name: "tok-session", model: "demo:fast" });
+    const other = await createSession({ name: "tok-other", model: "demo:fast" });
+    const t = await token({ subject: "user-1", session_id: sid });
+    const { turn_id } = (await call("POST", `/v1/sessions/${sid}/turns`, t, { input: "hello" })).body;
+    expect((await waitForTurnEnd(sid, turn_id)).at(-1).type).toBe("turn.completed");
+    expect((await call("GET", `/v1/sessions/${sid}/thread`, t)).status).toBe(200);
+    expect((await call("POST", `/v1/sessions/${sid}/interrupt`, t, {})).body).toEqual({ interrupted: false, turn_id: null });
+    // As access_token on the WebSocket, where a browser cannot set headers.
+    const ws = await openWs(sid, `access_token=${t}`, {});
+    await until(() => ws.events.length >= 1, "replay");
+    await ws.close();
+    for (const [method, path] of [
+      ["GET", `/v1/sessions/${other}/thread`],
+      ["POST", "/v1/sessions"],
+      ["GET", "/v1/agents"],
+      ["DELETE", `/v1/sessions/${sid}/queue/trn_x`],
+    ] as const) {
+      const res = await call(method, path, t, method === "POST" ? { agent: "tok-session" } : undefined);
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect(res.body.error.code).toBe("forbidden");
+    }
+  });
+
+  it("a token bound to an agent opens sessions of that agent owned by its subject, and only reaches those", async () => {
+    await createAgent({ name: "tok-agent", model: "demo:fast" });
+    await createAgent({ name: "tok-elsewhere", model: "demo:fast" });
+    const alice = await token({ subject: "alice", agent: "tok-agent" });
+    const bob = await token({ subject: "bob", agent: "tok-agent" });
+    const created = await call("POST", "/v1/sessions", alice, { agent: "tok-agent" });
+    expect(created.status).toBe(201);
+    const sid = created.body.session_id;
+    expect((await api("GET", `/v1/sessions/${sid}`)).body.owner).toBe("alice");
+    expect((await call("GET", `/v1/sessions/${sid}/thread`, alice)).status).toBe(200);
+    expect((await call("GET", `/v1/sessions/${sid}/thread`, bob)).status).toBe(403);
+    expect((await call("POST", "/v1/sessions", alice, { agent: "tok-elsewhere" })).status).toBe(403);
+    expect((await call("POST", "/v1/sessions", alice, { agent: { name: "inline", model: "demo:fast" } })).status).toBe(403);
+  });
+
+  it("scopes narrow a token; expired, tampered and wrongly signed tokens are 401 with their own codes", async () => {
+    const sid = await createSession({ name: "tok-scopes", model: "demo:fast" });
+    const readOnly = await token({ subject: "viewer", session_id: sid, scopes: ["read"] });
+    expect((await call("GET", `/v1/sessions/${sid}/thread`, readOnly)).status).toBe(200);
+    expect((await call("POST", `/v1/sessions/${sid}/turns`, readOnly, { input: "x" })).body.error.code).toBe("forbidden");
+
+    const good = await token({ subject: "u", session_id: sid });
+    const [h, p, s] = good.split(".") as [string, string, string];
+    const claims = JSON.parse(atob(p.replace(/-/g, "+").replace(/_/g, "/")));
+    const forged = `${h}.${btoa(JSON.stringify({ ...claims, sid: "ses_ffffffffffffffffffffffff" }))
+      .replace(/=+$/, "")
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")}.${s}`;
+    expect((await call("GET", `/v1/sessions/${sid}/thread`, forged)).body.error.code).toBe("invalid_token");
+    const expiredClaims = btoa(JSON.stringify({ ...claims, exp: 1 }))
+      .replace(/=+$/, "")
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_");
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode("test-signing-secret"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const sig = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${h}.${expiredClaims}`)));
+    const expired = `${h}.${expiredClaims}.${btoa(String.fromCharCode(...sig))
+      .replace(/=+$/, "")
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")}`;
+    const res = await call("GET", `/v1/sessions/${sid}/thread`, expired);
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe("token_expired");
+  });
+
+  it("only admin and operator keys issue tokens; bad requests are 422 naming the field", async () => {
+    const sid = await createSession({ name: "tok-issue", model: "demo:fast" });
+    expect((await call("POST", "/v1/tokens", KEYS.read, { subject: "x", session_id: sid, ttl_s: 600 })).status).toBe(403);
+    expect((await call("POST", "/v1/tokens", KEYS.operator, { subject: "x", session_id: sid, ttl_s: 600 })).status).toBe(201);
+    const both = await call("POST", "/v1/tokens", KEYS.admin, { subject: "x", session_id: sid, agent: "a", ttl_s: 600 });
+    expect(both.status).toBe(422);
+    expect(both.body.error.details[0].path).toBe("session_id");
+    const ttl = await call("POST", "/v1/tokens", KEYS.admin, { subject: "x", session_id: sid, ttl_s: 999_999 });
+    expect(ttl.body.error.details[0].path).toBe("ttl_s");
+    expect((await call("POST", "/v1/tokens", KEYS.admin, { subject: "x", session_id: "ses_ffffffffffffffffffffffff", ttl_s: 600 })).status).toBe(404);
+  });
+});
+
+describe("socket cap", () => {
+  it("closes a socket over MAX_SOCKETS_PER_SESSION (10 here) with code 1013", async () => {
+    const sid = await createSession({ name: "socket-cap", model: "demo:fast" });
+    const sockets = [];
+    for (let i = 0; i < 10; i++) sockets.push(await openWs(sid));
+    const res = await wsFetch(sid);
+    const extra = res.webSocket!;
+    const closed = new Promise<number>((resolve) => extra.addEventListener("close", (e) => resolve(e.code)));
+    extra.accept();
+    expect(await closed).toBe(1013);
+    for (const ws of sockets) await ws.close();
+    await submitTurn(sid, "still works");
+  });
+});
