@@ -1,0 +1,56 @@
+// Runs the runtime under `wrangler dev` (offline, its own state directory and variables) for tests that
+// need a whole process: settings that differ from the test pool's, or a process that dies and comes back.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dirname, "..", "..", "..");
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface DevRuntime {
+  base: string;
+  stop(): Promise<void>;
+}
+
+export async function startRuntime(vars: Record<string, string>): Promise<DevRuntime> {
+  const port = await freePort();
+  const state = mkdtempSync(join(tmpdir(), "agent-runtime-test-"));
+  const args = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--persist-to", state, "--inspector-port", String(await freePort())];
+  for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
+  const child: ChildProcess = spawn("npx", args, { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" }, stdio: "ignore", detached: true });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error("wrangler dev did not start within 60 s");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    base,
+    async stop() {
+      try {
+        process.kill(-child.pid!, "SIGTERM");
+      } catch {
+        // already gone
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      rmSync(state, { recursive: true, force: true });
+    },
+  };
+}
