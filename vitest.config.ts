@@ -32,6 +32,7 @@ export default defineConfig(async () => {
             API_KEYS: "test-key,second-key,operator-key:operator,read-key:read",
             TOKEN_SIGNING_SECRET: "test-signing-secret",
             MAX_SOCKETS_PER_SESSION: "10",
+            LOGS: "off",
             OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${port}/v1`,
             TOOL_URL_ALLOWLIST: `http://127.0.0.1:${port}/,http://127.0.0.1:${mcpPort}/mcp/,http://127.0.0.1:${downPort}/`,
             MCP_TEST_BASE_URL: `http://127.0.0.1:${mcpPort}/mcp`,

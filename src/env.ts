@@ -15,6 +15,8 @@ export interface Env {
   /** Token buckets per key or token subject: requests and turn submissions a minute (unset: no limit). */
   RATE_LIMIT_REQUESTS_PER_MIN?: string;
   RATE_LIMIT_TURNS_PER_MIN?: string;
+  /** `off` silences the JSON log lines (one per request, one per turn end). */
+  LOGS?: string;
   /** WebSockets one session accepts at once (default 100); more are closed with code 1013. */
   MAX_SOCKETS_PER_SESSION?: string;
   /** Comma-separated URL prefixes that HTTP tools may call. */

@@ -7,6 +7,7 @@ import { authenticate } from "./routes/auth";
 import { type AppEnv, errorJson, toApiError } from "./routes/http";
 import { mcp } from "./routes/mcp";
 import { rateLimit } from "./routes/rate-limit";
+import { requestLog } from "./routes/request-log";
 import { sessions } from "./routes/sessions";
 import { streams } from "./routes/streams";
 import { system } from "./routes/system";
@@ -21,6 +22,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
 
 const app = new OpenAPIHono<AppEnv>();
 
+app.use("*", requestLog);
 app.use(
   "*",
   cors({
@@ -31,7 +33,7 @@ app.use(
         .filter(Boolean);
       return allowed.includes("*") ? origin : allowed.includes(origin) ? origin : null;
     },
-    allowHeaders: ["authorization", "content-type", "last-event-id", "mcp-protocol-version"],
+    allowHeaders: ["authorization", "content-type", "last-event-id", "mcp-protocol-version", "traceparent"],
     allowMethods: ["GET", "PUT", "POST", "DELETE", "OPTIONS"],
     maxAge: 600,
   }),

@@ -19,11 +19,14 @@ const PROJECTIONS: Partial<Record<RuntimeEvent["type"], Projection>> = {
   "turn.submitted": (sql, e) => {
     const p = e.payload as { input: string; idempotency_key?: string };
     sql.exec(
-      "INSERT INTO turns (turn_id, position, status, input, idempotency_key, created_at) VALUES (?, (SELECT coalesce(max(position), 0) + 1 FROM turns), 'queued', ?, ?, ?)",
+      `INSERT INTO turns (turn_id, position, status, input, idempotency_key, created_at, trace_id, trace_parent)
+       VALUES (?, (SELECT coalesce(max(position), 0) + 1 FROM turns), 'queued', ?, ?, ?, ?, ?)`,
       e.turn_id,
       p.input,
       p.idempotency_key ?? null,
       e.timestamp,
+      e.trace_id ?? null,
+      e.parent_span_id ?? null,
     );
   },
   // The queue's order is the event's: its turns move behind every other turn, in that order.

@@ -4,7 +4,7 @@
 // in-memory read model and broadcast. The queue, approvals and turn execution are modules of their own.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import type { EventDraft, RuntimeEvent } from "../protocol/events";
+import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
 import type { ActionResolved, InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
 import type { AgentConfig } from "../runtime/config";
 import { ApiError, type Result, toResult } from "../runtime/errors";
@@ -151,8 +151,8 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
     return toResult(() => threadView(this));
   }
 
-  async submitTurn(body: SubmitTurnBody): Promise<Result<TurnAccepted & { duplicate?: boolean }>> {
-    return toResult(() => this.existing(() => this.queue.submit(body)));
+  async submitTurn(body: SubmitTurnBody, trace?: TurnTrace): Promise<Result<TurnAccepted & { duplicate?: boolean }>> {
+    return toResult(() => this.existing(() => this.queue.submit(body, trace)));
   }
 
   async interrupt(reason?: string): Promise<Result<{ interrupted: boolean; turn_id: string | null }>> {

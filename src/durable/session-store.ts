@@ -1,9 +1,10 @@
 // SQLite access for one session object. No transactions here: the object wraps each transition in one.
 // The turns and actions tables are written only by the projections (projections.ts), from the events.
 import type { ModelMessage } from "ai";
-import type { EventDraft, RuntimeEvent } from "../protocol/events";
+import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
 import type { ApprovalDecision } from "../protocol/wire";
 import type { SessionView } from "../runtime/read-model";
+import { traceFields } from "../runtime/trace";
 import type { InjectedMessage } from "../runtime/turn-context";
 import type { RecordedDecision, TurnState } from "../runtime/turn-state";
 
@@ -54,6 +55,7 @@ export class SessionStore {
   private lastSeq: number;
   /** Rows in turn_messages per checkpointed turn, so a checkpoint need not count them. */
   private readonly savedMessages = new Map<string, number>();
+  private readonly traces = new Map<string, TurnTrace>();
 
   constructor(readonly sql: SqlStorage) {
     this.lastSeq = sql.exec<{ s: number | null }>("SELECT max(sequence) AS s FROM events").one().s ?? 0;
@@ -72,8 +74,10 @@ export class SessionStore {
   ): { event: RuntimeEvent; stored: StoredEvent }[] {
     const out: { event: RuntimeEvent; stored: StoredEvent }[] = [];
     let seq = this.lastSeq;
-    for (const d of drafts) {
+    for (const { trace, ...d } of drafts) {
       seq += 1;
+      if (trace && d.turn_id) this.traces.set(d.turn_id, trace);
+      const turnTrace = d.turn_id ? this.traceOf(d.turn_id) : null;
       const event: RuntimeEvent = {
         type: d.type,
         event_id: newId("evt"),
@@ -89,6 +93,7 @@ export class SessionStore {
         ...(d.subagent_id !== undefined ? { subagent_id: d.subagent_id } : {}),
         parent_id: d.parent_id ?? null,
         depth: d.depth ?? 0,
+        ...(turnTrace && d.turn_id ? traceFields(turnTrace, d.turn_id, d) : {}),
         payload: d.payload,
         ...(d.refs ? { refs: d.refs } : {}),
       };
@@ -107,9 +112,24 @@ export class SessionStore {
     return out;
   }
 
+  /** A turn's trace, from the turns table (cached: it never changes). */
+  private traceOf(turnId: string): TurnTrace | null {
+    let trace = this.traces.get(turnId);
+    if (trace === undefined) {
+      const row = this.sql
+        .exec<{ trace_id: string | null; trace_parent: string | null }>("SELECT trace_id, trace_parent FROM turns WHERE turn_id = ?", turnId)
+        .toArray()[0];
+      if (!row?.trace_id) return null;
+      trace = { trace_id: row.trace_id, parent_span_id: row.trace_parent };
+      this.traces.set(turnId, trace);
+    }
+    return trace;
+  }
+
   /** Call when a transaction was rolled back: what is cached about stored rows may be wrong now. */
   resync(): void {
     this.savedMessages.clear();
+    this.traces.clear();
     this.lastSeq = this.sql.exec<{ s: number | null }>("SELECT max(sequence) AS s FROM events").one().s ?? 0;
   }
 

@@ -1,12 +1,13 @@
 // The session's turn queue: submitting (idempotent by key, capped), removing, promoting, and live messages
 // for the running turn. Inputs are recorded first, as events or inbox rows, in the transaction that
 // acknowledges them; the turn runner takes it from there.
-import type { EventDraft } from "../protocol/events";
+import type { EventDraft, TurnTrace } from "../protocol/events";
 import type { InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
 import { BUDGET_CAPS } from "../runtime/config";
 import { inputFits } from "../runtime/context-budget";
 import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
+import { randomTraceId, traceFrom } from "../runtime/trace";
 import type { SessionContext } from "./session-context";
 import type { TurnRow } from "./session-store";
 
@@ -23,7 +24,8 @@ export class TurnQueue {
     private readonly startNext: () => void,
   ) {}
 
-  submit(body: SubmitTurnBody): TurnAccepted & { duplicate?: boolean } {
+  /** Queues a turn; it joins `trace` (the caller's, from its traceparent) or starts a trace of its own. */
+  submit(body: SubmitTurnBody, trace: TurnTrace = traceFrom(null, randomTraceId)): TurnAccepted & { duplicate?: boolean } {
     const { store } = this.s;
     if (body.idempotency_key) {
       const prior = store.turnByIdempotencyKey(body.idempotency_key);
@@ -41,7 +43,7 @@ export class TurnQueue {
     if (busy) this.checkRoom();
     const turn_id = randomId("trn");
     const key = body.idempotency_key ? { idempotency_key: body.idempotency_key } : {};
-    const drafts: EventDraft[] = [{ type: "turn.submitted", turn_id, payload: { input: body.input, queued: busy, ...key } }];
+    const drafts: EventDraft[] = [{ type: "turn.submitted", turn_id, trace, payload: { input: body.input, queued: busy, ...key } }];
     if (busy) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore.map((t) => t.turn_id), turn_id] } });
     this.s.commit(drafts);
     this.startNext();

@@ -5,7 +5,9 @@ import type { EventDraft } from "../protocol/events";
 import type { AgentConfig } from "../runtime/config";
 import { errorMessage } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
+import { logLine } from "../runtime/log";
 import { runTurn, type TurnSetup } from "../runtime/loop";
+import { randomTraceId, traceFrom } from "../runtime/trace";
 import { closingEvents, finalMessages, hasDecisionToApply, newTurnState, type TurnState } from "../runtime/turn-state";
 import { type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { HEARTBEAT_MS, type SessionContext } from "./session-context";
@@ -184,7 +186,14 @@ export class TurnRunner {
     const drafts: EventDraft[] = [
       ...closing,
       event,
-      ...late.map((t): EventDraft => ({ type: "turn.submitted", turn_id: t.turn_id, payload: { input: t.input, queued: true, message_id: t.message_id } })),
+      ...late.map(
+        (t): EventDraft => ({
+          type: "turn.submitted",
+          turn_id: t.turn_id,
+          trace: traceFrom(null, randomTraceId),
+          payload: { input: t.input, queued: true, message_id: t.message_id },
+        }),
+      ),
     ];
     if (late.length > 0) {
       const queued = [...store.queuedTurns().map((t) => t.turn_id), ...late.map((t) => t.turn_id)];
@@ -200,6 +209,19 @@ export class TurnRunner {
       { snapshot: true },
     );
     this.setups.remember(messages);
+    const payload = event.payload as { stop_reason?: string; error?: { code?: string } };
+    logLine(this.s.bindings(), {
+      log: "turn",
+      session_id: this.s.row().session_id,
+      turn_id: turnId,
+      agent: this.s.agent().name,
+      status,
+      stop_reason: payload.stop_reason ?? payload.error?.code ?? null,
+      duration_ms: Date.now() - state.started_at,
+      input_tokens: state.usage.input_tokens,
+      output_tokens: state.usage.output_tokens,
+      cost_usd: state.cost_usd ?? null,
+    });
     const waiting = this.waiters.get(turnId);
     if (waiting) {
       this.waiters.delete(turnId);

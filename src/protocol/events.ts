@@ -41,6 +41,12 @@ export function isTerminalTurnEvent(type: string): boolean {
   return type === "turn.completed" || type === "turn.failed" || type === "turn.cancelled";
 }
 
+/** The trace a turn belongs to: its trace id and the caller's span it runs under (null: it started the trace). */
+export interface TurnTrace {
+  trace_id: string;
+  parent_span_id: string | null;
+}
+
 export interface EventRef {
   kind: string;
   id: string;
@@ -63,10 +69,17 @@ export interface RuntimeEvent {
   subagent_id?: string;
   parent_id?: string | null;
   depth?: number;
+  /** W3C trace context: the turn's trace, and the span of the model call, tool call or sub-agent (else the turn). */
+  trace_id?: string;
+  span_id?: string;
+  parent_span_id?: string | null;
   payload: Record<string, unknown>;
   refs?: EventRef[];
 }
 
 /** What a producer supplies; the store adds event_id, timestamp, sequence and the session ids. */
 export type EventDraft = Pick<RuntimeEvent, "type" | "payload"> &
-  Partial<Pick<RuntimeEvent, "turn_id" | "step_id" | "tool_call_id" | "action_id" | "subagent_id" | "parent_id" | "depth" | "refs">>;
+  Partial<Pick<RuntimeEvent, "turn_id" | "step_id" | "tool_call_id" | "action_id" | "subagent_id" | "parent_id" | "depth" | "refs">> & {
+    /** Only on turn.submitted: the trace the new turn joins (the store stamps every later event of the turn). */
+    trace?: TurnTrace;
+  };

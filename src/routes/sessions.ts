@@ -6,6 +6,7 @@ import type { AgentConfig } from "../runtime/config";
 import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { DEFAULT_POLICY, PolicySchema } from "../runtime/policy";
+import { randomTraceId, traceFrom } from "../runtime/trace";
 import { validateAgentConfig } from "./agents";
 import { errorResponses, router, sessionStub } from "./http";
 
@@ -97,7 +98,11 @@ export const sessions = router()
         ...errorResponses(400, 401, 404, 409, 413, 422, 429),
       },
     }),
-    async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sid).submitTurn(c.req.valid("json"))), 202),
+    async (c) => {
+      // The turn joins the caller's trace (W3C traceparent), so its events line up with the caller's spans.
+      const trace = traceFrom(c.req.header("traceparent"), randomTraceId);
+      return c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sid).submitTurn(c.req.valid("json"), trace)), 202);
+    },
   )
   .openapi(
     createRoute({

@@ -21,6 +21,8 @@ export async function freePort(): Promise<number> {
 
 export interface DevRuntime {
   base: string;
+  /** Everything the process wrote to stdout so far. */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -29,7 +31,16 @@ export async function startRuntime(vars: Record<string, string>): Promise<DevRun
   const state = mkdtempSync(join(tmpdir(), "agent-runtime-test-"));
   const args = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--persist-to", state, "--inspector-port", String(await freePort())];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
-  const child: ChildProcess = spawn("npx", args, { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" }, stdio: "ignore", detached: true });
+  const child: ChildProcess = spawn("npx", args, {
+    cwd: ROOT,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" },
+    stdio: ["ignore", "pipe", "ignore"],
+    detached: true,
+  });
+  let stdout = "";
+  child.stdout!.on("data", (d) => {
+    stdout += String(d);
+  });
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -43,6 +54,7 @@ export async function startRuntime(vars: Record<string, string>): Promise<DevRun
   }
   return {
     base,
+    output: () => stdout,
     async stop() {
       try {
         process.kill(-child.pid!, "SIGTERM");
