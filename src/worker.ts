@@ -5,6 +5,7 @@ import { cors } from "hono/cors";
 import { agents } from "./routes/agents";
 import { authenticate } from "./routes/auth";
 import { type AppEnv, errorJson, toApiError } from "./routes/http";
+import { limitJsonDepth } from "./routes/json-depth";
 import { mcp } from "./routes/mcp";
 import { rateLimit } from "./routes/rate-limit";
 import { requestLog } from "./routes/request-log";
@@ -42,7 +43,7 @@ const limitBody = bodyLimit({
   maxSize: MAX_BODY_BYTES,
   onError: (c) => errorJson(c, new ApiError("body_too_large", `Request body is larger than ${MAX_BODY_BYTES} bytes`)),
 });
-app.use("/v1/*", authenticate, rateLimit, limitBody);
+app.use("/v1/*", authenticate, rateLimit, limitBody, limitJsonDepth);
 app.use("/mcp", authenticate, rateLimit, limitBody);
 
 app.route("/", system);

@@ -91,7 +91,7 @@ describe("validation (422, naming the field and the reason, nothing stored)", ()
     }
     // No ANTHROPIC_API_KEY in the test deployment.
     await expectRefused({ planning_model: "anthropic:claude-x" }, [
-      { path: "planning_model", reason: 'provider "anthropic" is not configured in this deployment' },
+      { path: "planning_model", reason: 'provider "anthropic" is not configured in this deployment: set the ANTHROPIC_API_KEY secret' },
     ]);
     expect((await expectAccepted({ planning_model: "openai-compatible:planner" })).planning_model).toBe("openai-compatible:planner");
   });

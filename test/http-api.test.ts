@@ -120,7 +120,9 @@ describe("agent registry", () => {
     for (const body of [{ model: "openai:gpt-4o" }, {}]) {
       const res = await api("PUT", "/v1/agents/noprov", body);
       expect(res.status).toBe(422);
-      expect(res.body.error.details).toEqual([{ path: "model", reason: 'provider "openai" is not configured in this deployment' }]);
+      expect(res.body.error.details).toEqual([
+        { path: "model", reason: 'provider "openai" is not configured in this deployment: set the OPENAI_API_KEY secret' },
+      ]);
     }
     expect((await api("PUT", "/v1/agents/noprov", { model: "anthropic:claude" })).status).toBe(422);
     expect((await api("PUT", "/v1/agents/noprov", { model: "workers-ai:@cf/meta/llama" })).status).toBe(422);

@@ -4,6 +4,7 @@
 // in-memory read model and broadcast. The queue, approvals and turn execution are modules of their own.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { parseCursor } from "../protocol/cursor";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
 import type { ActionResolved, InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
 import type { AgentConfig } from "../runtime/config";
@@ -224,14 +225,13 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
       this.existing(() => {
         const channel = url.searchParams.get("channel");
         // An EventSource reconnects to the same URL (with its original `after`) and adds Last-Event-ID: that wins.
-        const afterParam = request.headers.get("last-event-id") ?? url.searchParams.get("after");
-        let after = afterParam === null ? null : Number(afterParam);
-        if (after !== null && (!Number.isInteger(after) || after < 0)) {
-          throw ApiError.validation([{ path: "after", reason: "must be a non-negative integer" }]);
-        }
+        const lastEventId = request.headers.get("last-event-id");
+        const [name, raw] = lastEventId !== null ? ["Last-Event-ID", lastEventId] : ["after", url.searchParams.get("after")];
+        let after = raw === null ? null : parseCursor(raw);
+        if (raw !== null && after === null) throw ApiError.validation([{ path: name, reason: "must be a plain non-negative decimal integer" }]);
         if (after === null && channel) after = this.channels.cursor(channel) ?? 0;
         after ??= 0;
-        checkCursor(this.store, after);
+        checkCursor(this.store, after, name);
         if (url.pathname.endsWith("/ws")) {
           if (channel) this.channels.ack(channel, after, Date.now());
           const grants = (request.headers.get(GRANTS_HEADER) ?? "read").split(",");

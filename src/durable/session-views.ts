@@ -45,9 +45,9 @@ export function threadView(s: SessionContext) {
   };
 }
 
-export function checkCursor(store: SessionStore, after: number): void {
+export function checkCursor(store: SessionStore, after: number, name = "after"): void {
   if (after > store.lastSequence) {
-    throw ApiError.validation([{ path: "after", reason: `is beyond the last sequence (${store.lastSequence})` }]);
+    throw ApiError.validation([{ path: name, reason: `is beyond the last sequence (${store.lastSequence})` }]);
   }
 }
 

@@ -6,11 +6,7 @@ import { verify } from "hono/jwt";
 import type { Env } from "../env";
 import { ApiError, unwrap } from "../runtime/errors";
 import { sessionStub } from "./http";
-import { type Permission, permissionFor, ROLES, type Role, roleAllows, scopeFor, type TokenScope } from "./permissions";
-
-export type Principal =
-  | { kind: "key"; id: string; role: Role }
-  | { kind: "token"; id: string; subject: string; session_id: string | null; agent: string | null; scopes: TokenScope[] };
+import { type Permission, type Principal, permissionFor, ROLES, type Role, roleAllows, scopeFor, type TokenScope } from "./permissions";
 
 /** Routes a browser reaches without setting headers: WebSocket, EventSource (SSE only) and the chat transport's resume. */
 const QUERY_TOKEN_ROUTES = [/^\/v1\/sessions\/[^/]+\/ws$/, /^\/v1\/chat\/[^/]+\/stream$/];

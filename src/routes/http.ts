@@ -4,7 +4,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Env } from "../env";
 import { ApiError, zodIssues } from "../runtime/errors";
-import type { Principal } from "./auth";
+import type { Principal } from "./permissions";
 
 export type AppEnv = { Bindings: Env; Variables: { principal: Principal; keyHash: string } };
 

@@ -101,6 +101,14 @@ async function runAgentTurn(
     unwrap(await sessionStub(env, sid).create({ session_id: sid, agent, policy: DEFAULT_POLICY, metadata: { source: "mcp" } }));
   }
   const stub = sessionStub(env, sid);
+  // run_agent_<name> runs <name>: a session of another agent is refused, not run with that agent.
+  const { access } = unwrap(await stub.access());
+  if (access.agent !== agent.name) {
+    return {
+      isError: true,
+      content: [{ type: "text", text: `Session ${sid} runs agent "${access.agent}", not "${agent.name}"; call run_agent_${access.agent}` }],
+    };
+  }
   const { last_sequence } = unwrap(await stub.snapshot()) as { last_sequence: number };
   signal.throwIfAborted();
   const submitted = stub.submitTurn({ input }).then((r) => unwrap(r).turn_id);

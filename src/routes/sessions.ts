@@ -59,7 +59,8 @@ export const sessions = router()
         agent = await registry(c.env).get(body.agent);
         if (!agent) throw ApiError.notFound("Agent", body.agent);
       } else {
-        agent = await validateAgentConfig(body.agent, c.env, "agent");
+        // An inline config needs no name of its own (it is registered nowhere); "inline" stands in.
+        agent = await validateAgentConfig({ name: "inline", ...body.agent }, c.env, "agent");
       }
       const session_id = randomId("ses");
       const policy = body.policy ?? DEFAULT_POLICY;

@@ -3,12 +3,16 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-object";
 import { artifactKey } from "../durable/turn-ports";
+import { parseCursor } from "../protocol/cursor";
 import { ApiError, unwrap } from "../runtime/errors";
 import { socketGrants } from "./auth";
 import { errorResponses, router, sessionStub } from "./http";
 
 const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path" } }) });
-const cursor = z.coerce.number().int("must be an integer").min(0, "must be at least 0");
+const cursor = z
+  .string()
+  .refine((raw) => parseCursor(raw) !== null, "must be a plain non-negative decimal integer")
+  .transform((raw) => parseCursor(raw)!);
 
 export const streams = router()
   .openapi(

@@ -1,15 +1,8 @@
-// The agent configuration (SPEC §3): one zod schema for validation and defaults, plus the checks that
-// need the deployment (configured providers, known tools, the URL allowlist).
+// The agent configuration (SPEC §3): one zod schema for validation and defaults. The checks that need the
+// deployment (configured providers, known tools, the URL allowlist) are in deployment-checks.ts.
 import { z } from "zod";
-import type { FieldIssue } from "./errors";
-import { PROVIDERS, type ProviderEnv, parseModelSpec, providerConfigured } from "./models";
-import { BUILTIN_TOOLS } from "./tools/builtins";
-import { HANDOFF_PREFIX } from "./tools/handoff";
-import { injectedArgClashes } from "./tools/injected-args";
-import { parseMcpRef } from "./tools/mcp-client";
-import { ALL_CLASSES_POLICY, resolveToolbelt } from "./tools/toolbelt";
+import { PROVIDERS, parseModelSpec } from "./models";
 import { PERMISSION_CLASSES } from "./tools/types";
-import { urlAllowed } from "./url-allowlist";
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const nameField = z.string().regex(NAME, "must match ^[A-Za-z0-9_-]{1,64}$");
@@ -132,77 +125,3 @@ export const AgentConfigSchema = z.strictObject({
 });
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 export type AgentConfigInput = z.input<typeof AgentConfigSchema>;
-
-export interface DeploymentContext {
-  env: ProviderEnv;
-  /** Prefixes from TOOL_URL_ALLOWLIST. */
-  urlAllowlist: string[];
-  /** Names of the registered agents, for checking handoff targets. */
-  agentNames: Set<string>;
-}
-
-/** Checks that depend on the deployment rather than on the JSON alone. */
-export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): FieldIssue[] {
-  const issues: FieldIssue[] = [];
-  for (const field of ["model", "planning_model"] as const) {
-    const spec = config[field] ? parseModelSpec(config[field]) : null;
-    if (spec && !providerConfigured(spec.provider, ctx.env)) {
-      issues.push({ path: field, reason: `provider "${spec.provider}" is not configured in this deployment` });
-    }
-  }
-  const httpNames = new Set<string>();
-  config.http_tools.forEach((t, i) => {
-    if (BUILTIN_TOOLS.has(t.name) || t.name.startsWith(HANDOFF_PREFIX)) {
-      issues.push({ path: `http_tools.${i}.name`, reason: `"${t.name}" clashes with a built-in tool` });
-    }
-    if (httpNames.has(t.name)) issues.push({ path: `http_tools.${i}.name`, reason: `duplicate tool name "${t.name}"` });
-    httpNames.add(t.name);
-    if (!urlAllowed(t.url, ctx.urlAllowlist)) {
-      issues.push({ path: `http_tools.${i}.url`, reason: "is not under any TOOL_URL_ALLOWLIST prefix" });
-    }
-  });
-  const servers = new Set<string>();
-  config.mcp_servers.forEach((server, i) => {
-    if (servers.has(server.name)) issues.push({ path: `mcp_servers.${i}.name`, reason: `duplicate MCP server name "${server.name}"` });
-    servers.add(server.name);
-    if (!urlAllowed(server.url, ctx.urlAllowlist)) {
-      issues.push({ path: `mcp_servers.${i}.url`, reason: "is not under any TOOL_URL_ALLOWLIST prefix" });
-    }
-  });
-  const seen = new Set<string>();
-  config.tools.forEach((name, i) => {
-    if (seen.has(name)) issues.push({ path: `tools.${i}`, reason: `duplicate tool name "${name}"` });
-    seen.add(name);
-    const mcp = name.startsWith("mcp:") ? parseMcpRef(name) : null;
-    if (name.startsWith("mcp:")) {
-      if (!mcp) issues.push({ path: `tools.${i}`, reason: `must be "mcp:<server>/<tool>" or "mcp:<server>/*"` });
-      else if (!servers.has(mcp.server)) issues.push({ path: `tools.${i}`, reason: `names MCP server "${mcp.server}", which is not in mcp_servers` });
-    } else if (!BUILTIN_TOOLS.has(name) && !httpNames.has(name)) {
-      issues.push({ path: `tools.${i}`, reason: `unknown tool "${name}"` });
-    }
-  });
-  const handoffs = new Set<string>();
-  config.handoffs.forEach((name, i) => {
-    if (handoffs.has(name)) issues.push({ path: `handoffs.${i}`, reason: `duplicate handoff "${name}"` });
-    handoffs.add(name);
-    if (name === config.name) issues.push({ path: `handoffs.${i}`, reason: "an agent cannot hand off to itself" });
-    else if (!ctx.agentNames.has(name)) issues.push({ path: `handoffs.${i}`, reason: `unknown agent "${name}"` });
-  });
-  const belt = resolveToolbelt(config, ALL_CLASSES_POLICY);
-  config.hitl_tools.forEach((name, i) => {
-    // An MCP tool is named as in `tools` (its server's tools are known only when a turn starts).
-    const mcp = parseMcpRef(name);
-    const known = mcp
-      ? config.tools.includes(name) ||
-        config.tools.includes(`mcp:${mcp.server}/*`) ||
-        (mcp.tool === "*" && config.tools.some((t) => parseMcpRef(t)?.server === mcp.server))
-      : belt.has(name);
-    if (!known) issues.push({ path: `hitl_tools.${i}`, reason: `"${name}" is not a tool of this agent` });
-  });
-  for (const tool of belt.values()) {
-    for (const key of injectedArgClashes(tool.parameters, config.injected_tool_args)) {
-      issues.push({ path: `injected_tool_args.${key}`, reason: `clashes with a parameter of tool "${tool.name}"` });
-    }
-  }
-  return issues;
-}

@@ -10,11 +10,18 @@ export function parseAllowlist(raw: string | undefined): string[] {
     .filter(Boolean);
 }
 
+/**
+ * Encoded dots, slashes and backslashes, and `;` path parameters, survive URL normalization here but a
+ * server behind may decode them into a traversal (`..%2f`, `%2e%2e/`, `..%5c`, `..;/`): such paths are refused.
+ */
+const AMBIGUOUS_PATH = /%2e|%2f|%5c|;/i;
+
 function parse(url: string): URL | null {
   try {
     const u = new URL(url);
     if (u.protocol !== "http:" && u.protocol !== "https:") return null;
     if (u.username || u.password) return null;
+    if (AMBIGUOUS_PATH.test(u.pathname)) return null;
     return u;
   } catch {
     return null;

@@ -1,0 +1,121 @@
+// Defects found by a hostile client and a first-time user (issue 15), each through the public surface.
+import { SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { MAX_JSON_DEPTH } from "../src/routes/json-depth";
+import { api, createAgent, createSession, KEY, submitTurn, waitForTurnEnd } from "./support/api";
+import { toolURL } from "./support/fake-model";
+import { wsFetch } from "./support/ws";
+
+const nested = (depth: number): unknown => {
+  let v: unknown = "leaf";
+  for (let i = 0; i < depth; i++) v = { a: v };
+  return v;
+};
+
+describe("JSON nesting", () => {
+  it(`refuses bodies nested deeper than ${MAX_JSON_DEPTH} levels with 422 naming the field, touching nothing`, async () => {
+    const before = (await api("GET", "/v1/agents")).body.agents?.length ?? (await api("GET", "/v1/agents")).body.length;
+    const cases: [string, string, unknown, string][] = [
+      ["POST", "/v1/sessions", { agent: { name: "deep", model: "demo:fast" }, metadata: nested(3000) }, "metadata"],
+      ["PUT", "/v1/agents/deep", { model: "demo:fast", output_schema: { type: "object", properties: nested(3000) } }, "output_schema"],
+      [
+        "POST",
+        "/v1/sessions",
+        { agent: { name: "deep", model: "demo:fast", http_tools: [{ name: "t", url: toolURL("echo"), parameters: nested(3000) }] } },
+        "agent",
+      ],
+    ];
+    for (const [method, path, body, field] of cases) {
+      const res = await api(method, path, body);
+      expect(res.status, `${method} ${path}`).toBe(422);
+      expect(res.body.error.details).toEqual([{ path: field, reason: `nests deeper than ${MAX_JSON_DEPTH} levels` }]);
+    }
+    expect((await api("GET", "/v1/agents/deep")).status).toBe(404);
+    const after = (await api("GET", "/v1/agents")).body.agents?.length ?? (await api("GET", "/v1/agents")).body.length;
+    expect(after).toBe(before);
+    // Exactly at the limit is accepted.
+    expect((await api("POST", "/v1/sessions", { agent: { name: "deep-ok", model: "demo:fast" }, metadata: nested(MAX_JSON_DEPTH - 1) })).status).toBe(201);
+  });
+});
+
+describe("URL allowlist", () => {
+  it("refuses encoded traversal and ;-parameters in tool URLs at save time", async () => {
+    const base = toolURL("");
+    for (const suffix of ["..%2fsecret", "%2e%2e%2fsecret", "..%5csecret", "..;/secret", "%2E%2E%2Fsecret", "a;b/c"]) {
+      const res = await api("PUT", "/v1/agents/traversal", { model: "demo:fast", http_tools: [{ name: "t", url: `${base}${suffix}` }] });
+      expect(res.status, suffix).toBe(422);
+      expect(res.body.error.details).toContainEqual({ path: "http_tools.0.url", reason: "is not under any TOOL_URL_ALLOWLIST prefix" });
+    }
+    expect((await api("PUT", "/v1/agents/traversal", { model: "demo:fast", http_tools: [{ name: "t", url: `${base}echo` }] })).status).toBe(201);
+  });
+});
+
+describe("cursors", () => {
+  it("accepts only plain non-negative decimal integers in after and Last-Event-ID", async () => {
+    const sid = await createSession({ name: "cursors", model: "demo:fast" });
+    for (const bad of ["0x10", "1e1", "", " 3 ", "017", "-1", "1.0"]) {
+      const page = await api("GET", `/v1/sessions/${sid}/events?after=${encodeURIComponent(bad)}`);
+      expect(page.status, `after=${JSON.stringify(bad)}`).toBe(422);
+      expect(page.body.error.details[0].path).toBe("after");
+      // HTTP trims header values, so " 3 " arrives as "3": a real cursor (beyond this log, and so refused too).
+      const sse = await SELF.fetch(`https://runtime.test/v1/sessions/${sid}/events`, {
+        headers: { authorization: `Bearer ${KEY}`, accept: "text/event-stream", "last-event-id": bad },
+      });
+      expect(sse.status, `Last-Event-ID ${JSON.stringify(bad)}`).toBe(422);
+      expect(((await sse.json()) as any).error.details[0].path).toBe("Last-Event-ID");
+      const ws = await wsFetch(sid, `after=${encodeURIComponent(bad)}`);
+      expect(ws.status).toBe(422);
+      await ws.text();
+    }
+    expect((await api("GET", `/v1/sessions/${sid}/events?after=0`)).body.events).toHaveLength(1);
+  });
+});
+
+describe("agent configuration", () => {
+  it("accepts spawn_subagents in tools when parallel sub-agents are allowed, and says what it needs otherwise", async () => {
+    const ok = await api("PUT", "/v1/agents/spawner", { model: "demo:fast", tools: ["spawn_subagents"], allow_parallel_subagents: true });
+    expect(ok.status).toBe(201);
+    const refused = await api("PUT", "/v1/agents/spawner2", { model: "demo:fast", tools: ["spawn_subagents"] });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details).toEqual([{ path: "tools.0", reason: "spawn_subagents needs allow_parallel_subagents: true" }]);
+  });
+
+  it("an inline config needs no name, and an unconfigured provider names what to set", async () => {
+    const inline = await api("POST", "/v1/sessions", { agent: { model: "demo:fast" } });
+    expect(inline.status).toBe(201);
+    expect((await api("GET", `/v1/sessions/${inline.body.session_id}`)).body.agent.name).toBe("inline");
+    const openai = await api("POST", "/v1/sessions", { agent: { model: "openai:gpt-4o" } });
+    expect(openai.status).toBe(422);
+    expect(openai.body.error.details).toEqual([{ path: "agent.model", reason: expect.stringContaining("set the OPENAI_API_KEY secret") }]);
+  });
+});
+
+describe("MCP run_agent_<name>", () => {
+  it("refuses a session of another agent instead of running that session's agent", async () => {
+    await createAgent({ name: "mcp_owner", model: "demo:fast" });
+    await createAgent({ name: "mcp_other", model: "demo:fast" });
+    const sid = await createSession("mcp_other");
+    const { turn_id } = await submitTurn(sid, "hello");
+    await waitForTurnEnd(sid, turn_id);
+    const rpc = async (body: unknown) => {
+      const res = await SELF.fetch("https://runtime.test/mcp", {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify(body),
+      });
+      const text = await res.text();
+      const data = text.startsWith("{") ? text : (text.split("\n").find((l) => l.startsWith("data: ")) ?? "").slice(6);
+      return JSON.parse(data);
+    };
+    const out = await rpc({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "run_agent_mcp_owner", arguments: { input: "hi", session_id: sid } },
+    });
+    expect(out.result.isError).toBe(true);
+    expect(out.result.content[0].text).toContain('runs agent "mcp_other", not "mcp_owner"');
+    const turns = (await api("GET", `/v1/sessions/${sid}`)).body.turn_count;
+    expect(turns).toBe(1);
+  });
+});
