@@ -4,7 +4,7 @@
 import type { LanguageModelV3, LanguageModelV3Message, LanguageModelV3Prompt } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
-import { type AgentConfigInput, AgentConfigSchema } from "../src/runtime/config";
+import { type AgentConfigInput, AgentConfigSchema } from "../src/protocol/agent-config";
 import { BUDGET_LIMIT_MESSAGE, estimateTokens } from "../src/runtime/context-budget";
 import { runTurn, type TurnSetup } from "../src/runtime/loop";
 import { ALL_CLASSES_POLICY, resolveToolbelt } from "../src/runtime/tools/toolbelt";

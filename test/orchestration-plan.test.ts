@@ -6,7 +6,6 @@
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import type { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
-import type { EventDraft } from "../src/protocol/events";
 import { runTurn, type TurnPorts, type TurnSetup } from "../src/runtime/loop";
 import { PlanSchema, render, renderDeep, TemplateError, validatePlan } from "../src/runtime/orchestration/plan";
 import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../src/runtime/orchestration/types";
@@ -298,7 +297,7 @@ function readOutcome(ports: MemoryPorts) {
 
 /** The log as the session would store it (sequence and ids filled in), checked by the same verifier the e2e tests use. */
 function expectSoundLog(ports: MemoryPorts): void {
-  const stored = ports.events.map((e: EventDraft, i) => ({ ...e, sequence: i + 1, event_id: `evt_${i + 1}`, turn_id: e.turn_id ?? TURN_ID }));
+  const stored = ports.events.map((e, i) => ({ ...e, sequence: i + 1, event_id: `evt_${i + 1}`, turn_id: e.turn_id ?? TURN_ID }));
   expect(verifyLog(stored as never)).toEqual([]);
   expect(ports.refused).toEqual([]);
 }

@@ -150,7 +150,7 @@ async function scenario(point: AwaitPoint, crash: boolean) {
       turn_id: TURN,
       action_id: action.action_id,
       tool_call_id: action.tool_call_id,
-      payload: { decision: "approved" },
+      payload: { decision: "approved", tool_name: "deploy", by: "test", reason: null },
     });
     store.decisions.set(action.action_id!, { status: "approved", reason: null });
     store.inbox.push({ seq: 1, message_id: "msg_late", content: "Also say which target." });

@@ -9,17 +9,18 @@
 import type { LanguageModelV3CallOptions, LanguageModelV3Prompt, LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
 import type { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
-import type { EventDraft, RuntimeEvent } from "../src/protocol/events";
-import { type AgentConfigInput, AgentConfigSchema } from "../src/runtime/config";
+import { type AgentConfigInput, AgentConfigSchema } from "../src/protocol/agent-config";
+import type { RuntimeEvent } from "../src/protocol/events";
+import type { TreeNode } from "../src/protocol/views";
 import { estimateTokens } from "../src/runtime/context-budget";
-import { buildTree, type TreeNode } from "../src/runtime/execution-tree";
+import { buildTree } from "../src/runtime/execution-tree";
 import { runTurn, type TurnSetup } from "../src/runtime/loop";
 import { ALL_CLASSES_POLICY, resolveToolbelt } from "../src/runtime/tools/toolbelt";
 import type { ToolDefinition } from "../src/runtime/tools/types";
 import { BudgetExceededError } from "../src/runtime/turn-context";
 import { closingEvents } from "../src/runtime/turn-state";
 import { verifyLog } from "../src/runtime/verify-log";
-import { MemoryPorts, snapshot } from "./support/memory-ports";
+import { MemoryPorts, type Recorded, snapshot } from "./support/memory-ports";
 import { callTools, defineTool, type ModelResponse, payloadOf, respondingModel, runNewTurn, say, TURN_ID, tokens, usage } from "./support/mock-model";
 
 // ---------------------------------------------------------------------------------------------------
@@ -158,7 +159,7 @@ function barrier(n: number) {
 }
 
 /** The drafts as the store would keep them: envelope ids, sequence and timestamp added, root envelope filled in. */
-function stamp(drafts: readonly EventDraft[]): RuntimeEvent[] {
+function stamp(drafts: readonly Recorded[]): RuntimeEvent[] {
   return drafts.map((d, i) => ({
     parent_id: null,
     depth: 0,
@@ -169,11 +170,11 @@ function stamp(drafts: readonly EventDraft[]): RuntimeEvent[] {
     schema_version: 1 as const,
     session_id: "ses_test",
     thread_id: "thr_test",
-  }));
+  })) as RuntimeEvent[];
 }
 
 /** The events between a child's subagent.spawned and its subagent.completed/failed (exclusive). */
-function childEvents(ports: MemoryPorts, parentId: string): EventDraft[] {
+function childEvents(ports: MemoryPorts, parentId: string): Recorded[] {
   const start = ports.events.findIndex((e) => e.type === "subagent.spawned" && e.parent_id === parentId);
   const end = ports.events.findIndex((e) => (e.type === "subagent.completed" || e.type === "subagent.failed") && e.parent_id === parentId);
   expect(start).toBeGreaterThanOrEqual(0);

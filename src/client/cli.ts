@@ -300,8 +300,8 @@ async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["flags"]
     const current = { abort: new AbortController(), interrupted: false };
     turn = current;
     const onApproval = async (e: RuntimeEvent) => {
-      const p = e.payload as { tool_name?: string; args?: unknown };
-      return ask(p.tool_name ?? "tool", p.args, e.depth ?? 0, anySignal(current.abort.signal, exit.signal));
+      const [name, args] = e.type === "action.required" ? [e.payload.tool_name, e.payload.args] : ["tool", undefined];
+      return ask(name, args, e.depth ?? 0, anySignal(current.abort.signal, exit.signal));
     };
     try {
       await wait(exit.signal, onApproval);
@@ -326,7 +326,15 @@ async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["flags"]
         const ok = await follow(async (signal, onApproval) => {
           // Decisions already pending (their action.required is before the cursor) are asked first.
           for (const a of thread.pending_actions) {
-            const decision = await onApproval({ payload: { tool_name: a.tool_name, args: a.args }, depth: 0 } as unknown as RuntimeEvent);
+            // The approval as its action.required said it (the read model keeps what the prompt needs).
+            const payload = {
+              kind: "tool_approval" as const,
+              tool_name: a.tool_name ?? "tool",
+              args: a.args,
+              injected_args: {},
+              expires_at: a.expires_at ?? 0,
+            };
+            const decision = await onApproval({ type: "action.required", payload, depth: 0 } as RuntimeEvent);
             if (decision) await client.respondAction(sessionId!, a.action_id, decision).catch(() => undefined);
           }
           return client.waitForTurn(sessionId!, turnId, {

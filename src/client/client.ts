@@ -1,29 +1,29 @@
 // A typed client for the runtime's HTTP API (README "API") and its event channel: an async iterator over a
 // session's events that survives dropped connections without losing or repeating an event.
 import type { RuntimeEvent } from "../protocol/events";
+import { followTurn } from "../protocol/turn-outcome";
 import { type ResponseLike, RuntimeError } from "./errors";
 import { abortError, Connection, openSocket, type WebSocketConstructorLike, type WebSocketFactory } from "./socket";
-import {
-  type ActionDecisionRequest,
-  type ActionResolved,
-  type AgentConfig,
-  type AgentPutBody,
-  type Artifact,
-  type CreateSessionBody,
-  type Decision,
-  type EventsPage,
-  type ExecutionTree,
-  type InjectResult,
-  type InterruptResult,
-  isTerminal,
-  type QueueResult,
-  type SessionCreated,
-  type SessionSnapshot,
-  type SubmitTurnRequest,
-  type TerminalEvent,
-  type ThreadView,
-  type ToolInventory,
-  type TurnSubmitted,
+import type {
+  ActionDecisionRequest,
+  ActionResolved,
+  AgentConfig,
+  AgentPutBody,
+  Artifact,
+  CreateSessionBody,
+  Decision,
+  EventsPage,
+  ExecutionTree,
+  InjectResult,
+  InterruptResult,
+  QueueResult,
+  SessionCreated,
+  SessionSnapshot,
+  SubmitTurnRequest,
+  TerminalEvent,
+  ThreadView,
+  ToolInventory,
+  TurnSubmitted,
 } from "./types";
 
 /** The part of `fetch` the client uses (the global fetch, or workerd's `SELF.fetch` in tests). */
@@ -375,13 +375,12 @@ export class RuntimeClient {
     const relay = () => inner.abort(signal?.reason);
     signal?.addEventListener("abort", relay, { once: true });
     try {
-      for await (const e of this.events(sessionId, { after: options.after ?? 0, signal: inner.signal, onStatus: options.onStatus })) {
-        if (e.turn_id !== turnId) continue;
+      const events = this.events(sessionId, { after: options.after ?? 0, signal: inner.signal, onStatus: options.onStatus });
+      const end = await followTurn(events, turnId, async (e) => {
         await onEvent?.(e);
-        if (isTerminal(e)) return e;
         if (e.type === "action.required" && onApproval && e.action_id) {
           const answer = await onApproval(e);
-          if (signal?.aborted) break;
+          if (signal?.aborted) return inner.abort(signal.reason);
           if (answer) {
             try {
               await this.respondAction(sessionId, e.action_id, answer);
@@ -391,7 +390,8 @@ export class RuntimeClient {
             }
           }
         }
-      }
+      });
+      if (end && !signal?.aborted) return end;
       throw signal?.aborted ? abortError(signal) : new RuntimeError(0, "stream_ended", `The event stream ended before turn ${turnId} did`);
     } finally {
       signal?.removeEventListener("abort", relay);

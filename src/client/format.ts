@@ -1,7 +1,7 @@
 // Pure text formatting of events for the command line (no I/O): streamed model text, one-line tool cards
 // indented by sub-agent depth, approval prompts, turn outcomes and execution trees.
 import type { RuntimeEvent } from "../protocol/events";
-import type { TreeNode } from "../runtime/execution-tree";
+import type { TreeNode } from "../protocol/views";
 
 export interface FormatOptions {
   /** ANSI colors (off unless the output is a terminal). */
@@ -81,31 +81,29 @@ export class ChatRenderer {
 
   /** The text to write for `e` (possibly empty). */
   render(e: RuntimeEvent): string {
-    // biome-ignore lint/suspicious/noExplicitAny: payloads get their types from the event catalog (issue 14)
-    const p = e.payload as Record<string, any>;
     const depth = e.depth ?? 0;
     switch (e.type) {
       case "turn.started":
         this.streamedText = false;
         return "";
       case "model.delta": {
-        if (depth > 0 || typeof p.text !== "string" || p.text === "") return "";
-        const text = this.closeCard() + p.text;
+        if (depth > 0 || typeof e.payload.text !== "string" || e.payload.text === "") return "";
+        const text = this.closeCard() + e.payload.text;
         this.streamedText = true;
         this.midLine = !text.endsWith("\n");
         return text;
       }
       case "tool.started": {
         const id = e.tool_call_id ?? e.event_id;
-        this.started.set(id, { name: p.name, args: p.args, depth });
-        const out = `${this.lineStart()}${indent(depth)}${this.tone("cyan", `⚙ ${callLabel(String(p.name), p.args, this.opts.argsWidth ?? 60)}`)}`;
+        this.started.set(id, { name: e.payload.name, args: e.payload.args, depth });
+        const out = `${this.lineStart()}${indent(depth)}${this.tone("cyan", `⚙ ${callLabel(String(e.payload.name), e.payload.args, this.opts.argsWidth ?? 60)}`)}`;
         this.openCard = id;
         this.midLine = true;
         return out;
       }
       case "tool.result": {
         const id = e.tool_call_id ?? "";
-        const tail = this.tone(p.is_error ? "red" : "dim", resultTail(p.output, !!p.is_error, this.opts));
+        const tail = this.tone(e.payload.is_error ? "red" : "dim", resultTail(e.payload.output, !!e.payload.is_error, this.opts));
         if (this.openCard === id && this.midLine) {
           this.openCard = null;
           this.midLine = false;
@@ -114,45 +112,46 @@ export class ChatRenderer {
         // Something came in between (or the call never started: a refused approval): a full card of its own.
         // A call whose card was printed already shows its arguments as "…".
         const s = this.started.get(id);
-        const label = s ? `${s.name}(${s.args && Object.keys(s.args as object).length > 0 ? "…" : ""})` : `${p.name}()`;
+        const label = s ? `${s.name}(${s.args && Object.keys(s.args as object).length > 0 ? "…" : ""})` : `${e.payload.name}()`;
         return this.line(depth, `${this.tone("cyan", `⚙ ${label}`)} ${tail}`);
       }
       case "action.required":
         // The question itself is asked by the caller (approvalPrompt); here only the line is ended. A refused
         // call never starts, so its result card finds its name here.
-        if (e.tool_call_id) this.started.set(e.tool_call_id, { name: String(p.tool_name), args: p.args, depth });
+        if (e.tool_call_id) this.started.set(e.tool_call_id, { name: String(e.payload.tool_name), args: e.payload.args, depth });
         return this.lineStart();
       case "action.resolved": {
-        const d = p.decision as string;
-        if (d === "approved") return this.line(depth, this.tone("green", `✓ ${p.tool_name} approved`));
-        if (d === "rejected") return this.line(depth, this.tone("yellow", `✗ ${p.tool_name} rejected${p.reason ? ` (${oneLine(p.reason, 80)})` : ""}`));
-        return this.line(depth, this.tone("yellow", `✗ ${p.tool_name}: no decision in time`));
+        const d = e.payload.decision as string;
+        if (d === "approved") return this.line(depth, this.tone("green", `✓ ${e.payload.tool_name} approved`));
+        if (d === "rejected")
+          return this.line(depth, this.tone("yellow", `✗ ${e.payload.tool_name} rejected${e.payload.reason ? ` (${oneLine(e.payload.reason, 80)})` : ""}`));
+        return this.line(depth, this.tone("yellow", `✗ ${e.payload.tool_name}: no decision in time`));
       }
       case "subagent.failed":
-        return this.line(depth, this.tone("red", `✗ sub-agent failed: ${oneLine(p.error, 100)}`));
+        return this.line(depth, this.tone("red", `✗ sub-agent failed: ${oneLine(e.payload.error, 100)}`));
       case "run.status":
-        if (p.phase === "handoff") return this.line(depth, this.tone("dim", `⇢ handed off to ${p.to}`));
-        if (p.phase === "recovering") return this.line(depth, this.tone("dim", `… resuming after a restart`));
+        if (e.payload.phase === "handoff") return this.line(depth, this.tone("dim", `⇢ handed off to ${e.payload.to}`));
+        if (e.payload.phase === "recovering") return this.line(depth, this.tone("dim", `… resuming after a restart`));
         return "";
       case "budget.exceeded":
-        return this.line(depth, this.tone("red", `! budget exceeded: ${p.reason} (${p.observed} > ${p.limit})`));
+        return this.line(depth, this.tone("red", `! budget exceeded: ${e.payload.reason} (${e.payload.observed} > ${e.payload.limit})`));
       case "runtime.warning":
-        return this.line(depth, this.tone("yellow", `! ${oneLine(p.message, 120)}`));
+        return this.line(depth, this.tone("yellow", `! ${oneLine(e.payload.message, 120)}`));
       case "runtime.error":
-        return this.line(depth, this.tone("red", `! ${oneLine(p.message, 120)}`));
+        return this.line(depth, this.tone("red", `! ${oneLine(e.payload.message, 120)}`));
       case "turn.completed": {
         let out = "";
-        if (!this.streamedText && p.output !== undefined && p.output !== null && p.output !== "") {
-          out += this.line(0, typeof p.output === "string" ? p.output : JSON.stringify(p.output, null, 2));
+        if (!this.streamedText && e.payload.output !== undefined && e.payload.output !== null && e.payload.output !== "") {
+          out += this.line(0, typeof e.payload.output === "string" ? e.payload.output : JSON.stringify(e.payload.output, null, 2));
         }
         out += this.lineStart();
-        if (p.stop_reason && p.stop_reason !== "final_answer") out += `${this.tone("yellow", `[stopped: ${p.stop_reason}]`)}\n`;
+        if (e.payload.stop_reason && e.payload.stop_reason !== "final_answer") out += `${this.tone("yellow", `[stopped: ${e.payload.stop_reason}]`)}\n`;
         return out;
       }
       case "turn.failed":
-        return this.line(0, this.tone("red", `✗ turn failed: ${p.error?.code ?? "error"}: ${oneLine(p.error?.message, 200)}`));
+        return this.line(0, this.tone("red", `✗ turn failed: ${e.payload.error?.code ?? "error"}: ${oneLine(e.payload.error?.message, 200)}`));
       case "turn.cancelled":
-        return this.line(0, this.tone("yellow", `⏹ turn cancelled${p.reason ? ` (${oneLine(p.reason, 80)})` : ""}`));
+        return this.line(0, this.tone("yellow", `⏹ turn cancelled${e.payload.reason ? ` (${oneLine(e.payload.reason, 80)})` : ""}`));
       default:
         return "";
     }

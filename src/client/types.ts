@@ -1,13 +1,17 @@
 // Types of the client: request bodies come from the server's own zod schemas (type-only imports, so
 // nothing of the server is bundled); responses mirror what the routes answer (README "API").
 import type { z } from "zod";
-import type { EventRef, EventType, RuntimeEvent } from "../protocol/events";
+import type { AgentConfig, AgentConfigInput } from "../protocol/agent-config";
+import { type EventRef, type EventType, isTerminalTurnEvent, type RuntimeEvent } from "../protocol/events";
+import type { TerminalEvent } from "../protocol/turn-outcome";
+
+export type { TerminalEvent, TurnOutcome } from "../protocol/turn-outcome";
+export { turnOutcome } from "../protocol/turn-outcome";
+
+import type { Policy, PolicySchema } from "../protocol/policy";
+import type { PermissionClass } from "../protocol/tool-classes";
+import type { SessionView, ThreadStatus, TreeNode, TurnSummary, TurnUsage } from "../protocol/views";
 import type { ActionDecisionBody, ActionResolved, InjectMessageBody, InjectResult, InterruptBody, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
-import type { AgentConfig, AgentConfigInput } from "../runtime/config";
-import type { TreeNode } from "../runtime/execution-tree";
-import type { Policy, PolicySchema } from "../runtime/policy";
-import type { SessionView, ThreadStatus, TurnSummary, TurnUsage } from "../runtime/read-model";
-import type { PermissionClass } from "../runtime/tools/types";
 
 export type {
   ActionResolved,
@@ -125,10 +129,7 @@ export interface Artifact {
   text(): string;
 }
 
-export const TERMINAL_EVENT_TYPES = ["turn.completed", "turn.failed", "turn.cancelled"] as const;
-export type TerminalEventType = (typeof TERMINAL_EVENT_TYPES)[number];
-export type TerminalEvent = RuntimeEvent & { type: TerminalEventType };
-
+/** Whether `e` ends its turn (one module decides that for the server and the client alike). */
 export function isTerminal(e: RuntimeEvent): e is TerminalEvent {
-  return (TERMINAL_EVENT_TYPES as readonly string[]).includes(e.type);
+  return isTerminalTurnEvent(e.type);
 }

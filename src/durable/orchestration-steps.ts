@@ -1,27 +1,27 @@
 // Orchestration steps as child sessions: the runner an orchestrating session uses for each agent step, and
 // how a child session's turn outcome reads as a step result.
 import type { Env } from "../env";
-import type { RuntimeEvent } from "../protocol/events";
+import type { Policy } from "../protocol/policy";
+import { type TerminalLike, turnOutcome } from "../protocol/turn-outcome";
 import type { Result } from "../runtime/errors";
 import { errorMessage } from "../runtime/errors";
 import type { TurnPorts } from "../runtime/loop";
 import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../runtime/orchestration/types";
-import type { Policy } from "../runtime/policy";
 import { callTimeout } from "../runtime/tools/http-io";
 import { registry } from "./registry-object";
 
 export type StepOutcome = { status: "success" | "failed"; output?: unknown; error?: string };
 
 /** A child session's turn outcome as an orchestration step sees it: only a final answer is a success. */
-export function stepOutcome(end: Pick<RuntimeEvent, "type" | "payload">): StepOutcome {
-  const p = end.payload as { output?: unknown; stop_reason?: string; error?: { message?: string }; reason?: string };
-  if (end.type === "turn.completed") {
-    return p.stop_reason === "final_answer"
-      ? { status: "success", output: p.output }
-      : { status: "failed", output: p.output, error: `stopped: ${p.stop_reason}` };
+export function stepOutcome(end: TerminalLike): StepOutcome {
+  const o = turnOutcome(end);
+  if (o.status === "completed") {
+    return o.stop_reason === "final_answer"
+      ? { status: "success", output: o.output }
+      : { status: "failed", output: o.output, error: `stopped: ${o.stop_reason}` };
   }
-  if (end.type === "turn.failed") return { status: "failed", error: p.error?.message ?? "the turn failed" };
-  return { status: "failed", error: `cancelled: ${p.reason ?? ""}`.trim() };
+  if (o.status === "failed") return { status: "failed", error: o.error?.message ?? "the turn failed" };
+  return { status: "failed", error: `cancelled: ${o.reason ?? ""}`.trim() };
 }
 
 /** agent_orchestrate limits: ORCHESTRATE_MAX_DEPTH / _STEPS / _PARALLEL, each clamped to a hard cap. */

@@ -1,23 +1,23 @@
 // The session's tables of turns (with the queue order) and approvals are projections of its events: each
 // event type that touches them has one small function here, run inside `commit` in the same transaction as
 // the append. Nothing else writes these tables, so they can always be rebuilt from the log alone.
-import type { RuntimeEvent } from "../protocol/events";
-import type { ActionRow, TurnRow } from "./session-store";
+import type { EventOf, EventType, RuntimeEvent } from "../protocol/events";
+import type { TurnRow } from "./session-store";
 
 /** The schedule entry of an approval's deadline (the alarm decides it as timed out). */
 export const APPROVAL_DEADLINE = "approval:";
 
-type Projection = (sql: SqlStorage, e: RuntimeEvent) => void;
+type Projections = { [T in EventType]?: (sql: SqlStorage, e: EventOf<T>) => void };
 
 const setStatus =
-  (status: TurnRow["status"]): Projection =>
-  (sql, e) => {
+  (status: TurnRow["status"]) =>
+  (sql: SqlStorage, e: RuntimeEvent): void => {
     sql.exec("UPDATE turns SET status = ? WHERE turn_id = ?", status, e.turn_id);
   };
 
-const PROJECTIONS: Partial<Record<RuntimeEvent["type"], Projection>> = {
+const PROJECTIONS: Projections = {
   "turn.submitted": (sql, e) => {
-    const p = e.payload as { input: string; idempotency_key?: string };
+    const p = e.payload;
     sql.exec(
       `INSERT INTO turns (turn_id, position, status, input, idempotency_key, created_at, trace_id, trace_parent)
        VALUES (?, (SELECT coalesce(max(position), 0) + 1 FROM turns), 'queued', ?, ?, ?, ?, ?)`,
@@ -31,7 +31,7 @@ const PROJECTIONS: Partial<Record<RuntimeEvent["type"], Projection>> = {
   },
   // The queue's order is the event's: its turns move behind every other turn, in that order.
   "queue.changed": (sql, e) => {
-    const { queued } = e.payload as { queued: string[] };
+    const { queued } = e.payload;
     for (const turnId of queued) sql.exec("UPDATE turns SET position = (SELECT max(position) + 1 FROM turns) WHERE turn_id = ?", turnId);
   },
   "turn.started": setStatus("running"),
@@ -39,7 +39,7 @@ const PROJECTIONS: Partial<Record<RuntimeEvent["type"], Projection>> = {
   "turn.failed": setStatus("failed"),
   "turn.cancelled": setStatus("cancelled"),
   "action.required": (sql, e) => {
-    const p = e.payload as { tool_name: string; expires_at: number };
+    const p = e.payload;
     sql.exec(
       `INSERT INTO actions (action_id, turn_id, tool_call_id, tool_name, status, expires_at, parent_id, depth, subagent_id)
        VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
@@ -55,7 +55,7 @@ const PROJECTIONS: Partial<Record<RuntimeEvent["type"], Projection>> = {
     sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", `${APPROVAL_DEADLINE}${e.action_id}`, p.expires_at);
   },
   "action.resolved": (sql, e) => {
-    const p = e.payload as { decision: ActionRow["status"]; by: string; reason: string | null };
+    const p = e.payload;
     sql.exec(
       "UPDATE actions SET status = ?, decided_by = ?, decided_at = ?, reason = ? WHERE action_id = ?",
       p.decision,
@@ -70,5 +70,6 @@ const PROJECTIONS: Partial<Record<RuntimeEvent["type"], Projection>> = {
 
 /** Applies one appended event to the tables it touches. */
 export function project(sql: SqlStorage, e: RuntimeEvent): void {
-  PROJECTIONS[e.type]?.(sql, e);
+  // The table is keyed by type, so each function gets the event of its own type.
+  (PROJECTIONS[e.type] as ((sql: SqlStorage, e: RuntimeEvent) => void) | undefined)?.(sql, e);
 }

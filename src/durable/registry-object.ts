@@ -1,7 +1,7 @@
 // The deployment's agent registry: one Durable Object holding validated AgentConfigs by name.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import type { AgentConfig } from "../runtime/config";
+import type { AgentConfig } from "../protocol/agent-config";
 import { migrate, REGISTRY_MIGRATIONS } from "./migrate";
 
 /** The deployment's single registry object. */

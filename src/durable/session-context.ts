@@ -1,10 +1,10 @@
 // What the parts of a session object (queue, approvals, turn runner) share: its storage, its one way to
 // record a transition (`commit`), and the session's settings. The object implements it.
 import type { Env } from "../env";
+import type { AgentConfig } from "../protocol/agent-config";
 import type { EventDraft } from "../protocol/events";
-import type { AgentConfig } from "../runtime/config";
-import type { Policy } from "../runtime/policy";
-import type { SessionView } from "../runtime/read-model";
+import type { Policy } from "../protocol/policy";
+import type { SessionView } from "../protocol/views";
 import type { SessionRow, SessionStore } from "./session-store";
 
 export interface SessionContext {

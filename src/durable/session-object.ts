@@ -4,15 +4,16 @@
 // in-memory read model and broadcast. The queue, approvals and turn execution are modules of their own.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import type { AgentConfig } from "../protocol/agent-config";
 import { parseCursor } from "../protocol/cursor";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
+import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
+import type { SessionView } from "../protocol/views";
 import type { ActionResolved, InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
-import type { AgentConfig } from "../runtime/config";
 import { ApiError, type Result, toResult } from "../runtime/errors";
 import { buildTree } from "../runtime/execution-tree";
 import { randomId } from "../runtime/ids";
-import { DEFAULT_POLICY, type Policy } from "../runtime/policy";
-import { emptyView, foldAll, foldEvent, type SessionView } from "../runtime/read-model";
+import { emptyView, foldAll, foldEvent } from "../runtime/read-model";
 import { Approvals } from "./approvals";
 import { ChannelStore } from "./channel-store";
 import { type FrameTarget, handleFrame, reply } from "./command-frames";

@@ -2,8 +2,9 @@
 // The turns and actions tables are written only by the projections (projections.ts), from the events.
 import type { ModelMessage } from "ai";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
+import type { TerminalEvent } from "../protocol/turn-outcome";
+import type { SessionView } from "../protocol/views";
 import type { ApprovalDecision } from "../protocol/wire";
-import type { SessionView } from "../runtime/read-model";
 import { traceFields } from "../runtime/trace";
 import type { InjectedMessage } from "../runtime/turn-context";
 import type { RecordedDecision, TurnState } from "../runtime/turn-state";
@@ -78,7 +79,8 @@ export class SessionStore {
       seq += 1;
       if (trace && d.turn_id) this.traces.set(d.turn_id, trace);
       const turnTrace = d.turn_id ? this.traceOf(d.turn_id) : null;
-      const event: RuntimeEvent = {
+      // The draft's payload was checked against its type where it was built; the envelope is added here.
+      const event = {
         type: d.type,
         event_id: newId("evt"),
         timestamp: now,
@@ -96,7 +98,7 @@ export class SessionStore {
         ...(turnTrace && d.turn_id ? traceFields(turnTrace, d.turn_id, d) : {}),
         payload: d.payload,
         ...(d.refs ? { refs: d.refs } : {}),
-      };
+      } as RuntimeEvent;
       const body = JSON.stringify(event);
       this.sql.exec(
         "INSERT INTO events (sequence, event_id, type, turn_id, body) VALUES (?, ?, ?, ?, ?)",
@@ -145,11 +147,11 @@ export class SessionStore {
   }
 
   /** The event that ended a turn, if it has ended. */
-  terminalEvent(turnId: string): RuntimeEvent | null {
+  terminalEvent(turnId: string): TerminalEvent | null {
     const row = this.sql
       .exec<{ body: string }>("SELECT body FROM events WHERE turn_id = ? AND type IN ('turn.completed', 'turn.failed', 'turn.cancelled') LIMIT 1", turnId)
       .toArray()[0];
-    return row ? (JSON.parse(row.body) as RuntimeEvent) : null;
+    return row ? (JSON.parse(row.body) as TerminalEvent) : null;
   }
 
   session(): SessionRow | null {

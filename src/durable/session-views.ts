@@ -1,6 +1,6 @@
 // What the session's read routes answer: the snapshot, the thread read model and pages of the log, all
 // read from the folded read model or the stored event bodies.
-import { BUDGET_CAPS } from "../runtime/config";
+import { BUDGET_CAPS } from "../protocol/agent-config";
 import { ApiError } from "../runtime/errors";
 import type { ChannelRow } from "./channel-store";
 import type { SessionContext } from "./session-context";

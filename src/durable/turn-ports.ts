@@ -2,8 +2,8 @@
 // Every write checks that its executor still owns the turn: a loop whose turn was taken away (interrupted)
 // writes nothing more.
 import type { ModelMessage } from "ai";
-import type { EventDraft } from "../protocol/events";
-import type { AgentConfig } from "../runtime/config";
+import type { AgentConfig } from "../protocol/agent-config";
+import type { EventDraft, TerminalDraft } from "../protocol/events";
 import { randomId } from "../runtime/ids";
 import type { TurnPorts, TurnSetup } from "../runtime/loop";
 import type { TurnState } from "../runtime/turn-state";
@@ -32,7 +32,7 @@ export interface RunnerHooks {
   /** Whether `exec` still owns its turn. */
   owns(exec: Executor): boolean;
   /** Records the turn's end (the loop's last write). */
-  finish(exec: Executor, event: EventDraft, state: TurnState): void;
+  finish(exec: Executor, event: TerminalDraft, state: TurnState): void;
   /** The turn waits for decisions: checkpointed, the executor let go. */
   suspended(exec: Executor, state: TurnState): void;
   /** The session switches to `agent` for the rest of the turn and later turns; returns the setup to go on with. */

@@ -1,9 +1,10 @@
 // The session's turn queue: submitting (idempotent by key, capped), removing, promoting, and live messages
 // for the running turn. Inputs are recorded first, as events or inbox rows, in the transaction that
 // acknowledges them; the turn runner takes it from there.
+
+import { BUDGET_CAPS } from "../protocol/agent-config";
 import type { EventDraft, TurnTrace } from "../protocol/events";
 import type { InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
-import { BUDGET_CAPS } from "../runtime/config";
 import { inputFits } from "../runtime/context-budget";
 import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";

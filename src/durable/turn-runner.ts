@@ -1,8 +1,10 @@
 // Turn execution in this object: starting the next queued turn, running the loop (its executor), resuming a
 // turn after a restart or a decision, interrupting it, and recording its end. The loop alone changes a
 // turn's state; what arrives from outside (decisions, live messages) is recorded first and read by it.
-import type { EventDraft } from "../protocol/events";
-import type { AgentConfig } from "../runtime/config";
+
+import type { AgentConfig } from "../protocol/agent-config";
+import type { EventDraft, TerminalDraft } from "../protocol/events";
+import { turnOutcome } from "../protocol/turn-outcome";
 import { errorMessage } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { logLine } from "../runtime/log";
@@ -176,7 +178,7 @@ export class TurnRunner {
    * Records a turn's end: what it left open closed, the terminal event, its messages moved to the history, its
    * checkpoint removed, in one transaction. Live messages that arrived too late to enter it become queued turns.
    */
-  private end(event: EventDraft, state: TurnState): void {
+  private end(event: TerminalDraft, state: TurnState): void {
     const { store } = this.s;
     const turnId = state.turn_id;
     const status = event.type === "turn.completed" ? "completed" : event.type === "turn.failed" ? "failed" : "cancelled";
@@ -209,14 +211,14 @@ export class TurnRunner {
       { snapshot: true },
     );
     this.setups.remember(messages);
-    const payload = event.payload as { stop_reason?: string; error?: { code?: string } };
+    const outcome = turnOutcome(event);
     logLine(this.s.bindings(), {
       log: "turn",
       session_id: this.s.row().session_id,
       turn_id: turnId,
       agent: this.s.agent().name,
       status,
-      stop_reason: payload.stop_reason ?? payload.error?.code ?? null,
+      stop_reason: outcome.stop_reason ?? outcome.error?.code ?? null,
       duration_ms: Date.now() - state.started_at,
       input_tokens: state.usage.input_tokens,
       output_tokens: state.usage.output_tokens,
@@ -225,7 +227,7 @@ export class TurnRunner {
     const waiting = this.waiters.get(turnId);
     if (waiting) {
       this.waiters.delete(turnId);
-      const outcome = stepOutcome({ type: event.type, payload: event.payload });
+      const outcome = stepOutcome(event);
       for (const resolve of waiting) resolve(outcome);
     }
     this.startNext();

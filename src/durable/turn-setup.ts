@@ -1,8 +1,8 @@
 // What a turn runs with: the agent's model and tools (its MCP servers' tools discovered first), the thread
 // history, and the session's orchestration limits.
 import type { ModelMessage } from "ai";
+import type { AgentConfig } from "../protocol/agent-config";
 import type { EventDraft } from "../protocol/events";
-import type { AgentConfig } from "../runtime/config";
 import type { TurnSetup } from "../runtime/loop";
 import { resolveModel } from "../runtime/models";
 import { discoverMcpTools, McpConnections, type McpDiscovery } from "../runtime/tools/mcp-client";

@@ -1,44 +1,22 @@
-// The event envelope (SPEC §5) and the event types the runtime emits.
-// Producers build an EventDraft; the event store stamps ids, sequence and timestamp.
+// The event envelope (SPEC §5) and the typed event catalog: `RuntimeEvent` is a union discriminated on
+// `type`, each with its payload schema (event-payloads.ts). Producers build an EventDraft; the event store
+// stamps ids, sequence, timestamp and trace fields.
+import { z } from "zod";
+import { EVENT_PAYLOADS } from "./event-payloads";
 
-export const EVENT_TYPES = [
-  "session.created",
-  "turn.submitted",
-  "turn.started",
-  "turn.completed",
-  "turn.failed",
-  "turn.cancelled",
-  "queue.changed",
-  "run.status",
-  "model.requested",
-  "model.delta",
-  "model.completed",
-  "reasoning.summary",
-  "tool.catalog.resolved",
-  "tool.started",
-  "tool.progress",
-  "mcp.progress",
-  "tool.result",
-  "action.required",
-  "action.resolved",
-  "subagent.spawned",
-  "subagent.completed",
-  "subagent.failed",
-  "budget.exceeded",
-  "context.compaction.started",
-  "context.compaction.completed",
-  "output.spilled",
-  "message.injected",
-  "cost.recorded",
-  "runtime.warning",
-  "runtime.error",
-] as const;
+export { EVENT_PAYLOADS };
 
-export type EventType = (typeof EVENT_TYPES)[number];
+export type EventType = keyof typeof EVENT_PAYLOADS;
+export const EVENT_TYPES = Object.keys(EVENT_PAYLOADS) as EventType[];
+
+export type PayloadOf<T extends EventType> = z.infer<(typeof EVENT_PAYLOADS)[T]>;
 
 /** The events that end a turn; each turn has exactly one. */
-export function isTerminalTurnEvent(type: string): boolean {
-  return type === "turn.completed" || type === "turn.failed" || type === "turn.cancelled";
+export const TERMINAL_TURN_EVENTS = ["turn.completed", "turn.failed", "turn.cancelled"] as const;
+export type TerminalType = (typeof TERMINAL_TURN_EVENTS)[number];
+
+export function isTerminalTurnEvent(type: string): type is TerminalType {
+  return (TERMINAL_TURN_EVENTS as readonly string[]).includes(type);
 }
 
 /** The trace a turn belongs to: its trace id and the caller's span it runs under (null: it started the trace). */
@@ -47,39 +25,53 @@ export interface TurnTrace {
   parent_span_id: string | null;
 }
 
-export interface EventRef {
-  kind: string;
-  id: string;
-  bytes?: number;
-  uri?: string;
-}
+export const EventRefSchema = z.object({ kind: z.string(), id: z.string(), bytes: z.number().optional(), uri: z.string().optional() });
+export type EventRef = z.infer<typeof EventRefSchema>;
 
-export interface RuntimeEvent {
-  type: EventType;
-  event_id: string;
-  timestamp: number;
-  sequence: number;
-  schema_version: 1;
-  session_id: string;
-  thread_id: string;
-  turn_id?: string;
-  step_id?: string;
-  tool_call_id?: string;
-  action_id?: string;
-  subagent_id?: string;
-  parent_id?: string | null;
-  depth?: number;
-  /** W3C trace context: the turn's trace, and the span of the model call, tool call or sub-agent (else the turn). */
-  trace_id?: string;
-  span_id?: string;
-  parent_span_id?: string | null;
-  payload: Record<string, unknown>;
-  refs?: EventRef[];
-}
+/** The envelope every event shares (without `type` and `payload`). */
+export const EnvelopeSchema = z.object({
+  event_id: z.string(),
+  timestamp: z.number().describe("milliseconds since the epoch"),
+  sequence: z.int().min(1).describe("gapless per session, from 1"),
+  schema_version: z.literal(1),
+  session_id: z.string(),
+  thread_id: z.string(),
+  turn_id: z.string().optional(),
+  step_id: z.string().optional(),
+  tool_call_id: z.string().optional(),
+  action_id: z.string().optional(),
+  subagent_id: z.string().optional(),
+  parent_id: z.string().nullable().optional().describe("the tool call that spawned the sub-agent this event belongs to"),
+  depth: z.int().min(0).optional(),
+  trace_id: z.string().optional().describe("W3C trace id of the turn"),
+  span_id: z.string().optional().describe("the span: the turn, or its model call, tool call or sub-agent"),
+  parent_span_id: z.string().nullable().optional(),
+  refs: z.array(EventRefSchema).optional(),
+});
+type Envelope = z.infer<typeof EnvelopeSchema>;
 
-/** What a producer supplies; the store adds event_id, timestamp, sequence and the session ids. */
-export type EventDraft = Pick<RuntimeEvent, "type" | "payload"> &
-  Partial<Pick<RuntimeEvent, "turn_id" | "step_id" | "tool_call_id" | "action_id" | "subagent_id" | "parent_id" | "depth" | "refs">> & {
-    /** Only on turn.submitted: the trace the new turn joins (the store stamps every later event of the turn). */
-    trace?: TurnTrace;
-  };
+/** One event of the log: the envelope, its type, and that type's payload. */
+export type RuntimeEvent = { [T in EventType]: Envelope & { type: T; payload: PayloadOf<T> } }[EventType];
+export type EventOf<T extends EventType> = Extract<RuntimeEvent, { type: T }>;
+
+type DraftFields = Partial<Pick<Envelope, "turn_id" | "step_id" | "tool_call_id" | "action_id" | "subagent_id" | "parent_id" | "depth" | "refs">> & {
+  /** Only on turn.submitted: the trace the new turn joins (the store stamps every later event of the turn). */
+  trace?: TurnTrace;
+};
+
+/** What a producer supplies; the store adds event_id, timestamp, sequence, the session ids and the trace fields. */
+export type EventDraft = { [T in EventType]: DraftFields & { type: T; payload: PayloadOf<T> } }[EventType];
+
+/** The draft of a turn's terminal event. */
+export type TerminalDraft = Extract<EventDraft, { type: TerminalType }>;
+
+/** The catalog as one zod schema (a union discriminated on type), for JSON Schema and OpenAPI. */
+export const RuntimeEventSchema = z
+  .discriminatedUnion(
+    "type",
+    EVENT_TYPES.map((type) => EnvelopeSchema.extend({ type: z.literal(type), payload: EVENT_PAYLOADS[type] }).meta({ id: `Event_${type}` })) as unknown as [
+      z.ZodObject,
+      ...z.ZodObject[],
+    ],
+  )
+  .meta({ id: "RuntimeEvent" });

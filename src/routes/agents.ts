@@ -3,7 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { providerEnv } from "../durable/providers";
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
-import { type AgentConfig, AgentConfigSchema } from "../runtime/config";
+import { type AgentConfig, AgentConfigSchema } from "../protocol/agent-config";
 import { deploymentIssues } from "../runtime/deployment-checks";
 import { ApiError, zodIssues } from "../runtime/errors";
 import { parseAllowlist } from "../runtime/url-allowlist";

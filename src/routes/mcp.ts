@@ -11,12 +11,13 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
-import { isTerminalTurnEvent, type RuntimeEvent } from "../protocol/events";
+import type { AgentConfig } from "../protocol/agent-config";
+import type { RuntimeEvent } from "../protocol/events";
+import { DEFAULT_POLICY } from "../protocol/policy";
+import { followTurn, type TerminalEvent, turnOutcome } from "../protocol/turn-outcome";
 import { TurnInput } from "../protocol/wire";
-import type { AgentConfig } from "../runtime/config";
 import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
-import { DEFAULT_POLICY } from "../runtime/policy";
 import type { AppEnv } from "./http";
 import { sessionStub } from "./http";
 
@@ -122,7 +123,6 @@ async function runAgentTurn(
   };
   signal.addEventListener("abort", onAbort, { once: true });
   let count = 0;
-  let buffer = "";
   try {
     const turn_id = await submitted;
     // The session's log from before the submission, replayed then live: nothing of the turn is missed.
@@ -130,23 +130,12 @@ async function runAgentTurn(
     if (!res.ok || !res.body) throw new Error(`Following session ${sid} failed (HTTP ${res.status})`);
     reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     signal.throwIfAborted();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) throw new Error(`The event stream of session ${sid} ended before turn ${turn_id} did`);
-      buffer += value;
-      let cut: number;
-      while ((cut = buffer.indexOf("\n\n")) >= 0) {
-        const frame = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const data = frame.split("\n").find((l) => l.startsWith("data: "));
-        if (!data) continue;
-        const event = JSON.parse(data.slice(6)) as RuntimeEvent;
-        if (event.turn_id !== turn_id) continue;
-        if (isTerminalTurnEvent(event.type)) return turnResult(sid, turn_id, event);
-        const message = describe(event);
-        if (progress && message) await progress({ progress: ++count, message }).catch(() => {});
-      }
-    }
+    const end = await followTurn(sseEvents(reader), turn_id, async (event) => {
+      const message = describe(event);
+      if (progress && message) await progress({ progress: ++count, message }).catch(() => {});
+    });
+    if (!end) throw new Error(`The event stream of session ${sid} ended before turn ${turn_id} did`);
+    return turnResult(sid, turn_id, end);
   } catch (err) {
     if (!signal.aborted) cancelTurn(`the MCP call could not follow the turn: ${err instanceof Error ? err.message : String(err)}`);
     throw err;
@@ -156,46 +145,63 @@ async function runAgentTurn(
   }
 }
 
-function turnResult(session_id: string, turn_id: string, end: RuntimeEvent): CallToolResult {
-  const p = end.payload as { output?: unknown; stop_reason?: string; error?: { code?: string; message?: string }; reason?: string };
-  const status = end.type === "turn.completed" ? "completed" : end.type === "turn.failed" ? "failed" : "cancelled";
-  const output = p.output ?? null;
-  const structuredContent = { session_id, turn_id, status, stop_reason: p.stop_reason ?? null, output };
+/** The events of an SSE stream of the log. */
+async function* sseEvents(reader: ReadableStreamDefaultReader<string>): AsyncGenerator<RuntimeEvent> {
+  let buffer = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let cut: number;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const data = buffer
+        .slice(0, cut)
+        .split("\n")
+        .find((l) => l.startsWith("data: "));
+      buffer = buffer.slice(cut + 2);
+      if (data) yield JSON.parse(data.slice(6)) as RuntimeEvent;
+    }
+  }
+}
+
+function turnResult(session_id: string, turn_id: string, end: TerminalEvent): CallToolResult {
+  const { status, output, stop_reason, error, reason } = turnOutcome(end);
+  const structuredContent = { session_id, turn_id, status, stop_reason, output };
   if (status === "completed") {
     return { content: [{ type: "text", text: typeof output === "string" ? output : JSON.stringify(output) }], structuredContent };
   }
-  const why = status === "failed" ? `The turn failed (${p.error?.code ?? "error"}): ${p.error?.message ?? ""}` : `The turn was cancelled: ${p.reason ?? ""}`;
+  const why = status === "failed" ? `The turn failed (${error?.code ?? "error"}): ${error?.message ?? ""}` : `The turn was cancelled: ${reason ?? ""}`;
   return { content: [{ type: "text", text: why.trim() }], structuredContent, isError: true };
 }
 
 /** One line per event of interest (streamed text is left out: the result carries it). */
 function describe(e: RuntimeEvent): string | null {
-  // biome-ignore lint/suspicious/noExplicitAny: payloads get their types from the event catalog (issue 14)
-  const p = e.payload as Record<string, any>;
   const where = e.depth ? ` (sub-agent, depth ${e.depth})` : "";
   switch (e.type) {
     case "turn.started":
-      return `turn started: agent ${p.agent}`;
+      return `turn started: agent ${e.payload.agent}`;
     case "model.requested":
-      return `model call (${p.phase ?? "executor"})${where}`;
+      return `model call (${e.payload.phase})${where}`;
     case "tool.started":
-      return `tool ${p.name} started${where}`;
+      return `tool ${e.payload.name} started${where}`;
     case "tool.result":
-      return `tool ${p.name} ${p.is_error ? "failed" : "finished"}${where}`;
-    case "mcp.progress":
+      return `tool ${e.payload.name} ${e.payload.is_error ? "failed" : "finished"}${where}`;
+    case "mcp.progress": {
+      const p = e.payload;
       return `${p.server}/${p.tool}: ${p.progress}${p.total != null ? `/${p.total}` : ""}${p.message ? ` ${p.message}` : ""}`;
+    }
     case "action.required":
-      return `waiting for approval of ${p.tool_name} (action ${e.action_id})`;
+      return `waiting for approval of ${e.payload.tool_name} (action ${e.action_id})`;
     case "action.resolved":
-      return `action ${e.action_id} ${p.decision}`;
+      return `action ${e.action_id} ${e.payload.decision}`;
     case "subagent.spawned":
-      return `sub-agent started: ${p.title}`;
+      return `sub-agent started: ${e.payload.title}`;
     case "subagent.completed":
       return "sub-agent finished";
     case "subagent.failed":
       return "sub-agent failed";
     case "runtime.warning":
-      return `warning: ${p.message}`;
+      return `warning: ${e.payload.message}`;
     default:
       return null;
   }

@@ -1,11 +1,11 @@
 // Session routes (SPEC §4): creation, read models, turns, interrupt, queue control, tool inventory.
 import { createRoute, z } from "@hono/zod-openapi";
 import { registry } from "../durable/registry-object";
+import type { AgentConfig } from "../protocol/agent-config";
+import { DEFAULT_POLICY, PolicySchema } from "../protocol/policy";
 import { ActionDecisionBody, InjectMessageBody, InterruptBody, SubmitTurnBody } from "../protocol/wire";
-import type { AgentConfig } from "../runtime/config";
 import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
-import { DEFAULT_POLICY, PolicySchema } from "../runtime/policy";
 import { randomTraceId, traceFrom } from "../runtime/trace";
 import { validateAgentConfig } from "./agents";
 import { errorResponses, router, sessionStub } from "./http";

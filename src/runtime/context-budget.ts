@@ -1,8 +1,8 @@
 // Budget awareness (SPEC §7 budget_awareness): how much of the model's context window a prompt uses, the
 // per-message advisory, and the limit:N threshold.
 import type { ModelMessage } from "ai";
-import type { AgentConfig } from "./config";
-import { parseModelSpec } from "./models";
+import type { AgentConfig } from "../protocol/agent-config";
+import { parseModelSpec } from "../protocol/model-spec";
 
 /** Known context windows by model id prefix (tokens); the first match wins. */
 const CONTEXT_WINDOWS: [prefix: string, tokens: number][] = [

@@ -1,8 +1,9 @@
 // Agent config checks that need the deployment rather than the JSON alone: configured providers, known
 // tools, handoff targets and the URL allowlist.
-import type { AgentConfig } from "./config";
+import type { AgentConfig } from "../protocol/agent-config";
+import { type Provider, parseModelSpec } from "../protocol/model-spec";
 import type { FieldIssue } from "./errors";
-import { type Provider, type ProviderEnv, parseModelSpec, providerConfigured } from "./models";
+import { type ProviderEnv, providerConfigured } from "./models";
 import { BUILTIN_TOOLS } from "./tools/builtins";
 import { HANDOFF_PREFIX } from "./tools/handoff";
 import { injectedArgClashes } from "./tools/injected-args";

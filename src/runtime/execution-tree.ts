@@ -1,31 +1,19 @@
 // The execution tree of a turn (SPEC §8): its tool calls, with each sub-agent call containing the calls made
 // inside it. A fold over the same events the channels carry, so the live log and a reload give one tree.
-import type { RuntimeEvent } from "../protocol/events";
+import type { EventOf, RuntimeEvent } from "../protocol/events";
+import type { TreeNode } from "../protocol/views";
 import { preview } from "./read-model";
-
-export interface TreeNode {
-  id: string;
-  parent_id: string | null;
-  name: string;
-  title?: string;
-  args_preview: string | null;
-  result_preview: string | null;
-  is_error: boolean;
-  /** Null while the call runs. */
-  duration_ms: number | null;
-  children: TreeNode[];
-}
 
 export function buildTree(events: readonly RuntimeEvent[]): { version: 1; nodes: TreeNode[] } {
   const nodes = new Map<string, TreeNode>();
-  const node = (e: RuntimeEvent): TreeNode => {
+  const node = (e: EventOf<"tool.started" | "tool.result">): TreeNode => {
     const id = e.tool_call_id!;
     let n = nodes.get(id);
     if (!n) {
       n = {
         id,
         parent_id: e.parent_id ?? null,
-        name: String(e.payload.name ?? ""),
+        name: e.payload.name,
         args_preview: null,
         result_preview: null,
         is_error: false,
@@ -45,12 +33,11 @@ export function buildTree(events: readonly RuntimeEvent[]): { version: 1; nodes:
     } else if (e.type === "tool.result") {
       const n = node(e);
       n.result_preview = preview(e.payload.output);
-      n.is_error = e.payload.is_error === true;
-      const metadata = e.payload.metadata as { execution_time_ms?: number } | undefined;
-      n.duration_ms = metadata?.execution_time_ms ?? null;
+      n.is_error = e.payload.is_error;
+      n.duration_ms = e.payload.metadata.execution_time_ms;
     } else if (e.type === "subagent.spawned" && e.parent_id) {
       const parent = nodes.get(e.parent_id);
-      if (parent && !parent.title && typeof e.payload.title === "string") parent.title = e.payload.title;
+      if (parent && !parent.title) parent.title = e.payload.title;
     }
   }
   const roots: TreeNode[] = [];

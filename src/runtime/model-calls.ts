@@ -2,7 +2,7 @@
 // compaction passes (collected, not streamed). Each is model.requested → model.completed, with its cost.
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
-import { type AgentConfig, toolPayloadLimit } from "./config";
+import { type AgentConfig, toolPayloadLimit } from "../protocol/agent-config";
 import {
   advisory,
   BUDGET_LIMIT_MESSAGE,

@@ -3,10 +3,8 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
+import { type Provider, parseModelSpec } from "../protocol/model-spec";
 import { DemoModel } from "./demo-model";
-
-export const PROVIDERS = ["openai", "anthropic", "openai-compatible", "workers-ai", "demo"] as const;
-export type Provider = (typeof PROVIDERS)[number];
 
 /** The provider settings a deployment may carry (bindings and secrets). */
 export interface ProviderEnv {
@@ -17,14 +15,6 @@ export interface ProviderEnv {
   OPENAI_COMPATIBLE_API_KEY?: string;
   /** Workers AI models, built by the Cloudflare layer from the `AI` binding when it exists. */
   workersAI?: (modelId: string) => LanguageModelV3;
-}
-
-export function parseModelSpec(spec: string): { provider: Provider; model: string } | null {
-  const i = spec.indexOf(":");
-  if (i <= 0 || i === spec.length - 1) return null;
-  const provider = spec.slice(0, i);
-  if (!(PROVIDERS as readonly string[]).includes(provider)) return null;
-  return { provider: provider as Provider, model: spec.slice(i + 1) };
 }
 
 export function providerConfigured(provider: Provider, env: ProviderEnv): boolean {

@@ -1,5 +1,5 @@
 // Known model prices, for cost.recorded (USD per million tokens; input, output). Unknown models cost null.
-import { parseModelSpec } from "./models";
+import { parseModelSpec } from "../protocol/model-spec";
 import type { Usage } from "./turn-state";
 
 const PRICES: [prefix: string, input: number, output: number][] = [

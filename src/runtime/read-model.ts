@@ -1,9 +1,8 @@
 // The session's read models are folds over its event log (ARCHITECTURE §1): the same `foldEvent`
 // serves live updates and a rebuild from the log.
 import type { RuntimeEvent } from "../protocol/events";
-
-export type ThreadStatus = "idle" | "running" | "waiting_permission" | "recovering";
-export type TurnStatus = "queued" | "accepted" | "running" | "completed" | "failed" | "cancelled";
+import { turnOutcome } from "../protocol/turn-outcome";
+import type { SessionView, TurnStatus, TurnSummary } from "../protocol/views";
 
 /** The snapshot keeps this many recent turns (it is one SQLite row, so it must stay small). */
 export const MAX_TURNS_IN_VIEW = 100;
@@ -14,45 +13,6 @@ export function preview(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   const text = typeof value === "string" ? value : JSON.stringify(value);
   return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS - 1)}…` : text;
-}
-
-export interface TurnSummary {
-  turn_id: string;
-  status: TurnStatus;
-  input_preview: string;
-  submitted_at: number;
-  started_at: number | null;
-  ended_at: number | null;
-  output_preview: string | null;
-  stop_reason: string | null;
-  error: { code: string; message: string } | null;
-}
-
-export interface TurnUsage {
-  llm_calls: number;
-  tool_calls: number;
-  subtasks: number;
-  input_tokens: number;
-  output_tokens: number;
-}
-
-export interface SessionView {
-  session_id: string;
-  thread_id: string;
-  agent: string;
-  created_at: number;
-  metadata: Record<string, unknown>;
-  status: ThreadStatus;
-  active_turn_id: string | null;
-  queued_turns: string[];
-  pending_actions: { action_id: string; kind: string; tool_call_id?: string; tool_name?: string; args?: unknown; expires_at?: number }[];
-  last_outcome: { turn_id: string; type: string; stop_reason?: string; error?: unknown; reason?: string } | null;
-  /** Usage of the active turn, or of the last one when idle. */
-  usage: TurnUsage;
-  /** The most recent MAX_TURNS_IN_VIEW turns. */
-  turns: TurnSummary[];
-  turn_count: number;
-  last_sequence: number;
 }
 
 export function emptyView(): SessionView {
@@ -80,8 +40,6 @@ function updateTurn(view: SessionView, turnId: string | undefined, patch: Partia
 
 /** Pure: returns the view after `event`. */
 export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
-  // biome-ignore lint/suspicious/noExplicitAny: payloads get their types from the event catalog (issue 14)
-  const p = e.payload as Record<string, any>;
   const v: SessionView = { ...view, last_sequence: e.sequence };
   switch (e.type) {
     case "session.created":
@@ -89,9 +47,9 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
         ...v,
         session_id: e.session_id,
         thread_id: e.thread_id,
-        agent: String(p.agent ?? ""),
+        agent: e.payload.agent,
         created_at: e.timestamp,
-        metadata: (p.metadata as Record<string, unknown>) ?? {},
+        metadata: e.payload.metadata,
       };
     case "turn.submitted":
       return {
@@ -101,8 +59,8 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
           ...v.turns,
           {
             turn_id: e.turn_id!,
-            status: (p.queued ? "queued" : "accepted") as TurnStatus,
-            input_preview: preview(p.input) ?? "",
+            status: (e.payload.queued ? "queued" : "accepted") as TurnStatus,
+            input_preview: preview(e.payload.input) ?? "",
             submitted_at: e.timestamp,
             started_at: null,
             ended_at: null,
@@ -113,7 +71,7 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
         ].slice(-MAX_TURNS_IN_VIEW),
       };
     case "queue.changed":
-      return { ...v, queued_turns: [...((p.queued as string[]) ?? [])] };
+      return { ...v, queued_turns: [...e.payload.queued] };
     case "turn.started":
       return {
         ...v,
@@ -124,8 +82,8 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
       };
     case "run.status":
       if (e.turn_id !== v.active_turn_id) return v;
-      if (p.phase === "handoff") return { ...v, agent: String(p.to) };
-      return { ...v, status: p.phase === "recovering" ? "recovering" : "running" };
+      if (e.payload.phase === "handoff") return { ...v, agent: String(e.payload.to) };
+      return { ...v, status: e.payload.phase === "recovering" ? "recovering" : "running" };
     case "tool.started":
     case "tool.result":
       // Tools running again after a restart means the turn is back to running.
@@ -144,8 +102,8 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
         status: v.status === "recovering" ? "running" : v.status,
         usage: {
           ...v.usage,
-          input_tokens: v.usage.input_tokens + Number(p.usage?.input_tokens ?? 0),
-          output_tokens: v.usage.output_tokens + Number(p.usage?.output_tokens ?? 0),
+          input_tokens: v.usage.input_tokens + e.payload.usage.input_tokens,
+          output_tokens: v.usage.output_tokens + e.payload.usage.output_tokens,
         },
       };
     case "action.required":
@@ -154,7 +112,14 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
         status: "waiting_permission",
         pending_actions: [
           ...v.pending_actions,
-          { action_id: e.action_id!, kind: String(p.kind), tool_call_id: e.tool_call_id, tool_name: p.tool_name, args: p.args, expires_at: p.expires_at },
+          {
+            action_id: e.action_id!,
+            kind: e.payload.kind,
+            tool_call_id: e.tool_call_id,
+            tool_name: e.payload.tool_name,
+            args: e.payload.args,
+            expires_at: e.payload.expires_at,
+          },
         ],
       };
     case "action.resolved": {
@@ -164,7 +129,7 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
     case "turn.completed":
     case "turn.failed":
     case "turn.cancelled": {
-      const status = e.type === "turn.completed" ? "completed" : e.type === "turn.failed" ? "failed" : "cancelled";
+      const outcome = turnOutcome(e);
       const isActive = e.turn_id === v.active_turn_id;
       return {
         ...v,
@@ -175,16 +140,16 @@ export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
         last_outcome: {
           turn_id: e.turn_id!,
           type: e.type,
-          ...(p.stop_reason ? { stop_reason: p.stop_reason } : {}),
-          ...(p.error ? { error: p.error } : {}),
-          ...(p.reason ? { reason: p.reason } : {}),
+          ...(outcome.stop_reason ? { stop_reason: outcome.stop_reason } : {}),
+          ...(outcome.error ? { error: outcome.error } : {}),
+          ...(outcome.reason ? { reason: outcome.reason } : {}),
         },
         turns: updateTurn(v, e.turn_id, {
-          status,
+          status: outcome.status,
           ended_at: e.timestamp,
-          output_preview: preview(p.output),
-          stop_reason: p.stop_reason ?? null,
-          error: p.error ?? null,
+          output_preview: preview(outcome.output),
+          stop_reason: outcome.stop_reason,
+          error: outcome.error,
         }),
       };
     }

@@ -2,8 +2,8 @@
 // (the root agent, or a sub-agent inside it) a piece of work belongs to.
 import type { JSONSchema7, LanguageModelV3 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
-import type { EventDraft } from "../protocol/events";
-import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "./config";
+import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "../protocol/agent-config";
+import type { EventDraft, TerminalDraft } from "../protocol/events";
 import type { ModelTool } from "./model-stream";
 import type { OrchestrationLimits } from "./orchestration/types";
 import { withInjectedArgs } from "./tools/injected-args";
@@ -46,7 +46,7 @@ export interface TurnPorts extends TurnSignals {
   /** Appends events durably; with a state, checkpoints it in the same transaction. Throws if the turn was taken away (interrupted). */
   emit(events: EventDraft[], state?: TurnState): void;
   /** Appends the terminal event, moves the turn's messages to the history and clears the checkpoint, atomically. */
-  finish(event: EventDraft, state: TurnState): void;
+  finish(event: TerminalDraft, state: TurnState): void;
   /** Makes `agent` the session's active agent, durably, and returns the setup to continue with; throws if it cannot. */
   handoff(agent: string, reason: string | undefined): Promise<TurnSetup>;
   /** Replaces the thread history (after compaction) together with `event`, durably. */

@@ -1,7 +1,7 @@
 // The durable working state of one turn. It is checkpointed after every transition (model response,
 // tool start, tool result), so the loop can continue from it after a restart.
 import type { ModelMessage } from "ai";
-import type { EventDraft } from "../protocol/events";
+import type { EventDraft, PayloadOf } from "../protocol/events";
 import type { ApprovalDecision } from "../protocol/wire";
 import type { OrchestrationRecord } from "./orchestration/types";
 
@@ -142,7 +142,7 @@ export function resultMetadata(
   completed_at: number,
   injected_args: Record<string, unknown>,
   offloaded_artifact_id: string | null = null,
-): Record<string, unknown> {
+): PayloadOf<"tool.result">["metadata"] {
   const approval = call.approval && call.approval.status !== "pending" ? call.approval : null;
   const refused = approval && approval.status !== "approved" ? approval.status : null;
   return {

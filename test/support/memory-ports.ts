@@ -5,6 +5,10 @@
 
 import type { ModelMessage } from "ai";
 import type { EventDraft, EventType } from "../../src/protocol/events";
+
+/** A recorded event; tests read payloads of many types, so the payload is left untyped here. */
+export type Recorded = Omit<EventDraft, "payload"> & { payload: any };
+
 import type { TurnPorts, TurnSetup } from "../../src/runtime/loop";
 import type { InjectedMessage } from "../../src/runtime/turn-context";
 import type { RecordedDecision, TurnState } from "../../src/runtime/turn-state";
@@ -17,7 +21,7 @@ export interface Checkpoint {
 
 export interface RefusedWrite {
   reason: "finished" | "interrupted";
-  events: EventDraft[];
+  events: Recorded[];
 }
 
 /** What a durable store would keep: a deep copy, and proof that the value is plain JSON. */
@@ -27,15 +31,15 @@ export function snapshot<T>(value: T): T {
 
 export class MemoryPorts implements TurnPorts {
   /** Every event written, the terminal one included, in order. */
-  readonly events: EventDraft[] = [];
+  readonly events: Recorded[] = [];
   readonly checkpoints: Checkpoint[] = [];
   /** Writes refused because the turn had already finished or been interrupted. A correct engine makes none. */
   readonly refused: RefusedWrite[] = [];
-  terminal: EventDraft | null = null;
+  terminal: Recorded | null = null;
   /** The state handed to finish(). */
   finalState: TurnState | null = null;
   /** Called after each event is recorded (e.g. to interrupt the turn at a given point). */
-  onEvent: ((event: EventDraft) => void) | null = null;
+  onEvent: ((event: Recorded) => void) | null = null;
 
   private readonly controller = new AbortController();
   readonly signal: AbortSignal = this.controller.signal;
@@ -188,7 +192,7 @@ export class MemoryPorts implements TurnPorts {
     return this.events.map((e) => e.type);
   }
 
-  ofType(type: EventType): EventDraft[] {
+  ofType(type: EventType): Recorded[] {
     return this.events.filter((e) => e.type === type);
   }
 

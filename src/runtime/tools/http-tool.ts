@@ -1,5 +1,5 @@
 // Webhook tools (SPEC §6 HttpTool): POST the call as JSON to the configured URL, answer with the body.
-import type { HttpToolSpec } from "../config";
+import type { HttpToolSpec } from "../../protocol/agent-config";
 import { urlAllowed } from "../url-allowlist";
 import { callTimeout, readCapped } from "./http-io";
 import { type ToolDefinition, ToolError } from "./types";

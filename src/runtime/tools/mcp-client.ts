@@ -7,10 +7,11 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import { type CallToolResult, McpError, type Tool as McpTool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 // The SDK's default validator (ajv) generates code, which Workers forbid.
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import type { AgentConfig, McpServerSpec } from "../config";
+import type { AgentConfig, McpServerSpec } from "../../protocol/agent-config";
+import type { PermissionClass } from "../../protocol/tool-classes";
 import { urlAllowed } from "../url-allowlist";
 import { injectedArgClashes } from "./injected-args";
-import { type JsonSchema, type PermissionClass, type ToolContext, type ToolDefinition, ToolError } from "./types";
+import { type JsonSchema, type ToolContext, type ToolDefinition, ToolError } from "./types";
 
 export const MCP_PREFIX = "mcp:";
 /** How long a server's tool listing is reused by later turns of the same session. */

@@ -1,12 +1,13 @@
 // The tools an agent exposes in a turn: its built-ins, its HTTP tools, its handoff tools and the MCP tools
 // discovered for the turn, by name, narrowed to the permission classes the session's policy enables.
-import type { AgentConfig } from "../config";
-import type { Policy } from "../policy";
+import type { AgentConfig } from "../../protocol/agent-config";
+import type { Policy } from "../../protocol/policy";
+import { PERMISSION_CLASSES } from "../../protocol/tool-classes";
 import { BUILTIN_TOOLS } from "./builtins";
 import { handoffTool, handoffToolName } from "./handoff";
 import { httpTool } from "./http-tool";
 import { SPAWN_SUBAGENTS, spawnSubagents } from "./subagent-tools";
-import { PERMISSION_CLASSES, type ToolDefinition } from "./types";
+import type { ToolDefinition } from "./types";
 
 /** A policy that hides nothing: the agent's own tool set, as checked when the agent is saved. */
 export const ALL_CLASSES_POLICY: Pick<Policy, "classes"> = { classes: [...PERMISSION_CLASSES] };

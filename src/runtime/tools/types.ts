@@ -1,7 +1,5 @@
 // What a tool is to the engine: a JSON Schema for the model, governance flags, and an executor.
-
-export const PERMISSION_CLASSES = ["safe", "knowledge", "network", "workspace_write", "external_mutate", "subagent", "secrets"] as const;
-export type PermissionClass = (typeof PERMISSION_CLASSES)[number];
+import type { PermissionClass } from "../../protocol/tool-classes";
 
 export type JsonSchema = Record<string, unknown>;
 

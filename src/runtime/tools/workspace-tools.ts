@@ -1,7 +1,8 @@
 // workspace_read / workspace_write / workspace_list: a per-session file tree (stored in R2 by the session
 // object), confined to the policy's workspace root.
+
+import { safeRelativePath } from "../../protocol/workspace-path";
 import { type ToolDefinition, ToolError } from "./types";
-import { safeRelativePath } from "./workspace-path";
 
 const MAX_FILE_BYTES = 1_000_000;
 const LIST_LIMIT = 1000;

@@ -1,7 +1,7 @@
 // A session's policy (SPEC §6): which permission classes of tools are exposed, and the workspace root.
 import { z } from "zod";
-import { PERMISSION_CLASSES, type PermissionClass } from "./tools/types";
-import { normalizeWorkspaceRoot } from "./tools/workspace-path";
+import { PERMISSION_CLASSES, type PermissionClass } from "./tool-classes";
+import { normalizeWorkspaceRoot } from "./workspace-path";
 
 export const DEFAULT_CLASSES: PermissionClass[] = PERMISSION_CLASSES.filter((c) => c !== "external_mutate" && c !== "secrets");
 

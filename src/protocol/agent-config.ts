@@ -1,8 +1,8 @@
 // The agent configuration (SPEC §3): one zod schema for validation and defaults. The checks that need the
 // deployment (configured providers, known tools, the URL allowlist) are in deployment-checks.ts.
 import { z } from "zod";
-import { PROVIDERS, parseModelSpec } from "./models";
-import { PERMISSION_CLASSES } from "./tools/types";
+import { PROVIDERS, parseModelSpec } from "./model-spec";
+import { PERMISSION_CLASSES } from "./tool-classes";
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const nameField = z.string().regex(NAME, "must match ^[A-Za-z0-9_-]{1,64}$");

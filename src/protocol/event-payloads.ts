@@ -1,0 +1,120 @@
+// The payload of every event type (SPEC §5, §6), one zod schema each: the emitters are type-checked against
+// them, GET /v1/events/schema serves them as JSON Schema, and docs/events.md is generated from them.
+import { z } from "zod";
+
+const Usage = z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).meta({ id: "Usage" });
+const Phase = z.enum(["executor", "planner", "compaction"]);
+const TurnError = z.object({ code: z.string(), message: z.string() }).meta({ id: "TurnError" });
+const Decision = z.enum(["approved", "rejected", "timed_out"]);
+
+const ToolDescription = z
+  .object({
+    name: z.string(),
+    description: z.string(),
+    parameters: z.record(z.string(), z.unknown()),
+    permission_class: z.string(),
+    parallel_safe: z.boolean(),
+    lock: z.string().nullable(),
+    mcp: z.object({ server: z.string(), tool: z.string() }).optional(),
+  })
+  .meta({ id: "ToolDescription" });
+
+const ResultMetadata = z.object({
+  status: z.string().describe("success, error, rejected or timed_out"),
+  started_at: z.number(),
+  completed_at: z.number(),
+  execution_time_ms: z.number(),
+  approval_status: z.string().describe("not_required, approved, rejected or timed_out"),
+  approval_id: z.string().nullable(),
+  injected_args: z.record(z.string(), z.unknown()),
+  offloaded_artifact_id: z.string().nullable(),
+});
+
+const turnSummary = { usage: Usage.optional(), cost_usd: z.number().nullable().optional() };
+
+export const EVENT_PAYLOADS = {
+  "session.created": z.object({
+    agent: z.string(),
+    model: z.string(),
+    policy: z.record(z.string(), z.unknown()),
+    metadata: z.record(z.string(), z.unknown()),
+    owner: z.string().nullable().optional().describe("who the session is for (a browser token's subject)"),
+  }),
+  "turn.submitted": z.object({
+    input: z.string(),
+    queued: z.boolean(),
+    idempotency_key: z.string().optional(),
+    message_id: z.string().optional().describe("set when a live message that arrived too late for its turn became this turn"),
+  }),
+  "turn.started": z.object({ agent: z.string(), model: z.string() }),
+  "turn.completed": z.object({
+    output: z.unknown().describe("text, or the JSON value with output_schema"),
+    stop_reason: z.enum(["final_answer", "max_steps", "budget_limit"]),
+    ...turnSummary,
+  }),
+  "turn.failed": z.object({
+    error: TurnError.describe("code: model_error, output_invalid, budget_exceeded, internal_error, configuration_error, lost, ..."),
+    output: z.unknown().optional(),
+    ...turnSummary,
+  }),
+  "turn.cancelled": z.object({ reason: z.string() }),
+  "queue.changed": z.object({ queued: z.array(z.string()).describe("turn ids in the order they will run") }),
+  "run.status": z
+    .looseObject({
+      phase: z.string().describe("recovering, handoff, or an agent_orchestrate phase"),
+      detail: z.string().optional(),
+      attempt: z.number().optional(),
+      from: z.string().optional(),
+      to: z.string().optional(),
+      reason: z.string().nullable().optional(),
+      scope: z.literal("agent_orchestrate").optional(),
+    })
+    .describe("recovering {detail, attempt}; handoff {from, to, reason}; agent_orchestrate phases {scope, ...}"),
+  "model.requested": z.object({ model: z.string(), phase: Phase, step: z.number().optional().describe("executor calls: the step number") }),
+  "model.delta": z.object({ text: z.string() }),
+  "model.completed": z.object({
+    usage: Usage,
+    finish_reason: z.string().describe('"error" (with error) when the call failed; "interrupted" or "cancelled" when cut'),
+    phase: Phase.optional(),
+    error: z.object({ message: z.string() }).optional(),
+  }),
+  "reasoning.summary": z.object({ kind: z.literal("plan"), text: z.string() }),
+  "tool.catalog.resolved": z.object({ tools: z.array(ToolDescription) }),
+  "tool.started": z.object({ name: z.string(), args: z.unknown(), injected_args: z.record(z.string(), z.unknown()) }),
+  "mcp.progress": z.object({ server: z.string(), tool: z.string(), progress: z.number(), total: z.number().nullable(), message: z.string().nullable() }),
+  "tool.result": z.object({ name: z.string(), output: z.unknown(), is_error: z.boolean(), metadata: ResultMetadata }),
+  "action.required": z.object({
+    kind: z.literal("tool_approval"),
+    tool_name: z.string(),
+    args: z.unknown(),
+    injected_args: z.record(z.string(), z.unknown()),
+    expires_at: z.number(),
+  }),
+  "action.resolved": z.object({ decision: Decision, tool_name: z.string(), by: z.string(), reason: z.string().nullable() }),
+  "subagent.spawned": z.object({ title: z.string(), depth: z.number(), index: z.number(), tools: z.array(z.string()) }),
+  "subagent.completed": z.object({ result: z.unknown() }),
+  "subagent.failed": z.object({ error: z.string() }),
+  "budget.exceeded": z.object({
+    reason: z.enum(["subtasks", "llm_calls", "tool_calls", "wall_clock", "tokens", "bytes", "depth"]),
+    limit: z.number(),
+    observed: z.number(),
+  }),
+  "context.compaction.started": z.object({ before_tokens: z.number(), limit_tokens: z.number(), method: z.literal("trim").optional() }),
+  "context.compaction.completed": z.object({
+    before_tokens: z.number(),
+    after_tokens: z.number(),
+    method: z.literal("trim").optional().describe("trim: the oldest turns were dropped; absent: they were summarized"),
+    dropped_messages: z.number().optional(),
+  }),
+  "output.spilled": z.object({ artifact_id: z.string(), bytes: z.number(), name: z.string().describe("the tool") }),
+  "message.injected": z.object({ message_id: z.string(), content: z.string() }),
+  "cost.recorded": z.object({ model: z.string(), phase: Phase, usage: Usage, cost_usd: z.number().nullable() }),
+  "runtime.warning": z.object({
+    message: z.string(),
+    code: z.string().optional().describe("mcp_server_unavailable, mcp_tool_not_found, mcp_tool_left_out"),
+    server: z.string().optional(),
+    errors: z.array(z.string()).optional(),
+    attempt: z.number().optional(),
+  }),
+  "runtime.error": z.object({ message: z.string(), where: z.string() }),
+} as const;

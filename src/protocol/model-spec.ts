@@ -1,0 +1,11 @@
+// `provider:model` strings (SPEC §9): which providers exist and how a model string splits.
+export const PROVIDERS = ["openai", "anthropic", "openai-compatible", "workers-ai", "demo"] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+export function parseModelSpec(spec: string): { provider: Provider; model: string } | null {
+  const i = spec.indexOf(":");
+  if (i <= 0 || i === spec.length - 1) return null;
+  const provider = spec.slice(0, i);
+  if (!(PROVIDERS as readonly string[]).includes(provider)) return null;
+  return { provider: provider as Provider, model: spec.slice(i + 1) };
+}

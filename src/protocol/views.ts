@@ -1,0 +1,141 @@
+// The read models a client reads (SPEC §8): the session snapshot, the thread, turn summaries and the
+// execution tree, as zod schemas (for OpenAPI and the client's types); the folds that build them from the
+// log are in src/runtime/.
+import { z } from "zod";
+import { PolicySchema } from "./policy";
+
+export const ThreadStatusSchema = z.enum(["idle", "running", "waiting_permission", "recovering"]);
+export type ThreadStatus = z.infer<typeof ThreadStatusSchema>;
+export type TurnStatus = "queued" | "accepted" | "running" | "completed" | "failed" | "cancelled";
+
+export const TurnSummarySchema = z
+  .object({
+    turn_id: z.string(),
+    status: z.enum(["queued", "accepted", "running", "completed", "failed", "cancelled"]),
+    input_preview: z.string(),
+    submitted_at: z.number(),
+    started_at: z.number().nullable(),
+    ended_at: z.number().nullable(),
+    output_preview: z.string().nullable(),
+    stop_reason: z.string().nullable(),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  })
+  .meta({ id: "TurnSummary" });
+export type TurnSummary = z.infer<typeof TurnSummarySchema>;
+
+export const TurnUsageSchema = z
+  .object({ llm_calls: z.number(), tool_calls: z.number(), subtasks: z.number(), input_tokens: z.number(), output_tokens: z.number() })
+  .meta({ id: "TurnUsage" });
+export type TurnUsage = z.infer<typeof TurnUsageSchema>;
+
+const PendingAction = z.object({
+  action_id: z.string(),
+  kind: z.string(),
+  tool_call_id: z.string().optional(),
+  tool_name: z.string().optional(),
+  args: z.unknown().optional(),
+  expires_at: z.number().optional(),
+});
+
+const LastOutcome = z
+  .object({ turn_id: z.string(), type: z.string(), stop_reason: z.string().optional(), error: z.unknown().optional(), reason: z.string().optional() })
+  .nullable();
+
+/** The folded read model of a session (kept in memory and persisted as the snapshot row). */
+export interface SessionView {
+  session_id: string;
+  thread_id: string;
+  agent: string;
+  created_at: number;
+  metadata: Record<string, unknown>;
+  status: ThreadStatus;
+  active_turn_id: string | null;
+  queued_turns: string[];
+  pending_actions: z.infer<typeof PendingAction>[];
+  last_outcome: z.infer<typeof LastOutcome>;
+  /** Usage of the active turn, or of the last one when idle. */
+  usage: TurnUsage;
+  /** The most recent turns (at most MAX_TURNS_IN_VIEW). */
+  turns: TurnSummary[];
+  turn_count: number;
+  last_sequence: number;
+}
+
+export const ThreadSchema = z
+  .object({
+    session_id: z.string(),
+    thread_id: z.string(),
+    status: ThreadStatusSchema,
+    active_turn_id: z.string().nullable(),
+    pending_actions: z.array(PendingAction),
+    queued_turns: z.array(z.string()),
+    last_outcome: LastOutcome,
+    budget: z.object({ used: TurnUsageSchema, limits: z.record(z.string(), z.number()) }),
+    last_sequence: z.number(),
+  })
+  .meta({ id: "Thread" });
+export type Thread = z.infer<typeof ThreadSchema>;
+
+export const SnapshotSchema = z
+  .object({
+    session_id: z.string(),
+    agent: z.record(z.string(), z.unknown()).describe("the AgentConfig the session runs"),
+    policy: PolicySchema,
+    status: ThreadStatusSchema,
+    created_at: z.number(),
+    metadata: z.record(z.string(), z.unknown()),
+    orchestration_depth: z.number(),
+    owner: z.string().nullable(),
+    threads: z.array(z.object({ thread_id: z.string(), status: ThreadStatusSchema, active_turn_id: z.string().nullable() })),
+    turns: z.array(TurnSummarySchema),
+    turn_count: z.number(),
+    last_sequence: z.number(),
+    channels: z.array(z.object({ channel_id: z.string(), acked_sequence: z.number(), updated_at: z.number() })),
+  })
+  .meta({ id: "SessionSnapshot" });
+
+export interface TreeNode {
+  id: string;
+  parent_id: string | null;
+  name: string;
+  title?: string;
+  args_preview: string | null;
+  result_preview: string | null;
+  is_error: boolean;
+  /** Null while the call runs. */
+  duration_ms: number | null;
+  children: TreeNode[];
+}
+
+export const TreeNodeSchema: z.ZodType<TreeNode> = z
+  .object({
+    id: z.string(),
+    parent_id: z.string().nullable(),
+    name: z.string(),
+    title: z.string().optional(),
+    args_preview: z.string().nullable(),
+    result_preview: z.string().nullable(),
+    is_error: z.boolean(),
+    duration_ms: z.number().nullable(),
+    get children() {
+      return z.array(TreeNodeSchema);
+    },
+  })
+  .meta({ id: "TreeNode" });
+
+export const ToolInventorySchema = z
+  .object({
+    tools: z.array(
+      z.object({
+        name: z.string(),
+        description: z.string(),
+        parameters: z.record(z.string(), z.unknown()),
+        permission_class: z.string(),
+        parallel_safe: z.boolean(),
+        lock: z.string().nullable(),
+        mcp: z.object({ server: z.string(), tool: z.string() }).optional(),
+      }),
+    ),
+    policy: PolicySchema,
+  })
+  .meta({ id: "ToolInventory" });
