@@ -62,6 +62,7 @@ app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http
 app.openAPIRegistry.registerPath({
   method: "post",
   path: "/mcp",
+  operationId: "mcp",
   summary: "MCP server (Streamable HTTP, stateless): each registered agent is a tool run_agent_<name> {input, session_id?}",
   request: { body: { required: true, content: { "application/json": { schema: { type: "object", description: "A JSON-RPC message or batch" } } } } },
   responses: {

@@ -32,6 +32,9 @@ const ResultMetadata = z.object({
 
 const turnSummary = { usage: Usage.optional(), cost_usd: z.number().nullable().optional() };
 
+/** Shapes several payloads share (named in docs/events.md). */
+export const SHARED_SHAPES = { Usage, TurnError, ToolDescription };
+
 export const EVENT_PAYLOADS = {
   "session.created": z.object({
     agent: z.string(),

@@ -27,6 +27,7 @@ export const agents = router()
     createRoute({
       method: "put",
       path: "/v1/agents/{name}",
+      operationId: "putAgent",
       summary: "Create or replace an agent",
       request: {
         params: NameParam,
@@ -53,6 +54,7 @@ export const agents = router()
     createRoute({
       method: "get",
       path: "/v1/agents/{name}",
+      operationId: "getAgent",
       summary: "Read an agent",
       request: { params: NameParam },
       responses: {
@@ -71,6 +73,7 @@ export const agents = router()
     createRoute({
       method: "get",
       path: "/v1/agents",
+      operationId: "listAgents",
       summary: "List agents",
       responses: {
         200: { description: "All agents by name", content: { "application/json": { schema: z.object({ agents: z.array(AgentConfigDoc) }) } } },
@@ -86,6 +89,7 @@ export const agents = router()
     createRoute({
       method: "delete",
       path: "/v1/agents/{name}",
+      operationId: "deleteAgent",
       summary: "Delete an agent (existing sessions keep the config they started with)",
       request: { params: NameParam },
       responses: {

@@ -13,6 +13,8 @@ const QUERY_TOKEN_ROUTES = [/^\/v1\/sessions\/[^/]+\/ws$/, /^\/v1\/chat\/[^/]+\/
 const SSE_ROUTE = /^\/v1\/sessions\/[^/]+\/events$/;
 
 export const TOKEN_ISSUER = "agent-runtime";
+/** /v1 routes anyone may read (like /openapi.json): the event catalog describes the API, not a tenant's data. */
+const PUBLIC_ROUTES = new Set(["/v1/events/schema"]);
 
 interface StoredKey {
   hash: Uint8Array;
@@ -105,6 +107,7 @@ export function allows(principal: Principal, permission: Permission): boolean {
 const SESSION_IN_PATH = /^\/v1\/(?:sessions|chat)\/(ses_[^/]+)/;
 
 export const authenticate: MiddlewareHandler<{ Bindings: Env; Variables: { principal: Principal; keyHash: string } }> = async (c, next) => {
+  if (PUBLIC_ROUTES.has(c.req.path)) return next();
   const credential = presented(c);
   if (credential === null) throw new ApiError("unauthorized", "Missing or invalid API key");
   const principal = looksLikeJwt(credential) ? await tokenPrincipal(c.env, credential) : await keyPrincipal(c.env, credential);

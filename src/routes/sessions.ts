@@ -3,6 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { registry } from "../durable/registry-object";
 import type { AgentConfig } from "../protocol/agent-config";
 import { DEFAULT_POLICY, PolicySchema } from "../protocol/policy";
+import { SnapshotSchema, ThreadSchema, ToolInventorySchema, TreeNodeSchema } from "../protocol/views";
 import { ActionDecisionBody, InjectMessageBody, InterruptBody, SubmitTurnBody } from "../protocol/wire";
 import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
@@ -32,7 +33,6 @@ const CreateSessionBody = z
 const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path" }, example: "ses_0123456789abcdef01234567" }) });
 const SidTurn = Sid.extend({ turn_id: z.string().openapi({ param: { name: "turn_id", in: "path" } }) });
 const json = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
-const anyObject = z.record(z.string(), z.unknown());
 const QueueResult = z.object({ queued: z.array(z.string()) });
 
 export const sessions = router()
@@ -40,6 +40,7 @@ export const sessions = router()
     createRoute({
       method: "post",
       path: "/v1/sessions",
+      operationId: "createSession",
       summary: "Open a session with a registered or inline agent",
       request: { body: { required: true, content: { "application/json": { schema: CreateSessionBody } } } },
       responses: {
@@ -72,9 +73,10 @@ export const sessions = router()
     createRoute({
       method: "get",
       path: "/v1/sessions/{sid}",
+      operationId: "getSession",
       summary: "Session snapshot: agent, status, threads, turns, last sequence, channels",
       request: { params: Sid },
-      responses: { 200: json(anyObject, "Snapshot"), ...errorResponses(401, 404) },
+      responses: { 200: json(SnapshotSchema, "Snapshot"), ...errorResponses(401, 404) },
     }),
     async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sid).snapshot()), 200),
   )
@@ -82,9 +84,10 @@ export const sessions = router()
     createRoute({
       method: "get",
       path: "/v1/sessions/{sid}/thread",
+      operationId: "getThread",
       summary: "Thread read model: status, active turn, pending actions, queue, last outcome, budget",
       request: { params: Sid },
-      responses: { 200: json(anyObject, "Thread read model"), ...errorResponses(401, 404) },
+      responses: { 200: json(ThreadSchema, "Thread read model"), ...errorResponses(401, 404) },
     }),
     async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sid).thread()), 200),
   )
@@ -92,6 +95,7 @@ export const sessions = router()
     createRoute({
       method: "post",
       path: "/v1/sessions/{sid}/turns",
+      operationId: "submitTurn",
       summary: "Submit a turn; it starts now or is queued behind the running one",
       request: { params: Sid, body: { required: true, content: { "application/json": { schema: SubmitTurnBody } } } },
       responses: {
@@ -109,6 +113,7 @@ export const sessions = router()
     createRoute({
       method: "post",
       path: "/v1/sessions/{sid}/interrupt",
+      operationId: "interrupt",
       summary: "Cancel the running turn (no-op when idle)",
       request: { params: Sid, body: { required: false, content: { "application/json": { schema: InterruptBody } } } },
       responses: {
@@ -122,6 +127,7 @@ export const sessions = router()
     createRoute({
       method: "post",
       path: "/v1/sessions/{sid}/messages",
+      operationId: "injectMessage",
       summary: "Inject a user message into the running turn (taken before its next model call); with no running turn it becomes a new turn",
       request: { params: Sid, body: { required: true, content: { "application/json": { schema: InjectMessageBody } } } },
       responses: {
@@ -141,6 +147,7 @@ export const sessions = router()
     createRoute({
       method: "post",
       path: "/v1/sessions/{sid}/actions/{action_id}",
+      operationId: "resolveAction",
       summary: "Approve or reject a pending tool call",
       request: {
         params: Sid.extend({ action_id: z.string().openapi({ param: { name: "action_id", in: "path" } }) }),
@@ -164,6 +171,7 @@ export const sessions = router()
     createRoute({
       method: "delete",
       path: "/v1/sessions/{sid}/queue/{turn_id}",
+      operationId: "removeQueuedTurn",
       summary: "Remove a queued turn (it ends turn.cancelled)",
       request: { params: SidTurn },
       responses: { 200: json(QueueResult, "The queue after removal"), ...errorResponses(401, 404, 409) },
@@ -177,6 +185,7 @@ export const sessions = router()
     createRoute({
       method: "post",
       path: "/v1/sessions/{sid}/queue/{turn_id}/promote",
+      operationId: "promoteQueuedTurn",
       summary: "Move a queued turn to the front of the queue",
       request: { params: SidTurn },
       responses: { 200: json(QueueResult, "The queue after promotion"), ...errorResponses(401, 404, 409) },
@@ -190,10 +199,11 @@ export const sessions = router()
     createRoute({
       method: "get",
       path: "/v1/sessions/{sid}/turns/{turn_id}/tree",
+      operationId: "getExecutionTree",
       summary: "The turn's execution tree: its tool calls, sub-agent calls containing the calls made inside them",
       request: { params: SidTurn },
       responses: {
-        200: json(z.object({ version: z.literal(1), nodes: z.array(anyObject) }), "Execution tree"),
+        200: json(z.object({ version: z.literal(1), nodes: z.array(TreeNodeSchema) }), "Execution tree"),
         ...errorResponses(401, 404),
       },
     }),
@@ -206,9 +216,10 @@ export const sessions = router()
     createRoute({
       method: "get",
       path: "/v1/sessions/{sid}/tools",
+      operationId: "getTools",
       summary: "Tool inventory of the session's agent",
       request: { params: Sid },
-      responses: { 200: json(z.object({ tools: z.array(anyObject) }), "Tools"), ...errorResponses(401, 404) },
+      responses: { 200: json(ToolInventorySchema, "Tools"), ...errorResponses(401, 404) },
     }),
     async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sid).tools()), 200),
   );

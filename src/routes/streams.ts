@@ -4,6 +4,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-object";
 import { artifactKey } from "../durable/turn-ports";
 import { parseCursor } from "../protocol/cursor";
+import { RuntimeEventSchema } from "../protocol/events";
 import { ApiError, unwrap } from "../runtime/errors";
 import { socketGrants } from "./auth";
 import { errorResponses, router, sessionStub } from "./http";
@@ -19,6 +20,7 @@ export const streams = router()
     createRoute({
       method: "get",
       path: "/v1/sessions/{sid}/events",
+      operationId: "getEvents",
       summary: "Events after a cursor: a JSON page, or with Accept: text/event-stream an SSE stream (replay, then live)",
       request: {
         params: Sid,
@@ -32,7 +34,7 @@ export const streams = router()
         200: {
           description: "Events in sequence order",
           content: {
-            "application/json": { schema: z.object({ events: z.array(z.record(z.string(), z.unknown())), next_after: z.number(), has_more: z.boolean() }) },
+            "application/json": { schema: z.object({ events: z.array(RuntimeEventSchema), next_after: z.number(), has_more: z.boolean() }) },
             "text/event-stream": { schema: z.string() },
           },
         },
@@ -52,6 +54,7 @@ export const streams = router()
     createRoute({
       method: "get",
       path: "/v1/sessions/{sid}/ws",
+      operationId: "openWebSocket",
       summary: "WebSocket: every event after the cursor, then live; accepts command frames",
       request: {
         params: Sid,
@@ -82,6 +85,7 @@ export const streams = router()
     createRoute({
       method: "get",
       path: "/v1/sessions/{sid}/artifacts/{artifact_id}",
+      operationId: "getArtifact",
       summary: "The bytes of a spilled output (a tool result over max_tool_result_bytes)",
       request: { params: Sid.extend({ artifact_id: z.string().openapi({ param: { name: "artifact_id", in: "path" } }) }) },
       responses: {

@@ -1,6 +1,7 @@
 // Test helpers that drive the runtime through its public HTTP surface (SELF).
 import { SELF } from "cloudflare:test";
 import { expect } from "vitest";
+import { RuntimeEventSchema } from "../../src/protocol/events";
 import { verifyLog } from "../../src/runtime/verify-log";
 
 export const KEY = "test-key";
@@ -84,6 +85,11 @@ export async function events(sid: string, after = 0): Promise<any[]> {
     const res = await api("GET", `/v1/sessions/${sid}/events?after=${cursor}&limit=1000`);
     expect(res.status).toBe(200);
     all.push(...res.body.events);
+    // Every event the runtime stores matches its type's schema in the catalog.
+    for (const e of res.body.events) {
+      const checked = RuntimeEventSchema.safeParse(e);
+      expect(checked.success, `event #${e.sequence} ${e.type} against the catalog: ${checked.error?.message}`).toBe(true);
+    }
     if (!res.body.has_more) {
       if (after === 0) expect(verifyLog(all), `invariants of the log of ${sid}`).toEqual([]);
       return all;
