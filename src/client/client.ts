@@ -2,230 +2,19 @@
 // session's events that survives dropped connections without losing or repeating an event.
 import type { RuntimeEvent } from "../protocol/events";
 import { followTurn } from "../protocol/turn-outcome";
-import { type ResponseLike, RuntimeError } from "./errors";
-import { abortError, Connection, openSocket, type WebSocketConstructorLike, type WebSocketFactory } from "./socket";
-import type {
-  ActionDecisionRequest,
-  ActionResolved,
-  AgentConfig,
-  AgentPutBody,
-  Artifact,
-  CreateSessionBody,
-  Decision,
-  EventsPage,
-  ExecutionTree,
-  InjectResult,
-  InterruptResult,
-  QueueResult,
-  SessionCreated,
-  SessionSnapshot,
-  SubmitTurnRequest,
-  TerminalEvent,
-  ThreadView,
-  ToolInventory,
-  TurnSubmitted,
-} from "./types";
+import type { BackoffOptions, EventsOptions, StreamStatus, SubmitAndWaitOptions } from "./client-options";
+import { RuntimeError } from "./errors";
+import { HttpApi } from "./http-api";
+import { abortError, Connection, openSocket } from "./socket";
+import type { TerminalEvent } from "./types";
 
-/** The part of `fetch` the client uses (the global fetch, or workerd's `SELF.fetch` in tests). */
-export type FetchLike = (
-  url: string,
-  init?: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal },
-) => Promise<ResponseLike>;
-
-export interface BackoffOptions {
-  /** First retry delay before jitter (default 250 ms). */
-  initialMs?: number;
-  /** Ceiling of the delay (default 15 s). */
-  maxMs?: number;
-  /** Growth per failed attempt (default 2). */
-  factor?: number;
-}
-
-export interface RuntimeClientOptions {
-  /** The deployment, e.g. `https://agent-runtime.example.workers.dev` or `http://127.0.0.1:8787`. */
-  url: string;
-  /** An API key (sent as `Authorization: Bearer`, and as `access_token` on the WebSocket URL). */
-  key: string;
-  /** Defaults to the global fetch. */
-  fetch?: FetchLike;
-  /** A WebSocket constructor (default: the global `WebSocket`) or a factory `(url) => socket`. */
-  WebSocket?: WebSocketConstructorLike | WebSocketFactory;
-  /** Reconnect delays of `events()`. */
-  backoff?: BackoffOptions;
-}
-
-/** What `events()` reports about its connection, for logs and progress displays. */
-export type StreamStatus =
-  | { type: "connecting"; after: number; attempt: number }
-  | { type: "open"; after: number }
-  | { type: "closed"; code: number; reason: string; last: number }
-  | { type: "retry"; delayMs: number; attempt: number; error?: RuntimeError | Error }
-  | { type: "gap"; expected: number; received: number }
-  | { type: "repaired"; from: number; to: number }
-  | { type: "duplicate"; sequence: number }
-  | { type: "stale"; last: number };
-
-export interface EventsOptions {
-  /** Yield events with `sequence > after`. Default 0, or with `channel` the channel's stored cursor. */
-  after?: number;
-  /** A named channel (`^[A-Za-z0-9_.:-]{1,128}$`): the client acks what it has handed over, so the server keeps the cursor. */
-  channel?: string;
-  /** Ends the iteration (without an error) and closes the socket. */
-  signal?: AbortSignal;
-  /** Overrides the client's reconnect delays. */
-  backoff?: BackoffOptions;
-  /** Give up after this many consecutive failed connection attempts (default: never). */
-  maxAttempts?: number;
-  /**
-   * With no frame for this long, the client asks `GET .../events` whether it is missing something; if the log
-   * has moved on past what the socket delivered, the socket is taken as dead and replaced. Default 30 s; 0 disables.
-   */
-  staleAfterMs?: number;
-  onStatus?: (status: StreamStatus) => void;
-}
-
-/** `"approve"`, `"reject"`, a decision with a reason, or nothing (leave the action pending). */
-export type ApprovalAnswer = Decision | ActionDecisionRequest | null | undefined | void;
-
-export interface SubmitAndWaitOptions {
-  idempotency_key?: string;
-  /** Every event of this turn, in order (sub-agent events included), before its handling here. */
-  onEvent?: (event: RuntimeEvent) => void | Promise<void>;
-  /** Asked for each `action.required` of the turn; its answer is sent with `respondAction`. */
-  onApproval?: (event: RuntimeEvent) => ApprovalAnswer | Promise<ApprovalAnswer>;
-  /** Rejects the wait with the signal's reason (the turn goes on; interrupt it separately). */
-  signal?: AbortSignal;
-  /** Passed to the underlying `events()`. */
-  onStatus?: (status: StreamStatus) => void;
-}
+export type { ApprovalAnswer, BackoffOptions, EventsOptions, FetchLike, RuntimeClientOptions, StreamStatus, SubmitAndWaitOptions } from "./client-options";
 
 /** With a channel, ack at least every this many events (the server closes channel sockets lagging WS_MAX_UNACKED_EVENTS, default 10000). */
 const ACK_EVERY = 50;
 const OPEN_TIMEOUT_MS = 15_000;
 
-const enc = encodeURIComponent;
-
-export class RuntimeClient {
-  readonly baseUrl: string;
-  private readonly key: string;
-  private readonly fetchImpl: FetchLike;
-  private readonly wsImpl: WebSocketConstructorLike | WebSocketFactory | undefined;
-  private readonly backoff: Required<BackoffOptions>;
-
-  constructor(options: RuntimeClientOptions) {
-    if (!options.url) throw new TypeError("RuntimeClient: url is required");
-    if (!options.key) throw new TypeError("RuntimeClient: key is required");
-    this.baseUrl = options.url.replace(/\/+$/, "");
-    this.key = options.key;
-    const globalFetch = (globalThis as { fetch?: FetchLike }).fetch;
-    const f = options.fetch ?? (globalFetch ? globalFetch.bind(globalThis) : undefined);
-    if (!f) throw new TypeError("RuntimeClient: no fetch available; pass options.fetch");
-    this.fetchImpl = f;
-    this.wsImpl = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructorLike }).WebSocket;
-    this.backoff = { initialMs: 250, maxMs: 15_000, factor: 2, ...options.backoff };
-  }
-
-  // ---- agents ----
-
-  /** `PUT /v1/agents/:name`: create or replace; answers the stored config with defaults filled in. */
-  putAgent(name: string, config: AgentPutBody): Promise<AgentConfig> {
-    return this.json("PUT", `/v1/agents/${enc(name)}`, config);
-  }
-
-  getAgent(name: string): Promise<AgentConfig> {
-    return this.json("GET", `/v1/agents/${enc(name)}`);
-  }
-
-  async listAgents(): Promise<AgentConfig[]> {
-    return (await this.json<{ agents: AgentConfig[] }>("GET", "/v1/agents")).agents;
-  }
-
-  deleteAgent(name: string): Promise<{ deleted: boolean; name: string }> {
-    return this.json("DELETE", `/v1/agents/${enc(name)}`);
-  }
-
-  // ---- sessions ----
-
-  createSession(body: CreateSessionBody): Promise<SessionCreated> {
-    return this.json("POST", "/v1/sessions", body);
-  }
-
-  getSession(sessionId: string): Promise<SessionSnapshot> {
-    return this.json("GET", `/v1/sessions/${enc(sessionId)}`);
-  }
-
-  getThread(sessionId: string): Promise<ThreadView> {
-    return this.json("GET", `/v1/sessions/${enc(sessionId)}/thread`);
-  }
-
-  /** `POST .../turns`: 202 `{turn_id, status}`; it runs after the answer. */
-  submitTurn(sessionId: string, input: string | SubmitTurnRequest): Promise<TurnSubmitted> {
-    return this.json("POST", `/v1/sessions/${enc(sessionId)}/turns`, typeof input === "string" ? { input } : input);
-  }
-
-  /** Cancels the running turn (`turn.cancelled`); a no-op when idle. */
-  interrupt(sessionId: string, reason?: string): Promise<InterruptResult> {
-    return this.json("POST", `/v1/sessions/${enc(sessionId)}/interrupt`, reason === undefined ? {} : { reason });
-  }
-
-  /** Adds a user message to the running turn, or starts a new turn when idle. */
-  injectMessage(sessionId: string, content: string): Promise<InjectResult> {
-    return this.json("POST", `/v1/sessions/${enc(sessionId)}/messages`, { content });
-  }
-
-  /** Same as `injectMessage`. */
-  inject(sessionId: string, content: string): Promise<InjectResult> {
-    return this.injectMessage(sessionId, content);
-  }
-
-  /** Approves or rejects a pending tool call (`action.required`). */
-  respondAction(sessionId: string, actionId: string, decision: Decision | ActionDecisionRequest, reason?: string): Promise<ActionResolved> {
-    const body: ActionDecisionRequest = typeof decision === "string" ? { decision, ...(reason === undefined ? {} : { reason }) } : decision;
-    return this.json("POST", `/v1/sessions/${enc(sessionId)}/actions/${enc(actionId)}`, body);
-  }
-
-  removeQueued(sessionId: string, turnId: string): Promise<QueueResult> {
-    return this.json("DELETE", `/v1/sessions/${enc(sessionId)}/queue/${enc(turnId)}`);
-  }
-
-  promoteQueued(sessionId: string, turnId: string): Promise<QueueResult> {
-    return this.json("POST", `/v1/sessions/${enc(sessionId)}/queue/${enc(turnId)}/promote`);
-  }
-
-  /** One page of the log: events with `sequence > after` (default 0), at most `limit` (default 100, max 1000). */
-  eventsPage(sessionId: string, options: { after?: number; limit?: number; signal?: AbortSignal } = {}): Promise<EventsPage> {
-    const q = new URLSearchParams({ after: String(options.after ?? 0) });
-    if (options.limit !== undefined) q.set("limit", String(options.limit));
-    return this.json("GET", `/v1/sessions/${enc(sessionId)}/events?${q}`, undefined, options.signal);
-  }
-
-  /** The log from `after` to its current end, page by page (no waiting for new events). */
-  async *readLog(sessionId: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncGenerator<RuntimeEvent> {
-    let after = options.after ?? 0;
-    for (;;) {
-      const page = await this.eventsPage(sessionId, { after, limit: 1000, signal: options.signal });
-      yield* page.events;
-      if (!page.has_more || page.next_after <= after) return;
-      after = page.next_after;
-    }
-  }
-
-  tree(sessionId: string, turnId: string): Promise<ExecutionTree> {
-    return this.json("GET", `/v1/sessions/${enc(sessionId)}/turns/${enc(turnId)}/tree`);
-  }
-
-  tools(sessionId: string): Promise<ToolInventory> {
-    return this.json("GET", `/v1/sessions/${enc(sessionId)}/tools`);
-  }
-
-  async artifact(sessionId: string, artifactId: string): Promise<Artifact> {
-    const res = await this.request("GET", `/v1/sessions/${enc(sessionId)}/artifacts/${enc(artifactId)}`);
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    return { contentType: res.headers.get("content-type") ?? "application/octet-stream", bytes, text: () => new TextDecoder().decode(bytes) };
-  }
-
-  // ---- events over the WebSocket ----
-
+export class RuntimeClient extends HttpApi {
   /**
    * The session's events with `sequence > after`, in order, each exactly once, live for as long as you iterate.
    *
@@ -399,16 +188,6 @@ export class RuntimeClient {
     }
   }
 
-  // ---- internals ----
-
-  /** `ws(s)://.../v1/sessions/:sid/ws?after=N&channel=C&access_token=KEY` (browsers cannot send headers). */
-  socketUrl(sessionId: string, after: number, channel?: string): string {
-    const q = new URLSearchParams({ after: String(after) });
-    if (channel) q.set("channel", channel);
-    q.set("access_token", this.key);
-    return `${this.baseUrl.replace(/^http/i, "ws")}/v1/sessions/${enc(sessionId)}/ws?${q}`;
-  }
-
   /** Events `after < sequence <= upTo`, from the JSON pages, checked to be contiguous. */
   private async readRange(sessionId: string, after: number, upTo: number, signal?: AbortSignal): Promise<RuntimeEvent[]> {
     const out: RuntimeEvent[] = [];
@@ -464,35 +243,6 @@ export class RuntimeClient {
         clearTimeout(timer);
       },
     };
-  }
-
-  private async request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<ResponseLike> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: "application/json" };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    let res: ResponseLike;
-    try {
-      res = await this.fetchImpl(`${this.baseUrl}${path}`, {
-        method,
-        headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        ...(signal ? { signal } : {}),
-      });
-    } catch (err) {
-      if (signal?.aborted) throw err;
-      throw RuntimeError.network(err, `${method} ${path.split("?")[0]}`);
-    }
-    if (!res.ok) throw await RuntimeError.fromResponse(res);
-    return res;
-  }
-
-  private async json<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-    const res = await this.request(method, path, body, signal);
-    const text = await res.text();
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      throw new RuntimeError(res.status, "malformed_response", `${method} ${path.split("?")[0]} answered a body that is not JSON`);
-    }
   }
 }
 

@@ -1,7 +1,8 @@
 // The runtime's TypeScript client (no Cloudflare imports; Node 20+, browsers, workerd).
 
-export type { CliDeps, CliIO, ParsedArgs } from "./cli";
-export { EXIT, errorLine, intFlag, parseArgs, runCli, USAGE, UsageError } from "./cli";
+export { runCli } from "./cli";
+export type { CliDeps, CliIO, ParsedArgs } from "./cli-args";
+export { EXIT, errorLine, intFlag, parseArgs, USAGE, UsageError } from "./cli-args";
 export type { ApprovalAnswer, BackoffOptions, EventsOptions, FetchLike, RuntimeClientOptions, StreamStatus, SubmitAndWaitOptions } from "./client";
 export { backoffDelay, RuntimeClient } from "./client";
 export type { ResponseLike } from "./errors";

@@ -1,0 +1,187 @@
+// The runtime's HTTP API (README "API") as typed calls: agents, sessions, turns, approvals, queue, log pages,
+// trees, tools and artifacts. RuntimeClient (client.ts) adds the resuming event stream on top.
+import type { RuntimeEvent } from "../protocol/events";
+import type { BackoffOptions, FetchLike, RuntimeClientOptions } from "./client-options";
+import { type ResponseLike, RuntimeError } from "./errors";
+import type { WebSocketConstructorLike, WebSocketFactory } from "./socket";
+import type {
+  ActionDecisionRequest,
+  ActionResolved,
+  AgentConfig,
+  AgentPutBody,
+  Artifact,
+  CreateSessionBody,
+  Decision,
+  EventsPage,
+  ExecutionTree,
+  InjectResult,
+  InterruptResult,
+  QueueResult,
+  SessionCreated,
+  SessionSnapshot,
+  SubmitTurnRequest,
+  ThreadView,
+  ToolInventory,
+  TurnSubmitted,
+} from "./types";
+
+export const enc = encodeURIComponent;
+
+export class HttpApi {
+  readonly baseUrl: string;
+  protected readonly key: string;
+  protected readonly fetchImpl: FetchLike;
+  protected readonly wsImpl: WebSocketConstructorLike | WebSocketFactory | undefined;
+  protected readonly backoff: Required<BackoffOptions>;
+
+  constructor(options: RuntimeClientOptions) {
+    if (!options.url) throw new TypeError("RuntimeClient: url is required");
+    if (!options.key) throw new TypeError("RuntimeClient: key is required");
+    this.baseUrl = options.url.replace(/\/+$/, "");
+    this.key = options.key;
+    const globalFetch = (globalThis as { fetch?: FetchLike }).fetch;
+    const f = options.fetch ?? (globalFetch ? globalFetch.bind(globalThis) : undefined);
+    if (!f) throw new TypeError("RuntimeClient: no fetch available; pass options.fetch");
+    this.fetchImpl = f;
+    this.wsImpl = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructorLike }).WebSocket;
+    this.backoff = { initialMs: 250, maxMs: 15_000, factor: 2, ...options.backoff };
+  }
+
+  // ---- agents ----
+
+  /** `PUT /v1/agents/:name`: create or replace; answers the stored config with defaults filled in. */
+  putAgent(name: string, config: AgentPutBody): Promise<AgentConfig> {
+    return this.json("PUT", `/v1/agents/${enc(name)}`, config);
+  }
+
+  getAgent(name: string): Promise<AgentConfig> {
+    return this.json("GET", `/v1/agents/${enc(name)}`);
+  }
+
+  async listAgents(): Promise<AgentConfig[]> {
+    return (await this.json<{ agents: AgentConfig[] }>("GET", "/v1/agents")).agents;
+  }
+
+  deleteAgent(name: string): Promise<{ deleted: boolean; name: string }> {
+    return this.json("DELETE", `/v1/agents/${enc(name)}`);
+  }
+
+  // ---- sessions ----
+
+  createSession(body: CreateSessionBody): Promise<SessionCreated> {
+    return this.json("POST", "/v1/sessions", body);
+  }
+
+  getSession(sessionId: string): Promise<SessionSnapshot> {
+    return this.json("GET", `/v1/sessions/${enc(sessionId)}`);
+  }
+
+  getThread(sessionId: string): Promise<ThreadView> {
+    return this.json("GET", `/v1/sessions/${enc(sessionId)}/thread`);
+  }
+
+  /** `POST .../turns`: 202 `{turn_id, status}`; it runs after the answer. */
+  submitTurn(sessionId: string, input: string | SubmitTurnRequest): Promise<TurnSubmitted> {
+    return this.json("POST", `/v1/sessions/${enc(sessionId)}/turns`, typeof input === "string" ? { input } : input);
+  }
+
+  /** Cancels the running turn (`turn.cancelled`); a no-op when idle. */
+  interrupt(sessionId: string, reason?: string): Promise<InterruptResult> {
+    return this.json("POST", `/v1/sessions/${enc(sessionId)}/interrupt`, reason === undefined ? {} : { reason });
+  }
+
+  /** Adds a user message to the running turn, or starts a new turn when idle. */
+  injectMessage(sessionId: string, content: string): Promise<InjectResult> {
+    return this.json("POST", `/v1/sessions/${enc(sessionId)}/messages`, { content });
+  }
+
+  /** Same as `injectMessage`. */
+  inject(sessionId: string, content: string): Promise<InjectResult> {
+    return this.injectMessage(sessionId, content);
+  }
+
+  /** Approves or rejects a pending tool call (`action.required`). */
+  respondAction(sessionId: string, actionId: string, decision: Decision | ActionDecisionRequest, reason?: string): Promise<ActionResolved> {
+    const body: ActionDecisionRequest = typeof decision === "string" ? { decision, ...(reason === undefined ? {} : { reason }) } : decision;
+    return this.json("POST", `/v1/sessions/${enc(sessionId)}/actions/${enc(actionId)}`, body);
+  }
+
+  removeQueued(sessionId: string, turnId: string): Promise<QueueResult> {
+    return this.json("DELETE", `/v1/sessions/${enc(sessionId)}/queue/${enc(turnId)}`);
+  }
+
+  promoteQueued(sessionId: string, turnId: string): Promise<QueueResult> {
+    return this.json("POST", `/v1/sessions/${enc(sessionId)}/queue/${enc(turnId)}/promote`);
+  }
+
+  /** One page of the log: events with `sequence > after` (default 0), at most `limit` (default 100, max 1000). */
+  eventsPage(sessionId: string, options: { after?: number; limit?: number; signal?: AbortSignal } = {}): Promise<EventsPage> {
+    const q = new URLSearchParams({ after: String(options.after ?? 0) });
+    if (options.limit !== undefined) q.set("limit", String(options.limit));
+    return this.json("GET", `/v1/sessions/${enc(sessionId)}/events?${q}`, undefined, options.signal);
+  }
+
+  /** The log from `after` to its current end, page by page (no waiting for new events). */
+  async *readLog(sessionId: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncGenerator<RuntimeEvent> {
+    let after = options.after ?? 0;
+    for (;;) {
+      const page = await this.eventsPage(sessionId, { after, limit: 1000, signal: options.signal });
+      yield* page.events;
+      if (!page.has_more || page.next_after <= after) return;
+      after = page.next_after;
+    }
+  }
+
+  tree(sessionId: string, turnId: string): Promise<ExecutionTree> {
+    return this.json("GET", `/v1/sessions/${enc(sessionId)}/turns/${enc(turnId)}/tree`);
+  }
+
+  tools(sessionId: string): Promise<ToolInventory> {
+    return this.json("GET", `/v1/sessions/${enc(sessionId)}/tools`);
+  }
+
+  async artifact(sessionId: string, artifactId: string): Promise<Artifact> {
+    const res = await this.request("GET", `/v1/sessions/${enc(sessionId)}/artifacts/${enc(artifactId)}`);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    return { contentType: res.headers.get("content-type") ?? "application/octet-stream", bytes, text: () => new TextDecoder().decode(bytes) };
+  }
+
+  // ---- events over the WebSocket ----
+
+  /** `ws(s)://.../v1/sessions/:sid/ws?after=N&channel=C&access_token=KEY` (browsers cannot send headers). */
+  socketUrl(sessionId: string, after: number, channel?: string): string {
+    const q = new URLSearchParams({ after: String(after) });
+    if (channel) q.set("channel", channel);
+    q.set("access_token", this.key);
+    return `${this.baseUrl.replace(/^http/i, "ws")}/v1/sessions/${enc(sessionId)}/ws?${q}`;
+  }
+
+  protected async request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<ResponseLike> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    let res: ResponseLike;
+    try {
+      res = await this.fetchImpl(`${this.baseUrl}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(signal ? { signal } : {}),
+      });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      throw RuntimeError.network(err, `${method} ${path.split("?")[0]}`);
+    }
+    if (!res.ok) throw await RuntimeError.fromResponse(res);
+    return res;
+  }
+
+  protected async json<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    const res = await this.request(method, path, body, signal);
+    const text = await res.text();
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new RuntimeError(res.status, "malformed_response", `${method} ${path.split("?")[0]} answered a body that is not JSON`);
+    }
+  }
+}
