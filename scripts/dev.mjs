@@ -29,19 +29,18 @@ if (!existsSync(VARS)) {
 
 const key = /^API_KEYS=([^,\n]+)/m.exec(readFileSync(VARS, "utf8"))?.[1]?.trim() ?? "<your key>";
 const base = `http://127.0.0.1:${PORT}`;
+// The commands are the README's own (its Quickstart), so what is printed and what is documented never differ.
+const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const blocks = [...readme.slice(readme.indexOf("In a second terminal")).matchAll(/```sh\n([\s\S]*?)```/g)].slice(0, 2).map((m) => m[1]);
+const [setup, turn] = blocks.map((b) => b.replace("export KEY=dev_...", `export KEY=${key}`).replace("http://127.0.0.1:8787", base));
 console.log(`
 Agent runtime starting on ${base} (offline; the built-in "demo" model needs no provider key).
-Try it in another terminal:
+In a second terminal:
 
-  export KEY=${key}
-  curl -s -X PUT ${base}/v1/agents/demo -H "authorization: Bearer $KEY" -H "content-type: application/json" \\
-    -d '{"model":"demo:echo","tools":["calculator","clock"]}'
-  SID=$(curl -s -X POST ${base}/v1/sessions -H "authorization: Bearer $KEY" -H "content-type: application/json" \\
-    -d '{"agent":"demo"}' | sed -E 's/.*"session_id":"([^"]+)".*/\\1/')
-  curl -s -X POST ${base}/v1/sessions/$SID/turns -H "authorization: Bearer $KEY" -H "content-type: application/json" \\
-    -d '{"input":"what is 2 * (3 + 4)?"}'
-  curl -sN "${base}/v1/sessions/$SID/events?after=0" -H "authorization: Bearer $KEY" -H "accept: text/event-stream"
-`);
+${setup}
+and in a third (with KEY, AGENT_RUNTIME_URL and SID set the same way):
+
+${turn}`);
 
 const child = spawn("npx", ["wrangler", "dev", "--port", PORT, "--ip", "127.0.0.1"], {
   stdio: "inherit",
