@@ -301,6 +301,20 @@ describe("errors", () => {
     expect((await rejection(client.respondAction(sid, "act_nope", "approve"))).status).toBe(404);
   });
 
+  it("submitAndWait without any WebSocket refuses before submitting, so no turn is left waiting", async () => {
+    const global = globalThis as { WebSocket?: unknown };
+    const saved = global.WebSocket;
+    global.WebSocket = undefined; // as on Node 20 without --experimental-websocket
+    try {
+      const client = new RuntimeClient({ url: BASE, key: KEY, fetch: (url, init) => SELF.fetch(url, init) });
+      const sid = (await client.createSession({ agent: { name: "no-ws", model: "demo:fast", tools: ["calculator"], hitl_tools: ["calculator"] } })).session_id;
+      await expect(client.submitAndWait(sid, "what is 1 + 1?")).rejects.toThrow(/no WebSocket available/);
+      expect((await client.getSession(sid)).turn_count).toBe(0);
+    } finally {
+      global.WebSocket = saved;
+    }
+  });
+
   it("a network failure is a RuntimeError with status 0; a non-JSON error body keeps a snippet", async () => {
     const down = new RuntimeClient({ url: BASE, key: KEY, fetch: async () => Promise.reject(new TypeError("fetch failed")) });
     const err = await rejection(down.listAgents());

@@ -29,10 +29,7 @@ export class RuntimeClient extends HttpApi {
     const backoff = { ...this.backoff, ...options.backoff };
     const staleAfterMs = options.staleAfterMs ?? 30_000;
     const maxAttempts = options.maxAttempts ?? Number.POSITIVE_INFINITY;
-    const ws = this.wsImpl;
-    if (!ws) {
-      throw new TypeError("RuntimeClient: no WebSocket available; pass options.WebSocket (Node 20: run with --experimental-websocket)");
-    }
+    const ws = this.requireWebSocket();
     if (signal?.aborted) return;
 
     let last: number;
@@ -144,6 +141,8 @@ export class RuntimeClient extends HttpApi {
    * `turn.cancelled`). Each `action.required` of the turn goes to `onApproval`, and its answer to `respondAction`.
    */
   async submitAndWait(sessionId: string, input: string, options: SubmitAndWaitOptions = {}): Promise<TerminalEvent> {
+    // Checked before anything is submitted: a turn nobody can follow (or approve) must not start.
+    this.requireWebSocket();
     // Watch from the current end of the log, so nothing of the new turn can be missed.
     const { last_sequence } = await this.getThread(sessionId);
     const accepted = await this.submitTurn(sessionId, {
@@ -186,6 +185,13 @@ export class RuntimeClient extends HttpApi {
       signal?.removeEventListener("abort", relay);
       inner.abort();
     }
+  }
+
+  private requireWebSocket() {
+    if (!this.wsImpl) {
+      throw new TypeError("RuntimeClient: no WebSocket available; pass options.WebSocket (Node 20: run with --experimental-websocket)");
+    }
+    return this.wsImpl;
   }
 
   /** Events `after < sequence <= upTo`, from the JSON pages, checked to be contiguous. */
