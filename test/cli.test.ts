@@ -77,7 +77,9 @@ class ScriptedIO implements CliIO {
     this.prompts.push(prompt);
     if (signal?.aborted) return null;
     // Like readline, an aborted question ends its prompt's line.
-    const endLine = () => (this.out += "\n");
+    const endLine = () => {
+      this.out += "\n";
+    };
     signal?.addEventListener("abort", endLine, { once: true });
     try {
       const next = this.answers.shift();

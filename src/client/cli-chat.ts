@@ -21,7 +21,10 @@ export async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["
   };
   const askLine = async (prompt: string, signal: AbortSignal): Promise<string | null> => {
     promptOpen = true;
-    const closed = () => (promptOpen = false); // the IO ends the line of an aborted question
+    // The IO ends the line of an aborted question. (An event listener returns nothing.)
+    const closed = () => {
+      promptOpen = false;
+    };
     signal.addEventListener("abort", closed, { once: true });
     try {
       return await io.question(prompt, signal);
