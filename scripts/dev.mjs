@@ -31,6 +31,7 @@ const key = /^API_KEYS=([^,\n]+)/m.exec(readFileSync(VARS, "utf8"))?.[1]?.trim()
 const base = `http://127.0.0.1:${PORT}`;
 console.log(`
 Agent runtime starting on ${base} (offline; the built-in "demo" model needs no provider key).
+Inspector: ${base}/inspect (sign in with the API key ${key}).
 Try it in another terminal:
 
   export KEY=${key}
