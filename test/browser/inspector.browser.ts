@@ -117,6 +117,13 @@ describe("the inspector", () => {
     expect(Object.values(storage.session)).toEqual([runtime.key]);
     expect(storage.local).toBe(0);
     await screenshot(page, "2-signed-in-empty-session");
+
+    // Open-by-id, from the sessions page, for a session that does not exist.
+    await page.getByRole("link", { name: "Agent runtime inspector" }).click();
+    await page.getByLabel("Session id").fill("ses_nothing_here");
+    await page.getByRole("button", { name: "Open" }).click();
+    await page.getByRole("heading", { name: "No such session" }).waitFor();
+    expect(page.url()).toBe(`${runtime.base}/inspect/sessions/ses_nothing_here`);
     await page.close();
   });
 
@@ -194,6 +201,10 @@ describe("the inspector", () => {
     expect(await card.locator("[data-approval]").textContent()).toBe("approved");
     expect(await card.locator(".preview").last().textContent()).toBe("result 5");
     expect(await approvals.count()).toBe(0);
+    // The budget meters follow the thread read model: two model calls and one tool call, 10 + 5 tokens each call.
+    await expect
+      .poll(() => page.getByRole("region", { name: "Budget" }).textContent())
+      .toMatch(/Model calls 2 of 60Tool calls 1 of 200.*20 input · 10 output tokens/);
     const resolved = (await readLog(sid)).find((e) => e.type === "action.resolved");
     expect(resolved?.payload).toMatchObject({ decision: "approved", reason: "looks right" });
     await screenshot(page, "6-approval-done");

@@ -46,7 +46,8 @@ export function useSessionStream(client: RuntimeClient, sid: string): SessionStr
     const readThread = async (): Promise<ThreadView | null> => {
       try {
         const t = await client.getThread(sid);
-        if (!stop.signal.aborted) setThread(t);
+        // Reads overlap (a timer's and an action's); an older answer arriving last must not win.
+        if (!stop.signal.aborted) setThread((prev) => (prev && prev.last_sequence > t.last_sequence ? prev : t));
         return t;
       } catch {
         return null; // the stream reports what is wrong with the connection
