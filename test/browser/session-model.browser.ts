@@ -3,7 +3,8 @@
 // started, a restart, a handoff and repeated deliveries.
 import { describe, expect, it } from "vitest";
 import type { RuntimeEvent } from "../../src/client/index";
-import { SessionModel, type SubAgent, type ToolCall } from "../../web/inspector/src/session/model";
+import type { SubAgent, ToolCall } from "../../web/inspector/src/session/items";
+import { SessionModel } from "../../web/inspector/src/session/model";
 
 type Draft = Partial<RuntimeEvent> & Pick<RuntimeEvent, "type">;
 

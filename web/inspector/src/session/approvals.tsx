@@ -3,7 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { RuntimeClient } from "../../../../src/client/index";
 import { clock, preview, until } from "../format";
 import { ErrorText, Section, useAction } from "../ui";
-import type { Approval } from "./model";
+import type { Approval } from "./items";
 
 export function Approvals({ client, sid, approvals }: { client: RuntimeClient; sid: string; approvals: Approval[] }) {
   const now = useNow(approvals.length > 0);

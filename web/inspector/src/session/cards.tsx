@@ -4,7 +4,7 @@
 import { useState } from "preact/hooks";
 import { duration, pretty, preview } from "../format";
 import { followLink, sessionPath } from "../router";
-import type { Approval, Item, SubAgent, ToolCall } from "./model";
+import type { Approval, Item, SubAgent, ToolCall } from "./items";
 
 /** Tools whose calls hold other agents' work. */
 const PARENT_TOOLS = new Set(["run_subtask", "spawn_subagents", "agent_orchestrate"]);

@@ -2,7 +2,8 @@
 // cost (tokens and money, from cost.recorded, sub-agents included).
 import { count, pretty, usd } from "../format";
 import { Items } from "./cards";
-import type { SessionModel, Turn } from "./model";
+import type { Turn } from "./items";
+import type { SessionModel } from "./model";
 
 export function Conversation({ model }: { model: SessionModel }) {
   return (
