@@ -35,6 +35,7 @@ const blocks = [...readme.slice(readme.indexOf("In a second terminal")).matchAll
 const [setup, turn] = blocks.map((b) => b.replace("export KEY=dev_...", `export KEY=${key}`).replace("http://127.0.0.1:8787", base));
 console.log(`
 Agent runtime starting on ${base} (offline; the built-in "demo" model needs no provider key).
+Inspector: ${base}/inspect (sign in with the API key ${key}).
 In a second terminal:
 
 ${setup}

@@ -39,6 +39,8 @@ export function snapshotRuntime(root, dest) {
   mkdirSync(dest, { recursive: true });
   for (const d of ["src", "migrations"]) cpSync(join(root, d), join(dest, d), { recursive: true });
   cpSync(join(root, "wrangler.toml"), join(dest, "wrangler.toml"));
+  // wrangler.toml's [assets] directory (the built inspector) must exist beside it; the benchmark needs no page.
+  mkdirSync(join(dest, "dist", "inspector"), { recursive: true });
   return join(dest, "wrangler.toml");
 }
 

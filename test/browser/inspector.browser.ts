@@ -1,0 +1,336 @@
+// The web inspector in a real browser (Chromium, headless) against the runtime under `wrangler dev` and the
+// fake model server. Each state is saved as a screenshot under test-output/inspector/. The tests run in
+// order and share the runtime; the last one kills and restarts it.
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RuntimeClient, RuntimeEvent } from "../../src/client/index";
+import { launchBrowser, Runtime, screenshot, startFakeModel } from "./harness";
+
+let fake: Awaited<ReturnType<typeof startFakeModel>>;
+let runtime: Runtime;
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let api: RuntimeClient;
+/** CSP reports and uncaught errors of every page, checked at the end. */
+const pageProblems: string[] = [];
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+  runtime = await Runtime.create(fake.baseUrl);
+  await runtime.start();
+  api = runtime.client();
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await runtime?.stop();
+  await fake?.close();
+});
+
+async function newPage(width = 1280, height = 900): Promise<Page> {
+  const page = await browser.context.newPage();
+  await page.setViewportSize({ width, height });
+  page.on("console", (m) => {
+    if (m.type() === "error" && /Content.Security.Policy|Refused to/i.test(m.text())) pageProblems.push(m.text());
+  });
+  page.on("pageerror", (err) => pageProblems.push(String(err)));
+  return page;
+}
+
+/** Opens `path` and signs in with the runtime's key (each new tab signs in: the key lives in its sessionStorage). */
+async function signIn(page: Page, path: string): Promise<void> {
+  await page.goto(`${runtime.base}${path}`);
+  await page.getByLabel("API key").fill(runtime.key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+const live = (page: Page) => page.locator('[role="status"][data-state="live"]').waitFor({ timeout: 30_000 });
+const turnAt = (page: Page, n: number) => page.locator(".turn").nth(n);
+const waitForTurn = (page: Page, n: number, status: string, timeout = 30_000) =>
+  page
+    .locator(`.turn >> nth=${n}`)
+    .and(page.locator(`[data-status="${status}"]`))
+    .waitFor({ timeout });
+/** A card's own disclosure button (not those of the cards inside it). */
+const toggleOf = (card: ReturnType<Page["locator"]>) => card.locator(":scope > .card-head > button.disclose");
+
+async function readLog(sid: string): Promise<RuntimeEvent[]> {
+  const log: RuntimeEvent[] = [];
+  for await (const e of api.readLog(sid)) log.push(e);
+  return log;
+}
+
+/** What the conversation shows, independent of which cards are expanded. */
+function conversationShape(page: Page) {
+  return page.evaluate(() => ({
+    turns: [...document.querySelectorAll<HTMLElement>(".turn")].map((t) => ({
+      status: t.dataset.status,
+      messages: [...t.querySelectorAll(".msg p")].map((p) => p.textContent),
+      usage: t.querySelector(".usage")?.textContent,
+    })),
+    cards: [...document.querySelectorAll<HTMLElement>("[data-call-id]")].map((c) => ({
+      id: c.dataset.callId,
+      tool: c.dataset.tool,
+      status: c.dataset.status,
+      inside: c.parentElement?.closest<HTMLElement>("[data-call-id]")?.dataset.callId ?? null,
+    })),
+    events: document.querySelectorAll(".events li").length,
+  }));
+}
+
+let delegatedSid = "";
+
+describe("the inspector", () => {
+  it("is served at /inspect/* with a CSP allowing only its own scripts and origin; /v1 still reaches the API", async () => {
+    const res = await fetch(`${runtime.base}/inspect/sessions/some-session`, { headers: { accept: "text/html", "sec-fetch-mode": "navigate" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    const csp = res.headers.get("content-security-policy") ?? "";
+    for (const directive of ["default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"]) expect(csp).toContain(directive);
+    const html = await res.text();
+    expect(html).toMatch(/<script type="module" crossorigin src="\/inspect\/assets\/[^"]+\.js"><\/script>/);
+    expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/); // nothing inline
+
+    // A browser navigating to the API gets the API, not the page.
+    const apiRes = await fetch(`${runtime.base}/v1/agents`, { headers: { accept: "text/html", "sec-fetch-mode": "navigate" } });
+    expect(apiRes.status).toBe(401);
+    expect(await apiRes.json()).toMatchObject({ error: { code: "unauthorized" } });
+  });
+
+  it("signs in with the key kept in sessionStorage only, and opens the session of the address", async () => {
+    await api.putAgent("plain", { model: "demo:fast" });
+    const { session_id: sid } = await api.createSession({ agent: "plain" });
+    const page = await newPage();
+    await page.goto(`${runtime.base}/inspect/sessions/${sid}`);
+    await page.getByLabel("API key").fill("not-a-key");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("alert").waitFor();
+    expect(await page.getByRole("alert").textContent()).toMatch(/invalid API key/i);
+    await screenshot(page, "1-sign-in-refused");
+
+    await page.getByLabel("API key").fill(runtime.key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: `Session ${sid}` }).waitFor();
+    await live(page);
+    expect(page.url()).toBe(`${runtime.base}/inspect/sessions/${sid}`);
+    const storage = await page.evaluate(() => ({ session: { ...sessionStorage }, local: localStorage.length }));
+    expect(Object.values(storage.session)).toEqual([runtime.key]);
+    expect(storage.local).toBe(0);
+    await screenshot(page, "2-signed-in-empty-session");
+
+    // Open-by-id, from the sessions page, for a session that does not exist.
+    await page.getByRole("link", { name: "Agent runtime inspector" }).click();
+    await page.getByLabel("Session id").fill("ses_nothing_here");
+    await page.getByRole("button", { name: "Open" }).click();
+    await page.getByRole("heading", { name: "No such session" }).waitFor();
+    expect(page.url()).toBe(`${runtime.base}/inspect/sessions/ses_nothing_here`);
+    await page.close();
+  });
+
+  it("starts a session from the form; a nested run_subtask is a collapsed card holding the child's tool card, expanded on click", async () => {
+    const model = await fake.script([
+      { text: "Delegating.", tool_calls: [{ name: "run_subtask", arguments: { title: "Multiply", instructions: "Compute 6 * 7.", tools: ["calculator"] } }] },
+      { tool_calls: [{ name: "calculator", arguments: { expression: "6 * 7" } }] },
+      { text: "The product is 42." },
+      { text: "The sub-agent found 42.", chunk_size: 3, delay_ms: 15 },
+    ]);
+    await api.putAgent("delegator", { model, tools: ["run_subtask", "calculator"] });
+    const page = await newPage();
+    await signIn(page, "/inspect");
+    await page.getByLabel("Agent").selectOption("delegator");
+    await page.getByRole("button", { name: "Start session" }).click();
+    await page.waitForURL(/\/inspect\/sessions\/[^/]+$/);
+    delegatedSid = decodeURIComponent(new URL(page.url()).pathname.split("/").pop()!);
+    await live(page);
+
+    await page.getByLabel("New turn").fill("What is 6 times 7? Delegate it.");
+    await page.getByRole("button", { name: "Send" }).click();
+    await waitForTurn(page, 0, "completed");
+
+    const parent = page.locator('[data-tool="run_subtask"]');
+    const child = parent.locator('[data-tool="calculator"]');
+    expect(await parent.count()).toBe(1);
+    expect(await child.count()).toBe(1); // inside the parent's card
+    expect(await toggleOf(parent).getAttribute("aria-expanded")).toBe("false");
+    expect(await toggleOf(parent).textContent()).toBe("Expand");
+    expect(await child.isVisible()).toBe(false);
+    expect(await parent.getAttribute("data-status")).toBe("succeeded");
+    expect(await child.getAttribute("data-status")).toBe("succeeded");
+    expect(await turnAt(page, 0).locator(".msg.assistant").last().textContent()).toBe("The sub-agent found 42.");
+    // Four model calls of the fake (10 input and 5 output tokens each), the child's included; no known price.
+    expect(await turnAt(page, 0).locator(".usage").textContent()).toBe("40 in · 20 out tokens · cost unknown");
+    await expect.poll(() => page.locator("#meter-llm_calls").getAttribute("value")).toBe("4");
+    expect(await page.locator("#meter-subtasks").getAttribute("value")).toBe("1");
+    await screenshot(page, "3-subtask-collapsed");
+
+    await page.getByRole("button", { name: "Expand" }).first().click();
+    expect(await toggleOf(parent).getAttribute("aria-expanded")).toBe("true");
+    expect(await child.isVisible()).toBe(true);
+    expect(await parent.getByRole("region", { name: "Sub-agent Multiply" }).textContent()).toContain("The product is 42.");
+    // The child's card, from the keyboard.
+    await toggleOf(child).focus();
+    await page.keyboard.press("Enter");
+    expect(await toggleOf(child).getAttribute("aria-expanded")).toBe("true");
+    expect(await child.locator(".card-body").textContent()).toContain('"expression": "6 * 7"');
+    await screenshot(page, "4-subtask-expanded");
+    await page.close();
+  });
+
+  it("an approval clicked in the page runs the tool and the turn completes", async () => {
+    const model = await fake.script([{ tool_calls: [{ name: "calculator", arguments: { expression: "2 + 3" } }] }, { text: "Approved, and 2 + 3 = 5." }]);
+    await api.putAgent("careful", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
+    const { session_id: sid } = await api.createSession({ agent: "careful" });
+    const page = await newPage();
+    await signIn(page, `/inspect/sessions/${sid}`);
+    await live(page);
+    await page.getByLabel("New turn").fill("Add 2 and 3.");
+    await page.getByRole("button", { name: "Send" }).click();
+
+    const approvals = page.getByRole("region", { name: "Waiting for approval" });
+    await approvals.waitFor();
+    expect(await approvals.textContent()).toMatch(/calculator wants to run with \{"expression":"2 \+ 3"\}Deadline .+ \(in 1[45] min/);
+    const card = page.locator('[data-tool="calculator"]');
+    expect(await card.getAttribute("data-status")).toBe("waiting");
+    expect(await card.locator("[data-approval]").textContent()).toBe("awaiting approval");
+    await screenshot(page, "5-approval-pending");
+
+    await page.getByLabel("Reason (optional)").fill("looks right");
+    await page.getByRole("button", { name: "Approve" }).click();
+    await waitForTurn(page, 0, "completed");
+    expect(await card.getAttribute("data-status")).toBe("succeeded");
+    expect(await card.locator("[data-approval]").textContent()).toBe("approved");
+    expect(await card.locator(".preview").last().textContent()).toBe("result 5");
+    expect(await approvals.count()).toBe(0);
+    // The budget meters follow the thread read model: two model calls and one tool call, 10 + 5 tokens each call.
+    await expect
+      .poll(() => page.getByRole("region", { name: "Budget" }).textContent())
+      .toMatch(/Model calls 2 of 60Tool calls 1 of 200.*20 input · 10 output tokens/);
+    const resolved = (await readLog(sid)).find((e) => e.type === "action.resolved");
+    expect(resolved?.payload).toMatchObject({ decision: "approved", reason: "looks right" });
+    await screenshot(page, "6-approval-done");
+    await page.close();
+  });
+
+  it("a reload shows the same conversation and cards", async () => {
+    const page = await newPage();
+    await signIn(page, `/inspect/sessions/${delegatedSid}`);
+    await live(page);
+    await page.getByRole("button", { name: "Expand" }).first().click();
+    const before = await conversationShape(page);
+    expect(before.cards.map((c) => [c.tool, c.inside === null])).toEqual([
+      ["run_subtask", true],
+      ["calculator", false],
+    ]);
+    await page.reload();
+    await live(page);
+    expect(await conversationShape(page)).toEqual(before);
+    await screenshot(page, "7-after-reload");
+    await page.close();
+  });
+
+  it("sends a live message to the running turn, queues, promotes and removes turns, and interrupts", async () => {
+    const model = await fake.script([
+      { text: "Working on the first part of the answer now.", chunk_size: 2, delay_ms: 60 },
+      { text: "Cats, noted. Still going", stall_after: 2 },
+      { text: "Answering the second question." },
+    ]);
+    await api.putAgent("chatty", { model });
+    const { session_id: sid } = await api.createSession({ agent: "chatty" });
+    const page = await newPage();
+    await signIn(page, `/inspect/sessions/${sid}`);
+    await live(page);
+    await page.getByLabel("New turn").fill("Tell me something.");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.getByLabel("Message to the running turn").fill("Also mention cats.");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".msg.injected", { hasText: "Also mention cats." }).waitFor();
+
+    for (const input of ["First queued", "Second queued"]) {
+      await page.getByLabel("Message to the running turn").fill(input);
+      await page.getByRole("button", { name: "Queue as next turn" }).click();
+      await page.locator(".queue li", { hasText: input }).waitFor();
+    }
+    const queue = page.getByRole("region", { name: "Queue" });
+    await queue.getByRole("button", { name: "Promote" }).click();
+    await expect.poll(() => queue.locator("li p").allTextContents()).toEqual(["Second queued", "First queued"]);
+    await screenshot(page, "8-running-with-queue");
+    await queue.locator("li", { hasText: "First queued" }).getByRole("button", { name: "Remove" }).click();
+    await expect.poll(() => queue.locator("li p").allTextContents()).toEqual(["Second queued"]);
+
+    await page.getByRole("button", { name: "Interrupt" }).click();
+    await waitForTurn(page, 0, "cancelled");
+    // The queued turn starts when the interrupted one ends.
+    const second = page.locator(".turn", { hasText: "Second queued" });
+    await second.and(page.locator('[data-status="completed"]')).waitFor();
+    expect(await second.locator(".msg.assistant").textContent()).toBe("Answering the second question.");
+    expect(await page.locator(".turn", { hasText: "First queued" }).getAttribute("data-status")).toBe("cancelled");
+    expect(await queue.textContent()).toContain("Nothing queued.");
+    await screenshot(page, "9-interrupted-then-queued-turn");
+    await page.close();
+  });
+
+  it("at 375 px wide the page has no horizontal scroll, cards and events expanded", async () => {
+    const model = await fake.script([{ tool_calls: [{ name: "calculator", arguments: { expression: `${"1+".repeat(150)}1` } }] }, { text: "Refused." }]);
+    await api.putAgent("careful-phone", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
+    const { session_id: sid } = await api.createSession({ agent: "careful-phone" });
+    await api.submitTurn(sid, "Add up a long list of ones, please.");
+    const page = await newPage(375, 812);
+    await signIn(page, `/inspect/sessions/${sid}`);
+    await page.getByRole("region", { name: "Waiting for approval" }).waitFor();
+    for (const button of await page.getByRole("button", { name: "Expand" }).all()) await button.click();
+    await page.locator(".events summary").first().click();
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(await overflow()).toBe(0);
+    await screenshot(page, "10-phone-approval");
+
+    await page.getByRole("button", { name: "Reject" }).click();
+    await waitForTurn(page, 0, "completed");
+    expect(await page.locator('[data-tool="calculator"] [data-approval]').textContent()).toBe("rejected");
+    await page.goto(`${runtime.base}/inspect/sessions/${delegatedSid}`);
+    await live(page);
+    for (const button of await page.getByRole("button", { name: "Expand" }).all()) await button.click();
+    await page.getByRole("button", { name: "Expand" }).first().click(); // the child's card, visible now
+    expect(await overflow()).toBe(0);
+    await screenshot(page, "11-phone-subtask");
+    await page.close();
+  });
+
+  it("the runtime killed and restarted mid-turn: the page shows reconnecting, then catches up with every event once", async () => {
+    const story = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
+    const model = await fake.script([{ text: story, chunk_size: 6, delay_ms: 60 }, { text: "Recovered after the restart." }]);
+    await api.putAgent("storyteller", { model });
+    const { session_id: sid } = await api.createSession({ agent: "storyteller" });
+    const page = await newPage();
+    await signIn(page, `/inspect/sessions/${sid}`);
+    await live(page);
+    await page.getByLabel("New turn").fill("Tell me a long story.");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.waitForFunction(() => (document.querySelector(".msg.assistant.streaming p")?.textContent?.length ?? 0) > 30);
+
+    await runtime.kill();
+    const status = page.getByRole("status");
+    await page.locator('[role="status"][data-state="reconnecting"]').waitFor({ timeout: 15_000 });
+    expect(await status.textContent()).toBe("Reconnecting…");
+    await screenshot(page, "12-reconnecting");
+
+    await runtime.start();
+    await waitForTurn(page, 0, "completed", 45_000);
+    await live(page);
+    const log = await readLog(sid);
+    expect(log.at(-1)?.type).toBe("turn.completed");
+    expect(log.some((e) => e.type === "run.status" && e.payload.phase === "recovering")).toBe(true);
+    const rendered = await page.locator(".events li").evaluateAll((rows) => rows.map((r) => Number((r as HTMLElement).dataset.sequence)));
+    expect(rendered).toEqual(log.map((e) => e.sequence));
+    expect(await page.getByTestId("event-count").textContent()).toBe(`${log.length} of ${log.length} events`);
+    expect(await turnAt(page, 0).locator(".msg.assistant").last().textContent()).toBe("Recovered after the restart.");
+    await screenshot(page, "13-caught-up");
+
+    await page.getByLabel("Filter by type").selectOption("model.delta");
+    expect(await page.locator(".events li").count()).toBe(log.filter((e) => e.type === "model.delta").length);
+    await page.close();
+  });
+
+  it("no page broke its CSP or threw", () => {
+    expect(pageProblems).toEqual([]);
+  });
+});

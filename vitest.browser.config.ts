@@ -1,0 +1,14 @@
+// The browser tests (test/browser): Node drives Chromium against the runtime under `wrangler dev`. They
+// are not workerd tests, so they have their own config; `npm test` runs them after the main suite.
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/browser/**/*.browser.ts"],
+    environment: "node",
+    globalSetup: ["./test/browser/global-setup.ts"],
+    fileParallelism: false,
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});

@@ -1,0 +1,56 @@
+// The page: sign in first (the key stays in this tab's sessionStorage), then the route decides the view.
+// Signing in keeps the address, so /inspect/sessions/<sid> opens that session afterwards.
+import { useMemo, useState } from "preact/hooks";
+import { clientFor, storedKey, storeKey } from "./auth";
+import { Home } from "./home";
+import { BASE, followLink, useRoute } from "./router";
+import { SessionPage } from "./session/session-page";
+import { SignIn } from "./sign-in";
+
+export function App() {
+  const [key, setKey] = useState(storedKey);
+  const route = useRoute();
+  const client = useMemo(() => (key ? clientFor(key) : null), [key]);
+  const signOut = () => {
+    storeKey(null);
+    setKey(null);
+  };
+  const signIn = (k: string) => {
+    storeKey(k);
+    setKey(k);
+  };
+
+  return (
+    <>
+      <header class="topbar">
+        <a class="brand" href={BASE} onClick={followLink}>
+          Agent runtime <span>inspector</span>
+        </a>
+        {client && (
+          <button type="button" class="quiet" onClick={signOut}>
+            Sign out
+          </button>
+        )}
+      </header>
+      <main id="main">
+        {!client ? (
+          <SignIn sid={route.name === "session" ? route.sid : null} onSignedIn={signIn} />
+        ) : route.name === "home" ? (
+          <Home client={client} />
+        ) : route.name === "session" ? (
+          <SessionPage key={route.sid} client={client} sid={route.sid} onUnauthorized={signOut} />
+        ) : (
+          <section class="panel">
+            <h1>Not found</h1>
+            <p>
+              Nothing lives at this address.{" "}
+              <a href={BASE} onClick={followLink}>
+                Go to the sessions.
+              </a>
+            </p>
+          </section>
+        )}
+      </main>
+    </>
+  );
+}

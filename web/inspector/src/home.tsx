@@ -1,0 +1,69 @@
+// The sessions page: open a session by id, or start one with a registered agent. (A list of sessions
+// needs GET /v1/sessions, which the runtime does not have yet.)
+import { useEffect, useState } from "preact/hooks";
+import type { AgentConfig, RuntimeClient } from "../../../src/client/index";
+import { describeError } from "./format";
+import { navigate, sessionPath } from "./router";
+import { ErrorText, Section, useAction } from "./ui";
+
+export function Home({ client }: { client: RuntimeClient }) {
+  const [sid, setSid] = useState("");
+  const [agents, setAgents] = useState<AgentConfig[] | null>(null);
+  const [agentsError, setAgentsError] = useState<string | null>(null);
+  const [agent, setAgent] = useState("");
+  const start = useAction();
+
+  useEffect(() => {
+    client.listAgents().then(
+      (list) => {
+        setAgents(list);
+        setAgent((a) => a || list[0]?.name || "");
+      },
+      (err) => setAgentsError(describeError(err)),
+    );
+  }, [client]);
+
+  const open = (e: Event) => {
+    e.preventDefault();
+    if (sid.trim()) navigate(sessionPath(sid.trim()));
+  };
+  const create = async (e: Event) => {
+    e.preventDefault();
+    if (!agent) return;
+    await start.run(async () => navigate(sessionPath((await client.createSession({ agent })).session_id)));
+  };
+
+  return (
+    <>
+      <h1>Sessions</h1>
+      <Section title="Open a session" id="open-title">
+        <form class="inline" onSubmit={open}>
+          <label for="open-sid">Session id</label>
+          <input id="open-sid" required autocomplete="off" spellcheck={false} value={sid} onInput={(e) => setSid(e.currentTarget.value)} />
+          <button type="submit">Open</button>
+        </form>
+      </Section>
+      <Section title="Start a session" id="start-title">
+        <ErrorText error={agentsError} />
+        {agents && agents.length === 0 ? (
+          <p>No agents are registered yet: register one with PUT /v1/agents/&lt;name&gt;.</p>
+        ) : (
+          <form class="inline" onSubmit={create}>
+            <label for="start-agent">Agent</label>
+            <select id="start-agent" value={agent} onChange={(e) => setAgent(e.currentTarget.value)} disabled={!agents}>
+              {(agents ?? []).map((a) => (
+                <option key={a.name} value={a.name}>
+                  {a.name} ({a.model})
+                </option>
+              ))}
+            </select>
+            <button type="submit" disabled={!agent || start.busy}>
+              Start session
+            </button>
+          </form>
+        )}
+        <ErrorText error={start.error} />
+      </Section>
+    </>
+  );
+}

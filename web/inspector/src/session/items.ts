@@ -1,0 +1,91 @@
+// What the session view is made of: turns, the items a turn or a sub-agent shows in order (text, notes,
+// live messages, tool calls), sub-agents inside the calls that started them, and approvals.
+
+export type CallStatus = "waiting" | "running" | "succeeded" | "failed" | "rejected" | "timed out";
+export type ApprovalStatus = "pending" | "approved" | "rejected" | "timed_out";
+export type TurnStatus = "queued" | "accepted" | "running" | "completed" | "failed" | "cancelled";
+
+export interface Approval {
+  action_id: string;
+  turn_id: string | null;
+  tool_name: string;
+  args: unknown;
+  expires_at: number | null;
+  status: ApprovalStatus;
+  reason: string | null;
+}
+
+export interface TextItem {
+  kind: "text";
+  key: string;
+  text: string;
+  state: "streaming" | "done" | "interrupted";
+}
+
+export interface NoteItem {
+  kind: "note";
+  key: string;
+  tone: "plan" | "info" | "warning" | "error";
+  text: string;
+}
+
+export interface InjectedItem {
+  kind: "injected";
+  key: string;
+  content: string;
+}
+
+/** A transition of an `agent_orchestrate` call (a `run.status` whose parent_id is the call); exec_id is a child session. */
+export interface OrchestrationStep {
+  key: string;
+  phase: string;
+  exec_id: string | null;
+}
+
+export interface ToolCall {
+  kind: "tool";
+  key: string;
+  name: string;
+  args: unknown;
+  depth: number;
+  status: CallStatus;
+  result: unknown;
+  has_result: boolean;
+  started_at: number | null;
+  duration_ms: number | null;
+  approval: Approval | null;
+  progress: string | null;
+  /** The sub-agents this call started (run_subtask, spawn_subagents), in order. */
+  agents: SubAgent[];
+  steps: OrchestrationStep[];
+}
+
+export type Item = TextItem | NoteItem | InjectedItem | ToolCall;
+
+/** Where text and tool calls land: a turn's top level, or a sub-agent inside a call. */
+export interface Container {
+  items: Item[];
+  /** The text item the current model call streams into (null between calls). */
+  streaming: TextItem | null;
+}
+
+export interface SubAgent extends Container {
+  id: string;
+  title: string;
+  depth: number;
+  status: "running" | "completed" | "failed";
+  result: unknown;
+}
+
+export interface Turn extends Container {
+  id: string;
+  input: string;
+  status: TurnStatus;
+  output: unknown;
+  stop_reason: string | null;
+  error: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  /** Sum of cost.recorded; null while no call had a known price. */
+  cost_usd: number | null;
+}
