@@ -8,7 +8,7 @@ import { median, now } from "./client.mjs";
 
 const terminalAny = (s) => /"type":"turn\.(completed|failed|cancelled)"/.test(s);
 
-async function runtimeTurn(stack, model, maxSteps) {
+export async function runtimeTurn(stack, model, maxSteps) {
   const { api } = stack;
   const lookupUrl = `${stack.fake.baseUrl}/_tools/lookup`;
   const agent = {
@@ -32,7 +32,7 @@ async function runtimeTurn(stack, model, maxSteps) {
   return { ms: t - t0, events: sub.count };
 }
 
-async function workerdLoop(stack, model, steps) {
+export async function workerdLoop(stack, model, steps) {
   const t0 = now();
   const res = await fetch(`${stack.blBase}/run`, { method: "POST", body: JSON.stringify({ model, steps, mode: "generate", tool: "lookup" }) });
   const j = await res.json();
@@ -40,15 +40,19 @@ async function workerdLoop(stack, model, steps) {
   return { ms: now() - t0 };
 }
 
-export async function e2e(stack, cfg, say) {
-  const { steps, calls, deltas, runs, warmup } = cfg.e2e;
-  const bare = bareLoop(stack.fake.baseUrl);
-  const shapes = {
+/** The two turns compared (also by bench/peer/run.mjs): the scripted model's name and the step limit. */
+export function e2eShapes({ steps, calls, deltas }) {
+  return {
     tool_turn: { model: `loop-s${steps}-c${calls}-d${deltas}-tlookup`, maxSteps: steps + 2 },
     one_call: { model: `loop-s0-c0-d${deltas}-tlookup`, maxSteps: 2 },
   };
+}
+
+export async function e2e(stack, cfg, say) {
+  const { runs, warmup } = cfg.e2e;
+  const bare = bareLoop(stack.fake.baseUrl);
   const out = {};
-  for (const [name, { model, maxSteps }] of Object.entries(shapes)) {
+  for (const [name, { model, maxSteps }] of Object.entries(e2eShapes(cfg.e2e))) {
     const sides = {
       runtime: () => runtimeTurn(stack, model, maxSteps),
       bare_node: () => bare(model, maxSteps),
