@@ -1,21 +1,11 @@
-import { createServer } from "node:net";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { freePort } from "./test/node/support/wrangler-dev";
 
 // The fake Chat Completions server (test/support/fake-openai.ts) listens on this port;
 // global-setup starts it, and the worker reaches it through the openai-compatible provider.
 // The test MCP server (test/support/mcp-server.ts) listens on a second port; a third, where nothing
 // listens, stands for an MCP server that is down. Both are on the tool URL allowlist.
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 // Expected noise, silenced so that a passing run reads as a list of passing suites: the MCP SDK ships source
 // maps that name missing files (Vite warns about each), and the pool announces its package rename.

@@ -4,7 +4,7 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { migrate, SESSION_MIGRATIONS } from "../src/durable/migrate";
-import { api, events, submitTurn, waitForTurnEnd } from "./support/api";
+import { AGENT_DEFAULTS, api, events, submitTurn, waitForTurnEnd } from "./support/api";
 
 const SID = "ses_0123456789abcdef01234567";
 const stub = () => env.SESSIONS.get(env.SESSIONS.idFromName(SID));
@@ -13,7 +13,7 @@ const stub = () => env.SESSIONS.get(env.SESSIONS.idFromName(SID));
 function writeVersion3(storage: DurableObjectStorage): void {
   migrate(storage, SESSION_MIGRATIONS.slice(0, 3));
   const sql = storage.sql;
-  const agent = { ...baseAgent(), name: "legacy", model: "demo:fast" };
+  const agent = { ...AGENT_DEFAULTS, name: "legacy", model: "demo:fast" };
   const metadata = { team: "blue", orchestration_depth: 2 };
   const envelope = (sequence: number, type: string, payload: unknown, turn = true) =>
     JSON.stringify({
@@ -58,32 +58,6 @@ function writeVersion3(storage: DurableObjectStorage): void {
     "INSERT INTO messages (turn_id, message) VALUES ('trn_legacy', ?)",
     JSON.stringify({ role: "assistant", content: [{ type: "text", text: "Noted: heron." }] }),
   );
-}
-
-function baseAgent() {
-  return {
-    instructions: "",
-    tools: [],
-    http_tools: [],
-    mcp_servers: [],
-    handoffs: [],
-    output_schema: null,
-    max_steps: 10,
-    temperature: 1,
-    max_tokens: null,
-    planning_enabled: false,
-    planning_model: null,
-    planning_instructions: "",
-    budget_awareness: null,
-    context_window: null,
-    hitl_tools: [],
-    approval_timeout_ms: 900000,
-    emit_mcp_progress: true,
-    injected_tool_args: {},
-    allow_parallel_subagents: false,
-    max_parallel_subagents: 3,
-    budget: {},
-  };
 }
 
 describe("schema migrations", () => {

@@ -2,6 +2,7 @@
 // execution tree, as zod schemas (for OpenAPI and the client's types); the folds that build them from the
 // log are in src/runtime/.
 import { z } from "zod";
+import { SHARED_SHAPES } from "./event-payloads";
 import { PolicySchema } from "./policy";
 
 export const ThreadStatusSchema = z.enum(["idle", "running", "waiting_permission", "recovering"]);
@@ -125,17 +126,7 @@ export const TreeNodeSchema: z.ZodType<TreeNode> = z
 
 export const ToolInventorySchema = z
   .object({
-    tools: z.array(
-      z.object({
-        name: z.string(),
-        description: z.string(),
-        parameters: z.record(z.string(), z.unknown()),
-        permission_class: z.string(),
-        parallel_safe: z.boolean(),
-        lock: z.string().nullable(),
-        mcp: z.object({ server: z.string(), tool: z.string() }).optional(),
-      }),
-    ),
+    tools: z.array(SHARED_SHAPES.ToolDescription),
     policy: PolicySchema,
   })
   .meta({ id: "ToolInventory" });

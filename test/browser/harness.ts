@@ -4,11 +4,11 @@
 // driven by playwright-core with a fresh profile.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { RuntimeClient } from "../../src/client/index";
+import { freePort } from "../node/support/wrangler-dev";
 import type { Step } from "../support/fake-model";
 import { startFakeOpenAI } from "../support/fake-openai";
 
@@ -17,17 +17,6 @@ export const ROOT = join(import.meta.dirname, "..", "..");
 export const OUTPUT = join(ROOT, "test-output", "inspector");
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** The fake model server; `script(steps)` stores a script and answers the model string that plays it. */
 export async function startFakeModel(): Promise<{ baseUrl: string; script(steps: Step[]): Promise<string>; close(): Promise<void> }> {
@@ -147,3 +136,5 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(OUTPUT, { recursive: true });
   await page.screenshot({ path: join(OUTPUT, `${name}.png`), fullPage: true });
 }
+
+export type { freePort };
