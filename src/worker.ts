@@ -3,6 +3,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { agents } from "./routes/agents";
+import { chat } from "./routes/chat";
 import { type AppEnv, errorJson, requireApiKey, toApiError } from "./routes/http";
 import { mcp } from "./routes/mcp";
 import { sessions } from "./routes/sessions";
@@ -44,6 +45,7 @@ app.route("/", agents);
 app.route("/", sessions);
 app.route("/", streams);
 app.route("/", mcp);
+app.route("/", chat);
 
 app.doc31("/openapi.json", {
   openapi: "3.1.0",
