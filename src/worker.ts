@@ -4,6 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { agents } from "./routes/agents";
 import { authenticate } from "./routes/auth";
+import { chat } from "./routes/chat";
 import { type AppEnv, errorJson, toApiError } from "./routes/http";
 import { limitJsonDepth } from "./routes/json-depth";
 import { mcp } from "./routes/mcp";
@@ -52,6 +53,7 @@ app.route("/", sessions);
 app.route("/", streams);
 app.route("/", mcp);
 app.route("/", tokens);
+app.route("/", chat);
 
 app.doc31("/openapi.json", {
   openapi: "3.1.0",

@@ -16,6 +16,7 @@ import { randomId } from "../runtime/ids";
 import { emptyView, foldAll, foldEvent } from "../runtime/read-model";
 import { Approvals } from "./approvals";
 import { ChannelStore } from "./channel-store";
+import { conversationJson, turnCursor } from "./chat-reads";
 import { type FrameTarget, handleFrame, reply } from "./command-frames";
 import { DeltaBatcher } from "./delta-batcher";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
@@ -203,6 +204,16 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
   /** Events after `after` as one JSON document, built from the stored bodies without re-serializing them. */
   async eventsPage(after: number, limit: number): Promise<Result<string>> {
     return toResult(() => this.existing(() => eventsPage(this.store, after, limit)));
+  }
+
+  /** For the AI SDK chat routes: the sequence before the turn's first event. */
+  async chatCursor(turnId: string): Promise<Result<number>> {
+    return toResult(() => this.existing(() => turnCursor(this.store, turnId)));
+  }
+
+  /** For the AI SDK chat routes: the conversation as a JSON array of UIMessages. */
+  async chatMessages(): Promise<Result<string>> {
+    return toResult(() => this.existing(() => conversationJson(this.store)));
   }
 
   async tools(): Promise<Result<{ tools: Awaited<ReturnType<TurnRunner["setups"]["inventory"]>>; policy: Policy }>> {

@@ -1,0 +1,95 @@
+// The body an AI SDK `DefaultChatTransport` POSTs (`{id, messages, trigger, messageId?, ...body extras}`),
+// and what it asks for: a new turn from the last user message, or decisions on pending approvals.
+import { z } from "@hono/zod-openapi";
+import { TurnInput } from "../protocol/wire";
+import { ApiError, type FieldIssue } from "../runtime/errors";
+
+const PART_TYPES = new Set(["text", "reasoning", "file", "source-url", "source-document", "step-start", "dynamic-tool"]);
+const isPartType = (type: string) => PART_TYPES.has(type) || type.startsWith("tool-") || type.startsWith("data-");
+
+const UiPart = z.looseObject({ type: z.string().refine(isPartType, "is not a UI message part type") });
+const UiMessage = z.looseObject({
+  id: z.string().min(1, "must not be empty").max(128, "must be at most 128 characters"),
+  role: z.enum(["system", "user", "assistant"]),
+  parts: z.array(UiPart),
+});
+
+export const ChatBody = z
+  .looseObject({
+    id: z.string().min(1, "must not be empty").max(200).openapi({ description: "The session id (useChat's chat id)" }),
+    messages: z.array(UiMessage).min(1, "must hold at least one message"),
+    trigger: z.enum(["submit-message", "regenerate-message"]),
+    messageId: z.string().min(1).optional(),
+    agent: z.string().min(1).optional().openapi({ description: "A body extra: the registered agent of a new session, when `id` names no session" }),
+  })
+  .openapi("ChatRequest");
+export type ChatBody = z.infer<typeof ChatBody>;
+
+export interface Decision {
+  id: string;
+  approved: boolean;
+  reason?: string;
+}
+
+export type ChatAction = { kind: "decisions"; decisions: Decision[] } | { kind: "turn"; input: string; userMessageId: string; regenerate: boolean };
+
+type Message = ChatBody["messages"][number];
+type Part = Message["parts"][number];
+
+const isToolPart = (p: Part) => p.type === "dynamic-tool" || p.type.startsWith("tool-");
+
+/** What the request asks for; a 422 naming the field when it asks for nothing the runtime can do. */
+export function chatAction(body: ChatBody): ChatAction {
+  const { messages } = body;
+  const at = body.messageId === undefined ? messages.length - 1 : messages.findIndex((m) => m.id === body.messageId);
+  const target = messages[at];
+  if (body.trigger === "submit-message" && target?.role === "assistant") {
+    const decisions = answeredApprovals(target, at);
+    if (decisions.length > 0) return { kind: "decisions", decisions };
+  }
+  const last = messages.length - 1;
+  const input = messages[last]!;
+  if (input.role !== "user") {
+    throw ApiError.validation([
+      { path: "messages", reason: "must end with a user message (or messageId must name an assistant message with answered approvals)" },
+    ]);
+  }
+  return { kind: "turn", input: inputText(input, last), userMessageId: input.id, regenerate: body.trigger === "regenerate-message" };
+}
+
+/** The text parts of the user's message, joined: the turn's input. */
+function inputText(message: Message, index: number): string {
+  const issues: FieldIssue[] = [];
+  const texts: string[] = [];
+  message.parts.forEach((part, j) => {
+    if (part.type === "step-start") return;
+    if (part.type !== "text")
+      issues.push({ path: `messages.${index}.parts.${j}.type`, reason: "is not supported in the input: only text parts become a turn's input" });
+    else if (typeof part.text !== "string") issues.push({ path: `messages.${index}.parts.${j}.text`, reason: "must be a string" });
+    else texts.push(part.text);
+  });
+  if (issues.length > 0) throw ApiError.validation(issues);
+  const input = texts.join("\n");
+  const checked = TurnInput.safeParse(input.trim() === "" ? "" : input);
+  if (!checked.success) throw ApiError.validation([{ path: `messages.${index}.parts`, reason: `the text ${checked.error.issues[0]!.message}` }]);
+  return input;
+}
+
+/** The tool parts of the message's last step that the user answered (state `approval-responded`). */
+function answeredApprovals(message: Message, index: number): Decision[] {
+  const stepStart = message.parts.findLastIndex((p) => p.type === "step-start");
+  const decisions: Decision[] = [];
+  const issues: FieldIssue[] = [];
+  message.parts.forEach((part, j) => {
+    if (j <= stepStart || !isToolPart(part) || part.state !== "approval-responded") return;
+    const approval = (part.approval ?? {}) as Record<string, unknown>;
+    const path = `messages.${index}.parts.${j}.approval`;
+    if (typeof approval.id !== "string" || approval.id === "") issues.push({ path: `${path}.id`, reason: "must be a non-empty string" });
+    else if (typeof approval.approved !== "boolean") issues.push({ path: `${path}.approved`, reason: "must be a boolean" });
+    else if (approval.reason !== undefined && (typeof approval.reason !== "string" || approval.reason.length > 1000)) {
+      issues.push({ path: `${path}.reason`, reason: "must be a string of at most 1000 characters" });
+    } else decisions.push({ id: approval.id, approved: approval.approved, ...(approval.reason ? { reason: approval.reason as string } : {}) });
+  });
+  if (issues.length > 0) throw ApiError.validation(issues);
+  return decisions;
+}

@@ -1,0 +1,121 @@
+// Plumbing of the chat routes: the session's events read from its SSE stream (replay from a cursor, then
+// live, reconnecting where a stream broke), and a turn's UI message stream sent as the AI SDK's SSE.
+import type { threadView } from "../durable/session-views";
+import type { Env } from "../env";
+import type { RuntimeEvent } from "../protocol/events";
+import { ApiError, type Result, unwrap } from "../runtime/errors";
+import { type ChatMessageMetadata, turnStream, type UiChunk } from "../runtime/ui-stream";
+import { sessionStub } from "./http";
+
+type SessionStub = ReturnType<typeof sessionStub>;
+type ThreadView = ReturnType<typeof threadView>;
+
+/** The thread read model (its RPC type is lost to the serialization types, which turn `unknown` fields into never). */
+export async function threadResult(stub: SessionStub): Promise<Result<ThreadView>> {
+  return (await stub.thread()) as unknown as Result<ThreadView>;
+}
+
+/** The protocol's response headers (the AI SDK's UI_MESSAGE_STREAM_HEADERS). */
+const UI_STREAM_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache",
+  "x-vercel-ai-ui-message-stream": "v1",
+  "x-accel-buffering": "no",
+};
+/** Streams that end without progress this many times in a row are given up (the session is gone). */
+const MAX_IDLE_RECONNECTS = 3;
+
+/** Every event of the session after `after`, then live ones, until `signal` aborts or the consumer stops. */
+async function* sessionEvents(stub: SessionStub, sid: string, after: number, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
+  let cursor = after;
+  let idle = 0;
+  while (!signal.aborted && idle < MAX_IDLE_RECONNECTS) {
+    const url = `https://session/v1/sessions/${sid}/events?after=${cursor}`;
+    const res = await stub.fetch(new Request(url, { headers: { accept: "text/event-stream" } }));
+    if (!res.ok || !res.body) {
+      const body = (await res.json().catch(() => null)) as { error?: { code: string; message: string } } | null;
+      throw body?.error ? new ApiError(body.error.code as "not_found", body.error.message) : new Error(`event stream failed (${res.status})`);
+    }
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    const stop = () => void reader.cancel().catch(() => {});
+    signal.addEventListener("abort", stop);
+    const start = cursor;
+    try {
+      let buffer = "";
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buffer += value;
+        for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          // A slow consumer's stream ends with an `error` event; the next stream resumes from the cursor.
+          const data = block.startsWith("id: ") ? block.split("\n").find((l) => l.startsWith("data: ")) : undefined;
+          if (!data) continue;
+          const event = JSON.parse(data.slice(6)) as RuntimeEvent;
+          cursor = event.sequence;
+          yield event;
+        }
+      }
+    } finally {
+      signal.removeEventListener("abort", stop);
+      stop();
+    }
+    idle = cursor === start ? idle + 1 : 0;
+  }
+}
+
+export interface TurnResponse {
+  env: Env;
+  sid: string;
+  turnId: string;
+  metadata: ChatMessageMetadata;
+  /** The approvals this request answered (see turnStream). */
+  decided?: ReadonlySet<string>;
+}
+
+/** The UI message stream of a turn, from its first event, as an SSE response. */
+export async function turnResponse({ env, sid, turnId, metadata, decided }: TurnResponse): Promise<Response> {
+  const stub = sessionStub(env, sid);
+  const after = unwrap(await stub.chatCursor(turnId));
+  const abort = new AbortController();
+  const chunks = turnStream({
+    turnId,
+    metadata,
+    decided,
+    events: sessionEvents(stub, sid, after, abort.signal),
+    stillWaiting: async (actionIds, sequence) => {
+      const thread = unwrap(await threadResult(stub));
+      const pending = new Set(thread.pending_actions.map((a) => a.action_id));
+      return thread.active_turn_id === turnId && thread.last_sequence <= sequence && actionIds.every((id) => pending.has(id));
+    },
+  });
+  return sseResponse(chunks, abort);
+}
+
+function sseResponse(chunks: AsyncGenerator<UiChunk>, abort: AbortController): Response {
+  const encoder = new TextEncoder();
+  const line = (data: string) => encoder.encode(`data: ${data}\n\n`);
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await chunks.next();
+        if (!next.done) return controller.enqueue(line(JSON.stringify(next.value)));
+      } catch (err) {
+        // The response has started: a failure can only be told in the stream.
+        console.error("chat stream failed", err);
+        const error: UiChunk = { type: "error", errorText: err instanceof ApiError ? `${err.code}: ${err.message}` : "internal_error: the stream failed" };
+        controller.enqueue(line(JSON.stringify(error)));
+      }
+      controller.enqueue(line("[DONE]"));
+      controller.close();
+      abort.abort();
+    },
+    cancel() {
+      // The client went away (or stopped): the turn goes on; only this stream ends.
+      abort.abort();
+      void chunks.return(undefined);
+    },
+  });
+  return new Response(body, { headers: UI_STREAM_HEADERS });
+}

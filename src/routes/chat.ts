@@ -1,0 +1,136 @@
+// The AI SDK UI message stream protocol (issue 17), so an unmodified `useChat` with
+// `DefaultChatTransport({ api: base + "/v1/chat" })` talks to a session: POST /v1/chat (a turn, or decisions
+// on approvals), GET /v1/chat/:sid/stream (resume) and GET /v1/sessions/:sid/messages (after a reload).
+// The streams are projections of the session's log (src/runtime/ui-stream.ts).
+import { createRoute, z } from "@hono/zod-openapi";
+import { registry } from "../durable/registry-object";
+import type { Env } from "../env";
+import { DEFAULT_POLICY } from "../protocol/policy";
+import { ApiError, unwrap } from "../runtime/errors";
+import { randomId } from "../runtime/ids";
+import { regenerateKey } from "../runtime/ui-messages";
+import { allows, checkTokenSession } from "./auth";
+import { ChatBody, chatAction, type Decision } from "./chat-body";
+import { threadResult, turnResponse } from "./chat-stream";
+import { errorResponses, router, sessionStub } from "./http";
+import type { Principal } from "./permissions";
+
+const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path" } }) });
+const uiStream = (description: string) => ({ description, content: { "text/event-stream": { schema: z.string() } } });
+
+/** The session a chat id opened: derived from the id (and a token's subject), so every POST of the chat finds it. */
+async function chatSessionId(chatId: string, principal: Principal): Promise<string> {
+  const owner = principal.kind === "token" ? principal.subject : "";
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${owner}\u0000${chatId}`)));
+  return `ses_${[...digest.slice(0, 12)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** Whether the session exists (and a token may reach it). */
+async function reachable(env: Env, sid: string, principal: Principal): Promise<boolean> {
+  try {
+    unwrap(await sessionStub(env, sid).access());
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "not_found") return false;
+    throw err;
+  }
+  if (principal.kind === "token") await checkTokenSession(env, principal, sid);
+  return true;
+}
+
+/**
+ * The session of a chat: `id` itself when it names one, else the session this chat id opened before, else a new
+ * one of `agent` (owned by a token's subject), whose id the stream's `start` chunk names.
+ */
+async function chatSession(env: Env, principal: Principal, id: string, agent: string | undefined): Promise<string> {
+  if (await reachable(env, id, principal)) return id;
+  const sid = await chatSessionId(id, principal);
+  if (await reachable(env, sid, principal)) return sid;
+  if (!agent) throw new ApiError("not_found", `Session '${id}' was not found; send an agent's name as "agent" with the messages to open one`);
+  if (principal.kind === "token" && (!allows(principal, "sessions.create") || principal.agent !== agent)) {
+    throw new ApiError("forbidden", principal.agent ? `This token opens sessions of agent "${principal.agent}" only` : "This token opens no sessions");
+  }
+  const config = await registry(env).get(agent);
+  if (!config) throw ApiError.notFound("Agent", agent);
+  const owner = principal.kind === "token" ? principal.subject : null;
+  unwrap(await sessionStub(env, sid).create({ session_id: sid, agent: config, policy: DEFAULT_POLICY, metadata: { chat_id: id }, owner }));
+  return sid;
+}
+
+/** Records the decisions and returns their turn. One on an action that is not pending is tried first, so its 404 or 409 comes before anything is recorded. */
+async function decide(env: Env, sid: string, decisions: Decision[], by: Principal): Promise<string> {
+  if (!allows(by, "session.approve")) throw new ApiError("forbidden", "this token may not do session.approve");
+  const stub = sessionStub(env, sid);
+  const pending = new Set(unwrap(await threadResult(stub)).pending_actions.map((a) => a.action_id));
+  const ordered = [...decisions.filter((d) => !pending.has(d.id)), ...decisions.filter((d) => pending.has(d.id))];
+  let turnId = "";
+  for (const d of ordered) turnId = unwrap(await stub.resolveAction(d.id, d.approved ? "approve" : "reject", d.reason, by.id)).turn_id;
+  return turnId;
+}
+
+export const chat = router()
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/chat",
+      summary:
+        "AI SDK chat (DefaultChatTransport): the last user message becomes a turn (its id is the idempotency key), or the answered approvals of the assistant message `messageId` are decided; the answer is the turn's UI message stream",
+      request: { body: { required: true, content: { "application/json": { schema: ChatBody } } } },
+      responses: {
+        200: uiStream("The UI message stream (x-vercel-ai-ui-message-stream: v1), until the turn ends or waits for approvals"),
+        ...errorResponses(400, 401, 404, 409, 413, 422, 429),
+      },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const action = chatAction(body);
+      const principal = c.get("principal");
+      if (action.kind === "decisions") {
+        const sid = await chatSession(c.env, principal, body.id, undefined);
+        const turnId = await decide(c.env, sid, action.decisions, principal);
+        const decided = new Set(action.decisions.map((d) => d.id));
+        return turnResponse({ env: c.env, sid, turnId, metadata: { session_id: sid }, decided });
+      }
+      const sid = await chatSession(c.env, principal, body.id, body.agent);
+      // A regenerated answer is a new turn of the same input; its key names the message it answers again.
+      const key = action.regenerate ? regenerateKey(action.userMessageId, randomId("rgn")) : action.userMessageId;
+      const { turn_id } = unwrap(await sessionStub(c.env, sid).submitTurn({ input: action.input, idempotency_key: key }));
+      return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid } });
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/chat/{sid}/stream",
+      summary: "Resume (DefaultChatTransport.reconnectToStream): the running turn's UI message stream from its start, then live",
+      request: { params: Sid },
+      responses: {
+        200: uiStream("The running turn replayed from its start, then live"),
+        204: { description: "No turn is running, or it waits for an approval" },
+        ...errorResponses(401, 404),
+      },
+    }),
+    async (c) => {
+      const sid = await chatSession(c.env, c.get("principal"), c.req.valid("param").sid, undefined);
+      const thread = unwrap(await threadResult(sessionStub(c.env, sid)));
+      // A turn waiting for a person has nothing to stream: the client shows the request from its messages.
+      if (!thread.active_turn_id || thread.status === "waiting_permission") return c.body(null, 204);
+      return turnResponse({ env: c.env, sid, turnId: thread.active_turn_id, metadata: { session_id: sid } });
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/sessions/{sid}/messages",
+      summary: "The conversation as AI SDK UIMessage[] (useChat's initial messages), pending approvals included",
+      request: { params: Sid },
+      responses: {
+        200: { description: "UIMessage[]", content: { "application/json": { schema: z.array(z.record(z.string(), z.unknown())) } } },
+        ...errorResponses(401, 404),
+      },
+    }),
+    async (c) => {
+      const messages = unwrap(await sessionStub(c.env, c.req.valid("param").sid).chatMessages());
+      // Already JSON (serialized where it was folded); the typed helper would want it parsed again.
+      return c.body(messages, 200, { "content-type": "application/json" }) as never;
+    },
+  );
