@@ -1,11 +1,15 @@
 // Before the browser tests: the inspector is built from the current source (what `wrangler dev` serves),
-// and Chromium must be there.
+// the example front end is installed (its own dependencies, first run only) and built, and Chromium must be there.
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "vite";
-import { CHROMIUM, ROOT } from "./harness";
+import { CHROMIUM, EXAMPLE, ROOT } from "./harness";
 
 export default async function (): Promise<void> {
   if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: install Debian's package (apt-get install -y chromium), as .ci/run does`);
   await build({ configFile: join(ROOT, "vite.config.ts") });
+  const npm = (...args: string[]) => execFileSync("npm", args, { cwd: EXAMPLE, stdio: ["ignore", "ignore", "inherit"] });
+  if (!existsSync(join(EXAMPLE, "node_modules"))) npm("install", "--no-audit", "--no-fund");
+  npm("run", "build");
 }

@@ -13,6 +13,8 @@ import type { Step } from "../support/fake-model";
 import { startFakeOpenAI } from "../support/fake-openai";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
+/** The example front end (its own package.json), built by the global setup. */
+export const EXAMPLE = join(ROOT, "examples", "react-chat");
 /** Screenshots and logs of a run (git-ignored). */
 export const OUTPUT = join(ROOT, "test-output", "inspector");
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";

@@ -1,0 +1,158 @@
+// The example front end (examples/react-chat: a stock `useChat` with DefaultChatTransport) in Chromium against
+// the runtime under `wrangler dev`, served by Vite's preview server (which forwards /v1 to the runtime, as the
+// example's dev server does). A streamed tool turn asks for an approval, takes it, and is picked up again
+// after a page reload in the middle of its answer; Stop interrupts. Screenshots go to test-output/react-chat/.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RuntimeClient, RuntimeEvent } from "../../src/client/index";
+import { freePort } from "../node/support/wrangler-dev";
+import { EXAMPLE, launchBrowser, ROOT, Runtime, startFakeModel } from "./harness";
+
+const SHOTS = join(ROOT, "test-output", "react-chat");
+const ANSWER = "The answer is fourteen, worked out step by step for you.";
+
+let fake: Awaited<ReturnType<typeof startFakeModel>>;
+let runtime: Runtime;
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let api: RuntimeClient;
+let preview: ChildProcess;
+let pageBase: string;
+const pageErrors: string[] = [];
+
+/** `vite preview` of the built example, forwarding /v1 to the runtime; ready when it serves the page. */
+async function startPreview(runtimeBase: string): Promise<string> {
+  const port = await freePort();
+  const vite = join(EXAMPLE, "node_modules", "vite", "bin", "vite.js");
+  preview = spawn(process.execPath, [vite, "preview", "--host", "127.0.0.1", "--port", String(port), "--strictPort"], {
+    cwd: EXAMPLE,
+    env: { ...process.env, RUNTIME_URL: runtimeBase },
+    stdio: "ignore",
+    detached: true,
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let tries = 0; ; tries++) {
+    try {
+      if ((await fetch(base)).ok) return base;
+    } catch {
+      if (tries > 150) throw new Error("vite preview of the example did not start");
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+  runtime = await Runtime.create(fake.baseUrl);
+  await runtime.start();
+  api = runtime.client();
+  pageBase = await startPreview(runtime.base);
+  browser = await launchBrowser();
+  mkdirSync(SHOTS, { recursive: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (preview?.pid) process.kill(-preview.pid, "SIGTERM");
+  await runtime?.stop();
+  await fake?.close();
+});
+
+async function openPage(): Promise<Page> {
+  const page = await browser.context.newPage();
+  page.on("pageerror", (err) => pageErrors.push(String(err)));
+  await page.goto(pageBase);
+  await page.getByLabel("API key").fill(runtime.key);
+  return page;
+}
+
+/** Picks the agent, starts a chat (the session id goes in the address's hash) and sends `text`. */
+async function startChat(page: Page, agent: string, text: string): Promise<string> {
+  await page.getByLabel("Agent").selectOption(agent);
+  await page.getByRole("button", { name: "New chat" }).click();
+  await page.waitForFunction(() => location.hash.length > 1);
+  const sid = await page.evaluate(() => location.hash.slice(1));
+  await page.getByPlaceholder(/Try:/).fill(text);
+  await page.getByRole("button", { name: "Send" }).click();
+  return sid;
+}
+
+async function readLog(sid: string): Promise<RuntimeEvent[]> {
+  const log: RuntimeEvent[] = [];
+  for await (const e of api.readLog(sid)) log.push(e);
+  return log;
+}
+
+const ready = (page: Page) => page.getByRole("button", { name: "Send" }).and(page.locator(":enabled")).waitFor({ timeout: 30_000 });
+const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+const assistantText = (page: Page) => page.locator("article.assistant > p").allTextContents();
+
+describe("examples/react-chat: a stock useChat page", () => {
+  it("streams a tool turn, asks for and takes an approval, and picks the running turn up after a reload", async () => {
+    const model = await fake.script([
+      { tool_calls: [{ id: "call_1", name: "calculator", arguments: { expression: "2 * (3 + 4)" } }] },
+      { text: ANSWER, chunk_size: 3, delay_ms: 120 },
+    ]);
+    await api.putAgent("careful-chat", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
+    const page = await openPage();
+    const sid = await startChat(page, "careful-chat", "what is 2 * (3 + 4)?");
+
+    const card = page.locator(".tool").first();
+    await card.getByRole("button", { name: "Approve" }).waitFor({ timeout: 30_000 });
+    expect(await card.textContent()).toContain("2 * (3 + 4)");
+    await shot(page, "1-approval-requested");
+    await card.getByRole("button", { name: "Approve" }).click();
+
+    // The call runs and the answer starts streaming; reload in the middle of it.
+    await page.locator(".tool.output-available").waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => (document.querySelector("article.assistant > p")?.textContent?.length ?? 0) > 6, null, { timeout: 30_000 });
+    const partial = (await assistantText(page)).join("");
+    expect(partial.length).toBeLessThan(ANSWER.length);
+    await shot(page, "2-streaming");
+    await page.reload();
+
+    // Same session (from the hash), its messages from GET .../messages, then the running turn resumed.
+    await page.waitForFunction((answer) => document.querySelector("article.assistant > p")?.textContent === answer, ANSWER, { timeout: 30_000 });
+    // The stream ends (the page is ready again) once the turn has completed.
+    await ready(page);
+    await shot(page, "3-after-reload");
+    expect(await assistantText(page)).toEqual([ANSWER]);
+    expect(await page.locator("article.user").allTextContents()).toEqual(["what is 2 * (3 + 4)?"]);
+    expect(await page.locator(".tool.output-available pre").textContent()).toBe("14");
+
+    const log = await readLog(sid);
+    expect(log.filter((e) => e.type === "turn.submitted")).toHaveLength(1);
+    expect(log.find((e) => e.type === "action.resolved")?.payload).toMatchObject({ decision: "approved" });
+    expect(log.at(-1)?.type).toBe("turn.completed");
+    await page.close();
+  });
+
+  it("a denied call ends in its error card; Stop interrupts a streaming answer", async () => {
+    const model = await fake.script([
+      { tool_calls: [{ id: "call_2", name: "calculator", arguments: { expression: "1 + 1" } }] },
+      { text: "I will not compute it then." },
+      { text: "a very long answer that streams slowly ".repeat(20), chunk_size: 2, delay_ms: 100 },
+    ]);
+    await api.putAgent("deny-chat", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
+    const page = await openPage();
+    const sid = await startChat(page, "deny-chat", "add one and one");
+    await page.getByRole("button", { name: "Deny" }).click();
+    await page.waitForFunction(() => document.body.innerText.includes("I will not compute it then."), null, { timeout: 30_000 });
+    expect(await page.locator(".tool").first().getAttribute("class")).toContain("output-denied");
+
+    await page.getByPlaceholder(/Try:/).fill("tell me a long story");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.waitForFunction(() => document.body.innerText.includes("streams slowly"), null, { timeout: 30_000 });
+    await page.getByRole("button", { name: "Stop" }).click();
+    await ready(page);
+    await shot(page, "4-denied-and-stopped");
+
+    const log = await readLog(sid);
+    expect(log.filter((e) => e.type === "turn.completed")).toHaveLength(1);
+    expect(log.at(-1)).toMatchObject({ type: "turn.cancelled" });
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+});
