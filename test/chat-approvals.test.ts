@@ -106,6 +106,27 @@ describe("approvals", () => {
   });
 });
 
+describe("approval deadlines and structured outputs", () => {
+  it("an approval that times out becomes output-denied, and the turn goes on to its answer", async () => {
+    const { sid, chat } = await chatOn([calls("5 + 5"), { text: "Nobody answered, so I did not compute it." }], { ...guarded, approval_timeout_ms: 1000 });
+    await chat.sendMessage({ text: "add five and five" });
+    expect(toolParts(chat.lastMessage).map((p) => p.state)).toEqual(["approval-requested"]);
+    await until(async () => (await events(sid)).at(-1)?.type === "turn.completed", "the turn to end after the deadline", 15_000);
+    const [, assistant] = (await serverMessages(sid)) as UIMessage[];
+    expect(toolParts(assistant).map((p) => p.state)).toEqual(["output-denied"]);
+    expect(textOf(assistant)).toBe("Nobody answered, so I did not compute it.");
+  });
+
+  it("a structured output_schema answer is sent as the message's text and in its metadata", async () => {
+    const schema = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] };
+    const { sid, chat } = await chatOn([{ text: '{"answer":"yes"}' }], { output_schema: schema });
+    await chat.sendMessage({ text: "well?" });
+    expect(textOf(chat.lastMessage)).toContain('"answer":"yes"');
+    expect(chat.lastMessage!.metadata).toMatchObject({ session_id: sid, output: { answer: "yes" } });
+    await expectConsistent(chat, sid);
+  });
+});
+
 describe("resume (GET /v1/chat/:sid/stream)", () => {
   const slowTurn: Step[] = [calls("3 * 3"), { text: "Nine is three times three, and here is a longer tail of text.", chunk_size: 2, delay_ms: 15 }];
 
