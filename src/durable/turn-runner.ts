@@ -212,7 +212,7 @@ export class TurnRunner {
     );
     this.setups.remember(messages);
     const outcome = turnOutcome(event);
-    logLine(this.s.bindings(), {
+    void logLine(this.s.bindings(), {
       log: "turn",
       session_id: this.s.row().session_id,
       turn_id: turnId,

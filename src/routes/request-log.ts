@@ -8,7 +8,7 @@ export const requestLog: MiddlewareHandler<AppEnv> = async (c, next) => {
   const t0 = Date.now();
   await next();
   const principal = c.get("principal");
-  logLine(c.env, {
+  const written = logLine(c.env, {
     log: "request",
     method: c.req.method,
     route: c.req.routePath,
@@ -16,4 +16,5 @@ export const requestLog: MiddlewareHandler<AppEnv> = async (c, next) => {
     duration_ms: Date.now() - t0,
     caller: principal ? (principal.kind === "key" ? principal.id : `token:${principal.subject}`) : null,
   });
+  c.executionCtx.waitUntil(written);
 };

@@ -1,6 +1,15 @@
 // Structured logs: one JSON object per line (Workers Logs and `wrangler tail` index their fields). Never a
 // key, a token or a payload: ids, names, numbers and outcomes only. `LOGS=off` silences them (the test pool).
-export function logLine(env: { LOGS?: string }, fields: Record<string, unknown>): void {
-  if (env.LOGS === "off") return;
-  console.log(JSON.stringify(fields));
+// A line is written after the current task (the response, the event broadcast) has gone out: a log write
+// is slow where a DevTools session relays it (`wrangler dev`: 4-5 ms of a one-call turn), and no client
+// should wait for it. The promise settles once it is written (a Worker keeps it alive with waitUntil).
+export function logLine(env: { LOGS?: string }, fields: Record<string, unknown>): Promise<void> {
+  if (env.LOGS === "off") return Promise.resolve();
+  const line = JSON.stringify(fields);
+  return new Promise((written) =>
+    setTimeout(() => {
+      console.log(line);
+      written();
+    }, 0),
+  );
 }
