@@ -1,15 +1,16 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
-import { freePort } from "./test/node/support/wrangler-dev";
+import { freePort } from "./test/node/support/wrangler-dev.ts";
 
 // The fake Chat Completions server (test/support/fake-openai.ts) listens on this port;
 // global-setup starts it, and the worker reaches it through the openai-compatible provider.
 // The test MCP server (test/support/mcp-server.ts) listens on a second port; a third, where nothing
 // listens, stands for an MCP server that is down. Both are on the tool URL allowlist.
 
-// Expected noise, silenced so that a passing run reads as a list of passing suites: the MCP SDK ships source
-// maps that name missing files (Vite warns about each), and the pool announces its package rename.
-const EXPECTED_WARNINGS = ["Sourcemap for ", "has been renamed to @cloudflare/vitest-plugin"];
+// Expected noise, silenced so that a passing run reads as a list of passing suites: the pool announces its
+// package rename. (Vite's warnings, such as the MCP SDK's source maps naming missing files, go through the
+// logger Vitest gives Vite, which only `logLevel` reaches.)
+const EXPECTED_WARNINGS = ["has been renamed to @cloudflare/vitest-plugin"];
 const warn = console.warn;
 console.warn = (...args: unknown[]) => {
   if (!EXPECTED_WARNINGS.some((w) => String(args[0]).includes(w))) warn(...args);
@@ -22,6 +23,7 @@ export default defineConfig(async () => {
   process.env.MCP_TEST_PORT = String(mcpPort);
   const downPort = await freePort();
   return {
+    logLevel: "error",
     plugins: [
       cloudflareTest({
         // Not verbose: workerd's stack traces of objects that tests abort on purpose are expected.
