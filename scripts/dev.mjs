@@ -45,7 +45,9 @@ ${turn}`);
 
 const child = spawn("npx", ["wrangler", "dev", "--port", PORT, "--ip", "127.0.0.1"], {
   stdio: "inherit",
-  env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  // Offline: no metrics, and no download of request.cf data (it fails without a network; Miniflare's
+  // placeholder values serve). Set CLOUDFLARE_CF_FETCH_ENABLED=true to fetch them.
+  env: { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...process.env },
 });
 child.on("exit", (code) => process.exit(code ?? 0));
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
