@@ -139,12 +139,12 @@ describe("examples/react-chat: a stock useChat page", () => {
     const page = await openPage();
     const sid = await startChat(page, "deny-chat", "add one and one");
     await page.getByRole("button", { name: "Deny" }).click();
-    await page.waitForFunction(() => document.body.innerText.includes("I will not compute it then."), null, { timeout: 30_000 });
+    await page.waitForFunction(() => document.body.textContent?.includes("I will not compute it then."), null, { timeout: 30_000 });
     expect(await page.locator(".tool").first().getAttribute("class")).toContain("output-denied");
 
     await page.getByPlaceholder(/Try:/).fill("tell me a long story");
     await page.getByRole("button", { name: "Send" }).click();
-    await page.waitForFunction(() => document.body.innerText.includes("streams slowly"), null, { timeout: 30_000 });
+    await page.waitForFunction(() => document.body.textContent?.includes("streams slowly"), null, { timeout: 30_000 });
     await page.getByRole("button", { name: "Stop" }).click();
     await ready(page);
     await shot(page, "4-denied-and-stopped");
