@@ -48,7 +48,7 @@ export default defineConfig(async () => {
     test: {
       globalSetup: ["./test/support/global-setup.ts"],
       // test/node/ runs in Node (vitest.node.config.ts): it drives whole processes.
-      exclude: ["test/node/**", "node_modules/**"],
+      exclude: ["test/node/**", "**/node_modules/**", "examples/**", "bench/**"],
       testTimeout: 20000,
     },
   };
