@@ -72,6 +72,7 @@ export const chat = router()
     createRoute({
       method: "post",
       path: "/v1/chat",
+      operationId: "chat",
       summary:
         "AI SDK chat (DefaultChatTransport): the last user message becomes a turn (its id is the idempotency key), or the answered approvals of the assistant message `messageId` are decided; the answer is the turn's UI message stream",
       request: { body: { required: true, content: { "application/json": { schema: ChatBody } } } },
@@ -101,6 +102,7 @@ export const chat = router()
     createRoute({
       method: "get",
       path: "/v1/chat/{sid}/stream",
+      operationId: "resumeChat",
       summary: "Resume (DefaultChatTransport.reconnectToStream): the running turn's UI message stream from its start, then live",
       request: { params: Sid },
       responses: {
@@ -121,6 +123,7 @@ export const chat = router()
     createRoute({
       method: "get",
       path: "/v1/sessions/{sid}/messages",
+      operationId: "getChatMessages",
       summary: "The conversation as AI SDK UIMessage[] (useChat's initial messages), pending approvals included",
       request: { params: Sid },
       responses: {
