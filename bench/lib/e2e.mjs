@@ -29,7 +29,31 @@ export async function runtimeTurn(stack, model, maxSteps) {
   sub.close();
   const end = JSON.parse(s);
   if (end.type !== "turn.completed") throw new Error(`turn ended ${end.type}: ${s.slice(0, 300)}`);
-  return { ms: t - t0, events: sub.count };
+  return { ms: t - t0, events: sub.count, sid: session_id };
+}
+
+/**
+ * Where a runtime turn's time goes inside the session object, from its events' timestamps (Date.now in
+ * workerd, which moves at I/O): per step, the model call (model.requested to model.completed, the request's
+ * write and its fetch included), the tool phase (first tool.started to last tool.result) and the rest.
+ */
+export async function serverTimeline(api, sid) {
+  const events = await api.events(sid);
+  const at = (type) => events.filter((e) => e.type === type).map((e) => e.timestamp);
+  const requested = at("model.requested");
+  const completed = at("model.completed");
+  const model = requested.map((t, i) => completed[i] - t);
+  const tools = [];
+  for (let i = 0; i + 1 < requested.length; i++) {
+    const inStep = events.filter((e) => e.timestamp >= completed[i] && e.timestamp <= requested[i + 1]);
+    const started = inStep.filter((e) => e.type === "tool.started").map((e) => e.timestamp);
+    const results = inStep.filter((e) => e.type === "tool.result").map((e) => e.timestamp);
+    if (started.length > 0) tools.push(Math.max(...results) - Math.min(...started));
+  }
+  const first = events.find((e) => e.type === "turn.submitted").timestamp;
+  const total = events.at(-1).timestamp - first;
+  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+  return { total_ms: total, model_ms: sum(model), tools_ms: sum(tools), other_ms: total - sum(model) - sum(tools), model_calls: model.length };
 }
 
 export async function workerdLoop(stack, model, steps) {
@@ -60,9 +84,14 @@ export async function e2e(stack, cfg, say) {
     };
     const ms = { runtime: [], bare_node: [], bare_workerd: [] };
     const ratios = [];
+    let lastSid = null;
     for (let i = 0; i < warmup + runs; i++) {
       const r = {};
-      for (const [side, run] of Object.entries(sides)) r[side] = (await run()).ms;
+      for (const [side, run] of Object.entries(sides)) {
+        const result = await run();
+        r[side] = result.ms;
+        if (result.sid) lastSid = result.sid;
+      }
       if (i < warmup) continue;
       for (const side of Object.keys(sides)) ms[side].push(r[side]);
       ratios.push(r.runtime / r.bare_node);
@@ -76,9 +105,14 @@ export async function e2e(stack, cfg, say) {
       ratio: med.runtime / med.bare_node,
       median_of_ratios: median(ratios),
       ratio_to_workerd_floor: med.runtime / med.bare_workerd,
+      server_timeline: await serverTimeline(stack.api, lastSid),
     };
     say(
       `   ${name}: runtime ${med.runtime.toFixed(1)} ms, bare generateText (Node) ${med.bare_node.toFixed(1)} ms, bare in workerd ${med.bare_workerd.toFixed(1)} ms; ratio ${out[name].ratio.toFixed(2)}x (to the workerd floor ${out[name].ratio_to_workerd_floor.toFixed(2)}x)`,
+    );
+    const tl = out[name].server_timeline;
+    say(
+      `     inside the session (last turn, event timestamps): ${tl.total_ms} ms = model calls ${tl.model_ms} (${tl.model_calls} calls) + tool phases ${tl.tools_ms} + the rest ${tl.other_ms}`,
     );
   }
   return out;
