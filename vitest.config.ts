@@ -35,6 +35,7 @@ export default defineConfig(async () => {
             TOKEN_SIGNING_SECRET: "test-signing-secret",
             MAX_SOCKETS_PER_SESSION: "10",
             LOGS: "off",
+            TEST_HOOKS: "1",
             OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${port}/v1`,
             TOOL_URL_ALLOWLIST: `http://127.0.0.1:${port}/,http://127.0.0.1:${mcpPort}/mcp/,http://127.0.0.1:${downPort}/`,
             MCP_TEST_BASE_URL: `http://127.0.0.1:${mcpPort}/mcp`,

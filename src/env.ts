@@ -34,6 +34,12 @@ export interface Env {
   ORCHESTRATE_MAX_DEPTH?: string;
   ORCHESTRATE_MAX_STEPS?: string;
   ORCHESTRATE_MAX_PARALLEL?: string;
+  /** Days a session may stay idle before it erases itself (unset: kept forever). */
+  SESSION_RETENTION_DAYS?: string;
+  /** Test-only: the same in seconds, overriding SESSION_RETENTION_DAYS (for tests that cannot wait days). */
+  SESSION_RETENTION_SECONDS_FOR_TESTS?: string;
+  /** Test-only: "1" enables test hooks (making index writes fail). Never set in production. */
+  TEST_HOOKS?: string;
   /** Workers AI, for `workers-ai:<model>` (add `[ai] binding = "AI"` to wrangler.toml). */
   AI?: Ai;
 }

@@ -10,6 +10,8 @@ import { limitJsonDepth } from "./routes/json-depth";
 import { mcp } from "./routes/mcp";
 import { rateLimit } from "./routes/rate-limit";
 import { requestLog } from "./routes/request-log";
+import { sessionData } from "./routes/session-data";
+import { sessionIndex } from "./routes/session-index";
 import { sessions } from "./routes/sessions";
 import { streams } from "./routes/streams";
 import { system } from "./routes/system";
@@ -49,6 +51,8 @@ app.use("/mcp", authenticate, rateLimit, limitBody);
 
 app.route("/", system);
 app.route("/", agents);
+app.route("/", sessionIndex);
+app.route("/", sessionData);
 app.route("/", sessions);
 app.route("/", streams);
 app.route("/", mcp);

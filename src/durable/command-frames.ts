@@ -3,6 +3,8 @@
 
 import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../protocol/wire";
 import { ApiError, type Result, zodIssues } from "../runtime/errors";
+import type { ChannelStore } from "./channel-store";
+import type { SocketHub } from "./socket-hub";
 
 /** What the frames can do to a session: its RPC surface, plus acks for the socket's channel. */
 export interface FrameTarget {
@@ -16,6 +18,28 @@ export interface FrameTarget {
   keyHash(ws: WebSocket): string;
   /** What the socket's key or token may do with frames (null: everything). */
   grants(ws: WebSocket): string[] | null;
+}
+
+type SessionRpc = Pick<FrameTarget, "submitTurn" | "interrupt" | "resolveAction" | "injectMessage">;
+
+/** The frames' target for a session: its RPCs, and the socket's attachment and channel cursor. */
+export function sessionFrames(rpc: SessionRpc, hub: SocketHub, channels: () => ChannelStore, lastSequence: () => number): FrameTarget {
+  return {
+    submitTurn: (body) => rpc.submitTurn(body),
+    interrupt: (reason) => rpc.interrupt(reason),
+    resolveAction: (actionId, decision, reason, by) => rpc.resolveAction(actionId, decision, reason, by),
+    injectMessage: (content) => rpc.injectMessage(content),
+    keyHash: (ws) => hub.attachment(ws).key_hash,
+    grants: (ws) => hub.attachment(ws).grants ?? null,
+    ack: (ws, sequence) => {
+      const { channel } = hub.attachment(ws);
+      if (!channel) return { ok: false, error: new ApiError("validation_failed", "ack needs a socket opened with ?channel=<id>").toBody().error };
+      const acked = Math.min(sequence, lastSequence());
+      channels().ack(channel, acked, Date.now());
+      hub.acked(ws, acked);
+      return { ok: true, value: { channel, acked_sequence: channels().cursor(channel) } };
+    },
+  };
 }
 
 /** The grant each command frame needs (acks need none). */

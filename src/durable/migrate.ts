@@ -1,9 +1,11 @@
 // Applies numbered SQL migrations in order, each in its own transaction, and records the schema version.
 import registry0001 from "../../migrations/registry/0001_init.sql";
+import registry0002 from "../../migrations/registry/0002_session_index.sql";
 import session0001 from "../../migrations/session/0001_init.sql";
 import session0002 from "../../migrations/session/0002_turn_messages.sql";
 import session0003 from "../../migrations/session/0003_governance.sql";
 import session0004 from "../../migrations/session/0004_signals.sql";
+import session0005 from "../../migrations/session/0005_usage_days.sql";
 
 export interface Migration {
   version: number;
@@ -15,8 +17,12 @@ export const SESSION_MIGRATIONS: Migration[] = [
   { version: 2, sql: session0002 },
   { version: 3, sql: session0003 },
   { version: 4, sql: session0004 },
+  { version: 5, sql: session0005 },
 ];
-export const REGISTRY_MIGRATIONS: Migration[] = [{ version: 1, sql: registry0001 }];
+export const REGISTRY_MIGRATIONS: Migration[] = [
+  { version: 1, sql: registry0001 },
+  { version: 2, sql: registry0002 },
+];
 
 /** Whether this object's storage was ever initialized (a fresh object reads nothing and writes nothing). */
 export function isInitialized(storage: DurableObjectStorage): boolean {

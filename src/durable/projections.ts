@@ -1,4 +1,4 @@
-// The session's tables of turns (with the queue order) and approvals are projections of its events: each
+// The session's tables of turns (with the queue order), approvals and usage per day are projections of its events: each
 // event type that touches them has one small function here, run inside `commit` in the same transaction as
 // the append. Nothing else writes these tables, so they can always be rebuilt from the log alone.
 import type { EventOf, EventType, RuntimeEvent } from "../protocol/events";
@@ -13,6 +13,25 @@ const setStatus =
   (status: TurnRow["status"]) =>
   (sql: SqlStorage, e: RuntimeEvent): void => {
     sql.exec("UPDATE turns SET status = ? WHERE turn_id = ?", status, e.turn_id);
+  };
+
+/** Adds to the usage row of the event's UTC day (the session's usage_days table). */
+function addUsage(sql: SqlStorage, e: RuntimeEvent, column: string, amount: number, ...more: [string, number][]): void {
+  const day = new Date(e.timestamp).toISOString().slice(0, 10);
+  const columns = [[column, amount] as [string, number], ...more];
+  sql.exec(
+    `INSERT INTO usage_days (day, ${columns.map(([c]) => c).join(", ")}) VALUES (?, ${columns.map(() => "?").join(", ")})
+     ON CONFLICT (day) DO UPDATE SET ${columns.map(([c]) => `${c} = ${c} + excluded.${c}`).join(", ")}`,
+    day,
+    ...columns.map(([, n]) => n),
+  );
+}
+
+const turnEnded =
+  (status: TurnRow["status"]) =>
+  (sql: SqlStorage, e: RuntimeEvent): void => {
+    setStatus(status)(sql, e);
+    addUsage(sql, e, "turns", 1, ["failures", status === "failed" ? 1 : 0]);
   };
 
 const PROJECTIONS: Projections = {
@@ -35,9 +54,24 @@ const PROJECTIONS: Projections = {
     for (const turnId of queued) sql.exec("UPDATE turns SET position = (SELECT max(position) + 1 FROM turns) WHERE turn_id = ?", turnId);
   },
   "turn.started": setStatus("running"),
-  "turn.completed": setStatus("completed"),
-  "turn.failed": setStatus("failed"),
-  "turn.cancelled": setStatus("cancelled"),
+  "turn.completed": turnEnded("completed"),
+  "turn.failed": turnEnded("failed"),
+  "turn.cancelled": turnEnded("cancelled"),
+  // Every model call of the turn's tree (sub-agents too) records its cost once.
+  "cost.recorded": (sql, e) => {
+    const { usage, cost_usd } = e.payload;
+    addUsage(
+      sql,
+      e,
+      "model_calls",
+      1,
+      ["input_tokens", usage.input_tokens],
+      ["output_tokens", usage.output_tokens],
+      ["cost_usd", cost_usd ?? 0],
+      ["unpriced_model_calls", cost_usd === null ? 1 : 0],
+    );
+  },
+  "tool.started": (sql, e) => addUsage(sql, e, "tool_calls", 1),
   "action.required": (sql, e) => {
     const p = e.payload;
     sql.exec(

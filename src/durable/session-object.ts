@@ -5,7 +5,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
-import { parseCursor } from "../protocol/cursor";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
@@ -17,22 +16,23 @@ import { emptyView, foldAll, foldEvent } from "../runtime/read-model";
 import { Approvals } from "./approvals";
 import { ChannelStore } from "./channel-store";
 import { conversationJson, turnCursor } from "./chat-reads";
-import { type FrameTarget, handleFrame, reply } from "./command-frames";
+import { type FrameTarget, handleFrame, reply, sessionFrames } from "./command-frames";
 import { DeltaBatcher } from "./delta-batcher";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import type { StepOutcome } from "./orchestration-steps";
 import { APPROVAL_DEADLINE, project } from "./projections";
+import { registry } from "./registry-object";
 import { HEARTBEAT_MS, type SessionContext } from "./session-context";
+import { eraseSessionBlobs } from "./session-erase";
+import { INDEX_RETRY, RETENTION, SessionIndexer } from "./session-indexer";
 import { type SessionRow, SessionStore, type StoredEvent } from "./session-store";
-import { checkCursor, eventsPage, snapshotView, threadView } from "./session-views";
-import { SocketHub } from "./socket-hub";
+import { openStream } from "./session-streams";
+import { type ExportHeader, eventsPage, exportHeader, snapshotView, threadView } from "./session-views";
+import { SESSION_ERASED_CLOSE, SocketHub } from "./socket-hub";
 import { TurnQueue } from "./turn-queue";
 import { TurnRunner } from "./turn-runner";
 
-/** Carries the caller's key hash from the Worker to the object on WebSocket upgrades (set by the Worker only). */
-export const KEY_HASH_HEADER = "x-runtime-key-hash";
-/** Carries what the caller may do with command frames on the socket (set by the Worker only). */
-export const GRANTS_HEADER = "x-runtime-grants";
+const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.cancelled"]);
 
 export interface CreateSessionInput {
   session_id: string;
@@ -57,6 +57,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
   private readonly runner: TurnRunner;
   private readonly queue: TurnQueue;
   private readonly approvals: Approvals;
+  private readonly indexer = new SessionIndexer(this);
   /** model.delta events waiting for their commit; any other commit takes them first. */
   private readonly deltas = new DeltaBatcher(() => {
     try {
@@ -74,6 +75,12 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
       (after, limit) => this.store.readEvents(after, limit),
       positive(env.WS_MAX_UNACKED_EVENTS, 10_000),
       positive(env.MAX_SOCKETS_PER_SESSION, 100),
+    );
+    this.frames = sessionFrames(
+      this,
+      this.hub,
+      () => this.channels,
+      () => this.store.lastSequence,
     );
     this.runner = new TurnRunner(
       this,
@@ -188,6 +195,33 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
     );
   }
 
+  /** Erases everything the session owns (DELETE /v1/sessions/:sid); true when there was something to erase. */
+  async erase(): Promise<Result<{ erased: boolean }>> {
+    return toResult(async () => {
+      if (!this.session) return { erased: false };
+      await this.eraseNow("the session was erased");
+      return { erased: true };
+    });
+  }
+
+  /**
+   * Ends the session's turns, closes its subscribers, deletes its R2 objects, its index row and then its
+   * storage and alarm. The index goes first: if it cannot be reached, nothing of the session is lost yet.
+   */
+  private async eraseNow(reason: string): Promise<void> {
+    const sid = this.row().session_id;
+    for (const t of this.store.queuedTurns()) this.queue.remove(t.turn_id, reason);
+    this.runner.interrupt(reason);
+    await registry(this.env).eraseFromIndex(sid);
+    this.hub.closeAll(SESSION_ERASED_CLOSE, reason);
+    await eraseSessionBlobs(this.env.BLOBS, sid);
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.session = null;
+    this.config = null;
+    this.folded = emptyView();
+  }
+
   /** A human decision on a pending approval; `by` identifies the caller (a hash of its API key). */
   async resolveAction(actionId: string, decision: "approve" | "reject", reason: string | undefined, by: string): Promise<Result<ActionResolved>> {
     return toResult(() => this.existing(() => this.approvals.decide(actionId, decision === "approve" ? "approved" : "rejected", reason ?? null, by)));
@@ -204,6 +238,11 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
   /** Events after `after` as one JSON document, built from the stored bodies without re-serializing them. */
   async eventsPage(after: number, limit: number): Promise<Result<string>> {
     return toResult(() => this.existing(() => eventsPage(this.store, after, limit)));
+  }
+
+  /** The first line of an export: what the session is, besides its log. */
+  async exportHeader(): Promise<Result<ExportHeader>> {
+    return toResult(() => this.existing(() => exportHeader(this)));
   }
 
   /** For the AI SDK chat routes: the sequence before the turn's first event. */
@@ -232,48 +271,14 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
 
   /** WebSocket upgrades and SSE streams (they need a Response, so they come through fetch). */
   override async fetch(request: Request): Promise<Response> {
-    const url = new URL(request.url);
-    const result = await toResult(() =>
-      this.existing(() => {
-        const channel = url.searchParams.get("channel");
-        // An EventSource reconnects to the same URL (with its original `after`) and adds Last-Event-ID: that wins.
-        const lastEventId = request.headers.get("last-event-id");
-        const [name, raw] = lastEventId !== null ? ["Last-Event-ID", lastEventId] : ["after", url.searchParams.get("after")];
-        let after = raw === null ? null : parseCursor(raw);
-        if (raw !== null && after === null) throw ApiError.validation([{ path: name, reason: "must be a plain non-negative decimal integer" }]);
-        if (after === null && channel) after = this.channels.cursor(channel) ?? 0;
-        after ??= 0;
-        checkCursor(this.store, after, name);
-        if (url.pathname.endsWith("/ws")) {
-          if (channel) this.channels.ack(channel, after, Date.now());
-          const grants = (request.headers.get(GRANTS_HEADER) ?? "read").split(",");
-          return this.hub.acceptWebSocket(after, { channel, key_hash: request.headers.get(KEY_HASH_HEADER) ?? "unknown", grants });
-        }
-        return this.hub.openSse(after);
-      }),
-    );
+    const result = await toResult(() => this.existing(() => openStream(request, this.store, this.channels, this.hub)));
     if (result.ok) return result.value;
     return Response.json({ error: result.error }, { status: new ApiError(result.error.code, "").status });
   }
 
   // ---- WebSocket (Hibernation API) ----
 
-  private readonly frames: FrameTarget = {
-    submitTurn: (body) => this.submitTurn(body),
-    interrupt: (reason) => this.interrupt(reason),
-    resolveAction: (actionId, decision, reason, by) => this.resolveAction(actionId, decision, reason, by),
-    injectMessage: (content) => this.injectMessage(content),
-    keyHash: (ws) => this.hub.attachment(ws).key_hash,
-    grants: (ws) => this.hub.attachment(ws).grants ?? null,
-    ack: (ws, sequence) => {
-      const { channel } = this.hub.attachment(ws);
-      if (!channel) return { ok: false, error: new ApiError("validation_failed", "ack needs a socket opened with ?channel=<id>").toBody().error };
-      const acked = Math.min(sequence, this.store.lastSequence);
-      this.channels.ack(channel, acked, Date.now());
-      this.hub.acked(ws, acked);
-      return { ok: true, value: { channel, acked_sequence: this.channels.cursor(channel) } };
-    },
-  };
+  private readonly frames: FrameTarget;
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     try {
@@ -307,6 +312,11 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
         if (this.store.runningTurn() && !this.runner.waiting()) this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
       } else if (kind.startsWith(APPROVAL_DEADLINE)) {
         this.approvals.expire(kind.slice(APPROVAL_DEADLINE.length));
+      } else if (kind === INDEX_RETRY) {
+        await this.indexer.sync();
+      } else if (kind === RETENTION && this.indexer.retentionExpired(Date.now())) {
+        await this.eraseNow("the session's retention period ended");
+        return;
       }
     }
     this.armAlarm();
@@ -371,6 +381,8 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
     }
     this.folded = committed.next;
     this.hub.broadcast(committed.stored);
+    // The deployment's index learns of the session when it starts and when each turn ends.
+    if (committed.stored.some((e) => e.type === "session.created" || TURN_ENDS.has(e.type))) void this.indexer.sync();
   }
 
   armAlarm(): void {

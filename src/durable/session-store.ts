@@ -2,6 +2,7 @@
 // The turns and actions tables are written only by the projections (projections.ts), from the events.
 import type { ModelMessage } from "ai";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
+import type { UsageDay } from "../protocol/session-index";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 import type { SessionView } from "../protocol/views";
 import type { ApprovalDecision } from "../protocol/wire";
@@ -296,6 +297,16 @@ export class SessionStore {
       .map((r) => r.kind);
     this.sql.exec("DELETE FROM schedule WHERE due_at <= ?", now);
     return due;
+  }
+
+  /** The time of the last event (null before the first). */
+  lastEventTime(): number | null {
+    const row = this.sql.exec<{ body: string }>("SELECT body FROM events ORDER BY sequence DESC LIMIT 1").toArray()[0];
+    return row ? (JSON.parse(row.body) as { timestamp: number }).timestamp : null;
+  }
+
+  usageDays(): UsageDay[] {
+    return this.sql.exec<UsageDay & Record<string, SqlStorageValue>>("SELECT * FROM usage_days ORDER BY day").toArray();
   }
 
   nextDue(): number | null {

@@ -1,6 +1,7 @@
 // What the session's read routes answer: the snapshot, the thread read model and pages of the log, all
 // read from the folded read model or the stored event bodies.
-import { BUDGET_CAPS } from "../protocol/agent-config";
+import { type AgentConfig, BUDGET_CAPS } from "../protocol/agent-config";
+import type { Policy } from "../protocol/policy";
 import { ApiError } from "../runtime/errors";
 import type { ChannelRow } from "./channel-store";
 import type { SessionContext } from "./session-context";
@@ -62,4 +63,30 @@ export function eventsPage(store: SessionStore, after: number, limit: number): s
   const taken = page.slice(0, count);
   const next = taken.length > 0 ? taken[taken.length - 1]!.sequence : after;
   return `{"events":[${taken.map((e) => e.body).join(",")}],"next_after":${next},"has_more":${next < store.lastSequence}}`;
+}
+
+export interface ExportHeader {
+  session_id: string;
+  thread_id: string;
+  agent: AgentConfig;
+  policy: Policy;
+  metadata: Record<string, unknown>;
+  owner: string | null;
+  created_at: number;
+  last_sequence: number;
+}
+
+export function exportHeader(s: SessionContext): ExportHeader {
+  const row = s.row();
+  const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
+  return {
+    session_id: row.session_id,
+    thread_id: row.thread_id,
+    agent: s.agent(),
+    policy: s.policy(),
+    metadata,
+    owner: row.owner,
+    created_at: row.created_at,
+    last_sequence: s.store.lastSequence,
+  };
 }

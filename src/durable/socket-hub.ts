@@ -7,6 +7,8 @@ const REPLAY_PAGE = 256;
 const encoder = new TextEncoder();
 /** WebSocket close code for a consumer that fell too far behind; it reconnects from its cursor. */
 export const SLOW_CONSUMER_CLOSE = 4008;
+/** WebSocket close code for the sockets of a session that was erased (DELETE, or its retention period). */
+export const SESSION_ERASED_CLOSE = 4010;
 /** WebSocket close code (Try Again Later) for a socket over the session's MAX_SOCKETS_PER_SESSION. */
 export const TOO_MANY_SOCKETS_CLOSE = 1013;
 /** Bytes an SSE stream may have queued unread before it is ended (the client resumes with Last-Event-ID). */
@@ -166,6 +168,26 @@ export class SocketHub {
       sink.controller.enqueue(encoder.encode(text));
     } catch {
       this.dropSse(sink); // the reader went away
+    }
+  }
+
+  /** Ends every subscriber: sockets with `code`, SSE streams with an `error` event. */
+  closeAll(code: number, reason: string): void {
+    for (const ws of this.ctx.getWebSockets()) {
+      try {
+        ws.close(code, reason);
+      } catch {
+        // already closed
+      }
+    }
+    for (const sink of [...this.sse]) {
+      try {
+        sink.controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify({ error: { code: "not_found", message: reason } })}\n\n`));
+        sink.controller.close();
+      } catch {
+        // the reader went away
+      }
+      this.dropSse(sink);
     }
   }
 

@@ -49,6 +49,8 @@ async function chatSession(env: Env, principal: Principal, id: string, agent: st
   if (principal.kind === "token" && (!allows(principal, "sessions.create") || principal.agent !== agent)) {
     throw new ApiError("forbidden", principal.agent ? `This token opens sessions of agent "${principal.agent}" only` : "This token opens no sessions");
   }
+  // An erased session's id stays erased: the same chat id does not bring it back.
+  if (await registry(env).isErased(sid)) throw new ApiError("not_found", `The session of chat '${id}' was erased`);
   const config = await registry(env).get(agent);
   if (!config) throw ApiError.notFound("Agent", agent);
   const owner = principal.kind === "token" ? principal.subject : null;

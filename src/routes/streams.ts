@@ -1,7 +1,7 @@
 // Event delivery routes (SPEC §4, §5): JSON pages, SSE, and WebSocket. The session object serves the
 // streams itself; these routes authenticate and forward.
 import { createRoute, z } from "@hono/zod-openapi";
-import { GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-object";
+import { GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-streams";
 import { artifactKey } from "../durable/turn-ports";
 import { parseCursor } from "../protocol/cursor";
 import { RuntimeEventSchema } from "../protocol/events";

@@ -1,0 +1,95 @@
+// The session index and usage tables in the registry object's SQLite: each session object upserts its own
+// row and its usage days (so a retried write converges), and erasing a session removes its row.
+import type { SessionListQuery, SessionSummary, UsageDay, UsageQuery, UsageRow } from "../protocol/session-index";
+
+const SUMMARY_COLUMNS = [
+  "session_id",
+  "agent",
+  "owner",
+  "metadata",
+  "created_at",
+  "last_activity",
+  "status",
+  "turns",
+  "input_tokens",
+  "output_tokens",
+  "cost_usd",
+  "unpriced_model_calls",
+  "log_events",
+] as const;
+const USAGE_COLUMNS = ["turns", "failures", "model_calls", "tool_calls", "input_tokens", "output_tokens", "cost_usd", "unpriced_model_calls"] as const;
+
+export function upsertSession(sql: SqlStorage, row: SessionSummary, days: UsageDay[]): void {
+  const values = SUMMARY_COLUMNS.map((c) => (c === "metadata" ? JSON.stringify(row.metadata) : row[c]));
+  sql.exec(`INSERT OR REPLACE INTO session_index (${SUMMARY_COLUMNS.join(", ")}) VALUES (${SUMMARY_COLUMNS.map(() => "?").join(", ")})`, ...values);
+  for (const d of days) {
+    sql.exec(
+      `INSERT OR REPLACE INTO usage_days (session_id, day, agent, owner, ${USAGE_COLUMNS.join(", ")}) VALUES (?, ?, ?, ?, ${USAGE_COLUMNS.map(() => "?").join(", ")})`,
+      row.session_id,
+      d.day,
+      row.agent,
+      row.owner,
+      ...USAGE_COLUMNS.map((c) => d[c]),
+    );
+  }
+}
+
+/** Removes the session's row; its usage stays in the totals without its id or owner; a tombstone keeps the id. */
+export function eraseSession(sql: SqlStorage, sessionId: string, anonymousId: string, now: number): void {
+  sql.exec("DELETE FROM session_index WHERE session_id = ?", sessionId);
+  sql.exec("UPDATE usage_days SET session_id = ?, owner = NULL WHERE session_id = ?", anonymousId, sessionId);
+  sql.exec("INSERT OR IGNORE INTO erased_sessions (session_id, erased_at) VALUES (?, ?)", sessionId, now);
+}
+
+export function isErased(sql: SqlStorage, sessionId: string): boolean {
+  return sql.exec("SELECT 1 FROM erased_sessions WHERE session_id = ?", sessionId).toArray().length > 0;
+}
+
+export function getSession(sql: SqlStorage, sessionId: string): SessionSummary | null {
+  const row = sql.exec<Record<string, SqlStorageValue>>(`SELECT * FROM session_index WHERE session_id = ?`, sessionId).toArray()[0];
+  return row ? toSummary(row) : null;
+}
+
+function toSummary(row: Record<string, SqlStorageValue>): SessionSummary {
+  return { ...(row as unknown as SessionSummary), metadata: JSON.parse(String(row.metadata)) as Record<string, unknown> };
+}
+
+/** Newest first, one page past the keyset position. */
+export function listSessions(sql: SqlStorage, q: SessionListQuery): SessionSummary[] {
+  const where: string[] = [];
+  const args: SqlStorageValue[] = [];
+  const add = (clause: string, ...values: SqlStorageValue[]) => {
+    where.push(clause);
+    args.push(...values);
+  };
+  if (q.agent !== undefined) add("agent = ?", q.agent);
+  if (q.status !== undefined) add("status = ?", q.status);
+  if (q.owner !== undefined) add("owner = ?", q.owner);
+  if (q.created_after !== undefined) add("created_at > ?", q.created_after);
+  if (q.active_after !== undefined) add("last_activity > ?", q.active_after);
+  // Metadata values are compared as text, as they arrive in the query string.
+  for (const [key, value] of q.metadata) add("CAST(json_extract(metadata, ?) AS TEXT) = ?", `$."${key}"`, value);
+  if (q.before) add("(created_at < ? OR (created_at = ? AND session_id < ?))", q.before[0], q.before[0], q.before[1]);
+  const sqlText = `SELECT * FROM session_index ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, session_id DESC LIMIT ?`;
+  return sql
+    .exec<Record<string, SqlStorageValue>>(sqlText, ...args, q.limit)
+    .toArray()
+    .map(toSummary);
+}
+
+export function usageTotals(sql: SqlStorage, q: UsageQuery): UsageRow[] {
+  const where = ["day >= ?", "day <= ?"];
+  const args: SqlStorageValue[] = [q.from, q.to];
+  if (q.agent !== undefined) {
+    where.push("agent = ?");
+    args.push(q.agent);
+  }
+  if (q.owner !== undefined) {
+    where.push("owner = ?");
+    args.push(q.owner);
+  }
+  const sums = USAGE_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(", ");
+  return sql
+    .exec<UsageRow>(`SELECT ${q.group_by} AS key, ${sums} FROM usage_days WHERE ${where.join(" AND ")} GROUP BY ${q.group_by} ORDER BY ${q.group_by}`, ...args)
+    .toArray();
+}

@@ -1,0 +1,107 @@
+// Keeps the session's row in the deployment's index (the registry object) current: written when the session
+// is created and when each turn ends, and retried from the alarm until it lands, so the index converges.
+// Also the session's retention deadline: idle that long (a pending approval counts as activity until its
+// deadline), the session erases itself.
+import type { SessionSummary, UsageDay } from "../protocol/session-index";
+import { registry } from "./registry-object";
+import type { SessionContext } from "./session-context";
+
+/** Schedule entries of the alarm. */
+export const INDEX_RETRY = "index";
+export const RETENTION = "retention";
+const RETRY_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
+const DAY_MS = 24 * 3600 * 1000;
+
+export class SessionIndexer {
+  private failures = 0;
+
+  constructor(private readonly s: SessionContext) {}
+
+  /** The session's row as the index holds it. */
+  summary(): SessionSummary {
+    const row = this.s.row();
+    const view = this.s.view();
+    const totals = this.days().reduce(
+      (t, d) => ({
+        input_tokens: t.input_tokens + d.input_tokens,
+        output_tokens: t.output_tokens + d.output_tokens,
+        cost_usd: t.cost_usd + d.cost_usd,
+        unpriced_model_calls: t.unpriced_model_calls + d.unpriced_model_calls,
+        turns: t.turns + d.turns,
+      }),
+      { input_tokens: 0, output_tokens: 0, cost_usd: 0, unpriced_model_calls: 0, turns: 0 },
+    );
+    return {
+      session_id: row.session_id,
+      agent: this.s.agent().name,
+      owner: row.owner,
+      metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+      created_at: row.created_at,
+      last_activity: this.s.store.lastEventTime() ?? row.created_at,
+      status: view.status,
+      log_events: view.last_sequence,
+      ...totals,
+    };
+  }
+
+  days(): UsageDay[] {
+    return this.s.store.usageDays();
+  }
+
+  /** Writes the row; on failure, schedules a retry with backoff (the alarm calls this again). */
+  async sync(): Promise<void> {
+    let summary: SessionSummary;
+    try {
+      summary = this.summary();
+    } catch {
+      return; // erased meanwhile
+    }
+    try {
+      await registry(this.s.bindings()).indexSession(summary, this.days());
+      this.failures = 0;
+      this.s.store.unschedule(INDEX_RETRY);
+    } catch (err) {
+      console.error("session index write failed; retrying from the alarm", err);
+      const delay = RETRY_MS[Math.min(this.failures, RETRY_MS.length - 1)]!;
+      this.failures += 1;
+      this.s.store.schedule(INDEX_RETRY, Date.now() + delay);
+    }
+    this.scheduleRetention(summary.last_activity);
+    this.s.armAlarm();
+  }
+
+  /** How long the session may stay idle, in ms (null: forever). */
+  retentionMs(): number | null {
+    const env = this.s.bindings();
+    const seconds = Number(env.SESSION_RETENTION_SECONDS_FOR_TESTS);
+    if (env.SESSION_RETENTION_SECONDS_FOR_TESTS && Number.isFinite(seconds) && seconds > 0) return seconds * 1000;
+    const days = Number(env.SESSION_RETENTION_DAYS);
+    return env.SESSION_RETENTION_DAYS && Number.isFinite(days) && days > 0 ? days * DAY_MS : null;
+  }
+
+  /** When the session becomes erasable: idle for the retention period, pending approvals counting as activity until their deadline. */
+  retentionDue(lastActivity: number): number | null {
+    const retention = this.retentionMs();
+    if (retention === null) return null;
+    const deadlines = this.s.view().pending_actions.map((a) => a.expires_at ?? 0);
+    return Math.max(lastActivity, ...deadlines) + retention;
+  }
+
+  private scheduleRetention(lastActivity: number): void {
+    const due = this.retentionDue(lastActivity);
+    if (due !== null) this.s.store.schedule(RETENTION, due);
+  }
+
+  /** From the alarm: whether the session is due for erasure now (else the deadline moves on). */
+  retentionExpired(now: number): boolean {
+    const view = this.s.view();
+    const due = this.retentionDue(this.s.store.lastEventTime() ?? this.s.row().created_at);
+    if (due === null) return false;
+    // A turn that runs (or waits in the queue) is activity: look again one period later.
+    if (due > now || view.active_turn_id !== null || view.queued_turns.length > 0) {
+      this.s.store.schedule(RETENTION, Math.max(due, now + (this.retentionMs() ?? 0)));
+      return false;
+    }
+    return true;
+  }
+}

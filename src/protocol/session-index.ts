@@ -1,0 +1,69 @@
+// The deployment's session index and usage totals, as the API serves them (GET /v1/sessions, GET /v1/usage).
+import { z } from "@hono/zod-openapi";
+
+export const SessionSummarySchema = z
+  .object({
+    session_id: z.string(),
+    agent: z.string(),
+    owner: z.string().nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+    created_at: z.number().describe("ms since the epoch"),
+    last_activity: z.number().describe("the time of the session's last event"),
+    status: z.string().describe("idle, running, waiting_permission, ..."),
+    turns: z.number().describe("turns that ended"),
+    input_tokens: z.number(),
+    output_tokens: z.number(),
+    cost_usd: z.number().describe("the cost of the calls whose model has a known price"),
+    unpriced_model_calls: z.number().describe("model calls whose model has no known price (not counted in cost_usd)"),
+    log_events: z.number().describe("the size of the session's log (its last sequence)"),
+  })
+  .openapi("SessionSummary");
+export type SessionSummary = z.infer<typeof SessionSummarySchema>;
+
+/** What a session adds to the usage totals on one UTC day. */
+export interface UsageDay {
+  day: string;
+  turns: number;
+  failures: number;
+  model_calls: number;
+  tool_calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  unpriced_model_calls: number;
+}
+
+export const UsageRowSchema = z
+  .object({
+    key: z.string().nullable().describe("the agent, owner or day of the group (null: sessions without an owner, or erased)"),
+    turns: z.number(),
+    failures: z.number(),
+    model_calls: z.number(),
+    tool_calls: z.number(),
+    input_tokens: z.number(),
+    output_tokens: z.number(),
+    cost_usd: z.number().describe("the cost of the calls whose model has a known price"),
+    unpriced_model_calls: z.number().describe("calls of models with no known price: their cost is unknown, not zero"),
+  })
+  .openapi("UsageRow");
+export type UsageRow = z.infer<typeof UsageRowSchema>;
+
+export interface SessionListQuery {
+  agent?: string;
+  status?: string;
+  owner?: string;
+  metadata: [key: string, value: string][];
+  created_after?: number;
+  active_after?: number;
+  limit: number;
+  /** Keyset position: the (created_at, session_id) of the last row of the previous page. */
+  before?: [number, string];
+}
+
+export interface UsageQuery {
+  from: string;
+  to: string;
+  group_by: "agent" | "owner" | "day";
+  agent?: string;
+  owner?: string;
+}

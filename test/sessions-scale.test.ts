@@ -1,0 +1,256 @@
+// Sessions at scale through the public surface: the session index (GET /v1/sessions) and its convergence
+// after a failed write, erasure (DELETE), export, and usage totals (GET /v1/usage).
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { buildTree } from "../src/runtime/execution-tree";
+import { foldAll } from "../src/runtime/read-model";
+import { api, createAgent, events, submitTurn, waitForTurnEnd } from "./support/api";
+import { until } from "./support/chat-client";
+import { script, uniqueId } from "./support/fake-model";
+import { openWs } from "./support/ws";
+
+const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
+const registry = () => env.REGISTRY.get(env.REGISTRY.idFromName("registry"));
+const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+
+async function scriptedAgent(name: string, steps: Parameters<typeof script>[1], extra: Record<string, unknown> = {}): Promise<void> {
+  const id = uniqueId(name);
+  await script(id, steps);
+  await createAgent({ name, model: `openai-compatible:${id}`, ...extra });
+}
+
+async function open(agent: string, metadata: Record<string, unknown> = {}): Promise<string> {
+  const res = await api("POST", "/v1/sessions", { agent, metadata });
+  expect(res.status).toBe(201);
+  return res.body.session_id;
+}
+
+/** Polls the index until `check` holds for the session's row (or its absence). */
+async function indexed(sid: string, check: (row: any) => boolean): Promise<any> {
+  let row: any = null;
+  await until(async () => check((row = await registry().indexedSession(sid))), `the index row of ${sid}`, 10_000);
+  return row;
+}
+
+describe("GET /v1/sessions", () => {
+  it("lists the index newest first, with filters, metadata, keyset pages and the session's totals", async () => {
+    const a = unique("list-a");
+    const b = unique("list-b");
+    await createAgent({ name: a, model: "demo:fast" });
+    await createAgent({ name: b, model: "demo:fast" });
+    const s1 = await open(a, { customer: "acme", tier: 1 });
+    const s2 = await open(b, { customer: "acme" });
+    const s3 = await open(a, { customer: "globex" });
+    const { turn_id } = await submitTurn(s1, "hello");
+    await waitForTurnEnd(s1, turn_id);
+    const row = await indexed(s1, (r) => r?.turns === 1);
+    expect(row).toMatchObject({ agent: a, status: "idle", metadata: { customer: "acme", tier: 1 }, owner: null, unpriced_model_calls: 0, cost_usd: 0 });
+    expect(row.log_events).toBeGreaterThan(3);
+    expect(row.last_activity).toBeGreaterThanOrEqual(row.created_at);
+
+    const ids = async (query: string) => ((await api("GET", `/v1/sessions?${query}`)).body.sessions as any[]).map((s) => s.session_id);
+    expect(await ids(`agent=${a}`)).toEqual([s3, s1]);
+    expect(await ids(`agent=${a}&metadata.customer=acme`)).toEqual([s1]);
+    expect(await ids(`agent=${a}&metadata.tier=1`)).toEqual([s1]);
+    expect(await ids(`agent=${b}&metadata.customer=acme`)).toEqual([s2]);
+    expect(await ids(`agent=${a}&status=running`)).toEqual([]);
+
+    // One at a time: the cursor carries on where the page ended, and the last page says so.
+    const first = (await api("GET", `/v1/sessions?agent=${a}&limit=1`)).body;
+    expect(first.sessions.map((s: any) => s.session_id)).toEqual([s3]);
+    const second = (await api("GET", `/v1/sessions?agent=${a}&limit=1&cursor=${first.next_cursor}`)).body;
+    expect(second.sessions.map((s: any) => s.session_id)).toEqual([s1]);
+    expect(second.next_cursor).toBeNull();
+  });
+
+  it("a token bound to an agent lists its own subject's sessions of that agent, and no one else's", async () => {
+    const agent = unique("tok-list");
+    await createAgent({ name: agent, model: "demo:fast" });
+    const mint = async (subject: string) => (await api("POST", "/v1/tokens", { subject, agent, ttl_s: 600 })).body.token as string;
+    const alice = await mint("alice");
+    const viaToken = await api("POST", "/v1/sessions", { agent }, { authorization: `Bearer ${alice}` });
+    expect(viaToken.status).toBe(201);
+    const other = await open(agent);
+    await indexed(other, (r) => r !== null);
+    await indexed(viaToken.body.session_id, (r) => r?.owner === "alice");
+    const listed = await api("GET", "/v1/sessions", undefined, { authorization: `Bearer ${alice}` });
+    expect(listed.body.sessions.map((s: any) => s.session_id)).toEqual([viaToken.body.session_id]);
+    expect((await api("GET", "/v1/sessions?owner=bob", undefined, { authorization: `Bearer ${alice}` })).status).toBe(403);
+  });
+
+  it("refuses unknown parameters, bad limits, cursors and times with 422 naming the parameter", async () => {
+    for (const [query, path] of [
+      ["colour=red", "colour"],
+      ["limit=0", "limit"],
+      ["limit=101", "limit"],
+      ["limit=ten", "limit"],
+      ["cursor=not-a-cursor", "cursor"],
+      ["created_after=yesterday", "created_after"],
+      ["metadata.bad%22key=1", 'metadata.bad"key'],
+    ]) {
+      const res = await api("GET", `/v1/sessions?${query}`);
+      expect(res.status, query).toBe(422);
+      expect(res.body.error.details, query).toEqual([expect.objectContaining({ path })]);
+    }
+  });
+
+  it("an index write that fails is retried from the session's alarm until the row is there", async () => {
+    const agent = unique("converge");
+    await createAgent({ name: agent, model: "demo:fast" });
+    await registry().failIndexWrites(1);
+    const sid = await open(agent);
+    expect(await registry().indexedSession(sid)).toBeNull();
+    const row = await indexed(sid, (r) => r !== null);
+    expect(row).toMatchObject({ session_id: sid, agent, turns: 0 });
+  });
+});
+
+describe("DELETE /v1/sessions/:sid", () => {
+  it("erases storage, R2 objects, the index row and sockets; every route is 404 after, and it is idempotent", async () => {
+    const agent = unique("erase");
+    const content = "x".repeat(3000);
+    await scriptedAgent(agent, [{ tool_calls: [{ id: "w1", name: "workspace_write", arguments: { path: "notes.md", content } }] }, { text: "saved" }], {
+      tools: ["workspace_write"],
+      budget: { max_tool_result_bytes: 1000 },
+    });
+    const sid = await open(agent, { user: "u-1" });
+    const { turn_id } = await submitTurn(sid, "save it");
+    const log = await waitForTurnEnd(sid, turn_id);
+    expect(log.find((e) => e.type === "tool.started").refs).toEqual([expect.objectContaining({ kind: "artifact" })]);
+    const r2 = async () => (await env.BLOBS.list({ prefix: `sessions/${sid}/` })).objects.map((o) => o.key);
+    expect((await r2()).some((k) => k.includes("/workspace/"))).toBe(true);
+    expect((await r2()).some((k) => k.includes("/artifacts/"))).toBe(true);
+    await indexed(sid, (r) => r?.turns === 1);
+    const ws = await openWs(sid, "?after=0");
+
+    const erased = await api("DELETE", `/v1/sessions/${sid}`);
+    expect(erased.status).toBe(204);
+    await until(() => ws.closed !== null, "the socket to close");
+    expect(ws.closed?.code).toBe(4010);
+    expect(await r2()).toEqual([]);
+    expect(await registry().indexedSession(sid)).toBeNull();
+    const tables = await runInDurableObject(stub(sid), (_o, state) =>
+      state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'").toArray(),
+    );
+    expect(tables).toEqual([]);
+    for (const [method, path] of [
+      ["GET", `/v1/sessions/${sid}`],
+      ["GET", `/v1/sessions/${sid}/thread`],
+      ["GET", `/v1/sessions/${sid}/events?after=0`],
+      ["GET", `/v1/sessions/${sid}/export`],
+      ["GET", `/v1/sessions/${sid}/messages`],
+      ["POST", `/v1/sessions/${sid}/turns`],
+    ] as const) {
+      const res = await api(method, path, method === "POST" ? { input: "again" } : undefined);
+      expect(res.status, `${method} ${path}`).toBe(404);
+    }
+    expect((await api("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+    expect((await api("DELETE", "/v1/sessions/ses_000000000000000000000000")).status).toBe(404);
+    expect(((await api("GET", `/v1/sessions?agent=${agent}`)).body.sessions as any[]).length).toBe(0);
+  });
+
+  it("cancels a running turn first", async () => {
+    const agent = unique("erase-running");
+    await scriptedAgent(agent, [{ hang: true }]);
+    const sid = await open(agent);
+    await submitTurn(sid, "go");
+    await until(async () => (await events(sid)).some((e) => e.type === "model.requested"), "the model call");
+    expect((await api("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+    expect((await api("GET", `/v1/sessions/${sid}/thread`)).status).toBe(404);
+  });
+});
+
+describe("GET /v1/sessions/:sid/export", () => {
+  it("a header line, then the log; the read model and the execution trees rebuilt from it equal the live ones", async () => {
+    const agent = unique("export");
+    await scriptedAgent(agent, [{ tool_calls: [{ id: "c1", name: "calculator", arguments: { expression: "6 * 7" } }] }, { text: "42" }, { text: "again 42" }]);
+    await createAgent({ name: `${agent}-x`, model: "demo:fast" });
+    const sid = await open(agent, { case: 7 });
+    for (const input of ["compute", "again"]) {
+      const { turn_id } = await submitTurn(sid, input);
+      await waitForTurnEnd(sid, turn_id);
+    }
+    const res = await api("GET", `/v1/sessions/${sid}/export`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("application/x-ndjson");
+    const [header, ...exported] = (res.body as string)
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(header).toMatchObject({ type: "session.export", session_id: sid, metadata: { case: 7 }, agent: { name: agent }, after: 0 });
+    expect(header.artifact_route).toBe(`/v1/sessions/${sid}/artifacts/{artifact_id}`);
+    const live = await events(sid);
+    expect(exported).toEqual(live);
+
+    const view = foldAll(exported as any);
+    const thread = (await api("GET", `/v1/sessions/${sid}/thread`)).body;
+    const fields = ["status", "active_turn_id", "queued_turns", "pending_actions", "last_outcome", "last_sequence"] as const;
+    expect(Object.fromEntries(fields.map((f) => [f, view[f]]))).toEqual(Object.fromEntries(fields.map((f) => [f, thread[f]])));
+    for (const turnId of new Set(exported.filter((e: any) => e.type === "turn.started").map((e: any) => e.turn_id))) {
+      const tree = (await api("GET", `/v1/sessions/${sid}/turns/${turnId}/tree`)).body;
+      expect(buildTree(exported.filter((e: any) => e.turn_id === turnId) as any)).toEqual(tree);
+    }
+
+    const tail = await api("GET", `/v1/sessions/${sid}/export?after=${live.length - 2}`);
+    expect(
+      (tail.body as string)
+        .trim()
+        .split("\n")
+        .slice(1)
+        .map((l) => JSON.parse(l).sequence),
+    ).toEqual([live.length - 1, live.length]);
+    expect((await api("GET", `/v1/sessions/${sid}/export?after=${live.length + 1}`)).status).toBe(422);
+    expect((await api("GET", `/v1/sessions/${sid}/export?after=1e1`)).status).toBe(422);
+  });
+});
+
+describe("GET /v1/usage", () => {
+  it("totals per agent and per day, unpriced models counted apart; bad queries are 422", async () => {
+    const priced = unique("usage-demo");
+    const unpriced = unique("usage-fake");
+    await createAgent({ name: priced, model: "demo:fast" });
+    await scriptedAgent(unpriced, [{ text: "one", usage: { prompt_tokens: 11, completion_tokens: 3 } }, { error: { status: 400, message: "no" } }]);
+    const s1 = await open(priced);
+    const s2 = await open(unpriced);
+    for (const [sid, input] of [
+      [s1, "hi"],
+      [s2, "a"],
+      [s2, "b"],
+    ] as const) {
+      const { turn_id } = await submitTurn(sid, input);
+      await waitForTurnEnd(sid, turn_id);
+    }
+    await indexed(s2, (r) => r?.turns === 2);
+    await indexed(s1, (r) => r?.turns === 1);
+    // The refused call (a 400) recorded no cost: only calls that answered count.
+    const byAgent = (await api("GET", `/v1/usage?group_by=agent&agent=${unpriced}`)).body;
+    expect(byAgent.rows).toEqual([
+      expect.objectContaining({
+        key: unpriced,
+        turns: 2,
+        failures: 1,
+        model_calls: 1,
+        input_tokens: 11,
+        output_tokens: 3,
+        cost_usd: 0,
+        unpriced_model_calls: 1,
+      }),
+    ]);
+    const demo = (await api("GET", `/v1/usage?agent=${priced}`)).body.rows[0];
+    expect(demo).toMatchObject({ key: priced, turns: 1, failures: 0, unpriced_model_calls: 0, cost_usd: 0 });
+    const today = new Date().toISOString().slice(0, 10);
+    const byDay = (await api("GET", `/v1/usage?group_by=day&agent=${unpriced}&from=${today}&to=${today}`)).body;
+    expect(byDay.rows).toEqual([expect.objectContaining({ key: today, turns: 2 })]);
+
+    for (const [query, path] of [
+      ["from=2026-11-20&to=2026-11-10", "from"],
+      ["group_by=model", "group_by"],
+      ["from=soon", "from"],
+      ["size=3", "size"],
+    ]) {
+      const res = await api("GET", `/v1/usage?${query}`);
+      expect(res.status, query).toBe(422);
+      expect(res.body.error.details, query).toEqual([expect.objectContaining({ path })]);
+    }
+  });
+});
