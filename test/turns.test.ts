@@ -363,10 +363,11 @@ describe("durability", () => {
         "snapshot",
         "actions",
         "memory",
+        "usage_days",
         "schema_version",
       ]),
     );
-    expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(4);
+    expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(5);
   });
 
   it("loses nothing across a restart between turns, and the read model equals a replay of the log", async () => {
