@@ -18,11 +18,14 @@ import type {
   InterruptResult,
   QueueResult,
   SessionCreated,
+  SessionFilters,
+  SessionPage,
   SessionSnapshot,
   SubmitTurnRequest,
   ThreadView,
   ToolInventory,
   TurnSubmitted,
+  UsageReport,
 } from "./types";
 
 export const enc = encodeURIComponent;
@@ -70,6 +73,26 @@ export class HttpApi {
 
   createSession(body: CreateSessionBody): Promise<SessionCreated> {
     return this.json("POST", "/v1/sessions", body);
+  }
+
+  /** A page of the session index, newest first (pass `next_cursor` back as `cursor`). */
+  listSessions(filters: SessionFilters = {}): Promise<SessionPage> {
+    const query = new URLSearchParams();
+    for (const [k, v] of Object.entries(filters)) {
+      if (k === "metadata") for (const [mk, mv] of Object.entries(v as Record<string, string>)) query.set(`metadata.${mk}`, mv);
+      else if (v !== undefined) query.set(k, String(v));
+    }
+    return this.json("GET", `/v1/sessions?${query}`);
+  }
+
+  /** Erases the session and everything it owns (idempotent). */
+  async eraseSession(sessionId: string): Promise<void> {
+    await this.request("DELETE", `/v1/sessions/${enc(sessionId)}`);
+  }
+
+  usage(query: { from?: string; to?: string; group_by?: "agent" | "owner" | "day"; agent?: string; owner?: string } = {}): Promise<UsageReport> {
+    const params = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined));
+    return this.json("GET", `/v1/usage?${params}`);
   }
 
   getSession(sessionId: string): Promise<SessionSnapshot> {

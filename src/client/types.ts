@@ -5,7 +5,35 @@ import type { AgentConfig, AgentConfigInput } from "../protocol/agent-config";
 import { type EventRef, type EventType, isTerminalTurnEvent, type RuntimeEvent } from "../protocol/events";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 
+export type { SessionSummary, UsageRow } from "../protocol/session-index";
 export type { TerminalEvent, TurnOutcome } from "../protocol/turn-outcome";
+
+import type { SessionSummary, UsageRow } from "../protocol/session-index";
+
+/** A page of GET /v1/sessions. */
+export interface SessionPage {
+  sessions: SessionSummary[];
+  next_cursor: string | null;
+}
+
+/** Filters of GET /v1/sessions; `metadata` becomes metadata.<key>=<value> parameters. */
+export interface SessionFilters {
+  agent?: string;
+  status?: string;
+  owner?: string;
+  metadata?: Record<string, string>;
+  created_after?: string | number;
+  active_after?: string | number;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface UsageReport {
+  from: string;
+  to: string;
+  group_by: "agent" | "owner" | "day";
+  rows: UsageRow[];
+}
 export { turnOutcome } from "../protocol/turn-outcome";
 
 import type { Policy, PolicySchema } from "../protocol/policy";

@@ -228,6 +228,22 @@ describe("the inspector", () => {
     await page.close();
   });
 
+  it("the sessions page lists the deployment's sessions newest first, and a row opens its session", async () => {
+    const { sessions } = await api.listSessions();
+    expect(sessions.length).toBeGreaterThanOrEqual(3);
+    const page = await newPage();
+    await signIn(page, "/inspect");
+    const rows = page.locator(".session-list tbody tr");
+    await rows.first().waitFor();
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-sid")))).toEqual(sessions.map((s) => s.session_id));
+    const newest = sessions[0]!;
+    expect(await rows.first().textContent()).toContain(newest.agent);
+    await screenshot(page, "6-session-list");
+    await rows.first().getByRole("link").click();
+    await page.getByRole("heading", { name: `Session ${newest.session_id}` }).waitFor();
+    await page.close();
+  });
+
   it("sends a live message to the running turn, queues, promotes and removes turns, and interrupts", async () => {
     const model = await fake.script([
       { text: "Working on the first part of the answer now.", chunk_size: 2, delay_ms: 60 },

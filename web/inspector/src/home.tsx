@@ -1,9 +1,9 @@
-// The sessions page: open a session by id, or start one with a registered agent. (A list of sessions
-// needs GET /v1/sessions, which the runtime does not have yet.)
+// The sessions page: the deployment's recent sessions, open one by id, or start one with a registered agent.
 import { useEffect, useState } from "preact/hooks";
 import type { AgentConfig, RuntimeClient } from "../../../src/client/index";
 import { describeError } from "./format";
 import { navigate, sessionPath } from "./router";
+import { SessionList } from "./session-list";
 import { ErrorText, Section, useAction } from "./ui";
 
 export function Home({ client }: { client: RuntimeClient }) {
@@ -36,6 +36,7 @@ export function Home({ client }: { client: RuntimeClient }) {
   return (
     <>
       <h1>Sessions</h1>
+      <SessionList client={client} />
       <Section title="Open a session" id="open-title">
         <form class="inline" onSubmit={open}>
           <label for="open-sid">Session id</label>

@@ -1,0 +1,77 @@
+// The deployment's sessions, newest first, from GET /v1/sessions (the session index), a page at a time.
+// A key or token that may not list sessions (a token bound to one session) sees no list, only a note.
+import { useEffect, useState } from "preact/hooks";
+import { type RuntimeClient, RuntimeError, type SessionSummary } from "../../../src/client/index";
+import { count, describeError, usd } from "./format";
+import { sessionPath } from "./router";
+import { ErrorText, Section } from "./ui";
+
+const PAGE = 20;
+
+export function SessionList({ client }: { client: RuntimeClient }) {
+  const [rows, setRows] = useState<SessionSummary[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [forbidden, setForbidden] = useState(false);
+  const [loading, setLoading] = useState(true);
+
+  const load = async (after: string | null) => {
+    setLoading(true);
+    try {
+      const page = await client.listSessions({ limit: PAGE, ...(after ? { cursor: after } : {}) });
+      setRows((r) => (after ? [...r, ...page.sessions] : page.sessions));
+      setCursor(page.next_cursor);
+      setError(null);
+    } catch (err) {
+      if (err instanceof RuntimeError && err.status === 403) setForbidden(true);
+      else setError(describeError(err));
+    } finally {
+      setLoading(false);
+    }
+  };
+
+  useEffect(() => {
+    void load(null);
+  }, [client]);
+
+  if (forbidden) return null;
+  return (
+    <Section title="Recent sessions" id="list-title" class="session-list">
+      <ErrorText error={error} />
+      {!loading && rows.length === 0 && !error ? <p>No sessions yet.</p> : null}
+      {rows.length > 0 ? (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Session</th>
+              <th scope="col">Agent</th>
+              <th scope="col">Status</th>
+              <th scope="col">Turns</th>
+              <th scope="col">Last activity</th>
+              <th scope="col">Cost</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((s) => (
+              <tr key={s.session_id} data-sid={s.session_id}>
+                <td>
+                  <a href={sessionPath(s.session_id)}>{s.session_id}</a>
+                </td>
+                <td>{s.agent}</td>
+                <td>{s.status}</td>
+                <td>{count(s.turns)}</td>
+                <td>{new Date(s.last_activity).toLocaleString()}</td>
+                <td>{s.unpriced_model_calls > 0 ? `${usd(s.cost_usd)} + unpriced` : usd(s.cost_usd)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {cursor ? (
+        <button type="button" disabled={loading} onClick={() => void load(cursor)}>
+          More sessions
+        </button>
+      ) : null}
+    </Section>
+  );
+}
