@@ -36,6 +36,8 @@ export default defineConfig(async () => {
             MAX_SOCKETS_PER_SESSION: "10",
             LOGS: "off",
             TEST_HOOKS: "1",
+            // Scripted models named priced-* cost 1000 USD per million tokens (0.015 USD for the fake's 10 + 5 tokens).
+            MODEL_PRICES: JSON.stringify({ "priced-": { input: 1000, output: 1000 } }),
             OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${port}/v1`,
             TOOL_URL_ALLOWLIST: `http://127.0.0.1:${port}/,http://127.0.0.1:${mcpPort}/mcp/,http://127.0.0.1:${downPort}/`,
             MCP_TEST_BASE_URL: `http://127.0.0.1:${mcpPort}/mcp`,

@@ -34,6 +34,8 @@ export interface Env {
   ORCHESTRATE_MAX_DEPTH?: string;
   ORCHESTRATE_MAX_STEPS?: string;
   ORCHESTRATE_MAX_PARALLEL?: string;
+  /** The deployment's own model prices, JSON: {"<model string or name prefix>": {"input": usd, "output": usd}} per million tokens. */
+  MODEL_PRICES?: string;
   /** Days a session may stay idle before it erases itself (unset: kept forever). */
   SESSION_RETENTION_DAYS?: string;
   /** Test-only: the same in seconds, overriding SESSION_RETENTION_DAYS (for tests that cannot wait days). */

@@ -254,3 +254,31 @@ describe("GET /v1/usage", () => {
     }
   });
 });
+
+describe("max_cost_usd", () => {
+  it("ends the turn with budget.exceeded (reason cost) once the tree's calls cost more; usage has the cost", async () => {
+    const agent = unique("pricey");
+    const id = uniqueId("priced");
+    await script(id, [
+      { tool_calls: [{ id: "c1", name: "run_subtask", arguments: { title: "Add", instructions: "Compute 1 + 1.", tools: ["calculator"] } }] },
+      { text: "2" },
+      { text: "never reached" },
+    ]);
+    await createAgent({ name: agent, model: `openai-compatible:${id}`, tools: ["run_subtask", "calculator"], budget: { max_cost_usd: 0.02, max_depth: 1 } });
+    const sid = await open(agent);
+    const { turn_id } = await submitTurn(sid, "go");
+    const log = await waitForTurnEnd(sid, turn_id);
+    // The parent's call (0.015 USD) and the sub-agent's (0.015) together pass 0.02.
+    expect(log.find((e) => e.type === "budget.exceeded")?.payload).toEqual({ reason: "cost", limit: 0.02, observed: 0.03 });
+    expect(log.at(-1)).toMatchObject({ type: "turn.failed", payload: { error: { code: "budget_exceeded" }, cost_usd: 0.03 } });
+    await indexed(sid, (r) => r?.turns === 1);
+    const usage = (await api("GET", `/v1/usage?agent=${agent}`)).body.rows[0];
+    expect(usage).toMatchObject({ turns: 1, failures: 1, model_calls: 2, cost_usd: 0.03, unpriced_model_calls: 0 });
+  });
+
+  it("an agent whose model has no known price cannot set it (422)", async () => {
+    const res = await api("PUT", "/v1/agents/no-price", { model: "openai-compatible:mystery-model", budget: { max_cost_usd: 1 } });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([expect.objectContaining({ path: "budget.max_cost_usd", reason: expect.stringContaining("MODEL_PRICES") })]);
+  });
+});

@@ -5,6 +5,7 @@ import type { AgentConfig } from "../protocol/agent-config";
 import type { EventDraft } from "../protocol/events";
 import type { TurnSetup } from "../runtime/loop";
 import { resolveModel } from "../runtime/models";
+import { parsePriceOverrides } from "../runtime/pricing";
 import { discoverMcpTools, McpConnections, type McpDiscovery } from "../runtime/tools/mcp-client";
 import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
 import { parseAllowlist } from "../runtime/url-allowlist";
@@ -30,6 +31,7 @@ export class TurnSetups {
       history: this.history,
       resolveModel: (spec) => resolveModel(spec, providers),
       orchestration: { ...orchestrationLimits(this.s.bindings()), depth: this.s.row().orchestration_depth },
+      prices: parsePriceOverrides(this.s.bindings().MODEL_PRICES),
     };
   }
 

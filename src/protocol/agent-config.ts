@@ -45,7 +45,9 @@ export const BUDGET_CAPS = {
   max_tool_result_bytes: 50_000,
   max_history_tokens: 128_000,
 } as const;
-export type TurnBudget = { -readonly [K in keyof typeof BUDGET_CAPS]: number };
+/** The deployment's cap on `budget.max_cost_usd` (USD per turn). */
+export const MAX_COST_USD_CAP = 1000;
+export type TurnBudget = { -readonly [K in keyof typeof BUDGET_CAPS]: number } & { max_cost_usd?: number };
 
 /** Bytes a tool payload may take in the log and the conversation before it is spilled or left out. */
 export function toolPayloadLimit(config: Pick<AgentConfig, "budget">): number {
@@ -64,6 +66,8 @@ export const BudgetSchema = z.strictObject({
   max_wall_clock_ms: budgetField(BUDGET_CAPS.max_wall_clock_ms),
   max_tool_result_bytes: budgetField(BUDGET_CAPS.max_tool_result_bytes),
   max_history_tokens: budgetField(BUDGET_CAPS.max_history_tokens),
+  /** USD a turn may spend over its whole sub-agent tree (the model needs a known price). */
+  max_cost_usd: z.number().positive().max(MAX_COST_USD_CAP, `must be at most the deployment cap ${MAX_COST_USD_CAP}`).optional(),
 });
 
 export const McpServerSchema = z.strictObject({

@@ -98,7 +98,7 @@ export const EVENT_PAYLOADS = {
   "subagent.completed": z.object({ result: z.unknown() }),
   "subagent.failed": z.object({ error: z.string() }),
   "budget.exceeded": z.object({
-    reason: z.enum(["subtasks", "llm_calls", "tool_calls", "wall_clock", "tokens", "bytes", "depth"]),
+    reason: z.enum(["subtasks", "llm_calls", "tool_calls", "wall_clock", "tokens", "bytes", "depth", "cost"]),
     limit: z.number(),
     observed: z.number(),
   }),

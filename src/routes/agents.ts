@@ -6,6 +6,7 @@ import type { Env } from "../env";
 import { type AgentConfig, AgentConfigSchema } from "../protocol/agent-config";
 import { deploymentIssues } from "../runtime/deployment-checks";
 import { ApiError, zodIssues } from "../runtime/errors";
+import { parsePriceOverrides } from "../runtime/pricing";
 import { parseAllowlist } from "../runtime/url-allowlist";
 import { errorResponses, router } from "./http";
 
@@ -17,7 +18,12 @@ export async function validateAgentConfig(input: unknown, env: Env, pathPrefix =
   const parsed = AgentConfigSchema.safeParse(input);
   if (!parsed.success) throw ApiError.validation(zodIssues(parsed.error.issues, pathPrefix));
   const agentNames = parsed.data.handoffs.length > 0 ? new Set(await registry(env).names()) : new Set<string>();
-  const issues = deploymentIssues(parsed.data, { env: providerEnv(env), urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST), agentNames });
+  const issues = deploymentIssues(parsed.data, {
+    env: providerEnv(env),
+    urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST),
+    agentNames,
+    prices: parsePriceOverrides(env.MODEL_PRICES),
+  });
   if (issues.length > 0) throw ApiError.validation(issues.map((i) => ({ ...i, path: [pathPrefix, i.path].filter(Boolean).join(".") })));
   return parsed.data;
 }

@@ -4,6 +4,7 @@ import type { AgentConfig } from "../protocol/agent-config";
 import { type Provider, parseModelSpec } from "../protocol/model-spec";
 import type { FieldIssue } from "./errors";
 import { type ProviderEnv, providerConfigured } from "./models";
+import { type PriceOverrides, priceOf } from "./pricing";
 import { BUILTIN_TOOLS } from "./tools/builtins";
 import { HANDOFF_PREFIX } from "./tools/handoff";
 import { injectedArgClashes } from "./tools/injected-args";
@@ -27,6 +28,8 @@ export interface DeploymentContext {
   urlAllowlist: string[];
   /** Names of the registered agents, for checking handoff targets. */
   agentNames: Set<string>;
+  /** The deployment's own model prices (MODEL_PRICES). */
+  prices?: PriceOverrides;
 }
 
 /** Checks that depend on the deployment rather than on the JSON alone. */
@@ -37,6 +40,10 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
     if (spec && !providerConfigured(spec.provider, ctx.env)) {
       issues.push({ path: field, reason: `provider "${spec.provider}" is not configured in this deployment: set ${PROVIDER_SETTING[spec.provider]}` });
     }
+  }
+  // A money budget needs a price: a model with none would never reach it.
+  if (config.budget.max_cost_usd !== undefined && priceOf(config.model, ctx.prices) === null) {
+    issues.push({ path: "budget.max_cost_usd", reason: `model "${config.model}" has no known price: set one in MODEL_PRICES first` });
   }
   const httpNames = new Set<string>();
   config.http_tools.forEach((t, i) => {

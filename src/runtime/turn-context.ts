@@ -6,6 +6,7 @@ import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "../protocol/agen
 import type { EventDraft, TerminalDraft } from "../protocol/events";
 import type { ModelTool } from "./model-stream";
 import type { OrchestrationLimits } from "./orchestration/types";
+import type { PriceOverrides } from "./pricing";
 import { withInjectedArgs } from "./tools/injected-args";
 import type { ToolContext, ToolDefinition } from "./tools/types";
 import type { BudgetUsed, ChildRun, RecordedDecision, TurnState } from "./turn-state";
@@ -21,6 +22,8 @@ export interface TurnSetup {
   resolveModel(spec: string): LanguageModelV3;
   /** Limits of agent_orchestrate in this session (defaults when absent). */
   orchestration?: OrchestrationLimits;
+  /** The deployment's own model prices (MODEL_PRICES). */
+  prices?: PriceOverrides;
 }
 
 /** A live message recorded in the session's inbox for the running turn; `seq` orders the inbox. */
@@ -99,7 +102,7 @@ export type Outcome =
   | { kind: "waiting" }
   | { kind: "failed"; code: string; message: string };
 
-export type BudgetReason = "subtasks" | "llm_calls" | "tool_calls" | "wall_clock" | "tokens" | "bytes" | "depth";
+export type BudgetReason = "subtasks" | "llm_calls" | "tool_calls" | "wall_clock" | "tokens" | "bytes" | "depth" | "cost";
 
 export class BudgetExceededError extends Error {
   constructor(
