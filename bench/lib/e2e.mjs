@@ -5,6 +5,7 @@
 // same bare loop inside workerd (the baseline worker: the floor on this platform).
 import { bareLoop } from "./bare-loop.mjs";
 import { median, now } from "./client.mjs";
+import { splitTurn } from "./timeline.mjs";
 
 const terminalAny = (s) => /"type":"turn\.(completed|failed|cancelled)"/.test(s);
 
@@ -30,30 +31,6 @@ export async function runtimeTurn(stack, model, maxSteps) {
   const end = JSON.parse(s);
   if (end.type !== "turn.completed") throw new Error(`turn ended ${end.type}: ${s.slice(0, 300)}`);
   return { ms: t - t0, events: sub.count, sid: session_id };
-}
-
-/**
- * Where a runtime turn's time goes inside the session object, from its events' timestamps (Date.now in
- * workerd, which moves at I/O): per step, the model call (model.requested to model.completed, the request's
- * write and its fetch included), the tool phase (first tool.started to last tool.result) and the rest.
- */
-export async function serverTimeline(api, sid) {
-  const events = await api.events(sid);
-  const at = (type) => events.filter((e) => e.type === type).map((e) => e.timestamp);
-  const requested = at("model.requested");
-  const completed = at("model.completed");
-  const model = requested.map((t, i) => completed[i] - t);
-  const tools = [];
-  for (let i = 0; i + 1 < requested.length; i++) {
-    const inStep = events.filter((e) => e.timestamp >= completed[i] && e.timestamp <= requested[i + 1]);
-    const started = inStep.filter((e) => e.type === "tool.started").map((e) => e.timestamp);
-    const results = inStep.filter((e) => e.type === "tool.result").map((e) => e.timestamp);
-    if (started.length > 0) tools.push(Math.max(...results) - Math.min(...started));
-  }
-  const first = events.find((e) => e.type === "turn.submitted").timestamp;
-  const total = events.at(-1).timestamp - first;
-  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
-  return { total_ms: total, model_ms: sum(model), tools_ms: sum(tools), other_ms: total - sum(model) - sum(tools), model_calls: model.length };
 }
 
 export async function workerdLoop(stack, model, steps) {
@@ -105,14 +82,14 @@ export async function e2e(stack, cfg, say) {
       ratio: med.runtime / med.bare_node,
       median_of_ratios: median(ratios),
       ratio_to_workerd_floor: med.runtime / med.bare_workerd,
-      server_timeline: await serverTimeline(stack.api, lastSid),
+      server_timeline: splitTurn(await stack.api.events(lastSid)),
     };
     say(
       `   ${name}: runtime ${med.runtime.toFixed(1)} ms, bare generateText (Node) ${med.bare_node.toFixed(1)} ms, bare in workerd ${med.bare_workerd.toFixed(1)} ms; ratio ${out[name].ratio.toFixed(2)}x (to the workerd floor ${out[name].ratio_to_workerd_floor.toFixed(2)}x)`,
     );
     const tl = out[name].server_timeline;
     say(
-      `     inside the session (last turn, event timestamps): ${tl.total_ms} ms = model calls ${tl.model_ms} (${tl.model_calls} calls) + tool phases ${tl.tools_ms} + the rest ${tl.other_ms}`,
+      `     inside the session (last turn, event timestamps): ${tl.total} ms = model calls ${tl.model_calls} (${tl.steps} calls) + tool phases ${tl.tool_phases} + the rest ${tl.other}`,
     );
   }
   return out;

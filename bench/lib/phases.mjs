@@ -8,7 +8,9 @@ import { Api, isType, median, now, quantile, summary } from "./client.mjs";
 import { heapAfterGc, startProfile } from "./cpuprofile.mjs";
 import { e2e } from "./e2e.mjs";
 import { memoryOf } from "./procs.mjs";
+import { scale } from "./scale.mjs";
 import { cpuDiff } from "./stack.mjs";
+import { splitTurn } from "./timeline.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const terminalAny = (s) => /"type":"turn\.(completed|failed|cancelled)"/.test(s);
@@ -59,30 +61,9 @@ function addCpu(acc, d) {
 }
 const perRun = (acc, n) => Object.fromEntries(Object.entries(acc ?? {}).map(([k, v]) => [k, v / n]));
 
-/**
- * Where the time of a turn went, from its events' timestamps: model calls (model.requested to
- * model.completed), tool phases (model.completed to the step's last tool.result), and the rest (before the
- * first model call, between steps, and after the last one).
- */
-function splitTurn(events) {
-  const byType = (t) => events.filter((e) => e.type === t);
-  const submitted = byType("turn.submitted")[0];
-  const end = events.find((e) => e.type === "turn.completed");
-  let model = 0;
-  let tools = 0;
-  const requested = byType("model.requested");
-  for (const r of requested) {
-    const done = events.find((e) => e.type === "model.completed" && e.step_id === r.step_id);
-    if (done) model += done.timestamp - r.timestamp;
-    const results = events.filter((e) => e.type === "tool.result" && e.step_id === r.step_id);
-    if (done && results.length > 0) tools += Math.max(...results.map((e) => e.timestamp)) - done.timestamp;
-  }
-  const total = end.timestamp - submitted.timestamp;
-  return { total, model_calls: model, tool_phases: tools, other: total - model - tools, steps: requested.length };
-}
-
 export const PHASES = {
   e2e,
+  scale,
   /** Loop overhead: the same turn through the runtime and in a plain AI SDK loop, interleaved. */
   async loop(stack, cfg, say) {
     const { steps, calls, deltas, runs, textDeltas, textRuns } = cfg.loop;
