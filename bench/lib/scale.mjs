@@ -96,7 +96,7 @@ export function scaleRows(r, row, f) {
     `${f(r.list.filtered_ms.p50)} / ${f(r.list.filtered_ms.p99)} ms`,
     `${r.sessions} indexed sessions`,
   );
-  row("Session index: keyset pages of 100", `${f(r.list.paged_ms.p50)} / ${f(r.list.paged_ms.p99)} ms`, `${r.list.rows_paged} rows paged`);
+  row("Session index: keyset pages of 100", `${f(r.list.paged_ms.p50)} / ${f(r.list.paged_ms.p99)} ms`, `${r.list.rows_paged} rows fetched`);
   row(
     "Export (NDJSON)",
     `${f(r.export.ms)} ms`,
