@@ -8,6 +8,7 @@ import type { AgentConfig } from "../protocol/agent-config";
 import { parseCursor } from "../protocol/cursor";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
+import type { CreateScheduleBody } from "../protocol/schedules";
 import type { SessionView } from "../protocol/views";
 import type { ActionResolved, InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
 import { ApiError, type Result, toResult } from "../runtime/errors";
@@ -22,6 +23,7 @@ import { DeltaBatcher } from "./delta-batcher";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import type { StepOutcome } from "./orchestration-steps";
 import { APPROVAL_DEADLINE, project } from "./projections";
+import { SCHEDULES_DUE, Schedules } from "./schedules";
 import { HEARTBEAT_MS, type SessionContext } from "./session-context";
 import { type SessionRow, SessionStore, type StoredEvent } from "./session-store";
 import { checkCursor, eventsPage, snapshotView, threadView } from "./session-views";
@@ -57,6 +59,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
   private readonly runner: TurnRunner;
   private readonly queue: TurnQueue;
   private readonly approvals: Approvals;
+  private readonly schedules: Schedules;
   /** model.delta events waiting for their commit; any other commit takes them first. */
   private readonly deltas = new DeltaBatcher(() => {
     try {
@@ -88,6 +91,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
     );
     this.queue = new TurnQueue(this, () => this.runner.startNext());
     this.approvals = new Approvals(this, () => this.runner.resume("a decision was recorded"));
+    this.schedules = new Schedules(this, this.queue);
     // An object nobody created (a request for an unknown session) reads one catalog row and writes nothing.
     if (!isInitialized(ctx.storage)) return;
     void ctx.blockConcurrencyWhile(async () => {
@@ -96,6 +100,9 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
       const snap = this.store.snapshot();
       const tail = this.store.readEvents(snap?.last_sequence ?? 0, Number.MAX_SAFE_INTEGER).map((e) => JSON.parse(e.body) as RuntimeEvent);
       this.folded = foldAll(tail, snap ?? emptyView());
+      // The alarm wakes for the earliest schedule even if a crash lost its deadline entry.
+      this.transact(() => this.schedules.arm());
+      this.armAlarm();
       try {
         // A turn left running by a previous instance (eviction, deploy, crash) continues now.
         this.runner.resume("the session object restarted");
@@ -199,6 +206,18 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
    */
   async runToEnd(input: string, key: string): Promise<Result<StepOutcome>> {
     return toResult(() => this.existing(() => this.runner.follow(this.queue.submit({ input, idempotency_key: key }).turn_id)));
+  }
+
+  async createSchedule(body: CreateScheduleBody) {
+    return toResult(() => this.existing(() => this.schedules.create(body)));
+  }
+
+  async listSchedules() {
+    return toResult(() => this.existing(() => ({ schedules: this.schedules.list() })));
+  }
+
+  async deleteSchedule(scheduleId: string) {
+    return toResult(() => this.existing(() => this.schedules.delete(scheduleId)));
   }
 
   /** Events after `after` as one JSON document, built from the stored bodies without re-serializing them. */
@@ -307,6 +326,8 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
         if (this.store.runningTurn() && !this.runner.waiting()) this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
       } else if (kind.startsWith(APPROVAL_DEADLINE)) {
         this.approvals.expire(kind.slice(APPROVAL_DEADLINE.length));
+      } else if (kind === SCHEDULES_DUE) {
+        this.schedules.fireDue(Date.now());
       }
     }
     this.armAlarm();
