@@ -9,6 +9,7 @@ import { parseCursor } from "../protocol/cursor";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { CreateScheduleBody } from "../protocol/schedules";
+import type { CreateSubscriptionBody } from "../protocol/subscriptions";
 import type { SessionView } from "../protocol/views";
 import type { ActionResolved, InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
 import { ApiError, type Result, toResult } from "../runtime/errors";
@@ -28,6 +29,8 @@ import { HEARTBEAT_MS, type SessionContext } from "./session-context";
 import { type SessionRow, SessionStore, type StoredEvent } from "./session-store";
 import { checkCursor, eventsPage, snapshotView, threadView } from "./session-views";
 import { SocketHub } from "./socket-hub";
+import { SUBSCRIPTIONS_DUE, SubscriptionDelivery } from "./subscription-delivery";
+import { SubscriptionTable } from "./subscriptions";
 import { TurnQueue } from "./turn-queue";
 import { TurnRunner } from "./turn-runner";
 
@@ -60,6 +63,8 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
   private readonly queue: TurnQueue;
   private readonly approvals: Approvals;
   private readonly schedules: Schedules;
+  private readonly subscriptions = new SubscriptionTable(this, () => this.delivery.changed());
+  private readonly delivery = new SubscriptionDelivery(this, this.subscriptions);
   /** model.delta events waiting for their commit; any other commit takes them first. */
   private readonly deltas = new DeltaBatcher(() => {
     try {
@@ -103,6 +108,8 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
       // The alarm wakes for the earliest schedule even if a crash lost its deadline entry.
       this.transact(() => this.schedules.arm());
       this.armAlarm();
+      // A delivery cut off by the restart goes on at once (its batch keeps its id).
+      this.delivery.poke();
       try {
         // A turn left running by a previous instance (eviction, deploy, crash) continues now.
         this.runner.resume("the session object restarted");
@@ -220,6 +227,22 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
     return toResult(() => this.existing(() => this.schedules.delete(scheduleId)));
   }
 
+  async createSubscription(body: CreateSubscriptionBody) {
+    return toResult(() => this.existing(() => this.subscriptions.create(body)));
+  }
+
+  async listSubscriptions() {
+    return toResult(() => this.existing(() => ({ subscriptions: this.subscriptions.list() })));
+  }
+
+  async enableSubscription(id: string, enabled: boolean) {
+    return toResult(() => this.existing(() => this.subscriptions.setEnabled(id, enabled)));
+  }
+
+  async deleteSubscription(id: string) {
+    return toResult(() => this.existing(() => this.subscriptions.delete(id)));
+  }
+
   /** Events after `after` as one JSON document, built from the stored bodies without re-serializing them. */
   async eventsPage(after: number, limit: number): Promise<Result<string>> {
     return toResult(() => this.existing(() => eventsPage(this.store, after, limit)));
@@ -320,6 +343,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
 
   override async alarm(): Promise<void> {
     if (!this.session) return;
+    let deliveries: Promise<void> | null = null;
     for (const kind of this.store.takeDue(Date.now())) {
       if (kind === "heartbeat") {
         this.runner.resume("the heartbeat found no running executor");
@@ -328,9 +352,12 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
         this.approvals.expire(kind.slice(APPROVAL_DEADLINE.length));
       } else if (kind === SCHEDULES_DUE) {
         this.schedules.fireDue(Date.now());
+      } else if (kind === SUBSCRIPTIONS_DUE) {
+        deliveries = this.delivery.run();
       }
     }
     this.armAlarm();
+    await deliveries;
   }
 
   // ---- SessionContext ----
@@ -392,6 +419,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
     }
     this.folded = committed.next;
     this.hub.broadcast(committed.stored);
+    this.delivery.poke();
   }
 
   armAlarm(): void {
