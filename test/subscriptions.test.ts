@@ -133,6 +133,41 @@ describe("subscriptions", () => {
     expect(await accepted(requests)).toEqual(await events(sid));
   });
 
+  it("gives every session of an agent the agent's subscriptions, from the start of its log", async () => {
+    const rcv = await receiver();
+    const scriptId = uniqueId("subs");
+    await script(scriptId, [{ text: "One." }, { text: "Two." }]);
+    const name = uniqueId("watched-agent");
+    const put = await api("PUT", `/v1/agents/${name}`, {
+      name,
+      model: `openai-compatible:${scriptId}`,
+      subscriptions: [{ url: rcv.url, secret: SECRET, types: ["session.created", "turn.completed"] }],
+    });
+    expect(put.status, JSON.stringify(put.body)).toBeLessThan(300);
+    const sids: string[] = [];
+    for (const _ of [1, 2]) {
+      const sid = (await api("POST", "/v1/sessions", { agent: name })).body.session_id;
+      const { turn_id } = await submitTurn(sid, "hi");
+      const log = await waitForTurnEnd(sid, turn_id);
+      await waitForSubscription(sid, (s) => s?.cursor === log.at(-1).sequence);
+      sids.push(sid);
+    }
+    const got = await accepted(await rcv.requests());
+    expect(got.map((e) => [e.session_id, e.type])).toEqual(
+      sids.flatMap((sid) => [
+        [sid, "session.created"],
+        [sid, "turn.completed"],
+      ]),
+    );
+    const bad = await api("PUT", `/v1/agents/${name}`, {
+      name,
+      model: `openai-compatible:${scriptId}`,
+      subscriptions: [{ url: "https://elsewhere.example/" }],
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.details.map((d: any) => d.path)).toContain("subscriptions.0.url");
+  });
+
   it("refuses URLs off the allowlist, unknown types and cursors past the log; read keys may not subscribe", async () => {
     const sid = await session();
     const cases: [unknown, string][] = [

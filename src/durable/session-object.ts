@@ -151,6 +151,8 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
         this.session = null;
         throw err;
       }
+      // The agent's own subscriptions, each from the start of the log (its URLs were checked with the config).
+      for (const spec of input.agent.subscriptions ?? []) this.subscriptions.create({ ...spec, after: 0 });
       return { session_id: row.session_id, thread_id: row.thread_id };
     });
   }
