@@ -44,6 +44,10 @@ export default defineConfig(async () => {
             MCP_DOWN_URL: `http://127.0.0.1:${downPort}/mcp`,
             CORS_ORIGINS: "https://app.example",
             WS_MAX_UNACKED_EVENTS: "300",
+            // Subscriptions retry fast here: 50 ms doubling, failing after 5 attempts, 500 ms per request.
+            SUBSCRIPTION_RETRY_BASE_MS: "50",
+            SUBSCRIPTION_MAX_ATTEMPTS: "5",
+            SUBSCRIPTION_TIMEOUT_MS: "500",
           },
         },
       }),

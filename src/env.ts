@@ -30,6 +30,11 @@ export interface Env {
   OPENAI_COMPATIBLE_API_KEY?: string;
   /** A channel WebSocket whose acks lag this many events behind is closed (code 4008); default 10000. */
   WS_MAX_UNACKED_EVENTS?: string;
+  /** Outbound subscriptions: first retry delay (default 1000 ms, doubling up to 5 min), attempts before a
+   * subscription is marked failing (default 10), and the timeout of one delivery request (default 10000 ms). */
+  SUBSCRIPTION_RETRY_BASE_MS?: string;
+  SUBSCRIPTION_MAX_ATTEMPTS?: string;
+  SUBSCRIPTION_TIMEOUT_MS?: string;
   /** agent_orchestrate limits (defaults 3, 12, 4; capped at 5, 50, 16). */
   ORCHESTRATE_MAX_DEPTH?: string;
   ORCHESTRATE_MAX_STEPS?: string;

@@ -6,6 +6,8 @@ import session0002 from "../../migrations/session/0002_turn_messages.sql";
 import session0003 from "../../migrations/session/0003_governance.sql";
 import session0004 from "../../migrations/session/0004_signals.sql";
 import session0005 from "../../migrations/session/0005_usage_days.sql";
+import session0006 from "../../migrations/session/0006_schedules.sql";
+import session0007 from "../../migrations/session/0007_subscriptions.sql";
 
 export interface Migration {
   version: number;
@@ -18,6 +20,8 @@ export const SESSION_MIGRATIONS: Migration[] = [
   { version: 3, sql: session0003 },
   { version: 4, sql: session0004 },
   { version: 5, sql: session0005 },
+  { version: 6, sql: session0006 },
+  { version: 7, sql: session0007 },
 ];
 export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0001 },

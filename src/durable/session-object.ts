@@ -7,6 +7,8 @@ import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
+import type { CreateScheduleBody } from "../protocol/schedules";
+import type { CreateSubscriptionBody } from "../protocol/subscriptions";
 import type { SessionView } from "../protocol/views";
 import type { ActionResolved, InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
 import { ApiError, type Result, toResult } from "../runtime/errors";
@@ -22,6 +24,7 @@ import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import type { StepOutcome } from "./orchestration-steps";
 import { APPROVAL_DEADLINE, project } from "./projections";
 import { registry } from "./registry-object";
+import { SCHEDULES_DUE, Schedules } from "./schedules";
 import { HEARTBEAT_MS, type SessionContext } from "./session-context";
 import { eraseSessionBlobs } from "./session-erase";
 import { INDEX_RETRY, RETENTION, SessionIndexer } from "./session-indexer";
@@ -29,6 +32,8 @@ import { type SessionRow, SessionStore, type StoredEvent } from "./session-store
 import { openStream } from "./session-streams";
 import { type ExportHeader, eventsPage, exportHeader, snapshotView, threadView } from "./session-views";
 import { SESSION_ERASED_CLOSE, SocketHub } from "./socket-hub";
+import { SUBSCRIPTIONS_DUE, SubscriptionDelivery } from "./subscription-delivery";
+import { SubscriptionTable } from "./subscriptions";
 import { TurnQueue } from "./turn-queue";
 import { TurnRunner } from "./turn-runner";
 
@@ -58,6 +63,9 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
   private readonly queue: TurnQueue;
   private readonly approvals: Approvals;
   private readonly indexer = new SessionIndexer(this);
+  private readonly schedules: Schedules;
+  private readonly subscriptions = new SubscriptionTable(this, () => this.delivery.changed());
+  private readonly delivery = new SubscriptionDelivery(this, this.subscriptions);
   /** model.delta events waiting for their commit; any other commit takes them first. */
   private readonly deltas = new DeltaBatcher(() => {
     try {
@@ -95,6 +103,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
     );
     this.queue = new TurnQueue(this, () => this.runner.startNext());
     this.approvals = new Approvals(this, () => this.runner.resume("a decision was recorded"));
+    this.schedules = new Schedules(this, this.queue);
     // An object nobody created (a request for an unknown session) reads one catalog row and writes nothing.
     if (!isInitialized(ctx.storage)) return;
     void ctx.blockConcurrencyWhile(async () => {
@@ -103,6 +112,11 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
       const snap = this.store.snapshot();
       const tail = this.store.readEvents(snap?.last_sequence ?? 0, Number.MAX_SAFE_INTEGER).map((e) => JSON.parse(e.body) as RuntimeEvent);
       this.folded = foldAll(tail, snap ?? emptyView());
+      // The alarm wakes for the earliest schedule even if a crash lost its deadline entry.
+      this.transact(() => this.schedules.arm());
+      this.armAlarm();
+      // A delivery cut off by the restart goes on at once (its batch keeps its id).
+      this.delivery.poke();
       try {
         // A turn left running by a previous instance (eviction, deploy, crash) continues now.
         this.runner.resume("the session object restarted");
@@ -144,6 +158,8 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
         this.session = null;
         throw err;
       }
+      // The agent's own subscriptions, each from the start of the log (its URLs were checked with the config).
+      for (const spec of input.agent.subscriptions ?? []) this.subscriptions.create({ ...spec, after: 0 });
       return { session_id: row.session_id, thread_id: row.thread_id };
     });
   }
@@ -235,6 +251,34 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
     return toResult(() => this.existing(() => this.runner.follow(this.queue.submit({ input, idempotency_key: key }).turn_id)));
   }
 
+  async createSchedule(body: CreateScheduleBody) {
+    return toResult(() => this.existing(() => this.schedules.create(body)));
+  }
+
+  async listSchedules() {
+    return toResult(() => this.existing(() => ({ schedules: this.schedules.list() })));
+  }
+
+  async deleteSchedule(scheduleId: string) {
+    return toResult(() => this.existing(() => this.schedules.delete(scheduleId)));
+  }
+
+  async createSubscription(body: CreateSubscriptionBody) {
+    return toResult(() => this.existing(() => this.subscriptions.create(body)));
+  }
+
+  async listSubscriptions() {
+    return toResult(() => this.existing(() => ({ subscriptions: this.subscriptions.list() })));
+  }
+
+  async enableSubscription(id: string, enabled: boolean) {
+    return toResult(() => this.existing(() => this.subscriptions.setEnabled(id, enabled)));
+  }
+
+  async deleteSubscription(id: string) {
+    return toResult(() => this.existing(() => this.subscriptions.delete(id)));
+  }
+
   /** Events after `after` as one JSON document, built from the stored bodies without re-serializing them. */
   async eventsPage(after: number, limit: number): Promise<Result<string>> {
     return toResult(() => this.existing(() => eventsPage(this.store, after, limit)));
@@ -306,12 +350,17 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
 
   override async alarm(): Promise<void> {
     if (!this.session) return;
+    let deliveries: Promise<void> | null = null;
     for (const kind of this.store.takeDue(Date.now())) {
       if (kind === "heartbeat") {
         this.runner.resume("the heartbeat found no running executor");
         if (this.store.runningTurn() && !this.runner.waiting()) this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
       } else if (kind.startsWith(APPROVAL_DEADLINE)) {
         this.approvals.expire(kind.slice(APPROVAL_DEADLINE.length));
+      } else if (kind === SCHEDULES_DUE) {
+        this.schedules.fireDue(Date.now());
+      } else if (kind === SUBSCRIPTIONS_DUE) {
+        deliveries = this.delivery.run();
       } else if (kind === INDEX_RETRY) {
         await this.indexer.sync();
       } else if (kind === RETENTION && this.indexer.retentionExpired(Date.now())) {
@@ -320,6 +369,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
       }
     }
     this.armAlarm();
+    await deliveries;
   }
 
   // ---- SessionContext ----
@@ -381,6 +431,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
     }
     this.folded = committed.next;
     this.hub.broadcast(committed.stored);
+    this.delivery.poke();
     // The deployment's index learns of the session when it starts and when each turn ends.
     if (committed.stored.some((e) => e.type === "session.created" || TURN_ENDS.has(e.type))) void this.indexer.sync();
   }

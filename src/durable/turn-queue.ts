@@ -3,7 +3,7 @@
 // acknowledges them; the turn runner takes it from there.
 
 import { BUDGET_CAPS } from "../protocol/agent-config";
-import type { EventDraft, TurnTrace } from "../protocol/events";
+import type { EventDraft, PayloadOf, TurnTrace } from "../protocol/events";
 import type { InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
 import { inputFits } from "../runtime/context-budget";
 import { ApiError } from "../runtime/errors";
@@ -18,6 +18,8 @@ import type { TurnRow } from "./session-store";
  */
 export const MAX_QUEUED_TURNS = 20;
 
+type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
+
 export class TurnQueue {
   constructor(
     private readonly s: SessionContext,
@@ -25,8 +27,11 @@ export class TurnQueue {
     private readonly startNext: () => void,
   ) {}
 
-  /** Queues a turn; it joins `trace` (the caller's, from its traceparent) or starts a trace of its own. */
-  submit(body: SubmitTurnBody, trace: TurnTrace = traceFrom(null, randomTraceId)): TurnAccepted & { duplicate?: boolean } {
+  /**
+   * Queues a turn; it joins `trace` (the caller's, from its traceparent) or starts a trace of its own.
+   * `source` names what submitted it when the runtime did (a due schedule).
+   */
+  submit(body: SubmitTurnBody, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource): TurnAccepted & { duplicate?: boolean } {
     const { store } = this.s;
     if (body.idempotency_key) {
       const prior = store.turnByIdempotencyKey(body.idempotency_key);
@@ -44,7 +49,9 @@ export class TurnQueue {
     if (busy) this.checkRoom();
     const turn_id = randomId("trn");
     const key = body.idempotency_key ? { idempotency_key: body.idempotency_key } : {};
-    const drafts: EventDraft[] = [{ type: "turn.submitted", turn_id, trace, payload: { input: body.input, queued: busy, ...key } }];
+    const drafts: EventDraft[] = [
+      { type: "turn.submitted", turn_id, trace, payload: { input: body.input, queued: busy, ...key, ...(source ? { source } : {}) } },
+    ];
     if (busy) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore.map((t) => t.turn_id), turn_id] } });
     this.s.commit(drafts);
     this.startNext();
@@ -88,7 +95,7 @@ export class TurnQueue {
   }
 
   /** Refuses an input that alone is over the agent's history budget: no trimming could make it fit. */
-  private checkSize(path: string, input: string): void {
+  checkSize(path: string, input: string): void {
     const agent = this.s.agent();
     const limit = { ...BUDGET_CAPS, ...agent.budget }.max_history_tokens;
     if (!inputFits(agent.instructions, input, limit)) {

@@ -2,6 +2,7 @@
 // deployment (configured providers, known tools, the URL allowlist) are in deployment-checks.ts.
 import { z } from "zod";
 import { PROVIDERS, parseModelSpec } from "./model-spec";
+import { SubscriptionSpec } from "./subscriptions";
 import { PERMISSION_CLASSES } from "./tool-classes";
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -126,6 +127,8 @@ export const AgentConfigSchema = z.strictObject({
   allow_parallel_subagents: z.boolean().default(false),
   max_parallel_subagents: z.int().min(1, "must be between 1 and 7").max(7, "must be between 1 and 7").default(3),
   budget: BudgetSchema.default({}),
+  /** Outbound subscriptions every session of this agent gets, delivering its whole log (see the README). */
+  subscriptions: z.array(SubscriptionSpec).max(5).optional(),
 });
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 export type AgentConfigInput = z.input<typeof AgentConfigSchema>;

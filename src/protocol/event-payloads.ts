@@ -48,6 +48,10 @@ export const EVENT_PAYLOADS = {
     queued: z.boolean(),
     idempotency_key: z.string().optional(),
     message_id: z.string().optional().describe("set when a live message that arrived too late for its turn became this turn"),
+    source: z
+      .object({ kind: z.literal("schedule"), schedule_id: z.string() })
+      .optional()
+      .describe("set when the runtime submitted the turn itself (a due schedule)"),
   }),
   "turn.started": z.object({ agent: z.string(), model: z.string() }),
   "turn.completed": z.object({
@@ -61,6 +65,23 @@ export const EVENT_PAYLOADS = {
     ...turnSummary,
   }),
   "turn.cancelled": z.object({ reason: z.string() }),
+  "schedule.created": z.object({
+    schedule_id: z.string(),
+    input: z.string(),
+    at: z.number().optional(),
+    every_s: z.number().optional(),
+    cron: z.string().optional(),
+    timezone: z.string().optional(),
+    next_run_at: z.number(),
+  }),
+  "schedule.fired": z.object({
+    schedule_id: z.string(),
+    due_at: z.number().describe("the run this is (runs missed meanwhile are not made up)"),
+    turn_id: z.string().nullable().describe("the submitted turn; null when the submission was refused"),
+    error: TurnError.optional().describe("why the submission was refused (a full queue, an input over the budget)"),
+    next_run_at: z.number().nullable().describe("null: the schedule is done and removed"),
+  }),
+  "schedule.deleted": z.object({ schedule_id: z.string() }),
   "queue.changed": z.object({ queued: z.array(z.string()).describe("turn ids in the order they will run") }),
   "run.status": z
     .looseObject({

@@ -13,6 +13,7 @@ export type Permission =
   | "session.approve"
   | "session.queue"
   | "session.delete"
+  | "session.subscribe"
   | "tokens.create"
   | "usage.read"
   | "mcp";
@@ -43,6 +44,13 @@ export const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /v1/sessions/{sid}/interrupt": "session.interrupt",
   "POST /v1/sessions/{sid}/actions/{action_id}": "session.approve",
   "DELETE /v1/sessions/{sid}/queue/{turn_id}": "session.queue",
+  "POST /v1/sessions/{sid}/schedules": "session.submit",
+  "GET /v1/sessions/{sid}/schedules": "session.read",
+  "DELETE /v1/sessions/{sid}/schedules/{schedule_id}": "session.submit",
+  "POST /v1/sessions/{sid}/subscriptions": "session.subscribe",
+  "GET /v1/sessions/{sid}/subscriptions": "session.subscribe",
+  "PATCH /v1/sessions/{sid}/subscriptions/{subscription_id}": "session.subscribe",
+  "DELETE /v1/sessions/{sid}/subscriptions/{subscription_id}": "session.subscribe",
   "POST /v1/sessions/{sid}/queue/{turn_id}/promote": "session.queue",
   "POST /v1/chat": "session.submit",
   "GET /v1/chat/{sid}/stream": "session.read",

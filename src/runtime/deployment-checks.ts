@@ -64,6 +64,9 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
       issues.push({ path: `mcp_servers.${i}.url`, reason: "is not under any TOOL_URL_ALLOWLIST prefix" });
     }
   });
+  config.subscriptions?.forEach((sub, i) => {
+    if (!urlAllowed(sub.url, ctx.urlAllowlist)) issues.push({ path: `subscriptions.${i}.url`, reason: "is not under any TOOL_URL_ALLOWLIST prefix" });
+  });
   const seen = new Set<string>();
   config.tools.forEach((name, i) => {
     if (seen.has(name)) issues.push({ path: `tools.${i}`, reason: `duplicate tool name "${name}"` });

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 // Step lives in the workerd-side helper so test code can type-check without Node types;
 // this import is type-only and erased at runtime.
 import type { Step } from "./fake-model";
+import { handleReceiver } from "./receiver";
 
 interface Script {
   steps: Step[];
@@ -59,6 +60,8 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
     if (requestsMatch && method === "GET") {
       return sendJson(res, 200, requests.get(decodeURIComponent(requestsMatch[1]!)) ?? []);
     }
+
+    if (await handleReceiver(req, res, path, () => readBody(req))) return;
 
     if (path === "/v1/chat/completions" && method === "POST") {
       return chatCompletions(req, res);

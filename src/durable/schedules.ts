@@ -1,0 +1,129 @@
+// Scheduled turns: rows of the schedules table, each due at `next_run_at`. The object's one alarm wakes for
+// the earliest through the deadline entry SCHEDULES_DUE; a due schedule submits its turn through the queue
+// like any client would (idempotent per run, so an alarm retried after a crash submits it once), then
+// records schedule.fired and moves to its next run, or is removed when it was a one-off.
+import type { PayloadOf } from "../protocol/events";
+import type { CreateScheduleBody, Schedule } from "../protocol/schedules";
+import { ApiError } from "../runtime/errors";
+import { randomId } from "../runtime/ids";
+import { nextRun, parseSchedule, type ScheduleSpec } from "../runtime/schedule-times";
+import type { SessionContext } from "./session-context";
+import type { TurnQueue } from "./turn-queue";
+
+/** The deadline entry (in the object's schedule table) for the earliest scheduled turn. */
+export const SCHEDULES_DUE = "schedules";
+/** Schedules one session may hold. */
+export const MAX_SCHEDULES = 100;
+
+type Row = { schedule_id: string; input: string; spec: string; idempotency_key: string | null; next_run_at: number; created_at: number };
+
+export class Schedules {
+  constructor(
+    private readonly s: SessionContext,
+    private readonly queue: TurnQueue,
+  ) {}
+
+  create(body: CreateScheduleBody): Schedule & { duplicate?: boolean } {
+    const now = Date.now();
+    if (body.idempotency_key) {
+      const prior = this.rows("WHERE idempotency_key = ?", body.idempotency_key)[0];
+      if (prior) {
+        if (prior.input !== body.input || !sameSpec(JSON.parse(prior.spec), body)) {
+          throw new ApiError("conflict", "idempotency_key was already used with a different body", { schedule_id: prior.schedule_id });
+        }
+        return { ...view(prior), duplicate: true };
+      }
+    }
+    this.queue.checkSize("input", body.input);
+    const { spec, first } = parseSchedule(body, now);
+    if (this.count() >= MAX_SCHEDULES) throw new ApiError("conflict", `The session already has ${MAX_SCHEDULES} schedules; delete one first`);
+    const row: Row = {
+      schedule_id: randomId("sch"),
+      input: body.input,
+      spec: JSON.stringify(spec),
+      idempotency_key: body.idempotency_key ?? null,
+      next_run_at: first,
+      created_at: now,
+    };
+    this.s.commit([{ type: "schedule.created", payload: { schedule_id: row.schedule_id, input: row.input, ...spec, next_run_at: first } }], () => {
+      this.s.store.sql.exec(
+        "INSERT INTO schedules (schedule_id, input, spec, idempotency_key, next_run_at, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        ...Object.values(row),
+      );
+      this.arm();
+    });
+    this.s.armAlarm();
+    return view(row);
+  }
+
+  list(): Schedule[] {
+    return this.rows("ORDER BY next_run_at, schedule_id").map(view);
+  }
+
+  delete(scheduleId: string): { deleted: true } {
+    if (!this.rows("WHERE schedule_id = ?", scheduleId)[0]) throw ApiError.notFound("Schedule", scheduleId);
+    this.s.commit([{ type: "schedule.deleted", payload: { schedule_id: scheduleId } }], () => {
+      this.s.store.sql.exec("DELETE FROM schedules WHERE schedule_id = ?", scheduleId);
+      this.arm();
+    });
+    this.s.armAlarm();
+    return { deleted: true };
+  }
+
+  /** From the alarm: submits the turn of every schedule due at `now`, each once however many runs it missed. */
+  fireDue(now: number): void {
+    for (const row of this.rows("WHERE next_run_at <= ? ORDER BY next_run_at", now)) this.fire(row, now);
+    this.s.transact(() => this.arm());
+  }
+
+  /** Points the deadline entry at the earliest run. */
+  arm(): void {
+    const next = this.s.store.sql.exec<{ d: number | null }>("SELECT min(next_run_at) AS d FROM schedules").one().d;
+    if (next === null) this.s.store.unschedule(SCHEDULES_DUE);
+    else this.s.store.schedule(SCHEDULES_DUE, next);
+  }
+
+  private fire(row: Row, now: number): void {
+    const payload: PayloadOf<"schedule.fired"> = { schedule_id: row.schedule_id, due_at: row.next_run_at, turn_id: null, next_run_at: null };
+    try {
+      // One idempotency key per run: an alarm retried after a crash finds the turn it already submitted.
+      const key = `schedule:${row.schedule_id}@${row.next_run_at}`;
+      payload.turn_id = this.queue.submit({ input: row.input, idempotency_key: key }, undefined, { kind: "schedule", schedule_id: row.schedule_id }).turn_id;
+    } catch (err) {
+      const e = err instanceof ApiError ? err : new ApiError("internal_error", err instanceof Error ? err.message : String(err));
+      payload.error = { code: e.code, message: e.message };
+    }
+    payload.next_run_at = nextRun(JSON.parse(row.spec) as ScheduleSpec, row.next_run_at, now);
+    this.s.commit([{ type: "schedule.fired", payload }], () => {
+      if (payload.next_run_at === null) this.s.store.sql.exec("DELETE FROM schedules WHERE schedule_id = ?", row.schedule_id);
+      else this.s.store.sql.exec("UPDATE schedules SET next_run_at = ? WHERE schedule_id = ?", payload.next_run_at, row.schedule_id);
+    });
+  }
+
+  private count(): number {
+    return this.s.store.sql.exec<{ n: number }>("SELECT count(*) AS n FROM schedules").one().n;
+  }
+
+  private rows(where: string, ...args: (string | number)[]): Row[] {
+    return this.s.store.sql.exec<Row>(`SELECT * FROM schedules ${where}`, ...args).toArray();
+  }
+}
+
+function view(row: Row): Schedule {
+  const spec = JSON.parse(row.spec) as ScheduleSpec;
+  return {
+    schedule_id: row.schedule_id,
+    input: row.input,
+    ...spec,
+    idempotency_key: row.idempotency_key,
+    next_run_at: row.next_run_at,
+    created_at: row.created_at,
+  };
+}
+
+/** Whether a repeated request names the same times as the stored spec. */
+function sameSpec(spec: ScheduleSpec, body: CreateScheduleBody): boolean {
+  if ("at" in spec) return body.at !== undefined && Date.parse(body.at) === spec.at;
+  if ("every_s" in spec) return body.every_s === spec.every_s;
+  return body.cron === spec.cron && (body.timezone ?? "UTC") === spec.timezone;
+}

@@ -1,0 +1,179 @@
+// Delivery of subscriptions: from each one's cursor, in order, in batches of at most MAX_BATCH_EVENTS events
+// or MAX_BATCH_BYTES, POSTed signed. The batch's bounds and id are stored before the request goes out, so a
+// crash between sending and advancing the cursor resends the same batch under the same id (at least once,
+// never skipped). A 2xx advances the cursor; anything else backs off exponentially, through the object's
+// alarm, until the subscription is marked failing after the maximum number of attempts.
+import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
+import { BATCH_ID_HEADER, SIGNATURE_HEADER, signBody } from "../runtime/webhook-signature";
+import type { SessionContext } from "./session-context";
+import type { SubscriptionRow, SubscriptionTable } from "./subscriptions";
+
+/** The deadline entry (in the object's schedule table) for the next delivery attempt. */
+export const SUBSCRIPTIONS_DUE = "subscriptions";
+export const MAX_BATCH_EVENTS = 100;
+export const MAX_BATCH_BYTES = 1024 * 1024;
+/** Retry policy defaults (SUBSCRIPTION_RETRY_BASE_MS, SUBSCRIPTION_MAX_ATTEMPTS, SUBSCRIPTION_TIMEOUT_MS). */
+export const RETRY_DEFAULTS = { base_ms: 1000, max_delay_ms: 5 * 60_000, max_attempts: 10, timeout_ms: 10_000 };
+/** While a delivery runs, the alarm stays set this far ahead: it resumes delivery if the object goes away. */
+const BACKSTOP_MS = 30_000;
+/** Events read from the log at a time while looking for a batch's matching events. */
+const SCAN = 500;
+
+interface Batch {
+  id: string;
+  end: number;
+  bodies: string[];
+}
+
+export class SubscriptionDelivery {
+  private readonly running = new Map<string, Promise<void>>();
+  /** Active subscriptions (null: not counted yet), so that a session without any pays nothing per commit. */
+  private active: number | null = null;
+
+  constructor(
+    private readonly s: SessionContext,
+    private readonly table: SubscriptionTable,
+  ) {}
+
+  /** After a commit: new events may be due to a subscription that is idle. */
+  poke(): void {
+    this.active ??= this.table.count("active");
+    if (this.active > this.running.size) void this.run();
+  }
+
+  /** A subscription was added, changed or removed. */
+  changed(): void {
+    this.active = null;
+    void this.run();
+  }
+
+  /** Starts delivering every pending subscription that is not backing off; resolves when they are idle. */
+  run(): Promise<void> {
+    const now = Date.now();
+    let started = false;
+    for (const row of this.table.pending()) {
+      if (row.next_attempt_at <= now && !this.running.has(row.subscription_id)) {
+        started = true;
+        const id = row.subscription_id;
+        this.running.set(
+          id,
+          this.deliver(id)
+            .catch((err) => console.error("subscription delivery failed", err))
+            .finally(() => {
+              this.running.delete(id);
+              this.rearm();
+            }),
+        );
+      }
+    }
+    if (started) this.rearm();
+    return Promise.all(this.running.values()).then(() => undefined);
+  }
+
+  private async deliver(id: string): Promise<void> {
+    for (;;) {
+      const row = this.table.row(id);
+      if (row?.status !== "active" || row.next_attempt_at > Date.now()) return;
+      const batch = this.batch(row);
+      if (!batch) return;
+      if (batch.bodies.length === 0) {
+        // Nothing in this stretch of the log matches: the cursor passes over it.
+        this.table.update(id, { cursor: batch.end });
+        continue;
+      }
+      if (row.batch_id !== batch.id) this.table.update(id, { batch_id: batch.id, batch_end: batch.end });
+      const error = await this.send(row, batch);
+      if (error === null) {
+        this.table.update(id, { cursor: batch.end, batch_id: null, batch_end: null, attempts: 0, last_error: null, next_attempt_at: 0 });
+        continue;
+      }
+      const policy = retryPolicy(this.s.bindings());
+      const attempts = row.attempts + 1;
+      const failing = attempts >= policy.max_attempts;
+      if (failing) this.active = null;
+      const delay = Math.min(policy.base_ms * 2 ** (attempts - 1), policy.max_delay_ms);
+      this.table.update(id, {
+        attempts,
+        last_error: error,
+        status: failing ? "failing" : "active",
+        next_attempt_at: failing ? 0 : Date.now() + delay,
+      });
+      return;
+    }
+  }
+
+  /** The batch in flight (its stored bounds), or the next one after the cursor; null when there is none. */
+  private batch(row: SubscriptionRow): Batch | null {
+    const types = row.types ? new Set(JSON.parse(row.types) as string[]) : null;
+    const last = row.batch_end ?? this.s.store.lastSequence;
+    const bodies: string[] = [];
+    let end = row.cursor;
+    let bytes = 0;
+    for (let after = row.cursor; after < last; ) {
+      const page = this.s.store.readEvents(after, Math.min(SCAN, last - after));
+      if (page.length === 0) break;
+      for (const e of page) {
+        if (!types || types.has(e.type)) {
+          if (bodies.length === MAX_BATCH_EVENTS || (bodies.length > 0 && bytes + e.body.length > MAX_BATCH_BYTES)) return this.named(row, end, bodies);
+          bodies.push(e.body);
+          bytes += e.body.length;
+        }
+        end = e.sequence;
+      }
+      after = end;
+    }
+    return end === row.cursor ? null : this.named(row, end, bodies);
+  }
+
+  private named(row: SubscriptionRow, end: number, bodies: string[]): Batch {
+    return { id: row.batch_id ?? `${row.subscription_id}_${row.cursor + 1}_${end}`, end, bodies };
+  }
+
+  /** POSTs one batch; null on a 2xx, otherwise what went wrong. */
+  private async send(row: SubscriptionRow, batch: Batch): Promise<string | null> {
+    const env = this.s.bindings();
+    // The allowlist may have narrowed since the subscription was made.
+    if (!urlAllowed(row.url, parseAllowlist(env.TOOL_URL_ALLOWLIST))) return "the URL is no longer under TOOL_URL_ALLOWLIST";
+    const head = { subscription_id: row.subscription_id, session_id: this.s.row().session_id, batch_id: batch.id };
+    // The stored event bodies go out as they are, without parsing and re-serializing them.
+    const body = `${JSON.stringify(head).slice(0, -1)},"events":[${batch.bodies.join(",")}]}`;
+    try {
+      const res = await fetch(row.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          [SIGNATURE_HEADER]: await signBody(row.secret, body, Math.floor(Date.now() / 1000)),
+          [BATCH_ID_HEADER]: batch.id,
+        },
+        body,
+        redirect: "manual",
+        signal: AbortSignal.timeout(retryPolicy(env).timeout_ms),
+      });
+      await res.body?.cancel();
+      return res.status >= 200 && res.status < 300 ? null : `HTTP ${res.status}`;
+    } catch (err) {
+      return err instanceof Error && err.name === "TimeoutError" ? "timed out" : `request failed: ${err instanceof Error ? err.message : String(err)}`;
+    }
+  }
+
+  /** Points the deadline entry at the next attempt: a backoff's end, or the backstop of a running delivery. */
+  private rearm(): void {
+    const now = Date.now();
+    const due = this.table
+      .pending()
+      .map((r) => (this.running.has(r.subscription_id) ? now + BACKSTOP_MS : Math.max(r.next_attempt_at, now)))
+      .reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
+    this.s.transact(() => (due === Number.POSITIVE_INFINITY ? this.s.store.unschedule(SUBSCRIPTIONS_DUE) : this.s.store.schedule(SUBSCRIPTIONS_DUE, due)));
+    this.s.armAlarm();
+  }
+}
+
+function retryPolicy(env: ReturnType<SessionContext["bindings"]>): typeof RETRY_DEFAULTS {
+  const positive = (raw: string | undefined, fallback: number) => (Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : fallback);
+  return {
+    base_ms: positive(env.SUBSCRIPTION_RETRY_BASE_MS, RETRY_DEFAULTS.base_ms),
+    max_delay_ms: RETRY_DEFAULTS.max_delay_ms,
+    max_attempts: positive(env.SUBSCRIPTION_MAX_ATTEMPTS, RETRY_DEFAULTS.max_attempts),
+    timeout_ms: positive(env.SUBSCRIPTION_TIMEOUT_MS, RETRY_DEFAULTS.timeout_ms),
+  };
+}

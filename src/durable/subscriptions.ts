@@ -1,0 +1,127 @@
+// Outbound subscriptions of a session: the rows (create, list, enable, delete) and their read model. Each
+// subscription reads the event log from its own cursor; delivery (subscription-delivery.ts) moves it.
+import type { CreateSubscriptionBody, Subscription, SubscriptionSpec } from "../protocol/subscriptions";
+import { ApiError } from "../runtime/errors";
+import { randomId } from "../runtime/ids";
+import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
+import type { SessionContext } from "./session-context";
+
+/** Subscriptions one session may hold. */
+export const MAX_SUBSCRIPTIONS = 20;
+
+export type SubscriptionRow = Omit<Subscription, "types"> & {
+  types: string | null;
+  secret: string;
+  batch_id: string | null;
+  batch_end: number | null;
+};
+
+export class SubscriptionTable {
+  constructor(
+    private readonly s: SessionContext,
+    /** Called when a subscription may have something to deliver. */
+    private readonly changed: () => void,
+  ) {}
+
+  /** Adds a subscription; the secret (given or generated) is returned here only. */
+  create(body: CreateSubscriptionBody | (SubscriptionSpec & { after?: number }), path = ""): Subscription & { secret: string } {
+    if (!urlAllowed(body.url, parseAllowlist(this.s.bindings().TOOL_URL_ALLOWLIST))) {
+      throw ApiError.validation([{ path: `${path}url`, reason: "is not under any TOOL_URL_ALLOWLIST prefix" }]);
+    }
+    const last = this.s.store.lastSequence;
+    if (body.after !== undefined && body.after > last) {
+      throw ApiError.validation([{ path: `${path}after`, reason: `is past the last event (${last})` }]);
+    }
+    if (this.count() >= MAX_SUBSCRIPTIONS) throw new ApiError("conflict", `The session already has ${MAX_SUBSCRIPTIONS} subscriptions; delete one first`);
+    const row: SubscriptionRow = {
+      subscription_id: randomId("sub"),
+      url: body.url,
+      types: body.types ? JSON.stringify(body.types) : null,
+      secret: body.secret ?? `${randomId("whsec")}${randomId("").slice(1)}`,
+      format: body.format ?? "events",
+      cursor: body.after ?? last,
+      status: "active",
+      attempts: 0,
+      last_error: null,
+      next_attempt_at: 0,
+      batch_id: null,
+      batch_end: null,
+      created_at: Date.now(),
+    };
+    this.s.transact(() =>
+      this.s.store.sql.exec(
+        `INSERT INTO subscriptions (${Object.keys(row).join(", ")}) VALUES (${Object.keys(row)
+          .map(() => "?")
+          .join(", ")})`,
+        ...Object.values(row),
+      ),
+    );
+    this.changed();
+    return { ...view(row), secret: row.secret };
+  }
+
+  list(): Subscription[] {
+    return this.rows("ORDER BY created_at, subscription_id").map(view);
+  }
+
+  /** Disables, or re-enables (a failing one starts over with its current batch at once). */
+  setEnabled(id: string, enabled: boolean): Subscription {
+    this.existing(id);
+    this.s.transact(() =>
+      this.s.store.sql.exec(
+        "UPDATE subscriptions SET status = ?, attempts = 0, next_attempt_at = 0 WHERE subscription_id = ?",
+        enabled ? "active" : "disabled",
+        id,
+      ),
+    );
+    this.changed();
+    return view(this.existing(id));
+  }
+
+  delete(id: string): { deleted: true } {
+    this.existing(id);
+    this.s.transact(() => this.s.store.sql.exec("DELETE FROM subscriptions WHERE subscription_id = ?", id));
+    this.changed();
+    return { deleted: true };
+  }
+
+  row(id: string): SubscriptionRow | null {
+    return this.rows("WHERE subscription_id = ?", id)[0] ?? null;
+  }
+
+  /** Active subscriptions with events after their cursor (or a batch in flight). */
+  pending(): SubscriptionRow[] {
+    return this.rows("WHERE status = 'active' AND (cursor < ? OR batch_id IS NOT NULL)", this.s.store.lastSequence);
+  }
+
+  count(status?: "active"): number {
+    const where = status ? "WHERE status = 'active'" : "";
+    return this.s.store.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM subscriptions ${where}`).one().n;
+  }
+
+  update(id: string, fields: Partial<SubscriptionRow>): void {
+    const keys = Object.keys(fields);
+    this.s.transact(() =>
+      this.s.store.sql.exec(
+        `UPDATE subscriptions SET ${keys.map((k) => `${k} = ?`).join(", ")} WHERE subscription_id = ?`,
+        ...(Object.values(fields) as (string | number | null)[]),
+        id,
+      ),
+    );
+  }
+
+  private existing(id: string): SubscriptionRow {
+    const row = this.row(id);
+    if (!row) throw ApiError.notFound("Subscription", id);
+    return row;
+  }
+
+  private rows(where: string, ...args: (string | number)[]): SubscriptionRow[] {
+    return this.s.store.sql.exec<SubscriptionRow>(`SELECT * FROM subscriptions ${where}`, ...args).toArray();
+  }
+}
+
+function view(row: SubscriptionRow): Subscription {
+  const { secret: _secret, batch_id: _id, batch_end: _end, types, ...rest } = row;
+  return { ...rest, types: types ? (JSON.parse(types) as string[]) : null };
+}

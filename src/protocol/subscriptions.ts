@@ -1,0 +1,40 @@
+// Outbound subscriptions (POST/GET/PATCH/DELETE /v1/sessions/:sid/subscriptions, and `subscriptions` on an
+// agent's config): where a session's events are POSTed, which types, and how deliveries are signed.
+import { z } from "zod";
+import { EVENT_TYPES } from "./events";
+
+export const SubscriptionSpec = z.strictObject({
+  url: z.string().max(2000).describe("receiver URL; must be under TOOL_URL_ALLOWLIST"),
+  types: z
+    .array(z.enum(EVENT_TYPES as [string, ...string[]]))
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("event types to deliver (default: all)"),
+  secret: z.string().min(16).max(200).optional().describe("HMAC-SHA256 key of x-runtime-signature (default: generated, returned once)"),
+  format: z.enum(["events", "otlp"]).optional().describe("events (default): the runtime's events; otlp: OpenTelemetry traces"),
+});
+export type SubscriptionSpec = z.infer<typeof SubscriptionSpec>;
+
+export const CreateSubscriptionBody = SubscriptionSpec.extend({
+  after: z.int().min(0).optional().describe("deliver the events after this sequence (0: the whole log); default: only events appended from now"),
+}).meta({ id: "CreateSubscription" });
+export type CreateSubscriptionBody = z.infer<typeof CreateSubscriptionBody>;
+
+export const UpdateSubscriptionBody = z.strictObject({ enabled: z.boolean() }).meta({ id: "UpdateSubscription" });
+
+export const SubscriptionSchema = z
+  .object({
+    subscription_id: z.string(),
+    url: z.string(),
+    types: z.array(z.string()).nullable(),
+    format: z.enum(["events", "otlp"]),
+    cursor: z.number().describe("the last sequence delivered (or passed over as not matching)"),
+    status: z.enum(["active", "failing", "disabled"]),
+    attempts: z.number().describe("failed attempts of the current batch"),
+    last_error: z.string().nullable(),
+    next_attempt_at: z.number().describe("milliseconds since the epoch; 0 when not backing off"),
+    created_at: z.number(),
+  })
+  .meta({ id: "Subscription" });
+export type Subscription = z.infer<typeof SubscriptionSchema>;
