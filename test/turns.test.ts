@@ -342,7 +342,7 @@ describe("durability", () => {
         .toArray()
         .map((r) => r.version),
     );
-    expect(versions).toEqual([1, 2, 3, 4]);
+    expect(versions).toEqual([1, 2, 3, 4, 5, 6]);
     await evictDurableObject(stub(sid));
     const tables = await runInDurableObject(stub(sid), (_instance, state) =>
       state.storage.sql
@@ -360,13 +360,15 @@ describe("durability", () => {
         "channels",
         "inbox",
         "schedule",
+        "schedules",
+        "subscriptions",
         "snapshot",
         "actions",
         "memory",
         "schema_version",
       ]),
     );
-    expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(4);
+    expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(6);
   });
 
   it("loses nothing across a restart between turns, and the read model equals a replay of the log", async () => {
