@@ -1,7 +1,7 @@
 // format "otlp" subscriptions: each turn that ends is POSTed as OTLP/HTTP JSON traces to a local receiver,
 // which rebuilds the span tree of a turn with a sub-agent and an approval from the payload alone.
 import { describe, expect, it } from "vitest";
-import { api, waitForEvent, waitForTurnEnd } from "./support/api";
+import { api, createAgent, waitForEvent, waitForTurnEnd } from "./support/api";
 import { baseURL, script, uniqueId } from "./support/fake-model";
 
 const CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c";
@@ -12,6 +12,17 @@ const attr = (span: any, key: string) => {
   const v = span.attributes.find((a: any) => a.key === key)?.value;
   return v && (v.stringValue ?? v.intValue ?? v.arrayValue?.values.map((x: any) => x.stringValue));
 };
+
+/** The spans of the one OTLP request the receiver gets (it waits for it). */
+async function received(rcv: string): Promise<any[]> {
+  let requests: any[] = [];
+  for (const deadline = Date.now() + 5000; requests.length === 0 && Date.now() < deadline; ) {
+    requests = (await (await fetch(`${rcv}/requests`)).json()) as any[];
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  expect(requests).toHaveLength(1);
+  return JSON.parse(requests[0].body).resourceSpans.flatMap((r: any) => r.scopeSpans.flatMap((s: any) => s.spans));
+}
 
 describe("OTLP subscriptions", () => {
   it("sends one trace per turn: turn, model calls, tool calls and the sub-agent, parent-linked, with the approval wait in its call", async () => {
@@ -37,13 +48,7 @@ describe("OTLP subscriptions", () => {
     expect((await api("POST", `/v1/sessions/${sid}/actions/${required.action_id}`, { decision: "approve" })).status).toBe(200);
     const log = await waitForTurnEnd(sid, turnId);
 
-    let requests: any[] = [];
-    for (const deadline = Date.now() + 5000; requests.length === 0 && Date.now() < deadline; ) {
-      requests = (await (await fetch(`${rcv}/requests`)).json()) as any[];
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(requests).toHaveLength(1);
-    const spans: any[] = JSON.parse(requests[0].body).resourceSpans.flatMap((r: any) => r.scopeSpans.flatMap((s: any) => s.spans));
+    const spans = await received(rcv);
     expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([CALLER_TRACE]));
     expect(new Set(spans.map((s) => s.spanId)).size).toBe(spans.length);
 
@@ -79,5 +84,33 @@ describe("OTLP subscriptions", () => {
       expect(nanos(s.startTimeUnixNano) <= nanos(s.endTimeUnixNano)).toBe(true);
       if (byId.has(s.parentSpanId)) expect(nanos(s.startTimeUnixNano) >= nanos(byId.get(s.parentSpanId).startTimeUnixNano)).toBe(true);
     }
+  });
+
+  it("gives each agent_orchestrate step a span under its call, ended by the elapsed time its result records", async () => {
+    const rcv = `${baseURL}/_receiver/${uniqueId("otlp")}`;
+    const stepScript = uniqueId("otlp-step");
+    await script(stepScript, [{ text: "Step done." }]);
+    const agent = `step-${crypto.randomUUID().slice(0, 8)}`;
+    await createAgent({ name: agent, model: `openai-compatible:${stepScript}` });
+    const scriptId = uniqueId("otlp-orch");
+    const plan = { steps: [{ id: "s1", type: "agent", agent, prompt: "Do it" }] };
+    await script(scriptId, [{ tool_calls: [{ id: "orc_1", name: "agent_orchestrate", arguments: { plan } }] }, { text: "Done." }]);
+    const sid = (await api("POST", "/v1/sessions", { agent: { name: "orch", model: `openai-compatible:${scriptId}`, tools: ["agent_orchestrate"] } })).body
+      .session_id;
+    expect((await api("POST", `/v1/sessions/${sid}/subscriptions`, { url: rcv, format: "otlp" })).status).toBe(201);
+    const { turn_id } = (await api("POST", `/v1/sessions/${sid}/turns`, { input: "go" })).body;
+    const log = await waitForTurnEnd(sid, turn_id, 15_000);
+    const spans = await received(rcv);
+
+    const call = spans.find((s) => s.name === "execute_tool agent_orchestrate");
+    const step = spans.find((s) => s.name === `invoke_agent ${agent}`);
+    expect(step.parentSpanId).toBe(call.spanId);
+    const dispatched = log.find((e) => e.type === "run.status" && e.payload.phase === "dispatching_step");
+    expect(attr(step, "gen_ai.conversation.id")).toBe(dispatched.payload.exec_id);
+    expect(attr(step, "agent_runtime.orchestration.step_id")).toBe("s1");
+    const result = log.find((e) => e.type === "tool.result" && e.tool_call_id === "orc_1").payload.output.steps[0];
+    expect(nanos(step.startTimeUnixNano)).toBe(BigInt(dispatched.timestamp) * 1_000_000n);
+    expect(nanos(step.endTimeUnixNano) - nanos(step.startTimeUnixNano)).toBe(BigInt(result.elapsed_ms) * 1_000_000n);
+    expect(step.status.code).toBe(1);
   });
 });

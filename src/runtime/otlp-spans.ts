@@ -1,12 +1,14 @@
 // A turn's events as OpenTelemetry spans, serialized to OTLP/HTTP JSON by OpenTelemetry's own transformer.
 // The spans are those the events already name (trace.ts: the turn, each model call, tool call and sub-agent,
 // parent-linked); each runs from its first to its last event, so an approval wait is part of its tool
-// call's duration. Attributes follow the GenAI semantic conventions.
+// call's duration. An agent_orchestrate step (a child session) is a span under its call, from its dispatch
+// for the elapsed time its result records. Attributes follow the GenAI semantic conventions.
 import { type Attributes, type HrTime, SpanKind, SpanStatusCode, TraceFlags } from "@opentelemetry/api";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 import type { RuntimeEvent } from "../protocol/events";
+import { spanId } from "./trace";
 
 const RESOURCE = resourceFromAttributes({ "service.name": "agent-runtime" });
 const SCOPE = { name: "agent-runtime" };
@@ -26,28 +28,46 @@ interface SpanDraft {
 /** The spans of one turn's events (events without trace fields are left out). */
 export function turnSpans(events: RuntimeEvent[]): ReadableSpan[] {
   const spans = new Map<string, SpanDraft>();
+  const draft = (trace_id: string, span_id: string, parent: string | null, at: number): SpanDraft => {
+    let s = spans.get(span_id);
+    if (!s) {
+      s = { trace_id, span_id, parent, start: at, end: at, name: "", kind: SpanKind.INTERNAL, attributes: {}, error: null };
+      spans.set(span_id, s);
+    }
+    s.start = Math.min(s.start, at);
+    s.end = Math.max(s.end, at);
+    return s;
+  };
+  /** agent_orchestrate steps by step id: each runs as a child session, from its dispatch for its elapsed_ms. */
+  const steps = new Map<string, SpanDraft>();
   for (const e of events) {
     if (!e.trace_id || !e.span_id) continue;
-    let s = spans.get(e.span_id);
-    if (!s) {
-      s = {
-        trace_id: e.trace_id,
-        span_id: e.span_id,
-        parent: e.parent_span_id ?? null,
-        start: e.timestamp,
-        end: e.timestamp,
-        name: "",
-        kind: SpanKind.INTERNAL,
-        attributes: {},
-        error: null,
-      };
-      spans.set(e.span_id, s);
+    describe(draft(e.trace_id, e.span_id, e.parent_span_id ?? null, e.timestamp), e);
+    if (e.type === "run.status" && e.payload.phase === "dispatching_step" && e.subagent_id) {
+      const step = draft(e.trace_id, spanId(e.trace_id, e.subagent_id), e.span_id, e.timestamp);
+      const agent = String(e.payload.agent);
+      Object.assign(step.attributes, { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent, "gen_ai.conversation.id": e.subagent_id });
+      step.attributes["agent_runtime.orchestration.step_id"] = String(e.payload.step_id);
+      step.name = `invoke_agent ${agent}`;
+      steps.set(String(e.payload.step_id), step);
     }
-    s.start = Math.min(s.start, e.timestamp);
-    s.end = Math.max(s.end, e.timestamp);
-    describe(s, e);
+    if (e.type === "tool.result" && steps.size > 0) endSteps(e.payload.output, steps);
   }
   return [...spans.values()].map(readable);
+}
+
+/** Ends the step spans from an agent_orchestrate result (nested groups included). */
+function endSteps(output: unknown, steps: Map<string, SpanDraft>): void {
+  const results = (output as { steps?: unknown } | null)?.steps;
+  if (!Array.isArray(results)) return;
+  for (const r of results as { id: string; status: string; error: string | null; elapsed_ms: number; children?: unknown[] }[]) {
+    const step = steps.get(r.id);
+    if (step) {
+      step.end = step.start + r.elapsed_ms;
+      if (r.status !== "success") step.error = r.error ?? r.status;
+    }
+    if (r.children) endSteps({ steps: r.children }, steps);
+  }
 }
 
 /** The OTLP/HTTP JSON body (ExportTraceServiceRequest) of a turn's events. */
