@@ -2,19 +2,18 @@
 // missed several slots (it runs once), cron in a time zone, idempotent creation and deletion.
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, events, waitForEvent, waitForTurnEnd } from "./support/api";
-import { script, uniqueId } from "./support/fake-model";
+import { api, events, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
+import { type Step, script, uniqueId } from "./support/fake-model";
 
 const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
+/** Turns that may wait in a session's queue (src/durable/turn-queue.ts). */
+const MAX_QUEUED = 20;
 const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
 
-/** A session whose model answers each turn with "Done." */
-async function session(turns = 3): Promise<string> {
+/** A session whose model answers each turn with "Done." (after `first`, when given). */
+async function session(turns = 3, first: Step[] = []): Promise<string> {
   const scriptId = uniqueId("schedules");
-  await script(
-    scriptId,
-    Array.from({ length: turns }, () => ({ text: "Done." })),
-  );
+  await script(scriptId, [...first, ...Array.from({ length: turns }, () => ({ text: "Done." }))]);
   const res = await api("POST", "/v1/sessions", { agent: { name: "scheduled", model: `openai-compatible:${scriptId}` } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.session_id;
@@ -106,6 +105,20 @@ describe("schedules", () => {
     expect(next - fired.timestamp).toBeLessThanOrEqual(60_000);
     expect((next - due) % 60_000).toBe(0);
     expect((await list(sid))[0]).toMatchObject({ schedule_id, every_s: 60, next_run_at: next });
+  });
+
+  it("records a run the queue refused in schedule.fired, and keeps the schedule", async () => {
+    const sid = await session(MAX_QUEUED, [{ hang: true }]);
+    for (let i = 0; i <= MAX_QUEUED; i++) await submitTurn(sid, `turn ${i}`);
+    const created = await schedule(sid, { input: "check in", every_s: 60 });
+    await rewind(sid, created.body.schedule_id, Date.now() - 1000);
+    await runDurableObjectAlarm(stub(sid));
+    const fired = await waitForEvent(sid, (e) => e.type === "schedule.fired");
+    expect(fired.payload).toMatchObject({ schedule_id: created.body.schedule_id, turn_id: null, error: { code: "rate_limited" } });
+    expect(fired.payload.next_run_at).toBeGreaterThan(fired.timestamp);
+    expect((await events(sid)).filter((e) => e.type === "turn.submitted")).toHaveLength(MAX_QUEUED + 1);
+    expect(await list(sid)).toHaveLength(1);
+    expect((await api("POST", `/v1/sessions/${sid}/interrupt`, {})).status).toBe(200); // the queued turns then run out
   });
 
   it("reads cron in its time zone; deleting a schedule stops it", async () => {

@@ -360,6 +360,8 @@ describe("durability", () => {
         "channels",
         "inbox",
         "schedule",
+        "schedules",
+        "subscriptions",
         "snapshot",
         "actions",
         "memory",

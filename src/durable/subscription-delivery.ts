@@ -3,6 +3,7 @@
 // crash between sending and advancing the cursor resends the same batch under the same id (at least once,
 // never skipped). A 2xx advances the cursor; anything else backs off exponentially, through the object's
 // alarm, until the subscription is marked failing after the maximum number of attempts.
+import { otlpTraceBody } from "../runtime/otlp-spans";
 import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
 import { BATCH_ID_HEADER, SIGNATURE_HEADER, signBody } from "../runtime/webhook-signature";
 import type { SessionContext } from "./session-context";
@@ -22,7 +23,8 @@ const SCAN = 500;
 interface Batch {
   id: string;
   end: number;
-  bodies: string[];
+  /** The request body; null when nothing up to `end` is for this subscription. */
+  body: string | null;
 }
 
 export class SubscriptionDelivery {
@@ -76,13 +78,13 @@ export class SubscriptionDelivery {
       if (row?.status !== "active" || row.next_attempt_at > Date.now()) return;
       const batch = this.batch(row);
       if (!batch) return;
-      if (batch.bodies.length === 0) {
+      if (batch.body === null) {
         // Nothing in this stretch of the log matches: the cursor passes over it.
         this.table.update(id, { cursor: batch.end });
         continue;
       }
       if (row.batch_id !== batch.id) this.table.update(id, { batch_id: batch.id, batch_end: batch.end });
-      const error = await this.send(row, batch);
+      const error = await this.send(row, batch.id, batch.body);
       if (error === null) {
         this.table.update(id, { cursor: batch.end, batch_id: null, batch_end: null, attempts: 0, last_error: null, next_attempt_at: 0 });
         continue;
@@ -104,46 +106,64 @@ export class SubscriptionDelivery {
 
   /** The batch in flight (its stored bounds), or the next one after the cursor; null when there is none. */
   private batch(row: SubscriptionRow): Batch | null {
-    const types = row.types ? new Set(JSON.parse(row.types) as string[]) : null;
     const last = row.batch_end ?? this.s.store.lastSequence;
+    if (row.cursor >= last) return null;
+    return row.format === "otlp" ? this.traceBatch(row, last) : this.eventBatch(row, last);
+  }
+
+  /** Events matching the subscription's types, up to MAX_BATCH_EVENTS or MAX_BATCH_BYTES. */
+  private eventBatch(row: SubscriptionRow, last: number): Batch {
+    const types = row.types ? new Set(JSON.parse(row.types) as string[]) : null;
     const bodies: string[] = [];
     let end = row.cursor;
     let bytes = 0;
-    for (let after = row.cursor; after < last; ) {
+    scan: for (let after = row.cursor; after < last; after = end) {
       const page = this.s.store.readEvents(after, Math.min(SCAN, last - after));
       if (page.length === 0) break;
       for (const e of page) {
         if (!types || types.has(e.type)) {
-          if (bodies.length === MAX_BATCH_EVENTS || (bodies.length > 0 && bytes + e.body.length > MAX_BATCH_BYTES)) return this.named(row, end, bodies);
+          if (bodies.length === MAX_BATCH_EVENTS || (bodies.length > 0 && bytes + e.body.length > MAX_BATCH_BYTES)) break scan;
           bodies.push(e.body);
           bytes += e.body.length;
         }
         end = e.sequence;
       }
-      after = end;
     }
-    return end === row.cursor ? null : this.named(row, end, bodies);
+    const id = this.batchId(row, end);
+    const head = { subscription_id: row.subscription_id, session_id: this.s.row().session_id, batch_id: id };
+    // The stored event bodies go out as they are, without parsing and re-serializing them.
+    return { id, end, body: bodies.length === 0 ? null : `${JSON.stringify(head).slice(0, -1)},"events":[${bodies.join(",")}]}` };
   }
 
-  private named(row: SubscriptionRow, end: number, bodies: string[]): Batch {
-    return { id: row.batch_id ?? `${row.subscription_id}_${row.cursor + 1}_${end}`, end, bodies };
+  /** OTLP: the spans of the next turn that ended after the cursor (its events are read by turn, wherever they are). */
+  private traceBatch(row: SubscriptionRow, last: number): Batch {
+    const ended = this.s.store.sql
+      .exec<{ sequence: number; turn_id: string }>(
+        "SELECT sequence, turn_id FROM events WHERE sequence > ? AND sequence <= ? AND type IN ('turn.completed', 'turn.failed', 'turn.cancelled') ORDER BY sequence LIMIT 1",
+        row.cursor,
+        last,
+      )
+      .toArray()[0];
+    if (!ended) return { id: this.batchId(row, last), end: last, body: null };
+    return { id: this.batchId(row, ended.sequence), end: ended.sequence, body: otlpTraceBody(this.s.store.eventsOfTurn(ended.turn_id)) };
+  }
+
+  private batchId(row: SubscriptionRow, end: number): string {
+    return row.batch_id ?? `${row.subscription_id}_${row.cursor + 1}_${end}`;
   }
 
   /** POSTs one batch; null on a 2xx, otherwise what went wrong. */
-  private async send(row: SubscriptionRow, batch: Batch): Promise<string | null> {
+  private async send(row: SubscriptionRow, batchId: string, body: string): Promise<string | null> {
     const env = this.s.bindings();
     // The allowlist may have narrowed since the subscription was made.
     if (!urlAllowed(row.url, parseAllowlist(env.TOOL_URL_ALLOWLIST))) return "the URL is no longer under TOOL_URL_ALLOWLIST";
-    const head = { subscription_id: row.subscription_id, session_id: this.s.row().session_id, batch_id: batch.id };
-    // The stored event bodies go out as they are, without parsing and re-serializing them.
-    const body = `${JSON.stringify(head).slice(0, -1)},"events":[${batch.bodies.join(",")}]}`;
     try {
       const res = await fetch(row.url, {
         method: "POST",
         headers: {
           "content-type": "application/json",
           [SIGNATURE_HEADER]: await signBody(row.secret, body, Math.floor(Date.now() / 1000)),
-          [BATCH_ID_HEADER]: batch.id,
+          [BATCH_ID_HEADER]: batchId,
         },
         body,
         redirect: "manual",

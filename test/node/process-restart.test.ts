@@ -1,30 +1,24 @@
 // Crash recovery across a whole runtime process: the worker (bundled as for deploy) runs in a Miniflare
 // instance on a persisted directory; mid-turn the whole instance is disposed (its workerd process ends, as
 // in a crash or a deploy), and a new instance on the same state carries on. Each log passes the verifier.
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
-import { Miniflare } from "miniflare";
+import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyLog } from "../../src/runtime/verify-log";
 import type { Step } from "../support/fake-model";
 import { startFakeOpenAI } from "../support/fake-openai";
+import { bundleWorker, callRuntime, runtimeProcess, until } from "./support/runtime-process";
 import { freePort } from "./support/wrangler-dev";
 
-const ROOT = join(import.meta.dirname, "..", "..");
 const KEY = "restart-key";
 let bundle: string;
 let fakeBase: string;
 let fake: { close(): Promise<void> };
 
 beforeAll(async () => {
-  bundle = mkdtempSync(join(tmpdir(), "agent-runtime-bundle-"));
-  await promisify(execFile)("npx", ["wrangler", "deploy", "--dry-run", "--outdir", bundle], {
-    cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-  });
+  bundle = await bundleWorker();
   const port = await freePort();
   fake = await startFakeOpenAI(port);
   fakeBase = `http://127.0.0.1:${port}/v1`;
@@ -34,45 +28,14 @@ afterAll(async () => {
   rmSync(bundle, { recursive: true, force: true });
 });
 
-/** A runtime process on `state`; disposing it ends the process. */
 function runtime(state: string): Miniflare {
-  return new Miniflare({
-    modules: true,
-    scriptPath: join(bundle, "worker.js"),
-    modulesRoot: bundle,
-    modulesRules: [{ type: "Text", include: ["**/*.sql"], fallthrough: true }],
-    compatibilityDate: "2026-04-01",
-    compatibilityFlags: ["nodejs_compat", "enable_request_signal"],
-    durableObjects: {
-      SESSIONS: { className: "SessionObject", useSQLite: true },
-      REGISTRY: { className: "RegistryObject", useSQLite: true },
-      RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
-    },
-    r2Buckets: ["BLOBS"],
-    defaultPersistRoot: state,
-    bindings: { API_KEYS: KEY, OPENAI_COMPATIBLE_BASE_URL: fakeBase, TOOL_URL_ALLOWLIST: `${fakeBase}/`, LOGS: "off" },
-  });
+  return runtimeProcess(bundle, state, { API_KEYS: KEY, OPENAI_COMPATIBLE_BASE_URL: fakeBase, TOOL_URL_ALLOWLIST: `${fakeBase}/`, LOGS: "off" });
 }
 
-async function call(mf: Miniflare, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await mf.dispatchFetch(`http://runtime${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return res.json();
-}
+const call = (mf: Miniflare, method: string, path: string, body?: unknown) => callRuntime(mf, KEY, method, path, body);
 
 async function log(mf: Miniflare, sid: string): Promise<any[]> {
   return (await call(mf, "GET", `/v1/sessions/${sid}/events?after=0&limit=1000`)).events;
-}
-
-async function until(probe: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function script(steps: Step[]): Promise<string> {

@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+// `node bench/subscriptions.mjs`: what one outbound subscription delivers and what it costs. The worker,
+// bundled as for deploy, runs in Miniflare; a zero-latency scripted model (bench/lib/fake-llm.mjs) streams
+// a turn of BENCH_SUB_DELTAS text deltas (about that many events); a local receiver answers every delivery
+// 200 at once. Alternating, a session without and a session with a subscription (from sequence 0) run the
+// same turn, BENCH_SUB_RUNS times each. Turn time is turn.submitted to turn.completed in the log (the
+// runtime's clock); delivery rate is events received over the time from turn.submitted to the arrival of
+// the last one. Prints medians as JSON.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Miniflare } from "miniflare";
+import { median, round } from "./lib/client.mjs";
+import { startFakeLlm } from "./lib/fake-llm.mjs";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const DELTAS = Number(process.env.BENCH_SUB_DELTAS ?? 1000);
+const RUNS = Number(process.env.BENCH_SUB_RUNS ?? 7);
+const KEY = "bench-key";
+
+const bundle = mkdtempSync(join(tmpdir(), "bench-sub-bundle-"));
+execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", bundle], {
+  cwd: ROOT,
+  stdio: "ignore",
+  env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+});
+const llm = await startFakeLlm(0);
+
+/** Per subscription: events received and when the last request arrived. */
+const received = new Map();
+const receiver = createServer((req, res) => {
+  const chunks = [];
+  req.on("data", (c) => chunks.push(c));
+  req.on("end", () => {
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    const r = received.get(body.subscription_id) ?? { events: 0, last: 0, lastSequence: 0 };
+    r.events += body.events.length;
+    r.last = Date.now();
+    r.lastSequence = body.events.at(-1).sequence;
+    received.set(body.subscription_id, r);
+    res.writeHead(200).end();
+  });
+});
+await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
+const receiverUrl = `http://127.0.0.1:${receiver.address().port}/hook`;
+
+const state = mkdtempSync(join(tmpdir(), "bench-sub-state-"));
+const mf = new Miniflare({
+  modules: true,
+  scriptPath: join(bundle, "worker.js"),
+  modulesRoot: bundle,
+  modulesRules: [{ type: "Text", include: ["**/*.sql"], fallthrough: true }],
+  compatibilityDate: "2026-04-01",
+  compatibilityFlags: ["nodejs_compat", "enable_request_signal"],
+  durableObjects: {
+    SESSIONS: { className: "SessionObject", useSQLite: true },
+    REGISTRY: { className: "RegistryObject", useSQLite: true },
+    RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+  },
+  r2Buckets: ["BLOBS"],
+  defaultPersistRoot: state,
+  bindings: { API_KEYS: KEY, OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${llm.port}/v1`, TOOL_URL_ALLOWLIST: `${receiverUrl}`, LOGS: "off" },
+});
+
+async function call(method, path, body) {
+  const res = await mf.dispatchFetch(`http://runtime${path}`, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return res.json();
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** One turn of DELTAS text deltas; with `subscribed`, also how its events reached the receiver. */
+async function run(subscribed) {
+  const { session_id: sid } = await call("POST", "/v1/sessions", { agent: { name: "bench", model: `openai-compatible:loop-s0-c0-d${DELTAS}` } });
+  const sub = subscribed ? await call("POST", `/v1/sessions/${sid}/subscriptions`, { url: receiverUrl, after: 0 }) : null;
+  await call("POST", `/v1/sessions/${sid}/turns`, { input: "talk" });
+  let events;
+  for (;;) {
+    const thread = await call("GET", `/v1/sessions/${sid}/thread`);
+    if (thread.status === "idle") {
+      events = (await call("GET", `/v1/sessions/${sid}/events?after=0&limit=1000`)).events;
+      const page2 = (await call("GET", `/v1/sessions/${sid}/events?after=${events.at(-1).sequence}&limit=1000`)).events;
+      events.push(...page2);
+      break;
+    }
+    await sleep(20);
+  }
+  const submitted = events.find((e) => e.type === "turn.submitted").timestamp;
+  const completed = events.find((e) => e.type === "turn.completed").timestamp;
+  const out = { turn_ms: completed - submitted, events: events.length };
+  if (sub) {
+    const last = events.at(-1).sequence;
+    while ((received.get(sub.subscription_id)?.lastSequence ?? 0) < last) await sleep(5);
+    const r = received.get(sub.subscription_id);
+    out.delivered = r.events;
+    out.events_per_s = r.events / ((r.last - submitted) / 1000);
+    out.lag_after_turn_ms = r.last - completed;
+  }
+  return out;
+}
+
+try {
+  await run(false); // warm-up
+  await run(true);
+  const plain = [];
+  const subscribed = [];
+  for (let i = 0; i < RUNS; i++) {
+    plain.push(await run(false));
+    subscribed.push(await run(true));
+  }
+  console.log(
+    JSON.stringify(
+      {
+        deltas: DELTAS,
+        runs: RUNS,
+        events_per_turn: median(subscribed.map((r) => r.events)),
+        turn_ms_without: round(median(plain.map((r) => r.turn_ms))),
+        turn_ms_with: round(median(subscribed.map((r) => r.turn_ms))),
+        delivered_events_per_s: round(median(subscribed.map((r) => r.events_per_s))),
+        delivery_lag_after_turn_ms: round(median(subscribed.map((r) => r.lag_after_turn_ms))),
+        samples: { plain: plain.map((r) => r.turn_ms), subscribed: subscribed.map((r) => [r.turn_ms, round(r.events_per_s), r.lag_after_turn_ms]) },
+      },
+      null,
+      2,
+    ),
+  );
+} finally {
+  await mf.dispose();
+  llm.server.close();
+  receiver.close();
+  rmSync(state, { recursive: true, force: true });
+  rmSync(bundle, { recursive: true, force: true });
+}
