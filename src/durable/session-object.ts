@@ -2,7 +2,9 @@
 // transition is recorded: events appended (and projected into the turns and actions tables) together with
 // any checkpoint, in one synchronous SQLite transaction, before anyone sees them; then folded into the
 // in-memory read model and broadcast. The queue, approvals and turn execution are modules of their own.
+
 import { DurableObject } from "cloudflare:workers";
+import type { ModelMessage } from "ai";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
 import { parseCursor } from "../protocol/cursor";
@@ -19,6 +21,7 @@ import { ChannelStore } from "./channel-store";
 import { conversationJson, turnCursor } from "./chat-reads";
 import { type FrameTarget, handleFrame, reply } from "./command-frames";
 import { DeltaBatcher } from "./delta-batcher";
+import { type ForkSource, historyAt } from "./fork-history";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import type { StepOutcome } from "./orchestration-steps";
 import { APPROVAL_DEADLINE, project } from "./projections";
@@ -43,6 +46,8 @@ export interface CreateSessionInput {
   orchestration_depth?: number;
   /** Who opens it (a browser token's subject). */
   owner?: string | null;
+  /** Set for a fork: where its conversation comes from, and that conversation. */
+  fork?: { from_session: string; at_sequence: number; messages_json: string };
 }
 
 export class SessionObject extends DurableObject<Env> implements SessionContext {
@@ -131,14 +136,34 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
       };
       this.session = row;
       const payload = { agent: input.agent.name, model: input.agent.model, policy: input.policy, metadata: input.metadata, owner: row.owner };
+      const { fork } = input;
+      const drafts: EventDraft[] = [{ type: "session.created", payload }];
+      if (fork) drafts.unshift({ type: "session.forked", payload: { from_session: fork.from_session, at_sequence: fork.at_sequence } });
       try {
-        this.commit([{ type: "session.created", payload }], () => this.store.insertSession(row));
+        this.commit(drafts, () => {
+          this.store.insertSession(row);
+          if (fork) this.store.appendHistory("fork", JSON.parse(fork.messages_json) as ModelMessage[]);
+        });
       } catch (err) {
         this.session = null;
         throw err;
       }
       return { session_id: row.session_id, thread_id: row.thread_id };
     });
+  }
+
+  /** What a fork at `at` starts from: this session's config and its conversation as of that sequence. */
+  async forkSource(at: number): Promise<Result<ForkSource>> {
+    return toResult(() =>
+      this.existing(() => ({
+        agent: this.agent(),
+        policy: this.policy(),
+        metadata: this.row().metadata,
+        owner: this.row().owner,
+        // As JSON: model messages are too rich a type for the RPC's typing, and are stored as JSON anyway.
+        messages_json: JSON.stringify(historyAt(this.store, at)),
+      })),
+    );
   }
 
   async snapshot(): Promise<Result<ReturnType<typeof snapshotView>>> {

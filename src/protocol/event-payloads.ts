@@ -43,6 +43,9 @@ export const EVENT_PAYLOADS = {
     metadata: z.record(z.string(), z.unknown()),
     owner: z.string().nullable().optional().describe("who the session is for (a browser token's subject)"),
   }),
+  "session.forked": z
+    .object({ from_session: z.string(), at_sequence: z.number() })
+    .describe("the first event of a fork: its conversation is from_session's as of at_sequence"),
   "turn.submitted": z.object({
     input: z.string(),
     queued: z.boolean(),
