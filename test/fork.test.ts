@@ -1,7 +1,9 @@
 // Forking a session at any event of its log (issue 21), through POST /v1/sessions/:sid/fork: the fork's
 // conversation is the source's as of that sequence, what the fake model is sent in the fork proves it.
+import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, events, submitTurn, waitForTurnEnd } from "./support/api";
+import { RuntimeClient } from "../src/client";
+import { api, events, KEY, submitTurn, waitForTurnEnd } from "./support/api";
 import { requests, type Step, script, toolURL, uniqueId } from "./support/fake-model";
 
 const LOOKUP = {
@@ -103,5 +105,18 @@ describe("POST /v1/sessions/:sid/fork", () => {
     expect(bad.status).toBe(422);
     expect(bad.body.error.details).toEqual([expect.objectContaining({ path: "at_sequence" })]);
     expect(await events(sid)).toEqual(log);
+  });
+});
+
+describe("RuntimeClient.forkSession", () => {
+  it("forks through the client, and the fork answers with the source's earlier conversation", async () => {
+    const { sid, log, first } = await source();
+    const client = new RuntimeClient({ url: "https://runtime.test", key: KEY, fetch: (url, init) => SELF.fetch(url, init) });
+    const at = seqOf(log, (e) => e.type === "turn.completed" && e.turn_id === first);
+    const forked = await client.forkSession(sid, { at_sequence: at, metadata: { branch: "b" } });
+    expect(forked).toMatchObject({ from_session: sid, at_sequence: at, session_id: expect.stringMatching(/^ses_/) });
+    const snapshot = await client.getSession(forked.session_id);
+    expect(snapshot.metadata).toEqual({ branch: "b" });
+    await expect(client.forkSession(sid, { at_sequence: log.length + 5 })).rejects.toMatchObject({ status: 422 });
   });
 });

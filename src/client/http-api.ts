@@ -14,10 +14,12 @@ import type {
   Decision,
   EventsPage,
   ExecutionTree,
+  ForkSessionBody,
   InjectResult,
   InterruptResult,
   QueueResult,
   SessionCreated,
+  SessionForked,
   SessionSnapshot,
   SubmitTurnRequest,
   ThreadView,
@@ -70,6 +72,11 @@ export class HttpApi {
 
   createSession(body: CreateSessionBody): Promise<SessionCreated> {
     return this.json("POST", "/v1/sessions", body);
+  }
+
+  /** `POST /v1/sessions/:sid/fork`: a new session holding this one's conversation as of `at_sequence`. */
+  forkSession(sessionId: string, body: ForkSessionBody): Promise<SessionForked> {
+    return this.json("POST", `/v1/sessions/${enc(sessionId)}/fork`, body);
   }
 
   getSession(sessionId: string): Promise<SessionSnapshot> {
