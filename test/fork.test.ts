@@ -3,8 +3,8 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { RuntimeClient } from "../src/client";
-import { api, events, KEY, submitTurn, waitForTurnEnd } from "./support/api";
-import { requests, type Step, script, toolURL, uniqueId } from "./support/fake-model";
+import { api, events, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
+import { requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
 
 const LOOKUP = {
   name: "lookup",
@@ -15,15 +15,20 @@ const LOOKUP = {
 
 const agentOn = (scriptId: string) => ({ name: "forked", model: `openai-compatible:${scriptId}`, http_tools: [LOOKUP] });
 
-/** A source session with two ended turns: "first" (a lookup, then "A") and "second" (answered "B"). */
-async function source(): Promise<{ sid: string; scriptId: string; log: any[]; first: string }> {
+/** A source session with two ended turns (with `hitl`, its lookup waited for an approval, which was given): "first" (a lookup, then "A") and "second" (answered "B"). */
+async function source(hitl = false): Promise<{ sid: string; scriptId: string; log: any[]; first: string }> {
   const scriptId = uniqueId("fork-src");
   const steps: Step[] = [{ tool_calls: [{ id: "call_1", name: "lookup", arguments: { word: "fork" } }] }, { text: "A" }, { text: "B" }];
   await script(scriptId, steps);
-  const res = await api("POST", "/v1/sessions", { agent: agentOn(scriptId), metadata: { origin: "source" } });
+  const agent = { ...agentOn(scriptId), ...(hitl ? { hitl_tools: ["lookup"] } : {}) };
+  const res = await api("POST", "/v1/sessions", { agent, metadata: { origin: "source" } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   const sid = res.body.session_id;
   const first = (await submitTurn(sid, "first")).turn_id;
+  if (hitl) {
+    const asked = await waitForEvent(sid, (e) => e.type === "action.required");
+    expect((await api("POST", `/v1/sessions/${sid}/actions/${asked.action_id}`, { decision: "approve" })).status).toBe(200);
+  }
   await waitForTurnEnd(sid, first);
   const second = (await submitTurn(sid, "second")).turn_id;
   return { sid, scriptId, log: await waitForTurnEnd(sid, second), first };
@@ -84,6 +89,33 @@ describe("POST /v1/sessions/:sid/fork", () => {
       ["user", "first"],
       ["user", "next"],
     ]);
+  });
+
+  it("at a pending approval: the fork's turn waits for that approval again, and deciding it differently goes on from there", async () => {
+    const { sid, log } = await source(true);
+    const at = seqOf(log, (e) => e.type === "action.required");
+    const scriptId = uniqueId("fork-dst");
+    await script(scriptId, [{ text: "without the lookup" }]);
+    const res = await api("POST", `/v1/sessions/${sid}/fork`, { at_sequence: at, agent: { ...agentOn(scriptId), hitl_tools: ["lookup"] } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const fork = res.body.session_id;
+    const thread = (await api("GET", `/v1/sessions/${fork}/thread`)).body;
+    expect(thread.status).toBe("waiting_permission");
+    expect(thread.pending_actions).toEqual([expect.objectContaining({ tool_name: "lookup", args: { word: "fork" }, tool_call_id: "call_1" })]);
+    const { action_id } = thread.pending_actions[0];
+    expect(action_id).not.toBe(log[at - 1].action_id);
+    expect((await api("POST", `/v1/sessions/${fork}/actions/${action_id}`, { decision: "reject", reason: "not in the fork" })).status).toBe(200);
+    const forkLog = await waitForTurnEnd(fork, thread.active_turn_id);
+    expect(forkLog.map((e) => e.type).slice(0, 5)).toEqual(["session.forked", "session.created", "turn.submitted", "turn.started", "action.required"]);
+    expect(forkLog.find((e) => e.type === "turn.submitted").payload.input).toBe("first");
+    expect(forkLog.find((e) => e.type === "tool.result").payload.metadata.status).toBe("rejected");
+    expect(forkLog.find((e) => e.type === "turn.completed").payload.output).toBe("without the lookup");
+    // The model got the same conversation, with the rejection as the call's result; the tool never ran in the fork.
+    const [sent] = await requests(scriptId);
+    expect(sent.messages.filter((m: any) => m.role !== "system").map((m: any) => m.role)).toEqual(["user", "assistant", "tool"]);
+    expect(sent.messages.find((m: any) => m.role === "tool").content).toMatch(/not in the fork/);
+    expect((await toolRequests()).filter((r: any) => r?.session_id === fork)).toEqual([]);
+    expect(await events(sid)).toEqual(log);
   });
 
   it("at the last event holds both turns; at the first holds none", async () => {

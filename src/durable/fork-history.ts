@@ -4,16 +4,20 @@ import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
 import type { Policy } from "../protocol/policy";
 import { ApiError } from "../runtime/errors";
+import { type PausedCut, pausedCut, recordedResults } from "./fork-paused";
 import type { SessionStore } from "./session-store";
 
 /** What a fork is made from; the messages as JSON, as they are stored. */
-export type ForkSource = { agent: AgentConfig; policy: Policy; metadata: string; owner: string | null; messages_json: string };
+export type ForkSource = { agent: AgentConfig; policy: Policy; metadata: string; owner: string | null; messages_json: string; paused_json: string | null };
 
 /** Rows of the messages table that belong to no turn: a fork's starting history and a compacted one. */
 const SEEDS = ["fork", "compaction"];
 
-/** The conversation as of `at`: turns ended by then whole, and the completed steps of a turn cut there. */
-export function historyAt(store: SessionStore, at: number): ModelMessage[] {
+/**
+ * The conversation as of `at`: turns ended by then whole, and the completed steps of a turn cut there; or, when
+ * that turn waited for approvals at `at`, the turn itself (it comes back waiting in the fork).
+ */
+export function historyAt(store: SessionStore, at: number): { messages: ModelMessage[]; paused: PausedCut | null } {
   if (!Number.isInteger(at) || at < 1 || at > store.lastSequence) {
     throw ApiError.validation([{ path: "at_sequence", reason: `must be a sequence of the log (1 to ${store.lastSequence})` }]);
   }
@@ -37,15 +41,16 @@ export function historyAt(store: SessionStore, at: number): ModelMessage[] {
     .toArray()
     .filter((r) => keep.has(r.turn_id))
     .map((r) => JSON.parse(r.message) as ModelMessage);
-  return [...messages, ...cutTurn(store, at, new Set(ended))];
+  const cut = cutTurn(store, at, new Set(ended));
+  return { messages: [...messages, ...cut.messages], paused: cut.paused };
 }
 
-/** The completed steps of the turn that was running at `at` (none when no turn was). */
-function cutTurn(store: SessionStore, at: number, ended: Set<string>): ModelMessage[] {
+/** The turn that was running at `at`: its completed steps, or the whole turn when it waited for approvals there. */
+function cutTurn(store: SessionStore, at: number, ended: Set<string>): { messages: ModelMessage[]; paused: PausedCut | null } {
   const started = store.sql
     .exec<{ turn_id: string }>("SELECT turn_id FROM events WHERE sequence <= ? AND type = 'turn.started' ORDER BY sequence DESC LIMIT 1", at)
     .toArray()[0]?.turn_id;
-  if (!started || ended.has(started)) return [];
+  if (!started || ended.has(started)) return { messages: [], paused: null };
   // Its messages: in the history once it ended, in its checkpoint while it still runs.
   const rows = store.sql.exec<{ message: string }>("SELECT message FROM messages WHERE turn_id = ? ORDER BY id", started).toArray();
   const all = rows.length > 0 ? rows.map((r) => JSON.parse(r.message) as ModelMessage) : (store.turnState(started)?.messages ?? []);
@@ -58,20 +63,17 @@ function cutTurn(store: SessionStore, at: number, ended: Set<string>): ModelMess
       at,
     )
     .one().n;
-  const results = new Set(
-    store.sql
-      .exec<{ id: string }>(
-        "SELECT json_extract(body, '$.tool_call_id') AS id FROM events WHERE turn_id = ? AND sequence <= ? AND type = 'tool.result'",
-        started,
-        at,
-      )
-      .toArray()
-      .map((r) => r.id),
-  );
-  return completedPrefix(all, steps, results);
+  const results = recordedResults(store, started, at);
+  const prefix = completedPrefix(all, steps, new Set(results.keys()));
+  const paused = pausedCut(store, started, at, prefix, steps, results);
+  if (paused) return { messages: [], paused };
+  const last = prefix[prefix.length - 1];
+  // An assistant message whose tool calls have no results yet would leave the conversation invalid.
+  if (last?.role === "assistant" && Array.isArray(last.content) && last.content.some((p) => p.type === "tool-call")) prefix.pop();
+  return { messages: prefix, paused: null };
 }
 
-/** The messages up to the first one not complete at the cut; an assistant message whose tool calls have no results yet goes too. */
+/** The messages up to the first one not complete at the cut (the last may be an assistant message with calls still open). */
 export function completedPrefix(messages: ModelMessage[], steps: number, results: Set<string>): ModelMessage[] {
   const out: ModelMessage[] = [];
   let assistants = 0;
@@ -80,7 +82,5 @@ export function completedPrefix(messages: ModelMessage[], steps: number, results
     if (m.role === "tool" && !m.content.every((p) => p.type !== "tool-result" || results.has(p.toolCallId))) break;
     out.push(m);
   }
-  const last = out[out.length - 1];
-  if (last?.role === "assistant" && Array.isArray(last.content) && last.content.some((p) => p.type === "tool-call")) out.pop();
   return out;
 }

@@ -22,6 +22,7 @@ import { conversationJson, turnCursor } from "./chat-reads";
 import { type FrameTarget, handleFrame, reply } from "./command-frames";
 import { DeltaBatcher } from "./delta-batcher";
 import { type ForkSource, historyAt } from "./fork-history";
+import { type PausedCut, pausedTurn } from "./fork-paused";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import type { StepOutcome } from "./orchestration-steps";
 import { APPROVAL_DEADLINE, project } from "./projections";
@@ -47,7 +48,7 @@ export interface CreateSessionInput {
   /** Who opens it (a browser token's subject). */
   owner?: string | null;
   /** Set for a fork: where its conversation comes from, and that conversation. */
-  fork?: { from_session: string; at_sequence: number; messages_json: string };
+  fork?: { from_session: string; at_sequence: number; messages_json: string; paused_json: string | null };
 }
 
 export class SessionObject extends DurableObject<Env> implements SessionContext {
@@ -139,11 +140,15 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
       const { fork } = input;
       const drafts: EventDraft[] = [{ type: "session.created", payload }];
       if (fork) drafts.unshift({ type: "session.forked", payload: { from_session: fork.from_session, at_sequence: fork.at_sequence } });
+      const paused = fork?.paused_json ? pausedTurn(JSON.parse(fork.paused_json) as PausedCut, input.agent, row.created_at) : null;
+      if (paused) drafts.push(...paused.drafts);
       try {
         this.commit(drafts, () => {
           this.store.insertSession(row);
           if (fork) this.store.appendHistory("fork", JSON.parse(fork.messages_json) as ModelMessage[]);
+          if (paused) this.store.saveTurnState(paused.state);
         });
+        if (paused) this.armAlarm(); // the approvals' deadlines
       } catch (err) {
         this.session = null;
         throw err;
@@ -155,14 +160,12 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
   /** What a fork at `at` starts from: this session's config and its conversation as of that sequence. */
   async forkSource(at: number): Promise<Result<ForkSource>> {
     return toResult(() =>
-      this.existing(() => ({
-        agent: this.agent(),
-        policy: this.policy(),
-        metadata: this.row().metadata,
-        owner: this.row().owner,
+      this.existing(() => {
+        const cut = historyAt(this.store, at);
         // As JSON: model messages are too rich a type for the RPC's typing, and are stored as JSON anyway.
-        messages_json: JSON.stringify(historyAt(this.store, at)),
-      })),
+        const conversation = { messages_json: JSON.stringify(cut.messages), paused_json: cut.paused && JSON.stringify(cut.paused) };
+        return { agent: this.agent(), policy: this.policy(), metadata: this.row().metadata, owner: this.row().owner, ...conversation };
+      }),
     );
   }
 

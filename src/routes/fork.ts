@@ -61,7 +61,7 @@ export const fork = router().openapi(
       policy: source.policy,
       metadata: body.metadata ?? (JSON.parse(source.metadata) as Record<string, unknown>),
       owner: principal.kind === "token" ? principal.subject : source.owner,
-      fork: { from_session: sid, at_sequence: body.at_sequence, messages_json: source.messages_json },
+      fork: { from_session: sid, at_sequence: body.at_sequence, messages_json: source.messages_json, paused_json: source.paused_json },
     });
     return c.json({ ...unwrap(created), from_session: sid, at_sequence: body.at_sequence }, 201);
   },
