@@ -76,7 +76,15 @@ export const EVENT_PAYLOADS = {
       scope: z.literal("agent_orchestrate").optional(),
     })
     .describe("recovering {detail, attempt}; handoff {from, to, reason}; agent_orchestrate phases {scope, ...}"),
-  "model.requested": z.object({ model: z.string(), phase: Phase, step: z.number().optional().describe("executor calls: the step number") }),
+  "model.requested": z.object({
+    model: z.string(),
+    phase: Phase,
+    step: z.number().optional().describe("executor calls: the step number"),
+    request_hash: z
+      .string()
+      .optional()
+      .describe("SHA-256 of the request (model, system prompt, messages, tool schemas, parameters); absent in logs recorded before it"),
+  }),
   "model.delta": z.object({ text: z.string() }),
   "model.completed": z.object({
     usage: Usage,
