@@ -15,7 +15,7 @@ import {
   withAdvisories,
 } from "./context-budget";
 import { errorMessage } from "./errors";
-import { type ModelRequest, streamModel } from "./model-stream";
+import { callOptions, type ModelRequest, streamModel } from "./model-stream";
 import { costOf } from "./pricing";
 import { requestFingerprint } from "./request-fingerprint";
 import { outputInstructions } from "./structured-output";
@@ -215,7 +215,7 @@ async function callModel(
 ): Promise<{ text: string; calls: ToolCallRecord[]; usage: Usage; finish_reason: string }> {
   const { state } = level;
   const { turn_id } = state;
-  const request_hash = await requestFingerprint(modelName, request);
+  const request_hash = await requestFingerprint(modelName, callOptions({ ...request, signal: turn.signal }));
   turn.signal.throwIfAborted();
   turn.checkWallClock();
   turn.charge("llm_calls");
