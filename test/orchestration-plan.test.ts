@@ -817,7 +817,11 @@ describe("runOrchestration: a plan written by the planner", () => {
     await runTurn(newTurnState(TURN_ID, "go", ports.now()), setup, ports);
     expect(planning.doStreamCalls).toHaveLength(1);
     expect(executor.doStreamCalls).toHaveLength(2);
-    expect(ports.ofType("model.requested").map((e) => e.payload)).toContainEqual({ model: "openai:gpt-4o-mini", phase: "planner" });
+    expect(ports.ofType("model.requested").map((e) => e.payload)).toContainEqual({
+      model: "openai:gpt-4o-mini",
+      phase: "planner",
+      request_hash: expect.any(String),
+    });
     // Bindings are not given here; the plan's template then fails the step at run time.
     expect(readOutcome(ports).result!.output.steps[0]).toMatchObject({ status: "failed", error: 'unknown binding "topic"' });
   });

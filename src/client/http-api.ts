@@ -14,11 +14,13 @@ import type {
   Decision,
   EventsPage,
   ExecutionTree,
+  ForkSessionBody,
   InjectResult,
   InterruptResult,
   QueueResult,
   SessionCreated,
   SessionFilters,
+  SessionForked,
   SessionPage,
   SessionSnapshot,
   SubmitTurnRequest,
@@ -93,6 +95,11 @@ export class HttpApi {
   usage(query: { from?: string; to?: string; group_by?: "agent" | "owner" | "day"; agent?: string; owner?: string } = {}): Promise<UsageReport> {
     const params = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined));
     return this.json("GET", `/v1/usage?${params}`);
+  }
+
+  /** `POST /v1/sessions/:sid/fork`: a new session holding this one's conversation as of `at_sequence`. */
+  forkSession(sessionId: string, body: ForkSessionBody): Promise<SessionForked> {
+    return this.json("POST", `/v1/sessions/${enc(sessionId)}/fork`, body);
   }
 
   getSession(sessionId: string): Promise<SessionSnapshot> {

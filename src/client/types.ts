@@ -66,6 +66,12 @@ export interface CreateSessionBody {
   policy?: z.input<typeof PolicySchema>;
   metadata?: Record<string, unknown>;
 }
+/** `POST /v1/sessions/:sid/fork`: where to cut the source's log, and optionally another agent and metadata. */
+export interface ForkSessionBody {
+  at_sequence: number;
+  agent?: string | AgentConfigInput;
+  metadata?: Record<string, unknown>;
+}
 export type SubmitTurnRequest = z.input<typeof SubmitTurnBody>;
 export type InjectMessageRequest = z.input<typeof InjectMessageBody>;
 export type ActionDecisionRequest = z.input<typeof ActionDecisionBody>;
@@ -77,6 +83,11 @@ export type InterruptRequest = z.input<typeof InterruptBody>;
 export interface SessionCreated {
   session_id: string;
   thread_id: string;
+}
+
+export interface SessionForked extends SessionCreated {
+  from_session: string;
+  at_sequence: number;
 }
 
 export interface ChannelCursor {

@@ -2,7 +2,9 @@
 // transition is recorded: events appended (and projected into the turns and actions tables) together with
 // any checkpoint, in one synchronous SQLite transaction, before anyone sees them; then folded into the
 // in-memory read model and broadcast. The queue, approvals and turn execution are modules of their own.
+
 import { DurableObject } from "cloudflare:workers";
+import type { ModelMessage } from "ai";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
@@ -20,6 +22,8 @@ import { ChannelStore } from "./channel-store";
 import { conversationJson, turnCursor } from "./chat-reads";
 import { type FrameTarget, handleFrame, reply, sessionFrames } from "./command-frames";
 import { DeltaBatcher } from "./delta-batcher";
+import { type ForkSource, historyAt } from "./fork-history";
+import { type PausedCut, pausedTurn } from "./fork-paused";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import type { StepOutcome } from "./orchestration-steps";
 import { APPROVAL_DEADLINE, project } from "./projections";
@@ -48,6 +52,8 @@ export interface CreateSessionInput {
   orchestration_depth?: number;
   /** Who opens it (a browser token's subject). */
   owner?: string | null;
+  /** Set for a fork: where its conversation comes from, and that conversation. */
+  fork?: { from_session: string; at_sequence: number; messages_json: string; paused_json: string | null };
 }
 
 export class SessionObject extends DurableObject<Env> implements SessionContext {
@@ -152,8 +158,18 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
       };
       this.session = row;
       const payload = { agent: input.agent.name, model: input.agent.model, policy: input.policy, metadata: input.metadata, owner: row.owner };
+      const { fork } = input;
+      const drafts: EventDraft[] = [{ type: "session.created", payload }];
+      if (fork) drafts.unshift({ type: "session.forked", payload: { from_session: fork.from_session, at_sequence: fork.at_sequence } });
+      const paused = fork?.paused_json ? pausedTurn(JSON.parse(fork.paused_json) as PausedCut, input.agent, row.created_at) : null;
+      if (paused) drafts.push(...paused.drafts);
       try {
-        this.commit([{ type: "session.created", payload }], () => this.store.insertSession(row));
+        this.commit(drafts, () => {
+          this.store.insertSession(row);
+          if (fork) this.store.appendHistory("fork", JSON.parse(fork.messages_json) as ModelMessage[]);
+          if (paused) this.store.saveTurnState(paused.state);
+        });
+        if (paused) this.armAlarm(); // the approvals' deadlines
       } catch (err) {
         this.session = null;
         throw err;
@@ -162,6 +178,18 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
       for (const spec of input.agent.subscriptions ?? []) this.subscriptions.create({ ...spec, after: 0 });
       return { session_id: row.session_id, thread_id: row.thread_id };
     });
+  }
+
+  /** What a fork at `at` starts from: this session's config and its conversation as of that sequence. */
+  async forkSource(at: number): Promise<Result<ForkSource>> {
+    return toResult(() =>
+      this.existing(() => {
+        const cut = historyAt(this.store, at);
+        // As JSON: model messages are too rich a type for the RPC's typing, and are stored as JSON anyway.
+        const conversation = { messages_json: JSON.stringify(cut.messages), paused_json: cut.paused && JSON.stringify(cut.paused) };
+        return { agent: this.agent(), policy: this.policy(), metadata: this.row().metadata, owner: this.row().owner, ...conversation };
+      }),
+    );
   }
 
   async snapshot(): Promise<Result<ReturnType<typeof snapshotView>>> {

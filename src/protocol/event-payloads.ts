@@ -43,6 +43,9 @@ export const EVENT_PAYLOADS = {
     metadata: z.record(z.string(), z.unknown()),
     owner: z.string().nullable().optional().describe("who the session is for (a browser token's subject)"),
   }),
+  "session.forked": z
+    .object({ from_session: z.string(), at_sequence: z.number() })
+    .describe("the first event of a fork: its conversation is from_session's as of at_sequence"),
   "turn.submitted": z.object({
     input: z.string(),
     queued: z.boolean(),
@@ -94,7 +97,15 @@ export const EVENT_PAYLOADS = {
       scope: z.literal("agent_orchestrate").optional(),
     })
     .describe("recovering {detail, attempt}; handoff {from, to, reason}; agent_orchestrate phases {scope, ...}"),
-  "model.requested": z.object({ model: z.string(), phase: Phase, step: z.number().optional().describe("executor calls: the step number") }),
+  "model.requested": z.object({
+    model: z.string(),
+    phase: Phase,
+    step: z.number().optional().describe("executor calls: the step number"),
+    request_hash: z
+      .string()
+      .optional()
+      .describe("SHA-256 of the request (model, system prompt, messages, tool schemas, parameters); absent in logs recorded before it"),
+  }),
   "model.delta": z.object({ text: z.string() }),
   "model.completed": z.object({
     usage: Usage,

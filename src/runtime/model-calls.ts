@@ -15,8 +15,9 @@ import {
   withAdvisories,
 } from "./context-budget";
 import { errorMessage } from "./errors";
-import { type ModelRequest, streamModel } from "./model-stream";
+import { callOptions, type ModelRequest, streamModel } from "./model-stream";
 import { costOf } from "./pricing";
+import { requestFingerprint } from "./request-fingerprint";
 import { outputInstructions } from "./structured-output";
 import { type Level, ModelCallError, type Outcome, type Turn, type TurnSetup } from "./turn-context";
 import type { ToolCallRecord, TurnState, Usage } from "./turn-state";
@@ -214,13 +215,13 @@ async function callModel(
 ): Promise<{ text: string; calls: ToolCallRecord[]; usage: Usage; finish_reason: string }> {
   const { state } = level;
   const { turn_id } = state;
+  const request_hash = await requestFingerprint(modelName, callOptions({ ...request, signal: turn.signal }));
   turn.signal.throwIfAborted();
   turn.checkWallClock();
   turn.charge("llm_calls");
   state.open_model_step = { step_id, phase };
-  turn.emit(level, [
-    { type: "model.requested", turn_id, step_id, payload: { model: modelName, phase, ...(phase === "executor" ? { step: state.step + 1 } : {}) } },
-  ]);
+  const step = phase === "executor" ? { step: state.step + 1 } : {};
+  turn.emit(level, [{ type: "model.requested", turn_id, step_id, payload: { model: modelName, phase, ...step, request_hash } }]);
   let text = "";
   const calls: ToolCallRecord[] = [];
   let usage: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };

@@ -110,7 +110,8 @@ function parseInput(input: string): { input: unknown; invalid?: string } {
   }
 }
 
-function callOptions(request: ModelRequest): LanguageModelV3CallOptions {
+/** The provider call for a request (what request_hash fingerprints). */
+export function callOptions(request: ModelRequest): LanguageModelV3CallOptions {
   const hasTools = request.tools !== undefined && request.tools.length > 0;
   return {
     prompt: toPrompt(request.system, request.messages),

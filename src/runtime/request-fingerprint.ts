@@ -1,0 +1,27 @@
+// A fingerprint of what a model call is asked (issue 21): model, system prompt, messages, tool schemas and
+// parameters, hashed from a canonical JSON form. model.requested records it, so a replay of the turn can tell
+// whether the request it would send now is the recorded one (and answer it from the recording) or not.
+import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
+
+/** JSON with object keys sorted at every level, so equal requests give equal text whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/**
+ * SHA-256 (hex) of the call as it goes to the provider (prompt, tool schemas, parameters) for the model spec
+ * `model`; the recorded model of a replay hashes the calls it is asked the same way.
+ */
+export async function requestFingerprint(model: string, options: LanguageModelV3CallOptions): Promise<string> {
+  const { prompt, tools, toolChoice, temperature, maxOutputTokens, responseFormat } = options;
+  const text = canonicalJson({ model, prompt, tools, toolChoice, temperature, maxOutputTokens, responseFormat });
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
