@@ -43,8 +43,10 @@ export function recordedCalls(events: readonly EventDraft[]): RecordedCall[] {
     } else if ((e.type === "tool.started" || e.type === "action.required") && current && e.tool_call_id && !seen.has(e.tool_call_id)) {
       // A call that waited for approval shows up first in action.required, then (approved) in tool.started.
       seen.add(e.tool_call_id);
+      // The model sent the tool's arguments and the injected ones together.
       const name = e.type === "tool.started" ? e.payload.name : e.payload.tool_name;
-      current.tool_calls.push({ tool_call_id: e.tool_call_id, name, args: e.payload.args });
+      const args = { ...(e.payload.args as Record<string, unknown>), ...e.payload.injected_args };
+      current.tool_calls.push({ tool_call_id: e.tool_call_id, name, args });
     }
   }
   return calls;
