@@ -68,6 +68,7 @@ const CFG = {
   deflate: flag("BENCH_WS_DEFLATE", false),
   viaProxy: flag("BENCH_VIA_PROXY", false),
   devNetwork: flag("BENCH_DEV_NETWORK", false),
+  devConsole: flag("BENCH_DEV_CONSOLE", false),
   liveSrc: flag("BENCH_LIVE_SRC", false),
   keep: flag("BENCH_KEEP", false),
 };
@@ -122,7 +123,7 @@ function machine() {
 async function main() {
   const t0 = Date.now();
   say(`agent-runtime bench${QUICK ? " (BENCH_QUICK)" : ""}; log ${logPath}`);
-  const stack = await startStack({ root: ROOT, log, liveSrc: CFG.liveSrc, viaProxy: CFG.viaProxy, devNetwork: CFG.devNetwork });
+  const stack = await startStack({ root: ROOT, log, liveSrc: CFG.liveSrc, viaProxy: CFG.viaProxy, devNetwork: CFG.devNetwork, devConsole: CFG.devConsole });
   say(
     `started in ${((Date.now() - t0) / 1000).toFixed(1)} s: runtime ${stack.rtBase} (workerd ${stack.rt.userPid}), baseline ${stack.blBase} (workerd ${stack.bl.userPid}), fake model pid ${stack.fake.pid}`,
   );

@@ -849,10 +849,10 @@ describe("handoffs", () => {
     // Uninterrupted, the turn makes no planner call: planning happens at the start of a turn only.
     expect(phases(ports)).toEqual(["executor", "executor"]);
 
-    // After a restart the session's agent is billing; resume from the checkpoint written once the results were
-    // fed back (the first with no call outstanding after step 1; later ones are taken during the next call).
-    const afterResults = ports.checkpoints.find((c) => c.state.calls === null && c.state.step === 1)!;
-    expect(ports.types()[afterResults.afterEvents - 1]).toBe("tool.result");
+    // After a restart the session's agent is billing; resume from the checkpoint written with the handoff's
+    // result (every call of step 1 done, the next call not yet requested).
+    const afterResults = ports.checkpoints.find((c) => ports.types()[c.afterEvents - 1] === "tool.result")!;
+    expect(afterResults.state).toMatchObject({ step: 1, calls: [{ tool_call_id: "call_h", status: "done" }] });
     const model = scriptedModel(say("Billing here."), say("unused"));
     const resumed = new MemoryPorts();
     await runTurn(snapshot(afterResults.state), billing(model), resumed);

@@ -201,6 +201,26 @@ describe("runTurn: tools", () => {
     });
   });
 
+  it("starts a step's parallel calls together: their tool.started events share one checkpoint", async () => {
+    const lookup = defineTool("lookup", async (args) => `found ${String(args.key)}`);
+    const model = scriptedModel(
+      callTools([
+        ["call_1", "lookup", { key: "a" }],
+        ["call_2", "lookup", { key: "b" }],
+        ["call_3", "lookup", { key: "c" }],
+      ]),
+      say("done"),
+    );
+    const { ports } = await runNewTurn(makeSetup({ model, tools: [lookup] }));
+
+    const types = ports.types();
+    const first = types.indexOf("tool.started");
+    expect(types.slice(first, first + 4)).toEqual(["tool.started", "tool.started", "tool.started", "tool.result"]);
+    const during = ports.checkpoints.filter((c) => c.afterEvents > first && c.afterEvents <= first + 3);
+    expect(during.map((c) => c.afterEvents)).toEqual([first + 3]);
+    expect(during[0]!.state.calls!.map((c) => c.status)).toEqual(["started", "started", "started"]);
+  });
+
   it("checkpoints the state with every model response, tool start and tool result", async () => {
     const lookup = defineTool("lookup", async () => "found");
     const model = scriptedModel(callTools([["call_1", "lookup", {}]]), say("done"));
@@ -214,9 +234,12 @@ describe("runTurn: tools", () => {
     // model.completed and cost.recorded are written together with the state.
     expect(statesWith("cost.recorded")).toMatchObject([{ step: 1, calls: [{ tool_call_id: "call_1", status: "pending" }] }]);
     expect(statesWith("tool.started")).toMatchObject([{ calls: [{ status: "started", started_at: expect.any(Number) }] }]);
-    const [afterResult, beforeSecondCall] = statesWith("tool.result");
+    const [afterResult, ...more] = statesWith("tool.result");
     expect(afterResult).toMatchObject({ calls: [{ status: "done", result: { output: "found", is_error: false } }] });
-    // Then, before the next model call: the results are in the messages and no call is outstanding.
+    expect(more).toEqual([]);
+    // Then with the next model call: the results are in the messages and no call is outstanding.
+    const secondCall = ports.types().lastIndexOf("model.requested");
+    const [beforeSecondCall] = ports.checkpoints.filter((c) => c.afterEvents === secondCall + 1).map((c) => c.state);
     expect(beforeSecondCall!.calls).toBeNull();
     expect(beforeSecondCall!.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
   });
@@ -680,9 +703,8 @@ describe("runTurn: resuming from a checkpoint", () => {
       "model.requested", // step 1 under way: a restart here makes the call again
       "cost.recorded", // step 1 done (model.completed and its cost): the call is pending
       "tool.started",
-      "tool.result",
-      "tool.result", // results fed back, no call outstanding
-      "model.requested",
+      "tool.result", // every call done: a restart here feeds the results back
+      "model.requested", // results fed back, no call outstanding, step 2 under way
       "cost.recorded", // step 2: the final answer
     ]);
 

@@ -923,7 +923,8 @@ describe("turn budget", () => {
       );
     });
     ports.onEvent = (e) => {
-      if (e.type === "tool.started" && e.tool_call_id === "wait_1") queueMicrotask(() => ports.abort(reason));
+      // After the commit, once the tool runs (the step's tool.started events are committed before the calls run).
+      if (e.type === "tool.started" && e.tool_call_id === "wait_1") setTimeout(() => ports.abort(reason), 0);
     };
     const model = agents({
       root: () => callTools([["call_sub", "run_subtask", { title: "C", instructions: "c" }]]),

@@ -9,10 +9,10 @@ import { cpuMsOf, freePort, settle, snapshotRuntime, startFakeLlmProcess, startW
 
 /**
  * Options: root (the repository), log (a line sink), liveSrc (run src/ in place instead of a snapshot),
- * viaProxy (talk to wrangler's public port instead of the worker's own socket), devNetwork (leave the
- * inspector's Network domain on, as `wrangler dev` sets it).
+ * viaProxy (talk to wrangler's public port instead of the worker's own socket), devNetwork and devConsole
+ * (leave the DevTools session's Network and Runtime domains on, as `wrangler dev` sets them).
  */
-export async function startStack({ root, log, liveSrc = false, viaProxy = false, devNetwork = false }) {
+export async function startStack({ root, log, liveSrc = false, viaProxy = false, devNetwork = false, devConsole = false }) {
   const key = `bench_${Math.random().toString(36).slice(2)}`;
   const tmp = mkdtempSync(join(tmpdir(), "agent-runtime-bench-"));
   const fakePort = await freePort();
@@ -49,15 +49,11 @@ export async function startStack({ root, log, liveSrc = false, viaProxy = false,
       label: "baseline",
     }),
   ]);
-  // `wrangler dev` keeps a DevTools session on each worker with the Network domain enabled: every
-  // subrequest and every chunk of a subrequest's body (model streams, and the SSE stream the session
-  // object hands to the Worker) becomes a DevTools event relayed to wrangler's proxy process. Production
-  // has no such session, so it is switched off here (BENCH_DEV_NETWORK=1 keeps it).
   const inspectors = {};
   for (const [name, w] of Object.entries({ runtime: rt, baseline: bl })) {
     try {
       inspectors[name] = await connectInspector(w.inspectorPort);
-      if (!devNetwork) await inspectors[name].send("Network.disable");
+      await withoutDevRelays(inspectors[name], { devNetwork, devConsole });
     } catch (err) {
       log(`inspector for ${name}: ${err}`);
     }
@@ -98,6 +94,19 @@ export async function startStack({ root, log, liveSrc = false, viaProxy = false,
       if (!keep) rmSync(tmp, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `wrangler dev` keeps one DevTools session on each worker, and our inspector connection shares it. With
+ * the Network domain on, every subrequest and every chunk of its body (model streams, and the SSE stream
+ * the session object hands to the Worker) becomes a DevTools event relayed to wrangler's proxy process;
+ * with the Runtime domain on, every console.log is relayed the same way, and the worker's thread waits
+ * 2-4 ms on the inspector's lock for each line (strace: a futex after each stdout write). Production has no
+ * such session, so both are switched off (BENCH_DEV_NETWORK=1 / BENCH_DEV_CONSOLE=1 keep them).
+ */
+export async function withoutDevRelays(inspector, { devNetwork = false, devConsole = false } = {}) {
+  if (!devNetwork) await inspector.send("Network.disable");
+  if (!devConsole) await inspector.send("Runtime.disable");
 }
 
 export function cpuDiff(a, b, divide = 1) {

@@ -4,8 +4,9 @@
 // chat protocol by chat-client.mjs) and on the bare generateText loop in Node and inside workerd. Same
 // scripted model, same webhook tool, alternating, each runtime and peer turn in a fresh session or agent
 // instance. The peer's packages live in bench/peer/package.json and are installed here on first use.
-// Sizes: BENCH_E2E_STEPS / _CALLS / _DELTAS / _RUNS as for `npm run bench`; BENCH_VIA_PROXY=1 and
-// BENCH_DEV_NETWORK=1 as there (wrangler's proxy in the path, the DevTools Network domain left on) apply to every worker.
+// Sizes: BENCH_E2E_STEPS / _CALLS / _DELTAS / _RUNS as for `npm run bench`; BENCH_VIA_PROXY=1, BENCH_DEV_NETWORK=1
+// and BENCH_DEV_CONSOLE=1 as there (wrangler's proxy in the path, the DevTools Network and Runtime domains left
+// on) apply to every worker.
 import { execFileSync } from "node:child_process";
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -15,7 +16,7 @@ import { median } from "../lib/client.mjs";
 import { connectInspector } from "../lib/cpuprofile.mjs";
 import { e2eShapes, runtimeTurn, workerdLoop } from "../lib/e2e.mjs";
 import { cpuMsOf, freePort, settle, startWrangler, stopAll } from "../lib/procs.mjs";
-import { startStack } from "../lib/stack.mjs";
+import { startStack, withoutDevRelays } from "../lib/stack.mjs";
 import { peerClient } from "./chat-client.mjs";
 
 const PEER = dirname(fileURLToPath(import.meta.url));
@@ -29,6 +30,7 @@ const CFG = {
   warmup: 1,
   viaProxy: process.env.BENCH_VIA_PROXY === "1",
   devNetwork: process.env.BENCH_DEV_NETWORK === "1",
+  devConsole: process.env.BENCH_DEV_CONSOLE === "1",
 };
 const SIDES = ["runtime", "peer", "bare_node", "bare_workerd"];
 
@@ -59,7 +61,7 @@ function ensureInstalled() {
   execFileSync("npm", ["install", "--no-audit", "--no-fund"], { cwd: PEER, stdio: "inherit" });
 }
 
-/** The peer worker under `wrangler dev`, with the DevTools Network domain off as for the other workers. */
+/** The peer worker under `wrangler dev`, with the DevTools relays off as for the other workers. */
 async function startPeer(stack) {
   const w = await startWrangler({
     cwd: ROOT,
@@ -72,10 +74,8 @@ async function startPeer(stack) {
     log,
     label: "peer",
   });
-  // See bench/lib/stack.mjs: `wrangler dev`'s DevTools session relays every subrequest body chunk, which
-  // production does not do.
   const inspector = await connectInspector(w.inspectorPort);
-  if (!CFG.devNetwork) await inspector.send("Network.disable");
+  await withoutDevRelays(inspector, CFG);
   return { w, inspector, base: CFG.viaProxy || !w.direct ? w.base : w.direct };
 }
 
@@ -169,7 +169,7 @@ async function main() {
   ensureInstalled();
   const t0 = Date.now();
   say(`agent-runtime bench:peer; log ${logPath}`);
-  const stack = await startStack({ root: ROOT, log, viaProxy: CFG.viaProxy, devNetwork: CFG.devNetwork });
+  const stack = await startStack({ root: ROOT, log, viaProxy: CFG.viaProxy, devNetwork: CFG.devNetwork, devConsole: CFG.devConsole });
   let peer;
   try {
     peer = await startPeer(stack);

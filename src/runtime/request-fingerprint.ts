@@ -3,8 +3,14 @@
 // whether the request it would send now is the recorded one (and answer it from the recording) or not.
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 
+/** Text already in canonical form. */
+class Canonical {
+  constructor(readonly text: string) {}
+}
+
 /** JSON with object keys sorted at every level, so equal requests give equal text whatever their key order. */
 export function canonicalJson(value: unknown): string {
+  if (value instanceof Canonical) return value.text;
   if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(",")}]`;
   if (value && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>)
@@ -21,7 +27,21 @@ export function canonicalJson(value: unknown): string {
  */
 export async function requestFingerprint(model: string, options: LanguageModelV3CallOptions): Promise<string> {
   const { prompt, tools, toolChoice, temperature, maxOutputTokens, responseFormat } = options;
-  const text = canonicalJson({ model, prompt, tools, toolChoice, temperature, maxOutputTokens, responseFormat });
+  // Each step's request repeats the conversation so far and the tool schemas: the same objects, never changed
+  // once made, so their canonical text is kept (by identity) instead of being built again every step.
+  const parts = prompt.map((m) => (Array.isArray(m.content) ? { ...m, content: m.content.map(once) } : m));
+  const text = canonicalJson({ model, prompt: parts, tools: tools && once(tools), toolChoice, temperature, maxOutputTokens, responseFormat });
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+const seen = new WeakMap<object, Canonical>();
+
+function once(value: object): Canonical {
+  let canonical = seen.get(value);
+  if (!canonical) {
+    canonical = new Canonical(canonicalJson(value));
+    seen.set(value, canonical);
+  }
+  return canonical;
 }

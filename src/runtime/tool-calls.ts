@@ -1,6 +1,7 @@
 // The tool phase of a step: the runtime dispatches the model's tool calls itself, with approvals, locks,
 // the turn's budget, and spilling of large payloads; sub-agent tools start child loops.
 import { toolPayloadLimit } from "../protocol/agent-config";
+import type { EventDraft } from "../protocol/events";
 import { errorMessage } from "./errors";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
@@ -52,13 +53,21 @@ export async function runToolCalls(level: Level, turn: Turn): Promise<"done" | "
     if (runnable.length === 0) break;
     const parallel = runnable.filter((c) => !lost.has(c) && (tools.get(c.name)?.parallel_safe ?? true));
     const serial = runnable.filter((c) => !parallel.includes(c));
+    // The calls the pool starts at once (no lock to wait for) become started together: one commit.
+    await startTogether(
+      parallel.slice(0, parallelism).filter((c) => !tools.get(c.name)?.lock && startsNow(c)),
+      level,
+      setup,
+      turn,
+    );
     await runPool(parallel, parallelism, dispatch);
     for (const c of serial) await dispatch(c);
   }
   if (calls.some((c) => c.status !== "done")) return "waiting";
+  // No checkpoint of its own: this follows from the results already checkpointed, and the next transition's
+  // checkpoint records it (a restart here folds the results again).
   state.messages.push({ role: "tool", content: calls.map(toolResultPart) });
   state.calls = null;
-  turn.emit(level, []);
   return "done";
 }
 
@@ -94,6 +103,50 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
   );
 }
 
+/** Whether the call still has to start: not started before a restart, and not refused by a human. */
+function startsNow(call: ToolCallRecord): boolean {
+  return call.status !== "started" && refusal(call) === null;
+}
+
+function refusal(call: ToolCallRecord): ToolCallRecord["approval"] | null {
+  return call.approval && call.approval.status !== "approved" && call.approval.status !== "pending" ? call.approval : null;
+}
+
+/**
+ * Charges a call to the budget, marks it started and returns its tool.started event. Large arguments are
+ * spilled before the call counts as started: a checkpoint written meanwhile (another call's result) must not
+ * hold a started call whose tool.started is not in the log yet.
+ */
+async function startCall(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn): Promise<EventDraft> {
+  const { state } = level;
+  const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  const args = await forLog(executable, call, state, setup, turn);
+  turn.signal.throwIfAborted(); // a stopped turn starts nothing new, at any level
+  turn.checkWallClock();
+  turn.charge("tool_calls");
+  call.status = "started";
+  call.started_at = turn.ports.now();
+  return {
+    type: "tool.started",
+    turn_id: state.turn_id,
+    step_id: state.step_id ?? undefined,
+    tool_call_id: call.tool_call_id,
+    payload: { name: call.name, args: args.value, injected_args: injected },
+    ...refsOf(args.artifact),
+  };
+}
+
+/** Starts calls that begin at the same moment with one commit and one checkpoint for all their tool.started events. */
+async function startTogether(calls: ToolCallRecord[], level: Level, setup: TurnSetup, turn: Turn): Promise<void> {
+  const started: EventDraft[] = [];
+  try {
+    for (const c of calls) started.push(await startCall(c, level, setup, turn));
+  } finally {
+    // Those started before a failure (the budget ran out) are in the state, so their events go in the log too.
+    if (started.length > 0) turn.emit(level, started);
+  }
+}
+
 function argsOf(call: ToolCallRecord): Record<string, unknown> {
   return call.args && typeof call.args === "object" ? (call.args as Record<string, unknown>) : {};
 }
@@ -104,26 +157,16 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
   const ids = { turn_id, step_id: state.step_id ?? undefined, tool_call_id: call.tool_call_id };
   const tool = setup.tools.get(call.name);
   const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
-  const refused = call.approval && call.approval.status !== "approved" && call.approval.status !== "pending" ? call.approval : null;
+  const refused = refusal(call);
   let output: unknown;
   let is_error = true;
   turn.signal.throwIfAborted(); // a stopped turn starts nothing new, at any level
   if (lost) {
     output = { error: "The runtime restarted while this tool was running; its outcome is unknown.", category: "lost" };
   } else {
-    if (call.status !== "started" && !refused) {
-      // A call resumed after a restart (an idempotent tool, or sub-agents picking up) has started already;
-      // a call a human refused never starts (its action.resolved and tool.result say so).
-      // Spill large arguments before the call is charged and counts as started: a checkpoint written meanwhile
-      // (another call's result) must not hold a started call whose tool.started is not in the log yet.
-      const args = await forLog(executable, call, state, setup, turn);
-      turn.signal.throwIfAborted();
-      turn.checkWallClock();
-      turn.charge("tool_calls");
-      call.status = "started";
-      call.started_at = turn.ports.now();
-      turn.emit(level, [{ type: "tool.started", ...ids, payload: { name: call.name, args: args.value, injected_args: injected }, ...refsOf(args.artifact) }]);
-    }
+    // A call started with its step's others, or resumed after a restart (an idempotent tool, or sub-agents
+    // picking up), has started already; a call a human refused never starts (action.resolved and tool.result say so).
+    if (startsNow(call)) turn.emit(level, [await startCall(call, level, setup, turn)]);
     const argErrors = tool ? schemaErrors(tool.parameters, executable) : [];
     if (refused) {
       const why = refused.status === "rejected" ? "The user rejected this tool call" : "Nobody approved this tool call in time";

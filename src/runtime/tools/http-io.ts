@@ -22,7 +22,11 @@ export async function readCapped(res: Response, max: number): Promise<string> {
   return new TextDecoder().decode(bytes);
 }
 
-/** An abort signal for `parent` or a timeout; `clear()` stops the timer (AbortSignal.timeout would keep the object busy until it fires). */
+/**
+ * An abort signal for `parent` or a timeout; `clear()` stops the timer (AbortSignal.timeout would keep the object
+ * busy until it fires), and the signal still follows `parent` (a body read after it stops on interrupt). A
+ * listener, not AbortSignal.any: that took 1.4 ms of a 40-call turn in the profile.
+ */
 export function callTimeout(ms: number, parent: AbortSignal): { signal: AbortSignal; timedOut(): boolean; clear(): void } {
   const controller = new AbortController();
   let fired = false;
@@ -30,5 +34,8 @@ export function callTimeout(ms: number, parent: AbortSignal): { signal: AbortSig
     fired = true;
     controller.abort(new Error(`timed out after ${ms} ms`));
   }, ms);
-  return { signal: AbortSignal.any([parent, controller.signal]), timedOut: () => fired, clear: () => clearTimeout(timer) };
+  const follow = () => controller.abort(parent.reason);
+  if (parent.aborted) follow();
+  else parent.addEventListener("abort", follow, { once: true });
+  return { signal: controller.signal, timedOut: () => fired, clear: () => clearTimeout(timer) };
 }

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// `node bench/ab.mjs [REV]`: the end-to-end turns of `npm run bench` (bench/lib/e2e.mjs) on the runtime as of
+// git revision REV (default HEAD) against the working tree, both under `wrangler dev` at the same time and
+// alternating turn by turn, so a change is measured under the same machine load as what it changes (this
+// machine's timings move by 30% between runs). Prints medians, the ratio, and workerd CPU per turn.
+// BENCH_E2E_RUNS (default 15) measured turns per side and shape after 2 warm-ups.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Api, median } from "./lib/client.mjs";
+import { connectInspector } from "./lib/cpuprofile.mjs";
+import { e2eShapes, runtimeTurn } from "./lib/e2e.mjs";
+import { cpuMsOf, freePort, snapshotRuntime, startFakeLlmProcess, startWrangler, stopAll } from "./lib/procs.mjs";
+import { withoutDevRelays } from "./lib/stack.mjs";
+
+const ROOT = resolve(fileURLToPath(import.meta.url), "..", "..");
+const REV = process.argv[2] ?? "HEAD";
+const RUNS = Number(process.env.BENCH_E2E_RUNS ?? 15);
+const WARMUP = 2;
+const log = () => {};
+
+const tmp = mkdtempSync(join(tmpdir(), "agent-runtime-ab-"));
+const cache = join(ROOT, "bench", ".cache");
+const before = join(cache, "ab-before");
+rmSync(before, { recursive: true, force: true });
+mkdirSync(before, { recursive: true });
+// The revision's runtime files, laid out as snapshotRuntime lays out the working tree's.
+execFileSync("sh", ["-c", `git archive ${REV} src migrations wrangler.toml | tar -x -C ${before}`], { cwd: ROOT });
+mkdirSync(join(before, "dist", "inspector"), { recursive: true });
+const sides = { before: join(before, "wrangler.toml"), after: snapshotRuntime(ROOT, join(cache, "ab-after")) };
+
+try {
+  const key = "bench_ab";
+  const fakePort = await freePort();
+  await startFakeLlmProcess(join(ROOT, "bench", "lib", "fake-llm.mjs"), fakePort, log);
+  const baseUrl = `http://127.0.0.1:${fakePort}/v1`;
+  const stacks = {};
+  for (const [name, config] of Object.entries(sides)) {
+    const w = await startWrangler({
+      cwd: ROOT,
+      config,
+      port: await freePort(),
+      inspectorPort: await freePort(),
+      persistTo: join(tmp, name),
+      vars: { API_KEYS: key, OPENAI_COMPATIBLE_BASE_URL: baseUrl, TOOL_URL_ALLOWLIST: `${baseUrl}/_tools/` },
+      readyPath: "/healthz",
+      log,
+      label: name,
+    });
+    const inspector = await connectInspector(w.inspectorPort);
+    await withoutDevRelays(inspector);
+    stacks[name] = { w, api: new Api(w.direct ?? w.base, key), fake: { baseUrl } };
+  }
+  console.log(`${REV} (before) against the working tree (after), ${RUNS} turns each after ${WARMUP} warm-ups, alternating`);
+  for (const [shape, { model, maxSteps }] of Object.entries(e2eShapes({ steps: 10, calls: 4, deltas: 5 }))) {
+    const ms = { before: [], after: [] };
+    const cpu = { before: 0, after: 0 };
+    for (let i = 0; i < WARMUP + RUNS; i++) {
+      // Alternate which side goes first, so neither always follows the other's leftovers.
+      const order = i % 2 === 0 ? ["before", "after"] : ["after", "before"];
+      for (const side of order) {
+        const s = stacks[side];
+        const c0 = cpuMsOf(s.w.userPid);
+        const { ms: t } = await runtimeTurn(s, model, maxSteps);
+        if (i < WARMUP) continue;
+        ms[side].push(t);
+        cpu[side] += cpuMsOf(s.w.userPid) - c0;
+      }
+    }
+    const m = { before: median(ms.before), after: median(ms.after) };
+    console.log(
+      `${shape}: before ${m.before.toFixed(1)} ms, after ${m.after.toFixed(1)} ms (${((100 * (m.after - m.before)) / m.before).toFixed(1)}%); workerd CPU per turn (session creation included) ${(cpu.before / RUNS).toFixed(1)} -> ${(cpu.after / RUNS).toFixed(1)} ms`,
+    );
+  }
+} finally {
+  await stopAll();
+  rmSync(tmp, { recursive: true, force: true });
+}
+process.exit(0);
