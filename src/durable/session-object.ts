@@ -21,11 +21,11 @@ import { Approvals } from "./approvals";
 import { ChannelStore } from "./channel-store";
 import { conversationJson, turnCursor } from "./chat-reads";
 import { type FrameTarget, handleFrame, reply, sessionFrames } from "./command-frames";
-import { DeltaBatcher } from "./delta-batcher";
 import { type ForkSource, historyAt } from "./fork-history";
 import { type PausedCut, pausedTurn } from "./fork-paused";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import type { StepOutcome } from "./orchestration-steps";
+import { PendingWrites } from "./pending-writes";
 import { APPROVAL_DEADLINE, project } from "./projections";
 import { registry } from "./registry-object";
 import { SCHEDULES_DUE, Schedules } from "./schedules";
@@ -72,12 +72,12 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
   private readonly schedules: Schedules;
   private readonly subscriptions = new SubscriptionTable(this, () => this.delivery.changed());
   private readonly delivery = new SubscriptionDelivery(this, this.subscriptions);
-  /** model.delta events waiting for their commit; any other commit takes them first. */
-  private readonly deltas = new DeltaBatcher(() => {
+  /** Text deltas and held tool results waiting for their commit; any other commit takes them first. */
+  private readonly pending = new PendingWrites(() => {
     try {
       this.commit([]);
     } catch (err) {
-      console.error("committing text deltas failed", err);
+      console.error("committing waiting events failed", err);
     }
   });
 
@@ -98,8 +98,11 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
     );
     this.runner = new TurnRunner(
       this,
-      (drafts) => {
-        if (this.deltas.add(drafts)) this.commit([]);
+      {
+        deltas: (drafts) => {
+          if (this.pending.deltas(drafts)) this.commit([]);
+        },
+        hold: (drafts, checkpoint) => this.pending.hold(drafts, checkpoint),
       },
       (config, drafts) => {
         this.commit(drafts, () => this.store.setSessionAgent(JSON.stringify(config)));
@@ -435,14 +438,15 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
   }
 
   commit(newDrafts: EventDraft[], mutate?: () => void, opts: { snapshot?: boolean } = {}): void {
-    const deltas = this.deltas.take();
-    const drafts = [...deltas, ...newDrafts];
-    if (drafts.length === 0 && !mutate) return;
+    const waiting = this.pending.take();
+    const drafts = [...waiting.drafts, ...newDrafts];
+    if (drafts.length === 0 && !mutate && !waiting.checkpoint) return;
     const row = this.row();
     const ids = { session_id: row.session_id, thread_id: row.thread_id };
     let committed: { stored: StoredEvent[]; next: SessionView };
     try {
       committed = this.transact(() => {
+        waiting.checkpoint?.();
         mutate?.();
         const appended = this.store.append(drafts, ids, Date.now(), randomId);
         let view = this.folded;
@@ -454,7 +458,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
         return { stored: appended.map((a) => a.stored), next: view };
       });
     } catch (err) {
-      this.deltas.restore(deltas); // they are still facts of the turn; the next commit records them
+      this.pending.restore(waiting); // they are still facts of the turn; the next commit records them
       throw err;
     }
     this.folded = committed.next;

@@ -41,6 +41,8 @@ export interface RunnerHooks {
   historyReplaced(history: ModelMessage[]): void;
   /** Commits model.delta events in batches. */
   deltas(drafts: EventDraft[]): void;
+  /** Holds events with their checkpoint for a moment, to be committed with those that follow. */
+  hold(drafts: EventDraft[], checkpoint: () => void): void;
 }
 
 export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks): TurnPorts {
@@ -57,9 +59,10 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
     if (state.messages_taken) store.dropFromInbox(turnId, state.messages_taken);
   };
   return {
-    emit: (events, state) => {
+    emit: (events, state, gather) => {
       owned();
       if (!state && events.every((e) => e.type === "model.delta")) return hooks.deltas(events);
+      if (state && gather) return hooks.hold(events, () => checkpoint(state));
       s.commit(events, state ? () => checkpoint(state) : undefined);
     },
     finish: (event, state) => {
@@ -73,7 +76,7 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
     },
     suspend: (state) => {
       owned();
-      s.transact(() => checkpoint(state));
+      s.commit([], () => checkpoint(state)); // a commit, so events still waiting go first
       hooks.suspended(exec, state);
     },
     handoff: async (agent, reason) => {

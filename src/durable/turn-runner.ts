@@ -13,7 +13,7 @@ import { randomTraceId, traceFrom } from "../runtime/trace";
 import { closingEvents, finalMessages, hasDecisionToApply, newTurnState, type TurnState } from "../runtime/turn-state";
 import { type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { HEARTBEAT_MS, type SessionContext } from "./session-context";
-import { type Executor, TurnTakenError, turnPorts } from "./turn-ports";
+import { type Executor, type RunnerHooks, TurnTakenError, turnPorts } from "./turn-ports";
 import { TurnSetups } from "./turn-setup";
 
 export class TurnRunner {
@@ -24,7 +24,8 @@ export class TurnRunner {
 
   constructor(
     private readonly s: SessionContext,
-    private readonly commitDeltas: (drafts: EventDraft[]) => void,
+    /** Writes that may wait a moment to be committed together (see pending-writes.ts). */
+    private readonly waitingWrites: Pick<RunnerHooks, "deltas" | "hold">,
     private readonly switchAgent: (config: AgentConfig, drafts: EventDraft[]) => void,
   ) {
     this.setups = new TurnSetups(s);
@@ -143,7 +144,7 @@ export class TurnRunner {
         return setup;
       },
       historyReplaced: (history) => this.setups.replaced(history),
-      deltas: this.commitDeltas,
+      ...this.waitingWrites,
     });
     const run = async () => {
       const config = this.s.agent();

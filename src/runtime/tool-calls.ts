@@ -232,12 +232,18 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
   call.status = "done";
   call.result = { output, is_error };
   const metadata = resultMetadata(call, is_error, started_at, completed_at, injected, spilled.artifact?.id ?? null);
-  turn.emit(level, [
-    ...(spilled.artifact
-      ? [{ type: "output.spilled" as const, ...ids, payload: { artifact_id: spilled.artifact.id, bytes: spilled.artifact.bytes, name: call.name } }]
-      : []),
-    { type: "tool.result", ...ids, payload: { name: call.name, output, is_error, metadata }, ...refsOf(spilled.artifact) },
-  ]);
+  turn.emit(
+    level,
+    [
+      ...(spilled.artifact
+        ? [{ type: "output.spilled" as const, ...ids, payload: { artifact_id: spilled.artifact.id, bytes: spilled.artifact.bytes, name: call.name } }]
+        : []),
+      { type: "tool.result", ...ids, payload: { name: call.name, output, is_error, metadata }, ...refsOf(spilled.artifact) },
+    ],
+    true,
+    // A result that arrives while other calls of the step still run may wait a moment to be written with theirs.
+    state.calls?.some((other) => other.status === "started") ?? false,
+  );
   return "done";
 }
 

@@ -46,8 +46,12 @@ export interface TurnSignals {
 }
 
 export interface TurnPorts extends TurnSignals {
-  /** Appends events durably; with a state, checkpoints it in the same transaction. Throws if the turn was taken away (interrupted). */
-  emit(events: EventDraft[], state?: TurnState): void;
+  /**
+   * Appends events durably; with a state, checkpoints it in the same transaction. Throws if the turn was taken away
+   * (interrupted). `gather`: more events of the same moment are on their way (results of calls still running), so
+   * these may be held briefly and written with them; whatever is written next takes them first.
+   */
+  emit(events: EventDraft[], state?: TurnState, gather?: boolean): void;
   /** Appends the terminal event, moves the turn's messages to the history and clears the checkpoint, atomically. */
   finish(event: TerminalDraft, state: TurnState): void;
   /** Makes `agent` the session's active agent, durably, and returns the setup to continue with; throws if it cannot. */
@@ -182,7 +186,7 @@ export class Turn {
   }
 
   /** Appends events for `level` (adding its envelope fields), checkpointing the whole turn unless `checkpoint` is false. */
-  emit(level: Level, events: EventDraft[], checkpoint = true): void {
+  emit(level: Level, events: EventDraft[], checkpoint = true, gather = false): void {
     // The store fills in the root's envelope (parent_id null, depth 0); sub-agents add theirs.
     const envelope =
       level.depth === 0 ? {} : { parent_id: level.parent_id, depth: level.depth, ...(level.subagent_id ? { subagent_id: level.subagent_id } : {}) };
@@ -191,6 +195,7 @@ export class Turn {
     this.ports.emit(
       events.map((e) => ({ ...envelope, ...e })),
       checkpoint ? this.root : undefined,
+      gather,
     );
   }
 }

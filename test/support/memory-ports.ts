@@ -123,6 +123,9 @@ export class MemoryPorts implements TurnPorts {
     return this.recordedDecisions;
   }
 
+  /** Events offered to be held and written with the next (`gather`), by tool call id (or type). */
+  readonly gathered: string[] = [];
+
   /** Approval requests, in order. */
   readonly approvals: { action_id: string; tool_name: string; expires_at: number }[] = [];
   /** The state each time the turn suspended to wait for decisions. */
@@ -142,8 +145,9 @@ export class MemoryPorts implements TurnPorts {
     this.clock = startTime;
   }
 
-  emit(events: EventDraft[], state?: TurnState): void {
+  emit(events: EventDraft[], state?: TurnState, gather?: boolean): void {
     if (this.refuse(events)) throw new Error("turn is no longer writable");
+    if (gather) this.gathered.push(...events.map((e) => e.tool_call_id ?? e.type));
     for (const event of events) this.events.push(snapshot(event));
     if (state) this.checkpoints.push({ afterEvents: this.events.length, state: snapshot(state) });
     for (const event of events) this.onEvent?.(event);
