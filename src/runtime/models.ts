@@ -32,13 +32,40 @@ export function providerConfigured(provider: Provider, env: ProviderEnv): boolea
   }
 }
 
+/**
+ * Provider models by spec and settings. A provider's model builds its response schemas when it is made (for
+ * openai-compatible a zod schema whose construction and first use cost about a millisecond), and holds nothing
+ * of a call, so one instance serves every turn of the isolate with the same settings.
+ */
+const made = new Map<string, LanguageModelV3>();
+const MAX_MADE = 100;
+
 export function resolveModel(spec: string, env: ProviderEnv): LanguageModelV3 {
   const parsed = parseModelSpec(spec);
   if (!parsed) throw new Error(`Invalid model "${spec}"`);
   if (!providerConfigured(parsed.provider, env)) {
     throw new Error(`Provider "${parsed.provider}" is not configured in this deployment`);
   }
-  const { provider, model } = parsed;
+  // Workers AI models wrap the binding of one request's env, and demo models are cheap: only keyed ones are kept.
+  if (parsed.provider === "workers-ai" || parsed.provider === "demo") return makeModel(parsed, env);
+  const key = JSON.stringify([
+    spec,
+    env.OPENAI_API_KEY,
+    env.OPENAI_BASE_URL,
+    env.ANTHROPIC_API_KEY,
+    env.OPENAI_COMPATIBLE_BASE_URL,
+    env.OPENAI_COMPATIBLE_API_KEY,
+  ]);
+  let model = made.get(key);
+  if (!model) {
+    if (made.size >= MAX_MADE) made.clear();
+    model = makeModel(parsed, env);
+    made.set(key, model);
+  }
+  return model;
+}
+
+function makeModel({ provider, model }: NonNullable<ReturnType<typeof parseModelSpec>>, env: ProviderEnv): LanguageModelV3 {
   switch (provider) {
     case "openai":
       return createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined }).chat(model);
