@@ -260,6 +260,7 @@ async function forLog(
 ): Promise<{ value: unknown; artifact?: { id: string; bytes: number } }> {
   const max = toolPayloadLimit(setup.config);
   const text = typeof value === "string" ? value : JSON.stringify(value);
+  if (text.length * 3 <= max) return { value }; // a UTF-16 unit is at most 3 bytes of UTF-8: no need to count
   const bytes = new TextEncoder().encode(text);
   if (bytes.byteLength <= max) return { value };
   const content_type = typeof value === "string" ? "text/plain; charset=utf-8" : "application/json";

@@ -28,7 +28,24 @@ function parse(url: string): URL | null {
   }
 }
 
+/** Decisions per allowlist (one list per turn): a webhook tool calls the same URL again and again. */
+const decided = new WeakMap<string[], Map<string, boolean>>();
+
 export function urlAllowed(url: string, allowlist: string[]): boolean {
+  let known = decided.get(allowlist);
+  if (!known) {
+    known = new Map();
+    decided.set(allowlist, known);
+  }
+  let allowed = known.get(url);
+  if (allowed === undefined) {
+    allowed = decide(url, allowlist);
+    if (known.size < 1_000) known.set(url, allowed);
+  }
+  return allowed;
+}
+
+function decide(url: string, allowlist: string[]): boolean {
   const target = parse(url);
   if (!target) return false;
   return allowlist.some((entry) => {
