@@ -1,5 +1,5 @@
 // The events that wait a moment for their commit (src/durable/pending-writes.ts): the first text delta after a
-// quiet spell goes through at once, the ones right after it wait for one flush per window; a tool result held
+// quiet spell is flushed right after the current task, the ones after it once per window; a tool result held
 // while its step's other calls run waits at most the hold; any other commit takes what waits, in order, with the
 // latest held checkpoint. End to end, test/streams.test.ts shows deltas still arrive while a model stalls;
 // test/loop.test.ts shows which results the loop offers to hold.
@@ -32,29 +32,34 @@ const names = (drafts: EventDraft[]) => drafts.map((d) => (d.type === "model.del
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("PendingWrites", () => {
-  it("lets the first delta through, then flushes the deltas that follow once per window", async () => {
+  it("flushes the first delta after a quiet spell right after the current task, then the ones that follow once per window", async () => {
     const flushed: (string | undefined)[][] = [];
     const pending: PendingWrites = new PendingWrites(() => flushed.push(names(pending.take().drafts)), 30);
-    expect(pending.deltas([delta("a")])).toBe(true);
-    expect(names(pending.take().drafts)).toEqual(["a"]);
-
-    expect(pending.deltas([delta("b")])).toBe(false);
-    expect(pending.deltas([delta("c"), delta("d")])).toBe(false);
+    pending.deltas([delta("a")]);
+    pending.deltas([delta("b")]); // arrived with it: written together
     expect(flushed).toEqual([]);
-    await sleep(80);
-    expect(flushed).toEqual([["b", "c", "d"]]);
+    await sleep(0);
+    expect(flushed).toEqual([["a", "b"]]);
 
-    // After a quiet spell longer than the window, the next delta goes through at once again.
-    expect(pending.deltas([delta("e")])).toBe(true);
-    expect(names(pending.take().drafts)).toEqual(["e"]);
+    pending.deltas([delta("c")]);
+    pending.deltas([delta("d"), delta("e")]);
+    await sleep(5);
+    expect(flushed).toHaveLength(1); // within the window after the last flush
+    await sleep(80);
+    expect(flushed).toEqual([["a", "b"], ["c", "d", "e"]]);
+
+    // After a quiet spell longer than the window, the next delta goes right after the current task again.
+    pending.deltas([delta("f")]);
+    await sleep(0);
+    expect(flushed.at(-1)).toEqual(["f"]);
   });
 
   it("a commit that takes the waiting deltas cancels their flush", async () => {
     let flushes = 0;
     const pending = new PendingWrites(() => (flushes += 1), 30);
-    expect(pending.deltas([delta("a")])).toBe(true);
-    pending.take();
-    expect(pending.deltas([delta("b")])).toBe(false);
+    pending.deltas([delta("a")]);
+    expect(names(pending.take().drafts)).toEqual(["a"]);
+    pending.deltas([delta("b")]);
     expect(names(pending.take().drafts)).toEqual(["b"]);
     expect(pending.take()).toEqual({ drafts: [], checkpoint: null });
     await sleep(80);
@@ -82,9 +87,9 @@ describe("PendingWrites", () => {
       1_000,
       5,
     );
-    expect(pending.deltas([delta("a")])).toBe(true);
+    pending.deltas([delta("a")]);
     pending.take();
-    expect(pending.deltas([delta("b")])).toBe(false); // waits for a window of 1 s
+    pending.deltas([delta("b")]); // waits for a window of 1 s
     pending.hold([result("call_1")], () => written.push("state after call_1"));
     pending.hold([result("call_2")], () => written.push("state after call_2"));
     await sleep(60);

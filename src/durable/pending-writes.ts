@@ -1,7 +1,8 @@
 // Events that wait a moment to be written together. Each write separated by I/O costs the object its own
 // SQLite commit (locally an fsync too: docs/performance.md), so two kinds of events may wait briefly:
-// - text deltas: the first after a quiet spell goes through at once (no added latency to the first token),
-//   the ones that follow gather for at most `deltaWindowMs`;
+// - text deltas: the first after a quiet spell is written once the network read that brought it has been
+//   handled (a timer of 0: the rest of that read comes along, not a fixed delay), the ones that follow gather
+//   for at most `deltaWindowMs`;
 // - tool results while other calls of their step still run: held at most `holdMs` with their checkpoint, so
 //   results that arrive together take one commit (the step's last result writes them all at once).
 // Every commit takes what waits first, in order, with the latest held checkpoint, so the log keeps its order
@@ -30,14 +31,10 @@ export class PendingWrites {
     private readonly holdMs = HOLD_MS,
   ) {}
 
-  /** Queues deltas; true when the caller should commit now (the window is open and nothing waits). */
-  deltas(drafts: EventDraft[]): boolean {
+  /** Queues deltas, to be flushed right away after a quiet spell or when the window since the last flush ends. */
+  deltas(drafts: EventDraft[]): void {
     this.waiting.drafts.push(...drafts);
-    if (this.timer) return false;
-    const wait = this.lastFlush + this.deltaWindowMs - Date.now();
-    if (wait <= 0) return true;
-    this.flushIn(wait);
-    return false;
+    if (!this.timer) this.flushIn(Math.max(0, this.lastFlush + this.deltaWindowMs - Date.now()));
   }
 
   /** Holds events with the checkpoint that records them, for at most `holdMs`. */

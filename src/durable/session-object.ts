@@ -99,9 +99,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
     this.runner = new TurnRunner(
       this,
       {
-        deltas: (drafts) => {
-          if (this.pending.deltas(drafts)) this.commit([]);
-        },
+        deltas: (drafts) => this.pending.deltas(drafts),
         hold: (drafts, checkpoint) => this.pending.hold(drafts, checkpoint),
       },
       (config, drafts) => {
