@@ -46,7 +46,10 @@ describe("PendingWrites", () => {
     await sleep(5);
     expect(flushed).toHaveLength(1); // within the window after the last flush
     await sleep(80);
-    expect(flushed).toEqual([["a", "b"], ["c", "d", "e"]]);
+    expect(flushed).toEqual([
+      ["a", "b"],
+      ["c", "d", "e"],
+    ]);
 
     // After a quiet spell longer than the window, the next delta goes right after the current task again.
     pending.deltas([delta("f")]);
