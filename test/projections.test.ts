@@ -28,6 +28,7 @@ const TABLES = {
   queue: "SELECT turn_id FROM turns WHERE status = 'queued' ORDER BY position",
   actions: "SELECT * FROM actions ORDER BY action_id",
   deadlines: `SELECT * FROM schedule WHERE kind LIKE '${APPROVAL_DEADLINE}%' ORDER BY kind`,
+  usage: "SELECT * FROM usage_days ORDER BY day",
 };
 
 /** The stored tables, and the same tables rebuilt from the log alone (in a transaction that is rolled back). */
@@ -44,7 +45,9 @@ function storedAndRebuilt(sql: SqlStorage, storage: DurableObjectStorage) {
       sql.exec("DELETE FROM turns");
       sql.exec("DELETE FROM actions");
       sql.exec(`DELETE FROM schedule WHERE kind LIKE '${APPROVAL_DEADLINE}%'`);
-      for (const e of log) project(sql, e);
+      sql.exec("DELETE FROM usage_days");
+      // The whole log as one batch: usage added up per day must equal what the commits added one by one.
+      project(sql, log);
       rebuilt = read();
       throw new Error("roll back");
     });

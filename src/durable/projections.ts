@@ -15,24 +15,24 @@ const setStatus =
     sql.exec("UPDATE turns SET status = ? WHERE turn_id = ?", status, e.turn_id);
   };
 
-/** Adds to the usage row of the event's UTC day (the session's usage_days table). */
-function addUsage(sql: SqlStorage, e: RuntimeEvent, column: string, amount: number, ...more: [string, number][]): void {
-  const day = new Date(e.timestamp).toISOString().slice(0, 10);
-  const columns = [[column, amount] as [string, number], ...more];
-  sql.exec(
-    `INSERT INTO usage_days (day, ${columns.map(([c]) => c).join(", ")}) VALUES (?, ${columns.map(() => "?").join(", ")})
-     ON CONFLICT (day) DO UPDATE SET ${columns.map(([c]) => `${c} = ${c} + excluded.${c}`).join(", ")}`,
-    day,
-    ...columns.map(([, n]) => n),
-  );
-}
+/** What an event adds to the usage row of its UTC day (the session's usage_days table). */
+type UsageColumn = "turns" | "failures" | "model_calls" | "tool_calls" | "input_tokens" | "output_tokens" | "cost_usd" | "unpriced_model_calls";
+type Usage = Partial<Record<UsageColumn, number>>;
 
-const turnEnded =
-  (status: TurnRow["status"]) =>
-  (sql: SqlStorage, e: RuntimeEvent): void => {
-    setStatus(status)(sql, e);
-    addUsage(sql, e, "turns", 1, ["failures", status === "failed" ? 1 : 0]);
-  };
+const USAGE: { [T in EventType]?: (e: EventOf<T>) => Usage } = {
+  "turn.completed": () => ({ turns: 1 }),
+  "turn.failed": () => ({ turns: 1, failures: 1 }),
+  "turn.cancelled": () => ({ turns: 1 }),
+  // Every model call of the turn's tree (sub-agents too) records its cost once.
+  "cost.recorded": ({ payload: { usage, cost_usd } }) => ({
+    model_calls: 1,
+    input_tokens: usage.input_tokens,
+    output_tokens: usage.output_tokens,
+    cost_usd: cost_usd ?? 0,
+    unpriced_model_calls: cost_usd === null ? 1 : 0,
+  }),
+  "tool.started": () => ({ tool_calls: 1 }),
+};
 
 const PROJECTIONS: Projections = {
   "turn.submitted": (sql, e) => {
@@ -54,24 +54,9 @@ const PROJECTIONS: Projections = {
     for (const turnId of queued) sql.exec("UPDATE turns SET position = (SELECT max(position) + 1 FROM turns) WHERE turn_id = ?", turnId);
   },
   "turn.started": setStatus("running"),
-  "turn.completed": turnEnded("completed"),
-  "turn.failed": turnEnded("failed"),
-  "turn.cancelled": turnEnded("cancelled"),
-  // Every model call of the turn's tree (sub-agents too) records its cost once.
-  "cost.recorded": (sql, e) => {
-    const { usage, cost_usd } = e.payload;
-    addUsage(
-      sql,
-      e,
-      "model_calls",
-      1,
-      ["input_tokens", usage.input_tokens],
-      ["output_tokens", usage.output_tokens],
-      ["cost_usd", cost_usd ?? 0],
-      ["unpriced_model_calls", cost_usd === null ? 1 : 0],
-    );
-  },
-  "tool.started": (sql, e) => addUsage(sql, e, "tool_calls", 1),
+  "turn.completed": setStatus("completed"),
+  "turn.failed": setStatus("failed"),
+  "turn.cancelled": setStatus("cancelled"),
   "action.required": (sql, e) => {
     const p = e.payload;
     sql.exec(
@@ -102,8 +87,26 @@ const PROJECTIONS: Projections = {
   },
 };
 
-/** Applies one appended event to the tables it touches. */
-export function project(sql: SqlStorage, e: RuntimeEvent): void {
-  // The table is keyed by type, so each function gets the event of its own type.
-  (PROJECTIONS[e.type] as ((sql: SqlStorage, e: RuntimeEvent) => void) | undefined)?.(sql, e);
+/** Applies the events of one commit to the tables they touch; usage is added up per day, one write a day. */
+export function project(sql: SqlStorage, events: RuntimeEvent[]): void {
+  const days = new Map<string, Usage>();
+  for (const e of events) {
+    // The tables are keyed by type, so each function gets the event of its own type.
+    (PROJECTIONS[e.type] as ((sql: SqlStorage, e: RuntimeEvent) => void) | undefined)?.(sql, e);
+    const usage = (USAGE[e.type] as ((e: RuntimeEvent) => Usage) | undefined)?.(e);
+    if (!usage) continue;
+    const day = new Date(e.timestamp).toISOString().slice(0, 10);
+    const sum = days.get(day) ?? {};
+    for (const [column, n] of Object.entries(usage) as [UsageColumn, number][]) sum[column] = (sum[column] ?? 0) + n;
+    days.set(day, sum);
+  }
+  for (const [day, usage] of days) {
+    const columns = Object.keys(usage) as UsageColumn[];
+    sql.exec(
+      `INSERT INTO usage_days (day, ${columns.join(", ")}) VALUES (?, ${columns.map(() => "?").join(", ")})
+       ON CONFLICT (day) DO UPDATE SET ${columns.map((c) => `${c} = ${c} + excluded.${c}`).join(", ")}`,
+      day,
+      ...columns.map((c) => usage[c]!),
+    );
+  }
 }

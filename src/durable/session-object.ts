@@ -447,11 +447,12 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
         waiting.checkpoint?.();
         mutate?.();
         const appended = this.store.append(drafts, ids, Date.now(), randomId);
+        project(
+          this.store.sql,
+          appended.map((a) => a.event),
+        );
         let view = this.folded;
-        for (const a of appended) {
-          project(this.store.sql, a.event);
-          view = foldEvent(view, a.event);
-        }
+        for (const a of appended) view = foldEvent(view, a.event);
         if (opts.snapshot) this.store.saveSnapshot(view);
         return { stored: appended.map((a) => a.stored), next: view };
       });
