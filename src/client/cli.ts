@@ -3,6 +3,7 @@
 
 import { type CliDeps, type CliIO, EXIT, errorLine, intFlag, type ParsedArgs, parseArgs, str, USAGE, UsageError } from "./cli-args";
 import { chat } from "./cli-chat";
+import { evalCommand } from "./cli-eval";
 import { RuntimeClient } from "./client";
 import { type FormatOptions, formatTree } from "./format";
 
@@ -32,6 +33,9 @@ export async function runCli(argv: readonly string[], io: CliIO, deps: CliDeps =
       }
       case "agents":
         return await agentsCommand(client, io, rest, args.flags);
+      case "eval":
+        expectArgs(rest, 0, "eval --session <id> --agent <config.json>");
+        return await evalCommand(client, io, args.flags);
       case "tree": {
         expectArgs(rest, 2, "tree <session> <turn>");
         const tree = await client.tree(rest[0]!, rest[1]!);

@@ -18,6 +18,9 @@ import type {
   InjectResult,
   InterruptResult,
   QueueResult,
+  Replay,
+  ReplayStarted,
+  ReplayTurnBody,
   SessionCreated,
   SessionFilters,
   SessionForked,
@@ -100,6 +103,16 @@ export class HttpApi {
   /** `POST /v1/sessions/:sid/fork`: a new session holding this one's conversation as of `at_sequence`. */
   forkSession(sessionId: string, body: ForkSessionBody): Promise<SessionForked> {
     return this.json("POST", `/v1/sessions/${enc(sessionId)}/fork`, body);
+  }
+
+  /** `POST /v1/sessions/:sid/turns/:turn_id/replay`: the recorded turn runs again in a new session (`exec_id`). */
+  replayTurn(sessionId: string, turnId: string, body: ReplayTurnBody = {}): Promise<ReplayStarted> {
+    return this.json("POST", `/v1/sessions/${enc(sessionId)}/turns/${enc(turnId)}/replay`, body);
+  }
+
+  /** `GET /v1/replays/:exec_id`: the comparison, once the replay has ended (`status: "completed"`). */
+  getReplay(execId: string): Promise<Replay> {
+    return this.json("GET", `/v1/replays/${enc(execId)}`);
   }
 
   getSession(sessionId: string): Promise<SessionSnapshot> {

@@ -2,7 +2,7 @@
 // nothing of the server is bundled); responses mirror what the routes answer (README "API").
 import type { z } from "zod";
 import type { AgentConfig, AgentConfigInput } from "../protocol/agent-config";
-import { type EventRef, type EventType, isTerminalTurnEvent, type RuntimeEvent } from "../protocol/events";
+import { type EventRef, type EventType, isTerminalTurnEvent, type PayloadOf, type RuntimeEvent } from "../protocol/events";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 
 export type { SessionSummary, UsageRow } from "../protocol/session-index";
@@ -72,6 +72,11 @@ export interface ForkSessionBody {
   agent?: string | AgentConfigInput;
   metadata?: Record<string, unknown>;
 }
+/** `POST /v1/sessions/:sid/turns/:turn_id/replay`: fields that replace the recorded agent's, and how tools answer. */
+export interface ReplayTurnBody {
+  agent?: Partial<AgentConfigInput>;
+  tools?: "recorded" | "live";
+}
 export type SubmitTurnRequest = z.input<typeof SubmitTurnBody>;
 export type InjectMessageRequest = z.input<typeof InjectMessageBody>;
 export type ActionDecisionRequest = z.input<typeof ActionDecisionBody>;
@@ -88,6 +93,25 @@ export interface SessionCreated {
 export interface SessionForked extends SessionCreated {
   from_session: string;
   at_sequence: number;
+}
+
+export interface ReplayStarted {
+  exec_id: string;
+  turn_id: string;
+  source_session: string;
+  source_turn_id: string;
+  at_sequence: number;
+}
+
+export type ReplayComparison = PayloadOf<"replay.completed">;
+
+/** `GET /v1/replays/:exec_id`. */
+export interface Replay {
+  exec_id: string;
+  source_session: string;
+  source_turn_id: string;
+  status: "running" | "completed";
+  comparison: ReplayComparison | null;
 }
 
 export interface ChannelCursor {

@@ -8,6 +8,7 @@ import session0004 from "../../migrations/session/0004_signals.sql";
 import session0005 from "../../migrations/session/0005_usage_days.sql";
 import session0006 from "../../migrations/session/0006_schedules.sql";
 import session0007 from "../../migrations/session/0007_subscriptions.sql";
+import session0008 from "../../migrations/session/0008_replay.sql";
 
 export interface Migration {
   version: number;
@@ -22,6 +23,7 @@ export const SESSION_MIGRATIONS: Migration[] = [
   { version: 5, sql: session0005 },
   { version: 6, sql: session0006 },
   { version: 7, sql: session0007 },
+  { version: 8, sql: session0008 },
 ];
 export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0001 },

@@ -28,6 +28,8 @@ import type { StepOutcome } from "./orchestration-steps";
 import { PendingWrites } from "./pending-writes";
 import { APPROVAL_DEADLINE, project } from "./projections";
 import { registry } from "./registry-object";
+import { type ReplaySource, replaySource } from "./replay-source";
+import type { ReplayResult, ReplaySpec } from "./replay-turns";
 import { SCHEDULES_DUE, Schedules } from "./schedules";
 import { HEARTBEAT_MS, type SessionContext } from "./session-context";
 import { eraseSessionBlobs } from "./session-erase";
@@ -54,6 +56,8 @@ export interface CreateSessionInput {
   owner?: string | null;
   /** Set for a fork: where its conversation comes from, and that conversation. */
   fork?: { from_session: string; at_sequence: number; messages_json: string; paused_json: string | null };
+  /** Set for a replay (a fork just before the replayed turn): the recorded turn it runs again. */
+  replay?: ReplaySpec;
 }
 
 export class SessionObject extends DurableObject<Env> implements SessionContext {
@@ -169,6 +173,7 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
           this.store.insertSession(row);
           if (fork) this.store.appendHistory("fork", JSON.parse(fork.messages_json) as ModelMessage[]);
           if (paused) this.store.saveTurnState(paused.state);
+          if (input.replay) this.runner.replays.save(input.replay);
         });
         if (paused) this.armAlarm(); // the approvals' deadlines
       } catch (err) {
@@ -189,6 +194,30 @@ export class SessionObject extends DurableObject<Env> implements SessionContext 
         // As JSON: model messages are too rich a type for the RPC's typing, and are stored as JSON anyway.
         const conversation = { messages_json: JSON.stringify(cut.messages), paused_json: cut.paused && JSON.stringify(cut.paused) };
         return { agent: this.agent(), policy: this.policy(), metadata: this.row().metadata, owner: this.row().owner, ...conversation };
+      }),
+    );
+  }
+
+  /** What a replay of `turnId` starts from (the fork before it, its input, its recording). */
+  async replaySource(turnId: string): Promise<Result<ReplaySource & Omit<ForkSource, "messages_json" | "paused_json">>> {
+    return toResult(() =>
+      this.existing(() => ({
+        ...replaySource(this.store, turnId),
+        agent: this.agent(),
+        policy: this.policy(),
+        metadata: this.row().metadata,
+        owner: this.row().owner,
+      })),
+    );
+  }
+
+  /** A replay session's outcome; not_found for any other session. */
+  async replayResult(): Promise<Result<ReplayResult>> {
+    return toResult(() =>
+      this.existing(() => {
+        const result = this.runner.replays.result();
+        if (!result) throw ApiError.notFound("Replay", this.row().session_id);
+        return result;
       }),
     );
   }

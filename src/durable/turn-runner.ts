@@ -3,7 +3,7 @@
 // turn's state; what arrives from outside (decisions, live messages) is recorded first and read by it.
 
 import type { AgentConfig } from "../protocol/agent-config";
-import type { EventDraft, TerminalDraft } from "../protocol/events";
+import type { EventDraft, PayloadOf, TerminalDraft } from "../protocol/events";
 import { turnOutcome } from "../protocol/turn-outcome";
 import { errorMessage } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
@@ -12,6 +12,7 @@ import { runTurn, type TurnSetup } from "../runtime/loop";
 import { randomTraceId, traceFrom } from "../runtime/trace";
 import { closingEvents, finalMessages, hasDecisionToApply, newTurnState, type TurnState } from "../runtime/turn-state";
 import { type StepOutcome, stepOutcome } from "./orchestration-steps";
+import { ReplayTurns } from "./replay-turns";
 import { HEARTBEAT_MS, type SessionContext } from "./session-context";
 import { type Executor, type RunnerHooks, TurnTakenError, turnPorts } from "./turn-ports";
 import { TurnSetups } from "./turn-setup";
@@ -21,6 +22,8 @@ export class TurnRunner {
   /** Callers of follow(), by turn, resolved when the turn ends. */
   private readonly waiters = new Map<string, ((outcome: StepOutcome) => void)[]>();
   readonly setups: TurnSetups;
+  /** The replayed turn of a replay session (issue 21). */
+  readonly replays: ReplayTurns;
 
   constructor(
     private readonly s: SessionContext,
@@ -29,6 +32,7 @@ export class TurnRunner {
     private readonly switchAgent: (config: AgentConfig, drafts: EventDraft[]) => void,
   ) {
     this.setups = new TurnSetups(s);
+    this.replays = new ReplayTurns(s);
   }
 
   /** Starts the first queued turn when none is running. */
@@ -152,7 +156,8 @@ export class TurnRunner {
       const mcp = await this.setups.discover(config);
       let setup: TurnSetup;
       try {
-        setup = this.setups.setupFor(config, mcp);
+        const diverged = (payload: PayloadOf<"replay.diverged">) => ports.emit([{ type: "replay.diverged", turn_id: state.turn_id, payload }]);
+        setup = this.replays.setupFor(state.turn_id, this.setups.setupFor(config, mcp), diverged);
       } catch (err) {
         ports.finish({ type: "turn.failed", turn_id: state.turn_id, payload: { error: { code: "configuration_error", message: errorMessage(err) } } }, state);
         return;
@@ -202,6 +207,7 @@ export class TurnRunner {
       const queued = [...store.queuedTurns().map((t) => t.turn_id), ...late.map((t) => t.turn_id)];
       drafts.push({ type: "queue.changed", payload: { queued } });
     }
+    drafts.push(...this.replays.closing(turnId, [...closing, event]));
     this.s.commit(
       drafts,
       () => {

@@ -32,8 +32,41 @@ const ResultMetadata = z.object({
 
 const turnSummary = { usage: Usage.optional(), cost_usd: z.number().nullable().optional() };
 
+const Divergence = z
+  .object({ step: z.number().describe("the model call of the turn (1-based, every phase counted) from which it ran live"), reason: z.string() })
+  .meta({ id: "ReplayDivergence" });
+
+const ReplaySide = z
+  .object({
+    status: z.enum(["completed", "failed", "cancelled"]),
+    stop_reason: z.string().nullable().describe("final_answer, max_steps, ... or the failure's code"),
+    steps: z.number().describe("executor model calls"),
+    tool_calls: z.array(z.object({ name: z.string(), args: z.unknown() })),
+    output: z.unknown(),
+    usage: Usage,
+    cost_usd: z.number().nullable(),
+  })
+  .meta({ id: "ReplaySide" });
+
+/** The result of a replay (GET /v1/replays/:exec_id and the replay session's last event). */
+export const ReplayComparison = z
+  .object({
+    source_session: z.string(),
+    source_turn_id: z.string(),
+    turn_id: z.string().describe("the replay's own turn"),
+    tools: z.enum(["recorded", "live"]),
+    diverged: Divergence.nullable().describe("null: every model call was answered from the recording"),
+    original: ReplaySide,
+    replay: ReplaySide,
+    output_changed: z.boolean(),
+    tool_calls_changed: z.boolean().describe("names or arguments differ, or their order"),
+    tokens_delta: z.number().describe("replay total tokens minus the original's"),
+    cost_delta_usd: z.number().nullable().describe("null when either cost is unknown"),
+  })
+  .meta({ id: "ReplayComparison" });
+
 /** Shapes several payloads share (named in docs/events.md). */
-export const SHARED_SHAPES = { Usage, TurnError, ToolDescription };
+export const SHARED_SHAPES = { Usage, TurnError, ToolDescription, ReplaySide, ReplayDivergence: Divergence };
 
 export const EVENT_PAYLOADS = {
   "session.created": z.object({
@@ -152,4 +185,8 @@ export const EVENT_PAYLOADS = {
     attempt: z.number().optional(),
   }),
   "runtime.error": z.object({ message: z.string(), where: z.string() }),
+  "replay.diverged": Divergence.describe(
+    "a replayed turn leaves its recording: this model call's request differs from the recorded one (or the recording has no more), and it and every later call go to the live model",
+  ),
+  "replay.completed": ReplayComparison.describe("the last event of a replay session, without a turn_id: the replayed turn against the original"),
 } as const;

@@ -104,7 +104,7 @@ export function allows(principal: Principal, permission: Permission): boolean {
 }
 
 /** The session part of a session route's path, for the token binding check. */
-const SESSION_IN_PATH = /^\/v1\/(?:sessions|chat)\/(ses_[^/]+)/;
+const SESSION_IN_PATH = /^\/v1\/(?:sessions|chat|replays)\/(ses_[^/]+)/;
 
 export const authenticate: MiddlewareHandler<{ Bindings: Env; Variables: { principal: Principal; keyHash: string } }> = async (c, next) => {
   if (PUBLIC_ROUTES.has(c.req.path)) return next();

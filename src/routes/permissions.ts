@@ -41,6 +41,8 @@ export const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "GET /v1/sessions/{sid}/turns/{turn_id}/tree": "session.read",
   "POST /v1/sessions/{sid}/turns": "session.submit",
   "POST /v1/sessions/{sid}/fork": "sessions.create",
+  "POST /v1/sessions/{sid}/turns/{turn_id}/replay": "sessions.create",
+  "GET /v1/replays/{exec_id}": "session.read",
   "POST /v1/sessions/{sid}/messages": "session.submit",
   "POST /v1/sessions/{sid}/interrupt": "session.interrupt",
   "POST /v1/sessions/{sid}/actions/{action_id}": "session.approve",

@@ -70,7 +70,11 @@ export class RecordedModel implements LanguageModelV3 {
     private readonly spec: string,
     private readonly recording: RecordedCall[],
     private readonly onDiverge: (d: Divergence) => void,
+    /** Where a resumed turn stands: the recorded calls it has used, and whether it left the recording already. */
+    from: { made: number; divergence: Divergence | null } = { made: 0, divergence: null },
   ) {
+    this.made = from.made;
+    this.divergence = from.divergence;
     this.provider = live.provider;
     this.modelId = live.modelId;
     this.supportedUrls = live.supportedUrls;

@@ -1,0 +1,39 @@
+// What a replay of one of this session's turns starts from (issue 21): the conversation as it was when the turn
+// started (a fork there), the turn's input, its model calls and tool results as recorded, and its side of the
+// comparison, all read from the log.
+import type { RuntimeEvent } from "../protocol/events";
+import { ApiError } from "../runtime/errors";
+import { recordedCalls } from "../runtime/recorded-model";
+import { recordedResults } from "../runtime/recorded-tools";
+import { turnSide } from "../runtime/replay-compare";
+import { historyAt } from "./fork-history";
+import type { SessionStore } from "./session-store";
+
+export type ReplaySource = {
+  /** The sequence just before the turn started: every earlier turn had ended there. */
+  at_sequence: number;
+  input: string;
+  messages_json: string;
+  /** JSON {calls, results}. */
+  recording_json: string;
+  /** JSON: the turn's side of the comparison. */
+  original_json: string;
+};
+
+export function replaySource(store: SessionStore, turnId: string): ReplaySource {
+  const turn = store.turn(turnId);
+  if (!turn) throw ApiError.notFound("Turn", turnId);
+  if (!store.terminalEvent(turnId)) throw new ApiError("conflict", `Turn '${turnId}' has not ended; replay it once it has`);
+  const events: RuntimeEvent[] = store.eventsOfTurn(turnId);
+  const started = events.find((e) => e.type === "turn.started");
+  if (!started) throw new ApiError("conflict", `Turn '${turnId}' never started (it was cancelled in the queue); there is nothing to replay`);
+  const at_sequence = started.sequence - 1;
+  const { messages } = historyAt(store, at_sequence);
+  return {
+    at_sequence,
+    input: turn.input,
+    messages_json: JSON.stringify(messages),
+    recording_json: JSON.stringify({ calls: recordedCalls(events), results: recordedResults(events) }),
+    original_json: JSON.stringify(turnSide(events)),
+  };
+}

@@ -1,0 +1,75 @@
+// A replay session's one replayed turn (issue 21): its model answers from the recording while the requests
+// match and live from the first that differs (replay.diverged), its tools answer from the recorded results or
+// run again, and its end adds replay.completed, the comparison with the original, in the same commit.
+import type { EventDraft, RuntimeEvent } from "../protocol/events";
+import type { TurnSetup } from "../runtime/loop";
+import { type Divergence, type RecordedCall, RecordedModel } from "../runtime/recorded-model";
+import { type RecordedResult, replayTools, type ToolReplayMode } from "../runtime/recorded-tools";
+import { compareTurns, type ReplayComparison, type ReplaySide, turnSide } from "../runtime/replay-compare";
+import type { SessionContext } from "./session-context";
+
+/** The idempotency key of the replay session's replayed turn. */
+export const REPLAY_TURN_KEY = "replay";
+
+export type ReplaySpec = { source_session: string; source_turn_id: string; tools: ToolReplayMode; recording_json: string; original_json: string };
+
+type ReplayRow = { source_session: string; source_turn_id: string; tools: ToolReplayMode; recording: string; original: string };
+
+export class ReplayTurns {
+  constructor(private readonly s: SessionContext) {}
+
+  /** Records what the session replays (inside its creation's transaction). */
+  save(spec: ReplaySpec): void {
+    this.s.store.sql.exec(
+      "INSERT INTO replay (id, source_session, source_turn_id, tools, recording, original) VALUES (1, ?, ?, ?, ?, ?)",
+      spec.source_session,
+      spec.source_turn_id,
+      spec.tools,
+      spec.recording_json,
+      spec.original_json,
+    );
+  }
+
+  /** The setup `turnId` runs with: the recorded model and tools when it is the replayed turn. */
+  setupFor(turnId: string, setup: TurnSetup, diverged: (d: Divergence) => void): TurnSetup {
+    const row = this.replayed(turnId);
+    if (!row) return setup;
+    const { calls, results } = JSON.parse(row.recording) as { calls: RecordedCall[]; results: RecordedResult[] };
+    // A resumed turn goes on where it was: the recorded calls it has had answered, and whether it left the recording.
+    const events = this.s.store.eventsOfTurn(turnId).filter((e) => !e.subagent_id);
+    const made = events.filter((e) => e.type === "model.completed" && !["interrupted", "cancelled", "error"].includes(e.payload.finish_reason)).length;
+    const divergence = (events.find((e) => e.type === "replay.diverged")?.payload as Divergence | undefined) ?? null;
+    const model = new RecordedModel(setup.model, setup.config.model, calls, diverged, { made, divergence });
+    return { ...setup, model, tools: replayTools(setup.tools, results, row.tools) };
+  }
+
+  /** replay.completed for the end of `turnId` (`ending`: its last events, not yet stored), when it is the replayed turn. */
+  closing(turnId: string, ending: EventDraft[]): EventDraft[] {
+    const row = this.replayed(turnId);
+    if (!row) return [];
+    const events: EventDraft[] = [...this.s.store.eventsOfTurn(turnId), ...ending];
+    const diverged = (events.find((e) => e.type === "replay.diverged")?.payload as Divergence | undefined) ?? null;
+    const ids = { source_session: row.source_session, source_turn_id: row.source_turn_id, turn_id: turnId, tools: row.tools };
+    return [{ type: "replay.completed", payload: compareTurns(ids, JSON.parse(row.original) as ReplaySide, turnSide(events), diverged) }];
+  }
+
+  /** GET /v1/replays/:exec_id: null when this session is no replay. */
+  result(): { source_session: string; source_turn_id: string; status: "running" | "completed"; comparison: ReplayComparison | null } | null {
+    const row = this.row();
+    if (!row) return null;
+    const done = this.s.store.sql.exec<{ body: string }>("SELECT body FROM events WHERE type = 'replay.completed' ORDER BY sequence DESC LIMIT 1").toArray()[0];
+    const comparison = done ? (JSON.parse(done.body) as Extract<RuntimeEvent, { type: "replay.completed" }>).payload : null;
+    return { source_session: row.source_session, source_turn_id: row.source_turn_id, status: comparison ? "completed" : "running", comparison };
+  }
+
+  private row(): ReplayRow | null {
+    return this.s.store.sql.exec<ReplayRow>("SELECT source_session, source_turn_id, tools, recording, original FROM replay").toArray()[0] ?? null;
+  }
+
+  private replayed(turnId: string): ReplayRow | null {
+    const row = this.row();
+    return row && this.s.store.turn(turnId)?.idempotency_key === REPLAY_TURN_KEY ? row : null;
+  }
+}
+
+export type ReplayResult = NonNullable<ReturnType<ReplayTurns["result"]>>;
