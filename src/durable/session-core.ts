@@ -1,0 +1,251 @@
+// One session in one Durable Object, the machinery under its RPC surface (session-object.ts): storage, sockets,
+// the alarm, and `commit`, the one way a transition is recorded: events appended (and projected into the turns
+// and actions tables) together with any checkpoint, in one synchronous SQLite transaction, before anyone sees
+// them; then folded into the in-memory read model and broadcast. The queue, approvals and turn execution are
+// modules of their own.
+
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import type { AgentConfig } from "../protocol/agent-config";
+import type { EventDraft, RuntimeEvent } from "../protocol/events";
+import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
+import type { SessionView } from "../protocol/views";
+import { ApiError } from "../runtime/errors";
+import { randomId } from "../runtime/ids";
+import { emptyView, foldAll, foldEvent } from "../runtime/read-model";
+import { Approvals } from "./approvals";
+import { ChannelStore } from "./channel-store";
+import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
+import { PendingWrites } from "./pending-writes";
+import { APPROVAL_DEADLINE, project } from "./projections";
+import { registry } from "./registry-object";
+import { SCHEDULES_DUE, Schedules } from "./schedules";
+import { HEARTBEAT_MS, type SessionContext } from "./session-context";
+import { eraseSessionBlobs } from "./session-erase";
+import { INDEX_RETRY, RETENTION, SessionIndexer } from "./session-indexer";
+import { type SessionRow, SessionStore, type StoredEvent } from "./session-store";
+import { SESSION_ERASED_CLOSE, SocketHub } from "./socket-hub";
+import { SUBSCRIPTIONS_DUE, SubscriptionDelivery } from "./subscription-delivery";
+import { SubscriptionTable } from "./subscriptions";
+import { TurnQueue } from "./turn-queue";
+import { TurnRunner } from "./turn-runner";
+
+const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.cancelled"]);
+
+export abstract class SessionCore extends DurableObject<Env> implements SessionContext {
+  /** Opened when the session exists (or is being created). */
+  store!: SessionStore;
+  protected channels!: ChannelStore;
+  protected folded: SessionView = emptyView();
+  protected session: SessionRow | null = null;
+  /** The parsed agent config of `session.agent`. */
+  protected config: AgentConfig | null = null;
+  protected readonly hub: SocketHub;
+  protected readonly runner: TurnRunner;
+  protected readonly queue: TurnQueue;
+  protected readonly approvals: Approvals;
+  protected readonly indexer = new SessionIndexer(this);
+  protected readonly schedules: Schedules;
+  protected readonly subscriptions = new SubscriptionTable(this, () => this.delivery.changed());
+  protected readonly delivery = new SubscriptionDelivery(this, this.subscriptions);
+  /** Text deltas and held tool results waiting for their commit; any other commit takes them first. */
+  protected readonly pending = new PendingWrites(() => {
+    try {
+      this.commit([]);
+    } catch (err) {
+      console.error("committing waiting events failed", err);
+    }
+  });
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const positive = (raw: string | undefined, fallback: number) => (Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : fallback);
+    this.hub = new SocketHub(
+      ctx,
+      (after, limit) => this.store.readEvents(after, limit),
+      positive(env.WS_MAX_UNACKED_EVENTS, 10_000),
+      positive(env.MAX_SOCKETS_PER_SESSION, 100),
+    );
+    this.runner = new TurnRunner(
+      this,
+      {
+        deltas: (drafts) => this.pending.deltas(drafts),
+        hold: (drafts, checkpoint) => this.pending.hold(drafts, checkpoint),
+      },
+      (config, drafts) => {
+        this.commit(drafts, () => this.store.setSessionAgent(JSON.stringify(config)));
+        this.session = { ...this.row(), agent: JSON.stringify(config) };
+        this.config = config;
+      },
+    );
+    this.queue = new TurnQueue(this, () => this.runner.startNext());
+    this.approvals = new Approvals(this, () => this.runner.resume("a decision was recorded"));
+    this.schedules = new Schedules(this, this.queue);
+    // An object nobody created (a request for an unknown session) reads one catalog row and writes nothing.
+    if (!isInitialized(ctx.storage)) return;
+    void ctx.blockConcurrencyWhile(async () => {
+      this.open();
+      if (!this.session) return;
+      const snap = this.store.snapshot();
+      const tail = this.store.readEvents(snap?.last_sequence ?? 0, Number.MAX_SAFE_INTEGER).map((e) => JSON.parse(e.body) as RuntimeEvent);
+      this.folded = foldAll(tail, snap ?? emptyView());
+      // The alarm wakes for the earliest schedule even if a crash lost its deadline entry.
+      this.transact(() => this.schedules.arm());
+      this.armAlarm();
+      // A delivery cut off by the restart goes on at once (its batch keeps its id).
+      this.delivery.poke();
+      try {
+        // A turn left running by a previous instance (eviction, deploy, crash) continues now.
+        this.runner.resume("the session object restarted");
+      } catch (err) {
+        // Never fail the constructor: the object would refuse every request. The heartbeat tries again.
+        console.error("resume on start failed", err);
+      }
+    });
+  }
+
+  protected open(): void {
+    migrate(this.ctx.storage, SESSION_MIGRATIONS);
+    this.store = new SessionStore(this.ctx.storage.sql);
+    this.channels = new ChannelStore(this.ctx.storage.sql);
+    this.session = this.store.session();
+  }
+
+  // ---- WebSocket (Hibernation API) ----
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.hub.forget(ws);
+    try {
+      ws.close(code, reason);
+    } catch {
+      // already closed
+    }
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    this.hub.forget(ws);
+  }
+
+  // ---- Alarm: one per object, multiplexed through the schedule table ----
+
+  override async alarm(): Promise<void> {
+    if (!this.session) return;
+    let deliveries: Promise<void> | null = null;
+    for (const kind of this.store.takeDue(Date.now())) {
+      if (kind === "heartbeat") {
+        this.runner.resume("the heartbeat found no running executor");
+        if (this.store.runningTurn() && !this.runner.waiting()) this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
+      } else if (kind.startsWith(APPROVAL_DEADLINE)) {
+        this.approvals.expire(kind.slice(APPROVAL_DEADLINE.length));
+      } else if (kind === SCHEDULES_DUE) {
+        this.schedules.fireDue(Date.now());
+      } else if (kind === SUBSCRIPTIONS_DUE) {
+        deliveries = this.delivery.run();
+      } else if (kind === INDEX_RETRY) {
+        await this.indexer.sync();
+      } else if (kind === RETENTION && this.indexer.retentionExpired(Date.now())) {
+        await this.eraseNow("the session's retention period ended");
+        return;
+      }
+    }
+    this.armAlarm();
+    await deliveries;
+  }
+
+  // ---- SessionContext ----
+
+  bindings(): Env {
+    return this.env;
+  }
+
+  row(): SessionRow {
+    if (!this.session) throw new ApiError("not_found", "Session was not found");
+    return this.session;
+  }
+
+  agent(): AgentConfig {
+    this.config ??= JSON.parse(this.row().agent) as AgentConfig;
+    return this.config;
+  }
+
+  policy(): Policy {
+    return { ...DEFAULT_POLICY, ...(JSON.parse(this.row().policy) as Partial<Policy>) };
+  }
+
+  view(): SessionView {
+    return this.folded;
+  }
+
+  /** One SQLite transaction; after a rollback the store forgets what it cached about stored rows. */
+  transact<T>(fn: () => T): T {
+    try {
+      return this.ctx.storage.transactionSync(fn);
+    } catch (err) {
+      this.store.resync();
+      throw err;
+    }
+  }
+
+  commit(newDrafts: EventDraft[], mutate?: () => void, opts: { snapshot?: boolean } = {}): void {
+    const waiting = this.pending.take();
+    const drafts = [...waiting.drafts, ...newDrafts];
+    if (drafts.length === 0 && !mutate && !waiting.checkpoint) return;
+    const row = this.row();
+    const ids = { session_id: row.session_id, thread_id: row.thread_id };
+    let committed: { stored: StoredEvent[]; next: SessionView };
+    try {
+      committed = this.transact(() => {
+        waiting.checkpoint?.();
+        mutate?.();
+        const appended = this.store.append(drafts, ids, Date.now(), randomId);
+        project(
+          this.store.sql,
+          appended.map((a) => a.event),
+        );
+        let view = this.folded;
+        for (const a of appended) view = foldEvent(view, a.event);
+        if (opts.snapshot) this.store.saveSnapshot(view);
+        return { stored: appended.map((a) => a.stored), next: view };
+      });
+    } catch (err) {
+      this.pending.restore(waiting); // they are still facts of the turn; the next commit records them
+      throw err;
+    }
+    this.folded = committed.next;
+    this.hub.broadcast(committed.stored);
+    this.delivery.poke();
+    // The deployment's index learns of the session when it starts and when each turn ends.
+    if (committed.stored.some((e) => e.type === "session.created" || TURN_ENDS.has(e.type))) void this.indexer.sync();
+  }
+
+  armAlarm(): void {
+    const next = this.store.nextDue();
+    void (next === null ? this.ctx.storage.deleteAlarm() : this.ctx.storage.setAlarm(next));
+  }
+
+  // ---- internals ----
+
+  /** Runs `fn` for a session that exists; not_found otherwise. */
+  protected existing<T>(fn: () => T): T {
+    this.row();
+    return fn();
+  }
+
+  /**
+   * Ends the session's turns, closes its subscribers, deletes its R2 objects, its index row and then its
+   * storage and alarm. The index goes first: if it cannot be reached, nothing of the session is lost yet.
+   */
+  protected async eraseNow(reason: string): Promise<void> {
+    const sid = this.row().session_id;
+    for (const t of this.store.queuedTurns()) this.queue.remove(t.turn_id, reason);
+    this.runner.interrupt(reason);
+    await registry(this.env).eraseFromIndex(sid);
+    this.hub.closeAll(SESSION_ERASED_CLOSE, reason);
+    await eraseSessionBlobs(this.env.BLOBS, sid);
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.session = null;
+    this.config = null;
+    this.folded = emptyView();
+  }
+}
