@@ -16,6 +16,9 @@ export type ReplaySpec = { source_session: string; source_turn_id: string; tools
 type ReplayRow = { source_session: string; source_turn_id: string; tools: ToolReplayMode; recording: string; original: string };
 
 export class ReplayTurns {
+  /** The session's replay row, read once (it is written only when the session is created): every turn asks. */
+  private spec: ReplayRow | null | undefined;
+
   constructor(private readonly s: SessionContext) {}
 
   /** Records what the session replays (inside its creation's transaction). */
@@ -28,6 +31,7 @@ export class ReplayTurns {
       spec.recording_json,
       spec.original_json,
     );
+    this.spec = undefined;
   }
 
   /** The setup `turnId` runs with: the recorded model and tools when it is the replayed turn. */
@@ -63,7 +67,10 @@ export class ReplayTurns {
   }
 
   private row(): ReplayRow | null {
-    return this.s.store.sql.exec<ReplayRow>("SELECT source_session, source_turn_id, tools, recording, original FROM replay").toArray()[0] ?? null;
+    if (this.spec === undefined) {
+      this.spec = this.s.store.sql.exec<ReplayRow>("SELECT source_session, source_turn_id, tools, recording, original FROM replay").toArray()[0] ?? null;
+    }
+    return this.spec;
   }
 
   private replayed(turnId: string): ReplayRow | null {
