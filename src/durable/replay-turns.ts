@@ -13,11 +13,9 @@ export const REPLAY_TURN_KEY = "replay";
 
 export type ReplaySpec = { source_session: string; source_turn_id: string; tools: ToolReplayMode; recording_json: string; original_json: string };
 
-type ReplayRow = { source_session: string; source_turn_id: string; tools: ToolReplayMode; recording: string; original: string };
-
 export class ReplayTurns {
   /** The session's replay row, read once (it is written only when the session is created): every turn asks. */
-  private spec: ReplayRow | null | undefined;
+  private spec: ReplaySpec | null | undefined;
 
   constructor(private readonly s: SessionContext) {}
 
@@ -31,19 +29,18 @@ export class ReplayTurns {
       spec.recording_json,
       spec.original_json,
     );
-    this.spec = undefined;
+    this.spec = spec;
   }
 
   /** The setup `turnId` runs with: the recorded model and tools when it is the replayed turn. */
   setupFor(turnId: string, setup: TurnSetup, diverged: (d: Divergence) => void): TurnSetup {
     const row = this.replayed(turnId);
     if (!row) return setup;
-    const { calls, results } = JSON.parse(row.recording) as { calls: RecordedCall[]; results: RecordedResult[] };
+    const { calls, results } = JSON.parse(row.recording_json) as { calls: RecordedCall[]; results: RecordedResult[] };
     // A resumed turn goes on where it was: the recorded calls it has had answered, and whether it left the recording.
     const events = this.s.store.eventsOfTurn(turnId).filter((e) => !e.subagent_id);
     const made = events.filter((e) => e.type === "model.completed" && !["interrupted", "cancelled", "error"].includes(e.payload.finish_reason)).length;
-    const divergence = (events.find((e) => e.type === "replay.diverged")?.payload as Divergence | undefined) ?? null;
-    const model = new RecordedModel(setup.model, setup.config.model, calls, diverged, { made, divergence });
+    const model = new RecordedModel(setup.model, setup.config.model, calls, diverged, { made, divergence: divergenceIn(events) });
     return { ...setup, model, tools: replayTools(setup.tools, results, row.tools) };
   }
 
@@ -52,9 +49,8 @@ export class ReplayTurns {
     const row = this.replayed(turnId);
     if (!row) return [];
     const events: EventDraft[] = [...this.s.store.eventsOfTurn(turnId), ...ending];
-    const diverged = (events.find((e) => e.type === "replay.diverged")?.payload as Divergence | undefined) ?? null;
     const ids = { source_session: row.source_session, source_turn_id: row.source_turn_id, turn_id: turnId, tools: row.tools };
-    return [{ type: "replay.completed", payload: compareTurns(ids, JSON.parse(row.original) as ReplaySide, turnSide(events), diverged) }];
+    return [{ type: "replay.completed", payload: compareTurns(ids, JSON.parse(row.original_json) as ReplaySide, turnSide(events), divergenceIn(events)) }];
   }
 
   /** GET /v1/replays/:exec_id: null when this session is no replay. */
@@ -66,17 +62,25 @@ export class ReplayTurns {
     return { source_session: row.source_session, source_turn_id: row.source_turn_id, status: comparison ? "completed" : "running", comparison };
   }
 
-  private row(): ReplayRow | null {
+  private row(): ReplaySpec | null {
     if (this.spec === undefined) {
-      this.spec = this.s.store.sql.exec<ReplayRow>("SELECT source_session, source_turn_id, tools, recording, original FROM replay").toArray()[0] ?? null;
+      this.spec =
+        this.s.store.sql
+          .exec<ReplaySpec>("SELECT source_session, source_turn_id, tools, recording AS recording_json, original AS original_json FROM replay")
+          .toArray()[0] ?? null;
     }
     return this.spec;
   }
 
-  private replayed(turnId: string): ReplayRow | null {
+  private replayed(turnId: string): ReplaySpec | null {
     const row = this.row();
     return row && this.s.store.turn(turnId)?.idempotency_key === REPLAY_TURN_KEY ? row : null;
   }
 }
 
 export type ReplayResult = NonNullable<ReturnType<ReplayTurns["result"]>>;
+
+/** Where the replayed turn left its recording, from its replay.diverged event (null: it has not). */
+function divergenceIn(events: readonly EventDraft[]): Divergence | null {
+  return (events.find((e) => e.type === "replay.diverged")?.payload as Divergence | undefined) ?? null;
+}
