@@ -214,8 +214,10 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     this.folded = committed.next;
     this.hub.broadcast(committed.stored);
     this.delivery.poke();
-    // The deployment's index learns of the session when it starts and when each turn ends.
-    if (committed.stored.some((e) => e.type === "session.created" || TURN_ENDS.has(e.type))) void this.indexer.sync();
+    // The deployment's index learns of the session when it starts and when each turn ends, in a later task:
+    // where the index object shares this thread (one process), its write would otherwise hold back the
+    // frames just sent.
+    if (committed.stored.some((e) => e.type === "session.created" || TURN_ENDS.has(e.type))) setTimeout(() => void this.indexer.sync(), 0);
   }
 
   armAlarm(): void {
