@@ -5,6 +5,7 @@
 //   POST /run   {model, input, steps, mode: "generate" | "stream", tool?: "lookup"}  -> {ms, steps, tool_calls, text_chars}
 //               (tool "lookup": the fake server's webhook tool, POSTed like the runtime's http_tools: the floor
 //               of the end-to-end benchmark inside workerd)
+//   POST /durable-run {model, steps}                                 -> the same loop with the runtime's commits (durable-loop.ts)
 //   POST /micro {op, n, k?, bytes?, clients?}                        -> timings of storage primitives (Micro)
 //   GET  /micro/ws                                                   -> a WebSocket attached to Micro
 
@@ -12,10 +13,14 @@ import { DurableObject } from "cloudflare:workers";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { evaluateExpression } from "../../src/runtime/tools/calculator-parser";
+import type { DurableLoop } from "./durable-loop";
+
+export { DurableLoop } from "./durable-loop";
 
 interface Env {
   OPENAI_COMPATIBLE_BASE_URL: string;
   MICRO: DurableObjectNamespace<Micro>;
+  DURABLE_LOOP: DurableObjectNamespace<DurableLoop>;
 }
 
 // The runtime's calculator, as an AI SDK tool with execute (same description and schema).
@@ -80,6 +85,8 @@ export default {
     if (url.pathname === "/run" && request.method === "POST") {
       return Response.json(await runLoop(env, await request.json()));
     }
+    // One object for every run, as the runtime's session exists before its turn is timed.
+    if (url.pathname === "/durable-run") return env.DURABLE_LOOP.get(env.DURABLE_LOOP.idFromName("floor")).fetch(request);
     if (url.pathname.startsWith("/micro")) {
       return env.MICRO.get(env.MICRO.idFromName(url.searchParams.get("name") ?? "micro")).fetch(request);
     }

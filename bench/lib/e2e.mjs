@@ -33,9 +33,10 @@ export async function runtimeTurn(stack, model, maxSteps) {
   return { ms: t - t0, events: sub.count, sid: session_id };
 }
 
-export async function workerdLoop(stack, model, steps) {
+/** The bare loop inside workerd: plain (`/run`), or with the runtime's commits in a Durable Object (`/durable-run`). */
+export async function workerdLoop(stack, model, steps, path = "/run") {
   const t0 = now();
-  const res = await fetch(`${stack.blBase}/run`, { method: "POST", body: JSON.stringify({ model, steps, mode: "generate", tool: "lookup" }) });
+  const res = await fetch(`${stack.blBase}${path}`, { method: "POST", body: JSON.stringify({ model, steps, mode: "generate", tool: "lookup" }) });
   const j = await res.json();
   if (res.status !== 200) throw new Error(`baseline ${res.status}: ${JSON.stringify(j)}`);
   return { ms: now() - t0 };
@@ -58,8 +59,9 @@ export async function e2e(stack, cfg, say) {
       runtime: () => runtimeTurn(stack, model, maxSteps),
       bare_node: () => bare(model, maxSteps),
       bare_workerd: () => workerdLoop(stack, model, maxSteps),
+      durable_floor: () => workerdLoop(stack, model, maxSteps, "/durable-run"),
     };
-    const ms = { runtime: [], bare_node: [], bare_workerd: [] };
+    const ms = { runtime: [], bare_node: [], bare_workerd: [], durable_floor: [] };
     const ratios = [];
     let lastSid = null;
     for (let i = 0; i < warmup + runs; i++) {
@@ -82,10 +84,11 @@ export async function e2e(stack, cfg, say) {
       ratio: med.runtime / med.bare_node,
       median_of_ratios: median(ratios),
       ratio_to_workerd_floor: med.runtime / med.bare_workerd,
+      ratio_to_durable_floor: med.runtime / med.durable_floor,
       server_timeline: splitTurn(await stack.api.events(lastSid)),
     };
     say(
-      `   ${name}: runtime ${med.runtime.toFixed(1)} ms, bare generateText (Node) ${med.bare_node.toFixed(1)} ms, bare in workerd ${med.bare_workerd.toFixed(1)} ms; ratio ${out[name].ratio.toFixed(2)}x (to the workerd floor ${out[name].ratio_to_workerd_floor.toFixed(2)}x)`,
+      `   ${name}: runtime ${med.runtime.toFixed(1)} ms, bare generateText (Node) ${med.bare_node.toFixed(1)} ms, bare in workerd ${med.bare_workerd.toFixed(1)} ms, durable floor ${med.durable_floor.toFixed(1)} ms; ratio ${out[name].ratio.toFixed(2)}x (to the workerd floor ${out[name].ratio_to_workerd_floor.toFixed(2)}x, to the durable floor ${out[name].ratio_to_durable_floor.toFixed(2)}x)`,
     );
     const tl = out[name].server_timeline;
     say(
@@ -102,11 +105,11 @@ export function e2eRows(r, row, f) {
   row(
     "End to end, tool turn: runtime / bare generateText (Node)",
     `${f(t.median.runtime)} / ${f(t.median.bare_node)} ms = ${f(t.ratio, 2)}x`,
-    `10 steps x 4 webhook calls + answer over HTTP, watched over a WS; bare inside workerd ${f(t.median.bare_workerd)} ms (runtime ${f(t.ratio_to_workerd_floor, 2)}x that); median of per-run ratios ${f(t.median_of_ratios, 2)}x; ${t.runs} runs`,
+    `10 steps x 4 webhook calls + answer over HTTP, watched over a WS; bare inside workerd ${f(t.median.bare_workerd)} ms (runtime ${f(t.ratio_to_workerd_floor, 2)}x that), with the runtime's commits (durable floor) ${f(t.median.durable_floor)} ms (runtime ${f(t.ratio_to_durable_floor, 2)}x that); median of per-run ratios ${f(t.median_of_ratios, 2)}x; ${t.runs} runs`,
   );
   row(
     "End to end, one-call turn: runtime / bare generateText (Node)",
     `${f(o.median.runtime)} / ${f(o.median.bare_node)} ms`,
-    `difference ${f(o.median.runtime - o.median.bare_node)} ms; bare inside workerd ${f(o.median.bare_workerd)} ms`,
+    `difference ${f(o.median.runtime - o.median.bare_node)} ms; bare inside workerd ${f(o.median.bare_workerd)} ms, durable floor ${f(o.median.durable_floor)} ms`,
   );
 }

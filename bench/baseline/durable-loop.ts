@@ -1,0 +1,90 @@
+// The durable floor of the end-to-end benchmark (issue 16): the bare generateText loop with the webhook tool,
+// run inside a Durable Object that commits to its SQLite at the points where the runtime's guarantees
+// require a commit, and no others:
+//   - before each model call: the previous step's tool results and the call's start, in one transaction
+//     (a result is durable before the model hears of it, a call is durable before its request goes out);
+//   - when the model's answer names tool calls: the answer and every call's start, in one commit before the
+//     first webhook request goes out (the step's executes run in one task, so their writes share it);
+//   - at the end: the answer and the turn's end.
+// Nothing is streamed to anyone and nothing else is stored: what this costs over the plain loop in the same
+// workerd is what durability costs on this platform (locally, a commit ends in an fsync on the thread).
+
+import { DurableObject } from "cloudflare:workers";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { generateText, jsonSchema, stepCountIs, tool } from "ai";
+
+interface Env {
+  OPENAI_COMPATIBLE_BASE_URL: string;
+}
+
+export class DurableLoop extends DurableObject<Env> {
+  private seq = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec(
+      "CREATE TABLE IF NOT EXISTS events (sequence INTEGER PRIMARY KEY, event_id TEXT NOT NULL UNIQUE, type TEXT NOT NULL, turn_id TEXT, body TEXT NOT NULL)",
+    );
+    this.seq = ctx.storage.sql.exec<{ s: number | null }>("SELECT max(sequence) AS s FROM events").one().s ?? 0;
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    const { model, steps, input } = (await request.json()) as { model: string; steps: number; input?: string };
+    const turnId = `trn_${crypto.randomUUID()}`;
+    const sql = this.ctx.storage.sql;
+    const write = (type: string, payload: unknown) => {
+      this.seq += 1;
+      const body = JSON.stringify({ type, sequence: this.seq, turn_id: turnId, timestamp: Date.now(), payload });
+      sql.exec("INSERT INTO events (sequence, event_id, type, turn_id, body) VALUES (?, ?, ?, ?, ?)", this.seq, crypto.randomUUID(), type, turnId, body);
+    };
+    const commit = (rows: [string, unknown][]) =>
+      this.ctx.storage.transactionSync(() => {
+        for (const [type, payload] of rows) write(type, payload);
+      });
+    const baseURL = this.env.OPENAI_COMPATIBLE_BASE_URL;
+    const provider = createOpenAICompatible({ name: "openai-compatible", baseURL, includeUsage: true });
+    // Results wait in memory for the commit of the next call's start.
+    let results: [string, unknown][] = [];
+    let answered = -1;
+    let step = 0;
+    const lookup = tool({
+      description: "Looks something up.",
+      inputSchema: jsonSchema<{ query: string }>({ type: "object", properties: { query: { type: "string" } }, required: ["query"] }),
+      execute: async (args, { toolCallId }) => {
+        // Implicit writes of one task commit together, and the output gate holds this fetch until they have.
+        if (answered !== step) {
+          answered = step;
+          write("model.completed", { step });
+        }
+        write("tool.started", { tool_call_id: toolCallId, args });
+        const res = await fetch(`${baseURL}/_tools/lookup`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ tool: "lookup", args }),
+        });
+        const result = await res.json();
+        results.push(["tool.result", { tool_call_id: toolCallId, result }]);
+        return result;
+      },
+    });
+    const t0 = performance.now();
+    commit([["turn.started", { input: input ?? "go" }]]);
+    const result = await generateText({
+      model: provider.chatModel(model),
+      messages: [{ role: "user", content: input ?? "go" }],
+      tools: { lookup },
+      stopWhen: stepCountIs(steps),
+      prepareStep: ({ stepNumber }) => {
+        step = stepNumber;
+        commit([...results, ["model.requested", { step: stepNumber }]]);
+        results = [];
+        return undefined;
+      },
+    });
+    commit([
+      ["model.completed", { text: result.text }],
+      ["turn.completed", { output: result.text }],
+    ]);
+    return Response.json({ ms: performance.now() - t0, steps: result.steps.length, rows: this.seq });
+  }
+}
