@@ -14,6 +14,8 @@ const DAY_MS = 24 * 3600 * 1000;
 
 export class SessionIndexer {
   private failures = 0;
+  /** Set when the session is being erased: a write still on its way must not touch the storage after that. */
+  private stopped = false;
 
   constructor(private readonly s: SessionContext) {}
 
@@ -50,24 +52,36 @@ export class SessionIndexer {
 
   /** Writes the row; on failure, schedules a retry with backoff (the alarm calls this again). */
   async sync(): Promise<void> {
+    if (this.stopped) return;
     let summary: SessionSummary;
     try {
       summary = this.summary();
     } catch {
       return; // erased meanwhile
     }
+    let written = true;
     try {
       await registry(this.s.bindings()).indexSession(summary, this.days());
-      this.failures = 0;
-      this.s.store.unschedule(INDEX_RETRY);
     } catch (err) {
       console.error("session index write failed; retrying from the alarm", err);
+      written = false;
+    }
+    if (this.stopped) return; // the session was erased while the write was on its way
+    if (written) {
+      this.failures = 0;
+      this.s.store.unschedule(INDEX_RETRY);
+    } else {
       const delay = RETRY_MS[Math.min(this.failures, RETRY_MS.length - 1)]!;
       this.failures += 1;
       this.s.store.schedule(INDEX_RETRY, Date.now() + delay);
     }
     this.scheduleRetention(summary.last_activity);
     this.s.armAlarm();
+  }
+
+  /** The session is being erased: no more index writes, and none still on its way writes here. */
+  stop(): void {
+    this.stopped = true;
   }
 
   /** How long the session may stay idle, in ms (null: forever). */
