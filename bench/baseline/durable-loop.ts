@@ -11,7 +11,8 @@
 
 import { DurableObject } from "cloudflare:workers";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { generateText, jsonSchema, stepCountIs, tool } from "ai";
+import { generateText, stepCountIs } from "ai";
+import { lookup } from "./lookup-tool";
 
 interface Env {
   OPENAI_COMPATIBLE_BASE_URL: string;
@@ -47,32 +48,27 @@ export class DurableLoop extends DurableObject<Env> {
     let results: [string, unknown][] = [];
     let answered = -1;
     let step = 0;
-    const lookup = tool({
-      description: "Looks something up.",
-      inputSchema: jsonSchema<{ query: string }>({ type: "object", properties: { query: { type: "string" } }, required: ["query"] }),
-      execute: async (args, { toolCallId }) => {
-        // Implicit writes of one task commit together, and the output gate holds this fetch until they have.
+    const plain = lookup(baseURL);
+    const durable = {
+      ...plain,
+      execute: async (args: { query: string }, options: Parameters<NonNullable<typeof plain.execute>>[1]) => {
+        // Implicit writes of one task commit together, and the output gate holds the fetch until they have.
         if (answered !== step) {
           answered = step;
           write("model.completed", { step });
         }
-        write("tool.started", { tool_call_id: toolCallId, args });
-        const res = await fetch(`${baseURL}/_tools/lookup`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ tool: "lookup", args }),
-        });
-        const result = await res.json();
-        results.push(["tool.result", { tool_call_id: toolCallId, result }]);
+        write("tool.started", { tool_call_id: options.toolCallId, args });
+        const result = await plain.execute!(args, options);
+        results.push(["tool.result", { tool_call_id: options.toolCallId, result }]);
         return result;
       },
-    });
+    };
     const t0 = performance.now();
     commit([["turn.started", { input: input ?? "go" }]]);
     const result = await generateText({
       model: provider.chatModel(model),
       messages: [{ role: "user", content: input ?? "go" }],
-      tools: { lookup },
+      tools: { lookup: durable },
       stopWhen: stepCountIs(steps),
       prepareStep: ({ stepNumber }) => {
         step = stepNumber;

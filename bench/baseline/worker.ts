@@ -14,6 +14,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { evaluateExpression } from "../../src/runtime/tools/calculator-parser";
 import type { DurableLoop } from "./durable-loop";
+import { lookup } from "./lookup-tool";
 
 export { DurableLoop } from "./durable-loop";
 
@@ -36,22 +37,6 @@ const calculator = tool({
   }),
   execute: async ({ expression }) => String(evaluateExpression(expression)),
 });
-
-/** The fake server's webhook tool, called as the runtime calls an http_tools entry. */
-function lookup(baseURL: string) {
-  return tool({
-    description: "Looks something up.",
-    inputSchema: jsonSchema<{ query: string }>({ type: "object", properties: { query: { type: "string" } }, required: ["query"] }),
-    execute: async (args) => {
-      const res = await fetch(`${baseURL}/_tools/lookup`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ tool: "lookup", args }),
-      });
-      return res.json();
-    },
-  });
-}
 
 async function runLoop(env: Env, body: { model: string; input?: string; steps: number; mode?: string; tool?: string }) {
   const provider = createOpenAICompatible({ name: "openai-compatible", baseURL: env.OPENAI_COMPATIBLE_BASE_URL, includeUsage: true });
