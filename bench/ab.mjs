@@ -3,7 +3,8 @@
 // git revision REV (default HEAD) against the working tree, both under `wrangler dev` at the same time and
 // alternating turn by turn, so a change is measured under the same machine load as what it changes (this
 // machine's timings move by 30% between runs). Prints medians, the ratio, and workerd CPU per turn.
-// BENCH_E2E_RUNS (default 15) measured turns per side and shape after 2 warm-ups.
+// BENCH_E2E_RUNS (default 15) measured turns per side and shape after 2 warm-ups; BENCH_AB_SHAPES (say
+// "one_call") measures only the shapes it names.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -54,7 +55,9 @@ try {
     stacks[name] = { w, api: new Api(w.direct ?? w.base, key), fake: { baseUrl } };
   }
   console.log(`${REV} (before) against the working tree (after), ${RUNS} turns each after ${WARMUP} warm-ups, alternating`);
+  const only = process.env.BENCH_AB_SHAPES?.split(",");
   for (const [shape, { model, maxSteps }] of Object.entries(e2eShapes({ steps: 10, calls: 4, deltas: 5 }))) {
+    if (only && !only.includes(shape)) continue;
     const ms = { before: [], after: [] };
     const cpu = { before: 0, after: 0 };
     for (let i = 0; i < WARMUP + RUNS; i++) {
@@ -70,8 +73,10 @@ try {
       }
     }
     const m = { before: median(ms.before), after: median(ms.after) };
+    // Each pair ran back to back, so the median of their differences cancels most of the machine's drift.
+    const paired = median(ms.after.map((a, i) => a - ms.before[i]));
     console.log(
-      `${shape}: before ${m.before.toFixed(1)} ms, after ${m.after.toFixed(1)} ms (${((100 * (m.after - m.before)) / m.before).toFixed(1)}%); workerd CPU per turn (session creation included) ${(cpu.before / RUNS).toFixed(1)} -> ${(cpu.after / RUNS).toFixed(1)} ms`,
+      `${shape}: before ${m.before.toFixed(1)} ms, after ${m.after.toFixed(1)} ms (${((100 * (m.after - m.before)) / m.before).toFixed(1)}%; median paired difference ${paired.toFixed(2)} ms); workerd CPU per turn (session creation included) ${(cpu.before / RUNS).toFixed(1)} -> ${(cpu.after / RUNS).toFixed(1)} ms`,
     );
   }
 } finally {

@@ -1,6 +1,6 @@
 // Durable execution: large outputs spilled to R2 and read back, crash recovery mid-tool and with queued
 // turns waiting, all checked by the log verifier (test/support/api.ts runs it on every whole log read).
-import { abortAllDurableObjects, SELF } from "cloudflare:test";
+import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createSession, events, expectGapless, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { requests, type Step, script, toolURL, uniqueId } from "./support/fake-model";
@@ -11,6 +11,8 @@ async function scriptedSession(steps: Step[], extra: Record<string, unknown> = {
   const sid = await createSession({ name: "durable", model: `openai-compatible:${scriptId}`, ...extra });
   return { sid, scriptId };
 }
+
+const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
 
 async function artifact(sid: string, id: string): Promise<Response> {
   return SELF.fetch(`https://runtime.test/v1/sessions/${sid}/artifacts/${id}`, { headers: { authorization: `Bearer ${KEY}` } });
@@ -130,5 +132,23 @@ describe("crash recovery", () => {
     ]);
     expect((await api("GET", `/v1/sessions/${sid}/thread`)).body).toMatchObject({ status: "idle", queued_turns: [] });
     expect(await events(sid)).toHaveLength(log.length);
+  });
+
+  it("a turn's heartbeat alarm outlives it: the next turn keeps it, and firing with nothing running changes nothing", async () => {
+    const { sid } = await scriptedSession([{ text: "one" }, { text: "two" }]);
+    const alarm = () => runInDurableObject(stub(sid), (_instance, state) => state.storage.getAlarm());
+    const first = await submitTurn(sid, "one");
+    await waitForTurnEnd(sid, first.turn_id);
+    const armed = await alarm();
+    expect(armed).toBeGreaterThan(Date.now());
+    // Moving it later (or deleting it) at every turn's end would be a write on the turn's way out.
+    const second = await submitTurn(sid, "two");
+    await waitForTurnEnd(sid, second.turn_id);
+    expect(await alarm()).toBe(armed);
+    const before = await events(sid);
+    expect(await runDurableObjectAlarm(stub(sid))).toBe(true);
+    expect(await events(sid)).toEqual(before);
+    expect(await alarm()).toBeNull();
+    expect((await api("GET", `/v1/sessions/${sid}/thread`)).body).toMatchObject({ status: "idle" });
   });
 });

@@ -49,6 +49,8 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
   protected readonly subscriptions = new SubscriptionTable(this, () => this.delivery.changed());
   protected readonly delivery = new SubscriptionDelivery(this, this.subscriptions);
   /** Text deltas and held tool results waiting for their commit; any other commit takes them first. */
+  /** When this instance last set the alarm: null if it has fired since (or none was set), undefined if unknown. */
+  private alarmAt: number | null | undefined = undefined;
   protected readonly pending = new PendingWrites(() => {
     try {
       this.commit([]);
@@ -129,6 +131,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
   // ---- Alarm: one per object, multiplexed through the schedule table ----
 
   override async alarm(): Promise<void> {
+    this.alarmAt = null;
     if (!this.session) return;
     let deliveries: Promise<void> | null = null;
     for (const kind of this.store.takeDue(Date.now())) {
@@ -222,7 +225,12 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
 
   armAlarm(): void {
     const next = this.store.nextDue();
-    void (next === null ? this.ctx.storage.deleteAlarm() : this.ctx.storage.setAlarm(next));
+    // The alarm only moves earlier. One that fires early finds nothing due and sets the next, while moving it
+    // later or deleting it is a write at every turn's end (locally an fsync before the turn's last frames), and
+    // a turn starting within a heartbeat of the last one would move it earlier again, a write its commit waits for.
+    if (next === null || (this.alarmAt != null && this.alarmAt <= next)) return;
+    this.alarmAt = next;
+    void this.ctx.storage.setAlarm(next);
   }
 
   // ---- internals ----
@@ -246,6 +254,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     this.hub.closeAll(SESSION_ERASED_CLOSE, reason);
     await eraseSessionBlobs(this.env.BLOBS, sid);
     await this.ctx.storage.deleteAlarm();
+    this.alarmAt = null;
     await this.ctx.storage.deleteAll();
     this.session = null;
     this.config = null;
