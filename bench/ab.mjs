@@ -59,7 +59,7 @@ try {
   for (const [shape, { model, maxSteps }] of Object.entries(e2eShapes({ steps: 10, calls: 4, deltas: 5 }))) {
     if (only && !only.includes(shape)) continue;
     const ms = { before: [], after: [] };
-    const cpu = { before: 0, after: 0 };
+    const cpu = { before: [], after: [] };
     for (let i = 0; i < WARMUP + RUNS; i++) {
       // Alternate which side goes first, so neither always follows the other's leftovers.
       const order = i % 2 === 0 ? ["before", "after"] : ["after", "before"];
@@ -69,14 +69,15 @@ try {
         const { ms: t } = await runtimeTurn(s, model, maxSteps);
         if (i < WARMUP) continue;
         ms[side].push(t);
-        cpu[side] += cpuMsOf(s.w.userPid) - c0;
+        cpu[side].push(cpuMsOf(s.w.userPid) - c0);
       }
     }
     const m = { before: median(ms.before), after: median(ms.after) };
     // Each pair ran back to back, so the median of their differences cancels most of the machine's drift.
     const paired = median(ms.after.map((a, i) => a - ms.before[i]));
+    const pairedCpu = median(cpu.after.map((a, i) => a - cpu.before[i]));
     console.log(
-      `${shape}: before ${m.before.toFixed(1)} ms, after ${m.after.toFixed(1)} ms (${((100 * (m.after - m.before)) / m.before).toFixed(1)}%; median paired difference ${paired.toFixed(2)} ms); workerd CPU per turn (session creation included) ${(cpu.before / RUNS).toFixed(1)} -> ${(cpu.after / RUNS).toFixed(1)} ms`,
+      `${shape}: before ${m.before.toFixed(1)} ms, after ${m.after.toFixed(1)} ms (${((100 * (m.after - m.before)) / m.before).toFixed(1)}%; median paired difference ${paired.toFixed(2)} ms); workerd CPU per turn (session creation included) ${median(cpu.before).toFixed(2)} -> ${median(cpu.after).toFixed(2)} ms (median paired difference ${pairedCpu.toFixed(2)} ms)`,
     );
   }
 } finally {

@@ -97,11 +97,21 @@ export function memoryOf(pid) {
   return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
 }
 
-/** CPU time (user + system) a process has used so far, in ms. */
+/**
+ * CPU time a process has used so far, in ms: the sum of its threads' run time from schedstat (nanoseconds; the
+ * utime and stime of /proc/PID/stat count 10 ms ticks, too coarse for a turn of a few ms). Threads that have
+ * exited are not counted, so compare readings of long-lived processes only.
+ */
 export function cpuMsOf(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return ns / 1e6;
 }
 
 const live = new Set();

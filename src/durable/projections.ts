@@ -16,8 +16,12 @@ const setStatus =
   };
 
 /** What an event adds to the usage row of its UTC day (the session's usage_days table). */
-type UsageColumn = "turns" | "failures" | "model_calls" | "tool_calls" | "input_tokens" | "output_tokens" | "cost_usd" | "unpriced_model_calls";
+const USAGE_COLUMNS = ["turns", "failures", "model_calls", "tool_calls", "input_tokens", "output_tokens", "cost_usd", "unpriced_model_calls"] as const;
+type UsageColumn = (typeof USAGE_COLUMNS)[number];
 type Usage = Partial<Record<UsageColumn, number>>;
+/** One statement whatever the columns an event touches (the others add 0): prepared once per object. */
+const ADD_USAGE = `INSERT INTO usage_days (day, ${USAGE_COLUMNS.join(", ")}) VALUES (?, ${USAGE_COLUMNS.map(() => "?").join(", ")})
+   ON CONFLICT (day) DO UPDATE SET ${USAGE_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(", ")}`;
 
 const USAGE: { [T in EventType]?: (e: EventOf<T>) => Usage } = {
   "turn.completed": () => ({ turns: 1 }),
@@ -90,23 +94,21 @@ const PROJECTIONS: Projections = {
 /** Applies the events of one commit to the tables they touch; usage is added up per day, one write a day. */
 export function project(sql: SqlStorage, events: RuntimeEvent[]): void {
   const days = new Map<string, Usage>();
+  let stamp = Number.NaN;
+  let day = "";
   for (const e of events) {
     // The tables are keyed by type, so each function gets the event of its own type.
     (PROJECTIONS[e.type] as ((sql: SqlStorage, e: RuntimeEvent) => void) | undefined)?.(sql, e);
     const usage = (USAGE[e.type] as ((e: RuntimeEvent) => Usage) | undefined)?.(e);
     if (!usage) continue;
-    const day = new Date(e.timestamp).toISOString().slice(0, 10);
+    // The events of one commit share their timestamp.
+    if (e.timestamp !== stamp) {
+      stamp = e.timestamp;
+      day = new Date(stamp).toISOString().slice(0, 10);
+    }
     const sum = days.get(day) ?? {};
-    for (const [column, n] of Object.entries(usage) as [UsageColumn, number][]) sum[column] = (sum[column] ?? 0) + n;
+    for (const column in usage) sum[column as UsageColumn] = (sum[column as UsageColumn] ?? 0) + usage[column as UsageColumn]!;
     days.set(day, sum);
   }
-  for (const [day, usage] of days) {
-    const columns = Object.keys(usage) as UsageColumn[];
-    sql.exec(
-      `INSERT INTO usage_days (day, ${columns.join(", ")}) VALUES (?, ${columns.map(() => "?").join(", ")})
-       ON CONFLICT (day) DO UPDATE SET ${columns.map((c) => `${c} = ${c} + excluded.${c}`).join(", ")}`,
-      day,
-      ...columns.map((c) => usage[c]!),
-    );
-  }
+  for (const [d, usage] of days) sql.exec(ADD_USAGE, d, ...USAGE_COLUMNS.map((c) => usage[c] ?? 0));
 }
