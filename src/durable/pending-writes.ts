@@ -1,10 +1,12 @@
 // Events that wait a moment to be written together. Each write separated by I/O costs the object its own
-// SQLite commit (locally an fsync too: docs/performance.md), so two kinds of events may wait briefly:
+// SQLite commit (locally an fsync too: docs/performance.md), and each write within one task its own
+// transaction, checkpoint and broadcast, so two kinds of events may wait briefly:
 // - text deltas: the first after a quiet spell is written once the network read that brought it has been
 //   handled (a timer of 0: the rest of that read comes along, not a fixed delay), the ones that follow gather
 //   for at most `deltaWindowMs`;
-// - tool results while other calls of their step still run: held at most `holdMs` with their checkpoint, so
-//   results that arrive together take one commit (the step's last result writes them all at once).
+// - held events: tool results, and an answer that names tool calls (the loop offers them, see loop.test.ts),
+//   held at most `holdMs` with their checkpoint, so what becomes true together takes one commit: a step's
+//   results with the next model call's start, an answer with its calls' starts.
 // Every commit takes what waits first, in order, with the latest held checkpoint, so the log keeps its order
 // and a checkpoint never holds a result whose event is not in the log.
 import type { EventDraft } from "../protocol/events";

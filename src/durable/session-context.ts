@@ -21,11 +21,13 @@ export interface SessionContext {
   /**
    * Appends events (projecting them into the turns and actions tables) and applies `mutate`, in one
    * transaction; then folds them into the read model and broadcasts them. Throws, changing nothing, on failure.
+   * `snapshot` also stores the read model; `checkpoint` says `mutate` writes the running turn's whole state, so
+   * a checkpoint held with waiting events (the same state, written whole) is not written first.
    */
-  commit(drafts: EventDraft[], mutate?: () => void, opts?: { snapshot?: boolean }): void;
+  commit(drafts: EventDraft[], mutate?: () => void, opts?: { snapshot?: boolean; checkpoint?: boolean }): void;
   /** One SQLite transaction (for writes that append no event). */
   transact<T>(fn: () => T): T;
-  /** Sets the object's one alarm to the earliest entry of the schedule table. */
+  /** Sets the object's one alarm at or before the earliest entry of the schedule table. */
   armAlarm(): void;
 }
 

@@ -189,7 +189,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     }
   }
 
-  commit(newDrafts: EventDraft[], mutate?: () => void, opts: { snapshot?: boolean } = {}): void {
+  commit(newDrafts: EventDraft[], mutate?: () => void, opts: { snapshot?: boolean; checkpoint?: boolean } = {}): void {
     const waiting = this.pending.take();
     const drafts = [...waiting.drafts, ...newDrafts];
     if (drafts.length === 0 && !mutate && !waiting.checkpoint) return;
@@ -198,7 +198,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     let committed: { stored: StoredEvent[]; next: SessionView };
     try {
       committed = this.transact(() => {
-        waiting.checkpoint?.();
+        if (!opts.checkpoint) waiting.checkpoint?.();
         mutate?.();
         const appended = this.store.append(drafts, ids, Date.now(), randomId);
         project(

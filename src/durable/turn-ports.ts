@@ -63,7 +63,8 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
       owned();
       if (!state && events.every((e) => e.type === "model.delta")) return hooks.deltas(events);
       if (state && gather) return hooks.hold(events, () => checkpoint(state));
-      s.commit(events, state ? () => checkpoint(state) : undefined);
+      if (state) s.commit(events, () => checkpoint(state), { checkpoint: true });
+      else s.commit(events);
     },
     finish: (event, state) => {
       owned();
@@ -71,12 +72,12 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
     },
     requestApproval: (event, state) => {
       owned();
-      s.commit([event], () => checkpoint(state));
+      s.commit([event], () => checkpoint(state), { checkpoint: true });
       s.armAlarm();
     },
     suspend: (state) => {
       owned();
-      s.commit([], () => checkpoint(state)); // a commit, so events still waiting go first
+      s.commit([], () => checkpoint(state), { checkpoint: true }); // a commit, so events still waiting go first
       hooks.suspended(exec, state);
     },
     handoff: async (agent, reason) => {
@@ -87,10 +88,14 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
     },
     replaceHistory: (history, event, state) => {
       owned();
-      s.commit([event], () => {
-        store.replaceHistory(history);
-        checkpoint(state);
-      });
+      s.commit(
+        [event],
+        () => {
+          store.replaceHistory(history);
+          checkpoint(state);
+        },
+        { checkpoint: true },
+      );
       hooks.historyReplaced(history);
     },
     injected: (after) => store.inbox(turnId, after),

@@ -270,10 +270,16 @@ async function callModel(
   if (state !== turn.root) turn.root.usage = addUsage(turn.root.usage, usage);
   const cost_usd = costOf(modelName, usage, level.run.setup.prices);
   if (cost_usd !== null) turn.root.cost_usd = (turn.root.cost_usd ?? 0) + cost_usd;
-  turn.emit(level, [
-    { type: "model.completed", turn_id, step_id, payload: { usage, finish_reason, ...(phase === "executor" ? {} : { phase }) } },
-    { type: "cost.recorded", turn_id, step_id, payload: { model: modelName, phase, usage, cost_usd } },
-  ]);
+  // An answer that names tool calls is written with the calls' starts, which the loop records next.
+  turn.emit(
+    level,
+    [
+      { type: "model.completed", turn_id, step_id, payload: { usage, finish_reason, ...(phase === "executor" ? {} : { phase }) } },
+      { type: "cost.recorded", turn_id, step_id, payload: { model: modelName, phase, usage, cost_usd } },
+    ],
+    true,
+    calls.length > 0,
+  );
   // Money is a budget too, over the whole tree of the turn (sub-agents add to the root's cost).
   const spent = turn.root.cost_usd ?? 0;
   if (turn.budget.max_cost_usd !== undefined && spent > turn.budget.max_cost_usd) turn.exceed("cost", turn.budget.max_cost_usd, spent);

@@ -241,8 +241,9 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
       { type: "tool.result", ...ids, payload: { name: call.name, output, is_error, metadata }, ...refsOf(spilled.artifact) },
     ],
     true,
-    // A result that arrives while other calls of the step still run may wait a moment to be written with theirs.
-    state.calls?.some((other) => other.status === "started") ?? false,
+    // A result may wait a moment to be written with what follows: the results of the step's other calls, or the
+    // next model call's start, which the loop records in the same task once the step's last result is in.
+    true,
   );
   return "done";
 }
