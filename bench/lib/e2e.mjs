@@ -30,7 +30,7 @@ export async function runtimeTurn(stack, model, maxSteps) {
   sub.close();
   const end = JSON.parse(s);
   if (end.type !== "turn.completed") throw new Error(`turn ended ${end.type}: ${s.slice(0, 300)}`);
-  return { ms: t - t0, events: sub.count, sid: session_id };
+  return { ms: t - t0, events: sub.count, sid: session_id, t0, frames: sub.frames };
 }
 
 /** The bare loop inside workerd: plain (`/run`), or with the runtime's commits in a Durable Object (`/durable-run`). */

@@ -9,6 +9,8 @@
 //     D  text deltas (SSE chunks) in the final answer, each W characters (default 2)
 //
 // POST /v1/_tools/lookup is a zero-latency webhook tool: it answers every call with a small JSON result.
+// GET /marks answers (and forgets) when each request since the last GET /marks arrived and when its response
+// was sent, in microseconds of the monotonic clock (process.hrtime, which every process here shares).
 //
 // Which response to give is read from the conversation: the number of assistant messages with tool
 // calls after the last user message. Streaming (`stream: true`, as the runtime's streamText uses) and
@@ -27,6 +29,8 @@ export function parseModel(name) {
 let callCounter = 0;
 let completionCounter = 0;
 export const stats = { requests: 0, bytesIn: 0 };
+let marks = [];
+const micros = () => Number(process.hrtime.bigint() / 1000n);
 
 /** What the scripted model answers, given the request body: tool calls, or a final text split in deltas. */
 export function respond(body) {
@@ -96,6 +100,17 @@ function completion(model, r) {
 
 export function startFakeLlm(port = 0) {
   const server = createServer((req, res) => {
+    if (req.method === "GET" && req.url === "/marks") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(marks));
+      marks = [];
+      return;
+    }
+    const mark = { url: req.url, arrived_us: micros(), sent_us: 0 };
+    marks.push(mark);
+    res.on("finish", () => {
+      mark.sent_us = micros();
+    });
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
