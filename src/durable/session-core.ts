@@ -48,9 +48,9 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
   protected readonly schedules: Schedules;
   protected readonly subscriptions = new SubscriptionTable(this, () => this.delivery.changed());
   protected readonly delivery = new SubscriptionDelivery(this, this.subscriptions);
-  /** Text deltas and held tool results waiting for their commit; any other commit takes them first. */
   /** When this instance last set the alarm: null if it has fired since (or none was set), undefined if unknown. */
   private alarmAt: number | null | undefined = undefined;
+  /** Text deltas and held events (tool results, an answer naming calls) waiting for their commit; any other commit takes them first. */
   protected readonly pending = new PendingWrites(() => {
     try {
       this.commit([]);
