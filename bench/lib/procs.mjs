@@ -174,19 +174,29 @@ export async function startWrangler({ cwd, config, port, inspectorPort, persistT
 }
 
 export function stopChild(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  // Whatever of its process group outlives it (a workerd stuck in a busy loop ignores SIGTERM) is killed.
+  const killGroup = () => {
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
+  if (child.exitCode !== null || child.signalCode !== null) {
+    killGroup();
+    return Promise.resolve();
+  }
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
+      killGroup();
       resolve();
     }, 5000);
     child.once("exit", () => {
       clearTimeout(timer);
-      resolve();
+      setTimeout(() => {
+        killGroup();
+        resolve();
+      }, 200);
     });
     try {
       process.kill(-child.pid, "SIGTERM");

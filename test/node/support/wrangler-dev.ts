@@ -62,6 +62,12 @@ export async function startRuntime(vars: Record<string, string>): Promise<DevRun
         // already gone
       }
       await new Promise((r) => setTimeout(r, 300));
+      // A workerd of the group that did not end on SIGTERM (one stuck in a busy loop ignores it) must not outlive the test.
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // all gone
+      }
       rmSync(state, { recursive: true, force: true });
     },
   };
