@@ -151,4 +151,40 @@ describe("crash recovery", () => {
     expect(await alarm()).toBeNull();
     expect((await api("GET", `/v1/sessions/${sid}/thread`)).body).toMatchObject({ status: "idle" });
   });
+
+  it("an interrupt writes a held tool result first and does not close its call a second time", async () => {
+    const { sid } = await scriptedSession([{ tool_calls: [{ name: "slow", arguments: {} }] }, { text: "never" }], {
+      http_tools: [{ name: "slow", url: toolURL("slow?ms=3000") }],
+    });
+    const { turn_id } = await submitTurn(sid, "start the slow thing");
+    const started = await waitForEvent(sid, (e) => e.type === "tool.started");
+    // In one task, so the hold's timer cannot write it first: the call's result waits as a held event, as the
+    // loop leaves it until the next model call's start, and the turn is interrupted then.
+    await runInDurableObject(stub(sid), (instance: any) => {
+      const state = instance.store.turnState(turn_id);
+      const call = state.calls.find((c: any) => c.tool_call_id === started.tool_call_id);
+      call.status = "done";
+      call.result = { output: "finished", is_error: false };
+      const metadata = {
+        status: "success",
+        started_at: 1,
+        completed_at: 2,
+        execution_time_ms: 1,
+        approval_status: "not_required",
+        approval_id: null,
+        injected_args: {},
+        offloaded_artifact_id: null,
+      };
+      instance.pending.hold(
+        [{ type: "tool.result", turn_id, tool_call_id: call.tool_call_id, payload: { name: "slow", output: "finished", is_error: false, metadata } }],
+        () => instance.store.saveTurnState(state),
+      );
+      instance.runner.interrupt("stopped by the test");
+    });
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    const results = log.filter((e) => e.type === "tool.result");
+    expect(results.map((e) => [e.tool_call_id, e.payload.output])).toEqual([[started.tool_call_id, "finished"]]);
+    expect(log.at(-1)).toMatchObject({ type: "turn.cancelled", payload: { reason: "stopped by the test" } });
+  });
 });

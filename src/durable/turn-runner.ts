@@ -90,6 +90,13 @@ export class TurnRunner {
 
   /** Ends the running turn at once, from its last checkpoint; its executor, if any, writes nothing more. */
   interrupt(reason: string): { interrupted: boolean; turn_id: string | null } {
+    // Held events (tool results) are facts of the turn: written first, so the checkpoint read below has them
+    // and the closing events do not close their calls a second time.
+    try {
+      this.s.commit([]);
+    } catch (err) {
+      console.error("writing held events before an interrupt failed", err);
+    }
     const running = this.s.store.runningTurn();
     if (!running) return { interrupted: false, turn_id: null };
     const exec = this.executor;

@@ -270,16 +270,12 @@ async function callModel(
   if (state !== turn.root) turn.root.usage = addUsage(turn.root.usage, usage);
   const cost_usd = costOf(modelName, usage, level.run.setup.prices);
   if (cost_usd !== null) turn.root.cost_usd = (turn.root.cost_usd ?? 0) + cost_usd;
-  // An answer that names tool calls is written with the calls' starts, which the loop records next.
-  turn.emit(
-    level,
-    [
-      { type: "model.completed", turn_id, step_id, payload: { usage, finish_reason, ...(phase === "executor" ? {} : { phase }) } },
-      { type: "cost.recorded", turn_id, step_id, payload: { model: modelName, phase, usage, cost_usd } },
-    ],
-    true,
-    calls.length > 0,
-  );
+  // Written at once, not held for the calls' starts: starting them may wait on I/O (arguments spilled to R2)
+  // with calls marked started whose tool.started is not written yet, which a held checkpoint would record.
+  turn.emit(level, [
+    { type: "model.completed", turn_id, step_id, payload: { usage, finish_reason, ...(phase === "executor" ? {} : { phase }) } },
+    { type: "cost.recorded", turn_id, step_id, payload: { model: modelName, phase, usage, cost_usd } },
+  ]);
   // Money is a budget too, over the whole tree of the turn (sub-agents add to the root's cost).
   const spent = turn.root.cost_usd ?? 0;
   if (turn.budget.max_cost_usd !== undefined && spent > turn.budget.max_cost_usd) turn.exceed("cost", turn.budget.max_cost_usd, spent);

@@ -48,8 +48,9 @@ export interface TurnSignals {
 export interface TurnPorts extends TurnSignals {
   /**
    * Appends events durably; with a state, checkpoints it in the same transaction. Throws if the turn was taken away
-   * (interrupted). `gather`: more events of the same moment are on their way (results of calls still running), so
-   * these may be held briefly and written with them; whatever is written next takes them first.
+   * (interrupted). `gather`: more events of the same moment are on their way (the results of calls still running,
+   * the next model call's start), so these may be held briefly and written with them; whatever is written next
+   * takes them first.
    */
   emit(events: EventDraft[], state?: TurnState, gather?: boolean): void;
   /** Appends the terminal event, moves the turn's messages to the history and clears the checkpoint, atomically. */
