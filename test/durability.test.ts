@@ -2,6 +2,10 @@
 // turns waiting, all checked by the log verifier (test/support/api.ts runs it on every whole log read).
 import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { PendingWrites } from "../src/durable/pending-writes";
+import type { SessionObject } from "../src/durable/session-object";
+import type { SessionStore } from "../src/durable/session-store";
+import type { TurnRunner } from "../src/durable/turn-runner";
 import { api, createSession, events, expectGapless, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { requests, type Step, script, toolURL, uniqueId } from "./support/fake-model";
 
@@ -160,9 +164,11 @@ describe("crash recovery", () => {
     const started = await waitForEvent(sid, (e) => e.type === "tool.started");
     // In one task, so the hold's timer cannot write it first: the call's result waits as a held event, as the
     // loop leaves it until the next model call's start, and the turn is interrupted then.
-    await runInDurableObject(stub(sid), (instance: any) => {
-      const state = instance.store.turnState(turn_id);
-      const call = state.calls.find((c: any) => c.tool_call_id === started.tool_call_id);
+    await runInDurableObject(stub(sid), (instance: SessionObject) => {
+      // The session object's own parts, as the loop's ports use them.
+      const { store, pending, runner } = instance as unknown as { store: SessionStore; pending: PendingWrites; runner: TurnRunner };
+      const state = store.turnState(turn_id)!;
+      const call = state.calls!.find((c) => c.tool_call_id === started.tool_call_id)!;
       call.status = "done";
       call.result = { output: "finished", is_error: false };
       const metadata = {
@@ -175,11 +181,11 @@ describe("crash recovery", () => {
         injected_args: {},
         offloaded_artifact_id: null,
       };
-      instance.pending.hold(
+      pending.hold(
         [{ type: "tool.result", turn_id, tool_call_id: call.tool_call_id, payload: { name: "slow", output: "finished", is_error: false, metadata } }],
-        () => instance.store.saveTurnState(state),
+        () => store.saveTurnState(state),
       );
-      instance.runner.interrupt("stopped by the test");
+      runner.interrupt("stopped by the test");
     });
     const log = await waitForTurnEnd(sid, turn_id);
     expectGapless(log);
