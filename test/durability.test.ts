@@ -7,6 +7,7 @@ import type { SessionObject } from "../src/durable/session-object";
 import type { SessionStore } from "../src/durable/session-store";
 import type { TurnRunner } from "../src/durable/turn-runner";
 import { api, createSession, events, expectGapless, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
+import { toolResultDraft } from "./support/drafts";
 import { requests, type Step, script, toolURL, uniqueId } from "./support/fake-model";
 
 async function scriptedSession(steps: Step[], extra: Record<string, unknown> = {}) {
@@ -171,20 +172,7 @@ describe("crash recovery", () => {
       const call = state.calls!.find((c) => c.tool_call_id === started.tool_call_id)!;
       call.status = "done";
       call.result = { output: "finished", is_error: false };
-      const metadata = {
-        status: "success",
-        started_at: 1,
-        completed_at: 2,
-        execution_time_ms: 1,
-        approval_status: "not_required",
-        approval_id: null,
-        injected_args: {},
-        offloaded_artifact_id: null,
-      };
-      pending.hold(
-        [{ type: "tool.result", turn_id, tool_call_id: call.tool_call_id, payload: { name: "slow", output: "finished", is_error: false, metadata } }],
-        () => store.saveTurnState(state),
-      );
+      pending.hold([toolResultDraft(turn_id, call.tool_call_id, "slow", "finished")], () => store.saveTurnState(state));
       runner.interrupt("stopped by the test");
     });
     const log = await waitForTurnEnd(sid, turn_id);

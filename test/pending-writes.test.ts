@@ -6,28 +6,10 @@
 import { describe, expect, it } from "vitest";
 import { PendingWrites } from "../src/durable/pending-writes";
 import type { EventDraft } from "../src/protocol/events";
+import { toolResultDraft } from "./support/drafts";
 
 const delta = (text: string): EventDraft => ({ type: "model.delta", turn_id: "trn_1", step_id: "stp_1", payload: { text } });
-const result = (id: string): EventDraft => ({
-  type: "tool.result",
-  turn_id: "trn_1",
-  tool_call_id: id,
-  payload: {
-    name: "lookup",
-    output: id,
-    is_error: false,
-    metadata: {
-      status: "success",
-      started_at: 1,
-      completed_at: 2,
-      execution_time_ms: 1,
-      approval_status: "not_required",
-      approval_id: null,
-      injected_args: {},
-      offloaded_artifact_id: null,
-    },
-  },
-});
+const result = (id: string): EventDraft => toolResultDraft("trn_1", id, "lookup", id);
 const names = (drafts: EventDraft[]) => drafts.map((d) => (d.type === "model.delta" ? (d.payload as { text: string }).text : d.tool_call_id));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
