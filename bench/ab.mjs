@@ -4,15 +4,16 @@
 // alternating turn by turn, so a change is measured under the same machine load as what it changes (this
 // machine's timings move by 30% between runs). Prints medians, the ratio, and workerd CPU per turn.
 // BENCH_E2E_RUNS (default 15) measured turns per side and shape after 2 warm-ups; BENCH_AB_SHAPES (say
-// "one_call") measures only the shapes it names.
+// "one_call") measures only the shapes it names; the shape "create" (not measured unless named) is the
+// session's creation alone, POST /v1/sessions, with the e2e turns' agent.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Api, median } from "./lib/client.mjs";
+import { Api, median, now } from "./lib/client.mjs";
 import { connectInspector } from "./lib/cpuprofile.mjs";
-import { e2eShapes, runtimeTurn } from "./lib/e2e.mjs";
+import { benchAgent, e2eShapes, runtimeTurn } from "./lib/e2e.mjs";
 import { cpuMsOf, freePort, snapshotRuntime, startFakeLlmProcess, startWrangler, stopAll } from "./lib/procs.mjs";
 import { withoutDevRelays } from "./lib/stack.mjs";
 
@@ -31,6 +32,15 @@ mkdirSync(before, { recursive: true });
 execFileSync("sh", ["-c", `git archive ${REV} src migrations wrangler.toml | tar -x -C ${before}`], { cwd: ROOT });
 mkdirSync(join(before, "dist", "inspector"), { recursive: true });
 const sides = { before: join(before, "wrangler.toml"), after: snapshotRuntime(ROOT, join(cache, "ab-after")) };
+
+/** Times the creation of a session alone; waits a moment after, so its index write is not in the next pair. */
+async function created(stack, model, maxSteps) {
+  const t0 = now();
+  await stack.api.req("POST", "/v1/sessions", { agent: benchAgent(stack, model, maxSteps) });
+  const ms = now() - t0;
+  await new Promise((r) => setTimeout(r, 20));
+  return { ms };
+}
 
 try {
   const key = "bench_ab";
@@ -56,8 +66,9 @@ try {
   }
   console.log(`${REV} (before) against the working tree (after), ${RUNS} turns each after ${WARMUP} warm-ups, alternating`);
   const only = process.env.BENCH_AB_SHAPES?.split(",");
-  for (const [shape, { model, maxSteps }] of Object.entries(e2eShapes({ steps: 10, calls: 4, deltas: 5 }))) {
-    if (only && !only.includes(shape)) continue;
+  const shapes = { ...e2eShapes({ steps: 10, calls: 4, deltas: 5 }), create: e2eShapes({ steps: 0, calls: 0, deltas: 5 }).one_call };
+  for (const [shape, { model, maxSteps }] of Object.entries(shapes)) {
+    if (only ? !only.includes(shape) : shape === "create") continue;
     const ms = { before: [], after: [] };
     const cpu = { before: [], after: [] };
     for (let i = 0; i < WARMUP + RUNS; i++) {
@@ -66,7 +77,7 @@ try {
       for (const side of order) {
         const s = stacks[side];
         const c0 = cpuMsOf(s.w.userPid);
-        const { ms: t } = await runtimeTurn(s, model, maxSteps);
+        const { ms: t } = shape === "create" ? await created(s, model, maxSteps) : await runtimeTurn(s, model, maxSteps);
         if (i < WARMUP) continue;
         ms[side].push(t);
         cpu[side].push(cpuMsOf(s.w.userPid) - c0);

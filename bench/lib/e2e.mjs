@@ -9,10 +9,10 @@ import { splitTurn } from "./timeline.mjs";
 
 const terminalAny = (s) => /"type":"turn\.(completed|failed|cancelled)"/.test(s);
 
-export async function runtimeTurn(stack, model, maxSteps) {
-  const { api } = stack;
+/** The e2e turns' agent: the scripted model and the scripted server's webhook as its `lookup` http tool. */
+export function benchAgent(stack, model, maxSteps) {
   const lookupUrl = `${stack.fake.baseUrl}/_tools/lookup`;
-  const agent = {
+  return {
     name: "bench-e2e",
     model: `openai-compatible:${model}`,
     max_steps: maxSteps,
@@ -20,7 +20,11 @@ export async function runtimeTurn(stack, model, maxSteps) {
       { name: "lookup", description: "Looks something up.", url: lookupUrl, parameters: { type: "object", properties: { query: { type: "string" } } } },
     ],
   };
-  const { session_id } = await api.req("POST", "/v1/sessions", { agent });
+}
+
+export async function runtimeTurn(stack, model, maxSteps) {
+  const { api } = stack;
+  const { session_id } = await api.req("POST", "/v1/sessions", { agent: benchAgent(stack, model, maxSteps) });
   const sub = api.subscribe(session_id, 0, { keep: true, deflate: false });
   await sub.opened;
   const done = sub.waitFor(terminalAny);

@@ -288,7 +288,8 @@ export class SessionStore {
   }
 
   unschedule(kind: string): void {
-    this.sql.exec("DELETE FROM schedule WHERE kind = ?", kind);
+    // Read first: a DELETE is a write even when it matches nothing, and opens a transaction (and a commit) of its own.
+    if (this.sql.exec("SELECT 1 FROM schedule WHERE kind = ?", kind).toArray().length > 0) this.sql.exec("DELETE FROM schedule WHERE kind = ?", kind);
   }
 
   /** Removes and returns the entries due at `now`. */
