@@ -1,4 +1,4 @@
-// Applies numbered SQL migrations in order, each in its own transaction, and records the schema version.
+// Applies numbered SQL migrations in order, all pending ones in one transaction, and records the schema version.
 import registry0001 from "../../migrations/registry/0001_init.sql";
 import registry0002 from "../../migrations/registry/0002_session_index.sql";
 import session0001 from "../../migrations/session/0001_init.sql";
@@ -35,19 +35,21 @@ export function isInitialized(storage: DurableObjectStorage): boolean {
   return storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").toArray().length > 0;
 }
 
-/** Returns the schema version after migrating. */
+/**
+ * Applies the migrations newer than the stored version in one transaction (a schema is never left half way,
+ * and a new object writes its whole schema in one commit), and returns the schema version after migrating.
+ */
 export function migrate(storage: DurableObjectStorage, migrations: Migration[]): number {
   const sql = storage.sql;
-  sql.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
-  const row = sql.exec<{ version: number }>("SELECT max(version) AS version FROM schema_version").one();
-  let current = row.version ?? 0;
-  for (const m of migrations) {
-    if (m.version <= current) continue;
-    storage.transactionSync(() => {
+  return storage.transactionSync(() => {
+    sql.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+    let current = sql.exec<{ version: number | null }>("SELECT max(version) AS version FROM schema_version").one().version ?? 0;
+    for (const m of migrations) {
+      if (m.version <= current) continue;
       sql.exec(m.sql);
       sql.exec("INSERT INTO schema_version (version) VALUES (?)", m.version);
-    });
-    current = m.version;
-  }
-  return current;
+      current = m.version;
+    }
+    return current;
+  });
 }
