@@ -131,14 +131,24 @@ export function callOptions(request: ModelRequest): LanguageModelV3CallOptions {
 export function toPrompt(system: string | undefined, messages: ModelMessage[]): LanguageModelV3Prompt {
   const prompt: LanguageModelV3Prompt = system ? [{ role: "system", content: system }] : [];
   for (const m of messages) {
-    const message = toMessage(m);
+    let message = converted.get(m);
+    if (!message) {
+      message = toMessage(m);
+      converted.set(m, message);
+    }
     const last = prompt.at(-1);
-    // Providers expect the results of one step in one tool message.
-    if (message.role === "tool" && last?.role === "tool") last.content = [...last.content, ...message.content];
+    // Providers expect the results of one step in one tool message: a new one, as converted ones are shared.
+    if (message.role === "tool" && last?.role === "tool") prompt[prompt.length - 1] = { role: "tool", content: [...last.content, ...message.content] };
     else prompt.push(message);
   }
   return prompt;
 }
+
+/**
+ * Each step's request repeats the conversation so far, whose messages never change once made: each is converted
+ * once, and the same provider message comes back every step (request-fingerprint.ts keeps its canonical text).
+ */
+const converted = new WeakMap<ModelMessage, LanguageModelV3Message>();
 
 function toMessage(m: ModelMessage): LanguageModelV3Message {
   switch (m.role) {

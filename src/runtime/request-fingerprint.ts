@@ -28,9 +28,10 @@ export function canonicalJson(value: unknown): string {
 export async function requestFingerprint(model: string, options: LanguageModelV3CallOptions): Promise<string> {
   const { prompt, tools, toolChoice, temperature, maxOutputTokens, responseFormat } = options;
   // Each step's request repeats the conversation so far and the tool schemas: the same objects, never changed
-  // once made, so their canonical text is kept (by identity) instead of being built again every step.
-  const parts = prompt.map((m) => (Array.isArray(m.content) ? { ...m, content: m.content.map(once) } : m));
-  const text = canonicalJson({ model, prompt: parts, tools: tools && once(tools), toolChoice, temperature, maxOutputTokens, responseFormat });
+  // once made (toPrompt converts each message once), so their canonical text is kept (by identity) instead of
+  // being built again every step.
+  const messages = prompt.map((m) => once(m));
+  const text = canonicalJson({ model, prompt: messages, tools: tools && once(tools), toolChoice, temperature, maxOutputTokens, responseFormat });
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
