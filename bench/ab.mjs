@@ -66,7 +66,8 @@ try {
   }
   console.log(`${REV} (before) against the working tree (after), ${RUNS} turns each after ${WARMUP} warm-ups, alternating`);
   const only = process.env.BENCH_AB_SHAPES?.split(",");
-  const shapes = { ...e2eShapes({ steps: 10, calls: 4, deltas: 5 }), create: e2eShapes({ steps: 0, calls: 0, deltas: 5 }).one_call };
+  const turns = e2eShapes({ steps: 10, calls: 4, deltas: 5 });
+  const shapes = { ...turns, create: turns.one_call };
   for (const [shape, { model, maxSteps }] of Object.entries(shapes)) {
     if (only ? !only.includes(shape) : shape === "create") continue;
     const ms = { before: [], after: [] };

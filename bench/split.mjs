@@ -34,6 +34,14 @@ function split(t0, t1, requests) {
   };
 }
 
+/** A baseline side: the bare loop inside workerd at `path`, timed around its HTTP answer. */
+const baseline = (path) => async () => {
+  await marks();
+  const t0 = now();
+  await workerdLoop(stack, model, maxSteps, path);
+  return split(t0, now(), await marks());
+};
+
 const sides = {
   runtime: async () => {
     await marks();
@@ -45,18 +53,8 @@ const sides = {
     }
     return out;
   },
-  durable_floor: async () => {
-    await marks();
-    const t0 = now();
-    await workerdLoop(stack, model, maxSteps, "/durable-run");
-    return split(t0, now(), await marks());
-  },
-  bare_workerd: async () => {
-    await marks();
-    const t0 = now();
-    await workerdLoop(stack, model, maxSteps, "/run");
-    return split(t0, now(), await marks());
-  },
+  durable_floor: baseline("/durable-run"),
+  bare_workerd: baseline("/run"),
 };
 
 try {

@@ -11,8 +11,8 @@
 
 import { DurableObject } from "cloudflare:workers";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { generateText, stepCountIs } from "ai";
-import { lookup } from "./lookup-tool";
+import { generateText, jsonSchema, stepCountIs, tool } from "ai";
+import { lookupTool } from "../lib/lookup-tool.mjs";
 
 interface Env {
   OPENAI_COMPATIBLE_BASE_URL: string;
@@ -48,7 +48,7 @@ export class DurableLoop extends DurableObject<Env> {
     let results: [string, unknown][] = [];
     let answered = -1;
     let step = 0;
-    const plain = lookup(baseURL);
+    const plain = lookupTool({ tool, jsonSchema }, baseURL);
     const durable = {
       ...plain,
       execute: async (args: { query: string }, options: Parameters<NonNullable<typeof plain.execute>>[1]) => {

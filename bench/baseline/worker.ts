@@ -13,8 +13,8 @@ import { DurableObject } from "cloudflare:workers";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, jsonSchema, stepCountIs, streamText, type ToolSet, tool } from "ai";
 import { evaluateExpression } from "../../src/runtime/tools/calculator-parser";
+import { lookupTool } from "../lib/lookup-tool.mjs";
 import type { DurableLoop } from "./durable-loop";
-import { lookup } from "./lookup-tool";
 
 export { DurableLoop } from "./durable-loop";
 
@@ -43,7 +43,7 @@ async function runLoop(env: Env, body: { model: string; input?: string; steps: n
   const options = {
     model: provider.chatModel(body.model),
     messages: [{ role: "user" as const, content: body.input ?? "go" }],
-    tools: (body.tool === "lookup" ? { lookup: lookup(env.OPENAI_COMPATIBLE_BASE_URL) } : { calculator }) as ToolSet,
+    tools: (body.tool === "lookup" ? { lookup: lookupTool({ tool, jsonSchema }, env.OPENAI_COMPATIBLE_BASE_URL) } : { calculator }) as ToolSet,
     stopWhen: stepCountIs(body.steps),
   };
   const t0 = performance.now();

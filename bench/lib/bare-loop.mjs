@@ -4,21 +4,11 @@
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { now } from "./client.mjs";
+import { lookupTool } from "./lookup-tool.mjs";
 
 export function bareLoop(baseURL) {
   const provider = createOpenAICompatible({ name: "openai-compatible", baseURL, includeUsage: true });
-  const lookup = tool({
-    description: "Looks something up.",
-    inputSchema: jsonSchema({ type: "object", properties: { query: { type: "string" } }, required: ["query"] }),
-    execute: async (args) => {
-      const res = await fetch(`${baseURL}/_tools/lookup`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ tool: "lookup", args }),
-      });
-      return res.json();
-    },
-  });
+  const lookup = lookupTool({ tool, jsonSchema }, baseURL);
   return async (model, maxSteps) => {
     const t0 = now();
     const result = await generateText({

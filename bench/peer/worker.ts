@@ -11,6 +11,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { AIChatAgent, type OnChatMessageOptions } from "@cloudflare/ai-chat";
 import { routeAgentRequest } from "agents";
 import { convertToModelMessages, jsonSchema, stepCountIs, streamText, tool } from "ai";
+import { lookupTool } from "../lib/lookup-tool.mjs";
 
 interface Env {
   OPENAI_COMPATIBLE_BASE_URL: string;
@@ -22,18 +23,7 @@ export class PeerChat extends AIChatAgent<Env> {
     const baseURL = this.env.OPENAI_COMPATIBLE_BASE_URL;
     const { model, maxSteps } = (options?.body ?? {}) as { model: string; maxSteps: number };
     const provider = createOpenAICompatible({ name: "openai-compatible", baseURL, includeUsage: true });
-    const lookup = tool({
-      description: "Looks something up.",
-      inputSchema: jsonSchema<{ query: string }>({ type: "object", properties: { query: { type: "string" } }, required: ["query"] }),
-      execute: async (args) => {
-        const res = await fetch(`${baseURL}/_tools/lookup`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ tool: "lookup", args }),
-        });
-        return res.json();
-      },
-    });
+    const lookup = lookupTool({ tool, jsonSchema }, baseURL);
     const result = streamText({
       model: provider.chatModel(model),
       messages: await convertToModelMessages(this.messages),
