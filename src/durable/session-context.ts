@@ -21,10 +21,10 @@ export interface SessionContext {
   /**
    * Appends events (projecting them into the turns and actions tables) and applies `mutate`, in one
    * transaction; then folds them into the read model and broadcasts them. Throws, changing nothing, on failure.
-   * `snapshot` also stores the read model; `checkpoint` says `mutate` writes the running turn's whole state, so
-   * a checkpoint held with waiting events (the same state, written whole) is not written first.
+   * `snapshot` also stores the read model; `checkpoint` writes the running turn's whole state, and takes the place
+   * of one held with waiting events (the same state, written whole).
    */
-  commit(drafts: EventDraft[], mutate?: () => void, opts?: { snapshot?: boolean; checkpoint?: boolean }): void;
+  commit(drafts: EventDraft[], mutate?: () => void, opts?: { snapshot?: boolean; checkpoint?: () => void }): void;
   /** One SQLite transaction (for writes that append no event). */
   transact<T>(fn: () => T): T;
   /** Sets the object's one alarm at or before the earliest entry of the schedule table. */

@@ -189,16 +189,17 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     }
   }
 
-  commit(newDrafts: EventDraft[], mutate?: () => void, opts: { snapshot?: boolean; checkpoint?: boolean } = {}): void {
+  commit(newDrafts: EventDraft[], mutate?: () => void, opts: { snapshot?: boolean; checkpoint?: () => void } = {}): void {
     const waiting = this.pending.take();
     const drafts = [...waiting.drafts, ...newDrafts];
-    if (drafts.length === 0 && !mutate && !waiting.checkpoint) return;
+    const checkpoint = opts.checkpoint ?? waiting.checkpoint;
+    if (drafts.length === 0 && !mutate && !checkpoint) return;
     const row = this.row();
     const ids = { session_id: row.session_id, thread_id: row.thread_id };
     let committed: { stored: StoredEvent[]; next: SessionView };
     try {
       committed = this.transact(() => {
-        if (!opts.checkpoint) waiting.checkpoint?.();
+        checkpoint?.();
         mutate?.();
         const appended = this.store.append(drafts, ids, Date.now(), randomId);
         project(

@@ -63,8 +63,7 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
       owned();
       if (!state && events.every((e) => e.type === "model.delta")) return hooks.deltas(events);
       if (state && gather) return hooks.hold(events, () => checkpoint(state));
-      if (state) s.commit(events, () => checkpoint(state), { checkpoint: true });
-      else s.commit(events);
+      s.commit(events, undefined, state ? { checkpoint: () => checkpoint(state) } : {});
     },
     finish: (event, state) => {
       owned();
@@ -72,12 +71,12 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
     },
     requestApproval: (event, state) => {
       owned();
-      s.commit([event], () => checkpoint(state), { checkpoint: true });
+      s.commit([event], undefined, { checkpoint: () => checkpoint(state) });
       s.armAlarm();
     },
     suspend: (state) => {
       owned();
-      s.commit([], () => checkpoint(state), { checkpoint: true }); // a commit, so events still waiting go first
+      s.commit([], undefined, { checkpoint: () => checkpoint(state) }); // a commit, so events still waiting go first
       hooks.suspended(exec, state);
     },
     handoff: async (agent, reason) => {
@@ -88,14 +87,7 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
     },
     replaceHistory: (history, event, state) => {
       owned();
-      s.commit(
-        [event],
-        () => {
-          store.replaceHistory(history);
-          checkpoint(state);
-        },
-        { checkpoint: true },
-      );
+      s.commit([event], () => store.replaceHistory(history), { checkpoint: () => checkpoint(state) });
       hooks.historyReplaced(history);
     },
     injected: (after) => store.inbox(turnId, after),
