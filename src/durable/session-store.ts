@@ -288,7 +288,7 @@ export class SessionStore {
   }
 
   unschedule(kind: string): void {
-    // Read first: a DELETE is a write even when it matches nothing, and opens a transaction (and a commit) of its own.
+    // Read first: a DELETE is a write even when it matches nothing, and outside a transaction it opens (and commits) one.
     if (this.sql.exec("SELECT 1 FROM schedule WHERE kind = ?", kind).toArray().length > 0) this.sql.exec("DELETE FROM schedule WHERE kind = ?", kind);
   }
 
