@@ -142,6 +142,23 @@ describe("browser tokens", () => {
     expect((await call("GET", `/v1/sessions/${sid}/thread`, theirs)).status).toBe(200);
   });
 
+  it("a token creates and deletes no schedules (they would outlive it); it may list them", async () => {
+    await createAgent({ name: "tok-schedules", model: "demo:fast" });
+    const sid = await createSession("tok-schedules");
+    const made = await api("POST", `/v1/sessions/${sid}/schedules`, { input: "by the key", every_s: 3600 });
+    expect(made.status).toBe(201);
+    const before = (await api("GET", `/v1/sessions/${sid}/events`)).body.events;
+    for (const t of [await token({ subject: "u", session_id: sid, ttl_s: 60 }), await token({ subject: "u", agent: "tok-schedules" })]) {
+      const res = await call("POST", `/v1/sessions/${sid}/schedules`, t, { input: "every minute", every_s: 60 });
+      expect(res.status).toBe(403);
+      expect(res.body.error).toMatchObject({ code: "forbidden", message: expect.stringContaining("API key") });
+      expect((await call("DELETE", `/v1/sessions/${sid}/schedules/${made.body.schedule_id}`, t)).status).toBe(403);
+    }
+    const listed = await call("GET", `/v1/sessions/${sid}/schedules`, await token({ subject: "u", session_id: sid }));
+    expect(listed.body.schedules.map((x: any) => x.schedule_id)).toEqual([made.body.schedule_id]);
+    expect((await api("GET", `/v1/sessions/${sid}/events`)).body.events).toEqual(before);
+  });
+
   it("scopes narrow a token; expired, tampered and wrongly signed tokens are 401 with their own codes", async () => {
     const sid = await createSession({ name: "tok-scopes", model: "demo:fast" });
     const readOnly = await token({ subject: "viewer", session_id: sid, scopes: ["read"] });

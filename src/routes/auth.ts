@@ -6,7 +6,7 @@ import { verify } from "hono/jwt";
 import type { Env } from "../env";
 import { ApiError, unwrap } from "../runtime/errors";
 import { sessionStub } from "./http";
-import { type Permission, type Principal, permissionFor, ROLES, type Role, roleAllows, scopeFor, type TokenScope } from "./permissions";
+import { KEY_ONLY, type Permission, type Principal, permissionFor, ROLES, type Role, roleAllows, scopeFor, type TokenScope } from "./permissions";
 
 /** Routes a browser reaches without setting headers: WebSocket, EventSource (SSE only) and the chat transport's resume. */
 const QUERY_TOKEN_ROUTES = [/^\/v1\/sessions\/[^/]+\/ws$/, /^\/v1\/chat\/[^/]+\/stream$/];
@@ -114,7 +114,8 @@ export const authenticate: MiddlewareHandler<{ Bindings: Env; Variables: { princ
   const permission = permissionFor(c.req.method, c.req.path);
   if (permission && !allows(principal, permission)) {
     const who = principal.kind === "key" ? `a ${principal.role} key` : "this token";
-    throw new ApiError("forbidden", `${who} may not do ${permission}`);
+    const why = principal.kind === "token" && KEY_ONLY[permission] ? `: ${KEY_ONLY[permission]}` : "";
+    throw new ApiError("forbidden", `${who} may not do ${permission}${why}`);
   }
   const sid = SESSION_IN_PATH.exec(c.req.path)?.[1];
   if (principal.kind === "token" && sid) await checkTokenSession(c.env, principal, sid);
