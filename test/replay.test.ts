@@ -183,6 +183,9 @@ describe("POST /v1/sessions/:sid/turns/:turn_id/replay", () => {
     const badTools = await api("POST", `/v1/sessions/${source.sid}/turns/${source.turn_id}/replay`, { tools: "sometimes" });
     expect(badTools.status).toBe(422);
     expect(JSON.stringify(badTools.body)).toContain("tools");
+    const noRoom = await api("POST", `/v1/sessions/${source.sid}/turns/${source.turn_id}/replay`, { agent: { budget: { max_history_tokens: 5 } } });
+    expect(noRoom.status).toBe(422);
+    expect(noRoom.body.error.details[0]).toMatchObject({ path: "agent", reason: expect.stringContaining("max_history_tokens (5)") });
     const badAgent = await api("POST", `/v1/sessions/${source.sid}/turns/${source.turn_id}/replay`, { agent: { max_steps: -1 } });
     expect(badAgent.status).toBe(422);
     expect(JSON.stringify(badAgent.body)).toContain("max_steps");
