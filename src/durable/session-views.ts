@@ -2,6 +2,7 @@
 // read from the folded read model or the stored event bodies.
 import { type AgentConfig, BUDGET_CAPS } from "../protocol/agent-config";
 import type { Policy } from "../protocol/policy";
+import { redactAgentConfig } from "../protocol/redact";
 import { ApiError } from "../runtime/errors";
 import type { ChannelRow } from "./channel-store";
 import type { SessionContext } from "./session-context";
@@ -15,7 +16,7 @@ export function snapshotView(s: SessionContext, channels: ChannelRow[]) {
   const view = s.view();
   return {
     session_id: row.session_id,
-    agent: s.agent(),
+    agent: redactAgentConfig(s.agent()),
     policy: s.policy(),
     status: view.status,
     created_at: row.created_at,
@@ -82,7 +83,7 @@ export function exportHeader(s: SessionContext): ExportHeader {
   return {
     session_id: row.session_id,
     thread_id: row.thread_id,
-    agent: s.agent(),
+    agent: redactAgentConfig(s.agent()),
     policy: s.policy(),
     metadata,
     owner: row.owner,

@@ -1,5 +1,6 @@
 // Outbound subscriptions of a session: the rows (create, list, enable, delete) and their read model. Each
 // subscription reads the event log from its own cursor; delivery (subscription-delivery.ts) moves it.
+import { redactUrl } from "../protocol/redact";
 import type { CreateSubscriptionBody, Subscription, SubscriptionSpec } from "../protocol/subscriptions";
 import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
@@ -123,5 +124,5 @@ export class SubscriptionTable {
 
 function view(row: SubscriptionRow): Subscription {
   const { secret: _secret, batch_id: _id, batch_end: _end, types, ...rest } = row;
-  return { ...rest, types: types ? (JSON.parse(types) as string[]) : null };
+  return { ...rest, url: redactUrl(rest.url), types: types ? (JSON.parse(types) as string[]) : null };
 }

@@ -4,6 +4,9 @@ import { providerEnv } from "../durable/providers";
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
 import { type AgentConfig, AgentConfigSchema } from "../protocol/agent-config";
+import { keepStoredSecrets } from "../protocol/keep-secrets";
+import { REDACTED, redactAgentConfig } from "../protocol/redact";
+import { SubscriptionSpec } from "../protocol/subscriptions";
 import { deploymentIssues } from "../runtime/deployment-checks";
 import { ApiError, zodIssues } from "../runtime/errors";
 import { parsePriceOverrides } from "../runtime/pricing";
@@ -11,11 +14,20 @@ import { parseAllowlist } from "../runtime/url-allowlist";
 import { errorResponses, router } from "./http";
 
 const AgentConfigDoc = AgentConfigSchema.openapi("AgentConfig");
+/** A config as PUT takes it: a subscription's secret may also be the placeholder of the stored one (it is kept). */
+const AgentPutBody = AgentConfigSchema.partial({ name: true }).extend({
+  subscriptions: z.array(SubscriptionSpec.extend({ secret: z.union([z.literal(REDACTED), SubscriptionSpec.shape.secret.unwrap()]).optional() })).optional(),
+});
 const NameParam = z.object({ name: z.string().openapi({ param: { name: "name", in: "path" }, example: "helper" }) });
 
-/** Validates a config against the schema and the deployment; 422 with every failing field. */
-export async function validateAgentConfig(input: unknown, env: Env, pathPrefix = ""): Promise<AgentConfig> {
-  const parsed = AgentConfigSchema.safeParse(input);
+/**
+ * Validates a config against the schema and the deployment; 422 with every failing field. Placeholders of
+ * write-only fields take their values from `stored` (the config the input was read from).
+ */
+export async function validateAgentConfig(input: unknown, env: Env, pathPrefix = "", stored: AgentConfig | null = null): Promise<AgentConfig> {
+  const kept = keepStoredSecrets(input, stored, pathPrefix);
+  if (kept.issues.length > 0) throw ApiError.validation(kept.issues);
+  const parsed = AgentConfigSchema.safeParse(kept.input);
   if (!parsed.success) throw ApiError.validation(zodIssues(parsed.error.issues, pathPrefix));
   const agentNames = parsed.data.handoffs.length > 0 ? new Set(await registry(env).names()) : new Set<string>();
   const issues = deploymentIssues(parsed.data, {
@@ -37,7 +49,7 @@ export const agents = router()
       summary: "Create or replace an agent",
       request: {
         params: NameParam,
-        body: { required: true, content: { "application/json": { schema: AgentConfigSchema.partial({ name: true }) } } },
+        body: { required: true, content: { "application/json": { schema: AgentPutBody } } },
       },
       responses: {
         200: { description: "Replaced", content: { "application/json": { schema: AgentConfigDoc } } },
@@ -51,9 +63,9 @@ export const agents = router()
       if (body.name !== undefined && body.name !== name) {
         throw ApiError.validation([{ path: "name", reason: `must equal the name in the path ("${name}")` }]);
       }
-      const config = await validateAgentConfig({ ...body, name }, c.env);
+      const config = await validateAgentConfig({ ...body, name }, c.env, "", await registry(c.env).get(name));
       const { created } = await registry(c.env).put(config);
-      return c.json(config, created ? 201 : 200);
+      return c.json(redactAgentConfig(config), created ? 201 : 200);
     },
   )
   .openapi(
@@ -72,7 +84,7 @@ export const agents = router()
       const { name } = c.req.valid("param");
       const config = await registry(c.env).get(name);
       if (!config) throw ApiError.notFound("Agent", name);
-      return c.json(config, 200);
+      return c.json(redactAgentConfig(config), 200);
     },
   )
   .openapi(
@@ -88,7 +100,7 @@ export const agents = router()
     }),
     async (c) => {
       const list: AgentConfig[] = await registry(c.env).list();
-      return c.json({ agents: list }, 200);
+      return c.json({ agents: list.map(redactAgentConfig) }, 200);
     },
   )
   .openapi(

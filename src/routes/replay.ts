@@ -71,7 +71,9 @@ export const replay = router()
       if (principal.kind === "token" && body.agent !== undefined) throw new ApiError("forbidden", "A browser token cannot replay with another config");
       // The RPC stub's typing loses this result's shape (an AgentConfig is too deep for it).
       const source = unwrap((await sessionStub(c.env, sid).replaySource(turn_id)) as unknown as Result<ReplayStart>);
-      const agent = body.agent ? await validateAgentConfig({ ...source.agent, ...body.agent, name: source.agent.name }, c.env, "agent") : source.agent;
+      const agent = body.agent
+        ? await validateAgentConfig({ ...source.agent, ...body.agent, name: source.agent.name }, c.env, "agent", source.agent)
+        : source.agent;
       // Before the replay session exists: a changed agent with no room for the recorded input opens none.
       checkInputFits(agent, source.input, "agent", "makes the recorded input too long");
       const exec_id = randomId("ses");
