@@ -3,7 +3,7 @@
 // with the recorded tools over tools that count their runs.
 import { describe, expect, it } from "vitest";
 import type { EventDraft } from "../src/protocol/events";
-import { type Divergence, RecordedModel, recordedCalls } from "../src/runtime/recorded-model";
+import { type Divergence, RecordedModel, recordedCalls, recordingOf } from "../src/runtime/recorded-model";
 import { recordedResults, replayTools, type ToolReplayMode } from "../src/runtime/recorded-tools";
 import type { ToolDefinition } from "../src/runtime/tools/types";
 import type { TurnSetup } from "../src/runtime/turn-context";
@@ -44,7 +44,7 @@ async function replay(
   tools?: ToolReplayMode,
 ) {
   const divergences: Divergence[] = [];
-  const recorded = new RecordedModel(live, "openai:gpt-4o", recordedCalls(recording), (d) => divergences.push(d));
+  const recorded = new RecordedModel(live, "openai:gpt-4o", recordingOf(recording), (d) => divergences.push(d));
   const base = makeSetup({ model: live, tools: [lookup(["split", "copy"])], ...setup });
   const toolbelt = tools ? replayTools(base.tools, recordedResults(recording), tools) : base.tools;
   const { ports } = await runNewTurn({ ...base, model: recorded, tools: toolbelt } satisfies TurnSetup, "what is a fork?");

@@ -6,7 +6,7 @@ import { verify } from "hono/jwt";
 import type { Env } from "../env";
 import { ApiError, unwrap } from "../runtime/errors";
 import { sessionStub } from "./http";
-import { type Permission, type Principal, permissionFor, ROLES, type Role, roleAllows, scopeFor, type TokenScope } from "./permissions";
+import { KEY_ONLY, type Permission, type Principal, permissionFor, ROLES, type Role, roleAllows, scopeFor, type TokenScope } from "./permissions";
 
 /** Routes a browser reaches without setting headers: WebSocket, EventSource (SSE only) and the chat transport's resume. */
 const QUERY_TOKEN_ROUTES = [/^\/v1\/sessions\/[^/]+\/ws$/, /^\/v1\/chat\/[^/]+\/stream$/];
@@ -114,7 +114,8 @@ export const authenticate: MiddlewareHandler<{ Bindings: Env; Variables: { princ
   const permission = permissionFor(c.req.method, c.req.path);
   if (permission && !allows(principal, permission)) {
     const who = principal.kind === "key" ? `a ${principal.role} key` : "this token";
-    throw new ApiError("forbidden", `${who} may not do ${permission}`);
+    const why = principal.kind === "token" && KEY_ONLY[permission] ? `: ${KEY_ONLY[permission]}` : "";
+    throw new ApiError("forbidden", `${who} may not do ${permission}${why}`);
   }
   const sid = SESSION_IN_PATH.exec(c.req.path)?.[1];
   if (principal.kind === "token" && sid) await checkTokenSession(c.env, principal, sid);
@@ -123,7 +124,7 @@ export const authenticate: MiddlewareHandler<{ Bindings: Env; Variables: { princ
   await next();
 };
 
-/** A token reaches one session: the one it is bound to, or (bound to an agent) the sessions its subject owns. */
+/** A token reaches one session: the one it is bound to, or (bound to an agent) its subject's sessions of that agent. */
 export async function checkTokenSession(env: Env, token: Extract<Principal, { kind: "token" }>, sid: string): Promise<void> {
   if (token.session_id) {
     if (sid !== token.session_id) throw new ApiError("forbidden", "This token is for another session");
@@ -131,6 +132,7 @@ export async function checkTokenSession(env: Env, token: Extract<Principal, { ki
   }
   const { access } = unwrap(await sessionStub(env, sid).access());
   if (access.owner !== token.subject) throw new ApiError("forbidden", "This token's subject does not own this session");
+  if (access.agent !== token.agent) throw new ApiError("forbidden", `This token reaches sessions of agent "${token.agent}" only`);
 }
 
 /** What a principal may do on a session's WebSocket (sent to the object with the upgrade). */

@@ -6,6 +6,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
 import { DEFAULT_POLICY } from "../protocol/policy";
+import { checkInputFits } from "../runtime/context-budget";
 import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { regenerateKey } from "../runtime/ui-messages";
@@ -39,9 +40,10 @@ async function reachable(env: Env, sid: string, principal: Principal): Promise<b
 
 /**
  * The session of a chat: `id` itself when it names one, else the session this chat id opened before, else a new
- * one of `agent` (owned by a token's subject), whose id the stream's `start` chunk names.
+ * one of `agent` (owned by a token's subject), whose id the stream's `start` chunk names. The `input` its first
+ * turn will take is checked against the agent before the session is created, so a refused input opens nothing.
  */
-async function chatSession(env: Env, principal: Principal, id: string, agent: string | undefined): Promise<string> {
+async function chatSession(env: Env, principal: Principal, id: string, agent: string | undefined, input?: { text: string; path: string }): Promise<string> {
   if (await reachable(env, id, principal)) return id;
   const sid = await chatSessionId(id, principal);
   if (await reachable(env, sid, principal)) return sid;
@@ -53,6 +55,7 @@ async function chatSession(env: Env, principal: Principal, id: string, agent: st
   if (await registry(env).isErased(sid)) throw new ApiError("not_found", `The session of chat '${id}' was erased`);
   const config = await registry(env).get(agent);
   if (!config) throw ApiError.notFound("Agent", agent);
+  if (input) checkInputFits(config, input.text, input.path);
   const owner = principal.kind === "token" ? principal.subject : null;
   unwrap(await sessionStub(env, sid).create({ session_id: sid, agent: config, policy: DEFAULT_POLICY, metadata: { chat_id: id }, owner }));
   return sid;
@@ -93,7 +96,8 @@ export const chat = router()
         const decided = new Set(action.decisions.map((d) => d.id));
         return turnResponse({ env: c.env, sid, turnId, metadata: { session_id: sid }, decided });
       }
-      const sid = await chatSession(c.env, principal, body.id, body.agent);
+      const input = { text: action.input, path: `messages.${body.messages.length - 1}.parts` };
+      const sid = await chatSession(c.env, principal, body.id, body.agent, input);
       // A regenerated answer is a new turn of the same input; its key names the message it answers again.
       const key = action.regenerate ? regenerateKey(action.userMessageId, randomId("rgn")) : action.userMessageId;
       const { turn_id } = unwrap(await sessionStub(c.env, sid).submitTurn({ input: action.input, idempotency_key: key }));

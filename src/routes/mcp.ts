@@ -16,6 +16,7 @@ import type { RuntimeEvent } from "../protocol/events";
 import { DEFAULT_POLICY } from "../protocol/policy";
 import { followTurn, type TerminalEvent, turnOutcome } from "../protocol/turn-outcome";
 import { TurnInput } from "../protocol/wire";
+import { checkInputFits } from "../runtime/context-budget";
 import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import type { AppEnv } from "./http";
@@ -98,6 +99,7 @@ async function runAgentTurn(
 ): Promise<CallToolResult> {
   let sid = sessionId;
   if (!sid) {
+    checkInputFits(agent, input, "input"); // before the session exists: a refused input opens none
     sid = randomId("ses");
     unwrap(await sessionStub(env, sid).create({ session_id: sid, agent, policy: DEFAULT_POLICY, metadata: { source: "mcp" } }));
   }

@@ -14,6 +14,7 @@ export type Permission =
   | "session.queue"
   | "session.delete"
   | "session.subscribe"
+  | "session.schedule"
   | "tokens.create"
   | "usage.read"
   | "mcp";
@@ -47,9 +48,9 @@ export const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /v1/sessions/{sid}/interrupt": "session.interrupt",
   "POST /v1/sessions/{sid}/actions/{action_id}": "session.approve",
   "DELETE /v1/sessions/{sid}/queue/{turn_id}": "session.queue",
-  "POST /v1/sessions/{sid}/schedules": "session.submit",
+  "POST /v1/sessions/{sid}/schedules": "session.schedule",
   "GET /v1/sessions/{sid}/schedules": "session.read",
-  "DELETE /v1/sessions/{sid}/schedules/{schedule_id}": "session.submit",
+  "DELETE /v1/sessions/{sid}/schedules/{schedule_id}": "session.schedule",
   "POST /v1/sessions/{sid}/subscriptions": "session.subscribe",
   "GET /v1/sessions/{sid}/subscriptions": "session.subscribe",
   "PATCH /v1/sessions/{sid}/subscriptions/{subscription_id}": "session.subscribe",
@@ -87,6 +88,11 @@ const SCOPE_OF: Partial<Record<Permission, TokenScope>> = {
   "session.approve": "approve",
   "sessions.create": "create",
   "sessions.list": "read",
+};
+
+/** Why no token may do a permission, where the generic refusal would not say. */
+export const KEY_ONLY: Partial<Record<Permission, string>> = {
+  "session.schedule": "a schedule runs on after the token expires, so schedules are made and deleted with an API key",
 };
 
 /** The token scope a permission needs; undefined for what no token may do. */

@@ -6,6 +6,7 @@ import type { ForkSource } from "../durable/fork-history";
 import type { ReplaySource } from "../durable/replay-source";
 import { REPLAY_TURN_KEY, type ReplayResult } from "../durable/replay-turns";
 import { ReplayComparison } from "../protocol/event-payloads";
+import { checkInputFits } from "../runtime/context-budget";
 import { ApiError, type Result, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { validateAgentConfig } from "./agents";
@@ -71,6 +72,8 @@ export const replay = router()
       // The RPC stub's typing loses this result's shape (an AgentConfig is too deep for it).
       const source = unwrap((await sessionStub(c.env, sid).replaySource(turn_id)) as unknown as Result<ReplayStart>);
       const agent = body.agent ? await validateAgentConfig({ ...source.agent, ...body.agent, name: source.agent.name }, c.env, "agent") : source.agent;
+      // Before the replay session exists: a changed agent with no room for the recorded input opens none.
+      checkInputFits(agent, source.input, "agent", "makes the recorded input too long");
       const exec_id = randomId("ses");
       const stub = sessionStub(c.env, exec_id);
       unwrap(
