@@ -15,6 +15,8 @@ if (!existsSync(VARS)) {
     [
       "# Local settings for `npm start` (git-ignored). Add provider keys here to use real models.",
       `API_KEYS=${key}`,
+      "# Signs the short-lived browser tokens of POST /v1/tokens:",
+      `TOKEN_SIGNING_SECRET=${randomBytes(24).toString("hex")}`,
       "# URL prefixes HTTP tools may call (scheme, host, port and path prefix), comma-separated:",
       "TOOL_URL_ALLOWLIST=http://127.0.0.1:9000/",
       "CORS_ORIGINS=*",

@@ -1,4 +1,4 @@
-// Bindings and settings of one deployment (one tenant). See wrangler.toml and the README.
+// Bindings and settings of one deployment (one tenant). See wrangler.toml and docs/guides/deploying.md.
 import type { RateLimiter } from "./durable/rate-limiter";
 import type { RegistryObject } from "./durable/registry-object";
 import type { SessionObject } from "./durable/session-object";

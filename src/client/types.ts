@@ -1,5 +1,5 @@
 // Types of the client: request bodies come from the server's own zod schemas (type-only imports, so
-// nothing of the server is bundled); responses mirror what the routes answer (README "API").
+// nothing of the server is bundled); responses mirror what the routes answer (docs/reference/api.md, GET /openapi.json).
 import type { z } from "zod";
 import type { AgentConfig, AgentConfigInput } from "../protocol/agent-config";
 import { type EventRef, type EventType, isTerminalTurnEvent, type PayloadOf, type RuntimeEvent } from "../protocol/events";

@@ -1,6 +1,7 @@
 // WebSocket command frames (SPEC §4): parse and validate a client frame, run it against the session, and
 // answer with a reply frame carrying its request_id. Malformed frames get ok:false; the socket stays open.
 
+import type { ReplyFrame } from "../protocol/server-frames";
 import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../protocol/wire";
 import { ApiError, type Result, zodIssues } from "../runtime/errors";
 import type { ChannelStore } from "./channel-store";
@@ -87,7 +88,7 @@ export async function handleFrame(target: FrameTarget, ws: WebSocket, message: s
 }
 
 export function reply(ws: WebSocket, requestId: unknown, result: Result<unknown>): void {
-  const frame = result.ok
+  const frame: ReplyFrame = result.ok
     ? { type: "reply", request_id: requestId ?? null, ok: true, result: result.value }
     : { type: "reply", request_id: requestId ?? null, ok: false, error: { code: result.error.code, message: result.error.message } };
   try {

@@ -7,6 +7,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
+import { CLOSE_CODES } from "../protocol/close-codes";
 import type { EventDraft, RuntimeEvent } from "../protocol/events";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
@@ -24,7 +25,7 @@ import { HEARTBEAT_MS, type SessionContext } from "./session-context";
 import { eraseSessionBlobs } from "./session-erase";
 import { INDEX_RETRY, RETENTION, SessionIndexer } from "./session-indexer";
 import { type SessionRow, SessionStore, type StoredEvent } from "./session-store";
-import { SESSION_ERASED_CLOSE, SocketHub } from "./socket-hub";
+import { SocketHub } from "./socket-hub";
 import { SUBSCRIPTIONS_DUE, SubscriptionDelivery } from "./subscription-delivery";
 import { SubscriptionTable } from "./subscriptions";
 import { TurnQueue } from "./turn-queue";
@@ -252,7 +253,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     for (const t of this.store.queuedTurns()) this.queue.remove(t.turn_id, reason);
     this.runner.interrupt(reason);
     await registry(this.env).eraseFromIndex(sid);
-    this.hub.closeAll(SESSION_ERASED_CLOSE, reason);
+    this.hub.closeAll(CLOSE_CODES.session_erased.code, reason);
     await eraseSessionBlobs(this.env.BLOBS, sid);
     await this.ctx.storage.deleteAlarm();
     this.alarmAt = null;

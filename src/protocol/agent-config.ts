@@ -129,7 +129,7 @@ export const AgentConfigSchema = z.strictObject({
   allow_parallel_subagents: z.boolean().default(false),
   max_parallel_subagents: z.int().min(1, "must be between 1 and 7").max(7, "must be between 1 and 7").default(3),
   budget: BudgetSchema.default({}),
-  /** Outbound subscriptions every session of this agent gets, delivering its whole log (see the README). */
+  /** Outbound subscriptions every session of this agent gets, delivering its whole log (docs/guides/schedules-and-subscriptions.md). */
   subscriptions: z.array(SubscriptionSpec).max(5).optional(),
 });
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;

@@ -1,5 +1,5 @@
 // The payload of every event type (SPEC §5, §6), one zod schema each: the emitters are type-checked against
-// them, GET /v1/events/schema serves them as JSON Schema, and docs/events.md is generated from them.
+// them, GET /v1/events/schema serves them as JSON Schema, and docs/reference/events.md is generated from them.
 import { z } from "zod";
 
 const Usage = z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).meta({ id: "Usage" });
@@ -65,7 +65,7 @@ export const ReplayComparison = z
   })
   .meta({ id: "ReplayComparison" });
 
-/** Shapes several payloads share (named in docs/events.md). */
+/** Shapes several payloads share (named in docs/reference/events.md). */
 export const SHARED_SHAPES = { Usage, TurnError, ToolDescription, ReplaySide, ReplayDivergence: Divergence };
 
 export const EVENT_PAYLOADS = {
