@@ -13,7 +13,7 @@ import { type AgentConfigInput, AgentConfigSchema } from "../src/protocol/agent-
 import type { RuntimeEvent } from "../src/protocol/events";
 import type { TreeNode } from "../src/protocol/views";
 import { estimateTokens } from "../src/runtime/context-budget";
-import { buildTree } from "../src/runtime/execution-tree";
+import { buildTree } from "../src/runtime/views/execution-tree";
 import { runTurn, type TurnSetup } from "../src/runtime/loop";
 import { ALL_CLASSES_POLICY, resolveToolbelt } from "../src/runtime/tools/toolbelt";
 import type { ToolDefinition } from "../src/runtime/tools/types";

@@ -12,7 +12,7 @@ import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
 import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
-import { emptyView, foldAll, foldEvent } from "../runtime/read-model";
+import { emptyView, foldAll, foldEvent } from "../runtime/views/read-model";
 import { Approvals } from "./approvals";
 import { ChannelStore } from "./channel-store";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";

@@ -1,7 +1,7 @@
 // The execution tree of a turn (SPEC §8): its tool calls, with each sub-agent call containing the calls made
 // inside it. A fold over the same events the channels carry, so the live log and a reload give one tree.
-import type { EventOf, RuntimeEvent } from "../protocol/events";
-import type { TreeNode } from "../protocol/views";
+import type { EventOf, RuntimeEvent } from "../../protocol/events";
+import type { TreeNode } from "../../protocol/views";
 import { preview } from "./read-model";
 
 export function buildTree(events: readonly RuntimeEvent[]): { version: 1; nodes: TreeNode[] } {

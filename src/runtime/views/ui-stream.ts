@@ -3,7 +3,7 @@
 // same chunks. `TurnProjection` maps events to chunks; `turnStream` is a whole response: the start, the
 // chunks, and its end (the turn's end, or a pause for approvals, which the client answers with a new POST).
 import type { UIMessageChunk } from "ai";
-import type { RuntimeEvent } from "../protocol/events";
+import type { RuntimeEvent } from "../../protocol/events";
 import { read } from "./ui-payloads";
 
 export type UiChunk = UIMessageChunk;

@@ -1,8 +1,8 @@
 // The session's read models are folds over its event log (ARCHITECTURE §1): the same `foldEvent`
 // serves live updates and a rebuild from the log.
-import type { RuntimeEvent } from "../protocol/events";
-import { turnOutcome } from "../protocol/turn-outcome";
-import type { SessionView, TurnStatus, TurnSummary } from "../protocol/views";
+import type { RuntimeEvent } from "../../protocol/events";
+import { turnOutcome } from "../../protocol/turn-outcome";
+import type { SessionView, TurnStatus, TurnSummary } from "../../protocol/views";
 
 /** The snapshot keeps this many recent turns (it is one SQLite row, so it must stay small). */
 export const MAX_TURNS_IN_VIEW = 100;

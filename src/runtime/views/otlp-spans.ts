@@ -7,8 +7,8 @@ import { type Attributes, type HrTime, SpanKind, SpanStatusCode, TraceFlags } fr
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace";
-import type { RuntimeEvent } from "../protocol/events";
-import { spanId } from "./trace";
+import type { RuntimeEvent } from "../../protocol/events";
+import { spanId } from "../trace";
 
 const RESOURCE = resourceFromAttributes({ "service.name": "agent-runtime" });
 const SCOPE = { name: "agent-runtime" };

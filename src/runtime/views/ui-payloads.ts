@@ -1,6 +1,6 @@
 // Every read of an event payload that the AI SDK front end's projections (ui-stream.ts, ui-messages.ts)
 // make, in one place: when event payloads get their own types, this is the one file to adapt.
-import type { RuntimeEvent } from "../protocol/events";
+import type { RuntimeEvent } from "../../protocol/events";
 
 type Payload = Record<string, unknown>;
 

@@ -2,7 +2,7 @@
 // reload), folded from the log: each turn is the user's input and the assistant message its UI stream
 // builds (ui-stream.ts), so a reload shows what a connected client built, with pending approvals asking.
 import type { UIMessage } from "ai";
-import type { RuntimeEvent } from "../protocol/events";
+import type { RuntimeEvent } from "../../protocol/events";
 import { read } from "./ui-payloads";
 import { type ChatMessageMetadata, TurnProjection, type UiChunk } from "./ui-stream";
 
