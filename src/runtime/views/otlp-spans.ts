@@ -7,6 +7,7 @@ import { type Attributes, type HrTime, SpanKind, SpanStatusCode, TraceFlags } fr
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace";
+import { type EventTable, onEvent, sameFor } from "../../protocol/event-table";
 import type { RuntimeEvent } from "../../protocol/events";
 import { spanId } from "../trace";
 
@@ -28,30 +29,22 @@ interface SpanDraft {
 /** The spans of one turn's events (events without trace fields are left out). */
 export function turnSpans(events: RuntimeEvent[]): ReadableSpan[] {
   const spans = new Map<string, SpanDraft>();
-  const draft = (trace_id: string, span_id: string, parent: string | null, at: number): SpanDraft => {
-    let s = spans.get(span_id);
-    if (!s) {
-      s = { trace_id, span_id, parent, start: at, end: at, name: "", kind: SpanKind.INTERNAL, attributes: {}, error: null };
-      spans.set(span_id, s);
-    }
-    s.start = Math.min(s.start, at);
-    s.end = Math.max(s.end, at);
-    return s;
+  const turn: Turn = {
+    draft: (trace_id, span_id, parent, at) => {
+      let s = spans.get(span_id);
+      if (!s) {
+        s = { trace_id, span_id, parent, start: at, end: at, name: "", kind: SpanKind.INTERNAL, attributes: {}, error: null };
+        spans.set(span_id, s);
+      }
+      s.start = Math.min(s.start, at);
+      s.end = Math.max(s.end, at);
+      return s;
+    },
+    steps: new Map(),
   };
-  /** agent_orchestrate steps by step id: each runs as a child session, from its dispatch for its elapsed_ms. */
-  const steps = new Map<string, SpanDraft>();
   for (const e of events) {
     if (!e.trace_id || !e.span_id) continue;
-    describe(draft(e.trace_id, e.span_id, e.parent_span_id ?? null, e.timestamp), e);
-    if (e.type === "run.status" && e.payload.phase === "dispatching_step" && e.subagent_id) {
-      const step = draft(e.trace_id, spanId(e.trace_id, e.subagent_id), e.span_id, e.timestamp);
-      const agent = String(e.payload.agent);
-      Object.assign(step.attributes, { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent, "gen_ai.conversation.id": e.subagent_id });
-      step.attributes["agent_runtime.orchestration.step_id"] = String(e.payload.step_id);
-      step.name = `invoke_agent ${agent}`;
-      steps.set(String(e.payload.step_id), step);
-    }
-    if (e.type === "tool.result" && steps.size > 0) endSteps(e.payload.output, steps);
+    onEvent(DESCRIBE, e, turn.draft(e.trace_id, e.span_id, e.parent_span_id ?? null, e.timestamp), turn);
   }
   return [...spans.values()].map(readable);
 }
@@ -75,54 +68,96 @@ export function otlpTraceBody(events: RuntimeEvent[]): string {
   return new TextDecoder().decode(JsonTraceSerializer.serializeRequest(turnSpans(events)));
 }
 
-/** What an event tells about its span: its name, kind, GenAI attributes and error status. */
-function describe(s: SpanDraft, e: RuntimeEvent): void {
-  const a = s.attributes;
-  switch (e.type) {
-    case "turn.started":
-      Object.assign(a, { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": e.payload.agent, "gen_ai.request.model": e.payload.model });
-      Object.assign(a, { "gen_ai.conversation.id": e.session_id, "agent_runtime.turn_id": e.turn_id ?? "" });
-      s.name = `invoke_agent ${e.payload.agent}`;
-      break;
-    case "turn.failed":
-      s.error = `${e.payload.error.code}: ${e.payload.error.message}`;
-      break;
-    case "turn.cancelled":
-      s.error = `cancelled: ${e.payload.reason}`;
-      break;
-    case "model.requested":
-      Object.assign(a, { "gen_ai.operation.name": "chat", "gen_ai.request.model": e.payload.model });
-      s.name = `chat ${e.payload.model}`;
-      s.kind = SpanKind.CLIENT;
-      break;
-    case "model.completed":
-      a["gen_ai.usage.input_tokens"] = e.payload.usage.input_tokens;
-      a["gen_ai.usage.output_tokens"] = e.payload.usage.output_tokens;
-      a["gen_ai.response.finish_reasons"] = [e.payload.finish_reason];
-      if (e.payload.error) s.error = e.payload.error.message;
-      break;
-    case "tool.started":
-      Object.assign(a, { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": e.payload.name, "gen_ai.tool.call.id": e.tool_call_id ?? "" });
-      s.name = `execute_tool ${e.payload.name}`;
-      break;
-    case "action.resolved":
-      a["agent_runtime.approval"] = e.payload.decision;
-      break;
-    case "tool.result":
-      if (e.payload.is_error) s.error = `tool ${e.payload.name}: ${e.payload.metadata.status}`;
-      break;
-    case "subagent.spawned":
-      Object.assign(a, { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": e.payload.title });
-      s.name = `invoke_agent ${e.payload.title}`;
-      break;
-    case "subagent.failed":
-      s.error = e.payload.error;
-      break;
-    default:
-      // A span first seen through another event (an approval before tool.started) is named when that comes.
-      s.name ||= e.type;
-  }
+/** The spans of a turn so far, and its agent_orchestrate steps by step id (each runs as a child session). */
+interface Turn {
+  draft(trace_id: string, span_id: string, parent: string | null, at: number): SpanDraft;
+  steps: Map<string, SpanDraft>;
 }
+
+/** A span first seen through another event (an approval before tool.started) is named when that comes. */
+const nameless = (e: RuntimeEvent, s: SpanDraft): void => {
+  s.name ||= e.type;
+};
+
+const failed = (s: SpanDraft, error: string): void => {
+  s.error = error;
+};
+
+/** What an event tells about its span: its name, kind, GenAI attributes and error status. */
+const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
+  ...sameFor(
+    nameless,
+    "session.created",
+    "session.forked",
+    "turn.submitted",
+    "turn.completed",
+    "schedule.created",
+    "schedule.fired",
+    "schedule.deleted",
+    "queue.changed",
+    "model.delta",
+    "reasoning.summary",
+    "tool.catalog.resolved",
+    "mcp.progress",
+    "action.required",
+    "subagent.completed",
+    "budget.exceeded",
+    "context.compaction.started",
+    "context.compaction.completed",
+    "output.spilled",
+    "message.injected",
+    "cost.recorded",
+    "runtime.warning",
+    "runtime.error",
+    "replay.diverged",
+    "replay.completed",
+  ),
+  "turn.started": (e, s) => {
+    Object.assign(s.attributes, { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": e.payload.agent, "gen_ai.request.model": e.payload.model });
+    Object.assign(s.attributes, { "gen_ai.conversation.id": e.session_id, "agent_runtime.turn_id": e.turn_id ?? "" });
+    s.name = `invoke_agent ${e.payload.agent}`;
+  },
+  "turn.failed": (e, s) => failed(s, `${e.payload.error.code}: ${e.payload.error.message}`),
+  "turn.cancelled": (e, s) => failed(s, `cancelled: ${e.payload.reason}`),
+  "run.status": (e, s, turn) => {
+    nameless(e, s);
+    // An agent_orchestrate step: a span under its call, from its dispatch for the elapsed time its result records.
+    if (e.payload.phase !== "dispatching_step" || !e.subagent_id || !e.trace_id || !e.span_id) return;
+    const step = turn.draft(e.trace_id, spanId(e.trace_id, e.subagent_id), e.span_id, e.timestamp);
+    const agent = String(e.payload.agent);
+    Object.assign(step.attributes, { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent, "gen_ai.conversation.id": e.subagent_id });
+    step.attributes["agent_runtime.orchestration.step_id"] = String(e.payload.step_id);
+    step.name = `invoke_agent ${agent}`;
+    turn.steps.set(String(e.payload.step_id), step);
+  },
+  "model.requested": (e, s) => {
+    Object.assign(s.attributes, { "gen_ai.operation.name": "chat", "gen_ai.request.model": e.payload.model });
+    s.name = `chat ${e.payload.model}`;
+    s.kind = SpanKind.CLIENT;
+  },
+  "model.completed": (e, s) => {
+    s.attributes["gen_ai.usage.input_tokens"] = e.payload.usage.input_tokens;
+    s.attributes["gen_ai.usage.output_tokens"] = e.payload.usage.output_tokens;
+    s.attributes["gen_ai.response.finish_reasons"] = [e.payload.finish_reason];
+    if (e.payload.error) failed(s, e.payload.error.message);
+  },
+  "tool.started": (e, s) => {
+    Object.assign(s.attributes, { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": e.payload.name, "gen_ai.tool.call.id": e.tool_call_id ?? "" });
+    s.name = `execute_tool ${e.payload.name}`;
+  },
+  "action.resolved": (e, s) => {
+    s.attributes["agent_runtime.approval"] = e.payload.decision;
+  },
+  "tool.result": (e, s, turn) => {
+    if (e.payload.is_error) failed(s, `tool ${e.payload.name}: ${e.payload.metadata.status}`);
+    if (turn.steps.size > 0) endSteps(e.payload.output, turn.steps);
+  },
+  "subagent.spawned": (e, s) => {
+    Object.assign(s.attributes, { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": e.payload.title });
+    s.name = `invoke_agent ${e.payload.title}`;
+  },
+  "subagent.failed": (e, s) => failed(s, e.payload.error),
+};
 
 function readable(s: SpanDraft): ReadableSpan {
   const context = { traceId: s.trace_id, spanId: s.span_id, traceFlags: TraceFlags.SAMPLED };

@@ -1,6 +1,7 @@
 // The session's read models are folds over its event log (ARCHITECTURE §1): the same `foldEvent`
 // serves live updates and a rebuild from the log.
-import type { RuntimeEvent } from "../../protocol/events";
+import { type EventTable, ignored, onEvent } from "../../protocol/event-table";
+import type { EventOf, RuntimeEvent, TerminalType } from "../../protocol/events";
 import { turnOutcome } from "../../protocol/turn-outcome";
 import type { SessionView, TurnStatus, TurnSummary } from "../../protocol/views";
 
@@ -15,6 +16,8 @@ export function preview(value: unknown): string | null {
   return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS - 1)}…` : text;
 }
 
+const USAGE_ZERO = { llm_calls: 0, tool_calls: 0, subtasks: 0, input_tokens: 0, output_tokens: 0 };
+
 export function emptyView(): SessionView {
   return {
     session_id: "",
@@ -27,7 +30,7 @@ export function emptyView(): SessionView {
     queued_turns: [],
     pending_actions: [],
     last_outcome: null,
-    usage: { llm_calls: 0, tool_calls: 0, subtasks: 0, input_tokens: 0, output_tokens: 0 },
+    usage: { ...USAGE_ZERO },
     turns: [],
     turn_count: 0,
     last_sequence: 0,
@@ -38,124 +41,138 @@ function updateTurn(view: SessionView, turnId: string | undefined, patch: Partia
   return view.turns.map((t) => (t.turn_id === turnId ? { ...t, ...patch } : t));
 }
 
+/** Tools or a model answering again after a restart means the turn is back to running. */
+const resumed = (v: SessionView): SessionView["status"] => (v.status === "recovering" ? "running" : v.status);
+
+const turnEnd = (e: EventOf<TerminalType>, v: SessionView): SessionView => {
+  const outcome = turnOutcome(e);
+  const isActive = e.turn_id === v.active_turn_id;
+  return {
+    ...v,
+    status: isActive ? "idle" : v.status,
+    active_turn_id: isActive ? null : v.active_turn_id,
+    pending_actions: isActive ? [] : v.pending_actions,
+    queued_turns: v.queued_turns.filter((id) => id !== e.turn_id),
+    last_outcome: {
+      turn_id: e.turn_id!,
+      type: e.type,
+      ...(outcome.stop_reason ? { stop_reason: outcome.stop_reason } : {}),
+      ...(outcome.error ? { error: outcome.error } : {}),
+      ...(outcome.reason ? { reason: outcome.reason } : {}),
+    },
+    turns: updateTurn(v, e.turn_id, {
+      status: outcome.status,
+      ended_at: e.timestamp,
+      output_preview: preview(outcome.output),
+      stop_reason: outcome.stop_reason,
+      error: outcome.error,
+    }),
+  };
+};
+
+const FOLD: EventTable<[SessionView], SessionView> = {
+  ...ignored(
+    "session.forked",
+    "schedule.created",
+    "schedule.fired",
+    "schedule.deleted",
+    "model.delta",
+    "reasoning.summary",
+    "tool.catalog.resolved",
+    "mcp.progress",
+    "subagent.completed",
+    "subagent.failed",
+    "budget.exceeded",
+    "context.compaction.started",
+    "context.compaction.completed",
+    "output.spilled",
+    "message.injected",
+    "cost.recorded",
+    "runtime.warning",
+    "runtime.error",
+    "replay.diverged",
+    "replay.completed",
+  ),
+  "session.created": (e, v) => ({
+    ...v,
+    session_id: e.session_id,
+    thread_id: e.thread_id,
+    agent: e.payload.agent,
+    created_at: e.timestamp,
+    metadata: e.payload.metadata,
+  }),
+  "turn.submitted": (e, v) => ({
+    ...v,
+    turn_count: v.turn_count + 1,
+    turns: [
+      ...v.turns,
+      {
+        turn_id: e.turn_id!,
+        status: (e.payload.queued ? "queued" : "accepted") as TurnStatus,
+        input_preview: preview(e.payload.input) ?? "",
+        submitted_at: e.timestamp,
+        started_at: null,
+        ended_at: null,
+        output_preview: null,
+        stop_reason: null,
+        error: null,
+      },
+    ].slice(-MAX_TURNS_IN_VIEW),
+  }),
+  "queue.changed": (e, v) => ({ ...v, queued_turns: [...e.payload.queued] }),
+  "turn.started": (e, v) => ({
+    ...v,
+    status: "running",
+    active_turn_id: e.turn_id!,
+    usage: { ...USAGE_ZERO },
+    turns: updateTurn(v, e.turn_id, { status: "running", started_at: e.timestamp }),
+  }),
+  "run.status": (e, v) => {
+    if (e.turn_id !== v.active_turn_id) return v;
+    if (e.payload.phase === "handoff") return { ...v, agent: String(e.payload.to) };
+    return { ...v, status: e.payload.phase === "recovering" ? "recovering" : "running" };
+  },
+  "tool.started": (_e, v) => ({ ...v, status: resumed(v), usage: { ...v.usage, tool_calls: v.usage.tool_calls + 1 } }),
+  "tool.result": (_e, v) => ({ ...v, status: resumed(v) }),
+  "subagent.spawned": (_e, v) => ({ ...v, usage: { ...v.usage, subtasks: v.usage.subtasks + 1 } }),
+  "model.requested": (_e, v) => ({ ...v, usage: { ...v.usage, llm_calls: v.usage.llm_calls + 1 } }),
+  "model.completed": (e, v) => ({
+    ...v,
+    status: resumed(v),
+    usage: {
+      ...v.usage,
+      input_tokens: v.usage.input_tokens + e.payload.usage.input_tokens,
+      output_tokens: v.usage.output_tokens + e.payload.usage.output_tokens,
+    },
+  }),
+  "action.required": (e, v) => ({
+    ...v,
+    status: "waiting_permission",
+    pending_actions: [
+      ...v.pending_actions,
+      {
+        action_id: e.action_id!,
+        kind: e.payload.kind,
+        tool_call_id: e.tool_call_id,
+        tool_name: e.payload.tool_name,
+        args: e.payload.args,
+        expires_at: e.payload.expires_at,
+      },
+    ],
+  }),
+  "action.resolved": (e, v) => {
+    const pending = v.pending_actions.filter((a) => a.action_id !== e.action_id);
+    return { ...v, pending_actions: pending, status: pending.length > 0 ? "waiting_permission" : "running" };
+  },
+  "turn.completed": turnEnd,
+  "turn.failed": turnEnd,
+  "turn.cancelled": turnEnd,
+};
+
 /** Pure: returns the view after `event`. */
 export function foldEvent(view: SessionView, e: RuntimeEvent): SessionView {
   const v: SessionView = { ...view, last_sequence: e.sequence };
-  switch (e.type) {
-    case "session.created":
-      return {
-        ...v,
-        session_id: e.session_id,
-        thread_id: e.thread_id,
-        agent: e.payload.agent,
-        created_at: e.timestamp,
-        metadata: e.payload.metadata,
-      };
-    case "turn.submitted":
-      return {
-        ...v,
-        turn_count: v.turn_count + 1,
-        turns: [
-          ...v.turns,
-          {
-            turn_id: e.turn_id!,
-            status: (e.payload.queued ? "queued" : "accepted") as TurnStatus,
-            input_preview: preview(e.payload.input) ?? "",
-            submitted_at: e.timestamp,
-            started_at: null,
-            ended_at: null,
-            output_preview: null,
-            stop_reason: null,
-            error: null,
-          },
-        ].slice(-MAX_TURNS_IN_VIEW),
-      };
-    case "queue.changed":
-      return { ...v, queued_turns: [...e.payload.queued] };
-    case "turn.started":
-      return {
-        ...v,
-        status: "running",
-        active_turn_id: e.turn_id!,
-        usage: { llm_calls: 0, tool_calls: 0, subtasks: 0, input_tokens: 0, output_tokens: 0 },
-        turns: updateTurn(v, e.turn_id, { status: "running", started_at: e.timestamp }),
-      };
-    case "run.status":
-      if (e.turn_id !== v.active_turn_id) return v;
-      if (e.payload.phase === "handoff") return { ...v, agent: String(e.payload.to) };
-      return { ...v, status: e.payload.phase === "recovering" ? "recovering" : "running" };
-    case "tool.started":
-    case "tool.result":
-      // Tools running again after a restart means the turn is back to running.
-      return {
-        ...v,
-        status: v.status === "recovering" ? "running" : v.status,
-        usage: e.type === "tool.started" ? { ...v.usage, tool_calls: v.usage.tool_calls + 1 } : v.usage,
-      };
-    case "subagent.spawned":
-      return { ...v, usage: { ...v.usage, subtasks: v.usage.subtasks + 1 } };
-    case "model.requested":
-      return { ...v, usage: { ...v.usage, llm_calls: v.usage.llm_calls + 1 } };
-    case "model.completed":
-      return {
-        ...v,
-        status: v.status === "recovering" ? "running" : v.status,
-        usage: {
-          ...v.usage,
-          input_tokens: v.usage.input_tokens + e.payload.usage.input_tokens,
-          output_tokens: v.usage.output_tokens + e.payload.usage.output_tokens,
-        },
-      };
-    case "action.required":
-      return {
-        ...v,
-        status: "waiting_permission",
-        pending_actions: [
-          ...v.pending_actions,
-          {
-            action_id: e.action_id!,
-            kind: e.payload.kind,
-            tool_call_id: e.tool_call_id,
-            tool_name: e.payload.tool_name,
-            args: e.payload.args,
-            expires_at: e.payload.expires_at,
-          },
-        ],
-      };
-    case "action.resolved": {
-      const pending = v.pending_actions.filter((a) => a.action_id !== e.action_id);
-      return { ...v, pending_actions: pending, status: pending.length > 0 ? "waiting_permission" : "running" };
-    }
-    case "turn.completed":
-    case "turn.failed":
-    case "turn.cancelled": {
-      const outcome = turnOutcome(e);
-      const isActive = e.turn_id === v.active_turn_id;
-      return {
-        ...v,
-        status: isActive ? "idle" : v.status,
-        active_turn_id: isActive ? null : v.active_turn_id,
-        pending_actions: isActive ? [] : v.pending_actions,
-        queued_turns: v.queued_turns.filter((id) => id !== e.turn_id),
-        last_outcome: {
-          turn_id: e.turn_id!,
-          type: e.type,
-          ...(outcome.stop_reason ? { stop_reason: outcome.stop_reason } : {}),
-          ...(outcome.error ? { error: outcome.error } : {}),
-          ...(outcome.reason ? { reason: outcome.reason } : {}),
-        },
-        turns: updateTurn(v, e.turn_id, {
-          status: outcome.status,
-          ended_at: e.timestamp,
-          output_preview: preview(outcome.output),
-          stop_reason: outcome.stop_reason,
-          error: outcome.error,
-        }),
-      };
-    }
-    default:
-      return v;
-  }
+  return onEvent(FOLD, e, v) ?? v;
 }
 
 export function foldAll(events: Iterable<RuntimeEvent>, from: SessionView = emptyView()): SessionView {
