@@ -2,7 +2,7 @@
 // Chat Completions server) and the demo model, the queue, idempotency, interrupt, and restarts.
 import { abortAllDurableObjects, env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { foldAll } from "../src/runtime/read-model";
+import { foldAll } from "../src/runtime/views/read-model";
 import { api, createSession, events, expectGapless, submitTurn, waitForCount, waitForEvent, waitForTurnEnd } from "./support/api";
 import { baseURL, requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
 

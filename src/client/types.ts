@@ -2,7 +2,7 @@
 // nothing of the server is bundled); responses mirror what the routes answer (docs/reference/api.md, GET /openapi.json).
 import type { z } from "zod";
 import type { AgentConfig, AgentConfigInput } from "../protocol/agent-config";
-import { type EventRef, type EventType, isTerminalTurnEvent, type PayloadOf, type RuntimeEvent } from "../protocol/events";
+import { type EventOf, type EventRef, type EventType, isTerminalTurnEvent, type PayloadOf, type RuntimeEvent, type TerminalType } from "../protocol/events";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 
 export type { SessionSummary, UsageRow } from "../protocol/session-index";
@@ -34,6 +34,8 @@ export interface UsageReport {
   group_by: "agent" | "owner" | "day";
   rows: UsageRow[];
 }
+export type { EventTable } from "../protocol/event-table";
+export { ignored, onEvent, sameFor } from "../protocol/event-table";
 export { turnOutcome } from "../protocol/turn-outcome";
 
 import type { Policy, PolicySchema } from "../protocol/policy";
@@ -45,11 +47,13 @@ export type {
   ActionResolved,
   AgentConfig,
   AgentConfigInput,
+  EventOf,
   EventRef,
   EventType,
   InjectResult,
   Policy,
   RuntimeEvent,
+  TerminalType,
   ThreadStatus,
   TreeNode,
   TurnSummary,

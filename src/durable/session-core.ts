@@ -8,12 +8,12 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
 import { CLOSE_CODES } from "../protocol/close-codes";
-import type { EventDraft, RuntimeEvent } from "../protocol/events";
+import { type EventDraft, isTerminalTurnEvent, type RuntimeEvent } from "../protocol/events";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
 import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
-import { emptyView, foldAll, foldEvent } from "../runtime/read-model";
+import { emptyView, foldAll, foldEvent } from "../runtime/views/read-model";
 import { Approvals } from "./approvals";
 import { ChannelStore } from "./channel-store";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
@@ -30,8 +30,6 @@ import { SUBSCRIPTIONS_DUE, SubscriptionDelivery } from "./subscription-delivery
 import { SubscriptionTable } from "./subscriptions";
 import { TurnQueue } from "./turn-queue";
 import { TurnRunner } from "./turn-runner";
-
-const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.cancelled"]);
 
 export abstract class SessionCore extends DurableObject<Env> implements SessionContext {
   /** Opened when the session exists (or is being created). */
@@ -222,7 +220,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     // The deployment's index learns of the session when it starts and when each turn ends, in a later task:
     // where the index object shares this thread (one process), its write would otherwise hold back the
     // frames just sent.
-    if (committed.stored.some((e) => e.type === "session.created" || TURN_ENDS.has(e.type))) setTimeout(() => void this.indexer.sync(), 0);
+    if (committed.stored.some((e) => e.type === "session.created" || isTerminalTurnEvent(e.type))) setTimeout(() => void this.indexer.sync(), 0);
   }
 
   armAlarm(): void {

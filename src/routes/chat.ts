@@ -1,7 +1,7 @@
 // The AI SDK UI message stream protocol (issue 17), so an unmodified `useChat` with
 // `DefaultChatTransport({ api: base + "/v1/chat" })` talks to a session: POST /v1/chat (a turn, or decisions
 // on approvals), GET /v1/chat/:sid/stream (resume) and GET /v1/sessions/:sid/messages (after a reload).
-// The streams are projections of the session's log (src/runtime/ui-stream.ts).
+// The streams are projections of the session's log (src/runtime/views/ui-stream.ts).
 import { createRoute, z } from "@hono/zod-openapi";
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
@@ -9,7 +9,7 @@ import { DEFAULT_POLICY } from "../protocol/policy";
 import { checkInputFits } from "../runtime/context-budget";
 import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
-import { regenerateKey } from "../runtime/ui-messages";
+import { regenerateKey } from "../runtime/views/ui-messages";
 import { allows, checkTokenSession } from "./auth";
 import { ChatBody, chatAction, type Decision } from "./chat-body";
 import { threadResult, turnResponse } from "./chat-stream";

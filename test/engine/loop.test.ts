@@ -3,10 +3,10 @@
 import { APICallError, type LanguageModelV3Prompt, type LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { type ModelMessage, simulateReadableStream } from "ai";
 import { describe, expect, it } from "vitest";
-import type { EventDraft } from "../src/protocol/events";
-import { MAX_PARALLEL_TOOL_CALLS, runTurn } from "../src/runtime/loop";
-import type { ToolContext } from "../src/runtime/tools/types";
-import { finalMessages, type TurnState } from "../src/runtime/turn-state";
+import type { EventDraft } from "../../src/protocol/events";
+import { MAX_PARALLEL_TOOL_CALLS, runTurn } from "../../src/runtime/loop";
+import type { ToolContext } from "../../src/runtime/tools/types";
+import { finalMessages, type TurnState } from "../../src/runtime/turn-state";
 import { MemoryPorts, snapshot } from "./support/memory-ports";
 import {
   type CallSpec,

@@ -2,11 +2,11 @@
 // quiet spell is flushed right after the current task, the ones after it once per window; a tool result held
 // while its step's other calls run waits at most the hold; any other commit takes what waits, in order, with the
 // latest held checkpoint. End to end, test/streams.test.ts shows deltas still arrive while a model stalls;
-// test/loop.test.ts shows which results the loop offers to hold.
+// test/engine/loop.test.ts shows which results the loop offers to hold.
 import { describe, expect, it } from "vitest";
-import { PendingWrites } from "../src/durable/pending-writes";
-import type { EventDraft } from "../src/protocol/events";
-import { toolResultDraft } from "./support/drafts";
+import { PendingWrites } from "../../src/durable/pending-writes";
+import type { EventDraft } from "../../src/protocol/events";
+import { toolResultDraft } from "../support/drafts";
 
 const delta = (text: string): EventDraft => ({ type: "model.delta", turn_id: "trn_1", step_id: "stp_1", payload: { text } });
 const result = (id: string): EventDraft => toolResultDraft("trn_1", id, "lookup", id);

@@ -6,12 +6,12 @@
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import type { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
-import { runTurn, type TurnPorts, type TurnSetup } from "../src/runtime/loop";
-import { PlanSchema, render, renderDeep, TemplateError, validatePlan } from "../src/runtime/orchestration/plan";
-import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../src/runtime/orchestration/types";
-import { agentOrchestrate } from "../src/runtime/tools/orchestrate-tool";
-import { newTurnState } from "../src/runtime/turn-state";
-import { verifyLog } from "../src/runtime/verify-log";
+import { runTurn, type TurnPorts, type TurnSetup } from "../../src/runtime/loop";
+import { PlanSchema, render, renderDeep, TemplateError, validatePlan } from "../../src/runtime/orchestration/plan";
+import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../../src/runtime/orchestration/types";
+import { agentOrchestrate } from "../../src/runtime/tools/orchestrate-tool";
+import { newTurnState } from "../../src/runtime/turn-state";
+import { verifyLog } from "../../src/runtime/verify-log";
 import { MemoryPorts } from "./support/memory-ports";
 import { callTools, finishPart, makeSetup, type Reply, say, scriptedModel, TURN_ID, textParts, usage } from "./support/mock-model";
 

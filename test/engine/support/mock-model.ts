@@ -11,11 +11,11 @@ import type {
 } from "@ai-sdk/provider";
 import { type ModelMessage, simulateReadableStream } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { type AgentConfigInput, AgentConfigSchema } from "../../src/protocol/agent-config";
-import type { EventDraft } from "../../src/protocol/events";
-import { runTurn, type TurnSetup } from "../../src/runtime/loop";
-import type { ToolDefinition } from "../../src/runtime/tools/types";
-import { newTurnState } from "../../src/runtime/turn-state";
+import { type AgentConfigInput, AgentConfigSchema } from "../../../src/protocol/agent-config";
+import type { EventDraft } from "../../../src/protocol/events";
+import { runTurn, type TurnSetup } from "../../../src/runtime/loop";
+import type { ToolDefinition } from "../../../src/runtime/tools/types";
+import { newTurnState } from "../../../src/runtime/turn-state";
 import { MemoryPorts } from "./memory-ports";
 
 // ---------------------------------------------------------------------------------------------------

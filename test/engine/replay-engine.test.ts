@@ -2,11 +2,11 @@
 // once with a scripted model, then again with the recorded model over a live model that counts its calls, and
 // with the recorded tools over tools that count their runs.
 import { describe, expect, it } from "vitest";
-import type { EventDraft } from "../src/protocol/events";
-import { type Divergence, RecordedModel, recordedCalls, recordingOf } from "../src/runtime/recorded-model";
-import { recordedResults, replayTools, type ToolReplayMode } from "../src/runtime/recorded-tools";
-import type { ToolDefinition } from "../src/runtime/tools/types";
-import type { TurnSetup } from "../src/runtime/turn-context";
+import type { EventDraft } from "../../src/protocol/events";
+import { type Divergence, RecordedModel, recordedCalls, recordingOf } from "../../src/runtime/recorded-model";
+import { recordedResults, replayTools, type ToolReplayMode } from "../../src/runtime/recorded-tools";
+import type { ToolDefinition } from "../../src/runtime/tools/types";
+import type { TurnSetup } from "../../src/runtime/turn-context";
 import { callTools, defineTool, makeSetup, runNewTurn, say, scriptedModel } from "./support/mock-model";
 
 /** Runs of the lookup tool of the last lookup() made. */

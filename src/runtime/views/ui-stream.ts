@@ -3,8 +3,8 @@
 // same chunks. `TurnProjection` maps events to chunks; `turnStream` is a whole response: the start, the
 // chunks, and its end (the turn's end, or a pause for approvals, which the client answers with a new POST).
 import type { UIMessageChunk } from "ai";
-import type { RuntimeEvent } from "../protocol/events";
-import { read } from "./ui-payloads";
+import { type EventTable, ignored, onEvent } from "../../protocol/event-table";
+import type { EventOf, RuntimeEvent, TerminalType } from "../../protocol/events";
 
 export type UiChunk = UIMessageChunk;
 
@@ -30,6 +30,27 @@ export interface SubagentCard {
   tools: { tool_call_id: string; name: string; status: "running" | "done" | "error" }[];
   result?: unknown;
   error?: string;
+}
+
+type ToolEvent = EventOf<"tool.started" | "tool.result" | "action.required">;
+
+const nested = (e: RuntimeEvent): boolean => (e.depth ?? 0) > 0;
+
+/** A tool part's name and input (a result alone carries no input). */
+function toolOf(e: ToolEvent): { name: string; args: unknown } {
+  if (e.type === "action.required") return { name: e.payload.tool_name, args: e.payload.args ?? {} };
+  return { name: e.payload.name, args: e.type === "tool.started" ? (e.payload.args ?? {}) : {} };
+}
+
+/** A refused call (a person rejected it, or nobody decided in time) never ran. */
+function resultOf(e: EventOf<"tool.result">): { output: unknown; isError: boolean; refused: boolean } {
+  const { status } = e.payload.metadata;
+  return { output: e.payload.output ?? null, isError: e.payload.is_error, refused: status === "rejected" || status === "timed_out" };
+}
+
+function settleCardTool(card: SubagentCard, e: EventOf<"tool.result">): void {
+  const tool = card.tools.find((t) => t.tool_call_id === e.tool_call_id);
+  if (tool) tool.status = e.payload.is_error ? "error" : "done";
 }
 
 export class TurnProjection {
@@ -58,70 +79,82 @@ export class TurnProjection {
   push(e: RuntimeEvent): UiChunk[] {
     if (this.ended || e.turn_id !== this.turnId) return [];
     const out: UiChunk[] = [];
-    const nested = (e.depth ?? 0) > 0;
     if (e.tool_call_id && e.parent_id) this.parentOf.set(e.tool_call_id, e.parent_id);
-    switch (e.type) {
-      case "turn.started":
-        this.openStep(out);
-        break;
-      case "model.requested":
-        if (e.step_id) this.openModelCalls.add(e.step_id);
-        if (!nested && read.phase(e) === "executor") this.nextStep(out);
-        break;
-      case "model.completed":
-        if (e.step_id) this.openModelCalls.delete(e.step_id);
-        // The call's text is whole now (tool calls may follow, and the turn may pause for them).
-        if (!nested && read.phase(e) === "executor") this.closeText(out);
-        break;
-      case "model.delta":
-        if (nested) this.updateCard(e, out, (c) => (c.text += read.text(e)));
-        else this.appendText(`text-${e.sequence}`, read.text(e), out);
-        break;
-      case "reasoning.summary":
-        if (!nested) this.reasoning(e, out);
-        break;
-      case "tool.started":
-        this.runningTools.add(e.tool_call_id!);
-        if (nested && !this.announced.has(e.tool_call_id!)) {
-          this.updateCard(e, out, (c) => c.tools.push({ tool_call_id: e.tool_call_id!, name: read.tool(e).name, status: "running" }));
-        } else {
-          this.announce(e, out, true);
-        }
-        break;
-      case "action.required":
-        // A call waiting for approval has not started: its input comes with the request.
-        this.announce(e, out, false);
-        out.push({ type: "tool-approval-request", approvalId: e.action_id!, toolCallId: e.tool_call_id! });
-        this.awaiting.set(e.action_id!, e.tool_call_id!);
-        break;
-      case "action.resolved":
-        this.awaiting.delete(e.action_id!);
-        if (!read.decision(e).approved) this.refused.add(e.tool_call_id!);
-        break;
-      case "tool.result":
-        this.runningTools.delete(e.tool_call_id!);
-        if (this.announced.has(e.tool_call_id!) || !nested) this.toolResult(e, out);
-        else this.updateCard(e, out, (c) => this.settleCardTool(c, e));
-        break;
-      case "subagent.spawned":
-        this.updateCard(e, out, (c) => Object.assign(c, read.spawned(e)));
-        break;
-      case "subagent.completed":
-      case "subagent.failed":
-        this.updateCard(e, out, (c) => {
-          const { result, error } = read.subagentEnd(e);
-          Object.assign(c, e.type === "subagent.completed" ? { status: "completed", result } : { status: "failed", error });
-        });
-        break;
-      case "turn.completed":
-      case "turn.failed":
-      case "turn.cancelled":
-        this.end(e, out);
-        break;
-    }
+    onEvent(TurnProjection.PROJECT, e, this, out);
     this.pausedOn = this.computePause();
     return out;
   }
+
+  private static readonly PROJECT: EventTable<[TurnProjection, UiChunk[]], void> = {
+    ...ignored(
+      "session.created",
+      "session.forked",
+      "turn.submitted",
+      "schedule.created",
+      "schedule.fired",
+      "schedule.deleted",
+      "queue.changed",
+      "run.status",
+      "tool.catalog.resolved",
+      "mcp.progress",
+      "budget.exceeded",
+      "context.compaction.started",
+      "context.compaction.completed",
+      "output.spilled",
+      "message.injected",
+      "cost.recorded",
+      "runtime.warning",
+      "runtime.error",
+      "replay.diverged",
+      "replay.completed",
+    ),
+    "turn.started": (_e, p, out) => p.openStep(out),
+    "model.requested": (e, p, out) => {
+      if (e.step_id) p.openModelCalls.add(e.step_id);
+      if (!nested(e) && e.payload.phase === "executor") p.nextStep(out);
+    },
+    "model.completed": (e, p, out) => {
+      if (e.step_id) p.openModelCalls.delete(e.step_id);
+      // The call's text is whole now (tool calls may follow, and the turn may pause for them).
+      if (!nested(e) && (e.payload.phase ?? "executor") === "executor") p.closeText(out);
+    },
+    "model.delta": (e, p, out) => {
+      if (nested(e)) p.updateCard(e, out, (c) => (c.text += e.payload.text));
+      else p.appendText(`text-${e.sequence}`, e.payload.text, out);
+    },
+    "reasoning.summary": (e, p, out) => {
+      if (!nested(e)) p.reasoning(e, out);
+    },
+    "tool.started": (e, p, out) => {
+      p.runningTools.add(e.tool_call_id!);
+      if (nested(e) && !p.announced.has(e.tool_call_id!)) {
+        p.updateCard(e, out, (c) => c.tools.push({ tool_call_id: e.tool_call_id!, name: e.payload.name, status: "running" }));
+      } else {
+        p.announce(e, out, true);
+      }
+    },
+    "action.required": (e, p, out) => {
+      // A call waiting for approval has not started: its input comes with the request.
+      p.announce(e, out, false);
+      out.push({ type: "tool-approval-request", approvalId: e.action_id!, toolCallId: e.tool_call_id! });
+      p.awaiting.set(e.action_id!, e.tool_call_id!);
+    },
+    "action.resolved": (e, p) => {
+      p.awaiting.delete(e.action_id!);
+      if (e.payload.decision !== "approved") p.refused.add(e.tool_call_id!);
+    },
+    "tool.result": (e, p, out) => {
+      p.runningTools.delete(e.tool_call_id!);
+      if (p.announced.has(e.tool_call_id!) || !nested(e)) p.toolResult(e, out);
+      else p.updateCard(e, out, (c) => settleCardTool(c, e));
+    },
+    "subagent.spawned": (e, p, out) => p.updateCard(e, out, (c) => Object.assign(c, { title: e.payload.title, index: e.payload.index })),
+    "subagent.completed": (e, p, out) => p.updateCard(e, out, (c) => Object.assign(c, { status: "completed", result: e.payload.result })),
+    "subagent.failed": (e, p, out) => p.updateCard(e, out, (c) => Object.assign(c, { status: "failed", error: e.payload.error || undefined })),
+    "turn.completed": (e, p, out) => p.end(e, out),
+    "turn.failed": (e, p, out) => p.end(e, out),
+    "turn.cancelled": (e, p, out) => p.end(e, out),
+  };
 
   private computePause(): string[] | null {
     if (this.ended || this.awaiting.size === 0 || this.openModelCalls.size > 0) return null;
@@ -169,35 +202,30 @@ export class TurnProjection {
     this.stepHasText = true;
   }
 
-  private reasoning(e: RuntimeEvent, out: UiChunk[]): void {
+  private reasoning(e: EventOf<"reasoning.summary">, out: UiChunk[]): void {
     if (!this.stepOpen) this.openStep(out);
     const id = `reasoning-${e.sequence}`;
-    out.push({ type: "reasoning-start", id }, { type: "reasoning-delta", id, delta: read.text(e) }, { type: "reasoning-end", id });
+    out.push({ type: "reasoning-start", id }, { type: "reasoning-delta", id, delta: e.payload.text }, { type: "reasoning-end", id });
   }
 
   /** The call's tool part with its input; again when an approved call starts (its part shows it running). */
-  private announce(e: RuntimeEvent, out: UiChunk[], starting: boolean): void {
+  private announce(e: ToolEvent, out: UiChunk[], starting: boolean): void {
     const call = e.tool_call_id!;
     if (this.announced.has(call) && !starting) return;
-    const { name, args } = read.tool(e);
+    const { name, args } = toolOf(e);
     out.push({ type: "tool-input-available", toolCallId: call, toolName: name, input: args, dynamic: true });
     this.announced.add(call);
   }
 
-  private toolResult(e: RuntimeEvent, out: UiChunk[]): void {
+  private toolResult(e: EventOf<"tool.result">, out: UiChunk[]): void {
     const call = e.tool_call_id!;
     if (!this.announced.has(call)) this.announce(e, out, false); // a result always has its part
-    const { output, isError, refused } = read.result(e);
+    const { output, isError, refused } = resultOf(e);
     if (refused) out.push({ type: "tool-output-denied", toolCallId: call });
     else if (isError)
       out.push({ type: "tool-output-error", toolCallId: call, errorText: typeof output === "string" ? output : JSON.stringify(output), dynamic: true });
     else out.push({ type: "tool-output-available", toolCallId: call, output, dynamic: true });
     this.answered.add(call);
-  }
-
-  private settleCardTool(card: SubagentCard, e: RuntimeEvent): void {
-    const tool = card.tools.find((t) => t.tool_call_id === e.tool_call_id);
-    if (tool) tool.status = read.result(e).isError ? "error" : "done";
   }
 
   /** Sub-agent activity: the `data-subagent` part of the call that runs the sub-agent, sent whole on each change. */
@@ -221,7 +249,7 @@ export class TurnProjection {
     out.push({ type: "data-subagent", id: parent, data: { tool_call_id: parent, subagents } });
   }
 
-  private end(e: RuntimeEvent, out: UiChunk[]): void {
+  private end(e: EventOf<TerminalType>, out: UiChunk[]): void {
     // Calls the turn left without an outcome get one, so no card stays waiting after the turn.
     for (const call of this.announced) {
       if (this.answered.has(call)) continue;
@@ -231,7 +259,7 @@ export class TurnProjection {
     this.awaiting.clear();
     this.ended = true;
     if (e.type === "turn.completed") {
-      const { output, stop_reason, usage } = read.completed(e);
+      const { output, stop_reason, usage } = e.payload;
       // A final output that was not streamed (a fixed message, say) is sent as text.
       if (!this.stepHasText && output !== undefined && output !== null && output !== "") {
         const id = `text-${e.sequence}`;
@@ -242,12 +270,12 @@ export class TurnProjection {
       out.push({ type: "finish", finishReason: stop_reason === "final_answer" ? "stop" : "other", messageMetadata: metadata });
     } else if (e.type === "turn.failed") {
       this.closeStep(out);
-      const error = read.failed(e);
+      const error = { code: e.payload.error.code, message: e.payload.error.message };
       out.push({ type: "message-metadata", messageMetadata: { error } satisfies ChatMessageMetadata });
       out.push({ type: "error", errorText: `${error.code}: ${error.message}` });
     } else {
       this.closeStep(out);
-      const reason = read.cancelReason(e);
+      const { reason } = e.payload;
       out.push({ type: "abort", reason }, { type: "finish", finishReason: "other", messageMetadata: { cancel_reason: reason } satisfies ChatMessageMetadata });
     }
   }

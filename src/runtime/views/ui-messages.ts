@@ -2,8 +2,7 @@
 // reload), folded from the log: each turn is the user's input and the assistant message its UI stream
 // builds (ui-stream.ts), so a reload shows what a connected client built, with pending approvals asking.
 import type { UIMessage } from "ai";
-import type { RuntimeEvent } from "../protocol/events";
-import { read } from "./ui-payloads";
+import type { EventOf, RuntimeEvent } from "../../protocol/events";
 import { type ChatMessageMetadata, TurnProjection, type UiChunk } from "./ui-stream";
 
 /** The idempotency key of a turn that regenerates the answer to user message `id`. */
@@ -44,8 +43,9 @@ export class ConversationFold {
     return this.turns.flatMap((t) => [...(t.user ? [t.user] : []), ...(t.hidden || t.assistant.parts.length === 0 ? [] : [t.assistant as UIMessage])]);
   }
 
-  private submitted(e: RuntimeEvent): void {
-    const { input, key } = read.submitted(e);
+  private submitted(e: EventOf<"turn.submitted">): void {
+    const { input } = e.payload;
+    const key = e.payload.idempotency_key || null;
     const turnId = e.turn_id!;
     const at = key?.lastIndexOf(REGENERATE) ?? -1;
     const regenerated = at > 0 ? this.turns.findLast((t) => t.user?.id === key!.slice(0, at)) : undefined;
@@ -151,10 +151,10 @@ function update(parts: Part[], toolCallId: string, patch: Record<string, unknown
 }
 
 /** A decision recorded for a pending approval: the part shows it answered, as the client's own answer does. */
-function respond(parts: Part[], e: RuntimeEvent): void {
+function respond(parts: Part[], e: EventOf<"action.resolved">): void {
   const part = parts.find((p) => p.type === "dynamic-tool" && (p.approval as { id?: string } | undefined)?.id === e.action_id);
   if (!part) return;
-  const { approved, reason } = read.decision(e);
-  part.approval = { id: e.action_id, approved, ...(reason ? { reason } : {}) };
+  const { decision, reason } = e.payload;
+  part.approval = { id: e.action_id, approved: decision === "approved", ...(reason ? { reason } : {}) };
   if (part.state === "approval-requested") part.state = "approval-responded";
 }

@@ -4,14 +4,14 @@
 // interrupted. Tests then assert on the recorded log, in order.
 
 import type { ModelMessage } from "ai";
-import type { EventDraft, EventType } from "../../src/protocol/events";
+import type { EventDraft, EventType } from "../../../src/protocol/events";
 
 /** A recorded event; tests read payloads of many types, so the payload is left untyped here. */
 export type Recorded = Omit<EventDraft, "payload"> & { payload: any };
 
-import type { TurnPorts, TurnSetup } from "../../src/runtime/loop";
-import type { InjectedMessage } from "../../src/runtime/turn-context";
-import type { RecordedDecision, TurnState } from "../../src/runtime/turn-state";
+import type { TurnPorts, TurnSetup } from "../../../src/runtime/loop";
+import type { InjectedMessage } from "../../../src/runtime/turn-context";
+import type { RecordedDecision, TurnState } from "../../../src/runtime/turn-state";
 
 export interface Checkpoint {
   /** How many events were in the log when this state was written (it was written with the last of them). */
