@@ -10,6 +10,6 @@ export default async function (): Promise<void> {
   if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: install Debian's package (apt-get install -y chromium), as .ci/run does`);
   await build({ configFile: join(ROOT, "vite.config.ts") });
   const npm = (...args: string[]) => execFileSync("npm", args, { cwd: EXAMPLE, stdio: ["ignore", "ignore", "inherit"] });
-  if (!existsSync(join(EXAMPLE, "node_modules"))) npm("install", "--no-audit", "--no-fund");
+  if (!existsSync(join(EXAMPLE, "node_modules"))) npm("ci", "--no-audit", "--no-fund");
   npm("run", "build");
 }
