@@ -1,6 +1,7 @@
 // Every ```ts block of README.md and docs/*.md type-checks as written (strict, Node and DOM types), each
 // block a module of its own in a folder inside the package, so `agent-runtime/client` resolves as it does
-// for a consumer. The names fragments take as given are declared in docs-snippets/prelude.ts.
+// for a consumer. The names fragments take as given are declared in docs-snippets/prelude.ts. And the
+// docs' links into README.md name sections it has.
 import { execFile } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -42,4 +43,19 @@ describe("the docs' TypeScript snippets", () => {
     const result = await promisify(execFile)("npx", ["tsc", "-p", OUT], { cwd: ROOT }).catch((err: { stdout: string }) => err);
     expect(result.stdout).toBe("");
   }, 60_000);
+
+  it("link to README sections that exist", () => {
+    const slug = (heading: string) =>
+      heading
+        .toLowerCase()
+        .replace(/[^\w\- ]/g, "")
+        .replace(/ /g, "-");
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const anchors = new Set([...readme.matchAll(/^#+ (.+)$/gm)].map((m) => slug(m[1]!)));
+    const links = DOCS.filter((d) => d !== "README.md").flatMap((doc) =>
+      [...readFileSync(join(ROOT, doc), "utf8").matchAll(/\]\(\.\.\/README\.md#([^)]+)\)/g)].map((m) => `${doc} -> #${m[1]}`),
+    );
+    expect(links.length).toBeGreaterThan(0);
+    expect(links.filter((l) => !anchors.has(l.split("#")[1]!))).toEqual([]);
+  });
 });
