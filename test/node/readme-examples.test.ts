@@ -1,7 +1,7 @@
 // The README's fork, replay and eval examples, run as written (bash, curl, sed, the CLI) against the runtime
 // under `wrangler dev` on the demo model, after the Quickstart's turn: no jq, no provider key, no fixed port.
 import { execFile } from "node:child_process";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -70,5 +70,13 @@ describe("the README's fork, replay and eval examples", () => {
     const out = await bash(evaluate!);
     expect(out).toMatch(/^trn_[0-9a-f]+ {2}completed {2}diverged at call 1 {2}output same/m);
     expect(out).toContain("1 turns replayed: 1 left the recording");
+  });
+});
+
+describe("the README's subscriptions", () => {
+  it("name the local allowlist that npm start writes into .dev.vars", () => {
+    const allowed = /"TOOL_URL_ALLOWLIST=([^"]+)"/.exec(readFileSync(join(ROOT, "scripts", "dev.mjs"), "utf8"))?.[1];
+    expect(allowed).toBeDefined();
+    expect(readmeSection("**Subscriptions.**", "- A subscription delivers")).toContain(`\`.dev.vars\` that \`npm start\` writes allows only \`${allowed}\``);
   });
 });
