@@ -244,6 +244,27 @@ describe("the inspector", () => {
     await page.close();
   });
 
+  it("at 375 px wide the session list shows each session's agent and status on the screen", async () => {
+    const newest = (await api.listSessions()).sessions[0]!;
+    const page = await newPage(375, 812);
+    await signIn(page, "/inspect");
+    const row = page.locator(".session-list tbody tr").first();
+    await row.waitFor();
+    await screenshot(page, "6b-phone-session-list");
+    for (const [cell, text] of [
+      [1, newest.agent],
+      [2, newest.status],
+    ] as const) {
+      const td = row.locator("td").nth(cell);
+      expect(await td.textContent()).toContain(text);
+      const box = (await td.boundingBox())!;
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(375);
+    }
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    await page.close();
+  });
+
   it("sends a live message to the running turn, queues, promotes and removes turns, and interrupts", async () => {
     const model = await fake.script([
       { text: "Working on the first part of the answer now.", chunk_size: 2, delay_ms: 60 },
