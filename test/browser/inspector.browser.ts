@@ -207,6 +207,10 @@ describe("the inspector", () => {
       .toMatch(/Model calls 2 of 60Tool calls 1 of 200.*20 input · 10 output tokens/);
     const resolved = (await readLog(sid)).find((e) => e.type === "action.resolved");
     expect(resolved?.payload).toMatchObject({ decision: "approved", reason: "looks right" });
+    // The event timeline shows each event's payload in short, without expanding it.
+    const timelineRow = (type: string) => page.locator(`.events li[data-type="${type}"] .payload`).first();
+    expect(await timelineRow("tool.started").textContent()).toContain('"expression":"2 + 3"');
+    expect(await timelineRow("action.resolved").textContent()).toContain('"reason":"looks right"');
     await screenshot(page, "6-approval-done");
     await page.close();
   });
