@@ -45,7 +45,12 @@ and in a third (with KEY, AGENT_RUNTIME_URL and SID set the same way):
 
 ${turn}`);
 
-const child = spawn("npx", ["wrangler", "dev", "--port", PORT, "--ip", "127.0.0.1"], {
+// wrangler prints a line per request already; the runtime's own JSON line per request (what Workers Logs
+// gets in production) would double it, so locally only its turn-end lines are written (LOGS=request,turn for both).
+const logs = process.env.LOGS || "turn";
+// Arguments after `npm start --` go to wrangler dev (such as --persist-to <dir>).
+const args = ["wrangler", "dev", "--port", PORT, "--ip", "127.0.0.1", "--var", `LOGS:${logs}`, ...process.argv.slice(2)];
+const child = spawn("npx", args, {
   stdio: "inherit",
   // Offline: no metrics, and no download of request.cf data (it fails without a network; Miniflare's
   // placeholder values serve). Set CLOUDFLARE_CF_FETCH_ENABLED=true to fetch them.

@@ -15,7 +15,7 @@ export interface Env {
   /** Token buckets per key or token subject: requests and turn submissions a minute (unset: no limit). */
   RATE_LIMIT_REQUESTS_PER_MIN?: string;
   RATE_LIMIT_TURNS_PER_MIN?: string;
-  /** `off` silences the JSON log lines (one per request, one per turn end). */
+  /** The kinds of JSON log lines to write (`request`, `turn`), comma-separated; unset: all, `off`: none. */
   LOGS?: string;
   /** WebSockets one session accepts at once (default 100); more are closed with code 1013. */
   MAX_SOCKETS_PER_SESSION?: string;

@@ -8,6 +8,7 @@ import { chat } from "./routes/chat";
 import { fork } from "./routes/fork";
 import { type AppEnv, errorJson, toApiError } from "./routes/http";
 import { limitJsonDepth } from "./routes/json-depth";
+import { jsonNewline } from "./routes/json-newline";
 import { mcp } from "./routes/mcp";
 import { rateLimit } from "./routes/rate-limit";
 import { replay } from "./routes/replay";
@@ -30,7 +31,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
 
 const app = new OpenAPIHono<AppEnv>();
 
-app.use("*", requestLog);
+app.use("*", requestLog, jsonNewline);
 app.use(
   "*",
   cors({
