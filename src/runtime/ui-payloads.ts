@@ -35,6 +35,8 @@ export const read = {
     const error = (payload(e).error ?? {}) as Payload;
     return { code: text(error.code) || "internal_error", message: text(error.message) };
   },
+  /** queue.changed: the queued turn ids, in the order they will run. */
+  queue: (e: RuntimeEvent) => (Array.isArray(payload(e).queued) ? (payload(e).queued as string[]) : []),
   /** turn.cancelled. */
   cancelReason: (e: RuntimeEvent) => text(payload(e).reason),
 };

@@ -34,6 +34,7 @@ export interface SubagentCard {
 
 export class TurnProjection {
   ended = false;
+  private started = false;
   private stepOpen = false;
   /** The open step has had its executor model call (the next one starts a new step). */
   private stepCalled = false;
@@ -56,12 +57,14 @@ export class TurnProjection {
   constructor(readonly turnId: string) {}
 
   push(e: RuntimeEvent): UiChunk[] {
+    if (e.type === "queue.changed") return this.queued(e);
     if (this.ended || e.turn_id !== this.turnId) return [];
     const out: UiChunk[] = [];
     const nested = (e.depth ?? 0) > 0;
     if (e.tool_call_id && e.parent_id) this.parentOf.set(e.tool_call_id, e.parent_id);
     switch (e.type) {
       case "turn.started":
+        this.started = true;
         this.openStep(out);
         break;
       case "model.requested":
@@ -121,6 +124,16 @@ export class TurnProjection {
     }
     this.pausedOn = this.computePause();
     return out;
+  }
+
+  /**
+   * While the turn waits behind others, where it stands (1: next): a transient `data-queued` part, which
+   * useChat hands to `onData` without adding it to the message.
+   */
+  private queued(e: RuntimeEvent): UiChunk[] {
+    const position = read.queue(e).indexOf(this.turnId) + 1;
+    if (this.started || this.ended || position === 0) return [];
+    return [{ type: "data-queued", id: this.turnId, data: { turn_id: this.turnId, position }, transient: true }];
   }
 
   private computePause(): string[] | null {
