@@ -13,6 +13,7 @@ import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
 import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
+import { keepaliveMs } from "../runtime/keepalive";
 import { emptyView, foldAll, foldEvent } from "../runtime/views/read-model";
 import { Approvals } from "./approvals";
 import { ChannelStore } from "./channel-store";
@@ -25,7 +26,7 @@ import { HEARTBEAT_MS, type SessionContext } from "./session-context";
 import { eraseSessionBlobs } from "./session-erase";
 import { INDEX_RETRY, RETENTION, SessionIndexer } from "./session-indexer";
 import { type SessionRow, SessionStore, type StoredEvent } from "./session-store";
-import { SocketHub } from "./socket-hub";
+import { SOCKETS_DUE, SocketHub } from "./socket-hub";
 import { SUBSCRIPTIONS_DUE, SubscriptionDelivery } from "./subscription-delivery";
 import { SubscriptionTable } from "./subscriptions";
 import { TurnQueue } from "./turn-queue";
@@ -64,8 +65,11 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     this.hub = new SocketHub(
       ctx,
       (after, limit) => this.store.readEvents(after, limit),
-      positive(env.WS_MAX_UNACKED_EVENTS, 10_000),
-      positive(env.MAX_SOCKETS_PER_SESSION, 100),
+      { maxUnacked: positive(env.WS_MAX_UNACKED_EVENTS, 10_000), maxSockets: positive(env.MAX_SOCKETS_PER_SESSION, 100), keepaliveMs: keepaliveMs(env) },
+      (at) => {
+        this.store.schedule(SOCKETS_DUE, at);
+        this.armAlarm();
+      },
     );
     this.runner = new TurnRunner(
       this,
@@ -143,6 +147,8 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
         this.schedules.fireDue(Date.now());
       } else if (kind === SUBSCRIPTIONS_DUE) {
         deliveries = this.delivery.run();
+      } else if (kind === SOCKETS_DUE) {
+        this.hub.tick(Date.now());
       } else if (kind === INDEX_RETRY) {
         await this.indexer.sync();
       } else if (kind === RETENTION && this.indexer.retentionExpired(Date.now())) {

@@ -19,6 +19,9 @@ import type { Principal } from "./permissions";
 const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path" } }) });
 const uiStream = (description: string) => ({ description, content: { "text/event-stream": { schema: z.string() } } });
 
+/** When the caller's browser token expires (its streams end then); null for API keys. */
+const expiresAt = (principal: Principal) => (principal.kind === "token" ? principal.expires_at : null);
+
 /** The session a chat id opened: derived from the id (and a token's subject), so every POST of the chat finds it. */
 async function chatSessionId(chatId: string, principal: Principal): Promise<string> {
   const owner = principal.kind === "token" ? principal.subject : "";
@@ -94,14 +97,14 @@ export const chat = router()
         const sid = await chatSession(c.env, principal, body.id, undefined);
         const turnId = await decide(c.env, sid, action.decisions, principal);
         const decided = new Set(action.decisions.map((d) => d.id));
-        return turnResponse({ env: c.env, sid, turnId, metadata: { session_id: sid }, decided });
+        return turnResponse({ env: c.env, sid, turnId, metadata: { session_id: sid }, decided, expiresAt: expiresAt(principal) });
       }
       const input = { text: action.input, path: `messages.${body.messages.length - 1}.parts` };
       const sid = await chatSession(c.env, principal, body.id, body.agent, input);
       // A regenerated answer is a new turn of the same input; its key names the message it answers again.
       const key = action.regenerate ? regenerateKey(action.userMessageId, randomId("rgn")) : action.userMessageId;
       const { turn_id } = unwrap(await sessionStub(c.env, sid).submitTurn({ input: action.input, idempotency_key: key }));
-      return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid } });
+      return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
     },
   )
   .openapi(
@@ -118,11 +121,12 @@ export const chat = router()
       },
     }),
     async (c) => {
-      const sid = await chatSession(c.env, c.get("principal"), c.req.valid("param").sid, undefined);
+      const principal = c.get("principal");
+      const sid = await chatSession(c.env, principal, c.req.valid("param").sid, undefined);
       const thread = unwrap(await threadResult(sessionStub(c.env, sid)));
       // A turn waiting for a person has nothing to stream: the client shows the request from its messages.
       if (!thread.active_turn_id || thread.status === "waiting_permission") return c.body(null, 204);
-      return turnResponse({ env: c.env, sid, turnId: thread.active_turn_id, metadata: { session_id: sid } });
+      return turnResponse({ env: c.env, sid, turnId: thread.active_turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
     },
   )
   .openapi(

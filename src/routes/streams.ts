@@ -1,15 +1,28 @@
 // Event delivery routes (SPEC §4, §5): JSON pages, SSE, and WebSocket. The session object serves the
 // streams itself; these routes authenticate and forward.
 import { createRoute, z } from "@hono/zod-openapi";
-import { GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-streams";
+import type { Context } from "hono";
+import { EXPIRES_HEADER, GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-streams";
 import { artifactKey } from "../durable/turn-ports";
 import { parseCursor } from "../protocol/cursor";
 import { RuntimeEventSchema } from "../protocol/events";
 import { ApiError, unwrap } from "../runtime/errors";
 import { socketGrants } from "./auth";
-import { errorResponses, router, sessionStub } from "./http";
+import { type AppEnv, errorResponses, router, sessionStub } from "./http";
 
 const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path" } }) });
+
+/** The stream request as the session object gets it: with who is calling, what it may do, and until when. */
+function toSession(c: Context<AppEnv>): Request {
+  const forwarded = new Request(c.req.raw);
+  const principal = c.get("principal");
+  forwarded.headers.set(KEY_HASH_HEADER, c.get("keyHash"));
+  forwarded.headers.set(GRANTS_HEADER, socketGrants(principal).join(","));
+  if (principal.kind === "token" && principal.expires_at !== null) forwarded.headers.set(EXPIRES_HEADER, String(principal.expires_at));
+  else forwarded.headers.delete(EXPIRES_HEADER);
+  return forwarded;
+}
+
 const cursor = z
   .string()
   .refine((raw) => parseCursor(raw) !== null, "must be a plain non-negative decimal integer")
@@ -45,7 +58,7 @@ export const streams = router()
       const { sid } = c.req.valid("param");
       const { after, limit } = c.req.valid("query");
       const stub = sessionStub(c.env, sid);
-      if ((c.req.header("accept") ?? "").includes("text/event-stream")) return stub.fetch(c.req.raw);
+      if ((c.req.header("accept") ?? "").includes("text/event-stream")) return stub.fetch(toSession(c));
       const body = unwrap(await stub.eventsPage(after ?? 0, limit ?? 100));
       return c.body(body, 200, { "content-type": "application/json" });
     },
@@ -75,10 +88,7 @@ export const streams = router()
       if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
         throw new ApiError("upgrade_required", "This route needs a WebSocket upgrade (Upgrade: websocket)");
       }
-      const forwarded = new Request(c.req.raw);
-      forwarded.headers.set(KEY_HASH_HEADER, c.get("keyHash"));
-      forwarded.headers.set(GRANTS_HEADER, socketGrants(c.get("principal")).join(","));
-      return stub.fetch(forwarded);
+      return stub.fetch(toSession(c));
     },
   )
   .openapi(
