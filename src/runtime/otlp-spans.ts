@@ -23,6 +23,8 @@ interface SpanDraft {
   kind: SpanKind;
   attributes: Attributes;
   error: string | null;
+  /** Span events: the guardrail verdicts on the span's text (the turn's input and answer, a tool call's payloads). */
+  events: { name: string; attributes: Attributes; time: HrTime }[];
 }
 
 /** The spans of one turn's events (events without trace fields are left out). */
@@ -31,7 +33,7 @@ export function turnSpans(events: RuntimeEvent[]): ReadableSpan[] {
   const draft = (trace_id: string, span_id: string, parent: string | null, at: number): SpanDraft => {
     let s = spans.get(span_id);
     if (!s) {
-      s = { trace_id, span_id, parent, start: at, end: at, name: "", kind: SpanKind.INTERNAL, attributes: {}, error: null };
+      s = { trace_id, span_id, parent, start: at, end: at, name: "", kind: SpanKind.INTERNAL, attributes: {}, error: null, events: [] };
       spans.set(span_id, s);
     }
     s.start = Math.min(s.start, at);
@@ -118,6 +120,13 @@ function describe(s: SpanDraft, e: RuntimeEvent): void {
     case "subagent.failed":
       s.error = e.payload.error;
       break;
+    case "guardrail.checked": {
+      const { stage, rule, kind, verdict, failed } = e.payload;
+      const attributes: Attributes = { "agent_runtime.guardrail.stage": stage, "agent_runtime.guardrail.rule": rule, "agent_runtime.guardrail.kind": kind };
+      Object.assign(attributes, { "agent_runtime.guardrail.verdict": verdict, ...(failed ? { "agent_runtime.guardrail.failed": failed } : {}) });
+      s.events.push({ name: "guardrail.checked", attributes, time: hr(e.timestamp) });
+      break;
+    }
     default:
       // A span first seen through another event (an approval before tool.started) is named when that comes.
       s.name ||= e.type;
@@ -137,7 +146,7 @@ function readable(s: SpanDraft): ReadableSpan {
     status: s.error ? { code: SpanStatusCode.ERROR, message: s.error } : { code: SpanStatusCode.OK },
     attributes: s.attributes,
     links: [],
-    events: [],
+    events: s.events,
     ended: true,
     resource: RESOURCE,
     instrumentationScope: SCOPE,
