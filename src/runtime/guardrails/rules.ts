@@ -42,8 +42,9 @@ function ibanValid(raw: string): boolean {
 
 /** Each entity's pattern, and a check of a match where the pattern alone would find too much. */
 const PII: Record<PiiEntity, { re: RegExp; valid?: (m: string) => boolean }> = {
-  email: { re: /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g },
-  credit_card: { re: /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])/g, valid: (m) => luhn(m.replace(/[ -]/g, "")) },
+  // Anchored on \b, not on lookbehinds: V8 scans a text several times faster for these (bench/guardrails.mjs).
+  email: { re: /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g },
+  credit_card: { re: /\b\d(?:[ -]?\d){12,18}\b/g, valid: (m) => luhn(m.replace(/[ -]/g, "")) },
   iban: { re: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b/g, valid: ibanValid },
   us_ssn: { re: /\b\d{3}-\d{2}-\d{4}\b/g },
   phone: { re: /(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\) ?|\d{2,4}[ .-])\d{3,4}[ .-]?\d{3,4}(?!\w)/g },
@@ -82,7 +83,7 @@ function matcher(re: RegExp, valid: ((m: string) => boolean) | undefined, replac
     for (const m of s.matchAll(re)) if (valid(m[0])) return true;
     return false;
   };
-  const replace = (s: string): string => s.replace(re, (m) => (!valid || valid(m) ? replacement : m));
+  const replace = valid ? (s: string): string => s.replace(re, (m) => (valid(m) ? replacement : m)) : (s: string): string => s.replace(re, replacement);
   return { hit, replace };
 }
 
