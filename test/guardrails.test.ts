@@ -125,6 +125,45 @@ describe("tool guardrails", () => {
   });
 });
 
+describe("tool results and traces", () => {
+  it("redacts a tool result before the model sees it, logs a warning verdict, and carries every verdict into the OTLP spans", async () => {
+    const rcv = `${baseURL}/_receiver/${uniqueId("otlp")}`;
+    const { sid, scriptId } = await session([{ tool_calls: [{ name: "lookup", arguments: { who: "ops" } }] }, { text: "Done." }], {
+      http_tools: [{ name: "lookup", url: toolURL("echo"), parameters: { type: "object", properties: { who: { type: "string" } } } }],
+      guardrails: {
+        tool_output: [
+          { type: "regex", name: "session-ids", pattern: "ses_[0-9a-f]+", action: "redact" },
+          { type: "max_length", name: "short", chars: 10, action: "warn" },
+        ],
+      },
+    });
+    expect((await api("POST", `/v1/sessions/${sid}/subscriptions`, { url: rcv, format: "otlp" })).status).toBe(201);
+    const { turnId, log } = await run(sid, "look it up");
+    expect(terminal(log, turnId).type).toBe("turn.completed");
+    const result = log.find((e) => e.type === "tool.result");
+    expect(JSON.stringify(result.payload.output)).toContain("[redacted]");
+    expect(JSON.stringify(result.payload.output)).not.toContain(sid);
+    expect(verdicts(log).map((v) => `${v.rule}: ${v.verdict}`)).toEqual(["session-ids: redact", "short: warn"]);
+    expect(JSON.stringify((await requests(scriptId))[1].messages)).not.toContain(sid);
+
+    let received: any[] = [];
+    for (const deadline = Date.now() + 5000; received.length === 0 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+      received = (await (await fetch(`${rcv}/requests`)).json()) as any[];
+    }
+    const spans = JSON.parse(received[0].body).resourceSpans.flatMap((r: any) => r.scopeSpans.flatMap((sc: any) => sc.spans));
+    const toolSpan = spans.find((sp: any) => sp.name === "execute_tool lookup");
+    const attrs = (ev: any) => Object.fromEntries(ev.attributes.map((a: any) => [a.key, a.value.stringValue]));
+    expect(toolSpan.events.map(attrs)).toEqual([
+      expect.objectContaining({ "agent_runtime.guardrail.rule": "session-ids", "agent_runtime.guardrail.verdict": "redact" }),
+      expect.objectContaining({
+        "agent_runtime.guardrail.rule": "short",
+        "agent_runtime.guardrail.verdict": "warn",
+        "agent_runtime.guardrail.stage": "tool_output",
+      }),
+    ]);
+  });
+});
+
 describe("model and webhook rules", () => {
   it("a judge model's verdict blocks the input; its call is priced and counted like any model call", async () => {
     const judgeId = uniqueId("judge");

@@ -125,6 +125,14 @@ export class SessionModel {
       case "runtime.warning":
         this.note(e, "warning", str(p.message) ?? "warning");
         break;
+      case "guardrail.checked":
+        // A rule that fired shows on its turn; passes are in the event timeline.
+        if (p.verdict !== "pass") {
+          const why = [str(p.reason), str(p.failed) && `failed: ${str(p.failed)}`].filter(Boolean).join("; ");
+          const text = `Guardrail ${str(p.rule)} (${str(p.stage)}, ${str(p.kind)}): ${str(p.verdict)}${why ? ` (${why})` : ""}`;
+          this.note(e, p.verdict === "block" ? "error" : "warning", text);
+        }
+        break;
       case "runtime.error":
         this.note(e, "error", str(p.message) ?? "error");
         break;
