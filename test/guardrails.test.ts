@@ -209,12 +209,14 @@ describe("model and webhook rules", () => {
 });
 
 describe("guardrail config", () => {
-  it("is 422 for an invalid regex, a redacting webhook, output redaction without buffering, and a webhook off the allowlist", async () => {
+  it("is 422 for an invalid regex, one matching the empty string, a redacting webhook, output redaction without buffering, and a webhook off the allowlist", async () => {
     const put = (guardrails: unknown, extra: Record<string, unknown> = {}) => api("PUT", "/v1/agents/guard-config", { model: "demo:x", guardrails, ...extra });
     const bad = await put({ input: [{ type: "regex", pattern: "(unclosed", action: "block" }] });
     expect(bad.status).toBe(422);
     expect(bad.body.error.details[0]).toMatchObject({ path: "guardrails.input.0.pattern" });
     expect(bad.body.error.details[0].reason).toMatch(/not a valid regular expression/);
+    const empty = await put({ input: [{ type: "regex", pattern: "x*", action: "redact" }] });
+    expect(empty.body.error.details).toEqual([{ path: "guardrails.input.0.pattern", reason: "matches the empty string" }]);
     const redactingWebhook = await put({ input: [{ type: "webhook", url: `${baseURL}/_receiver/x`, action: "redact" }] });
     expect(redactingWebhook.status).toBe(422);
     expect(redactingWebhook.body.error.details[0].path).toBe("guardrails.input.0.action");

@@ -32,7 +32,8 @@ const RegexRule = z
   })
   .superRefine((r, ctx) => {
     try {
-      new RegExp(r.pattern, `${r.flags}g`);
+      // A pattern that matches nothing at all would fire on every text (and redact between every character).
+      if (new RegExp(r.pattern, r.flags).test("")) ctx.addIssue({ code: "custom", path: ["pattern"], message: "matches the empty string" });
     } catch (err) {
       ctx.addIssue({ code: "custom", path: ["pattern"], message: `is not a valid regular expression: ${(err as Error).message}` });
     }
