@@ -109,6 +109,7 @@ export class TurnProjection {
       "runtime.error",
       "replay.diverged",
       "replay.completed",
+      "guardrail.checked",
     ),
     "turn.started": (_e, p, out) => {
       p.started = true;
