@@ -60,7 +60,8 @@ async function seed(env: Env, layout: IndexLayout, from: number, to: number): Pr
     part.session_index.push(summaryRow(row));
     for (const d of days) part.usage_days.push({ session_id: row.session_id, agent: row.agent, owner: row.owner, ...d });
   }
-  await Promise.all([...parts].map(([i, rows]) => shardAt(env, layout, i).importRows(rows)));
+  // One shard at a time: many large imports in flight at once stalled local workerd.
+  for (const [i, rows] of parts) await shardAt(env, layout, i).importRows(rows);
 }
 
 /** `n` single-session upserts (sessions from..from+n), `concurrency` at a time, as turn ends write them. */
