@@ -36,6 +36,8 @@ export default defineConfig(async () => {
             MAX_SOCKETS_PER_SESSION: "10",
             LOGS: "off",
             TEST_HOOKS: "1",
+            // Agent configs cached for a minute, so the test counting registry reads does not depend on timing.
+            AGENT_CACHE_SECONDS: "60",
             // Scripted models named priced-* cost 1000 USD per million tokens (0.015 USD for the fake's 10 + 5 tokens).
             MODEL_PRICES: JSON.stringify({ "priced-": { input: 1000, output: 1000 } }),
             OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${port}/v1`,

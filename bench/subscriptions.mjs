@@ -58,6 +58,7 @@ const mf = new Miniflare({
   durableObjects: {
     SESSIONS: { className: "SessionObject", useSQLite: true },
     REGISTRY: { className: "RegistryObject", useSQLite: true },
+    INDEX: { className: "IndexShardObject", useSQLite: true },
     RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
   },
   r2Buckets: ["BLOBS"],

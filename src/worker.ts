@@ -23,6 +23,7 @@ import { system } from "./routes/system";
 import { tokens } from "./routes/tokens";
 import { ApiError } from "./runtime/errors";
 
+export { IndexShardObject } from "./durable/index-shard";
 export { RateLimiter } from "./durable/rate-limiter";
 export { RegistryObject } from "./durable/registry-object";
 export { SessionObject } from "./durable/session-object";

@@ -29,6 +29,8 @@ export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0001 },
   { version: 2, sql: registry0002 },
 ];
+/** A shard of the session index holds the tables the registry held before the index was sharded. */
+export const INDEX_MIGRATIONS: Migration[] = [{ version: 1, sql: registry0002 }];
 
 /** Whether this object's storage was ever initialized (a fresh object reads nothing and writes nothing). */
 export function isInitialized(storage: DurableObjectStorage): boolean {

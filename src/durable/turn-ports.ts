@@ -8,6 +8,7 @@ import { randomId } from "../runtime/ids";
 import type { TurnPorts, TurnSetup } from "../runtime/loop";
 import type { TurnState } from "../runtime/turn-state";
 import { parseAllowlist } from "../runtime/url-allowlist";
+import { agentConfig } from "./agent-cache";
 import { sqlMemory } from "./memory-store";
 import { runChildSession } from "./orchestration-steps";
 import { registry } from "./registry-object";
@@ -80,7 +81,7 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
       hooks.suspended(exec, state);
     },
     handoff: async (agent, reason) => {
-      const config = await registry(env).get(agent);
+      const config = await agentConfig(env, agent);
       owned();
       if (!config) throw new Error(`Agent "${agent}" is not registered`);
       return hooks.handoff(exec, config, reason);

@@ -1,5 +1,6 @@
 // Agent registry routes (SPEC §4).
 import { createRoute, z } from "@hono/zod-openapi";
+import { forgetAgent } from "../durable/agent-cache";
 import { providerEnv } from "../durable/providers";
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
@@ -65,6 +66,7 @@ export const agents = router()
       }
       const config = await validateAgentConfig({ ...body, name }, c.env, "", await registry(c.env).get(name));
       const { created } = await registry(c.env).put(config);
+      forgetAgent(name);
       return c.json(redactAgentConfig(config), created ? 201 : 200);
     },
   )
@@ -118,6 +120,7 @@ export const agents = router()
     async (c) => {
       const { name } = c.req.valid("param");
       if (!(await registry(c.env).remove(name))) throw ApiError.notFound("Agent", name);
+      forgetAgent(name);
       return c.json({ deleted: true, name }, 200);
     },
   );

@@ -3,7 +3,8 @@
 // on approvals), GET /v1/chat/:sid/stream (resume) and GET /v1/sessions/:sid/messages (after a reload).
 // The streams are projections of the session's log (src/runtime/views/ui-stream.ts).
 import { createRoute, z } from "@hono/zod-openapi";
-import { registry } from "../durable/registry-object";
+import { agentConfig } from "../durable/agent-cache";
+import { indexShard } from "../durable/index-shards";
 import type { Env } from "../env";
 import { DEFAULT_POLICY } from "../protocol/policy";
 import { checkInputFits } from "../runtime/context-budget";
@@ -55,8 +56,8 @@ async function chatSession(env: Env, principal: Principal, id: string, agent: st
     throw new ApiError("forbidden", principal.agent ? `This token opens sessions of agent "${principal.agent}" only` : "This token opens no sessions");
   }
   // An erased session's id stays erased: the same chat id does not bring it back.
-  if (await registry(env).isErased(sid)) throw new ApiError("not_found", `The session of chat '${id}' was erased`);
-  const config = await registry(env).get(agent);
+  if (await indexShard(env, sid).isErased(sid)) throw new ApiError("not_found", `The session of chat '${id}' was erased`);
+  const config = await agentConfig(env, agent);
   if (!config) throw ApiError.notFound("Agent", agent);
   if (input) checkInputFits(config, input.text, input.path);
   const owner = principal.kind === "token" ? principal.subject : null;

@@ -1,8 +1,8 @@
 // POST /v1/sessions/:sid/fork (issue 21): a new session whose conversation is the source's as of one
 // sequence of its log; the source is only read.
 import { createRoute, z } from "@hono/zod-openapi";
+import { agentConfig } from "../durable/agent-cache";
 import type { ForkSource } from "../durable/fork-history";
-import { registry } from "../durable/registry-object";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, type Result, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
@@ -24,7 +24,7 @@ const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path
 
 async function forkAgent(agent: string | Record<string, unknown>, env: Parameters<typeof validateAgentConfig>[1]): Promise<AgentConfig> {
   if (typeof agent !== "string") return validateAgentConfig({ name: "inline", ...agent }, env, "agent");
-  const found = await registry(env).get(agent);
+  const found = await agentConfig(env, agent);
   if (!found) throw ApiError.notFound("Agent", agent);
   return found;
 }

@@ -1,9 +1,10 @@
 // The deployment's sessions at scale: GET /v1/sessions (the index, filtered, newest first, keyset pages)
-// and GET /v1/usage (totals per agent, owner or day). Both read the index the session objects keep current.
+// and GET /v1/usage (totals per agent, owner or day). Both read every shard of the index the session objects
+// keep current (src/durable/index-shards.ts), in parallel, and merge.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { registry } from "../durable/registry-object";
-import { type SessionListQuery, type SessionSummary, SessionSummarySchema, type UsageQuery, UsageRowSchema } from "../protocol/session-index";
+import { listAcross, requestLayout, TEST_LAYOUT_HEADER, usageAcross } from "../durable/index-shards";
+import { type SessionListQuery, SessionSummarySchema, type UsageQuery, UsageRowSchema } from "../protocol/session-index";
 import { ApiError, type FieldIssue } from "../runtime/errors";
 import { type AppEnv, errorResponses, router } from "./http";
 
@@ -106,8 +107,7 @@ export const sessionIndex = router()
         query.owner = principal.subject;
         query.agent = principal.agent ?? undefined;
       }
-      // The RPC's serialization types lose the metadata record; the rows are SessionSummary as stored.
-      const rows = (await registry(c.env).listSessions(query)) as unknown as SessionSummary[];
+      const rows = await listAcross(c.env, requestLayout(c.env, c.req.header(TEST_LAYOUT_HEADER)), query);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       return c.json({ sessions: page, next_cursor: rows.length > limit && last ? encodeCursor(last.created_at, last.session_id) : null }, 200);
@@ -149,6 +149,6 @@ export const sessionIndex = router()
         const v = params.get(k);
         if (v !== undefined) query[k] = v;
       }
-      return c.json({ from, to, group_by: query.group_by, rows: await registry(c.env).usage(query) }, 200);
+      return c.json({ from, to, group_by: query.group_by, rows: await usageAcross(c.env, requestLayout(c.env, c.req.header(TEST_LAYOUT_HEADER)), query) }, 200);
     },
   );

@@ -1,6 +1,6 @@
 // Session routes (SPEC §4): creation, read models, turns, interrupt, queue control, tool inventory.
 import { createRoute, z } from "@hono/zod-openapi";
-import { registry } from "../durable/registry-object";
+import { agentConfig } from "../durable/agent-cache";
 import type { AgentConfig } from "../protocol/agent-config";
 import { DEFAULT_POLICY, PolicySchema } from "../protocol/policy";
 import { SnapshotSchema, ThreadSchema, ToolInventorySchema, TreeNodeSchema } from "../protocol/views";
@@ -57,7 +57,7 @@ export const sessions = router()
       const owner = principal.kind === "token" ? principal.subject : (body.owner ?? null);
       let agent: AgentConfig | null;
       if (typeof body.agent === "string") {
-        agent = await registry(c.env).get(body.agent);
+        agent = await agentConfig(c.env, body.agent);
         if (!agent) throw ApiError.notFound("Agent", body.agent);
       } else {
         // An inline config needs no name of its own (it is registered nowhere); "inline" stands in.

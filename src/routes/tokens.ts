@@ -2,7 +2,7 @@
 // useChat page), bound to one session or to one agent, with scopes that narrow what it may do.
 import { createRoute, z } from "@hono/zod-openapi";
 import { sign } from "hono/jwt";
-import { registry } from "../durable/registry-object";
+import { agentConfig } from "../durable/agent-cache";
 import { ApiError, unwrap } from "../runtime/errors";
 import { TOKEN_ISSUER } from "./auth";
 import { errorResponses, router, sessionStub } from "./http";
@@ -53,7 +53,7 @@ export const tokens = router().openapi(
     const secret = c.env.TOKEN_SIGNING_SECRET;
     if (!secret) throw new ApiError("conflict", "This deployment issues no tokens: set the TOKEN_SIGNING_SECRET secret");
     if (body.session_id !== undefined) unwrap(await sessionStub(c.env, body.session_id).access());
-    if (body.agent !== undefined && !(await registry(c.env).get(body.agent))) throw ApiError.notFound("Agent", body.agent);
+    if (body.agent !== undefined && !(await agentConfig(c.env, body.agent))) throw ApiError.notFound("Agent", body.agent);
     const scopes = body.scopes ?? TOKEN_SCOPES.filter((s) => body.agent !== undefined || s !== "create");
     const now = Math.floor(Date.now() / 1000);
     const expires_at = now + body.ttl_s;

@@ -32,6 +32,7 @@ export function runtimeProcess(bundle: string, state: string, bindings: Record<s
     durableObjects: {
       SESSIONS: { className: "SessionObject", useSQLite: true },
       REGISTRY: { className: "RegistryObject", useSQLite: true },
+      INDEX: { className: "IndexShardObject", useSQLite: true },
       RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
     },
     r2Buckets: ["BLOBS"],
