@@ -17,7 +17,17 @@ const SUMMARY_COLUMNS = [
   "unpriced_model_calls",
   "log_events",
 ] as const;
-const USAGE_COLUMNS = ["turns", "failures", "model_calls", "tool_calls", "input_tokens", "output_tokens", "cost_usd", "unpriced_model_calls"] as const;
+const USAGE_COLUMNS = [
+  "turns",
+  "failures",
+  "model_calls",
+  "tool_calls",
+  "input_tokens",
+  "cached_input_tokens",
+  "output_tokens",
+  "cost_usd",
+  "unpriced_model_calls",
+] as const;
 
 export function upsertSession(sql: SqlStorage, row: SessionSummary, days: UsageDay[]): void {
   const values = SUMMARY_COLUMNS.map((c) => (c === "metadata" ? JSON.stringify(row.metadata) : row[c]));

@@ -15,7 +15,8 @@ import {
   withAdvisories,
 } from "./context-budget";
 import { errorMessage } from "./errors";
-import { callOptions, type ModelRequest, streamModel } from "./model-stream";
+import { type ModelChoice, streamChain } from "./model-fallback";
+import { callOptions, type ModelRequest } from "./model-stream";
 import { costOf } from "./pricing";
 import { requestFingerprint } from "./request-fingerprint";
 import { outputInstructions } from "./structured-output";
@@ -215,7 +216,9 @@ async function callModel(
 ): Promise<{ text: string; calls: ToolCallRecord[]; usage: Usage; finish_reason: string }> {
   const { state } = level;
   const { turn_id } = state;
-  const request_hash = await requestFingerprint(modelName, callOptions({ ...request, signal: turn.signal }));
+  const { setup } = level.run;
+  const options = callOptions({ ...request, signal: turn.signal });
+  const request_hash = await requestFingerprint(modelName, options);
   turn.signal.throwIfAborted();
   turn.checkWallClock();
   turn.charge("llm_calls");
@@ -226,8 +229,20 @@ async function callModel(
   const calls: ToolCallRecord[] = [];
   let usage: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   let finish_reason = "unknown";
+  let answered = modelName;
+  const chain: ModelChoice[] = [
+    { spec: modelName, model: () => request.model },
+    ...setup.config.fallback_models.filter((m) => m !== modelName).map((spec) => ({ spec, model: () => setup.resolveModel(spec) })),
+  ];
+  const stream = streamChain(chain, options, {
+    firstTokenTimeoutMs: setup.config.first_token_timeout_ms,
+    callTimeoutMs: setup.config.model_timeout_ms,
+    cacheKey: setup.cacheKey,
+    signal: turn.signal,
+    onFallback: (from, to, reason) => turn.emit(level, [{ type: "model.fallback", turn_id, step_id, payload: { from, to, reason } }], false),
+  });
   try {
-    for await (const part of streamModel({ ...request, signal: turn.signal })) {
+    for await (const part of stream) {
       switch (part.type) {
         case "text":
           text += part.text;
@@ -247,6 +262,7 @@ async function callModel(
         case "finish":
           finish_reason = part.finishReason;
           usage = part.usage;
+          answered = part.model ?? modelName;
           break;
       }
     }
@@ -268,13 +284,18 @@ async function callModel(
   apply({ text, calls });
   state.usage = addUsage(state.usage, usage);
   if (state !== turn.root) turn.root.usage = addUsage(turn.root.usage, usage);
-  const cost_usd = costOf(modelName, usage, level.run.setup.prices);
+  const cost_usd = costOf(answered, usage, setup.prices);
   if (cost_usd !== null) turn.root.cost_usd = (turn.root.cost_usd ?? 0) + cost_usd;
   // Written at once, not held for the calls' starts: starting them may wait on I/O (arguments spilled to R2)
   // with calls marked started whose tool.started is not written yet, which a held checkpoint would record.
   turn.emit(level, [
-    { type: "model.completed", turn_id, step_id, payload: { usage, finish_reason, ...(phase === "executor" ? {} : { phase }) } },
-    { type: "cost.recorded", turn_id, step_id, payload: { model: modelName, phase, usage, cost_usd } },
+    {
+      type: "model.completed",
+      turn_id,
+      step_id,
+      payload: { usage, finish_reason, ...(phase === "executor" ? {} : { phase }), ...(answered === modelName ? {} : { model: answered }) },
+    },
+    { type: "cost.recorded", turn_id, step_id, payload: { model: answered, phase, usage, cost_usd } },
   ]);
   // Money is a budget too, over the whole tree of the turn (sub-agents add to the root's cost).
   const spent = turn.root.cost_usd ?? 0;
@@ -293,9 +314,11 @@ function inConversation(args: unknown, config: AgentConfig): unknown {
 }
 
 function addUsage(a: Usage, b: Usage): Usage {
+  const cached = (a.cached_input_tokens ?? 0) + (b.cached_input_tokens ?? 0);
   return {
     input_tokens: a.input_tokens + b.input_tokens,
     output_tokens: a.output_tokens + b.output_tokens,
     total_tokens: a.total_tokens + b.total_tokens,
+    ...(cached > 0 ? { cached_input_tokens: cached } : {}),
   };
 }

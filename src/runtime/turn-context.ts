@@ -24,6 +24,8 @@ export interface TurnSetup {
   orchestration?: OrchestrationLimits;
   /** The deployment's own model prices (MODEL_PRICES). */
   prices?: PriceOverrides;
+  /** The session's key for the provider's prompt cache (OpenAI's prompt_cache_key). */
+  cacheKey?: string;
 }
 
 /** A live message recorded in the session's inbox for the running turn; `seq` orders the inbox. */
