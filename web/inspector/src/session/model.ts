@@ -116,6 +116,9 @@ export class SessionModel {
       case "budget.exceeded":
         this.note(e, "error", `Budget exceeded: ${str(p.reason) ?? "limit"} (limit ${String(p.limit)}, observed ${String(p.observed)})`);
         break;
+      case "model.fallback":
+        this.note(e, "warning", `Model ${str(p.from) ?? "?"} failed over to ${str(p.to) ?? "?"}: ${str(p.reason) ?? "unknown error"}`);
+        break;
       case "context.compaction.completed":
         this.note(e, "info", `History compacted from ${String(p.before_tokens)} to ${String(p.after_tokens)} tokens`);
         break;
@@ -150,6 +153,7 @@ export class SessionModel {
         stop_reason: null,
         error: null,
         input_tokens: 0,
+        cached_input_tokens: 0,
         output_tokens: 0,
         cost_usd: null,
       };
@@ -311,6 +315,7 @@ export class SessionModel {
     const turn = this.turnOf(e);
     const usage = (p.usage ?? {}) as Payload;
     turn.input_tokens += num(usage.input_tokens) ?? 0;
+    turn.cached_input_tokens += num(usage.cached_input_tokens) ?? 0;
     turn.output_tokens += num(usage.output_tokens) ?? 0;
     const cost = num(p.cost_usd);
     if (cost !== null) turn.cost_usd = (turn.cost_usd ?? 0) + cost;
