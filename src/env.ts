@@ -29,6 +29,8 @@ export interface Env {
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
   ANTHROPIC_API_KEY?: string;
+  /** The Anthropic Messages API's base URL, for a gateway or proxy (default https://api.anthropic.com/v1). */
+  ANTHROPIC_BASE_URL?: string;
   OPENAI_COMPATIBLE_BASE_URL?: string;
   OPENAI_COMPATIBLE_API_KEY?: string;
   /** Time between keep-alives on SSE, chat streams and WebSockets, in ms (default 25000). */

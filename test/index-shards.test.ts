@@ -53,6 +53,7 @@ function seededSessions(n: number, seed: number, agents: string[]): { row: Sessi
       model_calls: int(9),
       tool_calls: int(4),
       input_tokens: int(5000),
+      cached_input_tokens: int(2000),
       output_tokens: int(900),
       cost_usd: r() * 0.05,
       unpriced_model_calls: int(2),

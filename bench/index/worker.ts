@@ -40,6 +40,7 @@ function session(i: number): { row: SessionSummary; days: UsageDay[] } {
       model_calls: row.turns,
       tool_calls: 1,
       input_tokens: row.input_tokens,
+      cached_input_tokens: 0,
       output_tokens: row.output_tokens,
       cost_usd: row.cost_usd,
       unpriced_model_calls: 0,

@@ -163,6 +163,8 @@ export class ChatRenderer {
     "budget.exceeded": (e, r, depth) => r.line(depth, r.tone("red", `! budget exceeded: ${e.payload.reason} (${e.payload.observed} > ${e.payload.limit})`)),
     "runtime.warning": (e, r, depth) => r.line(depth, r.tone("yellow", `! ${oneLine(e.payload.message, 120)}`)),
     "runtime.error": (e, r, depth) => r.line(depth, r.tone("red", `! ${oneLine(e.payload.message, 120)}`)),
+    "model.fallback": (e, r, depth) =>
+      r.line(depth, r.tone("yellow", `! model ${e.payload.from} failed over to ${e.payload.to}: ${oneLine(e.payload.reason, 80)}`)),
     "guardrail.checked": (e, r, depth) => {
       const { verdict, rule, stage } = e.payload;
       if (verdict === "pass") return "";

@@ -15,7 +15,17 @@ const setStatus =
   };
 
 /** What an event adds to the usage row of its UTC day (the session's usage_days table). */
-const USAGE_COLUMNS = ["turns", "failures", "model_calls", "tool_calls", "input_tokens", "output_tokens", "cost_usd", "unpriced_model_calls"] as const;
+const USAGE_COLUMNS = [
+  "turns",
+  "failures",
+  "model_calls",
+  "tool_calls",
+  "input_tokens",
+  "cached_input_tokens",
+  "output_tokens",
+  "cost_usd",
+  "unpriced_model_calls",
+] as const;
 type UsageColumn = (typeof USAGE_COLUMNS)[number];
 type Usage = Partial<Record<UsageColumn, number>>;
 /** One statement whatever the columns an event touches (the others add 0): prepared once per object. */
@@ -54,6 +64,7 @@ const USAGE: EventTable<[], Usage> = {
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "model.fallback",
     "guardrail.checked",
   ),
   "turn.completed": () => ({ turns: 1 }),
@@ -63,6 +74,7 @@ const USAGE: EventTable<[], Usage> = {
   "cost.recorded": ({ payload: { usage, cost_usd } }) => ({
     model_calls: 1,
     input_tokens: usage.input_tokens,
+    cached_input_tokens: usage.cached_input_tokens ?? 0,
     output_tokens: usage.output_tokens,
     cost_usd: cost_usd ?? 0,
     unpriced_model_calls: cost_usd === null ? 1 : 0,
@@ -99,6 +111,7 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "model.fallback",
     "guardrail.checked",
   ),
   "turn.submitted": (e, sql) => {

@@ -17,7 +17,17 @@ const SUMMARY_COLUMNS = [
   "unpriced_model_calls",
   "log_events",
 ] as const;
-const USAGE_COLUMNS = ["turns", "failures", "model_calls", "tool_calls", "input_tokens", "output_tokens", "cost_usd", "unpriced_model_calls"] as const;
+const USAGE_COLUMNS = [
+  "turns",
+  "failures",
+  "model_calls",
+  "tool_calls",
+  "input_tokens",
+  "cached_input_tokens",
+  "output_tokens",
+  "cost_usd",
+  "unpriced_model_calls",
+] as const;
 
 /** Upserts the row and usage days; a write older than the stored row (a late one, overtaken by a retry) changes nothing. */
 export function upsertSession(sql: SqlStorage, row: SessionSummary, days: UsageDay[]): void {

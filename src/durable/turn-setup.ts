@@ -32,6 +32,7 @@ export class TurnSetups {
       resolveModel: (spec) => resolveModel(spec, providers),
       orchestration: { ...orchestrationLimits(this.s.bindings()), depth: this.s.row().orchestration_depth },
       prices: parsePriceOverrides(this.s.bindings().MODEL_PRICES),
+      cacheKey: this.s.row().session_id,
     };
   }
 

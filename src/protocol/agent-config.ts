@@ -86,6 +86,12 @@ const BUDGET_AWARENESS = /^(per-message|limit:(\d{1,3}))$/;
 export const AgentConfigSchema = z.strictObject({
   name: nameField,
   model: modelSpecField.default("openai:gpt-4o"),
+  /** Tried in order when a call to `model` fails with a retryable error or a first-token timeout (docs/guides/model-fallback.md). */
+  fallback_models: z.array(modelSpecField).max(4, "at most 4 fallback models").default([]),
+  /** A model that sends nothing for this long is given up for the next model. */
+  first_token_timeout_ms: z.int().min(100).max(600_000).nullable().default(null),
+  /** Bounds one model call as a whole, fallbacks included; past it the call fails. */
+  model_timeout_ms: z.int().min(100).max(600_000).nullable().default(null),
   instructions: z.string().max(200_000).default(""),
   tools: z.array(z.string().min(1)).max(128).default([]),
   http_tools: z.array(HttpToolSchema).max(64).default([]),

@@ -3,7 +3,14 @@
 import { z } from "zod";
 import { GUARDRAIL_STAGES } from "./guardrails";
 
-const Usage = z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).meta({ id: "Usage" });
+const Usage = z
+  .object({
+    input_tokens: z.number(),
+    output_tokens: z.number(),
+    total_tokens: z.number(),
+    cached_input_tokens: z.number().optional().describe("input tokens read from the provider's prompt cache (part of input_tokens); absent when none"),
+  })
+  .meta({ id: "Usage" });
 const Phase = z.enum(["executor", "planner", "compaction"]);
 /** Why a turn failed (turn.failed's `error.code`): a closed list, each code with what it means. */
 export const TURN_ERROR_CODES = {
@@ -176,7 +183,15 @@ export const EVENT_PAYLOADS = {
     finish_reason: z.string().describe('"error" (with error) when the call failed; "interrupted" or "cancelled" when cut'),
     phase: Phase.optional(),
     error: z.object({ message: z.string() }).optional(),
+    model: z.string().optional().describe("the model that answered, when it is not the requested one (a fallback)"),
   }),
+  "model.fallback": z
+    .object({
+      from: z.string(),
+      to: z.string(),
+      reason: z.string().describe("the failed model's error after its retries, or its first-token timeout"),
+    })
+    .describe("a model call failed over to the next of fallback_models, with the same request"),
   "reasoning.summary": z.object({ kind: z.literal("plan"), text: z.string() }),
   "tool.catalog.resolved": z.object({ tools: z.array(ToolDescription) }),
   "tool.started": z.object({ name: z.string(), args: z.unknown(), injected_args: z.record(z.string(), z.unknown()) }),
@@ -208,10 +223,10 @@ export const EVENT_PAYLOADS = {
   "output.spilled": z.object({ artifact_id: z.string(), bytes: z.number(), name: z.string().describe("the tool") }),
   "message.injected": z.object({ message_id: z.string(), content: z.string() }),
   "cost.recorded": z.object({
-    model: z.string(),
+    model: z.string().describe("the model that answered (a fallback's when one did)"),
     phase: z.enum([...Phase.options, "guardrail"]).describe("guardrail: a model rule's judge call (it has no model.requested)"),
     usage: Usage,
-    cost_usd: z.number().nullable(),
+    cost_usd: z.number().nullable().describe("cached input tokens at the model's cached-input price"),
   }),
   "guardrail.checked": z
     .object({

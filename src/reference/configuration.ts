@@ -20,6 +20,10 @@ const FIELD_NOTES: Record<Section, Record<string, string>> = {
     name: "The agent's name; a body name other than the path's (`PUT /v1/agents/:name`) is 422.",
     model:
       "`provider:model`, provider one of `openai`, `anthropic`, `openai-compatible`, `workers-ai`, `demo`; the provider must be configured in the deployment (`demo:<anything>` always is).",
+    fallback_models:
+      "Models (`provider:model`, provider configured) tried in order when a call to `model` fails after its retries with a retryable error (429, 5xx, network) or sends no first token within `first_token_timeout_ms`; at most 4.",
+    first_token_timeout_ms: "How long a model may take to send its first token before the call falls back to the next model (null: no limit).",
+    model_timeout_ms: "The longest one model call may take, its fallbacks included; past it the call fails (null: only the turn's wall clock).",
     instructions: "The system prompt.",
     tools: "Built-in tools by name, and MCP tools as `mcp:<server>/<tool>` or `mcp:<server>/*` (the server must be in `mcp_servers`); no duplicates.",
     http_tools: "Webhook tools; declaring one exposes it.",

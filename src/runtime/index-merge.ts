@@ -15,7 +15,17 @@ export function mergePages(pages: SessionSummary[][], limit: number): SessionSum
   return pages.flat().sort(newerFirst).slice(0, limit);
 }
 
-const SUMMED = ["turns", "failures", "model_calls", "tool_calls", "input_tokens", "output_tokens", "cost_usd", "unpriced_model_calls"] as const;
+const SUMMED = [
+  "turns",
+  "failures",
+  "model_calls",
+  "tool_calls",
+  "input_tokens",
+  "cached_input_tokens",
+  "output_tokens",
+  "cost_usd",
+  "unpriced_model_calls",
+] as const;
 
 /**
  * Adds up the shards' rows per key, ordered by key as SQLite orders it (null first). Costs are rounded to

@@ -26,6 +26,8 @@ export interface TurnSetup {
   orchestration?: OrchestrationLimits;
   /** The deployment's own model prices (MODEL_PRICES). */
   prices?: PriceOverrides;
+  /** The session's key for the provider's prompt cache (OpenAI's prompt_cache_key). */
+  cacheKey?: string;
 }
 
 /** A live message recorded in the session's inbox for the running turn; `seq` orders the inbox. */
@@ -223,10 +225,12 @@ export class Turn {
 }
 
 function addUsage(a: Usage, b: Usage): Usage {
+  const cached = (a.cached_input_tokens ?? 0) + (b.cached_input_tokens ?? 0);
   return {
     input_tokens: a.input_tokens + b.input_tokens,
     output_tokens: a.output_tokens + b.output_tokens,
     total_tokens: a.total_tokens + b.total_tokens,
+    ...(cached > 0 ? { cached_input_tokens: cached } : {}),
   };
 }
 

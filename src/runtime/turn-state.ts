@@ -9,6 +9,8 @@ export interface Usage {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
+  /** Input tokens read from the provider's prompt cache (part of input_tokens); absent when none. */
+  cached_input_tokens?: number;
 }
 
 export interface ToolCallRecord {

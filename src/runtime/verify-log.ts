@@ -58,6 +58,7 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "model.fallback",
     "guardrail.checked",
   ),
   "model.requested": (e, log) => {

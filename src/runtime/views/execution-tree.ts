@@ -60,6 +60,7 @@ const FOLD: EventTable<[Nodes], void> = {
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "model.fallback",
     "guardrail.checked",
   ),
   "tool.started": (e, nodes) => {

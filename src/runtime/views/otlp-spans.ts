@@ -159,6 +159,11 @@ const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
     s.name = `invoke_agent ${e.payload.title}`;
   },
   "subagent.failed": (e, s) => failed(s, e.payload.error),
+  "model.fallback": (e, s) => {
+    const { from, to, reason } = e.payload;
+    const attributes: Attributes = { "agent_runtime.fallback.from": from, "agent_runtime.fallback.to": to, "agent_runtime.fallback.reason": reason };
+    s.events.push({ name: "model.fallback", attributes, time: hr(e.timestamp) });
+  },
   "guardrail.checked": (e, s) => {
     const { stage, rule, kind, verdict, failed } = e.payload;
     const attributes: Attributes = { "agent_runtime.guardrail.stage": stage, "agent_runtime.guardrail.rule": rule, "agent_runtime.guardrail.kind": kind };

@@ -109,6 +109,7 @@ export class TurnProjection {
       "runtime.error",
       "replay.diverged",
       "replay.completed",
+      "model.fallback",
       "guardrail.checked",
     ),
     "turn.started": (_e, p, out) => {

@@ -118,6 +118,7 @@ export class SessionModel {
       const { reason, limit, observed } = e.payload;
       m.note(e, "error", `Budget exceeded: ${reason} (limit ${limit}, observed ${observed})`);
     },
+    "model.fallback": (e, m) => m.note(e, "warning", `Model ${e.payload.from} failed over to ${e.payload.to}: ${e.payload.reason}`),
     "context.compaction.completed": (e, m) => {
       m.note(e, "info", `History compacted from ${e.payload.before_tokens} to ${e.payload.after_tokens} tokens`);
     },
@@ -147,6 +148,7 @@ export class SessionModel {
         stop_reason: null,
         error: null,
         input_tokens: 0,
+        cached_input_tokens: 0,
         output_tokens: 0,
         cost_usd: null,
       };
@@ -314,6 +316,7 @@ export class SessionModel {
     const turn = this.turnOf(e);
     const { usage, cost_usd } = e.payload;
     turn.input_tokens += usage.input_tokens;
+    turn.cached_input_tokens += usage.cached_input_tokens ?? 0;
     turn.output_tokens += usage.output_tokens;
     if (cost_usd !== null) turn.cost_usd = (turn.cost_usd ?? 0) + cost_usd;
   }
