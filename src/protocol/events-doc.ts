@@ -3,35 +3,11 @@
 import { z } from "zod";
 import { SHARED_SHAPES } from "./event-payloads";
 import { EnvelopeSchema, EVENT_PAYLOADS, EVENT_TYPES, RuntimeEventSchema } from "./events";
-
-type JsonSchema = { type?: string | string[]; properties?: Record<string, JsonSchema>; required?: string[]; description?: string; [k: string]: unknown };
+import { fields, type JsonSchema } from "./schema-doc";
 
 /** The catalog as JSON Schema (GET /v1/events/schema). */
 export function eventCatalogSchema(): Record<string, unknown> {
   return z.toJSONSchema(RuntimeEventSchema, { unrepresentable: "any" }) as Record<string, unknown>;
-}
-
-function typeOf(s: JsonSchema): string {
-  if (typeof s.$ref === "string") return s.$ref.split("/").pop()!;
-  if (Array.isArray(s.type)) return s.type.join(" \\| ");
-  if (s.const !== undefined) return JSON.stringify(s.const);
-  if (Array.isArray(s.enum)) return s.enum.map((v) => JSON.stringify(v)).join(" \\| ");
-  if (Array.isArray(s.anyOf)) return (s.anyOf as JsonSchema[]).map(typeOf).join(" \\| ");
-  if (s.type === "array") return `${typeOf((s.items as JsonSchema) ?? {})}[]`;
-  if (s.type === "object" && s.properties) return `{${Object.keys(s.properties).join(", ")}}`;
-  if (s.type === "integer") return "integer";
-  return typeof s.type === "string" ? s.type : "any";
-}
-
-function fields(schema: JsonSchema): string {
-  const props = Object.entries(schema.properties ?? {});
-  if (props.length === 0) return "(none)";
-  return props
-    .map(([name, s]) => {
-      const optional = schema.required?.includes(name) ? "" : "?";
-      return `\`${name}${optional}\`: ${typeOf(s)}${s.description ? ` (${s.description})` : ""}`;
-    })
-    .join("<br>");
 }
 
 /** A named schema's own definition (a schema with an id is emitted as a reference to it). */

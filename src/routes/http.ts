@@ -1,36 +1,12 @@
-// Shared pieces of the HTTP surface: the app type, the error envelope, auth, and stub lookups.
-import { OpenAPIHono, z } from "@hono/zod-openapi";
+// Shared pieces of the HTTP surface: the app type, the error envelope, and stub lookups.
+import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Env } from "../env";
+import type { Principal } from "../protocol/permissions";
 import { ApiError, zodIssues } from "../runtime/errors";
-import type { Principal } from "./permissions";
 
 export type AppEnv = { Bindings: Env; Variables: { principal: Principal; keyHash: string } };
-
-export const ErrorSchema = z
-  .object({
-    error: z.object({
-      code: z.string(),
-      message: z.string(),
-      details: z.unknown().optional(),
-    }),
-  })
-  .openapi("Error");
-
-export function errorResponses(...statuses: number[]) {
-  const text: Record<number, string> = {
-    400: "Malformed body",
-    401: "Missing or invalid API key or token",
-    403: "The key's role or the token's scopes do not allow this",
-    404: "Not found",
-    409: "Conflict",
-    413: "Body too large",
-    422: "Validation failed; details lists each field and reason",
-    429: "Rate limited",
-  };
-  return Object.fromEntries(statuses.map((s) => [s, { description: text[s] ?? "Error", content: { "application/json": { schema: ErrorSchema } } }]));
-}
 
 /** A router whose validation failures become the SPEC §2 422 envelope. */
 export function router(): OpenAPIHono<AppEnv> {

@@ -7,25 +7,31 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { CallToolResult, ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 // The SDK's default validator (ajv) generates code, which Workers forbid.
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import { Hono } from "hono";
+import { every } from "hono/combine";
 import { z } from "zod";
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
 import type { RuntimeEvent } from "../protocol/events";
+import { system } from "../protocol/operations";
 import { DEFAULT_POLICY } from "../protocol/policy";
 import { followTurn, type TerminalEvent, turnOutcome } from "../protocol/turn-outcome";
 import { TurnInput } from "../protocol/wire";
 import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
-import type { AppEnv } from "./http";
-import { sessionStub } from "./http";
+import { authenticate } from "./auth";
+import { router, sessionStub } from "./http";
+import { guards, route } from "./operation-route";
 
 export const RUN_AGENT_PREFIX = "run_agent_";
 
-export const mcp = new Hono<AppEnv>();
+export const mcp = router();
 
-mcp.post("/mcp", async (c) => {
+// The transport reads the request's body itself, so the route is a plain one; /openapi.json still has it.
+const { middleware: _, ...documented } = route(system.mcp);
+mcp.openAPIRegistry.registerPath(documented);
+
+mcp.post(system.mcp.path, every(...guards(system.mcp, { readsBody: false })), async (c) => {
   const server = await agentServer(c.env, (work) => c.executionCtx.waitUntil(work));
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   await server.connect(transport);
@@ -36,7 +42,7 @@ mcp.post("/mcp", async (c) => {
 });
 
 // Stateless: no standalone notification stream (GET) and no session to end (DELETE).
-mcp.on(["GET", "DELETE"], "/mcp", (c) =>
+mcp.on(["GET", "DELETE"], system.mcp.path, authenticate(undefined), (c) =>
   c.json({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this server is stateless; use POST" }, id: null }, 405, { allow: "POST" }),
 );
 
