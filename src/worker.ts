@@ -1,6 +1,7 @@
 // The Worker: one Hono app with the routes, plus the Durable Object classes it exports.
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
+import { ApiError } from "./protocol/errors";
 import { agents } from "./routes/agents";
 import { authenticateUnmatched } from "./routes/auth";
 import { chat } from "./routes/chat";
@@ -17,7 +18,6 @@ import { streams } from "./routes/streams";
 import { subscriptions } from "./routes/subscriptions";
 import { system } from "./routes/system";
 import { tokens } from "./routes/tokens";
-import { ApiError } from "./runtime/errors";
 
 export { RateLimiter } from "./durable/rate-limiter";
 export { RegistryObject } from "./durable/registry-object";

@@ -1,8 +1,9 @@
 // Decisions on pending approvals, by a person or by the deadline. A decision is recorded as its
 // action.resolved event (the actions table and the deadline's schedule entry follow from it); the running
 // loop applies it to the turn's state, and a turn suspended waiting for it is resumed.
+
+import { ApiError } from "../protocol/errors";
 import type { ActionResolved, ApprovalDecision } from "../protocol/wire";
-import { ApiError } from "../runtime/errors";
 import type { SessionContext } from "./session-context";
 
 export class Approvals {

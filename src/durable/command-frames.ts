@@ -1,8 +1,8 @@
 // WebSocket command frames (SPEC §4): parse and validate a client frame, run it against the session, and
 // answer with a reply frame carrying its request_id. Malformed frames get ok:false; the socket stays open.
 
+import { ApiError, type Result, zodIssues } from "../protocol/errors";
 import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../protocol/wire";
-import { ApiError, type Result, zodIssues } from "../runtime/errors";
 import type { ChannelStore } from "./channel-store";
 import type { SocketHub } from "./socket-hub";
 

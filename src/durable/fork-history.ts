@@ -2,8 +2,8 @@
 // read in bulk from the stored history and a few indexed queries over the events, never event by event.
 import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
+import { ApiError } from "../protocol/errors";
 import type { Policy } from "../protocol/policy";
-import { ApiError } from "../runtime/errors";
 import { type PausedCut, pausedCut, recordedResults } from "./fork-paused";
 import type { SessionStore } from "./session-store";
 

@@ -1,8 +1,9 @@
 // What a replay of one of this session's turns starts from (issue 21): the conversation as it was when the turn
 // started (a fork there), the turn's input, its model calls and tool results as recorded, and its side of the
 // comparison, all read from the log.
+
+import { ApiError } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
-import { ApiError } from "../runtime/errors";
 import { recordedCalls } from "../runtime/recorded-model";
 import { recordedResults } from "../runtime/recorded-tools";
 import { turnSide } from "../runtime/replay-compare";

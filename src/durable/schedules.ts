@@ -2,9 +2,10 @@
 // the earliest through the deadline entry SCHEDULES_DUE; a due schedule submits its turn through the queue
 // like any client would (idempotent per run, so an alarm retried after a crash submits it once), then
 // records schedule.fired and moves to its next run, or is removed when it was a one-off.
+
+import { ApiError } from "../protocol/errors";
 import type { PayloadOf } from "../protocol/events";
 import type { CreateScheduleBody, Schedule } from "../protocol/schedules";
-import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { nextRun, parseSchedule, type ScheduleSpec } from "../runtime/schedule-times";
 import type { SessionContext } from "./session-context";

@@ -7,10 +7,10 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
+import { ApiError } from "../protocol/errors";
 import type { EventDraft, RuntimeEvent } from "../protocol/events";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
-import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { emptyView, foldAll, foldEvent } from "../runtime/read-model";
 import { Approvals } from "./approvals";

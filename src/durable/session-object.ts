@@ -4,12 +4,12 @@
 import type { ModelMessage } from "ai";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
+import { ApiError, type Result, toResult } from "../protocol/errors";
 import type { EventDraft, TurnTrace } from "../protocol/events";
 import type { Policy } from "../protocol/policy";
 import type { CreateScheduleBody } from "../protocol/schedules";
 import type { CreateSubscriptionBody } from "../protocol/subscriptions";
 import type { ActionResolved, InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
-import { ApiError, type Result, toResult } from "../runtime/errors";
 import { buildTree } from "../runtime/execution-tree";
 import { randomId } from "../runtime/ids";
 import { conversationJson, turnCursor } from "./chat-reads";

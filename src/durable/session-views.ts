@@ -1,8 +1,8 @@
 // What the session's read routes answer: the snapshot, the thread read model and pages of the log, all
 // read from the folded read model or the stored event bodies.
 import { type AgentConfig, BUDGET_CAPS } from "../protocol/agent-config";
+import { ApiError } from "../protocol/errors";
 import type { Policy } from "../protocol/policy";
-import { ApiError } from "../runtime/errors";
 import type { ChannelRow } from "./channel-store";
 import type { SessionContext } from "./session-context";
 import type { SessionStore } from "./session-store";

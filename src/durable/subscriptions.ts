@@ -1,7 +1,8 @@
 // Outbound subscriptions of a session: the rows (create, list, enable, delete) and their read model. Each
 // subscription reads the event log from its own cursor; delivery (subscription-delivery.ts) moves it.
+
+import { ApiError } from "../protocol/errors";
 import type { CreateSubscriptionBody, Subscription, SubscriptionSpec } from "../protocol/subscriptions";
-import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
 import type { SessionContext } from "./session-context";

@@ -3,10 +3,10 @@
 // acknowledges them; the turn runner takes it from there.
 
 import { BUDGET_CAPS } from "../protocol/agent-config";
+import { ApiError } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TurnTrace } from "../protocol/events";
 import type { InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
 import { inputFits } from "../runtime/context-budget";
-import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { randomTraceId, traceFrom } from "../runtime/trace";
 import type { SessionContext } from "./session-context";

@@ -3,9 +3,9 @@
 // turn's state; what arrives from outside (decisions, live messages) is recorded first and read by it.
 
 import type { AgentConfig } from "../protocol/agent-config";
+import { errorMessage } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TerminalDraft } from "../protocol/events";
 import { turnOutcome } from "../protocol/turn-outcome";
-import { errorMessage } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { logLine } from "../runtime/log";
 import { runTurn, type TurnSetup } from "../runtime/loop";

@@ -5,9 +5,9 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { verify } from "hono/jwt";
 import type { Env } from "../env";
+import { ApiError, unwrap } from "../protocol/errors";
 import type { Operation } from "../protocol/operations/operation";
 import { allows, type Permission, type Principal, ROLES, type Role, type TokenScope } from "../protocol/permissions";
-import { ApiError, unwrap } from "../runtime/errors";
 import { type AppEnv, sessionStub } from "./http";
 
 export const TOKEN_ISSUER = "agent-runtime";

@@ -1,8 +1,9 @@
 // The body an AI SDK `DefaultChatTransport` POSTs (`{id, messages, trigger, messageId?, ...body extras}`),
 // and what it asks for: a new turn from the last user message, or decisions on pending approvals.
+
+import { ApiError, type FieldIssue } from "../protocol/errors";
 import type { ChatBody } from "../protocol/operations/chat";
 import { TurnInput } from "../protocol/wire";
-import { ApiError, type FieldIssue } from "../runtime/errors";
 
 export interface Decision {
   id: string;

@@ -2,8 +2,8 @@
 // live, reconnecting where a stream broke), and a turn's UI message stream sent as the AI SDK's SSE.
 import type { threadView } from "../durable/session-views";
 import type { Env } from "../env";
+import { ApiError, type Result, unwrap } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
-import { ApiError, type Result, unwrap } from "../runtime/errors";
 import { type ChatMessageMetadata, turnStream, type UiChunk } from "../runtime/ui-stream";
 import { sessionStub } from "./http";
 

@@ -4,10 +4,10 @@
 // The streams are projections of the session's log (src/runtime/ui-stream.ts).
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
+import { ApiError, unwrap } from "../protocol/errors";
 import { chat as ops } from "../protocol/operations";
 import { allows, type Principal } from "../protocol/permissions";
 import { DEFAULT_POLICY } from "../protocol/policy";
-import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { regenerateKey } from "../runtime/ui-messages";
 import { checkTokenSession } from "./auth";

@@ -3,8 +3,8 @@
 import type { ForkSource } from "../durable/fork-history";
 import { registry } from "../durable/registry-object";
 import type { AgentConfig } from "../protocol/agent-config";
+import { ApiError, type Result, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
-import { ApiError, type Result, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { validateAgentConfig } from "./agents";
 import { router, sessionStub } from "./http";

@@ -3,8 +3,8 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Env } from "../env";
+import { ApiError, zodIssues } from "../protocol/errors";
 import type { Principal } from "../protocol/permissions";
-import { ApiError, zodIssues } from "../runtime/errors";
 
 export type AppEnv = { Bindings: Env; Variables: { principal: Principal; keyHash: string } };
 

@@ -4,8 +4,8 @@
 import { createRoute, type RouteConfig } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import type { MiddlewareHandler } from "hono/types";
+import { ApiError } from "../protocol/errors";
 import { ERROR_TEXT, ErrorBody, type Operation } from "../protocol/operations/operation";
-import { ApiError } from "../runtime/errors";
 import { authenticate, authorize } from "./auth";
 import { type AppEnv, errorJson } from "./http";
 import { limitJsonDepth } from "./json-depth";

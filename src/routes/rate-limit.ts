@@ -1,8 +1,8 @@
 // Rate limits per caller (RATE_LIMIT_REQUESTS_PER_MIN for every request, RATE_LIMIT_TURNS_PER_MIN for the
 // operations declared to submit turns), answered with 429, Retry-After and the JSON envelope. Unset, nothing is counted.
 import type { MiddlewareHandler } from "hono";
+import { ApiError } from "../protocol/errors";
 import type { Operation } from "../protocol/operations/operation";
-import { ApiError } from "../runtime/errors";
 import type { AppEnv } from "./http";
 
 const limit = (raw: string | undefined) => (Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : null);

@@ -4,8 +4,8 @@
 import type { ForkSource } from "../durable/fork-history";
 import type { ReplaySource } from "../durable/replay-source";
 import { REPLAY_TURN_KEY, type ReplayResult } from "../durable/replay-turns";
+import { ApiError, type Result, unwrap } from "../protocol/errors";
 import { turns as ops } from "../protocol/operations";
-import { ApiError, type Result, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { validateAgentConfig } from "./agents";
 import { router, sessionStub } from "./http";

@@ -1,6 +1,7 @@
 // Scheduled turns of a session: create, list, delete (the object validates times and runs them).
+
+import { unwrap } from "../protocol/errors";
 import { schedules as ops } from "../protocol/operations";
-import { unwrap } from "../runtime/errors";
 import { router, sessionStub } from "./http";
 import { route } from "./operation-route";
 

@@ -3,8 +3,8 @@
 import { registry } from "../durable/registry-object";
 import type { ExportHeader } from "../durable/session-views";
 import { parseCursor } from "../protocol/cursor";
+import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
-import { ApiError, unwrap } from "../runtime/errors";
 import { router, sessionStub } from "./http";
 import { route } from "./operation-route";
 

@@ -2,9 +2,9 @@
 // and GET /v1/usage (totals per agent, owner or day). Both read the index the session objects keep current.
 import type { Context } from "hono";
 import { registry } from "../durable/registry-object";
+import { ApiError, type FieldIssue } from "../protocol/errors";
 import { sessions as ops, usage } from "../protocol/operations";
 import type { SessionListQuery, SessionSummary, UsageQuery } from "../protocol/session-index";
-import { ApiError, type FieldIssue } from "../runtime/errors";
 import { type AppEnv, router } from "./http";
 import { route } from "./operation-route";
 

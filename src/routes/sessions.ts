@@ -1,9 +1,9 @@
 // Session routes (SPEC §4): creation, read models, turns, interrupt, queue control, tool inventory.
 import { registry } from "../durable/registry-object";
 import type { AgentConfig } from "../protocol/agent-config";
+import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as sessionOps, turns as turnOps } from "../protocol/operations";
 import { DEFAULT_POLICY } from "../protocol/policy";
-import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { randomTraceId, traceFrom } from "../runtime/trace";
 import { validateAgentConfig } from "./agents";

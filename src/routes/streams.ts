@@ -2,8 +2,8 @@
 // streams itself; these routes authenticate and forward.
 import { GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-streams";
 import { artifactKey } from "../durable/turn-ports";
+import { ApiError, unwrap } from "../protocol/errors";
 import { streams as ops } from "../protocol/operations";
-import { ApiError, unwrap } from "../runtime/errors";
 import { socketGrants } from "./auth";
 import { router, sessionStub } from "./http";
 import { route } from "./operation-route";

@@ -1,6 +1,7 @@
 // Outbound subscriptions of a session: create, list, enable or disable, delete (the object delivers).
+
+import { unwrap } from "../protocol/errors";
 import { subscriptions as ops } from "../protocol/operations";
-import { unwrap } from "../runtime/errors";
 import { router, sessionStub } from "./http";
 import { route } from "./operation-route";
 

@@ -2,9 +2,9 @@
 // useChat page), bound to one session or to one agent, with scopes that narrow what it may do.
 import { sign } from "hono/jwt";
 import { registry } from "../durable/registry-object";
+import { ApiError, unwrap } from "../protocol/errors";
 import { tokens as ops } from "../protocol/operations";
 import { TOKEN_SCOPES } from "../protocol/permissions";
-import { ApiError, unwrap } from "../runtime/errors";
 import { TOKEN_ISSUER } from "./auth";
 import { router, sessionStub } from "./http";
 import { route } from "./operation-route";
