@@ -63,7 +63,8 @@ export async function runChildSession(
         return outcome.ok ? outcome.value : { status: "failed", error: outcome.error.message };
       } catch (err) {
         if (limit.signal.aborted) {
-          await child.interrupt(limit.timedOut() ? `the step timed out after ${timeout_ms} ms` : `interrupted: ${errorMessage(limit.signal.reason)}`);
+          const reason = limit.timedOut() ? `the step timed out after ${timeout_ms} ms` : `interrupted: ${errorMessage(limit.signal.reason)}`;
+          await child.call("interrupt", { params: {}, body: { reason }, by: "orchestration" });
           if (limit.timedOut()) return { status: "failed", error: `timed out after ${timeout_ms} ms` };
           throw err;
         }

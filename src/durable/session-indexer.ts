@@ -4,6 +4,7 @@
 // deadline), the session erases itself.
 import type { SessionSummary, UsageDay } from "../protocol/session-index";
 import { registry } from "./registry-object";
+import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 
 /** Schedule entries of the alarm. */
@@ -11,13 +12,17 @@ export const INDEX_RETRY = "index";
 export const RETENTION = "retention";
 const RETRY_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
 const DAY_MS = 24 * 3600 * 1000;
+const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.cancelled"]);
+
+/** The slice of the session the indexer works on. */
+export type IndexerSession = Pick<SessionContext, "agent" | "armAlarm" | "bindings" | "row" | "store" | "view">;
 
 export class SessionIndexer {
   private failures = 0;
   /** Set when the session is being erased: a write still on its way must not touch the storage after that. */
   private stopped = false;
 
-  constructor(private readonly s: SessionContext) {}
+  constructor(private readonly s: IndexerSession) {}
 
   /** The session's row as the index holds it. */
   summary(): SessionSummary {
@@ -117,5 +122,29 @@ export class SessionIndexer {
       return false;
     }
     return true;
+  }
+
+  /**
+   * Its alarm kinds (a write to retry, the retention deadline, where `erase` ends the session) and its reaction
+   * to commits: the index learns of the session when it starts and when each turn ends, in a later task (where
+   * the index object shares this thread, its write would otherwise hold back the frames just sent).
+   */
+  capability(erase: (reason: string) => Promise<void>): Capability {
+    return {
+      alarms: [
+        { kind: INDEX_RETRY, fire: () => this.sync() },
+        {
+          kind: RETENTION,
+          fire: async (now) => {
+            if (!this.retentionExpired(now)) return;
+            await erase("the session's retention period ended");
+            return { stop: true };
+          },
+        },
+      ],
+      committed: (events) => {
+        if (events.some((e) => e.type === "session.created" || TURN_ENDS.has(e.type))) setTimeout(() => void this.sync(), 0);
+      },
+    };
   }
 }

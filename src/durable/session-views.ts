@@ -3,7 +3,10 @@
 import { type AgentConfig, BUDGET_CAPS } from "../protocol/agent-config";
 import { ApiError } from "../protocol/errors";
 import type { Policy } from "../protocol/policy";
-import type { ChannelRow } from "./channel-store";
+import { buildTree } from "../runtime/execution-tree";
+import type { ChannelRow, ChannelStore } from "./channel-store";
+import { conversationJson } from "./chat-reads";
+import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import type { SessionStore } from "./session-store";
 
@@ -88,5 +91,23 @@ export function exportHeader(s: SessionContext): ExportHeader {
     owner: row.owner,
     created_at: row.created_at,
     last_sequence: s.store.lastSequence,
+  };
+}
+
+/** The read operations: the snapshot, the thread, pages of the log and the export's header, turns' trees, the chat's messages. */
+export function viewsCapability(s: SessionContext, channels: () => ChannelStore): Capability {
+  return {
+    operations: {
+      snapshot: () => snapshotView(s, channels().list()),
+      thread: () => threadView(s),
+      eventsPage: ({ query }) => eventsPage(s.store, query?.after ?? 0, query?.limit ?? 100),
+      exportHeader: () => exportHeader(s),
+      tree: ({ params }) => {
+        const turnId = params.turn_id!;
+        if (!s.store.turn(turnId)) throw ApiError.notFound("Turn", turnId);
+        return buildTree(s.store.eventsOfTurn(turnId));
+      },
+      chatMessages: () => conversationJson(s.store),
+    },
   };
 }

@@ -12,7 +12,7 @@ type ThreadView = ReturnType<typeof threadView>;
 
 /** The thread read model (its RPC type is lost to the serialization types, which turn `unknown` fields into never). */
 export async function threadResult(stub: SessionStub): Promise<Result<ThreadView>> {
-  return (await stub.thread()) as unknown as Result<ThreadView>;
+  return (await stub.call("thread", { params: {}, by: "" })) as unknown as Result<ThreadView>;
 }
 
 /** The protocol's response headers (the AI SDK's UI_MESSAGE_STREAM_HEADERS). */

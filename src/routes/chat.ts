@@ -8,12 +8,13 @@ import { ApiError, unwrap } from "../protocol/errors";
 import { chat as ops } from "../protocol/operations";
 import { allows, type Principal } from "../protocol/permissions";
 import { DEFAULT_POLICY } from "../protocol/policy";
+import type { ActionResolved, TurnSubmitted } from "../protocol/wire";
 import { randomId } from "../runtime/ids";
 import { regenerateKey } from "../runtime/ui-messages";
 import { checkTokenSession } from "./auth";
 import { chatAction, type Decision } from "./chat-body";
 import { threadResult, turnResponse } from "./chat-stream";
-import { router, sessionStub } from "./http";
+import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
 /** The session a chat id opened: derived from the id (and a token's subject), so every POST of the chat finds it. */
@@ -63,7 +64,10 @@ async function decide(env: Env, sid: string, decisions: Decision[], by: Principa
   const pending = new Set(unwrap(await threadResult(stub)).pending_actions.map((a) => a.action_id));
   const ordered = [...decisions.filter((d) => !pending.has(d.id)), ...decisions.filter((d) => pending.has(d.id))];
   let turnId = "";
-  for (const d of ordered) turnId = unwrap(await stub.resolveAction(d.id, d.approved ? "approve" : "reject", d.reason, by.id)).turn_id;
+  for (const d of ordered) {
+    const body = { decision: d.approved ? "approve" : "reject", reason: d.reason };
+    turnId = (await callSession<ActionResolved>(env, sid, "resolveAction", { params: { action_id: d.id }, body, by: by.id })).turn_id;
+  }
   return turnId;
 }
 
@@ -81,7 +85,8 @@ export const chat = router()
     const sid = await chatSession(c.env, principal, body.id, body.agent);
     // A regenerated answer is a new turn of the same input; its key names the message it answers again.
     const key = action.regenerate ? regenerateKey(action.userMessageId, randomId("rgn")) : action.userMessageId;
-    const { turn_id } = unwrap(await sessionStub(c.env, sid).submitTurn({ input: action.input, idempotency_key: key }));
+    const turn = { input: action.input, idempotency_key: key };
+    const { turn_id } = await callSession<TurnSubmitted>(c.env, sid, "submitTurn", { body: turn, by: principal.id });
     return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid } });
   })
   .openapi(route(ops.resumeChat), async (c) => {
@@ -90,9 +95,4 @@ export const chat = router()
     // A turn waiting for a person has nothing to stream: the client shows the request from its messages.
     if (!thread.active_turn_id || thread.status === "waiting_permission") return c.body(null, 204);
     return turnResponse({ env: c.env, sid, turnId: thread.active_turn_id, metadata: { session_id: sid } });
-  })
-  .openapi(route(ops.getChatMessages), async (c) => {
-    const messages = unwrap(await sessionStub(c.env, c.req.valid("param").sid).chatMessages());
-    // Already JSON (serialized where it was folded); the typed helper would want it parsed again.
-    return c.body(messages, 200, { "content-type": "application/json" }) as never;
   });

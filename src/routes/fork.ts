@@ -3,11 +3,11 @@
 import type { ForkSource } from "../durable/fork-history";
 import { registry } from "../durable/registry-object";
 import type { AgentConfig } from "../protocol/agent-config";
-import { ApiError, type Result, unwrap } from "../protocol/errors";
+import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
 import { randomId } from "../runtime/ids";
 import { validateAgentConfig } from "./agents";
-import { router, sessionStub } from "./http";
+import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
 async function forkAgent(agent: string | Record<string, unknown>, env: Parameters<typeof validateAgentConfig>[1]): Promise<AgentConfig> {
@@ -22,8 +22,7 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
   const body = c.req.valid("json");
   const principal = c.get("principal");
   if (principal.kind === "token" && body.agent !== undefined) throw new ApiError("forbidden", "A browser token cannot fork with another agent");
-  // The RPC stub's typing loses this result's shape (an AgentConfig is too deep for it).
-  const source = unwrap((await sessionStub(c.env, sid).forkSource(body.at_sequence)) as unknown as Result<ForkSource>);
+  const source = await callSession<ForkSource>(c.env, sid, "forkSource", { body: { at_sequence: body.at_sequence }, by: c.get("keyHash") });
   const agent = body.agent === undefined ? source.agent : await forkAgent(body.agent, c.env);
   const session_id = randomId("ses");
   const created = await sessionStub(c.env, session_id).create({

@@ -2,8 +2,10 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import type { OperationInput } from "../durable/session-capability";
 import type { Env } from "../env";
-import { ApiError, zodIssues } from "../protocol/errors";
+import { ApiError, unwrap, zodIssues } from "../protocol/errors";
+import type { SessionHandler } from "../protocol/operations/operation";
 import type { Principal } from "../protocol/permissions";
 
 export type AppEnv = { Bindings: Env; Variables: { principal: Principal; keyHash: string } };
@@ -37,4 +39,17 @@ const SESSION_ID = /^ses_[0-9a-f]{24}$/;
 export function sessionStub(env: Env, sessionId: string) {
   if (!SESSION_ID.test(sessionId)) throw new ApiError("not_found", `Session '${sessionId}' was not found`);
   return env.SESSIONS.get(env.SESSIONS.idFromName(sessionId));
+}
+
+/**
+ * Runs the session operation `name` of session `sid` (SessionObject.call) and returns its value, typed by the
+ * caller (the RPC's typing of it is lost). `params` are the operation's path parameters besides `sid`.
+ */
+export async function callSession<T>(
+  env: Env,
+  sid: string,
+  name: SessionHandler,
+  input: Omit<OperationInput, "params"> & { params?: Record<string, string> },
+): Promise<T> {
+  return unwrap(await sessionStub(env, sid).call(name, { ...input, params: { sid, ...input.params } })) as T;
 }

@@ -17,10 +17,10 @@ import type { RuntimeEvent } from "../protocol/events";
 import { system } from "../protocol/operations";
 import { DEFAULT_POLICY } from "../protocol/policy";
 import { followTurn, type TerminalEvent, turnOutcome } from "../protocol/turn-outcome";
-import { TurnInput } from "../protocol/wire";
+import { TurnInput, type TurnSubmitted } from "../protocol/wire";
 import { randomId } from "../runtime/ids";
 import { authenticate } from "./auth";
-import { router, sessionStub } from "./http";
+import { callSession, router, sessionStub } from "./http";
 import { guards, route } from "./operation-route";
 
 export const RUN_AGENT_PREFIX = "run_agent_";
@@ -116,9 +116,9 @@ async function runAgentTurn(
       content: [{ type: "text", text: `Session ${sid} runs agent "${access.agent}", not "${agent.name}"; call run_agent_${access.agent}` }],
     };
   }
-  const { last_sequence } = unwrap(await stub.snapshot()) as { last_sequence: number };
+  const { last_sequence } = await callSession<{ last_sequence: number }>(env, sid, "snapshot", { by: "mcp" });
   signal.throwIfAborted();
-  const submitted = stub.submitTurn({ input }).then((r) => unwrap(r).turn_id);
+  const submitted = callSession<TurnSubmitted>(env, sid, "submitTurn", { body: { input }, by: "mcp" }).then((t) => t.turn_id);
   // From here on, a turn nobody follows any more (the caller went away, or following it failed) is cancelled;
   // waitUntil keeps the cancellation alive past the request.
   const cancelTurn = (reason: string) => waitUntil(submitted.then((id) => stub.cancelTurn(id, reason)).catch(() => {}));

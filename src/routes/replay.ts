@@ -3,50 +3,45 @@
 // match; GET /v1/replays/:exec_id is the comparison with the original.
 import type { ForkSource } from "../durable/fork-history";
 import type { ReplaySource } from "../durable/replay-source";
-import { REPLAY_TURN_KEY, type ReplayResult } from "../durable/replay-turns";
-import { ApiError, type Result, unwrap } from "../protocol/errors";
+import { REPLAY_TURN_KEY } from "../durable/replay-turns";
+import { ApiError, unwrap } from "../protocol/errors";
 import { turns as ops } from "../protocol/operations";
+import type { TurnSubmitted } from "../protocol/wire";
 import { randomId } from "../runtime/ids";
 import { validateAgentConfig } from "./agents";
-import { router, sessionStub } from "./http";
+import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
 /** What the source session gives: the replay's start, and the config, policy and owner to fork with. */
 type ReplayStart = ReplaySource & Omit<ForkSource, "messages_json" | "paused_json">;
 
-export const replay = router()
-  .openapi(route(ops.replayTurn), async (c) => {
-    const { sid, turn_id } = c.req.valid("param");
-    const body = c.req.valid("json") ?? {};
-    const principal = c.get("principal");
-    if (principal.kind === "token" && body.agent !== undefined) throw new ApiError("forbidden", "A browser token cannot replay with another config");
-    // The RPC stub's typing loses this result's shape (an AgentConfig is too deep for it).
-    const source = unwrap((await sessionStub(c.env, sid).replaySource(turn_id)) as unknown as Result<ReplayStart>);
-    const agent = body.agent ? await validateAgentConfig({ ...source.agent, ...body.agent, name: source.agent.name }, c.env, "agent") : source.agent;
-    const exec_id = randomId("ses");
-    const stub = sessionStub(c.env, exec_id);
-    unwrap(
-      await stub.create({
-        session_id: exec_id,
-        agent,
-        policy: source.policy,
-        metadata: JSON.parse(source.metadata) as Record<string, unknown>,
-        owner: principal.kind === "token" ? principal.subject : source.owner,
-        fork: { from_session: sid, at_sequence: source.at_sequence, messages_json: source.messages_json, paused_json: null },
-        replay: {
-          source_session: sid,
-          source_turn_id: turn_id,
-          tools: body.tools ?? "recorded",
-          recording_json: source.recording_json,
-          original_json: source.original_json,
-        },
-      }),
-    );
-    const turn = unwrap(await stub.submitTurn({ input: source.input, idempotency_key: REPLAY_TURN_KEY }));
-    return c.json({ exec_id, turn_id: turn.turn_id, source_session: sid, source_turn_id: turn_id, at_sequence: source.at_sequence }, 201);
-  })
-  .openapi(route(ops.getReplay), async (c) => {
-    const { exec_id } = c.req.valid("param");
-    const result = unwrap((await sessionStub(c.env, exec_id).replayResult()) as unknown as Result<ReplayResult>);
-    return c.json({ exec_id, ...result }, 200);
-  });
+export const replay = router().openapi(route(ops.replayTurn), async (c) => {
+  const { sid, turn_id } = c.req.valid("param");
+  const body = c.req.valid("json") ?? {};
+  const principal = c.get("principal");
+  if (principal.kind === "token" && body.agent !== undefined) throw new ApiError("forbidden", "A browser token cannot replay with another config");
+  const source = await callSession<ReplayStart>(c.env, sid, "replaySource", { params: { turn_id }, by: c.get("keyHash") });
+  const agent = body.agent ? await validateAgentConfig({ ...source.agent, ...body.agent, name: source.agent.name }, c.env, "agent") : source.agent;
+  const exec_id = randomId("ses");
+  const stub = sessionStub(c.env, exec_id);
+  unwrap(
+    await stub.create({
+      session_id: exec_id,
+      agent,
+      policy: source.policy,
+      metadata: JSON.parse(source.metadata) as Record<string, unknown>,
+      owner: principal.kind === "token" ? principal.subject : source.owner,
+      fork: { from_session: sid, at_sequence: source.at_sequence, messages_json: source.messages_json, paused_json: null },
+      replay: {
+        source_session: sid,
+        source_turn_id: turn_id,
+        tools: body.tools ?? "recorded",
+        recording_json: source.recording_json,
+        original_json: source.original_json,
+      },
+    }),
+  );
+  const replayed = { input: source.input, idempotency_key: REPLAY_TURN_KEY };
+  const turn = await callSession<TurnSubmitted>(c.env, exec_id, "submitTurn", { body: replayed, by: c.get("keyHash") });
+  return c.json({ exec_id, turn_id: turn.turn_id, source_session: sid, source_turn_id: turn_id, at_sequence: source.at_sequence }, 201);
+});

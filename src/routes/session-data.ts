@@ -5,7 +5,7 @@ import type { ExportHeader } from "../durable/session-views";
 import { parseCursor } from "../protocol/cursor";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
-import { router, sessionStub } from "./http";
+import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
 const PAGE = 1000;
@@ -23,8 +23,8 @@ export const sessionData = router()
     const raw = c.req.valid("query").after;
     const after = raw === undefined ? 0 : parseCursor(raw);
     if (after === null) throw ApiError.validation([{ path: "after", reason: "must be a plain non-negative decimal integer" }]);
-    const stub = sessionStub(c.env, sid);
-    const header = unwrap(await stub.exportHeader()) as unknown as ExportHeader;
+    const by = c.get("keyHash");
+    const header = await callSession<ExportHeader>(c.env, sid, "exportHeader", { by });
     if (after > header.last_sequence) throw ApiError.validation([{ path: "after", reason: `is past the end of the log (${header.last_sequence})` }]);
     const artifacts = `/v1/sessions/${sid}/artifacts/{artifact_id}`;
     let cursor = after;
@@ -37,7 +37,11 @@ export const sessionData = router()
           return;
         }
         // One page in memory at a time; the stored bodies are sent as they are.
-        const page = JSON.parse(unwrap(await stub.eventsPage(cursor, PAGE))) as { events: unknown[]; next_after: number; has_more: boolean };
+        const page = JSON.parse(await callSession<string>(c.env, sid, "eventsPage", { query: { after: cursor, limit: PAGE }, by })) as {
+          events: unknown[];
+          next_after: number;
+          has_more: boolean;
+        };
         if (page.events.length > 0) controller.enqueue(encoder.encode(page.events.map((e) => `${JSON.stringify(e)}\n`).join("")));
         cursor = page.next_after;
         if (!page.has_more || page.events.length === 0) controller.close();

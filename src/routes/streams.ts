@@ -2,10 +2,10 @@
 // streams itself; these routes authenticate and forward.
 import { GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-streams";
 import { artifactKey } from "../durable/turn-ports";
-import { ApiError, unwrap } from "../protocol/errors";
+import { ApiError } from "../protocol/errors";
 import { streams as ops } from "../protocol/operations";
 import { socketGrants } from "./auth";
-import { router, sessionStub } from "./http";
+import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
 export const streams = router()
@@ -14,7 +14,7 @@ export const streams = router()
     const { after, limit } = c.req.valid("query");
     const stub = sessionStub(c.env, sid);
     if ((c.req.header("accept") ?? "").includes("text/event-stream")) return stub.fetch(c.req.raw);
-    const body = unwrap(await stub.eventsPage(after ?? 0, limit ?? 100));
+    const body = await callSession<string>(c.env, sid, "eventsPage", { query: { after, limit }, by: c.get("keyHash") });
     return c.body(body, 200, { "content-type": "application/json" });
   })
   .openapi(route(ops.openWebSocket), async (c) => {

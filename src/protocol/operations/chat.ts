@@ -39,6 +39,7 @@ export const chat = operation({
   responses: { 200: uiStream("The UI message stream (x-vercel-ai-ui-message-stream: v1), until the turn ends or waits for approvals") },
   errors: [400, 401, 404, 409, 413, 422, 429],
   session: "submitTurn",
+  custom: true,
 });
 
 export const resumeChat = operation({
@@ -56,6 +57,7 @@ export const resumeChat = operation({
   },
   errors: [401, 404],
   session: "thread",
+  custom: true,
 });
 
 export const getChatMessages = operation({

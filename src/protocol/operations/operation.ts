@@ -28,11 +28,10 @@ export interface Reply {
   content?: Record<string, z.ZodType>;
 }
 
-/** Names in the session object's RPC dispatch that operations reach. */
+/** Names in the session object's operation dispatch (`SessionObject.call`), each served by one of its capabilities. */
 export type SessionHandler =
   | "snapshot"
   | "thread"
-  | "erase"
   | "exportHeader"
   | "submitTurn"
   | "interrupt"
@@ -43,7 +42,6 @@ export type SessionHandler =
   | "tree"
   | "tools"
   | "eventsPage"
-  | "stream"
   | "chatMessages"
   | "createSchedule"
   | "listSchedules"
@@ -74,9 +72,17 @@ export interface Operation {
   responses: Record<number, Reply>;
   /** The statuses it answers with the error envelope. */
   errors: readonly ErrorStatus[];
-  /** The session object's handler it reaches. */
+  /**
+   * The session object's handler it reaches. Unless `custom`, its route is the generic one: the path's session
+   * (`sid`, or `exec_id`) gets the path parameters, the body and the caller, and its answer is the response.
+   */
   session?: SessionHandler;
+  /** Its route is written by hand in src/routes (it does more than hand the request to one session handler). */
+  custom?: true;
 }
+
+/** The session a path names: `sid`, or a replay's `exec_id`. */
+export const sessionParam = (params: Record<string, string | undefined>): string | undefined => params.sid ?? params.exec_id;
 
 /** Declares an operation, keeping its literal types (the routes and the client read its schemas' types). */
 export const operation = <const O extends Operation>(op: O): O => op;

@@ -109,7 +109,6 @@ export const eraseSession = operation({
   params: Sid,
   responses: { 204: { description: "Erased" } },
   errors: [401, 403, 404],
-  session: "erase",
 });
 
 export const exportSession = operation({
@@ -125,6 +124,7 @@ export const exportSession = operation({
   responses: { 200: { description: "The header line, then one event per line", content: { "application/x-ndjson": z.string() } } },
   errors: [401, 403, 404, 422],
   session: "exportHeader",
+  custom: true,
 });
 
 export const ForkBody = z
@@ -149,4 +149,5 @@ export const forkSession = operation({
   responses: { 201: json(SessionForked, "Forked") },
   errors: [400, 401, 403, 404, 409, 422],
   session: "forkSource",
+  custom: true,
 });

@@ -33,6 +33,7 @@ export const getEvents = operation({
   },
   errors: [401, 404, 422],
   session: "eventsPage",
+  custom: true,
 });
 
 export const openWebSocket = operation({
@@ -54,7 +55,6 @@ export const openWebSocket = operation({
   }),
   responses: { 101: { description: "Switching protocols" }, 426: { description: "Not a WebSocket upgrade" } },
   errors: [401, 404, 422],
-  session: "stream",
 });
 
 export const getArtifact = operation({

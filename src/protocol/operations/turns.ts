@@ -147,6 +147,7 @@ export const replayTurn = operation({
   responses: { 201: json(ReplayStarted, "The replay session exists and its turn runs") },
   errors: [400, 401, 403, 404, 409, 422],
   session: "replaySource",
+  custom: true,
 });
 
 export const Replay = z
