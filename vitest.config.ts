@@ -54,8 +54,9 @@ export default defineConfig(async () => {
     ],
     test: {
       globalSetup: ["./test/support/global-setup.ts"],
-      // test/node/ runs in Node (vitest.node.config.ts): it drives whole processes.
-      exclude: ["test/node/**", "**/node_modules/**", "examples/**", "bench/**"],
+      // test/node/ runs in Node (vitest.node.config.ts): it drives whole processes; so does test/engine/
+      // (vitest.engine.config.ts): the engine imports nothing of Cloudflare.
+      exclude: ["test/node/**", "test/engine/**", "**/node_modules/**", "examples/**", "bench/**"],
       testTimeout: 20000,
     },
   };

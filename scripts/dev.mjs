@@ -15,6 +15,8 @@ if (!existsSync(VARS)) {
     [
       "# Local settings for `npm start` (git-ignored). Add provider keys here to use real models.",
       `API_KEYS=${key}`,
+      "# Signs the short-lived browser tokens of POST /v1/tokens:",
+      `TOKEN_SIGNING_SECRET=${randomBytes(24).toString("hex")}`,
       "# URL prefixes HTTP tools may call (scheme, host, port and path prefix), comma-separated:",
       "TOOL_URL_ALLOWLIST=http://127.0.0.1:9000/",
       "CORS_ORIGINS=*",
@@ -43,7 +45,12 @@ and in a third (with KEY, AGENT_RUNTIME_URL and SID set the same way):
 
 ${turn}`);
 
-const child = spawn("npx", ["wrangler", "dev", "--port", PORT, "--ip", "127.0.0.1"], {
+// wrangler prints a line per request already; the runtime's own JSON line per request (what Workers Logs
+// gets in production) would double it, so locally only its turn-end lines are written (LOGS=request,turn for both).
+const logs = process.env.LOGS || "turn";
+// Arguments after `npm start --` go to wrangler dev (such as --persist-to <dir>).
+const args = ["wrangler", "dev", "--port", PORT, "--ip", "127.0.0.1", "--var", `LOGS:${logs}`, ...process.argv.slice(2)];
+const child = spawn("npx", args, {
   stdio: "inherit",
   // Offline: no metrics, and no download of request.cf data (it fails without a network; Miniflare's
   // placeholder values serve). Set CLOUDFLARE_CF_FETCH_ENABLED=true to fetch them.

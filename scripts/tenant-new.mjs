@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run tenant:new -- <name> [--config wrangler.toml]`: adds the tenant's environment to wrangler.toml
-// (its own Durable Object namespaces and migrations, R2 bucket, D1 index, variables), derived from the
+// (its own Durable Object namespaces and migrations, R2 bucket, variables), derived from the
 // top-level configuration so every binding the runtime needs is there, and prints what to run next.
 import { randomBytes } from "node:crypto";
 import { appendFileSync, readFileSync } from "node:fs";
@@ -32,28 +32,14 @@ const env = {
   durable_objects: { bindings: top.durable_objects?.bindings ?? [] },
   migrations: top.migrations ?? [],
   r2_buckets: (top.r2_buckets ?? []).map((b) => ({ ...b, bucket_name: bucket })),
-  ...(top.d1_databases
-    ? {
-        d1_databases: top.d1_databases.map((d) => ({
-          ...d,
-          database_name: `${worker}-${d.binding.toLowerCase()}`,
-          database_id: "00000000-0000-0000-0000-000000000000",
-        })),
-      }
-    : {}),
   vars: { TOOL_URL_ALLOWLIST: "", CORS_ORIGINS: "" },
 };
 appendFileSync(configPath, `\n# Tenant "${name}", added by npm run tenant:new.\n${stringify({ env: { [name]: env } })}\n`);
 
 const key = `rk_${randomBytes(32).toString("base64url")}`;
-const d1 = env.d1_databases ?? [];
 const steps = [
-  "Sign in once: npx wrangler login (or export CLOUDFLARE_API_TOKEN=<a token with Workers, R2 and D1 edit rights>)",
+  "Sign in once: npx wrangler login (or export CLOUDFLARE_API_TOKEN=<a token with Workers and R2 edit rights>)",
   `npx wrangler r2 bucket create ${bucket}`,
-  ...d1.flatMap((d) => [
-    `npx wrangler d1 create ${d.database_name}   # then put its database_id into [[env.${name}.d1_databases]] in ${configPath}`,
-    `npx wrangler d1 migrations apply ${d.database_name} --env ${name} --remote`,
-  ]),
   `echo '${key}' | npx wrangler secret put API_KEYS --env ${name}   # a new admin key; keep it somewhere safe`,
   `npx wrangler secret put OPENAI_API_KEY --env ${name}   # and/or ANTHROPIC_API_KEY, OPENAI_COMPATIBLE_API_KEY`,
   `edit [env.${name}.vars] in ${configPath}: TOOL_URL_ALLOWLIST (URL prefixes tools may call), CORS_ORIGINS`,

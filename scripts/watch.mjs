@@ -14,19 +14,27 @@ if (typeof WebSocket === "undefined") {
   process.exit(2);
 }
 
-// Ask over HTTP first: a wrong URL, key or session is said plainly instead of a socket closing silently.
-try {
-  const res = await fetch(`${url}/v1/sessions/${encodeURIComponent(sessionId)}/thread`, { headers: { authorization: `Bearer ${key}` } });
-  if (!res.ok) {
+/** The session's status over HTTP: 200, or the error said plainly (a wrong URL, key or session, an erased session). */
+async function probe() {
+  try {
+    const res = await fetch(`${url}/v1/sessions/${encodeURIComponent(sessionId)}/thread`, { headers: { authorization: `Bearer ${key}` } });
+    if (res.ok) return { ok: true };
     const body = await res.json().catch(() => null);
-    console.error(`${res.status} ${body?.error?.code ?? ""}: ${body?.error?.message ?? res.statusText}`);
-    process.exit(1);
+    return { ok: false, status: res.status, message: `${res.status} ${body?.error?.code ?? ""}: ${body?.error?.message ?? res.statusText}` };
+  } catch (err) {
+    return { ok: false, message: `cannot reach ${url}: ${err?.cause?.code ?? err?.message ?? err} (is the runtime running? set AGENT_RUNTIME_URL)` };
   }
-} catch (err) {
-  console.error(`cannot reach ${url}: ${err?.cause?.code ?? err?.message ?? err} (is the runtime running? set AGENT_RUNTIME_URL)`);
+}
+
+// Ask over HTTP first: a wrong URL, key or session is said plainly instead of a socket closing silently.
+const first = await probe();
+if (!first.ok) {
+  console.error(first.message);
   process.exit(1);
 }
 
+/** The server closes the sockets of an erased session (DELETE, or its retention period) with this code. */
+const SESSION_ERASED_CLOSE = 4010;
 let last = Number(afterArg);
 const resumeLine = () => `resume with: npm run watch -- ${sessionId} ${last}`;
 const ws = new WebSocket(`${url.replace(/^http/, "ws")}/v1/sessions/${sessionId}/ws?after=${last}&access_token=${encodeURIComponent(key)}`);
@@ -51,10 +59,23 @@ ws.addEventListener("error", () => {
   console.error(`the WebSocket failed; ${resumeLine()}`);
   process.exit(1);
 });
+const erased = () => {
+  console.error(`the session ${sessionId} was erased; there is nothing to resume`);
+  process.exit(1);
+};
 ws.addEventListener("close", (ev) => {
+  if (ev.code === SESSION_ERASED_CLOSE) erased();
   console.log(`closed (${ev.code}); ${resumeLine()}`);
   process.exit(0);
 });
+// Node's WebSocket fires "close" only once the server has ended the TCP connection, which `wrangler dev`
+// delays by about 10 s; a close frame from the server shows at once as CLOSING, so look then whether the
+// session is gone.
+const closing = setInterval(async () => {
+  if (ws.readyState !== WebSocket.CLOSING) return;
+  clearInterval(closing);
+  if ((await probe()).status === 404) erased();
+}, 100);
 // Ctrl-C: say where to resume at once; the close handshake is not worth waiting for.
 process.on("SIGINT", () => {
   console.log(`\nstopped; ${resumeLine()}`);

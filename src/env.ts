@@ -1,4 +1,4 @@
-// Bindings and settings of one deployment (one tenant). See wrangler.toml and the README.
+// Bindings and settings of one deployment (one tenant). See wrangler.toml and docs/guides/deploying.md.
 import type { RateLimiter } from "./durable/rate-limiter";
 import type { RegistryObject } from "./durable/registry-object";
 import type { SessionObject } from "./durable/session-object";
@@ -15,7 +15,7 @@ export interface Env {
   /** Token buckets per key or token subject: requests and turn submissions a minute (unset: no limit). */
   RATE_LIMIT_REQUESTS_PER_MIN?: string;
   RATE_LIMIT_TURNS_PER_MIN?: string;
-  /** `off` silences the JSON log lines (one per request, one per turn end). */
+  /** The kinds of JSON log lines to write (`request`, `turn`), comma-separated; unset: all, `off`: none. */
   LOGS?: string;
   /** WebSockets one session accepts at once (default 100); more are closed with code 1013. */
   MAX_SOCKETS_PER_SESSION?: string;

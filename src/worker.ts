@@ -7,6 +7,7 @@ import { authenticateUnmatched } from "./routes/auth";
 import { chat } from "./routes/chat";
 import { fork } from "./routes/fork";
 import { type AppEnv, errorJson, toApiError } from "./routes/http";
+import { jsonNewline } from "./routes/json-newline";
 import { mcp } from "./routes/mcp";
 import { replay } from "./routes/replay";
 import { requestLog } from "./routes/request-log";
@@ -24,7 +25,7 @@ export { SessionObject } from "./durable/session-object";
 
 const app = new OpenAPIHono<AppEnv>();
 
-app.use("*", requestLog);
+app.use("*", requestLog, jsonNewline);
 app.use(
   "*",
   cors({

@@ -134,6 +134,65 @@ describe("browser tokens", () => {
     expect((await call("POST", "/v1/sessions", alice, { agent: { name: "inline", model: "demo:fast" } })).status).toBe(403);
   });
 
+  it("a token bound to an agent reaches none of its subject's sessions of another agent, on any route", async () => {
+    await createAgent({ name: "tok-mine", model: "demo:fast" });
+    await createAgent({ name: "tok-theirs", model: "demo:fast" });
+    const mine = await token({ subject: "dana", agent: "tok-mine" });
+    const theirs = await token({ subject: "dana", agent: "tok-theirs" });
+    const sid = (await call("POST", "/v1/sessions", theirs, { agent: "tok-theirs" })).body.session_id;
+    const { turn_id } = (await call("POST", `/v1/sessions/${sid}/turns`, theirs, { input: "hello" })).body;
+    await waitForTurnEnd(sid, turn_id);
+    const before = (await api("GET", `/v1/sessions/${sid}/events?limit=1000`)).body.events;
+    const sessionsBefore = (await api("GET", "/v1/sessions?owner=dana")).body.sessions;
+    const chat = { id: sid, messages: [{ id: "m1", role: "user", parts: [{ type: "text", text: "hi" }] }], trigger: "submit-message" };
+    for (const [method, path, body] of [
+      ["GET", `/v1/sessions/${sid}`],
+      ["GET", `/v1/sessions/${sid}/thread`],
+      ["GET", `/v1/sessions/${sid}/events`],
+      ["GET", `/v1/sessions/${sid}/export`],
+      ["GET", `/v1/sessions/${sid}/messages`],
+      ["GET", `/v1/sessions/${sid}/tools`],
+      ["GET", `/v1/sessions/${sid}/turns/${turn_id}/tree`],
+      ["GET", `/v1/sessions/${sid}/schedules`],
+      ["GET", `/v1/chat/${sid}/stream`],
+      ["POST", `/v1/sessions/${sid}/turns`, { input: "mine now" }],
+      ["POST", `/v1/sessions/${sid}/messages`, { content: "mine now" }],
+      ["POST", `/v1/sessions/${sid}/interrupt`, {}],
+      ["POST", `/v1/sessions/${sid}/schedules`, { input: "later", every_s: 3600 }],
+      ["POST", `/v1/sessions/${sid}/fork`, { at_sequence: 1 }],
+      ["POST", `/v1/sessions/${sid}/turns/${turn_id}/replay`, {}],
+      ["POST", "/v1/chat", chat],
+    ] as const) {
+      const res = await call(method, path, mine, body);
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect(res.body.error.code).toBe("forbidden");
+    }
+    const socket = await wsFetch(sid, `access_token=${mine}`, {});
+    expect(socket.status).toBe(403);
+    await socket.text();
+    expect((await api("GET", `/v1/sessions/${sid}/events?limit=1000`)).body.events).toEqual(before);
+    expect((await api("GET", "/v1/sessions?owner=dana")).body.sessions).toEqual(sessionsBefore);
+    // Its own agent's token still reaches it.
+    expect((await call("GET", `/v1/sessions/${sid}/thread`, theirs)).status).toBe(200);
+  });
+
+  it("a token creates and deletes no schedules (they would outlive it); it may list them", async () => {
+    await createAgent({ name: "tok-schedules", model: "demo:fast" });
+    const sid = await createSession("tok-schedules");
+    const made = await api("POST", `/v1/sessions/${sid}/schedules`, { input: "by the key", every_s: 3600 });
+    expect(made.status).toBe(201);
+    const before = (await api("GET", `/v1/sessions/${sid}/events`)).body.events;
+    for (const t of [await token({ subject: "u", session_id: sid, ttl_s: 60 }), await token({ subject: "u", agent: "tok-schedules" })]) {
+      const res = await call("POST", `/v1/sessions/${sid}/schedules`, t, { input: "every minute", every_s: 60 });
+      expect(res.status).toBe(403);
+      expect(res.body.error).toMatchObject({ code: "forbidden", message: expect.stringContaining("API key") });
+      expect((await call("DELETE", `/v1/sessions/${sid}/schedules/${made.body.schedule_id}`, t)).status).toBe(403);
+    }
+    const listed = await call("GET", `/v1/sessions/${sid}/schedules`, await token({ subject: "u", session_id: sid }));
+    expect(listed.body.schedules.map((x: any) => x.schedule_id)).toEqual([made.body.schedule_id]);
+    expect((await api("GET", `/v1/sessions/${sid}/events`)).body.events).toEqual(before);
+  });
+
   it("scopes narrow a token; expired, tampered and wrongly signed tokens are 401 with their own codes", async () => {
     const sid = await createSession({ name: "tok-scopes", model: "demo:fast" });
     const readOnly = await token({ subject: "viewer", session_id: sid, scopes: ["read"] });

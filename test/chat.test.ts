@@ -260,6 +260,20 @@ describe("bad bodies: 4xx JSON errors naming the field, and nothing changes", ()
     expect(await events(sid)).toHaveLength(before);
   });
 
+  it("an input over the agent's max_history_tokens is refused before a chat id opens a session", async () => {
+    const agent = await scriptedAgent([{ text: "ok" }], { budget: { max_history_tokens: 50 } });
+    const body = { id: `too-long-${crypto.randomUUID()}`, messages: [userMessage("x".repeat(2000))], trigger: "submit-message", agent };
+    const refused = await api("POST", "/v1/chat", body);
+    expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+    expect(refused.body.error.details[0]).toMatchObject({ path: "messages.0.parts", reason: expect.stringContaining("max_history_tokens (50)") });
+    expect((await api("GET", `/v1/sessions?agent=${agent}`)).body.sessions).toEqual([]);
+    // The same chat id with a short input then opens its session, and the session's log starts there.
+    const ok = await api("POST", "/v1/chat", { ...body, messages: [userMessage("hi")] });
+    expect(ok.status).toBe(200);
+    const [session] = (await api("GET", `/v1/sessions?agent=${agent}`)).body.sessions;
+    expect((await events(session.session_id)).map((e) => e.type).slice(0, 2)).toEqual(["session.created", "turn.submitted"]);
+  });
+
   it("resume and messages of an unknown session are 404", async () => {
     expect((await api("GET", "/v1/chat/ses_000000000000000000000000/stream")).status).toBe(404);
     expect((await api("GET", "/v1/sessions/ses_000000000000000000000000/messages")).status).toBe(404);

@@ -417,6 +417,18 @@ describe("the runtime as an MCP server (POST /mcp)", () => {
     await client.close();
   });
 
+  it("an input over the agent's max_history_tokens is an error result that opens no session", async () => {
+    const name = uniqueId("mcptoolong").replace(/-/g, "_").slice(0, 40);
+    await createAgent({ name, model: "demo:fast", budget: { max_history_tokens: 50 } });
+    const { client, connect } = mcpClient(selfFetch, BASE, { authorization: `Bearer ${KEY}` });
+    await connect();
+    const refused = await client.callTool({ name: `run_agent_${name}`, arguments: { input: "x".repeat(2000) } });
+    expect(refused.isError).toBe(true);
+    expect((refused.content as any[])[0].text).toContain("max_history_tokens (50)");
+    expect((await api("GET", `/v1/sessions?agent=${name}`)).body.sessions).toEqual([]);
+    await client.close();
+  });
+
   /** A registered agent whose model call never finishes, and a session of it. */
   async function hangingAgentSession(prefix: string): Promise<{ name: string; sid: string }> {
     const name = uniqueId(prefix).replace(/-/g, "_").slice(0, 40);

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { APPROVAL_DEADLINE, project } from "../src/durable/projections";
 import type { SessionObject } from "../src/durable/session-object";
 import type { RuntimeEvent } from "../src/protocol/events";
-import { foldAll } from "../src/runtime/read-model";
+import { foldAll } from "../src/runtime/views/read-model";
 import { api, createSession, events } from "./support/api";
 
 const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));

@@ -173,6 +173,72 @@ describe("POST /v1/sessions/:sid/turns/:turn_id/replay", () => {
     expect(done.payload).toMatchObject({ diverged: null, output_changed: false, replay: { status: "completed", steps: 3, output: "done" } });
   });
 
+  /** A session whose one turn was cut: `cut` ends it once `started` (an event of the turn) is in the log. */
+  async function cutShort(steps: Step[], started: string, extra: Record<string, unknown> = {}, cut?: (sid: string) => Promise<unknown>) {
+    const scriptId = uniqueId("replay-cut");
+    await script(scriptId, steps);
+    const agent = { name: "cut", model: `openai-compatible:${scriptId}`, tools: ["calculator"], http_tools: [LOOKUP], ...extra };
+    const sid = (await api("POST", "/v1/sessions", { agent })).body.session_id as string;
+    const { turn_id } = await submitTurn(sid, "what is 2 + 3, and look up fork");
+    await waitForEvent(sid, (e) => e.type === started);
+    await cut?.(sid);
+    const log = await waitForTurnEnd(sid, turn_id);
+    return { sid, turn_id, scriptId, log };
+  }
+  const interrupt = (sid: string) => api("POST", `/v1/sessions/${sid}/interrupt`, {});
+
+  it("of an interrupted turn diverges where the recording was cut and answers that call live, not with the cut text", async () => {
+    const source = await cutShort(
+      [calc("c1", "2 + 3"), { text: "Five, and the word fork means", chunk_size: 4, stall_after: 2 }],
+      "model.delta",
+      {},
+      interrupt,
+    );
+    expect(source.log.at(-1).type).toBe("turn.cancelled");
+    const r = await replay(source.sid, source.turn_id, source.scriptId, [{ text: "5, and fork was found." }]);
+
+    expect(r.liveModelCalls).toBe(1);
+    expect(r.log.filter((e) => e.type === "replay.diverged").map((e) => e.payload)).toEqual([
+      { step: 2, reason: expect.stringMatching(/recording ends here: the recorded turn was cancelled \(interrupted by client\)/) },
+    ]);
+    expect(r.ended).toMatchObject({ type: "turn.completed", payload: { output: "5, and fork was found." } });
+    expect(r.comparison).toMatchObject({
+      diverged: { step: 2 },
+      original: { status: "cancelled", steps: 2 },
+      replay: { status: "completed", steps: 2, output: "5, and fork was found." },
+    });
+  });
+
+  it("of a turn that failed on its wall-clock budget diverges where the recording was cut", async () => {
+    const source = await cutShort([calc("c1", "2 + 3"), { text: "Five, and the word fork means", chunk_size: 4, stall_after: 2 }], "model.delta", {
+      budget: { max_wall_clock_ms: 1500 },
+    });
+    expect(source.log.at(-1)).toMatchObject({ type: "turn.failed", payload: { error: { code: "budget_exceeded" } } });
+    const r = await replay(source.sid, source.turn_id, source.scriptId, [{ text: "5." }]);
+
+    expect(r.liveModelCalls).toBe(1);
+    expect(r.comparison).toMatchObject({
+      diverged: { step: 2, reason: expect.stringMatching(/recording ends here: the recorded turn failed \(budget_exceeded/) },
+      original: { status: "failed", stop_reason: "budget_exceeded" },
+      replay: { status: "completed", output: "5." },
+    });
+  });
+
+  it("of a turn interrupted in a tool call does not give that call the cut result, and diverges after it", async () => {
+    const slow = { ...LOOKUP, url: toolURL("slow?ms=20000") };
+    const source = await cutShort([lookup("l1", "fork"), { text: "never asked" }], "tool.started", { http_tools: [slow] }, interrupt);
+    expect(source.log.at(-1).type).toBe("turn.cancelled");
+    const r = await replay(source.sid, source.turn_id, source.scriptId, [{ text: "I could not look it up." }]);
+
+    const [result] = r.log.filter((e) => e.type === "tool.result");
+    expect(result.payload).toMatchObject({ is_error: true, output: expect.stringContaining("cut short") });
+    expect(r.comparison).toMatchObject({
+      diverged: { step: 2, reason: expect.stringContaining("recording ends here: the recorded turn was cancelled") },
+      original: { status: "cancelled", steps: 1 },
+      replay: { status: "completed", steps: 2, output: "I could not look it up." },
+    });
+  });
+
   it("refuses what it cannot replay, naming why, and creates nothing", async () => {
     const name = `refused-${crypto.randomUUID().slice(0, 8)}`;
     const source = await recorded([{ text: "hi" }], { name });
@@ -183,6 +249,9 @@ describe("POST /v1/sessions/:sid/turns/:turn_id/replay", () => {
     const badTools = await api("POST", `/v1/sessions/${source.sid}/turns/${source.turn_id}/replay`, { tools: "sometimes" });
     expect(badTools.status).toBe(422);
     expect(JSON.stringify(badTools.body)).toContain("tools");
+    const noRoom = await api("POST", `/v1/sessions/${source.sid}/turns/${source.turn_id}/replay`, { agent: { budget: { max_history_tokens: 5 } } });
+    expect(noRoom.status).toBe(422);
+    expect(noRoom.body.error.details[0]).toMatchObject({ path: "agent", reason: expect.stringContaining("max_history_tokens (5)") });
     const badAgent = await api("POST", `/v1/sessions/${source.sid}/turns/${source.turn_id}/replay`, { agent: { max_steps: -1 } });
     expect(badAgent.status).toBe(422);
     expect(JSON.stringify(badAgent.body)).toContain("max_steps");

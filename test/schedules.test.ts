@@ -156,4 +156,15 @@ describe("schedules", () => {
     expect(await list(sid)).toHaveLength(1);
     expect((await api("GET", "/v1/sessions/ses_000000000000000000000000/schedules")).status).toBe(404);
   });
+
+  it("holds at most 100 schedules per session: one more is 409 and changes nothing", async () => {
+    const sid = await session();
+    for (let i = 0; i < 100; i++) expect((await schedule(sid, { input: `run ${i}`, every_s: 3600 })).status).toBe(201);
+    const before = (await events(sid)).length;
+    const over = await schedule(sid, { input: "one more", every_s: 3600 });
+    expect(over.status).toBe(409);
+    expect(over.body.error.message).toContain("100 schedules");
+    expect(await list(sid)).toHaveLength(100);
+    expect(await events(sid)).toHaveLength(before);
+  });
 });

@@ -2,8 +2,8 @@
 // after a failed write, erasure (DELETE), export, and usage totals (GET /v1/usage).
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { buildTree } from "../src/runtime/execution-tree";
-import { foldAll } from "../src/runtime/read-model";
+import { buildTree } from "../src/runtime/views/execution-tree";
+import { foldAll } from "../src/runtime/views/read-model";
 import { api, createAgent, events, submitTurn, waitForTurnEnd } from "./support/api";
 import { until } from "./support/chat-client";
 import { script, uniqueId } from "./support/fake-model";

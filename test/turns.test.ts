@@ -2,7 +2,7 @@
 // Chat Completions server) and the demo model, the queue, idempotency, interrupt, and restarts.
 import { abortAllDurableObjects, env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { foldAll } from "../src/runtime/read-model";
+import { foldAll } from "../src/runtime/views/read-model";
 import { api, createSession, events, expectGapless, submitTurn, waitForCount, waitForEvent, waitForTurnEnd } from "./support/api";
 import { baseURL, requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
 
@@ -215,6 +215,22 @@ describe("the demo model", () => {
     expectGapless(log);
     expect(log.filter((e) => e.type === "turn.completed")).toHaveLength(3);
   });
+
+  it("demo:slow answers at length, a word a delta, so the Quickstart's answer can be interrupted by hand", async () => {
+    const sid = await createSession({ name: "slow", model: "demo:slow", tools: ["calculator"] });
+    const { turn_id } = await submitTurn(sid, "what is 2 * (3 + 4)?");
+    const log = await waitForTurnEnd(sid, turn_id, 30_000);
+    const output: string = log.at(-1).payload.output;
+    expect(output.startsWith("The answer is 14. ")).toBe(true);
+    // 40 words at the model's 250 ms each: ten seconds of streaming.
+    expect(log.filter((e) => e.type === "model.delta").length).toBeGreaterThanOrEqual(40);
+    expect(
+      log
+        .filter((e) => e.type === "model.delta")
+        .map((e) => e.payload.text)
+        .join(""),
+    ).toBe(output);
+  }, 40_000);
 });
 
 describe("queue, idempotency and interrupt", () => {

@@ -1,4 +1,4 @@
-// A typed client for the runtime's HTTP API (README "API") and its event channel: an async iterator over a
+// A typed client for the runtime's HTTP API (docs/reference/api.md, GET /openapi.json) and its event channel: an async iterator over a
 // session's events that survives dropped connections without losing or repeating an event.
 import type { RuntimeEvent } from "../protocol/events";
 import { followTurn } from "../protocol/turn-outcome";

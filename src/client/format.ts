@@ -1,5 +1,6 @@
 // Pure text formatting of events for the command line (no I/O): streamed model text, one-line tool cards
 // indented by sub-agent depth, approval prompts, turn outcomes and execution trees.
+import { type EventTable, ignored, onEvent } from "../protocol/event-table";
 import type { RuntimeEvent } from "../protocol/events";
 import type { TreeNode } from "../protocol/views";
 
@@ -81,81 +82,100 @@ export class ChatRenderer {
 
   /** The text to write for `e` (possibly empty). */
   render(e: RuntimeEvent): string {
-    const depth = e.depth ?? 0;
-    switch (e.type) {
-      case "turn.started":
-        this.streamedText = false;
-        return "";
-      case "model.delta": {
-        if (depth > 0 || typeof e.payload.text !== "string" || e.payload.text === "") return "";
-        const text = this.closeCard() + e.payload.text;
-        this.streamedText = true;
-        this.midLine = !text.endsWith("\n");
-        return text;
-      }
-      case "tool.started": {
-        const id = e.tool_call_id ?? e.event_id;
-        this.started.set(id, { name: e.payload.name, args: e.payload.args, depth });
-        const out = `${this.lineStart()}${indent(depth)}${this.tone("cyan", `⚙ ${callLabel(String(e.payload.name), e.payload.args, this.opts.argsWidth ?? 60)}`)}`;
-        this.openCard = id;
-        this.midLine = true;
-        return out;
-      }
-      case "tool.result": {
-        const id = e.tool_call_id ?? "";
-        const tail = this.tone(e.payload.is_error ? "red" : "dim", resultTail(e.payload.output, !!e.payload.is_error, this.opts));
-        if (this.openCard === id && this.midLine) {
-          this.openCard = null;
-          this.midLine = false;
-          return ` ${tail}\n`;
-        }
-        // Something came in between (or the call never started: a refused approval): a full card of its own.
-        // A call whose card was printed already shows its arguments as "…".
-        const s = this.started.get(id);
-        const label = s ? `${s.name}(${s.args && Object.keys(s.args as object).length > 0 ? "…" : ""})` : `${e.payload.name}()`;
-        return this.line(depth, `${this.tone("cyan", `⚙ ${label}`)} ${tail}`);
-      }
-      case "action.required":
-        // The question itself is asked by the caller (approvalPrompt); here only the line is ended. A refused
-        // call never starts, so its result card finds its name here.
-        if (e.tool_call_id) this.started.set(e.tool_call_id, { name: String(e.payload.tool_name), args: e.payload.args, depth });
-        return this.lineStart();
-      case "action.resolved": {
-        const d = e.payload.decision as string;
-        if (d === "approved") return this.line(depth, this.tone("green", `✓ ${e.payload.tool_name} approved`));
-        if (d === "rejected")
-          return this.line(depth, this.tone("yellow", `✗ ${e.payload.tool_name} rejected${e.payload.reason ? ` (${oneLine(e.payload.reason, 80)})` : ""}`));
-        return this.line(depth, this.tone("yellow", `✗ ${e.payload.tool_name}: no decision in time`));
-      }
-      case "subagent.failed":
-        return this.line(depth, this.tone("red", `✗ sub-agent failed: ${oneLine(e.payload.error, 100)}`));
-      case "run.status":
-        if (e.payload.phase === "handoff") return this.line(depth, this.tone("dim", `⇢ handed off to ${e.payload.to}`));
-        if (e.payload.phase === "recovering") return this.line(depth, this.tone("dim", `… resuming after a restart`));
-        return "";
-      case "budget.exceeded":
-        return this.line(depth, this.tone("red", `! budget exceeded: ${e.payload.reason} (${e.payload.observed} > ${e.payload.limit})`));
-      case "runtime.warning":
-        return this.line(depth, this.tone("yellow", `! ${oneLine(e.payload.message, 120)}`));
-      case "runtime.error":
-        return this.line(depth, this.tone("red", `! ${oneLine(e.payload.message, 120)}`));
-      case "turn.completed": {
-        let out = "";
-        if (!this.streamedText && e.payload.output !== undefined && e.payload.output !== null && e.payload.output !== "") {
-          out += this.line(0, typeof e.payload.output === "string" ? e.payload.output : JSON.stringify(e.payload.output, null, 2));
-        }
-        out += this.lineStart();
-        if (e.payload.stop_reason && e.payload.stop_reason !== "final_answer") out += `${this.tone("yellow", `[stopped: ${e.payload.stop_reason}]`)}\n`;
-        return out;
-      }
-      case "turn.failed":
-        return this.line(0, this.tone("red", `✗ turn failed: ${e.payload.error?.code ?? "error"}: ${oneLine(e.payload.error?.message, 200)}`));
-      case "turn.cancelled":
-        return this.line(0, this.tone("yellow", `⏹ turn cancelled${e.payload.reason ? ` (${oneLine(e.payload.reason, 80)})` : ""}`));
-      default:
-        return "";
-    }
+    return onEvent(ChatRenderer.RENDER, e, this, e.depth ?? 0) ?? "";
   }
+
+  private static readonly RENDER: EventTable<[ChatRenderer, number], string> = {
+    ...ignored(
+      "session.created",
+      "session.forked",
+      "turn.submitted",
+      "schedule.created",
+      "schedule.fired",
+      "schedule.deleted",
+      "queue.changed",
+      "model.requested",
+      "model.completed",
+      "reasoning.summary",
+      "tool.catalog.resolved",
+      "mcp.progress",
+      "subagent.spawned",
+      "subagent.completed",
+      "context.compaction.started",
+      "context.compaction.completed",
+      "output.spilled",
+      "message.injected",
+      "cost.recorded",
+      "replay.diverged",
+      "replay.completed",
+    ),
+    "turn.started": (_e, r) => {
+      r.streamedText = false;
+      return "";
+    },
+    "model.delta": (e, r, depth) => {
+      if (depth > 0 || e.payload.text === "") return "";
+      const text = r.closeCard() + e.payload.text;
+      r.streamedText = true;
+      r.midLine = !text.endsWith("\n");
+      return text;
+    },
+    "tool.started": (e, r, depth) => {
+      const id = e.tool_call_id ?? e.event_id;
+      r.started.set(id, { name: e.payload.name, args: e.payload.args, depth });
+      const out = `${r.lineStart()}${indent(depth)}${r.tone("cyan", `⚙ ${callLabel(e.payload.name, e.payload.args, r.opts.argsWidth ?? 60)}`)}`;
+      r.openCard = id;
+      r.midLine = true;
+      return out;
+    },
+    "tool.result": (e, r, depth) => {
+      const id = e.tool_call_id ?? "";
+      const tail = r.tone(e.payload.is_error ? "red" : "dim", resultTail(e.payload.output, e.payload.is_error, r.opts));
+      if (r.openCard === id && r.midLine) {
+        r.openCard = null;
+        r.midLine = false;
+        return ` ${tail}\n`;
+      }
+      // Something came in between (or the call never started: a refused approval): a full card of its own.
+      // A call whose card was printed already shows its arguments as "…".
+      const s = r.started.get(id);
+      const label = s ? `${s.name}(${s.args && Object.keys(s.args as object).length > 0 ? "…" : ""})` : `${e.payload.name}()`;
+      return r.line(depth, `${r.tone("cyan", `⚙ ${label}`)} ${tail}`);
+    },
+    "action.required": (e, r, depth) => {
+      // The question itself is asked by the caller (approvalPrompt); here only the line is ended. A refused
+      // call never starts, so its result card finds its name here.
+      if (e.tool_call_id) r.started.set(e.tool_call_id, { name: e.payload.tool_name, args: e.payload.args, depth });
+      return r.lineStart();
+    },
+    "action.resolved": (e, r, depth) => {
+      const { decision, tool_name, reason } = e.payload;
+      if (decision === "approved") return r.line(depth, r.tone("green", `✓ ${tool_name} approved`));
+      if (decision === "rejected") return r.line(depth, r.tone("yellow", `✗ ${tool_name} rejected${reason ? ` (${oneLine(reason, 80)})` : ""}`));
+      return r.line(depth, r.tone("yellow", `✗ ${tool_name}: no decision in time`));
+    },
+    "subagent.failed": (e, r, depth) => r.line(depth, r.tone("red", `✗ sub-agent failed: ${oneLine(e.payload.error, 100)}`)),
+    "run.status": (e, r, depth) => {
+      if (e.payload.phase === "handoff") return r.line(depth, r.tone("dim", `⇢ handed off to ${e.payload.to}`));
+      if (e.payload.phase === "recovering") return r.line(depth, r.tone("dim", `… resuming after a restart`));
+      return "";
+    },
+    "budget.exceeded": (e, r, depth) => r.line(depth, r.tone("red", `! budget exceeded: ${e.payload.reason} (${e.payload.observed} > ${e.payload.limit})`)),
+    "runtime.warning": (e, r, depth) => r.line(depth, r.tone("yellow", `! ${oneLine(e.payload.message, 120)}`)),
+    "runtime.error": (e, r, depth) => r.line(depth, r.tone("red", `! ${oneLine(e.payload.message, 120)}`)),
+    "turn.completed": (e, r) => {
+      const { output, stop_reason } = e.payload;
+      let out = "";
+      if (!r.streamedText && output !== undefined && output !== null && output !== "") {
+        out += r.line(0, typeof output === "string" ? output : JSON.stringify(output, null, 2));
+      }
+      out += r.lineStart();
+      if (stop_reason && stop_reason !== "final_answer") out += `${r.tone("yellow", `[stopped: ${stop_reason}]`)}\n`;
+      return out;
+    },
+    "turn.failed": (e, r) => r.line(0, r.tone("red", `✗ turn failed: ${e.payload.error?.code ?? "error"}: ${oneLine(e.payload.error?.message, 200)}`)),
+    "turn.cancelled": (e, r) => r.line(0, r.tone("yellow", `⏹ turn cancelled${e.payload.reason ? ` (${oneLine(e.payload.reason, 80)})` : ""}`)),
+  };
 
   /** What to write before printing a line of one's own (a prompt, an error): ends a line in progress. */
   lineStart(): string {

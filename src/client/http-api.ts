@@ -1,4 +1,4 @@
-// The runtime's HTTP API (README "API") as typed calls: agents, sessions, turns, approvals, queue, log pages,
+// The runtime's HTTP API (docs/reference/api.md, GET /openapi.json) as typed calls: agents, sessions, turns, approvals, queue, log pages,
 // trees, tools and artifacts. RuntimeClient (client.ts) adds the resuming event stream on top.
 import type { RuntimeEvent } from "../protocol/events";
 import type { BackoffOptions, FetchLike, RuntimeClientOptions } from "./client-options";

@@ -1,8 +1,8 @@
 // Types of the client: request bodies and responses are those of the operation declarations
-// (src/protocol/operations/; type-only imports, so nothing of the server is bundled), with the agent configs
-// they carry typed as AgentConfig where the schema takes any object.
+// (src/protocol/operations/, docs/reference/api.md; type-only imports, so nothing of the server is bundled),
+// with the agent configs they carry typed as AgentConfig where the schema takes any object.
 import type { AgentConfig, AgentConfigInput } from "../protocol/agent-config";
-import { type EventRef, type EventType, isTerminalTurnEvent, type PayloadOf, type RuntimeEvent } from "../protocol/events";
+import { type EventOf, type EventRef, type EventType, isTerminalTurnEvent, type PayloadOf, type RuntimeEvent, type TerminalType } from "../protocol/events";
 import type { BodyOf, ResponseOf, sessions, streams, turns, usage } from "../protocol/operations";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 
@@ -25,6 +25,8 @@ export interface SessionFilters {
 }
 
 export type UsageReport = ResponseOf<typeof usage.getUsage, 200>;
+export type { EventTable } from "../protocol/event-table";
+export { ignored, onEvent, sameFor } from "../protocol/event-table";
 export { turnOutcome } from "../protocol/turn-outcome";
 
 import type { Policy } from "../protocol/policy";
@@ -35,11 +37,13 @@ export type {
   ActionResolved,
   AgentConfig,
   AgentConfigInput,
+  EventOf,
   EventRef,
   EventType,
   InjectResult,
   Policy,
   RuntimeEvent,
+  TerminalType,
   ThreadStatus,
   TreeNode,
   TurnSummary,

@@ -1,9 +1,8 @@
 // What the AI SDK chat routes (issue 17) read from a session's log: where a turn's events begin, and the
-// conversation folded into UIMessage[] (src/runtime/ui-messages.ts).
-
+// conversation folded into UIMessage[] (src/runtime/views/ui-messages.ts).
 import { ApiError } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
-import { ConversationFold } from "../runtime/ui-messages";
+import { ConversationFold } from "../runtime/views/ui-messages";
 import type { SessionStore } from "./session-store";
 
 const PAGE = 1000;

@@ -3,6 +3,7 @@
 
 import { ApiError, type Result, zodIssues } from "../protocol/errors";
 import type { SessionHandler } from "../protocol/operations/operation";
+import type { ReplyFrame } from "../protocol/server-frames";
 import { ClientFrame } from "../protocol/wire";
 import type { ChannelStore } from "./channel-store";
 import type { OperationInput } from "./session-capability";
@@ -78,7 +79,7 @@ export async function handleFrame(target: FrameTarget, ws: WebSocket, message: s
 }
 
 export function reply(ws: WebSocket, requestId: unknown, result: Result<unknown>): void {
-  const frame = result.ok
+  const frame: ReplyFrame = result.ok
     ? { type: "reply", request_id: requestId ?? null, ok: true, result: result.value }
     : { type: "reply", request_id: requestId ?? null, ok: false, error: { code: result.error.code, message: result.error.message } };
   try {

@@ -4,7 +4,7 @@
 // - text deltas: the first after a quiet spell is written once the network read that brought it has been
 //   handled (a timer of 0: the rest of that read comes along, not a fixed delay), the ones that follow gather
 //   for at most `deltaWindowMs`;
-// - held events: tool results (the loop offers them, see loop.test.ts), held at most `holdMs` with their
+// - held events: tool results (the loop offers them, see test/engine/loop.test.ts), held at most `holdMs` with their
 //   checkpoint, so what becomes true together takes one commit: a step's results, with the next model call's start.
 // Every commit takes what waits first, in order, with the latest held checkpoint, so the log keeps its order
 // and a checkpoint never holds a result whose event is not in the log.

@@ -1,17 +1,16 @@
 // The session's tables of turns (with the queue order), approvals and usage per day are projections of its events: each
 // event type that touches them has one small function here, run inside `commit` in the same transaction as
 // the append. Nothing else writes these tables, so they can always be rebuilt from the log alone.
-import type { EventOf, EventType, RuntimeEvent } from "../protocol/events";
+import { type EventTable, ignored, onEvent } from "../protocol/event-table";
+import type { RuntimeEvent } from "../protocol/events";
 import type { TurnRow } from "./session-store";
 
 /** The schedule entry of an approval's deadline (the alarm decides it as timed out). */
 export const APPROVAL_DEADLINE = "approval:";
 
-type Projections = { [T in EventType]?: (sql: SqlStorage, e: EventOf<T>) => void };
-
 const setStatus =
   (status: TurnRow["status"]) =>
-  (sql: SqlStorage, e: RuntimeEvent): void => {
+  (e: RuntimeEvent, sql: SqlStorage): void => {
     sql.exec("UPDATE turns SET status = ? WHERE turn_id = ?", status, e.turn_id);
   };
 
@@ -23,7 +22,39 @@ type Usage = Partial<Record<UsageColumn, number>>;
 const ADD_USAGE = `INSERT INTO usage_days (day, ${USAGE_COLUMNS.join(", ")}) VALUES (?, ${USAGE_COLUMNS.map(() => "?").join(", ")})
    ON CONFLICT (day) DO UPDATE SET ${USAGE_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(", ")}`;
 
-const USAGE: { [T in EventType]?: (e: EventOf<T>) => Usage } = {
+const USAGE: EventTable<[], Usage> = {
+  ...ignored(
+    "session.created",
+    "session.forked",
+    "turn.submitted",
+    "turn.started",
+    "schedule.created",
+    "schedule.fired",
+    "schedule.deleted",
+    "queue.changed",
+    "run.status",
+    "model.requested",
+    "model.delta",
+    "model.completed",
+    "reasoning.summary",
+    "tool.catalog.resolved",
+    "mcp.progress",
+    "tool.result",
+    "action.required",
+    "action.resolved",
+    "subagent.spawned",
+    "subagent.completed",
+    "subagent.failed",
+    "budget.exceeded",
+    "context.compaction.started",
+    "context.compaction.completed",
+    "output.spilled",
+    "message.injected",
+    "runtime.warning",
+    "runtime.error",
+    "replay.diverged",
+    "replay.completed",
+  ),
   "turn.completed": () => ({ turns: 1 }),
   "turn.failed": () => ({ turns: 1, failures: 1 }),
   "turn.cancelled": () => ({ turns: 1 }),
@@ -38,8 +69,37 @@ const USAGE: { [T in EventType]?: (e: EventOf<T>) => Usage } = {
   "tool.started": () => ({ tool_calls: 1 }),
 };
 
-const PROJECTIONS: Projections = {
-  "turn.submitted": (sql, e) => {
+const PROJECTIONS: EventTable<[SqlStorage], void> = {
+  ...ignored(
+    "session.created",
+    "session.forked",
+    "schedule.created",
+    "schedule.fired",
+    "schedule.deleted",
+    "run.status",
+    "model.requested",
+    "model.delta",
+    "model.completed",
+    "reasoning.summary",
+    "tool.catalog.resolved",
+    "tool.started",
+    "mcp.progress",
+    "tool.result",
+    "subagent.spawned",
+    "subagent.completed",
+    "subagent.failed",
+    "budget.exceeded",
+    "context.compaction.started",
+    "context.compaction.completed",
+    "output.spilled",
+    "message.injected",
+    "cost.recorded",
+    "runtime.warning",
+    "runtime.error",
+    "replay.diverged",
+    "replay.completed",
+  ),
+  "turn.submitted": (e, sql) => {
     const p = e.payload;
     sql.exec(
       `INSERT INTO turns (turn_id, position, status, input, idempotency_key, created_at, trace_id, trace_parent)
@@ -53,7 +113,7 @@ const PROJECTIONS: Projections = {
     );
   },
   // The queue's order is the event's: its turns move behind every other turn, in that order.
-  "queue.changed": (sql, e) => {
+  "queue.changed": (e, sql) => {
     const { queued } = e.payload;
     for (const turnId of queued) sql.exec("UPDATE turns SET position = (SELECT max(position) + 1 FROM turns) WHERE turn_id = ?", turnId);
   },
@@ -61,7 +121,7 @@ const PROJECTIONS: Projections = {
   "turn.completed": setStatus("completed"),
   "turn.failed": setStatus("failed"),
   "turn.cancelled": setStatus("cancelled"),
-  "action.required": (sql, e) => {
+  "action.required": (e, sql) => {
     const p = e.payload;
     sql.exec(
       `INSERT INTO actions (action_id, turn_id, tool_call_id, tool_name, status, expires_at, parent_id, depth, subagent_id)
@@ -77,7 +137,7 @@ const PROJECTIONS: Projections = {
     );
     sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", `${APPROVAL_DEADLINE}${e.action_id}`, p.expires_at);
   },
-  "action.resolved": (sql, e) => {
+  "action.resolved": (e, sql) => {
     const p = e.payload;
     sql.exec(
       "UPDATE actions SET status = ?, decided_by = ?, decided_at = ?, reason = ? WHERE action_id = ?",
@@ -97,9 +157,8 @@ export function project(sql: SqlStorage, events: RuntimeEvent[]): void {
   let stamp = Number.NaN;
   let day = "";
   for (const e of events) {
-    // The tables are keyed by type, so each function gets the event of its own type.
-    (PROJECTIONS[e.type] as ((sql: SqlStorage, e: RuntimeEvent) => void) | undefined)?.(sql, e);
-    const usage = (USAGE[e.type] as ((e: RuntimeEvent) => Usage) | undefined)?.(e);
+    onEvent(PROJECTIONS, e, sql);
+    const usage = onEvent(USAGE, e);
     if (!usage) continue;
     // The events of one commit share their timestamp.
     if (e.timestamp !== stamp) {

@@ -4,7 +4,7 @@
 
 import { ApiError } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
-import { recordedCalls } from "../runtime/recorded-model";
+import { recordingOf } from "../runtime/recorded-model";
 import { recordedResults } from "../runtime/recorded-tools";
 import { turnSide } from "../runtime/replay-compare";
 import { historyAt, type SourceSession, sourceConfig } from "./fork-history";
@@ -17,7 +17,7 @@ export type ReplaySource = {
   at_sequence: number;
   input: string;
   messages_json: string;
-  /** JSON {calls, results}. */
+  /** JSON {calls, cut, results}: the completed model calls, why the turn ended early (or null), the tool results. */
   recording_json: string;
   /** JSON: the turn's side of the comparison. */
   original_json: string;
@@ -36,7 +36,7 @@ export function replaySource(store: SessionStore, turnId: string): ReplaySource 
     at_sequence,
     input: turn.input,
     messages_json: JSON.stringify(messages),
-    recording_json: JSON.stringify({ calls: recordedCalls(events), results: recordedResults(events) }),
+    recording_json: JSON.stringify({ ...recordingOf(events), results: recordedResults(events) }),
     original_json: JSON.stringify(turnSide(events)),
   };
 }

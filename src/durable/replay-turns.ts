@@ -3,7 +3,7 @@
 // run again, and its end adds replay.completed, the comparison with the original, in the same commit.
 import type { EventDraft, RuntimeEvent } from "../protocol/events";
 import type { TurnSetup } from "../runtime/loop";
-import { type Divergence, type RecordedCall, RecordedModel } from "../runtime/recorded-model";
+import { type Divergence, isCutCall, type RecordedCall, RecordedModel } from "../runtime/recorded-model";
 import { type RecordedResult, replayTools, type ToolReplayMode } from "../runtime/recorded-tools";
 import { compareTurns, type ReplayComparison, type ReplaySide, turnSide } from "../runtime/replay-compare";
 import type { SessionContext } from "./session-context";
@@ -39,11 +39,11 @@ export class ReplayTurns {
   setupFor(turnId: string, setup: TurnSetup, diverged: (d: Divergence) => void): TurnSetup {
     const row = this.replayed(turnId);
     if (!row) return setup;
-    const { calls, results } = JSON.parse(row.recording_json) as { calls: RecordedCall[]; results: RecordedResult[] };
+    const { calls, results, cut } = JSON.parse(row.recording_json) as { calls: RecordedCall[]; results: RecordedResult[]; cut?: string | null };
     // A resumed turn goes on where it was: the recorded calls it has had answered, and whether it left the recording.
     const events = this.s.store.eventsOfTurn(turnId).filter((e) => !e.subagent_id);
-    const made = events.filter((e) => e.type === "model.completed" && !["interrupted", "cancelled", "error"].includes(e.payload.finish_reason)).length;
-    const model = new RecordedModel(setup.model, setup.config.model, calls, diverged, { made, divergence: divergenceIn(events) });
+    const made = events.filter((e) => e.type === "model.completed" && !isCutCall(e.payload.finish_reason)).length;
+    const model = new RecordedModel(setup.model, setup.config.model, { calls, cut: cut ?? null }, diverged, { made, divergence: divergenceIn(events) });
     return { ...setup, model, tools: replayTools(setup.tools, results, row.tools) };
   }
 

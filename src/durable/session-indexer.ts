@@ -2,6 +2,7 @@
 // is created and when each turn ends, and retried from the alarm until it lands, so the index converges.
 // Also the session's retention deadline: idle that long (a pending approval counts as activity until its
 // deadline), the session erases itself.
+import { isTerminalTurnEvent } from "../protocol/events";
 import type { SessionSummary, UsageDay } from "../protocol/session-index";
 import { registry } from "./registry-object";
 import type { Capability } from "./session-capability";
@@ -12,7 +13,6 @@ export const INDEX_RETRY = "index";
 export const RETENTION = "retention";
 const RETRY_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
 const DAY_MS = 24 * 3600 * 1000;
-const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.cancelled"]);
 
 /** The slice of the session the indexer works on. */
 export type IndexerSession = Pick<SessionContext, "agent" | "armAlarm" | "bindings" | "row" | "store" | "view">;
@@ -143,7 +143,7 @@ export class SessionIndexer {
         },
       ],
       committed: (events) => {
-        if (events.some((e) => e.type === "session.created" || TURN_ENDS.has(e.type))) setTimeout(() => void this.sync(), 0);
+        if (events.some((e) => e.type === "session.created" || isTerminalTurnEvent(e.type))) setTimeout(() => void this.sync(), 0);
       },
     };
   }

@@ -3,7 +3,8 @@
 import { type AgentConfig, BUDGET_CAPS } from "../protocol/agent-config";
 import { ApiError } from "../protocol/errors";
 import type { Policy } from "../protocol/policy";
-import { buildTree } from "../runtime/execution-tree";
+import { redactAgentConfig } from "../protocol/redact";
+import { buildTree } from "../runtime/views/execution-tree";
 import type { ChannelRow, ChannelStore } from "./channel-store";
 import { conversationJson } from "./chat-reads";
 import type { Capability } from "./session-capability";
@@ -18,7 +19,7 @@ export function snapshotView(s: SessionContext, channels: ChannelRow[]) {
   const view = s.view();
   return {
     session_id: row.session_id,
-    agent: s.agent(),
+    agent: redactAgentConfig(s.agent()),
     policy: s.policy(),
     status: view.status,
     created_at: row.created_at,
@@ -85,7 +86,7 @@ export function exportHeader(s: SessionContext): ExportHeader {
   return {
     session_id: row.session_id,
     thread_id: row.thread_id,
-    agent: s.agent(),
+    agent: redactAgentConfig(s.agent()),
     policy: s.policy(),
     metadata,
     owner: row.owner,

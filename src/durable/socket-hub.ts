@@ -1,16 +1,11 @@
 // Delivery of the event log to WebSocket (hibernatable) and SSE subscribers: replay from a cursor, then
 // live, with no gap and no duplicate. A subscriber is "replaying" until its replay reaches the head of the
 // log; live events skip it meanwhile, because they are already in storage and the replay will read them.
+import { CLOSE_CODES } from "../protocol/close-codes";
 import type { StoredEvent } from "./session-store";
 
 const REPLAY_PAGE = 256;
 const encoder = new TextEncoder();
-/** WebSocket close code for a consumer that fell too far behind; it reconnects from its cursor. */
-export const SLOW_CONSUMER_CLOSE = 4008;
-/** WebSocket close code for the sockets of a session that was erased (DELETE, or its retention period). */
-export const SESSION_ERASED_CLOSE = 4010;
-/** WebSocket close code (Try Again Later) for a socket over the session's MAX_SOCKETS_PER_SESSION. */
-export const TOO_MANY_SOCKETS_CLOSE = 1013;
 /** Bytes an SSE stream may have queued unread before it is ended (the client resumes with Last-Event-ID). */
 const MAX_SSE_BACKLOG_BYTES = 8 * 1024 * 1024;
 
@@ -41,7 +36,7 @@ export class SocketHub {
     private readonly ctx: DurableObjectState,
     private readonly read: (after: number, limit: number) => StoredEvent[],
     /**
-     * A channel socket whose acks lag this many events behind the log is closed with SLOW_CONSUMER_CLOSE:
+     * A channel socket whose acks lag this many events behind the log is closed with the slow_consumer close code:
      * Workers WebSockets do not expose their send buffer, and a channel's acks are the one measure of what
      * its client has taken.
      */
@@ -76,7 +71,7 @@ export class SocketHub {
     if (this.ctx.getWebSockets().length >= this.maxSockets) {
       // Accepted only to say why: a client sees the close code, which an HTTP error before the upgrade hides.
       server.accept();
-      server.close(TOO_MANY_SOCKETS_CLOSE, `this session has ${this.maxSockets} sockets open; try again later`);
+      server.close(CLOSE_CODES.too_many_sockets.code, `this session has ${this.maxSockets} sockets open; try again later`);
       return new Response(null, { status: 101, webSocket: client });
     }
     this.ctx.acceptWebSocket(server);
@@ -111,7 +106,7 @@ export class SocketHub {
       const { channel, acked } = this.attachment(ws);
       if (channel && head - (acked ?? 0) > this.maxUnacked) {
         this.forget(ws);
-        ws.close(SLOW_CONSUMER_CLOSE, `slow consumer: more than ${this.maxUnacked} events unacked; reconnect with channel=${channel}`);
+        ws.close(CLOSE_CODES.slow_consumer.code, `slow consumer: more than ${this.maxUnacked} events unacked; reconnect with channel=${channel}`);
         continue;
       }
       this.send(ws, events);

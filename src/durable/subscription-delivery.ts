@@ -3,8 +3,9 @@
 // crash between sending and advancing the cursor resends the same batch under the same id (at least once,
 // never skipped). A 2xx advances the cursor; anything else backs off exponentially, through the object's
 // alarm, until the subscription is marked failing after the maximum number of attempts.
-import { otlpTraceBody } from "../runtime/otlp-spans";
+
 import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
+import { otlpTraceBody } from "../runtime/views/otlp-spans";
 import { BATCH_ID_HEADER, SIGNATURE_HEADER, signBody } from "../runtime/webhook-signature";
 import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";

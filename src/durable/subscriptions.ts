@@ -2,6 +2,7 @@
 // subscription reads the event log from its own cursor; delivery (subscription-delivery.ts) moves it.
 
 import { ApiError } from "../protocol/errors";
+import { redactUrl } from "../protocol/redact";
 import type { CreateSubscriptionBody, Subscription, SubscriptionSpec } from "../protocol/subscriptions";
 import { randomId } from "../runtime/ids";
 import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
@@ -140,5 +141,5 @@ export class SubscriptionTable {
 
 function view(row: SubscriptionRow): Subscription {
   const { secret: _secret, batch_id: _id, batch_end: _end, types, ...rest } = row;
-  return { ...rest, types: types ? (JSON.parse(types) as string[]) : null };
+  return { ...rest, url: redactUrl(rest.url), types: types ? (JSON.parse(types) as string[]) : null };
 }

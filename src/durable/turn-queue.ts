@@ -2,11 +2,10 @@
 // for the running turn. Inputs are recorded first, as events or inbox rows, in the transaction that
 // acknowledges them; the turn runner takes it from there.
 
-import { BUDGET_CAPS } from "../protocol/agent-config";
 import { ApiError } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TurnTrace } from "../protocol/events";
 import type { InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
-import { inputFits } from "../runtime/context-budget";
+import { checkInputFits } from "../runtime/context-budget";
 import { randomId } from "../runtime/ids";
 import { randomTraceId, traceFrom } from "../runtime/trace";
 import type { Capability } from "./session-capability";
@@ -100,11 +99,7 @@ export class TurnQueue {
 
   /** Refuses an input that alone is over the agent's history budget: no trimming could make it fit. */
   checkSize(path: string, input: string): void {
-    const agent = this.s.agent();
-    const limit = { ...BUDGET_CAPS, ...agent.budget }.max_history_tokens;
-    if (!inputFits(agent.instructions, input, limit)) {
-      throw ApiError.validation([{ path, reason: `is too long for this agent: it alone is over max_history_tokens (${limit}) with the instructions` }]);
-    }
+    checkInputFits(this.s.agent(), input, path);
   }
 
   /** Refuses a new queued turn or live message when the queue could overflow. */

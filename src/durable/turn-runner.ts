@@ -71,7 +71,7 @@ export class TurnRunner {
     }
     const state = store.turnState(running.turn_id);
     if (!state) {
-      const error = { code: "lost", message: "The turn's checkpoint is missing; it cannot be resumed" };
+      const error = { code: "lost" as const, message: "The turn's checkpoint is missing; it cannot be resumed" };
       this.end({ type: "turn.failed", turn_id: running.turn_id, payload: { error } }, newTurnState(running.turn_id, running.input, Date.now()));
       return;
     }
@@ -195,7 +195,7 @@ export class TurnRunner {
   private end(event: TerminalDraft, state: TurnState): void {
     const { store } = this.s;
     const turnId = state.turn_id;
-    const status = event.type === "turn.completed" ? "completed" : event.type === "turn.failed" ? "failed" : "cancelled";
+    const { status } = turnOutcome(event);
     const messages = finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`);
     const late = store.inbox(turnId, state.messages_taken ?? 0).map((m) => ({ turn_id: randomId("trn"), input: m.content, message_id: m.message_id }));
     const closing = closingEvents(state, status === "cancelled" ? "cancelled" : "interrupted", Date.now(), undefined, store.decisions(turnId));
@@ -256,7 +256,7 @@ export class TurnRunner {
     console.error("recording the end of a turn failed", state.turn_id, cause);
     const [input] = state.messages;
     const minimal = { ...newTurnState(state.turn_id, "", state.started_at), messages: input ? [input] : [] };
-    const error = { code: "internal_error", message: `Recording the turn's end failed: ${errorMessage(cause)}` };
+    const error = { code: "internal_error" as const, message: `Recording the turn's end failed: ${errorMessage(cause)}` };
     this.end({ type: "turn.failed", turn_id: state.turn_id, payload: { error } }, minimal);
   }
 

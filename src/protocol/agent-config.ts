@@ -12,6 +12,8 @@ export const modelSpecField = z.string().refine((s) => parseModelSpec(s) !== nul
   message: `must be "provider:model" with provider one of ${PROVIDERS.join(", ")}`,
 });
 
+const URL_DOC = 'the values of query parameters named like a credential (key, token, secret, passw, auth, sig, credential) read as "[redacted]"';
+
 const jsonSchemaObject = z
   .record(z.string(), z.unknown())
   .refine((s) => s.type === undefined || s.type === "object", { message: 'must be a JSON Schema with type "object"' });
@@ -20,7 +22,7 @@ export const HttpToolSchema = z.strictObject({
   name: nameField,
   description: z.string().max(4000).default(""),
   parameters: jsonSchemaObject.default({ type: "object", properties: {} }),
-  url: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }),
+  url: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).describe(URL_DOC),
   permission_class: z.enum(PERMISSION_CLASSES).default("network"),
   parallel_safe: z.boolean().default(true),
   timeout_ms: z.int().min(1).max(120_000).default(10_000),
@@ -73,8 +75,8 @@ export const BudgetSchema = z.strictObject({
 
 export const McpServerSchema = z.strictObject({
   name: nameField,
-  url: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }),
-  headers: z.record(z.string(), z.string()).optional(),
+  url: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).describe(URL_DOC),
+  headers: z.record(z.string(), z.string()).optional().describe('write-only: every value reads as "[redacted]"'),
   /** The class of the server's tools; a tool's annotations may raise it (destructiveHint) or, when trusted, lower it (readOnlyHint). */
   permission_class: z.enum(PERMISSION_CLASSES).default("network"),
   /** Whether the server's readOnlyHint annotations are believed (making those tools `safe`). */
@@ -127,7 +129,7 @@ export const AgentConfigSchema = z.strictObject({
   allow_parallel_subagents: z.boolean().default(false),
   max_parallel_subagents: z.int().min(1, "must be between 1 and 7").max(7, "must be between 1 and 7").default(3),
   budget: BudgetSchema.default({}),
-  /** Outbound subscriptions every session of this agent gets, delivering its whole log (see the README). */
+  /** Outbound subscriptions every session of this agent gets, delivering its whole log (docs/guides/schedules-and-subscriptions.md). */
   subscriptions: z.array(SubscriptionSpec).max(5).optional(),
 });
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;

@@ -1,9 +1,9 @@
-// docs/reference/api.md, generated from the operation declarations (scripts/api-doc.ts writes it; a test fails
-// when the committed file differs from what the declarations say).
+// docs/reference/api.md, generated from the operation declarations (`npm run docs:reference` writes it; a test
+// fails when the committed file differs from what the declarations say).
 import { z } from "zod";
 import { OPERATIONS, type Operation } from "./operations";
 import { scopeFor } from "./permissions";
-import { fields, type JsonSchema, typeOf } from "./schema-doc";
+import { fields, type JsonSchema, typeOf } from "./schema-markdown";
 
 /** An object's fields (a named schema's, after its name); for anything else (a union, a record) its type. */
 function described(schema: z.ZodType, io: "input" | "output" = "input"): string {
@@ -46,7 +46,7 @@ export function apiMarkdown(): string {
   return [
     "# API reference",
     "",
-    "<!-- Generated from src/protocol/operations/ by `npm run docs:api`; do not edit by hand. -->",
+    "<!-- Generated from src/protocol/operations/ by `npm run docs:reference`; do not edit by hand. -->",
     "",
     "Every operation of the HTTP API: who may call it (the permission a key's role or a browser token's scope",
     "must allow), what it takes and what it answers. `/openapi.json` is generated from the same declarations.",

@@ -1,33 +1,25 @@
 // One error type for everything a client can be told about; routes turn it into the SPEC §2 envelope.
 
-export type ErrorCode =
-  | "malformed_body"
-  | "unauthorized"
-  | "token_expired"
-  | "invalid_token"
-  | "forbidden"
-  | "not_found"
-  | "conflict"
-  | "body_too_large"
-  | "validation_failed"
-  | "rate_limited"
-  | "upgrade_required"
-  | "internal_error";
+/** Every code a client can get in the error envelope, with its HTTP status and meaning (docs/reference/errors.md). */
+export const ERROR_CODES = {
+  malformed_body: { status: 400, meaning: "The body (or a WebSocket frame) is not valid JSON, or is not sent as `application/json`." },
+  unauthorized: { status: 401, meaning: "No API key or token, or one the deployment does not know (also when no keys are configured)." },
+  token_expired: { status: 401, meaning: "A browser token past its expiry; ask `POST /v1/tokens` for a new one." },
+  invalid_token: { status: 401, meaning: "A token that is malformed, tampered with, or not signed by this deployment." },
+  forbidden: { status: 403, meaning: "The key's role or the token's grants, session or agent do not allow this request." },
+  not_found: { status: 404, meaning: "The session, agent, turn, action, schedule, subscription or artifact does not exist (or was erased)." },
+  conflict: {
+    status: 409,
+    meaning: "The request contradicts the current state: an idempotency key reused with another body, an action already decided, a turn not ended.",
+  },
+  body_too_large: { status: 413, meaning: "A request body over 1 MiB." },
+  validation_failed: { status: 422, meaning: "A field is missing, unknown or invalid; `details` lists `{path, reason}` for each." },
+  rate_limited: { status: 429, meaning: "Too many requests or turns a minute for this key, or the session's queue (20 turns and live messages) is full." },
+  upgrade_required: { status: 426, meaning: "The WebSocket route called without a WebSocket upgrade." },
+  internal_error: { status: 500, meaning: "The runtime failed; the log says more (`runtime.error`, `turn.failed`)." },
+} as const satisfies Record<string, { status: number; meaning: string }>;
 
-const STATUS: Record<ErrorCode, number> = {
-  malformed_body: 400,
-  unauthorized: 401,
-  token_expired: 401,
-  invalid_token: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  body_too_large: 413,
-  validation_failed: 422,
-  rate_limited: 429,
-  upgrade_required: 426,
-  internal_error: 500,
-};
+export type ErrorCode = keyof typeof ERROR_CODES;
 
 export interface FieldIssue {
   path: string;
@@ -49,7 +41,7 @@ export class ApiError extends Error {
   }
 
   get status(): number {
-    return STATUS[this.code];
+    return ERROR_CODES[this.code].status;
   }
 
   toBody(): ErrorBody {

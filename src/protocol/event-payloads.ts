@@ -1,10 +1,37 @@
 // The payload of every event type (SPEC §5, §6), one zod schema each: the emitters are type-checked against
-// them, GET /v1/events/schema serves them as JSON Schema, and docs/events.md is generated from them.
+// them, GET /v1/events/schema serves them as JSON Schema, and docs/reference/events.md is generated from them.
 import { z } from "zod";
 
 const Usage = z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).meta({ id: "Usage" });
 const Phase = z.enum(["executor", "planner", "compaction"]);
-const TurnError = z.object({ code: z.string(), message: z.string() }).meta({ id: "TurnError" });
+/** Why a turn failed (turn.failed's `error.code`): a closed list, each code with what it means. */
+export const TURN_ERROR_CODES = {
+  model_error: "the model provider failed",
+  output_invalid: "the final answer did not match output_schema, after the retries",
+  budget_exceeded: "a budget limit was reached (budget.exceeded says which)",
+  configuration_error: "the turn could not be set up with its agent's configuration",
+  internal_error: "the runtime failed (runtime.error has the details), or could not record the turn's end",
+  lost: "the turn cannot go on: its checkpoint is missing, or it was resumed too often without progress",
+} as const;
+export type TurnErrorCode = keyof typeof TURN_ERROR_CODES;
+
+const TurnError = z
+  .object({
+    code: z.enum(Object.keys(TURN_ERROR_CODES) as [TurnErrorCode, ...TurnErrorCode[]]).describe(
+      Object.entries(TURN_ERROR_CODES)
+        .map(([code, meaning]) => `${code}: ${meaning}`)
+        .join("; "),
+    ),
+    message: z.string(),
+  })
+  .meta({ id: "TurnError" });
+/** Why the runtime could not submit a turn itself: the error POST .../turns would have answered. */
+const SubmitError = z
+  .object({
+    code: z.string().describe("the API error code (SPEC §2): rate_limited for a full queue, validation_failed for an input over the budget, ..."),
+    message: z.string(),
+  })
+  .meta({ id: "SubmitError" });
 const Decision = z.enum(["approved", "rejected", "timed_out"]);
 
 const ToolDescription = z
@@ -65,8 +92,8 @@ export const ReplayComparison = z
   })
   .meta({ id: "ReplayComparison" });
 
-/** Shapes several payloads share (named in docs/events.md). */
-export const SHARED_SHAPES = { Usage, TurnError, ToolDescription, ReplaySide, ReplayDivergence: Divergence };
+/** Shapes several payloads share (named in docs/reference/events.md). */
+export const SHARED_SHAPES = { Usage, TurnError, SubmitError, ToolDescription, ReplaySide, ReplayDivergence: Divergence };
 
 export const EVENT_PAYLOADS = {
   "session.created": z.object({
@@ -96,7 +123,7 @@ export const EVENT_PAYLOADS = {
     ...turnSummary,
   }),
   "turn.failed": z.object({
-    error: TurnError.describe("code: model_error, output_invalid, budget_exceeded, internal_error, configuration_error, lost, ..."),
+    error: TurnError,
     output: z.unknown().optional(),
     ...turnSummary,
   }),
@@ -114,7 +141,7 @@ export const EVENT_PAYLOADS = {
     schedule_id: z.string(),
     due_at: z.number().describe("the run this is (runs missed meanwhile are not made up)"),
     turn_id: z.string().nullable().describe("the submitted turn; null when the submission was refused"),
-    error: TurnError.optional().describe("why the submission was refused (a full queue, an input over the budget)"),
+    error: SubmitError.optional().describe("why the submission was refused (a full queue, an input over the budget)"),
     next_run_at: z.number().nullable().describe("null: the schedule is done and removed"),
   }),
   "schedule.deleted": z.object({ schedule_id: z.string() }),

@@ -1,9 +1,9 @@
-// docs/events.md, generated from the event catalog (scripts/events-doc.ts writes it; a test fails when the
-// committed file differs from what the catalog says).
+// docs/reference/events.md, generated from the event catalog (`npm run docs:reference` writes it; a test fails
+// when the committed file differs from what the catalog says).
 import { z } from "zod";
 import { SHARED_SHAPES } from "./event-payloads";
 import { EnvelopeSchema, EVENT_PAYLOADS, EVENT_TYPES, RuntimeEventSchema } from "./events";
-import { fields, type JsonSchema } from "./schema-doc";
+import { fields, generatedNote, type JsonSchema } from "./schema-markdown";
 
 /** The catalog as JSON Schema (GET /v1/events/schema). */
 export function eventCatalogSchema(): Record<string, unknown> {
@@ -25,7 +25,7 @@ export function eventsMarkdown(): string {
   return [
     "# Events",
     "",
-    "<!-- Generated from src/protocol/event-payloads.ts by `npm run docs:events`; do not edit by hand. -->",
+    generatedNote("src/protocol/event-payloads.ts"),
     "",
     "Every event of a session's log has the envelope below, a `type`, and that type's `payload`. The same",
     "catalog is served as JSON Schema at `GET /v1/events/schema` (no key needed) and types the events in",

@@ -15,6 +15,7 @@ export type Permission =
   | "session.queue"
   | "session.delete"
   | "session.subscribe"
+  | "session.schedule"
   | "tokens.create"
   | "usage.read"
   | "mcp";
@@ -47,6 +48,11 @@ const SCOPE_OF: Partial<Record<Permission, TokenScope>> = {
   "session.approve": "approve",
   "sessions.create": "create",
   "sessions.list": "read",
+};
+
+/** Why no token may do a permission, where the generic refusal would not say. */
+export const KEY_ONLY: Partial<Record<Permission, string>> = {
+  "session.schedule": "a schedule runs on after the token expires, so schedules are made and deleted with an API key",
 };
 
 /** The token scope a permission needs; undefined for what no token may do. */

@@ -11,7 +11,12 @@ export const SubscriptionSpec = z.strictObject({
     .max(100)
     .optional()
     .describe("event types to deliver (default: all)"),
-  secret: z.string().min(16).max(200).optional().describe("HMAC-SHA256 key of x-runtime-signature (default: generated, returned once)"),
+  secret: z
+    .string()
+    .min(16)
+    .max(200)
+    .optional()
+    .describe('HMAC-SHA256 key of x-runtime-signature (default: generated, returned once); write-only: an agent config reads it as "[redacted]"'),
   format: z.enum(["events", "otlp"]).optional().describe("events (default): the runtime's events; otlp: OpenTelemetry traces"),
 });
 export type SubscriptionSpec = z.infer<typeof SubscriptionSpec>;

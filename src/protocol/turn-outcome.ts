@@ -9,7 +9,7 @@ export interface TurnOutcome {
   status: "completed" | "failed" | "cancelled";
   output: unknown;
   stop_reason: string | null;
-  error: { code: string; message: string } | null;
+  error: PayloadOf<"turn.failed">["error"] | null;
   /** Why it was cancelled. */
   reason: string | null;
 }

@@ -4,16 +4,23 @@ import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
 import { type AgentConfig, AgentConfigSchema } from "../protocol/agent-config";
 import { ApiError, zodIssues } from "../protocol/errors";
+import { keepStoredSecrets } from "../protocol/keep-secrets";
 import { agents as ops } from "../protocol/operations";
+import { redactAgentConfig } from "../protocol/redact";
 import { deploymentIssues } from "../runtime/deployment-checks";
 import { parsePriceOverrides } from "../runtime/pricing";
 import { parseAllowlist } from "../runtime/url-allowlist";
 import { router } from "./http";
 import { route } from "./operation-route";
 
-/** Validates a config against the schema and the deployment; 422 with every failing field. */
-export async function validateAgentConfig(input: unknown, env: Env, pathPrefix = ""): Promise<AgentConfig> {
-  const parsed = AgentConfigSchema.safeParse(input);
+/**
+ * Validates a config against the schema and the deployment; 422 with every failing field. Placeholders of
+ * write-only fields take their values from `stored` (the config the input was read from).
+ */
+export async function validateAgentConfig(input: unknown, env: Env, pathPrefix = "", stored: AgentConfig | null = null): Promise<AgentConfig> {
+  const kept = keepStoredSecrets(input, stored, pathPrefix);
+  if (kept.issues.length > 0) throw ApiError.validation(kept.issues);
+  const parsed = AgentConfigSchema.safeParse(kept.input);
   if (!parsed.success) throw ApiError.validation(zodIssues(parsed.error.issues, pathPrefix));
   const agentNames = parsed.data.handoffs.length > 0 ? new Set(await registry(env).names()) : new Set<string>();
   const issues = deploymentIssues(parsed.data, {
@@ -33,19 +40,19 @@ export const agents = router()
     if (body.name !== undefined && body.name !== name) {
       throw ApiError.validation([{ path: "name", reason: `must equal the name in the path ("${name}")` }]);
     }
-    const config = await validateAgentConfig({ ...body, name }, c.env);
+    const config = await validateAgentConfig({ ...body, name }, c.env, "", await registry(c.env).get(name));
     const { created } = await registry(c.env).put(config);
-    return c.json(config, created ? 201 : 200);
+    return c.json(redactAgentConfig(config), created ? 201 : 200);
   })
   .openapi(route(ops.getAgent), async (c) => {
     const { name } = c.req.valid("param");
     const config = await registry(c.env).get(name);
     if (!config) throw ApiError.notFound("Agent", name);
-    return c.json(config, 200);
+    return c.json(redactAgentConfig(config), 200);
   })
   .openapi(route(ops.listAgents), async (c) => {
     const list: AgentConfig[] = await registry(c.env).list();
-    return c.json({ agents: list }, 200);
+    return c.json({ agents: list.map(redactAgentConfig) }, 200);
   })
   .openapi(route(ops.deleteAgent), async (c) => {
     const { name } = c.req.valid("param");

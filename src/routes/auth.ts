@@ -7,7 +7,7 @@ import { verify } from "hono/jwt";
 import type { Env } from "../env";
 import { ApiError, unwrap } from "../protocol/errors";
 import type { Operation } from "../protocol/operations/operation";
-import { allows, type Permission, type Principal, ROLES, type Role, type TokenScope } from "../protocol/permissions";
+import { allows, KEY_ONLY, type Permission, type Principal, ROLES, type Role, type TokenScope } from "../protocol/permissions";
 import { type AppEnv, sessionStub } from "./http";
 
 export const TOKEN_ISSUER = "agent-runtime";
@@ -115,14 +115,15 @@ export const authorize =
     const principal = c.get("principal");
     if (!allows(principal, permission)) {
       const who = principal.kind === "key" ? `a ${principal.role} key` : "this token";
-      throw new ApiError("forbidden", `${who} may not do ${permission}`);
+      const why = principal.kind === "token" && KEY_ONLY[permission] ? `: ${KEY_ONLY[permission]}` : "";
+      throw new ApiError("forbidden", `${who} may not do ${permission}${why}`);
     }
     const sid = c.req.param("sid") ?? c.req.param("exec_id");
     if (principal.kind === "token" && sid?.startsWith("ses_")) await checkTokenSession(c.env, principal, sid);
     await next();
   };
 
-/** A token reaches one session: the one it is bound to, or (bound to an agent) the sessions its subject owns. */
+/** A token reaches one session: the one it is bound to, or (bound to an agent) its subject's sessions of that agent. */
 export async function checkTokenSession(env: Env, token: Extract<Principal, { kind: "token" }>, sid: string): Promise<void> {
   if (token.session_id) {
     if (sid !== token.session_id) throw new ApiError("forbidden", "This token is for another session");
@@ -130,6 +131,7 @@ export async function checkTokenSession(env: Env, token: Extract<Principal, { ki
   }
   const { access } = unwrap(await sessionStub(env, sid).access());
   if (access.owner !== token.subject) throw new ApiError("forbidden", "This token's subject does not own this session");
+  if (access.agent !== token.agent) throw new ApiError("forbidden", `This token reaches sessions of agent "${token.agent}" only`);
 }
 
 /** What a principal may do on a session's WebSocket (sent to the object with the upgrade). */

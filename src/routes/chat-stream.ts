@@ -4,7 +4,7 @@ import type { threadView } from "../durable/session-views";
 import type { Env } from "../env";
 import { ApiError, type Result, unwrap } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
-import { type ChatMessageMetadata, turnStream, type UiChunk } from "../runtime/ui-stream";
+import { type ChatMessageMetadata, turnStream, type UiChunk } from "../runtime/views/ui-stream";
 import { sessionStub } from "./http";
 
 type SessionStub = ReturnType<typeof sessionStub>;

@@ -1,7 +1,7 @@
 // The AI SDK UI message stream protocol (issue 17), so an unmodified `useChat` with
 // `DefaultChatTransport({ api: base + "/v1/chat" })` talks to a session: POST /v1/chat (a turn, or decisions
 // on approvals), GET /v1/chat/:sid/stream (resume) and GET /v1/sessions/:sid/messages (after a reload).
-// The streams are projections of the session's log (src/runtime/ui-stream.ts).
+// The streams are projections of the session's log (src/runtime/views/ui-stream.ts).
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
 import { ApiError, unwrap } from "../protocol/errors";
@@ -9,8 +9,9 @@ import { chat as ops } from "../protocol/operations";
 import { allows, type Principal } from "../protocol/permissions";
 import { DEFAULT_POLICY } from "../protocol/policy";
 import type { ActionResolved, TurnSubmitted } from "../protocol/wire";
+import { checkInputFits } from "../runtime/context-budget";
 import { randomId } from "../runtime/ids";
-import { regenerateKey } from "../runtime/ui-messages";
+import { regenerateKey } from "../runtime/views/ui-messages";
 import { checkTokenSession } from "./auth";
 import { chatAction, type Decision } from "./chat-body";
 import { threadResult, turnResponse } from "./chat-stream";
@@ -38,9 +39,10 @@ async function reachable(env: Env, sid: string, principal: Principal): Promise<b
 
 /**
  * The session of a chat: `id` itself when it names one, else the session this chat id opened before, else a new
- * one of `agent` (owned by a token's subject), whose id the stream's `start` chunk names.
+ * one of `agent` (owned by a token's subject), whose id the stream's `start` chunk names. The `input` its first
+ * turn will take is checked against the agent before the session is created, so a refused input opens nothing.
  */
-async function chatSession(env: Env, principal: Principal, id: string, agent: string | undefined): Promise<string> {
+async function chatSession(env: Env, principal: Principal, id: string, agent: string | undefined, input?: { text: string; path: string }): Promise<string> {
   if (await reachable(env, id, principal)) return id;
   const sid = await chatSessionId(id, principal);
   if (await reachable(env, sid, principal)) return sid;
@@ -52,6 +54,7 @@ async function chatSession(env: Env, principal: Principal, id: string, agent: st
   if (await registry(env).isErased(sid)) throw new ApiError("not_found", `The session of chat '${id}' was erased`);
   const config = await registry(env).get(agent);
   if (!config) throw ApiError.notFound("Agent", agent);
+  if (input) checkInputFits(config, input.text, input.path);
   const owner = principal.kind === "token" ? principal.subject : null;
   unwrap(await sessionStub(env, sid).create({ session_id: sid, agent: config, policy: DEFAULT_POLICY, metadata: { chat_id: id }, owner }));
   return sid;
@@ -82,7 +85,8 @@ export const chat = router()
       const decided = new Set(action.decisions.map((d) => d.id));
       return turnResponse({ env: c.env, sid, turnId, metadata: { session_id: sid }, decided });
     }
-    const sid = await chatSession(c.env, principal, body.id, body.agent);
+    const input = { text: action.input, path: `messages.${body.messages.length - 1}.parts` };
+    const sid = await chatSession(c.env, principal, body.id, body.agent, input);
     // A regenerated answer is a new turn of the same input; its key names the message it answers again.
     const key = action.regenerate ? regenerateKey(action.userMessageId, randomId("rgn")) : action.userMessageId;
     const turn = { input: action.input, idempotency_key: key };
@@ -90,7 +94,8 @@ export const chat = router()
     return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid } });
   })
   .openapi(route(ops.resumeChat), async (c) => {
-    const sid = await chatSession(c.env, c.get("principal"), c.req.valid("param").sid, undefined);
+    const principal = c.get("principal");
+    const sid = await chatSession(c.env, principal, c.req.valid("param").sid, undefined);
     const thread = unwrap(await threadResult(sessionStub(c.env, sid)));
     // A turn waiting for a person has nothing to stream: the client shows the request from its messages.
     if (!thread.active_turn_id || thread.status === "waiting_permission") return c.body(null, 204);

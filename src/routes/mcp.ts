@@ -18,6 +18,7 @@ import { system } from "../protocol/operations";
 import { DEFAULT_POLICY } from "../protocol/policy";
 import { followTurn, type TerminalEvent, turnOutcome } from "../protocol/turn-outcome";
 import { TurnInput, type TurnSubmitted } from "../protocol/wire";
+import { checkInputFits } from "../runtime/context-budget";
 import { randomId } from "../runtime/ids";
 import { authenticate } from "./auth";
 import { callSession, router, sessionStub } from "./http";
@@ -104,6 +105,7 @@ async function runAgentTurn(
 ): Promise<CallToolResult> {
   let sid = sessionId;
   if (!sid) {
+    checkInputFits(agent, input, "input"); // before the session exists: a refused input opens none
     sid = randomId("ses");
     unwrap(await sessionStub(env, sid).create({ session_id: sid, agent, policy: DEFAULT_POLICY, metadata: { source: "mcp" } }));
   }

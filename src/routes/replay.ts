@@ -7,6 +7,7 @@ import { REPLAY_TURN_KEY } from "../durable/replay-turns";
 import { ApiError, unwrap } from "../protocol/errors";
 import { turns as ops } from "../protocol/operations";
 import type { TurnSubmitted } from "../protocol/wire";
+import { checkInputFits } from "../runtime/context-budget";
 import { randomId } from "../runtime/ids";
 import { validateAgentConfig } from "./agents";
 import { callSession, router, sessionStub } from "./http";
@@ -21,7 +22,11 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
   const principal = c.get("principal");
   if (principal.kind === "token" && body.agent !== undefined) throw new ApiError("forbidden", "A browser token cannot replay with another config");
   const source = await callSession<ReplayStart>(c.env, sid, "replaySource", { params: { turn_id }, by: c.get("keyHash") });
-  const agent = body.agent ? await validateAgentConfig({ ...source.agent, ...body.agent, name: source.agent.name }, c.env, "agent") : source.agent;
+  const agent = body.agent
+    ? await validateAgentConfig({ ...source.agent, ...body.agent, name: source.agent.name }, c.env, "agent", source.agent)
+    : source.agent;
+  // Before the replay session exists: a changed agent with no room for the recorded input opens none.
+  checkInputFits(agent, source.input, "agent", "makes the recorded input too long");
   const exec_id = randomId("ses");
   const stub = sessionStub(c.env, exec_id);
   unwrap(

@@ -1,12 +1,21 @@
 // Event delivery routes (SPEC §4, §5): JSON pages, SSE, and WebSocket. The session object serves the
 // streams itself; these routes authenticate and forward.
+import type { Context } from "hono";
 import { GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-streams";
 import { artifactKey } from "../durable/turn-ports";
 import { ApiError } from "../protocol/errors";
 import { streams as ops } from "../protocol/operations";
 import { socketGrants } from "./auth";
-import { callSession, router, sessionStub } from "./http";
+import { type AppEnv, callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
+
+/** The stream request as the session object gets it: with who is calling and what it may do. */
+function toSession(c: Context<AppEnv>): Request {
+  const forwarded = new Request(c.req.raw);
+  forwarded.headers.set(KEY_HASH_HEADER, c.get("keyHash"));
+  forwarded.headers.set(GRANTS_HEADER, socketGrants(c.get("principal")).join(","));
+  return forwarded;
+}
 
 export const streams = router()
   .openapi(route(ops.getEvents), async (c) => {
@@ -23,10 +32,7 @@ export const streams = router()
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
       throw new ApiError("upgrade_required", "This route needs a WebSocket upgrade (Upgrade: websocket)");
     }
-    const forwarded = new Request(c.req.raw);
-    forwarded.headers.set(KEY_HASH_HEADER, c.get("keyHash"));
-    forwarded.headers.set(GRANTS_HEADER, socketGrants(c.get("principal")).join(","));
-    return stub.fetch(forwarded);
+    return stub.fetch(toSession(c));
   })
   .openapi(route(ops.getArtifact), async (c) => {
     const { sid, artifact_id } = c.req.valid("param");

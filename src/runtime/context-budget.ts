@@ -1,7 +1,8 @@
 // Budget awareness (SPEC §7 budget_awareness): how much of the model's context window a prompt uses, the
 // per-message advisory, and the limit:N threshold.
 import type { ModelMessage } from "ai";
-import type { AgentConfig } from "../protocol/agent-config";
+import { type AgentConfig, BUDGET_CAPS } from "../protocol/agent-config";
+import { ApiError } from "../protocol/errors";
 import { parseModelSpec } from "../protocol/model-spec";
 
 /** Known context windows by model id prefix (tokens); the first match wins. */
@@ -116,9 +117,15 @@ export function trimHistory(history: ModelMessage[], measure: (history: ModelMes
   return [];
 }
 
-/** Whether one input, with the agent's instructions, fits the history budget at all. */
-export function inputFits(instructions: string, input: string, maxHistoryTokens: number): boolean {
-  return estimateTokens(instructions, [{ role: "user", content: input }]) <= maxHistoryTokens;
+/**
+ * Refuses (422 at `path`) an input that alone, with the agent's instructions, is over the agent's history
+ * budget: no trimming could make it fit. Callers that open a session check it before creating it.
+ */
+export function checkInputFits(agent: AgentConfig, input: string, path: string, reason = "is too long for this agent"): void {
+  const limit = { ...BUDGET_CAPS, ...agent.budget }.max_history_tokens;
+  if (estimateTokens(agent.instructions, [{ role: "user", content: input }]) > limit) {
+    throw ApiError.validation([{ path, reason: `${reason}: it alone is over max_history_tokens (${limit}) with the instructions` }]);
+  }
 }
 
 export function summaryMessages(summary: string): ModelMessage[] {

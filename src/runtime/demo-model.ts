@@ -14,6 +14,14 @@ type Reply = { kind: "text"; text: string } | { kind: "tool"; name: string; inpu
 
 const EXPRESSION = /[-+(]*\s*(?:\d+(?:\.\d+)?|\.\d+|pi\b|sqrt\s*\()[\d\s.+\-*/%^()a-z,]*[\d)]/i;
 const WORDS_PER_CHUNK = 1;
+/**
+ * `demo:slow` streams a word every 250 ms and ends each answer with this, about ten seconds in all: time enough
+ * to press Ctrl-C in a watcher (or Stop in a page) by hand while the answer is still streaming.
+ */
+const SLOW_DELAY_MS = 250;
+const SLOW_CODA =
+  " This is the slow demo model, which sends one word every quarter of a second, so there is time to stop the" +
+  " watcher with Ctrl-C while the answer is still streaming and then resume it from the sequence it printed.";
 
 function lastUserText(prompt: LanguageModelV3Prompt): string {
   for (let i = prompt.length - 1; i >= 0; i--) {
@@ -74,15 +82,17 @@ export class DemoModel implements LanguageModelV3 {
   readonly provider = "demo";
   readonly supportedUrls = {};
 
-  constructor(
-    readonly modelId: string,
-    /** Pause between streamed words, so streaming is visible in a terminal. */
-    private readonly delayMs = 15,
-  ) {}
+  /** Pause between streamed words, so streaming is visible in a terminal. */
+  private readonly delayMs: number;
+
+  constructor(readonly modelId: string) {
+    this.delayMs = modelId === "slow" ? SLOW_DELAY_MS : 15;
+  }
 
   private reply(options: LanguageModelV3CallOptions): Reply {
     const names = (options.tools ?? []).map((t) => t.name);
-    return demoReply(options.prompt, names);
+    const reply = demoReply(options.prompt, names);
+    return reply.kind === "text" && this.modelId === "slow" ? { kind: "text", text: reply.text + SLOW_CODA } : reply;
   }
 
   async doGenerate(options: LanguageModelV3CallOptions) {

@@ -3,7 +3,9 @@
 // the runtime itself (sub-agents being loops of the same kind inside the turn), results fed back, until
 // an accepted final answer, max_steps, the context budget or the turn budget. Every transition goes
 // through the ports, which make it durable.
+
 import { errorMessage } from "../protocol/errors";
+import type { TurnErrorCode } from "../protocol/event-payloads";
 import { fitContext, modelStep, planStep } from "./model-calls";
 import { correctionMessage, MAX_OUTPUT_RETRIES, parseFinalAnswer } from "./structured-output";
 import { runToolCalls } from "./tool-calls";
@@ -53,7 +55,9 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
     }
     const summary = { usage: state.usage, cost_usd: state.cost_usd ?? null };
     if (outcome.kind === "failed") {
-      ports.finish({ type: "turn.failed", turn_id, payload: { error: { code: outcome.code, message: outcome.message }, ...summary } }, state);
+      // The root level has no finish_subtask, so it never fails with schema_not_satisfied.
+      const code = outcome.code as TurnErrorCode;
+      ports.finish({ type: "turn.failed", turn_id, payload: { error: { code, message: outcome.message }, ...summary } }, state);
     } else {
       const stop_reason = outcome.kind === "answer" ? "final_answer" : outcome.kind;
       ports.finish({ type: "turn.completed", turn_id, payload: { output: outcome.output, stop_reason, ...summary } }, state);

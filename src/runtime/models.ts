@@ -82,7 +82,6 @@ function makeModel({ provider, model }: NonNullable<ReturnType<typeof parseModel
     case "workers-ai":
       return env.workersAI!(model);
     case "demo":
-      // `demo:slow` streams a word every 250 ms, slow enough to drop and resume a connection mid-turn by hand.
-      return new DemoModel(model, model === "slow" ? 250 : undefined);
+      return new DemoModel(model);
   }
 }

@@ -1,6 +1,9 @@
 // The model of a replayed turn (issue 21): it answers each call from the recorded turn while the call is the
 // recorded one (same request_hash: prompt, tool schemas, parameters), and from the first call that differs, or
 // goes past the recording, hands every call to the live model. A LanguageModelV3, so the loop runs unchanged.
+// The recording holds completed calls only: a call cut short (interrupted, cancelled, failed, or the turn's
+// budget stopping it) has no answer to give, so a recorded turn that ended early runs out there, and the reason
+// names how the original ended.
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
 import type { EventDraft } from "../protocol/events";
 import { requestFingerprint } from "./request-fingerprint";
@@ -14,13 +17,37 @@ export interface RecordedCall {
   finish_reason: string;
 }
 
+/** A recorded turn's model calls, and why the turn ended early (null when it completed). */
+export interface Recording {
+  calls: RecordedCall[];
+  cut: string | null;
+}
+
+/** Finish reasons of a call that did not complete (closingEvents and callModel write them). */
+const CUT_CALL = new Set(["interrupted", "cancelled", "error"]);
+export const isCutCall = (finishReason: string) => CUT_CALL.has(finishReason);
+
 export interface Divergence {
   /** The 1-based model call where the run left the recording. */
   step: number;
   reason: string;
 }
 
-/** The model calls of one recorded turn, in order, from its events (its own level only, not sub-agents'). */
+/** A recorded turn, from its events (its own level only, not sub-agents'), with its terminal event when it ended. */
+export function recordingOf(events: readonly EventDraft[]): Recording {
+  return { calls: recordedCalls(events), cut: cutReason(events) };
+}
+
+/** How the turn ended when it did not complete: the replay names it where the recording runs out. */
+function cutReason(events: readonly EventDraft[]): string | null {
+  for (const e of events) {
+    if (e.type === "turn.cancelled") return `the recorded turn was cancelled (${e.payload.reason})`;
+    if (e.type === "turn.failed") return `the recorded turn failed (${e.payload.error.code}: ${e.payload.error.message})`;
+  }
+  return null;
+}
+
+/** The completed model calls of one recorded turn, in order, from its events (its own level only, not sub-agents'). */
 export function recordedCalls(events: readonly EventDraft[]): RecordedCall[] {
   const calls: RecordedCall[] = [];
   const seen = new Set<string>();
@@ -49,7 +76,8 @@ export function recordedCalls(events: readonly EventDraft[]): RecordedCall[] {
       current.tool_calls.push({ tool_call_id: e.tool_call_id, name, args });
     }
   }
-  return calls;
+  // A cut call is no answer: one a restart cut was made again, and one the turn's end cut is where it stops.
+  return calls.filter((c) => c.finish_reason !== "" && !isCutCall(c.finish_reason));
 }
 
 export class RecordedModel implements LanguageModelV3 {
@@ -68,7 +96,7 @@ export class RecordedModel implements LanguageModelV3 {
     private readonly live: LanguageModelV3,
     /** The model spec the recording's request_hash was computed with. */
     private readonly spec: string,
-    private readonly recording: RecordedCall[],
+    private readonly recording: Recording,
     private readonly onDiverge: (d: Divergence) => void,
     /** Where a resumed turn stands: the recorded calls it has used, and whether it left the recording already. */
     from: { made: number; divergence: Divergence | null } = { made: 0, divergence: null },
@@ -88,7 +116,7 @@ export class RecordedModel implements LanguageModelV3 {
   }
 
   async doStream(options: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
-    const recorded = this.recording[this.made];
+    const recorded = this.recording.calls[this.made];
     this.made += 1;
     if (!this.divergence) {
       const reason = await this.mismatch(recorded, options);
@@ -100,9 +128,8 @@ export class RecordedModel implements LanguageModelV3 {
   }
 
   private async mismatch(recorded: RecordedCall | undefined, options: LanguageModelV3CallOptions): Promise<string | null> {
-    if (!recorded) return "the recorded turn made no more model calls";
+    if (!recorded) return this.recording.cut ? `the recording ends here: ${this.recording.cut}` : "the recorded turn made no more model calls";
     if (!recorded.request_hash) return "the recording has no request fingerprint";
-    if (recorded.finish_reason === "error" || !recorded.finish_reason) return "the recorded call did not complete";
     const hash = await requestFingerprint(this.spec, options);
     return hash === recorded.request_hash ? null : "the request differs from the recorded one (messages, tool schemas or parameters)";
   }

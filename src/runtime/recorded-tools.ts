@@ -1,9 +1,11 @@
 // The tools of a replayed turn (issue 21): a call with the same name and arguments as a recorded one gets the
 // recorded result ("recorded") or runs again ("live"); a call the recording never made runs live only when it
-// cannot change anything (permission class safe or knowledge), and otherwise gets an error result saying so.
+// cannot change anything (permission class safe or knowledge), and otherwise gets an error result saying so. A
+// call the recorded turn's end cut short never returned: it has no recorded result, only the cut's error.
 import type { EventDraft } from "../protocol/events";
 import { canonicalJson } from "./request-fingerprint";
 import { type ToolDefinition, ToolError } from "./tools/types";
+import { cutToolOutput } from "./turn-state";
 
 export type ToolReplayMode = "recorded" | "live";
 
@@ -13,7 +15,11 @@ export interface RecordedResult {
   args: unknown;
   output: unknown;
   is_error: boolean;
+  /** The turn's end cut the call short: output is the cut's error, not the tool's. */
+  cut?: true;
 }
+
+const CUT_OUTPUTS = new Set([cutToolOutput("cancelled"), cutToolOutput("interrupted")]);
 
 /** The tool calls of a recorded turn that have a result, in the order they started. */
 export function recordedResults(events: readonly EventDraft[]): RecordedResult[] {
@@ -23,7 +29,9 @@ export function recordedResults(events: readonly EventDraft[]): RecordedResult[]
     if (e.subagent_id || !e.tool_call_id) continue;
     if (e.type === "tool.started") started.set(e.tool_call_id, { name: e.payload.name, args: e.payload.args });
     const call = started.get(e.tool_call_id);
-    if (e.type === "tool.result" && call) results.push({ ...call, output: e.payload.output, is_error: e.payload.is_error });
+    if (e.type !== "tool.result" || !call) continue;
+    const { output, is_error } = e.payload;
+    results.push({ ...call, output, is_error, ...(is_error && CUT_OUTPUTS.has(output as string) ? { cut: true as const } : {}) });
   }
   return results;
 }
@@ -45,12 +53,13 @@ export function replayTools(tools: Map<string, ToolDefinition>, recorded: Record
     }
     const execute: ToolDefinition["execute"] = async (args, ctx) => {
       const match = unused.get(keyOf(name, args))?.shift();
-      if (match && mode === "recorded") {
+      if (match && mode === "recorded" && !match.cut) {
         if (match.is_error) throw new ToolError(typeof match.output === "string" ? match.output : JSON.stringify(match.output));
         return match.output;
       }
-      if (match || tool.permission_class === "safe" || tool.permission_class === "knowledge") return tool.execute(args, ctx);
-      throw new ToolError(`${name} was not called with these arguments in the recorded turn; a replay runs only safe and knowledge tools it did not record`);
+      if ((match && mode === "live") || tool.permission_class === "safe" || tool.permission_class === "knowledge") return tool.execute(args, ctx);
+      const why = match ? "was cut short in the recorded turn, so it has no recorded result" : "was not called with these arguments in the recorded turn";
+      throw new ToolError(`${name} ${why}; a replay runs only safe and knowledge tools it did not record`);
     };
     wrapped.set(name, { ...tool, execute });
   }

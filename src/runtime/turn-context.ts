@@ -3,6 +3,7 @@
 import type { JSONSchema7, LanguageModelV3 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "../protocol/agent-config";
+import type { TurnErrorCode } from "../protocol/event-payloads";
 import type { EventDraft, TerminalDraft } from "../protocol/events";
 import type { ModelTool } from "./model-stream";
 import type { OrchestrationLimits } from "./orchestration/types";
@@ -105,7 +106,8 @@ export type Outcome =
   | { kind: "max_steps"; output: unknown }
   | { kind: "budget_limit"; output: unknown }
   | { kind: "waiting" }
-  | { kind: "failed"; code: string; message: string };
+  /** schema_not_satisfied: a sub-agent's only (it finishes through finish_subtask); the root's are TurnError codes. */
+  | { kind: "failed"; code: TurnErrorCode | "schema_not_satisfied"; message: string };
 
 export type BudgetReason = "subtasks" | "llm_calls" | "tool_calls" | "wall_clock" | "tokens" | "bytes" | "depth" | "cost";
 

@@ -207,6 +207,9 @@ export function hasDecisionToApply(root: TurnState, decisions: ReadonlyMap<strin
   return pendingApprovals(root).some((c) => decisions.has(c.approval!.action_id));
 }
 
+/** The error result of a tool call the turn's end cut short (it never returned); a replay tells it from a real one. */
+export const cutToolOutput = (reason: "cancelled" | "interrupted") => `Tool call ${reason}`;
+
 /**
  * Events that close what a turn left open when it is cut short (interrupted, lost), at every level of
  * sub-agents: the model call under way, tools that started, and approvals still waiting, so nothing stays
@@ -247,7 +250,7 @@ export function closingEvents(
           ...envelope,
           step_id: state.step_id ?? undefined,
           tool_call_id: c.tool_call_id,
-          payload: { name: c.name, output: `Tool call ${reason}`, is_error: true, metadata: resultMetadata(c, true, c.started_at ?? now, now, {}) },
+          payload: { name: c.name, output: cutToolOutput(reason), is_error: true, metadata: resultMetadata(c, true, c.started_at ?? now, now, {}) },
         });
       } else if (c.approval?.status === "pending" && !decided.has(c.approval.action_id)) {
         events.push({

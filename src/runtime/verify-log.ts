@@ -1,65 +1,115 @@
 // The event-log invariants (issue 6), checkable on any prefix of a session's log: tests run it over every
 // log they read, so a violation anywhere fails the suite.
-import { isTerminalTurnEvent, type RuntimeEvent } from "../protocol/events";
+import { type EventTable, ignored, onEvent } from "../protocol/event-table";
+import type { RuntimeEvent, TerminalType } from "../protocol/events";
+
+type Entry = Pick<RuntimeEvent, "type" | "event_id" | "sequence" | "turn_id" | "step_id" | "tool_call_id" | "action_id">;
+
+interface Log {
+  problems: string[];
+  ended: Set<string>;
+  openModel: Map<string, string>; // step_id -> turn_id
+  openTools: Map<string, string>; // tool_call_id -> turn_id
+  started: Set<string>;
+  openActions: Map<string, string>; // action_id -> turn_id
+  required: Set<string>;
+  asked: Set<string>; // tool calls that needed a human decision
+}
+
+/** A turn's terminal event: it is the only one, and leaves nothing of the turn open. */
+function turnEnd(e: Entry & { type: TerminalType }, log: Log, at: string): void {
+  const turn = e.turn_id;
+  if (!turn) return;
+  if (log.ended.has(turn)) log.problems.push(`${at}: turn ${turn} has a second terminal event`);
+  log.ended.add(turn);
+  const left = (open: Map<string, string>, what: string) => {
+    for (const [id, t] of open) if (t === turn) log.problems.push(`${at}: turn ${turn} ended with ${what} ${id} still open`);
+  };
+  left(log.openModel, "model call");
+  left(log.openTools, "tool call");
+  left(log.openActions, "action");
+}
+
+const CHECK: EventTable<[Log, string], void, Entry> = {
+  ...ignored(
+    "session.created",
+    "session.forked",
+    "turn.submitted",
+    "turn.started",
+    "schedule.created",
+    "schedule.fired",
+    "schedule.deleted",
+    "queue.changed",
+    "run.status",
+    "model.delta",
+    "reasoning.summary",
+    "tool.catalog.resolved",
+    "mcp.progress",
+    "subagent.spawned",
+    "subagent.completed",
+    "subagent.failed",
+    "budget.exceeded",
+    "context.compaction.started",
+    "context.compaction.completed",
+    "output.spilled",
+    "message.injected",
+    "cost.recorded",
+    "runtime.warning",
+    "runtime.error",
+    "replay.diverged",
+    "replay.completed",
+  ),
+  "model.requested": (e, log) => {
+    log.openModel.set(e.step_id ?? "", e.turn_id ?? "");
+  },
+  "model.completed": (e, log) => {
+    log.openModel.delete(e.step_id ?? "");
+  },
+  "tool.started": (e, log) => {
+    log.openTools.set(e.tool_call_id ?? "", e.turn_id ?? "");
+    log.started.add(e.tool_call_id ?? "");
+  },
+  "tool.result": (e, log, at) => {
+    // A call refused by a human has a result but never started.
+    if (!log.started.has(e.tool_call_id ?? "") && !log.asked.has(e.tool_call_id ?? "")) {
+      log.problems.push(`${at}: tool.result for ${e.tool_call_id} without tool.started`);
+    }
+    log.openTools.delete(e.tool_call_id ?? "");
+  },
+  "action.required": (e, log) => {
+    log.asked.add(e.tool_call_id ?? "");
+    log.openActions.set(e.action_id ?? "", e.turn_id ?? "");
+    log.required.add(e.action_id ?? "");
+  },
+  "action.resolved": (e, log, at) => {
+    if (!log.required.has(e.action_id ?? "")) log.problems.push(`${at}: action.resolved for ${e.action_id} without action.required`);
+    log.openActions.delete(e.action_id ?? "");
+  },
+  "turn.completed": turnEnd,
+  "turn.failed": turnEnd,
+  "turn.cancelled": turnEnd,
+};
 
 /** Returns every violated invariant, one sentence each; empty when the log is sound. */
-export function verifyLog(
-  events: readonly Pick<RuntimeEvent, "type" | "event_id" | "sequence" | "turn_id" | "step_id" | "tool_call_id" | "action_id">[],
-): string[] {
-  const problems: string[] = [];
+export function verifyLog(events: readonly Entry[]): string[] {
+  const log: Log = {
+    problems: [],
+    ended: new Set(),
+    openModel: new Map(),
+    openTools: new Map(),
+    started: new Set(),
+    openActions: new Map(),
+    required: new Set(),
+    asked: new Set(),
+  };
   const ids = new Set<string>();
-  const ended = new Set<string>();
-  const openModel = new Map<string, string>(); // step_id -> turn_id
-  const openTools = new Map<string, string>(); // tool_call_id -> turn_id
-  const started = new Set<string>();
-  const openActions = new Map<string, string>(); // action_id -> turn_id
-  const required = new Set<string>();
-  const asked = new Set<string>(); // tool calls that needed a human decision
   events.forEach((e, i) => {
     const at = `#${e.sequence} ${e.type}`;
-    if (e.sequence !== i + 1) problems.push(`${at}: sequence ${e.sequence} where ${i + 1} was due (gap or duplicate)`);
-    if (ids.has(e.event_id)) problems.push(`${at}: event_id ${e.event_id} repeats`);
+    if (e.sequence !== i + 1) log.problems.push(`${at}: sequence ${e.sequence} where ${i + 1} was due (gap or duplicate)`);
+    if (ids.has(e.event_id)) log.problems.push(`${at}: event_id ${e.event_id} repeats`);
     ids.add(e.event_id);
-    const turn = e.turn_id;
-    if (turn && ended.has(turn)) problems.push(`${at}: event of turn ${turn} after its terminal event`);
-    switch (e.type) {
-      case "model.requested":
-        openModel.set(e.step_id ?? "", turn ?? "");
-        break;
-      case "model.completed":
-        openModel.delete(e.step_id ?? "");
-        break;
-      case "tool.started":
-        openTools.set(e.tool_call_id ?? "", turn ?? "");
-        started.add(e.tool_call_id ?? "");
-        break;
-      case "tool.result":
-        // A call refused by a human has a result but never started.
-        if (!started.has(e.tool_call_id ?? "") && !asked.has(e.tool_call_id ?? "")) {
-          problems.push(`${at}: tool.result for ${e.tool_call_id} without tool.started`);
-        }
-        openTools.delete(e.tool_call_id ?? "");
-        break;
-      case "action.required":
-        asked.add(e.tool_call_id ?? "");
-        openActions.set(e.action_id ?? "", turn ?? "");
-        required.add(e.action_id ?? "");
-        break;
-      case "action.resolved":
-        if (!required.has(e.action_id ?? "")) problems.push(`${at}: action.resolved for ${e.action_id} without action.required`);
-        openActions.delete(e.action_id ?? "");
-        break;
-    }
-    if (isTerminalTurnEvent(e.type) && turn) {
-      if (ended.has(turn)) problems.push(`${at}: turn ${turn} has a second terminal event`);
-      ended.add(turn);
-      const left = (open: Map<string, string>, what: string) => {
-        for (const [id, t] of open) if (t === turn) problems.push(`${at}: turn ${turn} ended with ${what} ${id} still open`);
-      };
-      left(openModel, "model call");
-      left(openTools, "tool call");
-      left(openActions, "action");
-    }
+    if (e.turn_id && log.ended.has(e.turn_id)) log.problems.push(`${at}: event of turn ${e.turn_id} after its terminal event`);
+    onEvent(CHECK, e, log, at);
   });
-  return problems;
+  return log.problems;
 }

@@ -207,6 +207,10 @@ describe("the inspector", () => {
       .toMatch(/Model calls 2 of 60Tool calls 1 of 200.*20 input · 10 output tokens/);
     const resolved = (await readLog(sid)).find((e) => e.type === "action.resolved");
     expect(resolved?.payload).toMatchObject({ decision: "approved", reason: "looks right" });
+    // The event timeline shows each event's payload in short, without expanding it.
+    const timelineRow = (type: string) => page.locator(`.events li[data-type="${type}"] .payload`).first();
+    expect(await timelineRow("tool.started").textContent()).toContain('"expression":"2 + 3"');
+    expect(await timelineRow("action.resolved").textContent()).toContain('"reason":"looks right"');
     await screenshot(page, "6-approval-done");
     await page.close();
   });
@@ -241,6 +245,27 @@ describe("the inspector", () => {
     await screenshot(page, "6-session-list");
     await rows.first().getByRole("link").click();
     await page.getByRole("heading", { name: `Session ${newest.session_id}` }).waitFor();
+    await page.close();
+  });
+
+  it("at 375 px wide the session list shows each session's agent and status on the screen", async () => {
+    const newest = (await api.listSessions()).sessions[0]!;
+    const page = await newPage(375, 812);
+    await signIn(page, "/inspect");
+    const row = page.locator(".session-list tbody tr").first();
+    await row.waitFor();
+    await screenshot(page, "6b-phone-session-list");
+    for (const [cell, text] of [
+      [1, newest.agent],
+      [2, newest.status],
+    ] as const) {
+      const td = row.locator("td").nth(cell);
+      expect(await td.textContent()).toContain(text);
+      const box = (await td.boundingBox())!;
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(375);
+    }
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
     await page.close();
   });
 

@@ -155,4 +155,28 @@ describe("examples/react-chat: a stock useChat page", () => {
     expect(pageErrors).toEqual([]);
     await page.close();
   });
+
+  it('"Add the demo agent" picks the new agent even when the Quickstart\'s demo exists, so its calculator asks for approval', async () => {
+    await api.putAgent("demo", { model: "demo:slow", tools: ["calculator", "clock"] });
+    const page = await openPage();
+    await page
+      .getByLabel("Agent")
+      .locator("option", { hasText: /^demo$/ })
+      .waitFor({ state: "attached" });
+    await page.getByLabel("Agent").selectOption("demo");
+    await page.getByRole("button", { name: "Add the demo agent" }).click();
+    await page.waitForFunction(() => (document.querySelector("select") as HTMLSelectElement | null)?.value === "demo-chat", null, { timeout: 10_000 });
+
+    await page.getByRole("button", { name: "New chat" }).click();
+    await page.waitForFunction(() => location.hash.length > 1);
+    const sid = await page.evaluate(() => location.hash.slice(1));
+    await page.getByPlaceholder(/Try:/).fill("what is 2 * (3 + 4)?");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".tool").first().getByRole("button", { name: "Approve" }).waitFor({ timeout: 30_000 });
+    await shot(page, "5-demo-agent-approval");
+    expect((await api.getSession(sid)).agent.name).toBe("demo-chat");
+    // An icon of its own, so the browser asks for no /favicon.ico (a 404 from the dev server).
+    expect(await page.locator('link[rel="icon"]').getAttribute("href")).toMatch(/^data:/);
+    await page.close();
+  });
 });

@@ -1,7 +1,13 @@
 // Logs, as Workers Logs receives them: one JSON line per request and one per turn end, with the caller as a
 // key id and never the key itself.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DevRuntime, startRuntime } from "./support/wrangler-dev";
+import { type DevRuntime, freePort, startRuntime } from "./support/wrangler-dev";
+
+const ROOT = join(import.meta.dirname, "..", "..");
 
 const KEY = "log-test-key-do-not-print";
 let rt: DevRuntime;
@@ -49,4 +55,49 @@ describe("structured logs", () => {
     expect(rt.output()).not.toContain(KEY);
     expect(rt.output()).not.toContain("a secret input");
   }, 60_000);
+});
+
+describe("npm start's console", () => {
+  it("shows one line per request (wrangler's) and the runtime's turn-end line", async () => {
+    const hadVars = existsSync(join(ROOT, ".dev.vars"));
+    const state = mkdtempSync(join(tmpdir(), "dev-logs-"));
+    const port = await freePort();
+    const dev = spawn(process.execPath, ["scripts/dev.mjs", "--persist-to", state, "--inspector-port", String(await freePort())], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), CI: "1", WRANGLER_SEND_METRICS: "false", LOGS: undefined },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let out = "";
+    dev.stdout!.on("data", (d) => {
+      out += String(d);
+    });
+    const until = async (probe: () => Promise<boolean> | boolean) => {
+      for (const deadline = Date.now() + 60_000; !(await probe()); await new Promise((r) => setTimeout(r, 200))) {
+        if (Date.now() > deadline) throw new Error(`timed out; output:\n${out}`);
+      }
+    };
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      await until(() =>
+        fetch(`${base}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      );
+      const key = /^API_KEYS=([^,\n]+)/m.exec(readFileSync(join(ROOT, ".dev.vars"), "utf8"))![1]!.trim();
+      const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+      expect((await fetch(`${base}/v1/agents/log-probe`, { headers })).status).toBe(404);
+      const created = await fetch(`${base}/v1/sessions`, { method: "POST", headers, body: JSON.stringify({ agent: { model: "demo:fast" } }) });
+      const { session_id } = (await created.json()) as { session_id: string };
+      await fetch(`${base}/v1/sessions/${session_id}/turns`, { method: "POST", headers, body: JSON.stringify({ input: "hi" }) });
+      await until(() => out.includes('{"log":"turn"'));
+      expect(out.split("\n").filter((l) => l.includes("/v1/agents/log-probe"))).toHaveLength(1);
+      expect(out).not.toContain('{"log":"request"');
+    } finally {
+      process.kill(-dev.pid!, "SIGKILL");
+      rmSync(state, { recursive: true, force: true });
+      if (!hadVars) rmSync(join(ROOT, ".dev.vars"), { force: true });
+    }
+  }, 90_000);
 });

@@ -20,12 +20,19 @@ describe("npm run tenant:new", () => {
     expect(stdout).toContain("npx wrangler r2 bucket create agent-runtime-acme-co-blobs");
     expect(stdout).toMatch(/echo 'rk_[A-Za-z0-9_-]{43}' \| npx wrangler secret put API_KEYS --env acme-co/);
     expect(stdout).toContain("npm run deploy -- --env acme-co");
+    // The runtime keeps its index in a Durable Object, so a tenant needs no D1 database and no D1 rights.
+    expect(stdout).not.toMatch(/\bD1\b|\bd1\b/);
     expect(readFileSync(CONFIG, "utf8")).toContain('[env.acme-co]\nname = "agent-runtime-acme-co"');
 
-    const dry = await run("npx", ["wrangler", "deploy", "--dry-run", "--env", "acme-co", "-c", CONFIG, "--outdir", join(ROOT, ".wrangler", "tenant-dry-run")], {
-      cwd: ROOT,
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-    });
+    // As docs/deploy.md says: the deploy script builds the inspector (wrangler's assets) first.
+    const dry = await run(
+      "npm",
+      ["run", "deploy", "--", "--env", "acme-co", "--dry-run", "-c", CONFIG, "--outdir", join(ROOT, ".wrangler", "tenant-dry-run")],
+      {
+        cwd: ROOT,
+        env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+      },
+    );
     const out = dry.stdout + dry.stderr;
     expect(out).toContain("env.SESSIONS (SessionObject)");
     expect(out).toContain("env.BLOBS (agent-runtime-acme-co-blobs)");

@@ -68,6 +68,20 @@ describe("the quickstart and the watcher", () => {
     expect(w.output()).toContain(`resume with: npm run watch -- ${session_id} ${last}`);
   }, 60_000);
 
+  it("says at once that a watched session was erased, exits 1 and prints no resume hint", async () => {
+    const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
+    const created = await fetch(`${rt.base}/v1/sessions`, { method: "POST", headers, body: JSON.stringify({ agent: { model: "demo:fast" } }) });
+    const { session_id } = (await created.json()) as { session_id: string };
+    const w = watch([session_id, "0"], { AGENT_RUNTIME_URL: rt.base, KEY });
+    await until(() => w.output().includes("session.created"));
+    expect((await fetch(`${rt.base}/v1/sessions/${session_id}`, { method: "DELETE", headers })).status).toBe(204);
+    // The old watcher waited for the TCP close, which `wrangler dev` holds about 10 s.
+    await until(() => w.child.exitCode !== null, 5_000);
+    expect(await w.exited).toBe(1);
+    expect(w.output()).toContain(`the session ${session_id} was erased`);
+    expect(w.output()).not.toContain("resume with");
+  }, 60_000);
+
   it("says what is wrong and exits 1 for a wrong key, an unknown session or a wrong address", async () => {
     const created = await fetch(`${rt.base}/v1/sessions`, {
       method: "POST",

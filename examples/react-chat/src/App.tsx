@@ -2,7 +2,7 @@
 // reload comes back to the same session: its messages from GET .../messages, a running turn resumed.
 import type { UIMessage } from "ai";
 import { useEffect, useState } from "react";
-import { createDemoAgent, listAgents, loadMessages, openSession } from "./api";
+import { createDemoAgent, DEMO_AGENT, listAgents, loadMessages, openSession } from "./api";
 import { Chat } from "./Chat";
 
 export function App() {
@@ -26,6 +26,15 @@ export function App() {
     sessionStorage.setItem("runtime-key", key);
     if (key) void refresh();
   }, [key]);
+
+  // The picker moves to the agent just added, so "New chat" uses it rather than one chosen before.
+  const addDemoAgent = () =>
+    createDemoAgent(key)
+      .then(refresh)
+      .then(
+        () => setAgent(DEMO_AGENT),
+        (err: Error) => setProblem(err.message),
+      );
 
   const newChat = async () => {
     try {
@@ -54,7 +63,7 @@ export function App() {
         <button type="button" disabled={!agent} onClick={newChat}>
           New chat
         </button>
-        <button type="button" disabled={!key} onClick={() => createDemoAgent(key).then(refresh)}>
+        <button type="button" disabled={!key} onClick={addDemoAgent}>
           Add the demo agent
         </button>
       </header>

@@ -18,9 +18,12 @@ async function call<T>(key: string, method: string, path: string, body?: unknown
 
 export const listAgents = (key: string) => call<{ agents: { name: string; model: string }[] }>(key, "GET", "/v1/agents");
 
+/** The demo agent's name: not the Quickstart's `demo`, whose calculator asks for no approval. */
+export const DEMO_AGENT = "demo-chat";
+
 /** A demo agent on the offline model: it calls calculator (which needs an approval) and clock. */
 export const createDemoAgent = (key: string) =>
-  call(key, "PUT", "/v1/agents/demo-chat", { model: "demo:slow", tools: ["calculator", "clock"], hitl_tools: ["calculator"] });
+  call(key, "PUT", `/v1/agents/${DEMO_AGENT}`, { model: "demo:slow", tools: ["calculator", "clock"], hitl_tools: ["calculator"] });
 
 export const openSession = (key: string, agent: string) => call<{ session_id: string }>(key, "POST", "/v1/sessions", { agent });
 

@@ -1,9 +1,15 @@
 // The agent registry (SPEC §4).
 import { z } from "zod";
 import { AgentConfigSchema } from "../agent-config";
+import { REDACTED } from "../redact";
+import { SubscriptionSpec } from "../subscriptions";
 import { json, jsonBody, operation } from "./operation";
 
 export const AgentConfigDoc = AgentConfigSchema.meta({ id: "AgentConfig" });
+/** A config as PUT takes it: a subscription's secret may also be the placeholder of the stored one (it is kept). */
+const AgentPutBody = AgentConfigSchema.partial({ name: true }).extend({
+  subscriptions: z.array(SubscriptionSpec.extend({ secret: z.union([z.literal(REDACTED), SubscriptionSpec.shape.secret.unwrap()]).optional() })).optional(),
+});
 const Name = z.object({ name: z.string().meta({ example: "helper" }) });
 
 export const putAgent = operation({
@@ -14,7 +20,7 @@ export const putAgent = operation({
   permission: "agents.write",
   rateLimit: "request",
   params: Name,
-  body: jsonBody(AgentConfigSchema.partial({ name: true })),
+  body: jsonBody(AgentPutBody),
   responses: { 200: json(AgentConfigDoc, "Replaced"), 201: json(AgentConfigDoc, "Created") },
   errors: [400, 401, 413, 422],
 });

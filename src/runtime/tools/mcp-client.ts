@@ -208,7 +208,7 @@ async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   try {
     return await Promise.race([promise, late]);
   } finally {
-    clearTimeout(timer);
+    if (timer !== null) clearTimeout(timer);
   }
 }
 
@@ -302,7 +302,7 @@ export class McpConnections {
   async close(): Promise<void> {
     const all = [...this.connections.values()];
     this.connections.clear();
-    for (const c of all) clearTimeout(c.idle);
+    for (const c of all) if (c.idle !== null) clearTimeout(c.idle);
     await Promise.all(all.map(async (c) => (await c.client.catch(() => null))?.close().catch(() => {})));
   }
 
@@ -315,7 +315,7 @@ export class McpConnections {
     for (let attempt = 1; ; attempt++) {
       const conn = this.connection(server, connectTimeout);
       conn.busy += 1;
-      clearTimeout(conn.idle);
+      if (conn.idle !== null) clearTimeout(conn.idle);
       try {
         return await fn(conn, await conn.client);
       } catch (err) {
@@ -371,7 +371,7 @@ export class McpConnections {
     const key = this.key(server);
     if (this.connections.get(key) !== conn) return;
     this.connections.delete(key);
-    clearTimeout(conn.idle);
+    if (conn.idle !== null) clearTimeout(conn.idle);
     void conn.client.then((c) => c.close()).catch(() => {});
   }
 

@@ -2,17 +2,28 @@
 // view from the whole log on load and then keeps it live, so a reload shows exactly what was there.
 // Objects are updated in place (a long stream of text deltas would otherwise copy the conversation per
 // event); `version` grows with every applied event so the view knows when to draw again.
-import type { RuntimeEvent } from "../../../../src/client/index";
+import { type EventOf, type EventTable, ignored, onEvent, type RuntimeEvent, type TerminalType, turnOutcome } from "../../../../src/client/index";
 import type { Approval, CallStatus, Container, NoteItem, SubAgent, TextItem, ToolCall, Turn } from "./items";
-
-type Payload = Record<string, unknown>;
-
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
 /** finish_reason values of a model call that did not end on its own (a restart, an interrupt, a provider error). */
 const INTERRUPTED = new Set(["cancelled", "interrupted", "error"]);
 const RESULT_STATUS: Record<string, CallStatus> = { success: "succeeded", error: "failed", rejected: "rejected", timed_out: "timed out" };
+
+/** The events that make a tool call's card (the first of them creates it). */
+type CallEvent = EventOf<"tool.started" | "tool.result" | "action.required" | "mcp.progress">;
+
+function callIdentity(e: CallEvent): { name: string; args: unknown } {
+  switch (e.type) {
+    case "tool.started":
+      return { name: e.payload.name, args: e.payload.args };
+    case "tool.result":
+      return { name: e.payload.name, args: undefined };
+    case "action.required":
+      return { name: e.payload.tool_name, args: e.payload.args };
+    case "mcp.progress":
+      return { name: "tool", args: undefined };
+  }
+}
 
 export class SessionModel {
   readonly events: RuntimeEvent[] = [];
@@ -44,105 +55,84 @@ export class SessionModel {
     if (e.sequence <= this.lastSequence) return false;
     this.events.push(e);
     this.version++;
-    const p = e.payload as Payload;
-    switch (e.type) {
-      case "session.created":
-        this.agent = str(p.agent) ?? "";
-        break;
-      case "turn.submitted":
-        this.turnOf(e).status = p.queued ? "queued" : "accepted";
-        break;
-      case "queue.changed":
-        this.queued = Array.isArray(p.queued) ? p.queued.filter((id): id is string => typeof id === "string") : [];
-        break;
-      case "turn.started":
-        this.turnOf(e).status = "running";
-        this.activeTurnId = e.turn_id ?? null;
-        this.recovering = false;
-        break;
-      case "turn.completed":
-      case "turn.failed":
-      case "turn.cancelled":
-        this.endTurn(e, p);
-        break;
-      case "run.status":
-        this.runStatus(e, p);
-        break;
-      case "model.requested":
-        this.containerOf(e).streaming = null;
-        break;
-      case "model.delta":
-        this.appendText(e, str(p.text) ?? "");
-        break;
-      case "model.completed":
-        this.recovering = false;
-        this.closeText(this.containerOf(e), INTERRUPTED.has(str(p.finish_reason) ?? "") ? "interrupted" : "done");
-        if (p.finish_reason === "error") this.note(e, "error", `Model call failed: ${str((p.error as Payload | undefined)?.message) ?? "unknown error"}`);
-        break;
-      case "reasoning.summary":
-        this.note(e, "plan", str(p.text) ?? "");
-        break;
-      case "message.injected":
-        this.containerOf(e).items.push({ kind: "injected", key: e.event_id, content: str(p.content) ?? "" });
-        break;
-      case "tool.started":
-        this.toolStarted(e, p);
-        break;
-      case "mcp.progress":
-        this.callOf(e).progress = str(p.message) ?? (num(p.progress) !== null ? `${p.progress}${num(p.total) !== null ? ` / ${p.total}` : ""}` : null);
-        break;
-      case "tool.result":
-        this.toolResult(e, p);
-        break;
-      case "action.required":
-        this.actionRequired(e, p);
-        break;
-      case "action.resolved":
-        this.actionResolved(e, p);
-        break;
-      case "subagent.spawned":
-        this.subagentSpawned(e, p);
-        break;
-      case "subagent.completed":
-      case "subagent.failed": {
-        const agent = e.subagent_id ? this.agents.get(e.subagent_id) : undefined;
-        if (agent) {
-          agent.status = e.type === "subagent.completed" ? "completed" : "failed";
-          agent.result = e.type === "subagent.completed" ? p.result : p.error;
-          this.closeText(agent, "done");
-        }
-        break;
-      }
-      case "budget.exceeded":
-        this.note(e, "error", `Budget exceeded: ${str(p.reason) ?? "limit"} (limit ${String(p.limit)}, observed ${String(p.observed)})`);
-        break;
-      case "context.compaction.completed":
-        this.note(e, "info", `History compacted from ${String(p.before_tokens)} to ${String(p.after_tokens)} tokens`);
-        break;
-      case "cost.recorded":
-        this.costRecorded(e, p);
-        break;
-      case "runtime.warning":
-        this.note(e, "warning", str(p.message) ?? "warning");
-        break;
-      case "runtime.error":
-        this.note(e, "error", str(p.message) ?? "error");
-        break;
-      default:
-        // model.requested phases, tool catalogs, spills and compaction starts have nothing to show outside the timeline.
-        break;
-    }
+    onEvent(SessionModel.FOLD, e, this);
     return true;
   }
+
+  private static readonly FOLD: EventTable<[SessionModel], void> = {
+    // Nothing to show outside the timeline.
+    ...ignored(
+      "session.forked",
+      "schedule.created",
+      "schedule.fired",
+      "schedule.deleted",
+      "tool.catalog.resolved",
+      "context.compaction.started",
+      "output.spilled",
+      "replay.diverged",
+      "replay.completed",
+    ),
+    "session.created": (e, m) => {
+      m.agent = e.payload.agent;
+    },
+    "turn.submitted": (e, m) => {
+      m.turnOf(e).status = e.payload.queued ? "queued" : "accepted";
+    },
+    "queue.changed": (e, m) => {
+      m.queued = [...e.payload.queued];
+    },
+    "turn.started": (e, m) => {
+      m.turnOf(e).status = "running";
+      m.activeTurnId = e.turn_id ?? null;
+      m.recovering = false;
+    },
+    "turn.completed": (e, m) => m.endTurn(e),
+    "turn.failed": (e, m) => m.endTurn(e),
+    "turn.cancelled": (e, m) => m.endTurn(e),
+    "run.status": (e, m) => m.runStatus(e),
+    "model.requested": (e, m) => {
+      m.containerOf(e).streaming = null;
+    },
+    "model.delta": (e, m) => m.appendText(e, e.payload.text),
+    "model.completed": (e, m) => {
+      m.recovering = false;
+      m.closeText(m.containerOf(e), INTERRUPTED.has(e.payload.finish_reason) ? "interrupted" : "done");
+      if (e.payload.finish_reason === "error") m.note(e, "error", `Model call failed: ${e.payload.error?.message ?? "unknown error"}`);
+    },
+    "reasoning.summary": (e, m) => m.note(e, "plan", e.payload.text),
+    "message.injected": (e, m) => {
+      m.containerOf(e).items.push({ kind: "injected", key: e.event_id, content: e.payload.content });
+    },
+    "tool.started": (e, m) => m.toolStarted(e),
+    "mcp.progress": (e, m) => {
+      const { message, progress, total } = e.payload;
+      m.callOf(e).progress = message ?? `${progress}${total !== null ? ` / ${total}` : ""}`;
+    },
+    "tool.result": (e, m) => m.toolResult(e),
+    "action.required": (e, m) => m.actionRequired(e),
+    "action.resolved": (e, m) => m.actionResolved(e),
+    "subagent.spawned": (e, m) => m.subagentSpawned(e),
+    "subagent.completed": (e, m) => m.subagentEnded(e, "completed", e.payload.result),
+    "subagent.failed": (e, m) => m.subagentEnded(e, "failed", e.payload.error),
+    "budget.exceeded": (e, m) => {
+      const { reason, limit, observed } = e.payload;
+      m.note(e, "error", `Budget exceeded: ${reason} (limit ${limit}, observed ${observed})`);
+    },
+    "context.compaction.completed": (e, m) => {
+      m.note(e, "info", `History compacted from ${e.payload.before_tokens} to ${e.payload.after_tokens} tokens`);
+    },
+    "cost.recorded": (e, m) => m.costRecorded(e),
+    "runtime.warning": (e, m) => m.note(e, "warning", e.payload.message),
+    "runtime.error": (e, m) => m.note(e, "error", e.payload.message),
+  };
 
   private turnOf(e: RuntimeEvent): Turn {
     const id = e.turn_id ?? "";
     let turn = this.turnById.get(id);
     if (!turn) {
-      const p = e.payload as Payload;
       turn = {
         id,
-        input: str(p.input) ?? "",
+        input: e.type === "turn.submitted" ? e.payload.input : "",
         status: "accepted",
         items: [],
         streaming: null,
@@ -165,16 +155,14 @@ export class SessionModel {
     return agent ?? this.turnOf(e);
   }
 
-  private callOf(e: RuntimeEvent): ToolCall {
+  private callOf(e: CallEvent): ToolCall {
     const id = e.tool_call_id ?? e.event_id;
     let call = this.calls.get(id);
     if (!call) {
-      const p = e.payload as Payload;
       call = {
         kind: "tool",
         key: id,
-        name: str(p.name) ?? str(p.tool_name) ?? "tool",
-        args: p.args,
+        ...callIdentity(e),
         depth: e.depth ?? 0,
         status: "running",
         result: null,
@@ -215,63 +203,64 @@ export class SessionModel {
     c.items.push({ kind: "note", key: e.event_id, tone, text });
   }
 
-  private endTurn(e: RuntimeEvent, p: Payload): void {
+  private endTurn(e: EventOf<TerminalType>): void {
     const turn = this.turnOf(e);
-    turn.status = e.type === "turn.completed" ? "completed" : e.type === "turn.failed" ? "failed" : "cancelled";
-    this.closeText(turn, e.type === "turn.completed" ? "done" : "interrupted");
-    if (e.type === "turn.completed") {
-      turn.output = p.output;
-      turn.stop_reason = str(p.stop_reason);
-    } else if (e.type === "turn.failed") {
-      const error = p.error as Payload | undefined;
-      turn.error = `${str(error?.code) ?? "error"}: ${str(error?.message) ?? ""}`;
+    const outcome = turnOutcome(e);
+    turn.status = outcome.status;
+    this.closeText(turn, outcome.status === "completed" ? "done" : "interrupted");
+    if (outcome.status === "completed") {
+      turn.output = outcome.output;
+      turn.stop_reason = outcome.stop_reason;
+    } else if (outcome.error) {
+      turn.error = `${outcome.error.code}: ${outcome.error.message}`;
     } else {
-      turn.error = str(p.reason) ?? "cancelled";
+      turn.error = outcome.reason ?? "cancelled";
     }
     if (this.activeTurnId === turn.id) this.activeTurnId = null;
     this.recovering = false;
   }
 
-  private runStatus(e: RuntimeEvent, p: Payload): void {
-    const phase = str(p.phase) ?? "";
+  private runStatus(e: EventOf<"run.status">): void {
+    const p = e.payload;
+    const { phase } = p;
     const call = e.parent_id ? this.calls.get(e.parent_id) : undefined;
     if (call) {
       call.steps.push({ key: e.event_id, phase, exec_id: e.subagent_id ?? null });
     } else if (phase === "recovering") {
       this.recovering = true;
-      this.note(e, "warning", `The runtime restarted; the turn resumes${num(p.attempt) !== null ? ` (attempt ${p.attempt})` : ""}`);
+      this.note(e, "warning", `The runtime restarted; the turn resumes${p.attempt !== undefined ? ` (attempt ${p.attempt})` : ""}`);
     } else if (phase === "handoff") {
-      this.agent = str(p.to) ?? this.agent;
-      this.note(e, "info", `Handed off from ${str(p.from) ?? "?"} to ${str(p.to) ?? "?"}${str(p.reason) ? `: ${p.reason}` : ""}`);
+      this.agent = p.to ?? this.agent;
+      this.note(e, "info", `Handed off from ${p.from ?? "?"} to ${p.to ?? "?"}${p.reason ? `: ${p.reason}` : ""}`);
     }
   }
 
-  private toolStarted(e: RuntimeEvent, p: Payload): void {
+  private toolStarted(e: EventOf<"tool.started">): void {
     const call = this.callOf(e);
-    call.name = str(p.name) ?? call.name;
-    call.args = p.args;
+    call.name = e.payload.name;
+    call.args = e.payload.args;
     call.status = "running";
     call.started_at = e.timestamp;
     this.recovering = false;
   }
 
-  private toolResult(e: RuntimeEvent, p: Payload): void {
+  private toolResult(e: EventOf<"tool.result">): void {
     const call = this.callOf(e);
-    const meta = (p.metadata ?? {}) as Payload;
-    call.result = "output" in p ? p.output : p.output_preview;
+    const { output, is_error, metadata } = e.payload;
+    call.result = output;
     call.has_result = true;
-    call.status = RESULT_STATUS[str(meta.status) ?? ""] ?? (p.is_error ? "failed" : "succeeded");
-    call.duration_ms = num(meta.execution_time_ms) ?? (call.started_at === null ? null : e.timestamp - call.started_at);
+    call.status = RESULT_STATUS[metadata.status] ?? (is_error ? "failed" : "succeeded");
+    call.duration_ms = metadata.execution_time_ms;
     call.progress = null;
   }
 
-  private actionRequired(e: RuntimeEvent, p: Payload): void {
+  private actionRequired(e: EventOf<"action.required">): void {
     const approval: Approval = {
       action_id: e.action_id ?? e.event_id,
       turn_id: e.turn_id ?? null,
-      tool_name: str(p.tool_name) ?? "tool",
-      args: p.args,
-      expires_at: num(p.expires_at),
+      tool_name: e.payload.tool_name,
+      args: e.payload.args,
+      expires_at: e.payload.expires_at,
       status: "pending",
       reason: null,
     };
@@ -281,22 +270,21 @@ export class SessionModel {
     call.status = "waiting";
   }
 
-  private actionResolved(e: RuntimeEvent, p: Payload): void {
+  private actionResolved(e: EventOf<"action.resolved">): void {
     const approval = e.action_id ? this.approvals.get(e.action_id) : undefined;
     if (!approval) return;
-    const decision = str(p.decision);
-    approval.status = decision === "approved" || decision === "rejected" || decision === "timed_out" ? decision : "rejected";
-    approval.reason = str(p.reason);
+    approval.status = e.payload.decision;
+    approval.reason = e.payload.reason;
     const call = e.tool_call_id ? this.calls.get(e.tool_call_id) : [...this.calls.values()].find((c) => c.approval === approval);
     if (call && call.status === "waiting") call.status = approval.status === "approved" ? "running" : approval.status === "rejected" ? "rejected" : "timed out";
   }
 
-  private subagentSpawned(e: RuntimeEvent, p: Payload): void {
+  private subagentSpawned(e: EventOf<"subagent.spawned">): void {
     if (!e.subagent_id) return;
     const agent: SubAgent = {
       id: e.subagent_id,
-      title: str(p.title) ?? "sub-agent",
-      depth: e.depth ?? num(p.depth) ?? 1,
+      title: e.payload.title,
+      depth: e.depth ?? e.payload.depth,
       status: "running",
       result: null,
       items: [],
@@ -307,12 +295,19 @@ export class SessionModel {
     parent?.agents.push(agent);
   }
 
-  private costRecorded(e: RuntimeEvent, p: Payload): void {
+  private subagentEnded(e: RuntimeEvent, status: "completed" | "failed", result: unknown): void {
+    const agent = e.subagent_id ? this.agents.get(e.subagent_id) : undefined;
+    if (!agent) return;
+    agent.status = status;
+    agent.result = result;
+    this.closeText(agent, "done");
+  }
+
+  private costRecorded(e: EventOf<"cost.recorded">): void {
     const turn = this.turnOf(e);
-    const usage = (p.usage ?? {}) as Payload;
-    turn.input_tokens += num(usage.input_tokens) ?? 0;
-    turn.output_tokens += num(usage.output_tokens) ?? 0;
-    const cost = num(p.cost_usd);
-    if (cost !== null) turn.cost_usd = (turn.cost_usd ?? 0) + cost;
+    const { usage, cost_usd } = e.payload;
+    turn.input_tokens += usage.input_tokens;
+    turn.output_tokens += usage.output_tokens;
+    if (cost_usd !== null) turn.cost_usd = (turn.cost_usd ?? 0) + cost_usd;
   }
 }

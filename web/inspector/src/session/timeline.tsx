@@ -1,9 +1,9 @@
-// The raw event log as the page received it: one row per event (sequence, type, ids), the whole event on
-// expand, filterable by type. Rows are drawn once: an event never changes.
+// The raw event log as the page received it: one row per event (sequence, type, ids, the payload in short),
+// the whole event on expand, filterable by type. Rows are drawn once: an event never changes.
 import { Component } from "preact";
 import { useMemo, useState } from "preact/hooks";
 import type { RuntimeEvent } from "../../../../src/client/index";
-import { count } from "../format";
+import { count, preview } from "../format";
 import { Section } from "../ui";
 
 const ID_FIELDS = ["turn_id", "tool_call_id", "action_id", "subagent_id", "parent_id"] as const;
@@ -59,6 +59,7 @@ class EventRow extends Component<{ event: RuntimeEvent }, { open: boolean }> {
           <summary>
             <span class="seq">#{e.sequence}</span> <span class="type">{e.type}</span>
             {ids.length > 0 && <span class="ids">{ids.join(" · ")}</span>}
+            <span class="payload">{preview(e.payload, 120)}</span>
           </summary>
           {this.state.open && <pre>{JSON.stringify(e, null, 2)}</pre>}
         </details>

@@ -1,0 +1,60 @@
+// A config sent back as it was read (GET, edit, PUT): its placeholders take the stored secrets, so that the
+// placeholder itself is never stored nor sent to a server. Tools and MCP servers are matched by name,
+// subscriptions by URL; a placeholder with nothing stored to stand for is refused.
+import type { AgentConfig } from "./agent-config";
+import { REDACTED, redactUrl } from "./redact";
+
+type Json = Record<string, unknown>;
+export interface SecretIssue {
+  path: string;
+  reason: string;
+}
+
+const NO_STORED_VALUE = `is the placeholder "${REDACTED}" of a stored secret, but nothing stored matches it: give the value itself`;
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Returns `input` with the stored values in place of placeholders, and an issue for each placeholder left. */
+export function keepStoredSecrets(input: unknown, stored: AgentConfig | null, prefix = ""): { input: unknown; issues: SecretIssue[] } {
+  if (!isObject(input)) return { input, issues: [] };
+  const issues: SecretIssue[] = [];
+  const at = (...path: (string | number)[]) => [prefix, ...path].filter((p) => p !== "").join(".");
+  /** The stored URL when `url` is its read form; `url` itself when it holds no placeholder. */
+  const keepUrl = (url: unknown, storedUrl: string | undefined, path: string): unknown => {
+    if (typeof url !== "string" || !url.includes(REDACTED)) return url;
+    if (storedUrl !== undefined && redactUrl(storedUrl) === url) return storedUrl;
+    issues.push({ path, reason: NO_STORED_VALUE });
+    return url;
+  };
+  const list = (field: string, keep: (item: Json, i: number) => Json) =>
+    Array.isArray(input[field]) ? { [field]: (input[field] as unknown[]).map((item, i) => (isObject(item) ? keep(item, i) : item)) } : {};
+
+  const result = {
+    ...input,
+    ...list("http_tools", (tool, i) => {
+      const match = stored?.http_tools.find((t) => t.name === tool.name);
+      return { ...tool, url: keepUrl(tool.url, match?.url, at("http_tools", i, "url")) };
+    }),
+    ...list("mcp_servers", (server, i) => {
+      const match = stored?.mcp_servers.find((s) => s.name === server.name);
+      const headers = isObject(server.headers)
+        ? Object.fromEntries(
+            Object.entries(server.headers).map(([name, value]) => {
+              if (value !== REDACTED) return [name, value];
+              const kept = match?.headers?.[name];
+              if (kept === undefined) issues.push({ path: at("mcp_servers", i, "headers", name), reason: NO_STORED_VALUE });
+              return [name, kept ?? value];
+            }),
+          )
+        : server.headers;
+      return { ...server, url: keepUrl(server.url, match?.url, at("mcp_servers", i, "url")), ...(headers !== undefined ? { headers } : {}) };
+    }),
+    ...list("subscriptions", (sub, i) => {
+      const match = stored?.subscriptions?.find((s) => s.url === sub.url || redactUrl(s.url) === sub.url);
+      const kept = { ...sub, url: keepUrl(sub.url, match?.url, at("subscriptions", i, "url")) };
+      if (sub.secret !== REDACTED) return kept;
+      if (match?.secret === undefined) issues.push({ path: at("subscriptions", i, "secret"), reason: NO_STORED_VALUE });
+      return { ...kept, secret: match?.secret ?? sub.secret };
+    }),
+  };
+  return { input: result, issues };
+}

@@ -1,0 +1,56 @@
+// Write-only fields (issue 29): what every reader of an agent config or a subscription sees in place of a
+// secret. The runtime keeps the real values for execution; every route, stream, export and page that shows a
+// config shows it through these functions, for every principal, admins included.
+import type { AgentConfig } from "./agent-config";
+
+/** What a write-only value reads as. */
+export const REDACTED = "[redacted]";
+
+/** Query parameters whose name contains one of these (any case) carry a credential: api_key, access_token, sig, ... */
+const CREDENTIAL_PARAM = /key|token|secret|passw|auth|sig|credential/i;
+const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i;
+
+function credentialParam(pair: string): boolean {
+  const name = pair.split("=", 1)[0] ?? "";
+  try {
+    return CREDENTIAL_PARAM.test(decodeURIComponent(name));
+  } catch {
+    return CREDENTIAL_PARAM.test(name);
+  }
+}
+
+/**
+ * The URL with its credentials replaced by the placeholder: the user info (`user:pass@`) and the value of
+ * every query parameter named like a credential. Everything else is left as written, so a URL without
+ * credentials comes back unchanged.
+ */
+export function redactUrl(url: string): string {
+  const hash = url.indexOf("#");
+  const fragment = hash >= 0 ? url.slice(hash) : "";
+  const beforeFragment = hash >= 0 ? url.slice(0, hash) : url;
+  const question = beforeFragment.indexOf("?");
+  const base = (question >= 0 ? beforeFragment.slice(0, question) : beforeFragment).replace(USERINFO, `$1${REDACTED}@`);
+  if (question < 0) return base + fragment;
+  const query = beforeFragment
+    .slice(question + 1)
+    .split("&")
+    .map((pair) => (pair.includes("=") && credentialParam(pair) ? `${pair.split("=", 1)[0]}=${REDACTED}` : pair))
+    .join("&");
+  return `${base}?${query}${fragment}`;
+}
+
+/** The config as readers see it: header values, subscription secrets and URL credentials are the placeholder. */
+export function redactAgentConfig(config: AgentConfig): AgentConfig {
+  return {
+    ...config,
+    http_tools: config.http_tools.map((t) => ({ ...t, url: redactUrl(t.url) })),
+    mcp_servers: config.mcp_servers.map((s) => ({
+      ...s,
+      url: redactUrl(s.url),
+      ...(s.headers ? { headers: Object.fromEntries(Object.keys(s.headers).map((h) => [h, REDACTED])) } : {}),
+    })),
+    ...(config.subscriptions
+      ? { subscriptions: config.subscriptions.map((s) => ({ ...s, url: redactUrl(s.url), ...(s.secret !== undefined ? { secret: REDACTED } : {}) })) }
+      : {}),
+  };
+}

@@ -1,0 +1,91 @@
+// The execution tree of a turn (SPEC §8): its tool calls, with each sub-agent call containing the calls made
+// inside it. A fold over the same events the channels carry, so the live log and a reload give one tree.
+import { type EventTable, ignored, onEvent } from "../../protocol/event-table";
+import type { EventOf, RuntimeEvent } from "../../protocol/events";
+import type { TreeNode } from "../../protocol/views";
+import { preview } from "./read-model";
+
+type Nodes = Map<string, TreeNode>;
+
+function node(nodes: Nodes, e: EventOf<"tool.started" | "tool.result">): TreeNode {
+  const id = e.tool_call_id!;
+  let n = nodes.get(id);
+  if (!n) {
+    n = {
+      id,
+      parent_id: e.parent_id ?? null,
+      name: e.payload.name,
+      args_preview: null,
+      result_preview: null,
+      is_error: false,
+      duration_ms: null,
+      children: [],
+    };
+    nodes.set(id, n);
+  }
+  return n;
+}
+
+const FOLD: EventTable<[Nodes], void> = {
+  ...ignored(
+    "session.created",
+    "session.forked",
+    "turn.submitted",
+    "turn.started",
+    "turn.completed",
+    "turn.failed",
+    "turn.cancelled",
+    "schedule.created",
+    "schedule.fired",
+    "schedule.deleted",
+    "queue.changed",
+    "run.status",
+    "model.requested",
+    "model.delta",
+    "model.completed",
+    "reasoning.summary",
+    "tool.catalog.resolved",
+    "mcp.progress",
+    "action.required",
+    "action.resolved",
+    "subagent.completed",
+    "subagent.failed",
+    "budget.exceeded",
+    "context.compaction.started",
+    "context.compaction.completed",
+    "output.spilled",
+    "message.injected",
+    "cost.recorded",
+    "runtime.warning",
+    "runtime.error",
+    "replay.diverged",
+    "replay.completed",
+  ),
+  "tool.started": (e, nodes) => {
+    const n = node(nodes, e);
+    n.args_preview = preview(e.payload.args);
+    const title = (e.payload.args as { title?: unknown } | undefined)?.title;
+    if (typeof title === "string") n.title = title;
+  },
+  "tool.result": (e, nodes) => {
+    const n = node(nodes, e);
+    n.result_preview = preview(e.payload.output);
+    n.is_error = e.payload.is_error;
+    n.duration_ms = e.payload.metadata.execution_time_ms;
+  },
+  "subagent.spawned": (e, nodes) => {
+    const parent = e.parent_id ? nodes.get(e.parent_id) : undefined;
+    if (parent && !parent.title) parent.title = e.payload.title;
+  },
+};
+
+export function buildTree(events: readonly RuntimeEvent[]): { version: 1; nodes: TreeNode[] } {
+  const nodes: Nodes = new Map();
+  for (const e of events) onEvent(FOLD, e, nodes);
+  const roots: TreeNode[] = [];
+  for (const n of nodes.values()) {
+    const parent = n.parent_id ? nodes.get(n.parent_id) : undefined;
+    (parent ? parent.children : roots).push(n);
+  }
+  return { version: 1, nodes: roots };
+}

@@ -1,0 +1,160 @@
+// The session's conversation as AI SDK UIMessage[] (what useChat takes as its initial messages after a
+// reload), folded from the log: each turn is the user's input and the assistant message its UI stream
+// builds (ui-stream.ts), so a reload shows what a connected client built, with pending approvals asking.
+import type { UIMessage } from "ai";
+import type { EventOf, RuntimeEvent } from "../../protocol/events";
+import { type ChatMessageMetadata, TurnProjection, type UiChunk } from "./ui-stream";
+
+/** The idempotency key of a turn that regenerates the answer to user message `id`. */
+export function regenerateKey(userMessageId: string, nonce: string): string {
+  return `${userMessageId}${REGENERATE}${nonce}`;
+}
+
+const REGENERATE = "#regenerate-";
+
+type Part = Record<string, unknown> & { type: string };
+
+interface TurnFold {
+  user: UIMessage | null;
+  assistant: { id: string; role: "assistant"; metadata: ChatMessageMetadata; parts: Part[] };
+  projection: TurnProjection;
+  openText: Map<string, Part>;
+  /** Replaced by a regenerated answer. */
+  hidden: boolean;
+}
+
+export class ConversationFold {
+  private readonly turns: TurnFold[] = [];
+  private readonly byId = new Map<string, TurnFold>();
+
+  push(e: RuntimeEvent): void {
+    if (!e.turn_id) return;
+    if (e.type === "turn.submitted") {
+      this.submitted(e);
+      return;
+    }
+    const turn = this.byId.get(e.turn_id);
+    if (!turn) return;
+    for (const chunk of turn.projection.push(e)) apply(turn, chunk);
+    if (e.type === "action.resolved") respond(turn.assistant.parts, e);
+  }
+
+  messages(): UIMessage[] {
+    return this.turns.flatMap((t) => [...(t.user ? [t.user] : []), ...(t.hidden || t.assistant.parts.length === 0 ? [] : [t.assistant as UIMessage])]);
+  }
+
+  private submitted(e: EventOf<"turn.submitted">): void {
+    const { input } = e.payload;
+    const key = e.payload.idempotency_key || null;
+    const turnId = e.turn_id!;
+    const at = key?.lastIndexOf(REGENERATE) ?? -1;
+    const regenerated = at > 0 ? this.turns.findLast((t) => t.user?.id === key!.slice(0, at)) : undefined;
+    if (regenerated) {
+      // The client dropped the answer it regenerates and everything after it.
+      for (const t of this.turns.slice(this.turns.indexOf(regenerated))) {
+        t.hidden = true;
+        if (t !== regenerated) t.user = null;
+      }
+    }
+    const turn: TurnFold = {
+      user: regenerated ? null : { id: key ?? `${turnId}-input`, role: "user", parts: [{ type: "text", text: input }] },
+      assistant: { id: turnId, role: "assistant", metadata: { session_id: e.session_id }, parts: [] },
+      projection: new TurnProjection(turnId),
+      openText: new Map(),
+      hidden: false,
+    };
+    this.turns.push(turn);
+    this.byId.set(turnId, turn);
+  }
+}
+
+export function conversation(events: Iterable<RuntimeEvent>): UIMessage[] {
+  const fold = new ConversationFold();
+  for (const e of events) fold.push(e);
+  return fold.messages();
+}
+
+/** The current step's parts: a re-announced call updates its part there, as the AI SDK client does. */
+function currentStep(parts: Part[]): Part[] {
+  const start = parts.findLastIndex((p) => p.type === "step-start");
+  return parts.slice(start + 1);
+}
+
+function toolPart(parts: Part[], toolCallId: unknown): Part | undefined {
+  return parts.findLast((p) => p.type === "dynamic-tool" && p.toolCallId === toolCallId);
+}
+
+/** Applies one chunk as the AI SDK's processUIMessageStream does, for the chunks ui-stream.ts sends. */
+function apply(turn: TurnFold, c: UiChunk): void {
+  const { parts } = turn.assistant;
+  switch (c.type) {
+    case "start-step":
+      parts.push({ type: "step-start" });
+      break;
+    case "text-start":
+    case "reasoning-start": {
+      const part: Part =
+        c.type === "text-start" ? { type: "text", text: "", state: "streaming" } : { type: "reasoning", id: c.id, text: "", state: "streaming" };
+      turn.openText.set(c.id, part);
+      parts.push(part);
+      break;
+    }
+    case "text-delta":
+    case "reasoning-delta": {
+      const part = turn.openText.get(c.id);
+      if (part) part.text += c.delta;
+      break;
+    }
+    case "text-end":
+    case "reasoning-end": {
+      const part = turn.openText.get(c.id);
+      if (part) part.state = "done";
+      turn.openText.delete(c.id);
+      break;
+    }
+    case "tool-input-available": {
+      const existing = currentStep(parts).find((p) => p.type === "dynamic-tool" && p.toolCallId === c.toolCallId);
+      if (existing) Object.assign(existing, { state: "input-available", input: c.input });
+      else parts.push({ type: "dynamic-tool", toolName: c.toolName, toolCallId: c.toolCallId, state: "input-available", input: c.input });
+      break;
+    }
+    case "tool-approval-request":
+      update(parts, c.toolCallId, { state: "approval-requested", approval: { id: c.approvalId } });
+      break;
+    case "tool-output-available":
+      update(parts, c.toolCallId, { state: "output-available", output: c.output });
+      break;
+    case "tool-output-error":
+      update(parts, c.toolCallId, { state: "output-error", errorText: c.errorText });
+      break;
+    case "tool-output-denied":
+      update(parts, c.toolCallId, { state: "output-denied" });
+      break;
+    case "start":
+    case "finish":
+    case "message-metadata":
+      Object.assign(turn.assistant.metadata, c.messageMetadata ?? {});
+      break;
+    default:
+      if (c.type.startsWith("data-")) {
+        const data = c as { type: string; id?: string; data: unknown };
+        const existing = parts.find((p) => p.type === data.type && p.id === data.id);
+        if (existing) existing.data = data.data;
+        else parts.push({ type: data.type, id: data.id, data: data.data });
+      }
+  }
+}
+
+function update(parts: Part[], toolCallId: string, patch: Record<string, unknown>): void {
+  const part = toolPart(parts, toolCallId);
+  if (part) Object.assign(part, patch);
+}
+
+/** A decision recorded for a pending approval: the part shows it answered, as the client's own answer does. */
+function respond(parts: Part[], e: EventOf<"action.resolved">): void {
+  const part = parts.find((p) => p.type === "dynamic-tool" && (p.approval as { id?: string } | undefined)?.id === e.action_id);
+  if (!part) return;
+  const { decision, reason } = e.payload;
+  part.approval = { id: e.action_id, approved: decision === "approved", ...(reason ? { reason } : {}) };
+  if (part.state === "approval-requested") part.state = "approval-responded";
+}

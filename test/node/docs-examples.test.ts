@@ -1,0 +1,126 @@
+// Every example of README.md and docs/guides/ runs as written: one `wrangler dev` on the demo model, and
+// per page one bash session that runs its ```sh and ```ts blocks in order (KEY and AGENT_RUNTIME_URL set,
+// as a reader would have them) and compares each with the ```text block after it. Every ```ts block also
+// type-checks under strict. The convention is in support/doc-blocks.ts.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join, relative } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DocBlock, docBlocks, matchesOutput, RUNNABLE } from "./support/doc-blocks";
+import { ShellSession } from "./support/shell-session";
+import { type DevRuntime, startRuntime } from "./support/wrangler-dev";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const GUIDES = join(ROOT, "docs", "guides");
+const PAGES = [
+  join(ROOT, "README.md"),
+  ...readdirSync(GUIDES)
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => join(GUIDES, f)),
+];
+/** Languages that are data or output, never run. */
+const DATA = new Set(["text", "json", "toml"]);
+const TS_DIR = join(ROOT, "test-output", "docs-examples");
+const KEY = `docs_${Math.random().toString(16).slice(2)}`;
+const BLOCK_TIMEOUT_MS = 90_000;
+
+const where = (page: string, b: DocBlock) => `${relative(ROOT, page)}:${b.line}`;
+const tsFile = (page: string, b: DocBlock) => join(TS_DIR, `${basename(page, ".md")}-L${b.line}.ts`);
+
+let runtime: DevRuntime;
+
+beforeAll(async () => {
+  rmSync(TS_DIR, { recursive: true, force: true });
+  mkdirSync(TS_DIR, { recursive: true });
+  for (const page of PAGES) for (const b of docBlocks(page)) if (b.lang === "ts") writeFileSync(tsFile(page, b), `${b.code}\nexport {};\n`);
+  // The settings `npm start` writes into a new .dev.vars (scripts/dev.mjs), with this test's key.
+  runtime = await startRuntime({
+    API_KEYS: KEY,
+    TOKEN_SIGNING_SECRET: "docs-test-token-signing-secret",
+    TOOL_URL_ALLOWLIST: "http://127.0.0.1:9000/",
+    CORS_ORIGINS: "*",
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await runtime?.stop();
+});
+
+describe("the docs' convention", () => {
+  it("reads a text block after a runnable one as its output, and a not-run marker before a block", () => {
+    const dir = mkdtempSync(join(tmpdir(), "docs-convention-"));
+    const page = join(dir, "page.md");
+    writeFileSync(
+      page,
+      ["```sh", "echo a", "```", "", "```text", "a", "```", "<!-- not run: needs an account -->", "```sh", "deploy", "```", "```js", "x", "```"].join("\n"),
+    );
+    const blocks = docBlocks(page);
+    rmSync(dir, { recursive: true });
+    expect(blocks.map((b) => [b.lang, b.expected, b.notRun])).toEqual([
+      ["sh", "a", null],
+      ["sh", null, "needs an account"],
+      ["js", null, null],
+    ]);
+  });
+
+  it("matches output by shape: `...` lines and inline, <placeholders> as one token", () => {
+    expect(matchesOutput('{"id":"ses_<id>",...,"n":<n>}', '{"id":"ses_1a2b","x":[1,2],"n":42}')).toBe(true);
+    expect(matchesOutput("first\n...\nlast", "first\nmiddle\nmore\nlast")).toBe(true);
+    expect(matchesOutput("first\n...\nlast", "first\nlast")).toBe(true);
+    expect(matchesOutput('{"id":"<id>"}', '{"id":"two words"}')).toBe(false);
+    expect(matchesOutput("The answer is 14.", "The answer is 15.")).toBe(false);
+    expect(matchesOutput("a\nb", "a\nb\nc")).toBe(false);
+  });
+});
+
+describe("the docs' examples", () => {
+  it("are blocks the test knows: runnable (sh, ts), data (text, json, toml), or marked not run with a reason", () => {
+    const unknown = PAGES.flatMap((page) =>
+      docBlocks(page)
+        .filter((b) => !RUNNABLE.has(b.lang) && !DATA.has(b.lang) && b.notRun === null)
+        .map((b) => `${where(page, b)} (\`\`\`${b.lang || "(no language)"})`),
+    );
+    expect(unknown, "blocks neither runnable nor marked <!-- not run: reason -->").toEqual([]);
+  });
+
+  it("type-check under strict (every ```ts block, run or not)", () => {
+    writeFileSync(
+      join(TS_DIR, "tsconfig.json"),
+      JSON.stringify({ extends: "../../tsconfig.json", compilerOptions: { types: ["node"], lib: ["ES2023", "DOM"] }, include: ["*.ts"], exclude: [] }),
+    );
+    let out = "";
+    try {
+      execFileSync(join(ROOT, "node_modules", ".bin", "tsc"), ["--noEmit", "-p", TS_DIR], { cwd: ROOT, encoding: "utf8" });
+    } catch (err) {
+      out = String((err as { stdout?: string }).stdout ?? err);
+    }
+    expect(out, "type errors in the docs' TypeScript").toBe("");
+  });
+
+  it.each(PAGES.map((p) => [relative(ROOT, p), p]))("%s: every runnable block runs and prints what the page says", async (_name, page) => {
+    const blocks = docBlocks(page).filter((b) => RUNNABLE.has(b.lang) && b.notRun === null);
+    const scratch = mkdtempSync(join(tmpdir(), "docs-examples-"));
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? scratch,
+      NO_COLOR: "1",
+      KEY,
+      AGENT_RUNTIME_URL: runtime.base,
+    };
+    const shell = new ShellSession(ROOT, env, scratch);
+    try {
+      for (const b of blocks) {
+        const script = b.lang === "ts" ? `node --experimental-websocket --no-warnings --import tsx '${tsFile(page, b)}'` : b.code;
+        const { status, output } = await shell.run(script, BLOCK_TIMEOUT_MS);
+        expect(status, `${where(page, b)} exited ${status}:\n${output}`).toBe(0);
+        if (b.expected !== null)
+          expect(matchesOutput(b.expected, output), `${where(page, b)} printed:\n${output}\nbut the page says:\n${b.expected}`).toBe(true);
+      }
+    } finally {
+      shell.close();
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+});
