@@ -28,6 +28,8 @@ export interface Env {
   ANTHROPIC_API_KEY?: string;
   OPENAI_COMPATIBLE_BASE_URL?: string;
   OPENAI_COMPATIBLE_API_KEY?: string;
+  /** Time between keep-alives on SSE, chat streams and WebSockets, in ms (default 25000). */
+  STREAM_KEEPALIVE_MS?: string;
   /** A channel WebSocket whose acks lag this many events behind is closed (code 4008); default 10000. */
   WS_MAX_UNACKED_EVENTS?: string;
   /** Outbound subscriptions: first retry delay (default 1000 ms, doubling up to 5 min), attempts before a

@@ -80,6 +80,7 @@ describe("browser tokens", () => {
       session_id: "session_id" in binding ? binding.session_id : null,
       agent: "agent" in binding ? binding.agent : null,
       scopes,
+      expires_at: null,
     });
     const sessionSid = await createSession({ name: "tok-walk-session", model: "demo:fast" });
     const sessionScopes = TOKEN_SCOPES.filter((s) => s !== "create");

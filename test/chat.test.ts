@@ -3,9 +3,10 @@
 // failures, interrupts, sub-agents and bad bodies; approvals and resume are in chat-approvals.test.ts.
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, events } from "./support/api";
+import { api, createSession, events } from "./support/api";
 import { HeadlessChat, plain, until } from "./support/chat-client";
 import { chatOn, expectConsistent, partTypes, scriptedAgent, serverMessages, textOf } from "./support/chat-fixtures";
+import { shortLivedToken } from "./support/tokens";
 
 describe("POST /v1/chat: a turn as the UI message stream", () => {
   it("a text turn: streamed text, the turn id as the message id, metadata, and an idempotent retry", async () => {
@@ -118,6 +119,33 @@ describe("POST /v1/chat: a turn as the UI message stream", () => {
     await expectConsistent(chat, sid, new Set([0])); // the stopped POST ends without [DONE]
   });
 
+  it("a message queued behind a turn waiting for approval says so (a transient data-queued part), then streams its turn", async () => {
+    const call = { tool_calls: [{ id: "call_0", name: "calculator", arguments: { expression: "6 * 7" } }] };
+    const received: unknown[] = [];
+    const { sid, chat } = await chatOn(
+      [call, { text: "42." }, { text: "Next answer." }],
+      { tools: ["calculator"], hitl_tools: ["calculator"] },
+      { onData: (part) => received.push(part) },
+    );
+    await chat.sendMessage({ text: "compute" });
+    const [action] = (await api("GET", `/v1/sessions/${sid}/thread`)).body.pending_actions;
+
+    const sending = chat.sendMessage({ text: "and then?" });
+    await until(() => received.length > 0, "the queued part");
+    const [turnId] = (await api("GET", `/v1/sessions/${sid}/thread`)).body.queued_turns;
+    expect(received).toEqual([{ type: "data-queued", id: turnId, data: { turn_id: turnId, position: 1 }, transient: true }]);
+
+    expect((await api("POST", `/v1/sessions/${sid}/actions/${action.action_id}`, { decision: "approve" })).status).toBe(200);
+    await sending;
+    expect(chat.status).toBe("ready");
+    const chunks = await chat.log.exchanges[1]!.chunks;
+    expect(chunks.slice(0, 3).map((c) => c.type)).toEqual(["start", "data-queued", "start-step"]);
+    expect(chat.lastMessage!.id).toBe(turnId);
+    expect(partTypes(chat.lastMessage)).toEqual(["step-start", "text"]); // the transient part is not in the message
+    expect(textOf(chat.lastMessage)).toBe("Next answer.");
+    expect(chat.log.failures).toEqual([]);
+  });
+
   it("regenerate submits the same input as a new turn whose answer replaces the old one", async () => {
     const { sid, chat } = await chatOn([{ text: "first answer" }, { text: "second answer" }]);
     await chat.sendMessage({ text: "question" });
@@ -220,6 +248,30 @@ describe("chat with a browser token", () => {
     const bound = await mint({ subject: "carol", session_id: sid });
     expect((await post(bound, { id: "c3", messages: [userMessage("hi")], trigger: "submit-message", agent })).status).toBe(403);
     expect((await events(sid)).filter((e) => e.type === "turn.submitted")).toHaveLength(1);
+  });
+});
+
+describe("chat streams opened with a browser token", () => {
+  it("end at the token's expiry with a token_expired error chunk, the POST and the resume alike; the turn runs on", async () => {
+    const sid = await createSession(await scriptedAgent([{ text: "A long answer that never ends", chunk_size: 7, hang: true }]));
+    const first = await shortLivedToken({ subject: "dana", session_id: sid }, 3);
+    const res = await SELF.fetch("https://runtime.test/v1/chat", {
+      method: "POST",
+      headers: { authorization: `Bearer ${first.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ id: sid, messages: [userMessage("talk")], trigger: "submit-message" }),
+    });
+    expect(res.status).toBe(200);
+    const expired = 'data: {"type":"error","errorText":"token_expired: The token has expired; ask for a new one and reconnect"}\n\ndata: [DONE]\n\n';
+    const posted = await res.text();
+    expect(posted).toContain('"type":"text-delta"');
+    expect(posted.endsWith(expired)).toBe(true);
+
+    const second = await shortLivedToken({ subject: "dana", session_id: sid }, 2);
+    const resumed = await SELF.fetch(`https://runtime.test/v1/chat/${sid}/stream?access_token=${second.token}`);
+    expect(resumed.status).toBe(200);
+    expect((await resumed.text()).endsWith(expired)).toBe(true);
+    expect((await api("GET", `/v1/sessions/${sid}/thread`)).body.status).toBe("running");
+    await api("POST", `/v1/sessions/${sid}/interrupt`, {});
   });
 });
 

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Env } from "../src/env";
 import { api, createSession, events, expectGapless, KEY, submitTurn, waitForTurnEnd } from "./support/api";
 import { type Step, script, uniqueId } from "./support/fake-model";
+import { shortLivedToken } from "./support/tokens";
 import { closeAllSockets, type EventEnvelope, openWs, TERMINAL_TYPES, until, wsFetch } from "./support/ws";
 
 const BASE = "https://runtime.test";
@@ -107,7 +108,8 @@ class SseClient {
         for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
-          if (block.trim() !== "") this.messages.push(parseSseBlock(block));
+          // A block of comments only is a keep-alive, no message.
+          if (block.split("\n").some((l) => l !== "" && !l.startsWith(":"))) this.messages.push(parseSseBlock(block));
         }
       }
     } catch {
@@ -575,6 +577,49 @@ describe("SSE", () => {
     await stream.waitForCount(log.length - lastSeen);
     expect(stream.messages[0]!.id).toBe(String(lastSeen + 1));
     expectSameEvents(stream.events, log.slice(lastSeen));
+  });
+});
+
+describe("streams opened with a browser token end when it expires", () => {
+  it("a WebSocket is closed with 4001 at the token's expiry, as HTTP starts answering 401 token_expired", async () => {
+    const sid = await createSession(demoAgent);
+    const { token, expiresAt } = await shortLivedToken({ subject: "viewer", session_id: sid }, 3);
+    const ws = await openWs(sid, `access_token=${token}`, {});
+    await ws.waitForCount(1);
+    const closed = await until(() => ws.closed, "the socket to be closed at the token's expiry");
+    expect(closed).toEqual({ code: 4001, reason: expect.stringContaining("token_expired") });
+    expect(Date.now()).toBeGreaterThanOrEqual(expiresAt);
+    const late = await api("GET", `/v1/sessions/${sid}/thread`, undefined, { authorization: `Bearer ${token}` });
+    expect(late.body.error.code).toBe("token_expired");
+  });
+
+  it("a hibernated socket whose token expired runs no frame: submit_turn after the expiry submits nothing", async () => {
+    const sid = await createSession(demoAgent);
+    const { token, expiresAt } = await shortLivedToken({ subject: "writer", session_id: sid }, 3);
+    const ws = await openWs(sid, `access_token=${token}`, {});
+    expect(await ws.command({ type: "submit_turn", input: "what is 1 + 1?", request_id: "in-time" })).toMatchObject({ ok: true });
+    await ws.waitForEvent((e) => e.type === "turn.completed", "the turn sent in time");
+    await evictDurableObject(sessionStub(sid));
+    await until(() => Date.now() >= expiresAt, "the token's expiry");
+    try {
+      ws.send({ type: "submit_turn", input: "what is 2 + 2?", request_id: "too-late" });
+    } catch {
+      // already closed by the expiry
+    }
+    expect(await until(() => ws.closed, "the socket to be closed")).toMatchObject({ code: 4001 });
+    expect(ws.replies.find((r) => r.request_id === "too-late")).toBeUndefined();
+    const submitted = (await events(sid)).filter((e) => e.type === "turn.submitted");
+    expect(submitted.map((e) => e.payload.input)).toEqual(["what is 1 + 1?"]);
+  });
+
+  it("an SSE stream ends at the token's expiry with an `error` event token_expired", async () => {
+    const sid = await createSession(demoAgent);
+    const { token } = await shortLivedToken({ subject: "viewer", session_id: sid }, 3);
+    const stream = await sse(sid, `access_token=${token}`, {});
+    await stream.waitForCount(1);
+    await until(() => stream.ended, "the stream to end at the token's expiry");
+    expect(stream.messages.map((m) => m.event)).toEqual(["session.created", "error"]);
+    expect(JSON.parse(stream.messages[1]!.data)).toEqual({ error: { code: "token_expired", message: expect.any(String) } });
   });
 });
 

@@ -163,6 +163,11 @@ export class ChatRenderer {
     "budget.exceeded": (e, r, depth) => r.line(depth, r.tone("red", `! budget exceeded: ${e.payload.reason} (${e.payload.observed} > ${e.payload.limit})`)),
     "runtime.warning": (e, r, depth) => r.line(depth, r.tone("yellow", `! ${oneLine(e.payload.message, 120)}`)),
     "runtime.error": (e, r, depth) => r.line(depth, r.tone("red", `! ${oneLine(e.payload.message, 120)}`)),
+    "guardrail.checked": (e, r, depth) => {
+      const { verdict, rule, stage } = e.payload;
+      if (verdict === "pass") return "";
+      return r.line(depth, r.tone(verdict === "block" ? "red" : "yellow", `! guardrail ${rule} (${stage}): ${verdict}`));
+    },
     "turn.completed": (e, r) => {
       const { output, stop_reason } = e.payload;
       let out = "";

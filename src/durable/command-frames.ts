@@ -18,6 +18,8 @@ export interface FrameTarget {
   keyHash(ws: WebSocket): string;
   /** What the socket's key or token may do with frames (null: everything). */
   grants(ws: WebSocket): string[] | null;
+  /** Whether the socket's frames are served at all (false once its token expired: the socket is closed). */
+  admits(ws: WebSocket): boolean;
 }
 
 /** The frames' target for a session: its operations, and the socket's attachment and channel cursor. */
@@ -26,6 +28,7 @@ export function sessionFrames(rpc: Pick<FrameTarget, "call">, hub: SocketHub, ch
     call: (name, input) => rpc.call(name, input),
     keyHash: (ws) => hub.attachment(ws).key_hash,
     grants: (ws) => hub.attachment(ws).grants ?? null,
+    admits: (ws) => hub.admits(ws),
     ack: (ws, sequence) => {
       const { channel } = hub.attachment(ws);
       if (!channel) return { ok: false, error: new ApiError("validation_failed", "ack needs a socket opened with ?channel=<id>").toBody().error };
@@ -49,6 +52,7 @@ const GRANT_OF: Partial<Record<ClientFrame["type"], string>> = {
 };
 
 export async function handleFrame(target: FrameTarget, ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+  if (!target.admits(ws)) return;
   let raw: unknown;
   try {
     raw = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message));

@@ -54,6 +54,7 @@ const USAGE: EventTable<[], Usage> = {
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "guardrail.checked",
   ),
   "turn.completed": () => ({ turns: 1 }),
   "turn.failed": () => ({ turns: 1, failures: 1 }),
@@ -98,6 +99,7 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "guardrail.checked",
   ),
   "turn.submitted": (e, sql) => {
     const p = e.payload;

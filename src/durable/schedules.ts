@@ -30,6 +30,8 @@ export class Schedules {
 
   create(body: CreateScheduleBody): Schedule & { duplicate?: boolean } {
     const now = Date.now();
+    // Stored redacted, like a submitted turn's input; the verdicts are logged when it is submitted.
+    body = { ...body, input: this.queue.redacted(body.input).input };
     if (body.idempotency_key) {
       const prior = this.rows("WHERE idempotency_key = ?", body.idempotency_key)[0];
       if (prior) {

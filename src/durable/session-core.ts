@@ -14,6 +14,7 @@ import type { EventDraft, RuntimeEvent } from "../protocol/events";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
 import { randomId } from "../runtime/ids";
+import { keepaliveMs } from "../runtime/keepalive";
 import { emptyView, foldAll, foldEvent } from "../runtime/views/read-model";
 import { Approvals } from "./approvals";
 import { ChannelStore } from "./channel-store";
@@ -30,7 +31,7 @@ import { eraseSessionBlobs } from "./session-erase";
 import { SessionIndexer } from "./session-indexer";
 import { type SessionRow, SessionStore, type StoredEvent } from "./session-store";
 import { viewsCapability } from "./session-views";
-import { SocketHub } from "./socket-hub";
+import { SOCKETS_DUE, SocketHub } from "./socket-hub";
 import { SubscriptionDelivery } from "./subscription-delivery";
 import { SubscriptionTable } from "./subscriptions";
 import { TurnQueue } from "./turn-queue";
@@ -71,8 +72,11 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     this.hub = new SocketHub(
       ctx,
       (after, limit) => this.store.readEvents(after, limit),
-      positive(env.WS_MAX_UNACKED_EVENTS, 10_000),
-      positive(env.MAX_SOCKETS_PER_SESSION, 100),
+      { maxUnacked: positive(env.WS_MAX_UNACKED_EVENTS, 10_000), maxSockets: positive(env.MAX_SOCKETS_PER_SESSION, 100), keepaliveMs: keepaliveMs(env) },
+      (at) => {
+        this.store.schedule(SOCKETS_DUE, at);
+        this.armAlarm();
+      },
     );
     this.runner = new TurnRunner(
       this,
@@ -100,6 +104,8 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
       forkCapability(this),
       replayCapability(this, this.runner.replays),
       viewsCapability(this, () => this.channels),
+      // The sockets' own deadlines (a browser token's expiry, keep-alives).
+      { alarms: [{ kind: SOCKETS_DUE, fire: (now) => this.hub.tick(now) }] },
     ];
     // An object nobody created (a request for an unknown session) reads one catalog row and writes nothing.
     if (!isInitialized(ctx.storage)) return;

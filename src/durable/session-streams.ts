@@ -11,6 +11,8 @@ import type { SocketHub } from "./socket-hub";
 export const KEY_HASH_HEADER = "x-runtime-key-hash";
 /** Carries what the caller may do with command frames on the socket (set by the Worker only). */
 export const GRANTS_HEADER = "x-runtime-grants";
+/** Carries when the caller's browser token expires, in ms (set by the Worker only; absent for API keys). */
+export const EXPIRES_HEADER = "x-runtime-token-expires";
 
 export function openStream(request: Request, store: SessionStore, channels: ChannelStore, hub: SocketHub): Response {
   const url = new URL(request.url);
@@ -23,10 +25,13 @@ export function openStream(request: Request, store: SessionStore, channels: Chan
   if (after === null && channel) after = channels.cursor(channel) ?? 0;
   after ??= 0;
   checkCursor(store, after, name);
+  const expires = request.headers.get(EXPIRES_HEADER);
+  const expiresAt = expires === null ? null : Number(expires);
   if (url.pathname.endsWith("/ws")) {
     if (channel) channels.ack(channel, after, Date.now());
     const grants = (request.headers.get(GRANTS_HEADER) ?? "read").split(",");
-    return hub.acceptWebSocket(after, { channel, key_hash: request.headers.get(KEY_HASH_HEADER) ?? "unknown", grants });
+    const key_hash = request.headers.get(KEY_HASH_HEADER) ?? "unknown";
+    return hub.acceptWebSocket(after, { channel, key_hash, grants, ...(expiresAt === null ? {} : { expires_at: expiresAt }) });
   }
-  return hub.openSse(after);
+  return hub.openSse(after, expiresAt);
 }

@@ -6,6 +6,7 @@ import { ApiError } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TurnTrace } from "../protocol/events";
 import type { InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
+import { redactStage, type Verdict } from "../runtime/guardrails/run";
 import { randomId } from "../runtime/ids";
 import { randomTraceId, traceFrom } from "../runtime/trace";
 import type { Capability } from "./session-capability";
@@ -36,6 +37,8 @@ export class TurnQueue {
    */
   submit(body: SubmitTurnBody, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource): TurnAccepted & { duplicate?: boolean } {
     const { store } = this.s;
+    const { input, verdicts } = this.redacted(body.input);
+    body = { ...body, input };
     if (body.idempotency_key) {
       const prior = store.turnByIdempotencyKey(body.idempotency_key);
       if (prior) {
@@ -55,6 +58,7 @@ export class TurnQueue {
     const drafts: EventDraft[] = [
       { type: "turn.submitted", turn_id, trace, payload: { input: body.input, queued: busy, ...key, ...(source ? { source } : {}) } },
     ];
+    drafts.push(...verdictEvents(turn_id, verdicts));
     if (busy) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore.map((t) => t.turn_id), turn_id] } });
     this.s.commit(drafts);
     this.startNext();
@@ -64,13 +68,25 @@ export class TurnQueue {
   /** A live message: the running turn takes it before its next model call; with none running it is a new turn. */
   inject(content: string): InjectResult {
     const { store } = this.s;
-    this.checkSize("content", content);
     const running = store.runningTurn();
     if (!running) return { delivery: "new_turn", ...this.submit({ input: content }) };
+    const { input, verdicts } = this.redacted(content);
+    this.checkSize("content", input);
     this.checkRoom();
     const message_id = randomId("msg");
-    this.s.transact(() => store.addToInbox(running.turn_id, message_id, content, Date.now()));
+    const add = () => store.addToInbox(running.turn_id, message_id, input, Date.now());
+    if (verdicts.length === 0) this.s.transact(add);
+    else this.s.commit(verdictEvents(running.turn_id, verdicts, message_id), add);
     return { delivery: "injected", turn_id: running.turn_id, message_id };
+  }
+
+  /**
+   * An input with the agent's input redaction rules applied. They run here, before the input is stored (the
+   * log, the inbox, a schedule), so no stored copy holds what they remove; the other input rules run in the turn.
+   */
+  redacted(input: string): { input: string; verdicts: Verdict[] } {
+    const r = redactStage(this.s.agent().guardrails, "input", input);
+    return { input: r.value as string, verdicts: r.verdicts };
   }
 
   remove(turnId: string, reason = "removed from the queue"): string[] {
@@ -128,4 +144,8 @@ export class TurnQueue {
       },
     };
   }
+}
+
+function verdictEvents(turn_id: string, verdicts: Verdict[], message_id?: string): EventDraft[] {
+  return verdicts.map((v) => ({ type: "guardrail.checked", turn_id, payload: { ...v, ...(message_id ? { message_id } : {}) } }));
 }

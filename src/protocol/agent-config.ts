@@ -1,16 +1,13 @@
 // The agent configuration (SPEC §3): one zod schema for validation and defaults. The checks that need the
 // deployment (configured providers, known tools, the URL allowlist) are in deployment-checks.ts.
 import { z } from "zod";
-import { PROVIDERS, parseModelSpec } from "./model-spec";
+import { GuardrailsSchema } from "./guardrails";
+import { modelSpecField } from "./model-spec";
 import { SubscriptionSpec } from "./subscriptions";
 import { PERMISSION_CLASSES } from "./tool-classes";
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const nameField = z.string().regex(NAME, "must match ^[A-Za-z0-9_-]{1,64}$");
-
-export const modelSpecField = z.string().refine((s) => parseModelSpec(s) !== null, {
-  message: `must be "provider:model" with provider one of ${PROVIDERS.join(", ")}`,
-});
 
 const URL_DOC = 'the values of query parameters named like a credential (key, token, secret, passw, auth, sig, credential) read as "[redacted]"';
 
@@ -131,6 +128,11 @@ export const AgentConfigSchema = z.strictObject({
   budget: BudgetSchema.default({}),
   /** Outbound subscriptions every session of this agent gets, delivering its whole log (docs/guides/schedules-and-subscriptions.md). */
   subscriptions: z.array(SubscriptionSpec).max(5).optional(),
+  guardrails: GuardrailsSchema.optional().describe("Checks of the input, the final answer and tool payloads (docs/guides/guardrails.md)."),
+  output_mode: z
+    .enum(["streamed", "buffered"])
+    .optional()
+    .describe("streamed (absent): text reaches clients as the model writes it; buffered: only once the output guardrails passed the final answer"),
 });
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 export type AgentConfigInput = z.input<typeof AgentConfigSchema>;

@@ -24,4 +24,9 @@ export const CLOSE_CODES = {
     when: "The session was erased (`DELETE /v1/sessions/:sid`, or its retention period ran out).",
     client: "Do not reconnect: every route of the session is 404 now.",
   },
+  token_expired: {
+    code: 4001,
+    when: "The browser token that opened the socket expired (its `exp`); frames sent after it are not run.",
+    client: "Get a new token and reconnect after the same cursor.",
+  },
 } as const satisfies Record<string, CloseCode>;

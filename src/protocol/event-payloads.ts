@@ -1,6 +1,7 @@
 // The payload of every event type (SPEC §5, §6), one zod schema each: the emitters are type-checked against
 // them, GET /v1/events/schema serves them as JSON Schema, and docs/reference/events.md is generated from them.
 import { z } from "zod";
+import { GUARDRAIL_STAGES } from "./guardrails";
 
 const Usage = z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).meta({ id: "Usage" });
 const Phase = z.enum(["executor", "planner", "compaction"]);
@@ -12,6 +13,7 @@ export const TURN_ERROR_CODES = {
   configuration_error: "the turn could not be set up with its agent's configuration",
   internal_error: "the runtime failed (runtime.error has the details), or could not record the turn's end",
   lost: "the turn cannot go on: its checkpoint is missing, or it was resumed too often without progress",
+  guardrail_blocked: "a guardrail rule blocked the input or the answer (stage and rule say which)",
 } as const;
 export type TurnErrorCode = keyof typeof TURN_ERROR_CODES;
 
@@ -23,6 +25,8 @@ const TurnError = z
         .join("; "),
     ),
     message: z.string(),
+    stage: z.enum(GUARDRAIL_STAGES).optional().describe("guardrail_blocked: the stage of the rule that blocked"),
+    rule: z.string().optional().describe("guardrail_blocked: the rule that blocked"),
   })
   .meta({ id: "TurnError" });
 /** Why the runtime could not submit a turn itself: the error POST .../turns would have answered. */
@@ -203,7 +207,23 @@ export const EVENT_PAYLOADS = {
   }),
   "output.spilled": z.object({ artifact_id: z.string(), bytes: z.number(), name: z.string().describe("the tool") }),
   "message.injected": z.object({ message_id: z.string(), content: z.string() }),
-  "cost.recorded": z.object({ model: z.string(), phase: Phase, usage: Usage, cost_usd: z.number().nullable() }),
+  "cost.recorded": z.object({
+    model: z.string(),
+    phase: z.enum([...Phase.options, "guardrail"]).describe("guardrail: a model rule's judge call (it has no model.requested)"),
+    usage: Usage,
+    cost_usd: z.number().nullable(),
+  }),
+  "guardrail.checked": z
+    .object({
+      stage: z.enum(GUARDRAIL_STAGES),
+      rule: z.string().describe("the rule's name, or <stage>.<index>"),
+      kind: z.enum(["regex", "pii", "max_length", "model", "webhook"]),
+      verdict: z.enum(["pass", "block", "redact", "warn"]).describe("pass, or the rule's action when it fired"),
+      reason: z.string().optional().describe("why it fired: what matched (never the matched text), the judge's or webhook's reason"),
+      failed: z.enum(["timeout", "error"]).optional().describe("a webhook or judge that gave no answer: the rule fires (fails closed)"),
+      message_id: z.string().optional().describe("input stage: the live message checked (absent: the turn's input)"),
+    })
+    .describe("one rule's verdict on one text; tool stages carry the tool call's id"),
   "runtime.warning": z.object({
     message: z.string(),
     code: z.string().optional().describe("mcp_server_unavailable, mcp_tool_not_found, mcp_tool_left_out"),

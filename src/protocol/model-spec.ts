@@ -1,4 +1,6 @@
 // `provider:model` strings (SPEC §9): which providers exist and how a model string splits.
+import { z } from "zod";
+
 export const PROVIDERS = ["openai", "anthropic", "openai-compatible", "workers-ai", "demo"] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
@@ -9,3 +11,7 @@ export function parseModelSpec(spec: string): { provider: Provider; model: strin
   if (!(PROVIDERS as readonly string[]).includes(provider)) return null;
   return { provider: provider as Provider, model: spec.slice(i + 1) };
 }
+
+export const modelSpecField = z.string().refine((s) => parseModelSpec(s) !== null, {
+  message: `must be "provider:model" with provider one of ${PROVIDERS.join(", ")}`,
+});

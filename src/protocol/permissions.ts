@@ -35,7 +35,16 @@ export function roleAllows(role: Role, permission: Permission): boolean {
 /** Who made a request: a key with its role, or a browser token with its binding and scopes. */
 export type Principal =
   | { kind: "key"; id: string; role: Role }
-  | { kind: "token"; id: string; subject: string; session_id: string | null; agent: string | null; scopes: TokenScope[] };
+  | {
+      kind: "token";
+      id: string;
+      subject: string;
+      session_id: string | null;
+      agent: string | null;
+      scopes: TokenScope[];
+      /** When the token expires (ms since the epoch; every issued token has one): streams it opened end then. */
+      expires_at: number | null;
+    };
 
 /** Scopes a browser token may carry; `scopes` narrows a token to some of them (default: all its binding allows). */
 export const TOKEN_SCOPES = ["read", "submit", "interrupt", "approve", "create"] as const;

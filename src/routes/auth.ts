@@ -75,6 +75,7 @@ async function tokenPrincipal(env: Env, token: string): Promise<Principal> {
     session_id: typeof claims.sid === "string" ? claims.sid : null,
     agent: typeof claims.agt === "string" ? claims.agt : null,
     scopes: Array.isArray(claims.scp) ? (claims.scp as TokenScope[]) : [],
+    expires_at: typeof claims.exp === "number" ? claims.exp * 1000 : null,
   };
 }
 

@@ -1,9 +1,12 @@
 // Plumbing of the chat routes: the session's events read from its SSE stream (replay from a cursor, then
-// live, reconnecting where a stream broke), and a turn's UI message stream sent as the AI SDK's SSE.
+// live, reconnecting where a stream broke), and a turn's UI message stream sent as the AI SDK's SSE, with a
+// keep-alive comment whenever it has been silent for the keep-alive interval, ending when a browser token
+// that opened it expires.
 import type { threadView } from "../durable/session-views";
 import type { Env } from "../env";
 import { ApiError, type Result, unwrap } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
+import { keepaliveMs, SSE_KEEPALIVE, TOKEN_EXPIRED } from "../runtime/keepalive";
 import { type ChatMessageMetadata, turnStream, type UiChunk } from "../runtime/views/ui-stream";
 import { sessionStub } from "./http";
 
@@ -72,10 +75,12 @@ export interface TurnResponse {
   metadata: ChatMessageMetadata;
   /** The approvals this request answered (see turnStream). */
   decided?: ReadonlySet<string>;
+  /** When the browser token of the request expires (ms since the epoch); null for API keys. */
+  expiresAt: number | null;
 }
 
 /** The UI message stream of a turn, from its first event, as an SSE response. */
-export async function turnResponse({ env, sid, turnId, metadata, decided }: TurnResponse): Promise<Response> {
+export async function turnResponse({ env, sid, turnId, metadata, decided, expiresAt }: TurnResponse): Promise<Response> {
   const stub = sessionStub(env, sid);
   const after = unwrap(await stub.chatCursor(turnId));
   const abort = new AbortController();
@@ -90,32 +95,60 @@ export async function turnResponse({ env, sid, turnId, metadata, decided }: Turn
       return thread.active_turn_id === turnId && thread.last_sequence <= sequence && actionIds.every((id) => pending.has(id));
     },
   });
-  return sseResponse(chunks, abort);
+  return sseResponse(chunks, abort, keepaliveMs(env), expiresAt ?? Number.POSITIVE_INFINITY);
 }
 
-function sseResponse(chunks: AsyncGenerator<UiChunk>, abort: AbortController): Response {
+const SILENT = Symbol("silent");
+
+/** `next` if it settles within `ms`, else SILENT (`next` stays pending for a later wait). */
+async function within<T>(next: Promise<T>, ms: number): Promise<T | typeof SILENT> {
+  let timer!: ReturnType<typeof setTimeout>;
+  const silent = new Promise<typeof SILENT>((resolve) => {
+    timer = setTimeout(() => resolve(SILENT), ms);
+  });
+  try {
+    return await Promise.race([next, silent]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function sseResponse(chunks: AsyncGenerator<UiChunk>, abort: AbortController, keepalive: number, expiresAt: number): Response {
   const encoder = new TextEncoder();
   const line = (data: string) => encoder.encode(`data: ${data}\n\n`);
+  let next: Promise<IteratorResult<UiChunk>> | null = null;
+  const stop = () => {
+    abort.abort();
+    // A chunk still awaited settles after the stream ended: nobody reads it.
+    next?.catch(() => {});
+    chunks.return(undefined).catch(() => {});
+  };
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
+      let last: UiChunk | null = null;
       try {
-        const next = await chunks.next();
-        if (!next.done) return controller.enqueue(line(JSON.stringify(next.value)));
+        next ??= chunks.next();
+        const left = expiresAt - Date.now();
+        const got = left > 0 ? await within(next, Math.min(keepalive, left)) : SILENT;
+        if (got === SILENT) {
+          if (Date.now() < expiresAt) return controller.enqueue(encoder.encode(SSE_KEEPALIVE));
+          last = { type: "error", errorText: `${TOKEN_EXPIRED.code}: ${TOKEN_EXPIRED.message}` };
+        } else {
+          next = null;
+          if (!got.done) return controller.enqueue(line(JSON.stringify(got.value)));
+        }
       } catch (err) {
         // The response has started: a failure can only be told in the stream.
         console.error("chat stream failed", err);
-        const error: UiChunk = { type: "error", errorText: err instanceof ApiError ? `${err.code}: ${err.message}` : "internal_error: the stream failed" };
-        controller.enqueue(line(JSON.stringify(error)));
+        last = { type: "error", errorText: err instanceof ApiError ? `${err.code}: ${err.message}` : "internal_error: the stream failed" };
       }
+      if (last) controller.enqueue(line(JSON.stringify(last)));
       controller.enqueue(line("[DONE]"));
       controller.close();
-      abort.abort();
+      stop();
     },
-    cancel() {
-      // The client went away (or stopped): the turn goes on; only this stream ends.
-      abort.abort();
-      void chunks.return(undefined);
-    },
+    // The client went away (or stopped): the turn goes on; only this stream ends.
+    cancel: stop,
   });
   return new Response(body, { headers: UI_STREAM_HEADERS });
 }

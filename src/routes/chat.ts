@@ -18,6 +18,9 @@ import { threadResult, turnResponse } from "./chat-stream";
 import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
+/** When the caller's browser token expires (its streams end then); null for API keys. */
+const expiresAt = (principal: Principal) => (principal.kind === "token" ? principal.expires_at : null);
+
 /** The session a chat id opened: derived from the id (and a token's subject), so every POST of the chat finds it. */
 async function chatSessionId(chatId: string, principal: Principal): Promise<string> {
   const owner = principal.kind === "token" ? principal.subject : "";
@@ -83,7 +86,7 @@ export const chat = router()
       const sid = await chatSession(c.env, principal, body.id, undefined);
       const turnId = await decide(c.env, sid, action.decisions, principal);
       const decided = new Set(action.decisions.map((d) => d.id));
-      return turnResponse({ env: c.env, sid, turnId, metadata: { session_id: sid }, decided });
+      return turnResponse({ env: c.env, sid, turnId, metadata: { session_id: sid }, decided, expiresAt: expiresAt(principal) });
     }
     const input = { text: action.input, path: `messages.${body.messages.length - 1}.parts` };
     const sid = await chatSession(c.env, principal, body.id, body.agent, input);
@@ -91,7 +94,7 @@ export const chat = router()
     const key = action.regenerate ? regenerateKey(action.userMessageId, randomId("rgn")) : action.userMessageId;
     const turn = { input: action.input, idempotency_key: key };
     const { turn_id } = await callSession<TurnSubmitted>(c.env, sid, "submitTurn", { body: turn, by: principal.id });
-    return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid } });
+    return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
   })
   .openapi(route(ops.resumeChat), async (c) => {
     const principal = c.get("principal");
@@ -99,5 +102,5 @@ export const chat = router()
     const thread = unwrap(await threadResult(sessionStub(c.env, sid)));
     // A turn waiting for a person has nothing to stream: the client shows the request from its messages.
     if (!thread.active_turn_id || thread.status === "waiting_permission") return c.body(null, 204);
-    return turnResponse({ env: c.env, sid, turnId: thread.active_turn_id, metadata: { session_id: sid } });
+    return turnResponse({ env: c.env, sid, turnId: thread.active_turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
   });

@@ -1,7 +1,7 @@
 // Event delivery routes (SPEC §4, §5): JSON pages, SSE, and WebSocket. The session object serves the
 // streams itself; these routes authenticate and forward.
 import type { Context } from "hono";
-import { GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-streams";
+import { EXPIRES_HEADER, GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-streams";
 import { artifactKey } from "../durable/turn-ports";
 import { ApiError } from "../protocol/errors";
 import { streams as ops } from "../protocol/operations";
@@ -9,11 +9,14 @@ import { socketGrants } from "./auth";
 import { type AppEnv, callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
-/** The stream request as the session object gets it: with who is calling and what it may do. */
+/** The stream request as the session object gets it: with who is calling, what it may do, and until when. */
 function toSession(c: Context<AppEnv>): Request {
   const forwarded = new Request(c.req.raw);
+  const principal = c.get("principal");
   forwarded.headers.set(KEY_HASH_HEADER, c.get("keyHash"));
-  forwarded.headers.set(GRANTS_HEADER, socketGrants(c.get("principal")).join(","));
+  forwarded.headers.set(GRANTS_HEADER, socketGrants(principal).join(","));
+  if (principal.kind === "token" && principal.expires_at !== null) forwarded.headers.set(EXPIRES_HEADER, String(principal.expires_at));
+  else forwarded.headers.delete(EXPIRES_HEADER);
   return forwarded;
 }
 
@@ -22,7 +25,7 @@ export const streams = router()
     const { sid } = c.req.valid("param");
     const { after, limit } = c.req.valid("query");
     const stub = sessionStub(c.env, sid);
-    if ((c.req.header("accept") ?? "").includes("text/event-stream")) return stub.fetch(c.req.raw);
+    if ((c.req.header("accept") ?? "").includes("text/event-stream")) return stub.fetch(toSession(c));
     const body = await callSession<string>(c.env, sid, "eventsPage", { query: { after, limit }, by: c.get("keyHash") });
     return c.body(body, 200, { "content-type": "application/json" });
   })

@@ -3,6 +3,7 @@
 import type { AgentConfig } from "../protocol/agent-config";
 import type { FieldIssue } from "../protocol/errors";
 import { type Provider, parseModelSpec } from "../protocol/model-spec";
+import { guardrailIssues } from "./guardrails/config-checks";
 import { type ProviderEnv, providerConfigured } from "./models";
 import { type PriceOverrides, priceOf } from "./pricing";
 import { BUILTIN_TOOLS } from "./tools/builtins";
@@ -45,6 +46,7 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
   if (config.budget.max_cost_usd !== undefined && priceOf(config.model, ctx.prices) === null) {
     issues.push({ path: "budget.max_cost_usd", reason: `model "${config.model}" has no known price: set one in MODEL_PRICES first` });
   }
+  issues.push(...guardrailIssues(config, ctx));
   const httpNames = new Set<string>();
   config.http_tools.forEach((t, i) => {
     if (BUILTIN_TOOLS.has(t.name) || t.name.startsWith(HANDOFF_PREFIX)) {

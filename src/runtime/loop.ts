@@ -6,6 +6,7 @@
 
 import { errorMessage } from "../protocol/errors";
 import type { TurnErrorCode } from "../protocol/event-payloads";
+import { guardInput, guardOutput } from "./guardrails/stages";
 import { fitContext, modelStep, planStep } from "./model-calls";
 import { correctionMessage, MAX_OUTPUT_RETRIES, parseFinalAnswer } from "./structured-output";
 import { runToolCalls } from "./tool-calls";
@@ -45,10 +46,11 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
     let outcome: Outcome | null = null;
     // Planning belongs to the start of a turn only (an agent handed over to mid-turn does not plan).
     if (setup.config.planning_enabled && state.step === 0 && state.plan === undefined) {
-      outcome = await fitContext(root, turn);
+      outcome = (await guardInput(root, turn)) ?? (await fitContext(root, turn));
       if (!outcome) await planStep(root, turn);
     }
     outcome ??= await runLevel(root, turn);
+    outcome = await guardOutput(root, turn, outcome);
     if (outcome.kind === "waiting") {
       state.paused_at = ports.now();
       return ports.suspend(state);
@@ -56,8 +58,8 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
     const summary = { usage: state.usage, cost_usd: state.cost_usd ?? null };
     if (outcome.kind === "failed") {
       // The root level has no finish_subtask, so it never fails with schema_not_satisfied.
-      const code = outcome.code as TurnErrorCode;
-      ports.finish({ type: "turn.failed", turn_id, payload: { error: { code, message: outcome.message }, ...summary } }, state);
+      const error = { code: outcome.code as TurnErrorCode, message: outcome.message, ...outcome.guardrail };
+      ports.finish({ type: "turn.failed", turn_id, payload: { error, ...summary } }, state);
     } else {
       const stop_reason = outcome.kind === "answer" ? "final_answer" : outcome.kind;
       ports.finish({ type: "turn.completed", turn_id, payload: { output: outcome.output, stop_reason, ...summary } }, state);
@@ -123,7 +125,8 @@ export async function runLevel(level: Level, turn: Turn): Promise<Outcome> {
     } else if (move === "tools") {
       if ((await runToolCalls(level, turn)) === "waiting") return { kind: "waiting" };
     } else {
-      const stop = level.depth === 0 ? await fitContext(level, turn) : null;
+      // Live messages go through the input guardrails before the model call takes them in.
+      const stop = level.depth === 0 ? ((await guardInput(level, turn)) ?? (await fitContext(level, turn))) : null;
       if (stop) return stop;
       await modelStep(level, turn);
     }

@@ -16,7 +16,6 @@ import {
   withAdvisories,
 } from "./context-budget";
 import { callOptions, type ModelRequest, streamModel } from "./model-stream";
-import { costOf } from "./pricing";
 import { requestFingerprint } from "./request-fingerprint";
 import { outputInstructions } from "./structured-output";
 import { type Level, ModelCallError, type Outcome, type Turn, type TurnSetup } from "./turn-context";
@@ -231,7 +230,9 @@ async function callModel(
       switch (part.type) {
         case "text":
           text += part.text;
-          if (phase === "executor") turn.emit(level, [{ type: "model.delta", turn_id, step_id, payload: { text: part.text } }], false);
+          // Buffered output: no text reaches clients before the output guardrails passed the answer (guardrails/stages.ts).
+          if (phase === "executor" && level.run.setup.config.output_mode !== "buffered")
+            turn.emit(level, [{ type: "model.delta", turn_id, step_id, payload: { text: part.text } }], false);
           break;
         case "tool-call":
           // Only the executor runs tools; a planner that calls one despite toolChoice "none" keeps its text.
@@ -266,19 +267,14 @@ async function callModel(
   }
   state.open_model_step = null;
   apply({ text, calls });
-  state.usage = addUsage(state.usage, usage);
-  if (state !== turn.root) turn.root.usage = addUsage(turn.root.usage, usage);
-  const cost_usd = costOf(modelName, usage, level.run.setup.prices);
-  if (cost_usd !== null) turn.root.cost_usd = (turn.root.cost_usd ?? 0) + cost_usd;
+  const cost_usd = turn.addUsage(state, modelName, usage, level.run.setup.prices);
   // Written at once, not held for the calls' starts: starting them may wait on I/O (arguments spilled to R2)
   // with calls marked started whose tool.started is not written yet, which a held checkpoint would record.
   turn.emit(level, [
     { type: "model.completed", turn_id, step_id, payload: { usage, finish_reason, ...(phase === "executor" ? {} : { phase }) } },
     { type: "cost.recorded", turn_id, step_id, payload: { model: modelName, phase, usage, cost_usd } },
   ]);
-  // Money is a budget too, over the whole tree of the turn (sub-agents add to the root's cost).
-  const spent = turn.root.cost_usd ?? 0;
-  if (turn.budget.max_cost_usd !== undefined && spent > turn.budget.max_cost_usd) turn.exceed("cost", turn.budget.max_cost_usd, spent);
+  turn.checkCost();
   return { text, calls, usage, finish_reason };
 }
 
@@ -290,12 +286,4 @@ async function callModel(
 function inConversation(args: unknown, config: AgentConfig): unknown {
   const bytes = new TextEncoder().encode(JSON.stringify(args ?? null)).byteLength;
   return bytes > toolPayloadLimit(config) ? { _omitted: `${bytes} bytes of arguments, left out of the conversation to save context` } : args;
-}
-
-function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    input_tokens: a.input_tokens + b.input_tokens,
-    output_tokens: a.output_tokens + b.output_tokens,
-    total_tokens: a.total_tokens + b.total_tokens,
-  };
 }

@@ -3,6 +3,7 @@
 import { toolPayloadLimit } from "../protocol/agent-config";
 import { errorMessage } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
+import { guardToolCalls, guardToolResult } from "./guardrails/stages";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
 import { runSubagents } from "./subagents";
@@ -44,6 +45,7 @@ export async function runToolCalls(level: Level, turn: Turn): Promise<"done" | "
     return next;
   };
   const parallelism = Math.min(MAX_PARALLEL_TOOL_CALLS, turn.budget.max_parallel_per_turn);
+  await guardToolCalls(level, turn);
   for (;;) {
     for (const c of calls) if (c.status === "pending" && !c.approval && needsApproval(c, setup)) await requestApproval(c, level, setup, turn);
     // Decisions can arrive while tools run: each round applies the ones recorded so far (at every level, since
@@ -74,7 +76,7 @@ export async function runToolCalls(level: Level, turn: Turn): Promise<"done" | "
 /** A call to one of the agent's hitl_tools that could run (a malformed call is refused without asking anyone). */
 function needsApproval(call: ToolCallRecord, setup: TurnSetup): boolean {
   const tool = setup.tools.get(call.name);
-  if (!tool || call.invalid || !namedInHitl(setup.config.hitl_tools, tool)) return false;
+  if (!tool || call.invalid || call.blocked || !namedInHitl(setup.config.hitl_tools, tool)) return false;
   const { executable } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
   return schemaErrors(tool.parameters, executable).length === 0;
 }
@@ -160,6 +162,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
   const refused = refusal(call);
   let output: unknown;
   let is_error = true;
+  let checked: EventDraft[] = [];
   turn.signal.throwIfAborted(); // a stopped turn starts nothing new, at any level
   if (lost) {
     output = { error: "The runtime restarted while this tool was running; its outcome is unknown.", category: "lost" };
@@ -171,6 +174,8 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
     if (refused) {
       const why = refused.status === "rejected" ? "The user rejected this tool call" : "Nobody approved this tool call in time";
       output = refused.reason ? `${why}: ${refused.reason}` : why;
+    } else if (call.blocked) {
+      output = call.blocked;
     } else if (!tool) {
       // The sub-agent tools are withheld at the deepest level: say why.
       output =
@@ -222,6 +227,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
         if (turn.signal.aborted) throw err;
         output = errorMessage(err);
       }
+      ({ output, is_error, events: checked } = await guardToolResult(level, turn, call, output, is_error));
     }
   }
   const started_at = call.started_at ?? turn.ports.now();
@@ -235,6 +241,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
   turn.emit(
     level,
     [
+      ...checked,
       ...(spilled.artifact
         ? [{ type: "output.spilled" as const, ...ids, payload: { artifact_id: spilled.artifact.id, bytes: spilled.artifact.bytes, name: call.name } }]
         : []),

@@ -5,12 +5,13 @@ import type { ModelMessage } from "ai";
 import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "../protocol/agent-config";
 import type { TurnErrorCode } from "../protocol/event-payloads";
 import type { EventDraft, TerminalDraft } from "../protocol/events";
+import type { GuardrailStage } from "../protocol/guardrails";
 import type { ModelTool } from "./model-stream";
 import type { OrchestrationLimits } from "./orchestration/types";
-import type { PriceOverrides } from "./pricing";
+import { costOf, type PriceOverrides } from "./pricing";
 import { withInjectedArgs } from "./tools/injected-args";
 import type { ToolContext, ToolDefinition } from "./tools/types";
-import type { BudgetUsed, ChildRun, RecordedDecision, TurnState } from "./turn-state";
+import type { BudgetUsed, ChildRun, RecordedDecision, TurnState, Usage } from "./turn-state";
 
 export interface TurnSetup {
   config: AgentConfig;
@@ -107,7 +108,7 @@ export type Outcome =
   | { kind: "budget_limit"; output: unknown }
   | { kind: "waiting" }
   /** schema_not_satisfied: a sub-agent's only (it finishes through finish_subtask); the root's are TurnError codes. */
-  | { kind: "failed"; code: TurnErrorCode | "schema_not_satisfied"; message: string };
+  | { kind: "failed"; code: TurnErrorCode | "schema_not_satisfied"; message: string; guardrail?: { stage: GuardrailStage; rule: string } };
 
 export type BudgetReason = "subtasks" | "llm_calls" | "tool_calls" | "wall_clock" | "tokens" | "bytes" | "depth" | "cost";
 
@@ -164,6 +165,24 @@ export class Turn {
     this.used[what] += n;
   }
 
+  /**
+   * A model call's usage: added to its level's state and to the root's, its cost (null: no known price) to the
+   * root's. The caller records cost.recorded, then calls checkCost().
+   */
+  addUsage(state: TurnState, modelName: string, usage: Usage, prices: PriceOverrides | undefined): number | null {
+    state.usage = addUsage(state.usage, usage);
+    if (state !== this.root) this.root.usage = addUsage(this.root.usage, usage);
+    const cost_usd = costOf(modelName, usage, prices);
+    if (cost_usd !== null) this.root.cost_usd = (this.root.cost_usd ?? 0) + cost_usd;
+    return cost_usd;
+  }
+
+  /** Money is a budget too, over the whole tree of the turn (sub-agents add to the root's cost). */
+  checkCost(): void {
+    const spent = this.root.cost_usd ?? 0;
+    if (this.budget.max_cost_usd !== undefined && spent > this.budget.max_cost_usd) this.exceed("cost", this.budget.max_cost_usd, spent);
+  }
+
   /** Wall-clock time of the turn so far, not counting time spent waiting for humans. */
   elapsed(): number {
     return this.ports.now() - this.root.started_at - (this.root.waited_ms ?? 0);
@@ -201,6 +220,14 @@ export class Turn {
       gather,
     );
   }
+}
+
+function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    input_tokens: a.input_tokens + b.input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+  };
 }
 
 export function toModelTools(setup: TurnSetup): ModelTool[] {

@@ -26,6 +26,10 @@ export interface ToolCallRecord {
   children?: ChildRun[];
   /** An agent_orchestrate call's plan and progress. */
   orchestration?: OrchestrationRecord;
+  /** The tool_input guardrails ran on the arguments (they may have been redacted). */
+  guarded?: boolean;
+  /** Why a tool_input guardrail refused the call; it gets this as its error result and does not run. */
+  blocked?: string;
 }
 
 /** A sub-agent: an isolated loop inside the turn, whose state lives in its parent's tool call. */
@@ -89,6 +93,8 @@ export interface TurnState {
   cost_usd?: number;
   /** Final answers refused by output_schema so far. */
   output_rejections?: number;
+  /** Input guardrails that ran: on the turn's input, and on live messages up to this inbox position. */
+  input_guarded?: { input: boolean; inbox: number };
 }
 
 export function emptyUsage(): Usage {

@@ -58,6 +58,7 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "guardrail.checked",
   ),
   "model.requested": (e, log) => {
     log.openModel.set(e.step_id ?? "", e.turn_id ?? "");

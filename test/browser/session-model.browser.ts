@@ -147,4 +147,20 @@ describe("the inspector's session model", () => {
     expect([turn.input_tokens, turn.output_tokens, turn.cost_usd]).toEqual([12, 4, 0.002]);
     expect(model.agent).toBe("helper");
   });
+
+  it("notes the guardrail rules that fired on the turn, and not the passes", () => {
+    const checked = (payload: Record<string, unknown>, extra: Record<string, unknown> = {}): Draft => ({ type: "guardrail.checked", payload, ...extra });
+    const model = fold(
+      log([
+        ...start,
+        checked({ stage: "input", rule: "contact", kind: "pii", verdict: "redact", reason: "found email" }),
+        checked({ stage: "input", rule: "input.1", kind: "regex", verdict: "pass" }),
+        checked({ stage: "input", rule: "moderation", kind: "webhook", verdict: "block", failed: "timeout", reason: "no answer within 300 ms" }),
+      ]),
+    );
+    expect(model.turns[0]!.items.map((i) => (i.kind === "note" ? `${i.tone}: ${i.text}` : i.kind))).toEqual([
+      "warning: Guardrail contact (input, pii): redact (found email)",
+      "error: Guardrail moderation (input, webhook): block (no answer within 300 ms; failed: timeout)",
+    ]);
+  });
 });

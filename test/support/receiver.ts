@@ -1,12 +1,14 @@
 // A webhook receiver for outbound subscriptions, served by the fake server under /v1/_receiver/<id>
 // (on the tool URL allowlist). PUT .../<id>/plan {fail_first, hang_on} scripts it: the first `fail_first`
-// requests get a 503, the requests numbered in `hang_on` (1-based) are never answered; the rest get 200.
+// requests get a 503, the requests numbered in `hang_on` (1-based) are never answered; the rest get 200 (with
+// `answer` as a JSON body when given: a guardrail webhook's verdict).
 // GET .../<id>/requests lists every request received: its headers of interest and raw body.
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 interface Plan {
   fail_first: number;
   hang_on: number[];
+  answer?: unknown;
 }
 type Received = { signature: string | undefined; batch_id: string | undefined; body: string; answered: number | "hung" };
 
@@ -37,7 +39,8 @@ export async function handleReceiver(req: IncomingMessage, res: ServerResponse, 
     };
     log.push(entry);
     if (entry.answered === "hung") return true; // the client gives up (its timeout) and closes the connection
-    res.writeHead(entry.answered, { "content-type": "text/plain" }).end(entry.answered === 200 ? "ok" : "unavailable");
+    if (entry.answered === 200 && plan.answer !== undefined) res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(plan.answer));
+    else res.writeHead(entry.answered, { "content-type": "text/plain" }).end(entry.answered === 200 ? "ok" : "unavailable");
   }
   return true;
 }

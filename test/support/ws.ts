@@ -49,7 +49,9 @@ export class WsClient {
   /** Event envelopes, in arrival order. */
   readonly events: EventEnvelope[] = [];
   readonly replies: ReplyFrame[] = [];
-  /** Frames that were neither (should stay empty). */
+  /** Keep-alive frames (`{"type":"ping"}`) received. */
+  pings = 0;
+  /** Frames that were none of these (should stay empty). */
   readonly other: unknown[] = [];
   closed: { code: number; reason: string } | null = null;
 
@@ -58,6 +60,7 @@ export class WsClient {
       const text = typeof m.data === "string" ? m.data : new TextDecoder().decode(m.data as ArrayBuffer);
       const frame = JSON.parse(text) as Record<string, unknown>;
       if (frame.type === "reply") this.replies.push(frame as unknown as ReplyFrame);
+      else if (frame.type === "ping") this.pings += 1;
       else if (typeof frame.sequence === "number") this.events.push(frame as EventEnvelope);
       else this.other.push(frame);
     });

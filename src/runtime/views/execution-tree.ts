@@ -60,6 +60,7 @@ const FOLD: EventTable<[Nodes], void> = {
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "guardrail.checked",
   ),
   "tool.started": (e, nodes) => {
     const n = node(nodes, e);

@@ -24,6 +24,8 @@ interface SpanDraft {
   kind: SpanKind;
   attributes: Attributes;
   error: string | null;
+  /** Span events: the guardrail verdicts on the span's text (the turn's input and answer, a tool call's payloads). */
+  events: { name: string; attributes: Attributes; time: HrTime }[];
 }
 
 /** The spans of one turn's events (events without trace fields are left out). */
@@ -33,7 +35,7 @@ export function turnSpans(events: RuntimeEvent[]): ReadableSpan[] {
     draft: (trace_id, span_id, parent, at) => {
       let s = spans.get(span_id);
       if (!s) {
-        s = { trace_id, span_id, parent, start: at, end: at, name: "", kind: SpanKind.INTERNAL, attributes: {}, error: null };
+        s = { trace_id, span_id, parent, start: at, end: at, name: "", kind: SpanKind.INTERNAL, attributes: {}, error: null, events: [] };
         spans.set(span_id, s);
       }
       s.start = Math.min(s.start, at);
@@ -157,6 +159,12 @@ const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
     s.name = `invoke_agent ${e.payload.title}`;
   },
   "subagent.failed": (e, s) => failed(s, e.payload.error),
+  "guardrail.checked": (e, s) => {
+    const { stage, rule, kind, verdict, failed } = e.payload;
+    const attributes: Attributes = { "agent_runtime.guardrail.stage": stage, "agent_runtime.guardrail.rule": rule, "agent_runtime.guardrail.kind": kind };
+    Object.assign(attributes, { "agent_runtime.guardrail.verdict": verdict, ...(failed ? { "agent_runtime.guardrail.failed": failed } : {}) });
+    s.events.push({ name: "guardrail.checked", attributes, time: hr(e.timestamp) });
+  },
 };
 
 function readable(s: SpanDraft): ReadableSpan {
@@ -172,7 +180,7 @@ function readable(s: SpanDraft): ReadableSpan {
     status: s.error ? { code: SpanStatusCode.ERROR, message: s.error } : { code: SpanStatusCode.OK },
     attributes: s.attributes,
     links: [],
-    events: [],
+    events: s.events,
     ended: true,
     resource: RESOURCE,
     instrumentationScope: SCOPE,

@@ -92,6 +92,7 @@ const FOLD: EventTable<[SessionView], SessionView> = {
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "guardrail.checked",
   ),
   "session.created": (e, v) => ({
     ...v,

@@ -55,6 +55,7 @@ function settleCardTool(card: SubagentCard, e: EventOf<"tool.result">): void {
 
 export class TurnProjection {
   ended = false;
+  private started = false;
   private stepOpen = false;
   /** The open step has had its executor model call (the next one starts a new step). */
   private stepCalled = false;
@@ -77,6 +78,7 @@ export class TurnProjection {
   constructor(readonly turnId: string) {}
 
   push(e: RuntimeEvent): UiChunk[] {
+    if (e.type === "queue.changed") return this.queued(e);
     if (this.ended || e.turn_id !== this.turnId) return [];
     const out: UiChunk[] = [];
     if (e.tool_call_id && e.parent_id) this.parentOf.set(e.tool_call_id, e.parent_id);
@@ -107,8 +109,12 @@ export class TurnProjection {
       "runtime.error",
       "replay.diverged",
       "replay.completed",
+      "guardrail.checked",
     ),
-    "turn.started": (_e, p, out) => p.openStep(out),
+    "turn.started": (_e, p, out) => {
+      p.started = true;
+      p.openStep(out);
+    },
     "model.requested": (e, p, out) => {
       if (e.step_id) p.openModelCalls.add(e.step_id);
       if (!nested(e) && e.payload.phase === "executor") p.nextStep(out);
@@ -155,6 +161,16 @@ export class TurnProjection {
     "turn.failed": (e, p, out) => p.end(e, out),
     "turn.cancelled": (e, p, out) => p.end(e, out),
   };
+
+  /**
+   * While the turn waits behind others, where it stands (1: next): a transient `data-queued` part, which
+   * useChat hands to `onData` without adding it to the message.
+   */
+  private queued(e: EventOf<"queue.changed">): UiChunk[] {
+    const position = e.payload.queued.indexOf(this.turnId) + 1;
+    if (this.started || this.ended || position === 0) return [];
+    return [{ type: "data-queued", id: this.turnId, data: { turn_id: this.turnId, position }, transient: true }];
+  }
 
   private computePause(): string[] | null {
     if (this.ended || this.awaiting.size === 0 || this.openModelCalls.size > 0) return null;

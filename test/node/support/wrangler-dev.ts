@@ -21,7 +21,7 @@ export async function freePort(): Promise<number> {
 
 export interface DevRuntime {
   base: string;
-  /** Everything the process wrote to stdout so far. */
+  /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   stop(): Promise<void>;
 }
@@ -34,13 +34,15 @@ export async function startRuntime(vars: Record<string, string>): Promise<DevRun
   const child: ChildProcess = spawn("npx", args, {
     cwd: ROOT,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" },
-    stdio: ["ignore", "pipe", "ignore"],
+    stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
   let stdout = "";
-  child.stdout!.on("data", (d) => {
+  const append = (d: Buffer) => {
     stdout += String(d);
-  });
+  };
+  child.stdout!.on("data", append);
+  child.stderr!.on("data", append);
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {

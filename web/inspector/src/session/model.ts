@@ -124,6 +124,13 @@ export class SessionModel {
     "cost.recorded": (e, m) => m.costRecorded(e),
     "runtime.warning": (e, m) => m.note(e, "warning", e.payload.message),
     "runtime.error": (e, m) => m.note(e, "error", e.payload.message),
+    // A rule that fired shows on its turn; passes are in the event timeline.
+    "guardrail.checked": (e, m) => {
+      const { verdict, reason, failed, rule, stage, kind } = e.payload;
+      if (verdict === "pass") return;
+      const why = [reason, failed && `failed: ${failed}`].filter(Boolean).join("; ");
+      m.note(e, verdict === "block" ? "error" : "warning", `Guardrail ${rule} (${stage}, ${kind}): ${verdict}${why ? ` (${why})` : ""}`);
+    },
   };
 
   private turnOf(e: RuntimeEvent): Turn {
