@@ -1,34 +1,28 @@
 // The Worker: one Hono app with the routes, plus the Durable Object classes it exports.
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
+import { ApiError } from "./protocol/errors";
 import { agents } from "./routes/agents";
-import { authenticate } from "./routes/auth";
+import { authenticateUnmatched } from "./routes/auth";
 import { chat } from "./routes/chat";
 import { fork } from "./routes/fork";
 import { type AppEnv, errorJson, toApiError } from "./routes/http";
-import { limitJsonDepth } from "./routes/json-depth";
 import { jsonNewline } from "./routes/json-newline";
 import { mcp } from "./routes/mcp";
-import { rateLimit } from "./routes/rate-limit";
 import { replay } from "./routes/replay";
 import { requestLog } from "./routes/request-log";
-import { schedules } from "./routes/schedules";
 import { sessionData } from "./routes/session-data";
 import { sessionIndex } from "./routes/session-index";
+import { sessionOperations } from "./routes/session-operations";
 import { sessions } from "./routes/sessions";
 import { streams } from "./routes/streams";
-import { subscriptions } from "./routes/subscriptions";
 import { system } from "./routes/system";
 import { tokens } from "./routes/tokens";
-import { ApiError } from "./runtime/errors";
 
 export { IndexShardObject } from "./durable/index-shard";
 export { RateLimiter } from "./durable/rate-limiter";
 export { RegistryObject } from "./durable/registry-object";
 export { SessionObject } from "./durable/session-object";
-
-const MAX_BODY_BYTES = 1024 * 1024;
 
 const app = new OpenAPIHono<AppEnv>();
 
@@ -48,20 +42,14 @@ app.use(
     maxAge: 600,
   }),
 );
-const limitBody = bodyLimit({
-  maxSize: MAX_BODY_BYTES,
-  onError: (c) => errorJson(c, new ApiError("body_too_large", `Request body is larger than ${MAX_BODY_BYTES} bytes`)),
-});
-app.use("/v1/*", authenticate, rateLimit, limitBody, limitJsonDepth);
-app.use("/mcp", authenticate, rateLimit, limitBody);
+// Each operation authenticates and authorizes its caller, counts its rate limits and bounds its body (routes/operation-route.ts).
 
 app.route("/", system);
 app.route("/", agents);
 app.route("/", sessionIndex);
 app.route("/", sessionData);
 app.route("/", sessions);
-app.route("/", schedules);
-app.route("/", subscriptions);
+app.route("/", sessionOperations);
 app.route("/", fork);
 app.route("/", replay);
 app.route("/", streams);
@@ -75,20 +63,11 @@ app.doc31("/openapi.json", {
   security: [{ bearer: [] }],
 });
 app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
-app.openAPIRegistry.registerPath({
-  method: "post",
-  path: "/mcp",
-  operationId: "mcp",
-  summary: "MCP server (Streamable HTTP, stateless): each registered agent is a tool run_agent_<name> {input, session_id?}",
-  request: { body: { required: true, content: { "application/json": { schema: { type: "object", description: "A JSON-RPC message or batch" } } } } },
-  responses: {
-    200: { description: "JSON-RPC responses, as JSON or as an SSE stream (with progress notifications)" },
-    202: { description: "Accepted (notifications and responses sent by the client)" },
-    401: { description: "Missing or invalid API key" },
-  },
+app.notFound(async (c) => {
+  // Under /v1 and /mcp a caller without a valid credential learns nothing, not even that a route is missing.
+  if (c.req.path.startsWith("/v1/") || c.req.path === "/mcp") await authenticateUnmatched(c);
+  return errorJson(c, new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}`));
 });
-
-app.notFound((c) => errorJson(c, new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}`)));
 app.onError((err, c) => errorJson(c, toApiError(err)));
 
 export default app;

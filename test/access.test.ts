@@ -1,8 +1,10 @@
-// Access per tenant through the public surface: key roles on every route of /openapi.json, browser tokens
-// bound to a session or an agent, their failures, command frames under a read-only grant, and the socket cap.
+// Access per tenant through the public surface: every declared operation with each key role and token kind,
+// browser tokens bound to a session or an agent, their failures, command frames under a read-only grant, and
+// the socket cap.
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ROUTE_PERMISSIONS, roleAllows } from "../src/routes/permissions";
+import { OPERATIONS } from "../src/protocol/operations";
+import { allows, type Principal, TOKEN_SCOPES, type TokenScope } from "../src/protocol/permissions";
 import { api, createAgent, createSession, submitTurn, waitForTurnEnd } from "./support/api";
 import { openWs, until, wsFetch } from "./support/ws";
 
@@ -16,7 +18,8 @@ async function call(method: string, path: string, credential: string, body?: unk
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  const json = text && (res.headers.get("content-type") ?? "").includes("application/json");
+  return { status: res.status, body: json ? JSON.parse(text) : null, headers: res.headers };
 }
 
 async function token(body: Record<string, unknown>, key: string = KEYS.admin): Promise<string> {
@@ -25,27 +28,34 @@ async function token(body: Record<string, unknown>, key: string = KEYS.admin): P
   return res.body.token;
 }
 
+/** Every declared operation called by `credential` (no body; other path ids unknown): 403 exactly where `principal` is not allowed. */
+async function walk(principal: Principal, credential: string, sid: string): Promise<number> {
+  let checked = 0;
+  for (const op of OPERATIONS) {
+    if (op.permission === "public") continue;
+    const path = op.path.replace("{sid}", sid).replace(/\{[^}]+\}/g, "x");
+    const res = await call(op.method.toUpperCase(), path, credential);
+    const who = `${principal.kind === "key" ? principal.role : `token(${principal.session_id ? "session" : "agent"}; ${principal.scopes})`} ${op.operationId}`;
+    if (allows(principal, op.permission)) expect(res.status, who).not.toBe(403);
+    else expect(res.body?.error?.code === "forbidden" && res.status === 403, `${who} -> ${res.status}`).toBe(true);
+    checked += 1;
+  }
+  return checked;
+}
+
 describe("key roles", () => {
-  it("every route of /openapi.json allows or refuses (403) each role as the permission table says", async () => {
-    const doc = (await (await SELF.fetch(`${BASE}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
-    const sid = await createSession({ name: "roles", model: "demo:fast" });
-    let checked = 0;
-    for (const [path, ops] of Object.entries(doc.paths)) {
-      for (const method of Object.keys(ops)) {
-        const route = `${method.toUpperCase()} ${path}`;
-        if (path === "/healthz" || path === "/openapi.json" || path === "/v1/events/schema") continue;
-        const permission = ROUTE_PERMISSIONS[route];
-        expect(permission, `${route} is missing from the permission table`).toBeDefined();
-        const concrete = path.replace("{sid}", sid).replace(/\{[^}]+\}/g, "x");
-        for (const [role, key] of Object.entries(KEYS) as [keyof typeof KEYS, string][]) {
-          const res = await call(method.toUpperCase(), concrete, key);
-          if (roleAllows(role, permission!)) expect(res.status, `${role} ${route}`).not.toBe(403);
-          else expect(res.body?.error?.code === "forbidden" && res.status === 403, `${role} ${route} -> ${res.status}`).toBe(true);
-        }
-        checked += 1;
-      }
+  it("/openapi.json describes exactly the declared operations", async () => {
+    const doc = (await (await SELF.fetch(`${BASE}/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId: string }>> };
+    const described = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => `${method} ${path} ${op.operationId}`));
+    expect(described.sort()).toEqual(OPERATIONS.map((op) => `${op.method} ${op.path} ${op.operationId}`).sort());
+  });
+
+  it("every declared operation allows or refuses (403) each role as its permission says", async () => {
+    for (const [role, key] of Object.entries(KEYS) as [keyof typeof KEYS, string][]) {
+      // A session of its own per role: the walk erases it.
+      const sid = await createSession({ name: `roles-${role}`, model: "demo:fast" });
+      expect(await walk({ kind: "key", id: key, role }, key, sid)).toBeGreaterThan(30);
     }
-    expect(checked).toBeGreaterThan(15);
   });
 
   it("a read key reads and streams but cannot submit, even as a WebSocket command frame", async () => {
@@ -61,6 +71,31 @@ describe("key roles", () => {
 });
 
 describe("browser tokens", () => {
+  it("every declared operation allows or refuses (403) session-bound, agent-bound and narrowed tokens as their scopes say", async () => {
+    await createAgent({ name: "tok-walk", model: "demo:fast" });
+    const bound = (subject: string, binding: { session_id: string } | { agent: string }, scopes: TokenScope[]) => ({
+      kind: "token" as const,
+      id: "",
+      subject,
+      session_id: "session_id" in binding ? binding.session_id : null,
+      agent: "agent" in binding ? binding.agent : null,
+      scopes,
+      expires_at: null,
+    });
+    const sessionSid = await createSession({ name: "tok-walk-session", model: "demo:fast" });
+    const sessionScopes = TOKEN_SCOPES.filter((s) => s !== "create");
+    const bySession = bound("walker", { session_id: sessionSid }, sessionScopes);
+    expect(await walk(bySession, await token({ subject: "walker", session_id: sessionSid }), sessionSid)).toBeGreaterThan(30);
+
+    const agentToken = await token({ subject: "walker", agent: "tok-walk" });
+    const owned = (await call("POST", "/v1/sessions", agentToken, { agent: "tok-walk" })).body.session_id;
+    expect(await walk(bound("walker", { agent: "tok-walk" }, [...TOKEN_SCOPES]), agentToken, owned)).toBeGreaterThan(30);
+
+    const readSid = await createSession({ name: "tok-walk-read", model: "demo:fast" });
+    const readOnly = await token({ subject: "viewer", session_id: readSid, scopes: ["read"] });
+    expect(await walk(bound("viewer", { session_id: readSid }, ["read"]), readOnly, readSid)).toBeGreaterThan(30);
+  });
+
   it("a token bound to a session reads, submits and interrupts there, and nothing else", async () => {
     const sid = await createSession({ name: "tok-session", model: "demo:fast" });
     const other = await createSession({ name: "tok-other", model: "demo:fast" });

@@ -1,13 +1,19 @@
 // Decisions on pending approvals, by a person or by the deadline. A decision is recorded as its
 // action.resolved event (the actions table and the deadline's schedule entry follow from it); the running
 // loop applies it to the turn's state, and a turn suspended waiting for it is resumed.
+
+import { ApiError } from "../protocol/errors";
 import type { ActionResolved, ApprovalDecision } from "../protocol/wire";
-import { ApiError } from "../runtime/errors";
+import { APPROVAL_DEADLINE } from "./projections";
+import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
+
+/** The slice of the session approvals works on. */
+export type ApprovalsSession = Pick<SessionContext, "commit" | "store">;
 
 export class Approvals {
   constructor(
-    private readonly s: SessionContext,
+    private readonly s: ApprovalsSession,
     /** Lets the running turn go on with the decision (resumes it when it is suspended). */
     private readonly decided: (turnId: string) => void,
   ) {}
@@ -42,5 +48,18 @@ export class Approvals {
   /** The alarm found an approval's deadline due: nobody decided in time. */
   expire(actionId: string): void {
     if (this.s.store.action(actionId)?.status === "pending") this.decide(actionId, "timed_out", "no decision before the deadline", "runtime");
+  }
+
+  /** Its session operation (a person's decision) and its alarm kind (an approval's deadline). */
+  capability(): Capability {
+    return {
+      operations: {
+        resolveAction: ({ params, body, by }) => {
+          const { decision, reason } = body as { decision: "approve" | "reject"; reason?: string };
+          return this.decide(params.action_id!, decision === "approve" ? "approved" : "rejected", reason ?? null, by);
+        },
+      },
+      alarms: [{ kind: APPROVAL_DEADLINE, prefix: true, fire: (_now, actionId) => this.expire(actionId) }],
+    };
   }
 }

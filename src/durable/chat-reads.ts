@@ -1,7 +1,7 @@
 // What the AI SDK chat routes (issue 17) read from a session's log: where a turn's events begin, and the
 // conversation folded into UIMessage[] (src/runtime/views/ui-messages.ts).
+import { ApiError } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
-import { ApiError } from "../runtime/errors";
 import { ConversationFold } from "../runtime/views/ui-messages";
 import type { SessionStore } from "./session-store";
 

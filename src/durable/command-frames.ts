@@ -1,18 +1,17 @@
 // WebSocket command frames (SPEC §4): parse and validate a client frame, run it against the session, and
 // answer with a reply frame carrying its request_id. Malformed frames get ok:false; the socket stays open.
 
+import { ApiError, type Result, zodIssues } from "../protocol/errors";
+import type { SessionHandler } from "../protocol/operations/operation";
 import type { ReplyFrame } from "../protocol/server-frames";
-import { ClientFrame, type SubmitTurnBody, type TurnAccepted } from "../protocol/wire";
-import { ApiError, type Result, zodIssues } from "../runtime/errors";
+import { ClientFrame } from "../protocol/wire";
 import type { ChannelStore } from "./channel-store";
+import type { OperationInput } from "./session-capability";
 import type { SocketHub } from "./socket-hub";
 
-/** What the frames can do to a session: its RPC surface, plus acks for the socket's channel. */
+/** What the frames can do to a session: its operations, plus acks for the socket's channel. */
 export interface FrameTarget {
-  submitTurn(body: SubmitTurnBody): Promise<Result<TurnAccepted & { duplicate?: boolean }>>;
-  interrupt(reason?: string): Promise<Result<unknown>>;
-  resolveAction(actionId: string, decision: "approve" | "reject", reason: string | undefined, by: string): Promise<Result<unknown>>;
-  injectMessage(content: string): Promise<Result<unknown>>;
+  call(name: SessionHandler, input: OperationInput): Promise<Result<unknown>>;
   /** Stores the socket's channel cursor; an error when the socket has no channel. */
   ack(ws: WebSocket, sequence: number): Result<{ channel: string; acked_sequence: number | null }>;
   /** Who opened the socket (a hash of its key), recorded on its decisions. */
@@ -23,15 +22,10 @@ export interface FrameTarget {
   admits(ws: WebSocket): boolean;
 }
 
-type SessionRpc = Pick<FrameTarget, "submitTurn" | "interrupt" | "resolveAction" | "injectMessage">;
-
-/** The frames' target for a session: its RPCs, and the socket's attachment and channel cursor. */
-export function sessionFrames(rpc: SessionRpc, hub: SocketHub, channels: () => ChannelStore, lastSequence: () => number): FrameTarget {
+/** The frames' target for a session: its operations, and the socket's attachment and channel cursor. */
+export function sessionFrames(rpc: Pick<FrameTarget, "call">, hub: SocketHub, channels: () => ChannelStore, lastSequence: () => number): FrameTarget {
   return {
-    submitTurn: (body) => rpc.submitTurn(body),
-    interrupt: (reason) => rpc.interrupt(reason),
-    resolveAction: (actionId, decision, reason, by) => rpc.resolveAction(actionId, decision, reason, by),
-    injectMessage: (content) => rpc.injectMessage(content),
+    call: (name, input) => rpc.call(name, input),
     keyHash: (ws) => hub.attachment(ws).key_hash,
     grants: (ws) => hub.attachment(ws).grants ?? null,
     admits: (ws) => hub.admits(ws),
@@ -45,6 +39,9 @@ export function sessionFrames(rpc: SessionRpc, hub: SocketHub, channels: () => C
     },
   };
 }
+
+/** The operation each command frame is (its fields are that operation's body, and `action_id` its path's). */
+const OPERATION_OF = { submit_turn: "submitTurn", interrupt: "interrupt", respond_action: "resolveAction", inject_message: "injectMessage" } as const;
 
 /** The grant each command frame needs (acks need none). */
 const GRANT_OF: Partial<Record<ClientFrame["type"], string>> = {
@@ -73,22 +70,16 @@ export async function handleFrame(target: FrameTarget, ws: WebSocket, message: s
   if (needed && grants && !grants.includes(needed)) {
     return reply(ws, frame.request_id, { ok: false, error: { code: "forbidden", message: `This socket's key or token may not ${needed}` } });
   }
-  switch (frame.type) {
-    case "ack": {
-      const result = target.ack(ws, frame.sequence);
-      // Acks are fire-and-forget; a client that wants confirmation sends a request_id and gets the stored cursor.
-      if (!result.ok || frame.request_id !== undefined) reply(ws, frame.request_id, result);
-      return;
-    }
-    case "submit_turn":
-      return reply(ws, frame.request_id, await target.submitTurn({ input: frame.input, idempotency_key: frame.idempotency_key }));
-    case "interrupt":
-      return reply(ws, frame.request_id, await target.interrupt(frame.reason));
-    case "respond_action":
-      return reply(ws, frame.request_id, await target.resolveAction(frame.action_id, frame.decision, frame.reason, target.keyHash(ws)));
-    case "inject_message":
-      return reply(ws, frame.request_id, await target.injectMessage(frame.content));
+  if (frame.type === "ack") {
+    const result = target.ack(ws, frame.sequence);
+    // Acks are fire-and-forget; a client that wants confirmation sends a request_id and gets the stored cursor.
+    if (!result.ok || frame.request_id !== undefined) reply(ws, frame.request_id, result);
+    return;
   }
+  const { type, request_id, ...fields } = frame;
+  const { action_id, ...body } = fields as Record<string, unknown>;
+  const params: Record<string, string> = typeof action_id === "string" ? { action_id } : {};
+  reply(ws, request_id, await target.call(OPERATION_OF[type], { params, body, by: target.keyHash(ws) }));
 }
 
 export function reply(ws: WebSocket, requestId: unknown, result: Result<unknown>): void {

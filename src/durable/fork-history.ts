@@ -2,9 +2,11 @@
 // read in bulk from the stored history and a few indexed queries over the events, never event by event.
 import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
+import { ApiError } from "../protocol/errors";
 import type { Policy } from "../protocol/policy";
-import { ApiError } from "../runtime/errors";
 import { type PausedCut, pausedCut, recordedResults } from "./fork-paused";
+import type { Capability } from "./session-capability";
+import type { SessionContext } from "./session-context";
 import type { SessionStore } from "./session-store";
 
 /** What a fork is made from; the messages as JSON, as they are stored. */
@@ -83,4 +85,25 @@ export function completedPrefix(messages: ModelMessage[], steps: number, results
     out.push(m);
   }
   return out;
+}
+
+/** The slice of the session a fork or a replay reads. */
+export type SourceSession = Pick<SessionContext, "agent" | "policy" | "row" | "store">;
+
+/** What a fork or a replay of this session takes from it besides the conversation: its config, metadata and owner. */
+export function sourceConfig(s: SourceSession): Omit<ForkSource, "messages_json" | "paused_json"> {
+  return { agent: s.agent(), policy: s.policy(), metadata: s.row().metadata, owner: s.row().owner };
+}
+
+/** Its session operation: what a fork at `at_sequence` starts from. */
+export function forkCapability(s: SourceSession): Capability {
+  return {
+    operations: {
+      forkSource: ({ body }) => {
+        const cut = historyAt(s.store, (body as { at_sequence: number }).at_sequence);
+        // As JSON: model messages are too rich a type for the RPC's typing, and are stored as JSON anyway.
+        return { ...sourceConfig(s), messages_json: JSON.stringify(cut.messages), paused_json: cut.paused && JSON.stringify(cut.paused) };
+      },
+    },
+  };
 }

@@ -1,10 +1,10 @@
 // Orchestration steps as child sessions: the runner an orchestrating session uses for each agent step, and
 // how a child session's turn outcome reads as a step result.
 import type { Env } from "../env";
+import type { Result } from "../protocol/errors";
+import { errorMessage } from "../protocol/errors";
 import type { Policy } from "../protocol/policy";
 import { type TerminalLike, turnOutcome } from "../protocol/turn-outcome";
-import type { Result } from "../runtime/errors";
-import { errorMessage } from "../runtime/errors";
 import type { TurnPorts } from "../runtime/loop";
 import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../runtime/orchestration/types";
 import { callTimeout } from "../runtime/tools/http-io";
@@ -63,7 +63,8 @@ export async function runChildSession(
         return outcome.ok ? outcome.value : { status: "failed", error: outcome.error.message };
       } catch (err) {
         if (limit.signal.aborted) {
-          await child.interrupt(limit.timedOut() ? `the step timed out after ${timeout_ms} ms` : `interrupted: ${errorMessage(limit.signal.reason)}`);
+          const reason = limit.timedOut() ? `the step timed out after ${timeout_ms} ms` : `interrupted: ${errorMessage(limit.signal.reason)}`;
+          await child.call("interrupt", { params: {}, body: { reason }, by: "orchestration" });
           if (limit.timedOut()) return { status: "failed", error: `timed out after ${timeout_ms} ms` };
           throw err;
         }

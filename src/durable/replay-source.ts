@@ -1,12 +1,15 @@
 // What a replay of one of this session's turns starts from (issue 21): the conversation as it was when the turn
 // started (a fork there), the turn's input, its model calls and tool results as recorded, and its side of the
 // comparison, all read from the log.
+
+import { ApiError } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
-import { ApiError } from "../runtime/errors";
 import { recordingOf } from "../runtime/recorded-model";
 import { recordedResults } from "../runtime/recorded-tools";
 import { turnSide } from "../runtime/replay-compare";
-import { historyAt } from "./fork-history";
+import { historyAt, type SourceSession, sourceConfig } from "./fork-history";
+import type { ReplayTurns } from "./replay-turns";
+import type { Capability } from "./session-capability";
 import type { SessionStore } from "./session-store";
 
 export type ReplaySource = {
@@ -35,5 +38,19 @@ export function replaySource(store: SessionStore, turnId: string): ReplaySource 
     messages_json: JSON.stringify(messages),
     recording_json: JSON.stringify({ ...recordingOf(events), results: recordedResults(events) }),
     original_json: JSON.stringify(turnSide(events)),
+  };
+}
+
+/** Its session operations: what a replay of a turn starts from, and (in a replay session) the replay's outcome. */
+export function replayCapability(s: SourceSession, replays: ReplayTurns): Capability {
+  return {
+    operations: {
+      replaySource: ({ params }) => ({ ...replaySource(s.store, params.turn_id!), ...sourceConfig(s) }),
+      replayResult: () => {
+        const result = replays.result();
+        if (!result) throw ApiError.notFound("Replay", s.row().session_id);
+        return { exec_id: s.row().session_id, ...result };
+      },
+    },
   };
 }

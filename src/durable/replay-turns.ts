@@ -13,11 +13,14 @@ export const REPLAY_TURN_KEY = "replay";
 
 export type ReplaySpec = { source_session: string; source_turn_id: string; tools: ToolReplayMode; recording_json: string; original_json: string };
 
+/** The slice of the session replayed turns works on. */
+export type ReplaySession = Pick<SessionContext, "store">;
+
 export class ReplayTurns {
   /** The session's replay row, read once (it is written only when the session is created): every turn asks. */
   private spec: ReplaySpec | null | undefined;
 
-  constructor(private readonly s: SessionContext) {}
+  constructor(private readonly s: ReplaySession) {}
 
   /** Records what the session replays (inside its creation's transaction). */
   save(spec: ReplaySpec): void {

@@ -2,11 +2,13 @@
 // the earliest through the deadline entry SCHEDULES_DUE; a due schedule submits its turn through the queue
 // like any client would (idempotent per run, so an alarm retried after a crash submits it once), then
 // records schedule.fired and moves to its next run, or is removed when it was a one-off.
+
+import { ApiError } from "../protocol/errors";
 import type { PayloadOf } from "../protocol/events";
 import type { CreateScheduleBody, Schedule } from "../protocol/schedules";
-import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { nextRun, parseSchedule, type ScheduleSpec } from "../runtime/schedule-times";
+import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import type { TurnQueue } from "./turn-queue";
 
@@ -17,9 +19,12 @@ export const MAX_SCHEDULES = 100;
 
 type Row = { schedule_id: string; input: string; spec: string; idempotency_key: string | null; next_run_at: number; created_at: number };
 
+/** The slice of the session schedules works on. */
+export type SchedulesSession = Pick<SessionContext, "armAlarm" | "commit" | "store" | "transact">;
+
 export class Schedules {
   constructor(
-    private readonly s: SessionContext,
+    private readonly s: SchedulesSession,
     private readonly queue: TurnQueue,
   ) {}
 
@@ -108,6 +113,18 @@ export class Schedules {
 
   private rows(where: string, ...args: (string | number)[]): Row[] {
     return this.s.store.sql.exec<Row>(`SELECT * FROM schedules ${where}`, ...args).toArray();
+  }
+
+  /** Its session operations and its alarm kind (the earliest schedule due). */
+  capability(): Capability {
+    return {
+      operations: {
+        createSchedule: ({ body }) => this.create(body as CreateScheduleBody),
+        listSchedules: () => ({ schedules: this.list() }),
+        deleteSchedule: ({ params }) => this.delete(params.schedule_id!),
+      },
+      alarms: [{ kind: SCHEDULES_DUE, fire: (now) => this.fireDue(now) }],
+    };
   }
 }
 

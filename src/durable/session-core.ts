@@ -1,33 +1,38 @@
 // One session in one Durable Object, the machinery under its RPC surface (session-object.ts): storage, sockets,
 // the alarm, and `commit`, the one way a transition is recorded: events appended (and projected into the turns
 // and actions tables) together with any checkpoint, in one synchronous SQLite transaction, before anyone sees
-// them; then folded into the in-memory read model and broadcast. The queue, approvals and turn execution are
-// modules of their own.
+// them; then folded into the in-memory read model and broadcast; and the one alarm, shared by the kinds of
+// entries the capabilities register. The queue, approvals, turn execution, schedules, subscriptions, the index,
+// forks, replays and the read views are capabilities (session-capability.ts) of their own.
 
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
 import { CLOSE_CODES } from "../protocol/close-codes";
-import { type EventDraft, isTerminalTurnEvent, type RuntimeEvent } from "../protocol/events";
+import { ApiError } from "../protocol/errors";
+import type { EventDraft, RuntimeEvent } from "../protocol/events";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
-import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { keepaliveMs } from "../runtime/keepalive";
 import { emptyView, foldAll, foldEvent } from "../runtime/views/read-model";
 import { Approvals } from "./approvals";
 import { ChannelStore } from "./channel-store";
+import { forkCapability } from "./fork-history";
 import { indexShard } from "./index-shards";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import { PendingWrites } from "./pending-writes";
-import { APPROVAL_DEADLINE, project } from "./projections";
-import { SCHEDULES_DUE, Schedules } from "./schedules";
-import { HEARTBEAT_MS, type SessionContext } from "./session-context";
+import { project } from "./projections";
+import { replayCapability } from "./replay-source";
+import { Schedules } from "./schedules";
+import { alarmFor, type Capability } from "./session-capability";
+import type { SessionContext } from "./session-context";
 import { eraseSessionBlobs } from "./session-erase";
-import { INDEX_RETRY, RETENTION, SessionIndexer } from "./session-indexer";
+import { SessionIndexer } from "./session-indexer";
 import { type SessionRow, SessionStore, type StoredEvent } from "./session-store";
+import { viewsCapability } from "./session-views";
 import { SOCKETS_DUE, SocketHub } from "./socket-hub";
-import { SUBSCRIPTIONS_DUE, SubscriptionDelivery } from "./subscription-delivery";
+import { SubscriptionDelivery } from "./subscription-delivery";
 import { SubscriptionTable } from "./subscriptions";
 import { TurnQueue } from "./turn-queue";
 import { TurnRunner } from "./turn-runner";
@@ -48,6 +53,8 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
   protected readonly schedules: Schedules;
   protected readonly subscriptions = new SubscriptionTable(this, () => this.delivery.changed());
   protected readonly delivery = new SubscriptionDelivery(this, this.subscriptions);
+  /** What the parts of the session bring to it: the operations they serve, their alarm kinds, their reactions to commits. */
+  protected readonly capabilities: Capability[];
   /** When this instance last set the alarm: null if it has fired since (or none was set), undefined if unknown. */
   private alarmAt: number | null | undefined = undefined;
   /** Text deltas and held tool results waiting for their commit; any other commit takes them first. */
@@ -86,6 +93,20 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     this.queue = new TurnQueue(this, () => this.runner.startNext());
     this.approvals = new Approvals(this, () => this.runner.resume("a decision was recorded"));
     this.schedules = new Schedules(this, this.queue);
+    this.capabilities = [
+      this.queue.capability(),
+      this.approvals.capability(),
+      this.runner.capability(),
+      this.schedules.capability(),
+      this.subscriptions.capability(),
+      this.delivery.capability(),
+      this.indexer.capability((reason) => this.eraseNow(reason)),
+      forkCapability(this),
+      replayCapability(this, this.runner.replays),
+      viewsCapability(this, () => this.channels),
+      // The sockets' own deadlines (a browser token's expiry, keep-alives).
+      { alarms: [{ kind: SOCKETS_DUE, fire: (now) => this.hub.tick(now) }] },
+    ];
     // An object nobody created (a request for an unknown session) reads one catalog row and writes nothing.
     if (!isInitialized(ctx.storage)) return;
     void ctx.blockConcurrencyWhile(async () => {
@@ -136,28 +157,15 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     if (!this.session) return;
-    let deliveries: Promise<void> | null = null;
-    for (const kind of this.store.takeDue(Date.now())) {
-      if (kind === "heartbeat") {
-        this.runner.resume("the heartbeat found no running executor");
-        if (this.store.runningTurn() && !this.runner.waiting()) this.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
-      } else if (kind.startsWith(APPROVAL_DEADLINE)) {
-        this.approvals.expire(kind.slice(APPROVAL_DEADLINE.length));
-      } else if (kind === SCHEDULES_DUE) {
-        this.schedules.fireDue(Date.now());
-      } else if (kind === SUBSCRIPTIONS_DUE) {
-        deliveries = this.delivery.run();
-      } else if (kind === SOCKETS_DUE) {
-        this.hub.tick(Date.now());
-      } else if (kind === INDEX_RETRY) {
-        await this.indexer.sync();
-      } else if (kind === RETENTION && this.indexer.retentionExpired(Date.now())) {
-        await this.eraseNow("the session's retention period ended");
-        return;
-      }
+    const background: Promise<void>[] = [];
+    for (const entry of this.store.takeDue(Date.now())) {
+      const due = alarmFor(this.capabilities, entry);
+      const outcome = due && (await due.kind.fire(Date.now(), due.key));
+      if (outcome?.stop) return;
+      if (outcome?.background) background.push(outcome.background);
     }
     this.armAlarm();
-    await deliveries;
+    await Promise.all(background);
   }
 
   // ---- SessionContext ----
@@ -222,11 +230,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     }
     this.folded = committed.next;
     this.hub.broadcast(committed.stored);
-    this.delivery.poke();
-    // The deployment's index learns of the session when it starts and when each turn ends, in a later task:
-    // where the index object shares this thread (one process), its write would otherwise hold back the
-    // frames just sent.
-    if (committed.stored.some((e) => e.type === "session.created" || isTerminalTurnEvent(e.type))) setTimeout(() => void this.indexer.sync(), 0);
+    for (const c of this.capabilities) c.committed?.(committed.stored);
   }
 
   armAlarm(): void {

@@ -4,8 +4,10 @@
 // answering again). A write that hangs counts as failed after WRITE_TIMEOUT_MS.
 // Also the session's retention deadline: idle that long (a pending approval counts as activity until its
 // deadline), the session erases itself.
+import { isTerminalTurnEvent } from "../protocol/events";
 import type { SessionSummary, UsageDay } from "../protocol/session-index";
 import { indexShard } from "./index-shards";
+import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 
 /** Schedule entries of the alarm. */
@@ -15,6 +17,9 @@ const RETRY_MS = [1_000, 5_000, 15_000, 60_000];
 const WRITE_TIMEOUT_MS = 30_000;
 const DAY_MS = 24 * 3600 * 1000;
 
+/** The slice of the session the indexer works on. */
+export type IndexerSession = Pick<SessionContext, "agent" | "armAlarm" | "bindings" | "row" | "store" | "view">;
+
 export class SessionIndexer {
   private failures = 0;
   /** Set when the session is being erased: a write still on its way must not touch the storage after that. */
@@ -23,7 +28,7 @@ export class SessionIndexer {
   private writing: Promise<void> | null = null;
   private again = false;
 
-  constructor(private readonly s: SessionContext) {}
+  constructor(private readonly s: IndexerSession) {}
 
   /** The session's row as the index holds it. */
   summary(): SessionSummary {
@@ -148,5 +153,29 @@ export class SessionIndexer {
       return false;
     }
     return true;
+  }
+
+  /**
+   * Its alarm kinds (a write to retry, the retention deadline, where `erase` ends the session) and its reaction
+   * to commits: the index learns of the session when it starts and when each turn ends, in a later task (where
+   * the index object shares this thread, its write would otherwise hold back the frames just sent).
+   */
+  capability(erase: (reason: string) => Promise<void>): Capability {
+    return {
+      alarms: [
+        { kind: INDEX_RETRY, fire: () => this.sync() },
+        {
+          kind: RETENTION,
+          fire: async (now) => {
+            if (!this.retentionExpired(now)) return;
+            await erase("the session's retention period ended");
+            return { stop: true };
+          },
+        },
+      ],
+      committed: (events) => {
+        if (events.some((e) => e.type === "session.created" || isTerminalTurnEvent(e.type))) setTimeout(() => void this.sync(), 0);
+      },
+    };
   }
 }

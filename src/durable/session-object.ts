@@ -1,29 +1,25 @@
-// One session in one Durable Object: the RPC surface the routes call. What it runs on (storage, sockets, the
-// alarm, `commit`) is SessionCore (session-core.ts).
+// One session in one Durable Object: a short host over SessionCore (session-core.ts: storage, sockets, the
+// alarm, `commit`). The session operations the routes and the sockets' command frames reach go through one
+// dispatcher, `call`, to the capability that serves them (session-capability.ts); the few RPCs that are no
+// operation of the API (creating the session, erasing it, and what other parts of the runtime ask) are here.
 
 import type { ModelMessage } from "ai";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
-import type { EventDraft, TurnTrace } from "../protocol/events";
+import { ApiError, type Result, toResult } from "../protocol/errors";
+import type { EventDraft } from "../protocol/events";
+import type { SessionHandler } from "../protocol/operations/operation";
 import type { Policy } from "../protocol/policy";
-import type { CreateScheduleBody } from "../protocol/schedules";
-import type { CreateSubscriptionBody } from "../protocol/subscriptions";
-import type { ActionResolved, InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
-import { ApiError, type Result, toResult } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
-import { buildTree } from "../runtime/views/execution-tree";
-import { conversationJson, turnCursor } from "./chat-reads";
+import { turnCursor } from "./chat-reads";
 import { type FrameTarget, handleFrame, reply, sessionFrames } from "./command-frames";
-import { type ForkSource, historyAt } from "./fork-history";
 import { type PausedCut, pausedTurn } from "./fork-paused";
 import type { StepOutcome } from "./orchestration-steps";
-import { type ReplaySource, replaySource } from "./replay-source";
-import type { ReplayResult, ReplaySpec } from "./replay-turns";
+import type { ReplaySpec } from "./replay-turns";
+import { type OperationHandler, type OperationInput, operationTable } from "./session-capability";
 import { SessionCore } from "./session-core";
 import type { SessionRow } from "./session-store";
 import { openStream } from "./session-streams";
-import { type ExportHeader, eventsPage, exportHeader, snapshotView, threadView } from "./session-views";
-import type { TurnRunner } from "./turn-runner";
 
 export interface CreateSessionInput {
   session_id: string;
@@ -41,7 +37,9 @@ export interface CreateSessionInput {
 }
 
 export class SessionObject extends SessionCore {
-  /** WebSocket command frames: the same RPC surface, over a session's sockets. */
+  /** The session operations, by name, from the capabilities that serve them. */
+  private readonly operations: Map<SessionHandler, OperationHandler> = operationTable(this.capabilities);
+  /** WebSocket command frames: the same operations, over a session's sockets. */
   private readonly frames: FrameTarget;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -54,7 +52,16 @@ export class SessionObject extends SessionCore {
     );
   }
 
-  // ---- RPC surface (called by the routes) ----
+  /** Runs the session operation `name` (declared in src/protocol/operations/) for a session that exists. */
+  async call(name: SessionHandler, input: OperationInput): Promise<Result<unknown>> {
+    return toResult(() => {
+      const handler = this.operations.get(name);
+      if (!handler) throw new ApiError("not_found", `The session has no operation '${name}'`);
+      return this.existing(() => handler(input));
+    });
+  }
+
+  // ---- RPCs that are no operation of the API ----
 
   async create(input: CreateSessionInput): Promise<Result<{ session_id: string; thread_id: string }>> {
     return toResult(() => {
@@ -95,74 +102,9 @@ export class SessionObject extends SessionCore {
     });
   }
 
-  /** What a fork at `at` starts from: this session's config and its conversation as of that sequence. */
-  async forkSource(at: number): Promise<Result<ForkSource>> {
-    return toResult(() =>
-      this.existing(() => {
-        const cut = historyAt(this.store, at);
-        // As JSON: model messages are too rich a type for the RPC's typing, and are stored as JSON anyway.
-        const conversation = { messages_json: JSON.stringify(cut.messages), paused_json: cut.paused && JSON.stringify(cut.paused) };
-        return { agent: this.agent(), policy: this.policy(), metadata: this.row().metadata, owner: this.row().owner, ...conversation };
-      }),
-    );
-  }
-
-  /** What a replay of `turnId` starts from (the fork before it, its input, its recording). */
-  async replaySource(turnId: string): Promise<Result<ReplaySource & Omit<ForkSource, "messages_json" | "paused_json">>> {
-    return toResult(() =>
-      this.existing(() => ({
-        ...replaySource(this.store, turnId),
-        agent: this.agent(),
-        policy: this.policy(),
-        metadata: this.row().metadata,
-        owner: this.row().owner,
-      })),
-    );
-  }
-
-  /** A replay session's outcome; not_found for any other session. */
-  async replayResult(): Promise<Result<ReplayResult>> {
-    return toResult(() =>
-      this.existing(() => {
-        const result = this.runner.replays.result();
-        if (!result) throw ApiError.notFound("Replay", this.row().session_id);
-        return result;
-      }),
-    );
-  }
-
-  async snapshot(): Promise<Result<ReturnType<typeof snapshotView>>> {
-    return toResult(() => this.existing(() => snapshotView(this, this.channels.list())));
-  }
-
   /** Who owns the session and which agent it runs (for the access check of agent-bound tokens). */
   async access(): Promise<Result<{ access: { owner: string | null; agent: string } }>> {
     return toResult(() => this.existing(() => ({ access: { owner: this.row().owner, agent: this.agent().name } })));
-  }
-
-  async thread(): Promise<Result<ReturnType<typeof threadView>>> {
-    return toResult(() => threadView(this));
-  }
-
-  async submitTurn(body: SubmitTurnBody, trace?: TurnTrace): Promise<Result<TurnAccepted & { duplicate?: boolean }>> {
-    return toResult(() => this.existing(() => this.queue.submit(body, trace)));
-  }
-
-  async interrupt(reason?: string): Promise<Result<{ interrupted: boolean; turn_id: string | null }>> {
-    return toResult(() => this.existing(() => this.runner.interrupt(reason ?? "interrupted by client")));
-  }
-
-  /** Live message injection: the running turn takes it before its next model call; with none running it is a new turn. */
-  async injectMessage(content: string): Promise<Result<InjectResult>> {
-    return toResult(() => this.existing(() => this.queue.inject(content)));
-  }
-
-  async removeQueued(turnId: string): Promise<Result<{ queued: string[] }>> {
-    return toResult(() => this.existing(() => ({ queued: this.queue.remove(turnId) })));
-  }
-
-  async promoteQueued(turnId: string): Promise<Result<{ queued: string[] }>> {
-    return toResult(() => this.existing(() => ({ queued: this.queue.promote(turnId) })));
   }
 
   /** Ends one turn, whether it runs or waits in the queue; a turn that already ended is left alone. */
@@ -187,11 +129,6 @@ export class SessionObject extends SessionCore {
     });
   }
 
-  /** A human decision on a pending approval; `by` identifies the caller (a hash of its API key). */
-  async resolveAction(actionId: string, decision: "approve" | "reject", reason: string | undefined, by: string): Promise<Result<ActionResolved>> {
-    return toResult(() => this.existing(() => this.approvals.decide(actionId, decision === "approve" ? "approved" : "rejected", reason ?? null, by)));
-  }
-
   /**
    * Submits `input` (idempotent by `key`) and resolves when that turn ends: the way an orchestration step
    * runs this session. A turn that already ended answers at once from the log.
@@ -200,66 +137,9 @@ export class SessionObject extends SessionCore {
     return toResult(() => this.existing(() => this.runner.follow(this.queue.submit({ input, idempotency_key: key }).turn_id)));
   }
 
-  async createSchedule(body: CreateScheduleBody) {
-    return toResult(() => this.existing(() => this.schedules.create(body)));
-  }
-
-  async listSchedules() {
-    return toResult(() => this.existing(() => ({ schedules: this.schedules.list() })));
-  }
-
-  async deleteSchedule(scheduleId: string) {
-    return toResult(() => this.existing(() => this.schedules.delete(scheduleId)));
-  }
-
-  async createSubscription(body: CreateSubscriptionBody) {
-    return toResult(() => this.existing(() => this.subscriptions.create(body)));
-  }
-
-  async listSubscriptions() {
-    return toResult(() => this.existing(() => ({ subscriptions: this.subscriptions.list() })));
-  }
-
-  async enableSubscription(id: string, enabled: boolean) {
-    return toResult(() => this.existing(() => this.subscriptions.setEnabled(id, enabled)));
-  }
-
-  async deleteSubscription(id: string) {
-    return toResult(() => this.existing(() => this.subscriptions.delete(id)));
-  }
-
-  /** Events after `after` as one JSON document, built from the stored bodies without re-serializing them. */
-  async eventsPage(after: number, limit: number): Promise<Result<string>> {
-    return toResult(() => this.existing(() => eventsPage(this.store, after, limit)));
-  }
-
-  /** The first line of an export: what the session is, besides its log. */
-  async exportHeader(): Promise<Result<ExportHeader>> {
-    return toResult(() => this.existing(() => exportHeader(this)));
-  }
-
   /** For the AI SDK chat routes: the sequence before the turn's first event. */
   async chatCursor(turnId: string): Promise<Result<number>> {
     return toResult(() => this.existing(() => turnCursor(this.store, turnId)));
-  }
-
-  /** For the AI SDK chat routes: the conversation as a JSON array of UIMessages. */
-  async chatMessages(): Promise<Result<string>> {
-    return toResult(() => this.existing(() => conversationJson(this.store)));
-  }
-
-  async tools(): Promise<Result<{ tools: Awaited<ReturnType<TurnRunner["setups"]["inventory"]>>; policy: Policy }>> {
-    return toResult(() => this.existing(async () => ({ tools: await this.runner.setups.inventory(), policy: this.policy() })));
-  }
-
-  /** The turn's execution tree, folded from its events. */
-  async tree(turnId: string): Promise<Result<ReturnType<typeof buildTree>>> {
-    return toResult(() =>
-      this.existing(() => {
-        if (!this.store.turn(turnId)) throw ApiError.notFound("Turn", turnId);
-        return buildTree(this.store.eventsOfTurn(turnId));
-      }),
-    );
   }
 
   /** WebSocket upgrades and SSE streams (they need a Response, so they come through fetch). */

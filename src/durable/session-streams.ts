@@ -1,7 +1,7 @@
 // A session's event streams as the object's fetch handler serves them: a WebSocket upgrade or an SSE
 // stream, from `after`, `Last-Event-ID` or a channel's acknowledged cursor.
 import { parseCursor } from "../protocol/cursor";
-import { ApiError } from "../runtime/errors";
+import { ApiError } from "../protocol/errors";
 import type { ChannelStore } from "./channel-store";
 import type { SessionStore } from "./session-store";
 import { checkCursor } from "./session-views";

@@ -1,10 +1,13 @@
 // What the session's read routes answer: the snapshot, the thread read model and pages of the log, all
 // read from the folded read model or the stored event bodies.
 import { type AgentConfig, BUDGET_CAPS } from "../protocol/agent-config";
+import { ApiError } from "../protocol/errors";
 import type { Policy } from "../protocol/policy";
 import { redactAgentConfig } from "../protocol/redact";
-import { ApiError } from "../runtime/errors";
-import type { ChannelRow } from "./channel-store";
+import { buildTree } from "../runtime/views/execution-tree";
+import type { ChannelRow, ChannelStore } from "./channel-store";
+import { conversationJson } from "./chat-reads";
+import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import type { SessionStore } from "./session-store";
 
@@ -89,5 +92,23 @@ export function exportHeader(s: SessionContext): ExportHeader {
     owner: row.owner,
     created_at: row.created_at,
     last_sequence: s.store.lastSequence,
+  };
+}
+
+/** The read operations: the snapshot, the thread, pages of the log and the export's header, turns' trees, the chat's messages. */
+export function viewsCapability(s: SessionContext, channels: () => ChannelStore): Capability {
+  return {
+    operations: {
+      snapshot: () => snapshotView(s, channels().list()),
+      thread: () => threadView(s),
+      eventsPage: ({ query }) => eventsPage(s.store, query?.after ?? 0, query?.limit ?? 100),
+      exportHeader: () => exportHeader(s),
+      tree: ({ params }) => {
+        const turnId = params.turn_id!;
+        if (!s.store.turn(turnId)) throw ApiError.notFound("Turn", turnId);
+        return buildTree(s.store.eventsOfTurn(turnId));
+      },
+      chatMessages: () => conversationJson(s.store),
+    },
   };
 }

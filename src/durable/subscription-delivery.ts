@@ -7,6 +7,7 @@
 import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
 import { otlpTraceBody } from "../runtime/views/otlp-spans";
 import { BATCH_ID_HEADER, SIGNATURE_HEADER, signBody } from "../runtime/webhook-signature";
+import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import type { SubscriptionRow, SubscriptionTable } from "./subscriptions";
 
@@ -28,13 +29,16 @@ interface Batch {
   body: string | null;
 }
 
+/** The slice of the session delivery works on. */
+export type DeliverySession = Pick<SessionContext, "armAlarm" | "bindings" | "row" | "store" | "transact">;
+
 export class SubscriptionDelivery {
   private readonly running = new Map<string, Promise<void>>();
   /** Active subscriptions (null: not counted yet), so that a session without any pays nothing per commit. */
   private active: number | null = null;
 
   constructor(
-    private readonly s: SessionContext,
+    private readonly s: DeliverySession,
     private readonly table: SubscriptionTable,
   ) {}
 
@@ -186,6 +190,14 @@ export class SubscriptionDelivery {
       .reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
     this.s.transact(() => (due === Number.POSITIVE_INFINITY ? this.s.store.unschedule(SUBSCRIPTIONS_DUE) : this.s.store.schedule(SUBSCRIPTIONS_DUE, due)));
     this.s.armAlarm();
+  }
+
+  /** Its alarm kind (a delivery due; it goes on after the alarm is set again) and its reaction to commits. */
+  capability(): Capability {
+    return {
+      alarms: [{ kind: SUBSCRIPTIONS_DUE, fire: () => ({ background: this.run() }) }],
+      committed: () => this.poke(),
+    };
   }
 }
 

@@ -1,10 +1,12 @@
 // Outbound subscriptions of a session: the rows (create, list, enable, delete) and their read model. Each
 // subscription reads the event log from its own cursor; delivery (subscription-delivery.ts) moves it.
+
+import { ApiError } from "../protocol/errors";
 import { redactUrl } from "../protocol/redact";
 import type { CreateSubscriptionBody, Subscription, SubscriptionSpec } from "../protocol/subscriptions";
-import { ApiError } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
+import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 
 /** Subscriptions one session may hold. */
@@ -17,9 +19,12 @@ export type SubscriptionRow = Omit<Subscription, "types"> & {
   batch_end: number | null;
 };
 
+/** The slice of the session the subscription table works on. */
+export type SubscriptionsSession = Pick<SessionContext, "bindings" | "store" | "transact">;
+
 export class SubscriptionTable {
   constructor(
-    private readonly s: SessionContext,
+    private readonly s: SubscriptionsSession,
     /** Called when a subscription may have something to deliver. */
     private readonly changed: () => void,
   ) {}
@@ -119,6 +124,18 @@ export class SubscriptionTable {
 
   private rows(where: string, ...args: (string | number)[]): SubscriptionRow[] {
     return this.s.store.sql.exec<SubscriptionRow>(`SELECT * FROM subscriptions ${where}`, ...args).toArray();
+  }
+
+  /** Its session operations. */
+  capability(): Capability {
+    return {
+      operations: {
+        createSubscription: ({ body }) => this.create(body as CreateSubscriptionBody),
+        listSubscriptions: () => ({ subscriptions: this.list() }),
+        enableSubscription: ({ params, body }) => this.setEnabled(params.subscription_id!, (body as { enabled: boolean }).enabled),
+        deleteSubscription: ({ params }) => this.delete(params.subscription_id!),
+      },
+    };
   }
 }
 

@@ -2,13 +2,14 @@
 // for the running turn. Inputs are recorded first, as events or inbox rows, in the transaction that
 // acknowledges them; the turn runner takes it from there.
 
+import { ApiError } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TurnTrace } from "../protocol/events";
 import type { InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
-import { ApiError } from "../runtime/errors";
 import { redactStage, type Verdict } from "../runtime/guardrails/run";
 import { randomId } from "../runtime/ids";
 import { randomTraceId, traceFrom } from "../runtime/trace";
+import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import type { TurnRow } from "./session-store";
 
@@ -20,9 +21,12 @@ export const MAX_QUEUED_TURNS = 20;
 
 type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
 
+/** The slice of the session the queue works on. */
+export type QueueSession = Pick<SessionContext, "agent" | "commit" | "store" | "transact" | "view">;
+
 export class TurnQueue {
   constructor(
-    private readonly s: SessionContext,
+    private readonly s: QueueSession,
     /** Starts the first queued turn when none is running. */
     private readonly startNext: () => void,
   ) {}
@@ -127,6 +131,18 @@ export class TurnQueue {
     if (!turn) throw ApiError.notFound("Turn", turnId);
     if (turn.status !== "queued") throw new ApiError("conflict", `Turn '${turnId}' is ${turn.status}, not queued`);
     return turn;
+  }
+
+  /** Its session operations: submitting, live messages, and queue control. */
+  capability(): Capability {
+    return {
+      operations: {
+        submitTurn: ({ body, trace }) => this.submit(body as SubmitTurnBody, trace),
+        injectMessage: ({ body }) => this.inject((body as { content: string }).content),
+        removeQueued: ({ params }) => ({ queued: this.remove(params.turn_id!) }),
+        promoteQueued: ({ params }) => ({ queued: this.promote(params.turn_id!) }),
+      },
+    };
   }
 }
 

@@ -3,9 +3,9 @@
 // turn's state; what arrives from outside (decisions, live messages) is recorded first and read by it.
 
 import type { AgentConfig } from "../protocol/agent-config";
+import { errorMessage } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TerminalDraft } from "../protocol/events";
 import { turnOutcome } from "../protocol/turn-outcome";
-import { errorMessage } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { logLine } from "../runtime/log";
 import { runTurn, type TurnSetup } from "../runtime/loop";
@@ -13,6 +13,7 @@ import { randomTraceId, traceFrom } from "../runtime/trace";
 import { closingEvents, finalMessages, hasDecisionToApply, newTurnState, type TurnState } from "../runtime/turn-state";
 import { type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { ReplayTurns } from "./replay-turns";
+import type { Capability } from "./session-capability";
 import { HEARTBEAT_MS, type SessionContext } from "./session-context";
 import { type Executor, type RunnerHooks, TurnTakenError, turnPorts } from "./turn-ports";
 import { TurnSetups } from "./turn-setup";
@@ -257,5 +258,24 @@ export class TurnRunner {
     const minimal = { ...newTurnState(state.turn_id, "", state.started_at), messages: input ? [input] : [] };
     const error = { code: "internal_error" as const, message: `Recording the turn's end failed: ${errorMessage(cause)}` };
     this.end({ type: "turn.failed", turn_id: state.turn_id, payload: { error } }, minimal);
+  }
+
+  /** Its session operations (interrupt, the tool inventory) and its alarm kind (the heartbeat of a running turn). */
+  capability(): Capability {
+    return {
+      operations: {
+        interrupt: ({ body }) => this.interrupt((body as { reason?: string } | undefined)?.reason ?? "interrupted by client"),
+        tools: async () => ({ tools: await this.setups.inventory(), policy: this.s.policy() }),
+      },
+      alarms: [
+        {
+          kind: "heartbeat",
+          fire: () => {
+            this.resume("the heartbeat found no running executor");
+            if (this.s.store.runningTurn() && !this.waiting()) this.s.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
+          },
+        },
+      ],
+    };
   }
 }

@@ -1,7 +1,5 @@
 // Request bodies and WebSocket client frames (SPEC §4, §5), shared by the HTTP routes and the socket.
 import { z } from "zod";
-/** How a pending approval ended. */
-export type ApprovalDecision = "approved" | "rejected" | "timed_out";
 
 export const TurnInput = z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters");
 
@@ -27,40 +25,48 @@ export const InterruptBody = z.strictObject({ reason: z.string().max(1000).optio
 
 const requestId = z.union([z.string().max(200), z.number()]).optional();
 
+/** A command frame: the body of the HTTP operation it stands for, with its type and an optional request_id. */
+const frame = <T extends string, Shape extends z.ZodRawShape>(type: T, body: z.ZodObject<Shape, z.core.$strict>) =>
+  body.extend({ type: z.literal(type), request_id: requestId });
+
 export const ClientFrame = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("ack"), sequence: z.int().min(0), request_id: requestId }),
-  z.strictObject({
-    type: z.literal("submit_turn"),
-    input: TurnInput,
-    idempotency_key: z.string().min(1).max(200).optional(),
-    request_id: requestId,
-  }),
-  z.strictObject({
-    type: z.literal("respond_action"),
-    action_id: z.string().min(1),
-    decision: z.enum(["approve", "reject"]),
-    reason: z.string().max(1000).optional(),
-    request_id: requestId,
-  }),
-  z.strictObject({ type: z.literal("interrupt"), reason: z.string().max(1000).optional(), request_id: requestId }),
-  z.strictObject({ type: z.literal("inject_message"), content: MessageContent, request_id: requestId }),
+  frame("submit_turn", SubmitTurnBody),
+  frame("respond_action", ActionDecisionBody.extend({ action_id: z.string().min(1) })),
+  frame("interrupt", InterruptBody),
+  frame("inject_message", InjectMessageBody),
 ]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 
-export interface TurnAccepted {
-  turn_id: string;
-  status: "accepted" | "queued";
-}
+// ---- what the turn operations answer ----
+
+const TurnStatus = z.enum(["accepted", "queued"]);
+export const TurnAccepted = z.object({ turn_id: z.string(), status: TurnStatus });
+export type TurnAccepted = z.infer<typeof TurnAccepted>;
+/** A submission's answer: `duplicate` when an earlier one with the same idempotency key made the turn. */
+export const TurnSubmitted = TurnAccepted.extend({ duplicate: z.boolean().optional() });
+export type TurnSubmitted = z.infer<typeof TurnSubmitted>;
 
 /** What POST .../messages (and inject_message) answers: taken by the running turn, or a new turn. */
-export type InjectResult =
-  | { delivery: "injected"; turn_id: string; message_id: string }
-  | { delivery: "new_turn"; turn_id: string; status: "accepted" | "queued" };
+export const InjectResult = z.union([
+  z.object({ delivery: z.literal("injected"), turn_id: z.string(), message_id: z.string() }),
+  z.object({ delivery: z.literal("new_turn"), turn_id: z.string(), status: TurnStatus }),
+]);
+export type InjectResult = z.infer<typeof InjectResult>;
 
 /** What a decision on a pending approval answers. */
-export interface ActionResolved {
-  action_id: string;
-  turn_id: string;
-  tool_call_id: string;
-  decision: ApprovalDecision;
-}
+export const ActionResolved = z.object({
+  action_id: z.string(),
+  turn_id: z.string(),
+  tool_call_id: z.string(),
+  decision: z.enum(["approved", "rejected", "timed_out"]),
+});
+export type ActionResolved = z.infer<typeof ActionResolved>;
+/** How a pending approval ended. */
+export type ApprovalDecision = ActionResolved["decision"];
+
+export const InterruptResult = z.object({ interrupted: z.boolean(), turn_id: z.string().nullable() });
+export type InterruptResult = z.infer<typeof InterruptResult>;
+
+export const QueueResult = z.object({ queued: z.array(z.string()) });
+export type QueueResult = z.infer<typeof QueueResult>;

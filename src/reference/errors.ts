@@ -1,6 +1,7 @@
-// docs/reference/errors.md, generated from the table of error codes (ERROR_CODES in src/runtime/errors.ts).
+// docs/reference/errors.md, generated from the table of error codes (ERROR_CODES in src/protocol/errors.ts).
+
+import { ERROR_CODES } from "../protocol/errors";
 import { cell, generatedNote } from "../protocol/schema-markdown";
-import { ERROR_CODES } from "../runtime/errors";
 
 export function errorsMarkdown(): string {
   const rows = Object.entries(ERROR_CODES)
@@ -9,7 +10,7 @@ export function errorsMarkdown(): string {
   return [
     "# Error codes",
     "",
-    generatedNote("src/runtime/errors.ts"),
+    generatedNote("src/protocol/errors.ts"),
     "",
     'Every error is the JSON envelope `{"error": {"code", "message", "details?"}}` with the HTTP status below; a',
     "WebSocket command frame gets the same `code` and `message` in an `ok: false` reply. A rejected request changes",

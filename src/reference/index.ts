@@ -1,11 +1,13 @@
 // The generated references of docs/reference/, by path: `npm run docs:reference` writes them all, and
 // test/node/reference-docs.test.ts fails when a committed one differs from what its source generates.
+import { apiMarkdown } from "../protocol/api-doc";
 import { eventsMarkdown } from "../protocol/events-doc";
 import { configurationMarkdown } from "./configuration";
 import { errorsMarkdown } from "./errors";
 import { websocketMarkdown } from "./websocket";
 
 export const REFERENCE_DOCS: Record<string, () => string> = {
+  "docs/reference/api.md": apiMarkdown,
   "docs/reference/events.md": eventsMarkdown,
   "docs/reference/configuration.md": configurationMarkdown,
   "docs/reference/websocket.md": websocketMarkdown,

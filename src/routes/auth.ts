@@ -1,20 +1,16 @@
-// Authentication and authorization of every /v1 request and POST /mcp: API keys (with roles, compared in
-// constant time against their hashes) and signed short-lived tokens for browsers (bound to one session or
-// one agent, with scopes), checked against the permission table in permissions.ts.
+// Who a request comes from (authenticate) and whether it may do what its operation declares (authorize):
+// API keys (with roles, compared in constant time against their hashes) and signed short-lived tokens for
+// browsers (bound to one session or one agent, with scopes). Each operation's route runs both
+// (operation-route.ts); a request no operation matches is authenticated before its 404.
 import type { Context, MiddlewareHandler } from "hono";
 import { verify } from "hono/jwt";
 import type { Env } from "../env";
-import { ApiError, unwrap } from "../runtime/errors";
-import { sessionStub } from "./http";
-import { KEY_ONLY, type Permission, type Principal, permissionFor, ROLES, type Role, roleAllows, scopeFor, type TokenScope } from "./permissions";
-
-/** Routes a browser reaches without setting headers: WebSocket, EventSource (SSE only) and the chat transport's resume. */
-const QUERY_TOKEN_ROUTES = [/^\/v1\/sessions\/[^/]+\/ws$/, /^\/v1\/chat\/[^/]+\/stream$/];
-const SSE_ROUTE = /^\/v1\/sessions\/[^/]+\/events$/;
+import { ApiError, unwrap } from "../protocol/errors";
+import type { Operation } from "../protocol/operations/operation";
+import { allows, KEY_ONLY, type Permission, type Principal, ROLES, type Role, type TokenScope } from "../protocol/permissions";
+import { type AppEnv, sessionStub } from "./http";
 
 export const TOKEN_ISSUER = "agent-runtime";
-/** /v1 routes anyone may read (like /openapi.json): the event catalog describes the API, not a tenant's data. */
-const PUBLIC_ROUTES = new Set(["/v1/events/schema"]);
 
 interface StoredKey {
   hash: Uint8Array;
@@ -85,45 +81,48 @@ async function tokenPrincipal(env: Env, token: string): Promise<Principal> {
 
 const looksLikeJwt = (s: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(s);
 
-/** The credential of a request: the bearer header, or `access_token` where browsers cannot set headers. */
-function presented(c: Context): string | null {
+/** The credential of a request: the bearer header, or `access_token` where the operation lets browsers send it so. */
+function presented(c: Context, query: Operation["queryCredential"]): string | null {
   const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header("authorization") ?? "")?.[1]?.trim();
   if (bearer) return bearer;
-  const { method, path } = c.req;
-  const sse = SSE_ROUTE.test(path) && (c.req.header("accept") ?? "").includes("text/event-stream");
-  if (method === "GET" && (sse || QUERY_TOKEN_ROUTES.some((r) => r.test(path)))) return c.req.query("access_token") ?? null;
+  const sse = query === "event-stream" && (c.req.header("accept") ?? "").includes("text/event-stream");
+  if (c.req.method === "GET" && (query === "always" || sse)) return c.req.query("access_token") ?? null;
   return null;
 }
 
-/** Whether `principal` may do `permission`; for a token also on which session or agent (checked by the route). */
-export function allows(principal: Principal, permission: Permission): boolean {
-  if (principal.kind === "key") return roleAllows(principal.role, permission);
-  const scope = scopeFor(permission);
-  if (!scope || !principal.scopes.includes(scope)) return false;
-  // A token bound to one session opens none; only an agent-bound token creates or lists (its own) sessions.
-  return principal.agent !== null || (permission !== "sessions.create" && permission !== "sessions.list");
+async function principalOf(c: Context<AppEnv>, query: Operation["queryCredential"]): Promise<Principal> {
+  const credential = presented(c, query);
+  if (credential === null) throw new ApiError("unauthorized", "Missing or invalid API key");
+  return looksLikeJwt(credential) ? tokenPrincipal(c.env, credential) : keyPrincipal(c.env, credential);
 }
 
-/** The session part of a session route's path, for the token binding check. */
-const SESSION_IN_PATH = /^\/v1\/(?:sessions|chat|replays)\/(ses_[^/]+)/;
+/** Who the caller is (401 when nobody), taking the credential where the operation allows it. */
+export const authenticate =
+  (query: Operation["queryCredential"]): MiddlewareHandler<AppEnv> =>
+  async (c, next) => {
+    const principal = await principalOf(c, query);
+    c.set("principal", principal);
+    c.set("keyHash", principal.id);
+    await next();
+  };
 
-export const authenticate: MiddlewareHandler<{ Bindings: Env; Variables: { principal: Principal; keyHash: string } }> = async (c, next) => {
-  if (PUBLIC_ROUTES.has(c.req.path)) return next();
-  const credential = presented(c);
-  if (credential === null) throw new ApiError("unauthorized", "Missing or invalid API key");
-  const principal = looksLikeJwt(credential) ? await tokenPrincipal(c.env, credential) : await keyPrincipal(c.env, credential);
-  const permission = permissionFor(c.req.method, c.req.path);
-  if (permission && !allows(principal, permission)) {
-    const who = principal.kind === "key" ? `a ${principal.role} key` : "this token";
-    const why = principal.kind === "token" && KEY_ONLY[permission] ? `: ${KEY_ONLY[permission]}` : "";
-    throw new ApiError("forbidden", `${who} may not do ${permission}${why}`);
-  }
-  const sid = SESSION_IN_PATH.exec(c.req.path)?.[1];
-  if (principal.kind === "token" && sid) await checkTokenSession(c.env, principal, sid);
-  c.set("principal", principal);
-  c.set("keyHash", principal.id);
-  await next();
-};
+/** For a request no operation matches: 401 without a valid credential, so that a 404 tells strangers nothing. */
+export const authenticateUnmatched = (c: Context<AppEnv>) => principalOf(c, undefined);
+
+/** Whether the caller may do `permission` (403 otherwise); a token also only on the session it may reach. */
+export const authorize =
+  (permission: Permission): MiddlewareHandler<AppEnv> =>
+  async (c, next) => {
+    const principal = c.get("principal");
+    if (!allows(principal, permission)) {
+      const who = principal.kind === "key" ? `a ${principal.role} key` : "this token";
+      const why = principal.kind === "token" && KEY_ONLY[permission] ? `: ${KEY_ONLY[permission]}` : "";
+      throw new ApiError("forbidden", `${who} may not do ${permission}${why}`);
+    }
+    const sid = c.req.param("sid") ?? c.req.param("exec_id");
+    if (principal.kind === "token" && sid?.startsWith("ses_")) await checkTokenSession(c.env, principal, sid);
+    await next();
+  };
 
 /** A token reaches one session: the one it is bound to, or (bound to an agent) its subject's sessions of that agent. */
 export async function checkTokenSession(env: Env, token: Extract<Principal, { kind: "token" }>, sid: string): Promise<void> {

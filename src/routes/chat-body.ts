@@ -1,29 +1,9 @@
 // The body an AI SDK `DefaultChatTransport` POSTs (`{id, messages, trigger, messageId?, ...body extras}`),
 // and what it asks for: a new turn from the last user message, or decisions on pending approvals.
-import { z } from "@hono/zod-openapi";
+
+import { ApiError, type FieldIssue } from "../protocol/errors";
+import type { ChatBody } from "../protocol/operations/chat";
 import { TurnInput } from "../protocol/wire";
-import { ApiError, type FieldIssue } from "../runtime/errors";
-
-const PART_TYPES = new Set(["text", "reasoning", "file", "source-url", "source-document", "step-start", "dynamic-tool"]);
-const isPartType = (type: string) => PART_TYPES.has(type) || type.startsWith("tool-") || type.startsWith("data-");
-
-const UiPart = z.looseObject({ type: z.string().refine(isPartType, "is not a UI message part type") });
-const UiMessage = z.looseObject({
-  id: z.string().min(1, "must not be empty").max(128, "must be at most 128 characters"),
-  role: z.enum(["system", "user", "assistant"]),
-  parts: z.array(UiPart),
-});
-
-export const ChatBody = z
-  .looseObject({
-    id: z.string().min(1, "must not be empty").max(200).openapi({ description: "The session id (useChat's chat id)" }),
-    messages: z.array(UiMessage).min(1, "must hold at least one message"),
-    trigger: z.enum(["submit-message", "regenerate-message"]),
-    messageId: z.string().min(1).optional(),
-    agent: z.string().min(1).optional().openapi({ description: "A body extra: the registered agent of a new session, when `id` names no session" }),
-  })
-  .openapi("ChatRequest");
-export type ChatBody = z.infer<typeof ChatBody>;
 
 export interface Decision {
   id: string;

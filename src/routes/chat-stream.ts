@@ -4,8 +4,8 @@
 // that opened it expires.
 import type { threadView } from "../durable/session-views";
 import type { Env } from "../env";
+import { ApiError, type Result, unwrap } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
-import { ApiError, type Result, unwrap } from "../runtime/errors";
 import { keepaliveMs, SSE_KEEPALIVE, TOKEN_EXPIRED } from "../runtime/keepalive";
 import { type ChatMessageMetadata, turnStream, type UiChunk } from "../runtime/views/ui-stream";
 import { sessionStub } from "./http";
@@ -15,7 +15,7 @@ type ThreadView = ReturnType<typeof threadView>;
 
 /** The thread read model (its RPC type is lost to the serialization types, which turn `unknown` fields into never). */
 export async function threadResult(stub: SessionStub): Promise<Result<ThreadView>> {
-  return (await stub.thread()) as unknown as Result<ThreadView>;
+  return (await stub.call("thread", { params: {}, by: "" })) as unknown as Result<ThreadView>;
 }
 
 /** The protocol's response headers (the AI SDK's UI_MESSAGE_STREAM_HEADERS). */

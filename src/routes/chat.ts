@@ -2,23 +2,22 @@
 // `DefaultChatTransport({ api: base + "/v1/chat" })` talks to a session: POST /v1/chat (a turn, or decisions
 // on approvals), GET /v1/chat/:sid/stream (resume) and GET /v1/sessions/:sid/messages (after a reload).
 // The streams are projections of the session's log (src/runtime/views/ui-stream.ts).
-import { createRoute, z } from "@hono/zod-openapi";
 import { agentConfig } from "../durable/agent-cache";
 import { indexShard } from "../durable/index-shards";
 import type { Env } from "../env";
+import { ApiError, unwrap } from "../protocol/errors";
+import { chat as ops } from "../protocol/operations";
+import { allows, type Principal } from "../protocol/permissions";
 import { DEFAULT_POLICY } from "../protocol/policy";
+import type { ActionResolved, TurnSubmitted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
-import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
 import { regenerateKey } from "../runtime/views/ui-messages";
-import { allows, checkTokenSession } from "./auth";
-import { ChatBody, chatAction, type Decision } from "./chat-body";
+import { checkTokenSession } from "./auth";
+import { chatAction, type Decision } from "./chat-body";
 import { threadResult, turnResponse } from "./chat-stream";
-import { errorResponses, router, sessionStub } from "./http";
-import type { Principal } from "./permissions";
-
-const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path" } }) });
-const uiStream = (description: string) => ({ description, content: { "text/event-stream": { schema: z.string() } } });
+import { callSession, router, sessionStub } from "./http";
+import { route } from "./operation-route";
 
 /** When the caller's browser token expires (its streams end then); null for API keys. */
 const expiresAt = (principal: Principal) => (principal.kind === "token" ? principal.expires_at : null);
@@ -72,79 +71,37 @@ async function decide(env: Env, sid: string, decisions: Decision[], by: Principa
   const pending = new Set(unwrap(await threadResult(stub)).pending_actions.map((a) => a.action_id));
   const ordered = [...decisions.filter((d) => !pending.has(d.id)), ...decisions.filter((d) => pending.has(d.id))];
   let turnId = "";
-  for (const d of ordered) turnId = unwrap(await stub.resolveAction(d.id, d.approved ? "approve" : "reject", d.reason, by.id)).turn_id;
+  for (const d of ordered) {
+    const body = { decision: d.approved ? "approve" : "reject", reason: d.reason };
+    turnId = (await callSession<ActionResolved>(env, sid, "resolveAction", { params: { action_id: d.id }, body, by: by.id })).turn_id;
+  }
   return turnId;
 }
 
 export const chat = router()
-  .openapi(
-    createRoute({
-      method: "post",
-      path: "/v1/chat",
-      operationId: "chat",
-      summary:
-        "AI SDK chat (DefaultChatTransport): the last user message becomes a turn (its id is the idempotency key), or the answered approvals of the assistant message `messageId` are decided; the answer is the turn's UI message stream",
-      request: { body: { required: true, content: { "application/json": { schema: ChatBody } } } },
-      responses: {
-        200: uiStream("The UI message stream (x-vercel-ai-ui-message-stream: v1), until the turn ends or waits for approvals"),
-        ...errorResponses(400, 401, 404, 409, 413, 422, 429),
-      },
-    }),
-    async (c) => {
-      const body = c.req.valid("json");
-      const action = chatAction(body);
-      const principal = c.get("principal");
-      if (action.kind === "decisions") {
-        const sid = await chatSession(c.env, principal, body.id, undefined);
-        const turnId = await decide(c.env, sid, action.decisions, principal);
-        const decided = new Set(action.decisions.map((d) => d.id));
-        return turnResponse({ env: c.env, sid, turnId, metadata: { session_id: sid }, decided, expiresAt: expiresAt(principal) });
-      }
-      const input = { text: action.input, path: `messages.${body.messages.length - 1}.parts` };
-      const sid = await chatSession(c.env, principal, body.id, body.agent, input);
-      // A regenerated answer is a new turn of the same input; its key names the message it answers again.
-      const key = action.regenerate ? regenerateKey(action.userMessageId, randomId("rgn")) : action.userMessageId;
-      const { turn_id } = unwrap(await sessionStub(c.env, sid).submitTurn({ input: action.input, idempotency_key: key }));
-      return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/v1/chat/{sid}/stream",
-      operationId: "resumeChat",
-      summary: "Resume (DefaultChatTransport.reconnectToStream): the running turn's UI message stream from its start, then live",
-      request: { params: Sid },
-      responses: {
-        200: uiStream("The running turn replayed from its start, then live"),
-        204: { description: "No turn is running, or it waits for an approval" },
-        ...errorResponses(401, 404),
-      },
-    }),
-    async (c) => {
-      const principal = c.get("principal");
-      const sid = await chatSession(c.env, principal, c.req.valid("param").sid, undefined);
-      const thread = unwrap(await threadResult(sessionStub(c.env, sid)));
-      // A turn waiting for a person has nothing to stream: the client shows the request from its messages.
-      if (!thread.active_turn_id || thread.status === "waiting_permission") return c.body(null, 204);
-      return turnResponse({ env: c.env, sid, turnId: thread.active_turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/v1/sessions/{sid}/messages",
-      operationId: "getChatMessages",
-      summary: "The conversation as AI SDK UIMessage[] (useChat's initial messages), pending approvals included",
-      request: { params: Sid },
-      responses: {
-        200: { description: "UIMessage[]", content: { "application/json": { schema: z.array(z.record(z.string(), z.unknown())) } } },
-        ...errorResponses(401, 404),
-      },
-    }),
-    async (c) => {
-      const messages = unwrap(await sessionStub(c.env, c.req.valid("param").sid).chatMessages());
-      // Already JSON (serialized where it was folded); the typed helper would want it parsed again.
-      return c.body(messages, 200, { "content-type": "application/json" }) as never;
-    },
-  );
+  .openapi(route(ops.chat), async (c) => {
+    const body = c.req.valid("json");
+    const action = chatAction(body);
+    const principal = c.get("principal");
+    if (action.kind === "decisions") {
+      const sid = await chatSession(c.env, principal, body.id, undefined);
+      const turnId = await decide(c.env, sid, action.decisions, principal);
+      const decided = new Set(action.decisions.map((d) => d.id));
+      return turnResponse({ env: c.env, sid, turnId, metadata: { session_id: sid }, decided, expiresAt: expiresAt(principal) });
+    }
+    const input = { text: action.input, path: `messages.${body.messages.length - 1}.parts` };
+    const sid = await chatSession(c.env, principal, body.id, body.agent, input);
+    // A regenerated answer is a new turn of the same input; its key names the message it answers again.
+    const key = action.regenerate ? regenerateKey(action.userMessageId, randomId("rgn")) : action.userMessageId;
+    const turn = { input: action.input, idempotency_key: key };
+    const { turn_id } = await callSession<TurnSubmitted>(c.env, sid, "submitTurn", { body: turn, by: principal.id });
+    return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
+  })
+  .openapi(route(ops.resumeChat), async (c) => {
+    const principal = c.get("principal");
+    const sid = await chatSession(c.env, principal, c.req.valid("param").sid, undefined);
+    const thread = unwrap(await threadResult(sessionStub(c.env, sid)));
+    // A turn waiting for a person has nothing to stream: the client shows the request from its messages.
+    if (!thread.active_turn_id || thread.status === "waiting_permission") return c.body(null, 204);
+    return turnResponse({ env: c.env, sid, turnId: thread.active_turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
+  });

@@ -1,36 +1,14 @@
-// Shared pieces of the HTTP surface: the app type, the error envelope, auth, and stub lookups.
-import { OpenAPIHono, z } from "@hono/zod-openapi";
+// Shared pieces of the HTTP surface: the app type, the error envelope, and stub lookups.
+import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import type { OperationInput } from "../durable/session-capability";
 import type { Env } from "../env";
-import { ApiError, zodIssues } from "../runtime/errors";
-import type { Principal } from "./permissions";
+import { ApiError, unwrap, zodIssues } from "../protocol/errors";
+import type { SessionHandler } from "../protocol/operations/operation";
+import type { Principal } from "../protocol/permissions";
 
 export type AppEnv = { Bindings: Env; Variables: { principal: Principal; keyHash: string } };
-
-export const ErrorSchema = z
-  .object({
-    error: z.object({
-      code: z.string(),
-      message: z.string(),
-      details: z.unknown().optional(),
-    }),
-  })
-  .openapi("Error");
-
-export function errorResponses(...statuses: number[]) {
-  const text: Record<number, string> = {
-    400: "Malformed body",
-    401: "Missing or invalid API key or token",
-    403: "The key's role or the token's scopes do not allow this",
-    404: "Not found",
-    409: "Conflict",
-    413: "Body too large",
-    422: "Validation failed; details lists each field and reason",
-    429: "Rate limited",
-  };
-  return Object.fromEntries(statuses.map((s) => [s, { description: text[s] ?? "Error", content: { "application/json": { schema: ErrorSchema } } }]));
-}
 
 /** A router whose validation failures become the SPEC §2 422 envelope. */
 export function router(): OpenAPIHono<AppEnv> {
@@ -61,4 +39,17 @@ const SESSION_ID = /^ses_[0-9a-f]{24}$/;
 export function sessionStub(env: Env, sessionId: string) {
   if (!SESSION_ID.test(sessionId)) throw new ApiError("not_found", `Session '${sessionId}' was not found`);
   return env.SESSIONS.get(env.SESSIONS.idFromName(sessionId));
+}
+
+/**
+ * Runs the session operation `name` of session `sid` (SessionObject.call) and returns its value, typed by the
+ * caller (the RPC's typing of it is lost). `params` are the operation's path parameters besides `sid`.
+ */
+export async function callSession<T>(
+  env: Env,
+  sid: string,
+  name: SessionHandler,
+  input: Omit<OperationInput, "params"> & { params?: Record<string, string> },
+): Promise<T> {
+  return unwrap(await sessionStub(env, sid).call(name, { ...input, params: { sid, ...input.params } })) as T;
 }

@@ -2,7 +2,7 @@
 // structure thousands of levels deep overflows the stack where it is copied (the Durable Object RPC
 // boundary, structured clone), which would otherwise fail as a 500 halfway through a request.
 import type { MiddlewareHandler } from "hono";
-import { ApiError } from "../runtime/errors";
+import { ApiError } from "../protocol/errors";
 import type { AppEnv } from "./http";
 
 export const MAX_JSON_DEPTH = 64;

@@ -7,26 +7,32 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { CallToolResult, ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 // The SDK's default validator (ajv) generates code, which Workers forbid.
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import { Hono } from "hono";
+import { every } from "hono/combine";
 import { z } from "zod";
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
+import { ApiError, unwrap } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
+import { system } from "../protocol/operations";
 import { DEFAULT_POLICY } from "../protocol/policy";
 import { followTurn, type TerminalEvent, turnOutcome } from "../protocol/turn-outcome";
-import { TurnInput } from "../protocol/wire";
+import { TurnInput, type TurnSubmitted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
-import { ApiError, unwrap } from "../runtime/errors";
 import { randomId } from "../runtime/ids";
-import type { AppEnv } from "./http";
-import { sessionStub } from "./http";
+import { authenticate } from "./auth";
+import { callSession, router, sessionStub } from "./http";
+import { guards, route } from "./operation-route";
 
 export const RUN_AGENT_PREFIX = "run_agent_";
 
-export const mcp = new Hono<AppEnv>();
+export const mcp = router();
 
-mcp.post("/mcp", async (c) => {
+// The transport reads the request's body itself, so the route is a plain one; /openapi.json still has it.
+const { middleware: _, ...documented } = route(system.mcp);
+mcp.openAPIRegistry.registerPath(documented);
+
+mcp.post(system.mcp.path, every(...guards(system.mcp, { readsBody: false })), async (c) => {
   const server = await agentServer(c.env, (work) => c.executionCtx.waitUntil(work));
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   await server.connect(transport);
@@ -37,7 +43,7 @@ mcp.post("/mcp", async (c) => {
 });
 
 // Stateless: no standalone notification stream (GET) and no session to end (DELETE).
-mcp.on(["GET", "DELETE"], "/mcp", (c) =>
+mcp.on(["GET", "DELETE"], system.mcp.path, authenticate(undefined), (c) =>
   c.json({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this server is stateless; use POST" }, id: null }, 405, { allow: "POST" }),
 );
 
@@ -112,9 +118,9 @@ async function runAgentTurn(
       content: [{ type: "text", text: `Session ${sid} runs agent "${access.agent}", not "${agent.name}"; call run_agent_${access.agent}` }],
     };
   }
-  const { last_sequence } = unwrap(await stub.snapshot()) as { last_sequence: number };
+  const { last_sequence } = await callSession<{ last_sequence: number }>(env, sid, "snapshot", { by: "mcp" });
   signal.throwIfAborted();
-  const submitted = stub.submitTurn({ input }).then((r) => unwrap(r).turn_id);
+  const submitted = callSession<TurnSubmitted>(env, sid, "submitTurn", { body: { input }, by: "mcp" }).then((t) => t.turn_id);
   // From here on, a turn nobody follows any more (the caller went away, or following it failed) is cancelled;
   // waitUntil keeps the cancellation alive past the request.
   const cancelTurn = (reason: string) => waitUntil(submitted.then((id) => stub.cancelTurn(id, reason)).catch(() => {}));

@@ -1,30 +1,32 @@
-// Rate limits per caller (RATE_LIMIT_REQUESTS_PER_MIN for every request, RATE_LIMIT_TURNS_PER_MIN for
-// turn submissions), answered with 429, Retry-After and the JSON envelope. Unset, nothing is counted.
+// Rate limits per caller (RATE_LIMIT_REQUESTS_PER_MIN for every request, RATE_LIMIT_TURNS_PER_MIN for the
+// operations declared to submit turns), answered with 429, Retry-After and the JSON envelope. Unset, nothing is counted.
 import type { MiddlewareHandler } from "hono";
-import { ApiError } from "../runtime/errors";
+import { ApiError } from "../protocol/errors";
+import type { Operation } from "../protocol/operations/operation";
 import type { AppEnv } from "./http";
-import { permissionFor } from "./permissions";
 
 const limit = (raw: string | undefined) => (Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : null);
 
-export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const requests = limit(c.env.RATE_LIMIT_REQUESTS_PER_MIN);
-  const turns = permissionFor(c.req.method, c.req.path) === "session.submit" ? limit(c.env.RATE_LIMIT_TURNS_PER_MIN) : null;
-  if (requests !== null || turns !== null) {
-    const principal = c.get("principal");
-    const caller = principal.kind === "key" ? principal.id : `token:${principal.subject}`;
-    const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(caller));
-    for (const [kind, perMinute] of [
-      ["requests", requests],
-      ["turns", turns],
-    ] as const) {
-      if (perMinute === null) continue;
-      const taken = await limiter.take(kind, perMinute);
-      if (!taken.ok) {
-        c.header("retry-after", String(taken.retry_after_s));
-        throw new ApiError("rate_limited", `Too many ${kind} from this caller (${perMinute} a minute); retry in ${taken.retry_after_s} s`);
+export const rateLimit =
+  (kind: Operation["rateLimit"]): MiddlewareHandler<AppEnv> =>
+  async (c, next) => {
+    const requests = kind === "none" ? null : limit(c.env.RATE_LIMIT_REQUESTS_PER_MIN);
+    const turns = kind === "turn" ? limit(c.env.RATE_LIMIT_TURNS_PER_MIN) : null;
+    if (requests !== null || turns !== null) {
+      const principal = c.get("principal");
+      const caller = principal.kind === "key" ? principal.id : `token:${principal.subject}`;
+      const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(caller));
+      for (const [counted, perMinute] of [
+        ["requests", requests],
+        ["turns", turns],
+      ] as const) {
+        if (perMinute === null) continue;
+        const taken = await limiter.take(counted, perMinute);
+        if (!taken.ok) {
+          c.header("retry-after", String(taken.retry_after_s));
+          throw new ApiError("rate_limited", `Too many ${counted} from this caller (${perMinute} a minute); retry in ${taken.retry_after_s} s`);
+        }
       }
     }
-  }
-  await next();
-};
+    await next();
+  };

@@ -1,72 +1,51 @@
 // A session's data as a whole: erase it (DELETE /v1/sessions/:sid) or export it
 // (GET /v1/sessions/:sid/export, the log as JSON lines, streamed page by page).
-import { createRoute, z } from "@hono/zod-openapi";
 import { indexShard } from "../durable/index-shards";
 import type { ExportHeader } from "../durable/session-views";
 import { parseCursor } from "../protocol/cursor";
-import { ApiError, unwrap } from "../runtime/errors";
-import { errorResponses, router, sessionStub } from "./http";
+import { ApiError, unwrap } from "../protocol/errors";
+import { sessions as ops } from "../protocol/operations";
+import { callSession, router, sessionStub } from "./http";
+import { route } from "./operation-route";
 
-const Sid = z.object({ sid: z.string().openapi({ param: { name: "sid", in: "path" } }) });
 const PAGE = 1000;
 const encoder = new TextEncoder();
 
 export const sessionData = router()
-  .openapi(
-    createRoute({
-      method: "delete",
-      path: "/v1/sessions/{sid}",
-      operationId: "eraseSession",
-      summary:
-        "Erases the session: its running and queued turns end, its sockets close (code 4010), its R2 objects, index row and storage go, and every route of it answers 404 afterwards. Idempotent (204 again for an erased session).",
-      request: { params: Sid },
-      responses: { 204: { description: "Erased" }, ...errorResponses(401, 403, 404) },
-    }),
-    async (c) => {
-      const { sid } = c.req.valid("param");
-      const { erased } = unwrap(await sessionStub(c.env, sid).erase());
-      if (!erased && !(await indexShard(c.env, sid).isErased(sid))) throw ApiError.notFound("Session", sid);
-      return c.body(null, 204);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/v1/sessions/{sid}/export",
-      operationId: "exportSession",
-      summary:
-        'The session as JSON lines (application/x-ndjson): a header line `{"type":"session.export", ...}` with its config, policy, metadata and owner, then every event after `after` (default 0) in order, streamed a page at a time. Spilled payloads are referenced by their artifact route, not inlined.',
-      request: { params: Sid, query: z.object({ after: z.string().optional() }) },
-      responses: {
-        200: { description: "The header line, then one event per line", content: { "application/x-ndjson": { schema: z.string() } } },
-        ...errorResponses(401, 403, 404, 422),
+  .openapi(route(ops.eraseSession), async (c) => {
+    const { sid } = c.req.valid("param");
+    const { erased } = unwrap(await sessionStub(c.env, sid).erase());
+    if (!erased && !(await indexShard(c.env, sid).isErased(sid))) throw ApiError.notFound("Session", sid);
+    return c.body(null, 204);
+  })
+  .openapi(route(ops.exportSession), async (c) => {
+    const { sid } = c.req.valid("param");
+    const raw = c.req.valid("query").after;
+    const after = raw === undefined ? 0 : parseCursor(raw);
+    if (after === null) throw ApiError.validation([{ path: "after", reason: "must be a plain non-negative decimal integer" }]);
+    const by = c.get("keyHash");
+    const header = await callSession<ExportHeader>(c.env, sid, "exportHeader", { by });
+    if (after > header.last_sequence) throw ApiError.validation([{ path: "after", reason: `is past the end of the log (${header.last_sequence})` }]);
+    const artifacts = `/v1/sessions/${sid}/artifacts/{artifact_id}`;
+    let cursor = after;
+    let sentHeader = false;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (!sentHeader) {
+          sentHeader = true;
+          controller.enqueue(encoder.encode(`${JSON.stringify({ type: "session.export", ...header, after, artifact_route: artifacts })}\n`));
+          return;
+        }
+        // One page in memory at a time; the stored bodies are sent as they are.
+        const page = JSON.parse(await callSession<string>(c.env, sid, "eventsPage", { query: { after: cursor, limit: PAGE }, by })) as {
+          events: unknown[];
+          next_after: number;
+          has_more: boolean;
+        };
+        if (page.events.length > 0) controller.enqueue(encoder.encode(page.events.map((e) => `${JSON.stringify(e)}\n`).join("")));
+        cursor = page.next_after;
+        if (!page.has_more || page.events.length === 0) controller.close();
       },
-    }),
-    async (c) => {
-      const { sid } = c.req.valid("param");
-      const raw = c.req.valid("query").after;
-      const after = raw === undefined ? 0 : parseCursor(raw);
-      if (after === null) throw ApiError.validation([{ path: "after", reason: "must be a plain non-negative decimal integer" }]);
-      const stub = sessionStub(c.env, sid);
-      const header = unwrap(await stub.exportHeader()) as unknown as ExportHeader;
-      if (after > header.last_sequence) throw ApiError.validation([{ path: "after", reason: `is past the end of the log (${header.last_sequence})` }]);
-      const artifacts = `/v1/sessions/${sid}/artifacts/{artifact_id}`;
-      let cursor = after;
-      let sentHeader = false;
-      const body = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          if (!sentHeader) {
-            sentHeader = true;
-            controller.enqueue(encoder.encode(`${JSON.stringify({ type: "session.export", ...header, after, artifact_route: artifacts })}\n`));
-            return;
-          }
-          // One page in memory at a time; the stored bodies are sent as they are.
-          const page = JSON.parse(unwrap(await stub.eventsPage(cursor, PAGE))) as { events: unknown[]; next_after: number; has_more: boolean };
-          if (page.events.length > 0) controller.enqueue(encoder.encode(page.events.map((e) => `${JSON.stringify(e)}\n`).join("")));
-          cursor = page.next_after;
-          if (!page.has_more || page.events.length === 0) controller.close();
-        },
-      });
-      return new Response(body, { headers: { "content-type": "application/x-ndjson; charset=utf-8" } }) as never;
-    },
-  );
+    });
+    return new Response(body, { headers: { "content-type": "application/x-ndjson; charset=utf-8" } }) as never;
+  });

@@ -1,12 +1,13 @@
 // The deployment's sessions at scale: GET /v1/sessions (the index, filtered, newest first, keyset pages)
 // and GET /v1/usage (totals per agent, owner or day). Both read every shard of the index the session objects
 // keep current (src/durable/index-shards.ts), in parallel, and merge.
-import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { listAcross, requestLayout, TEST_LAYOUT_HEADER, usageAcross } from "../durable/index-shards";
-import { type SessionListQuery, SessionSummarySchema, type UsageQuery, UsageRowSchema } from "../protocol/session-index";
-import { ApiError, type FieldIssue } from "../runtime/errors";
-import { type AppEnv, errorResponses, router } from "./http";
+import { ApiError, type FieldIssue } from "../protocol/errors";
+import { sessions as ops, usage } from "../protocol/operations";
+import type { SessionListQuery, UsageQuery } from "../protocol/session-index";
+import { type AppEnv, router } from "./http";
+import { route } from "./operation-route";
 
 const LIST_PARAMS = new Set(["agent", "status", "owner", "created_after", "active_after", "limit", "cursor"]);
 const USAGE_PARAMS = new Set(["from", "to", "group_by", "agent", "owner"]);
@@ -55,100 +56,54 @@ function decodeCursor(raw: string): [number, string] {
   throw ApiError.validation([{ path: "cursor", reason: "is not a cursor this route returned" }]);
 }
 
-const ListResult = z.object({
-  sessions: z.array(SessionSummarySchema),
-  next_cursor: z.string().nullable().describe("pass as `cursor` for the next page; null on the last page"),
-});
-
-const UsageResult = z.object({ from: z.string(), to: z.string(), group_by: z.enum(["agent", "owner", "day"]), rows: z.array(UsageRowSchema) });
-
 export const sessionIndex = router()
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/v1/sessions",
-      operationId: "listSessions",
-      summary:
-        "The deployment's sessions, newest first, from the session index: filters agent, status, owner, metadata.<key>=<value> (text match), created_after, active_after (ISO 8601 or ms); limit 1-100 (default 20); cursor from next_cursor. A token bound to an agent lists its subject's sessions of that agent only.",
-      request: {
-        query: z.object({
-          agent: z.string().optional(),
-          status: z.string().optional(),
-          owner: z.string().optional(),
-          created_after: z.string().optional(),
-          active_after: z.string().optional(),
-          limit: z.string().optional(),
-          cursor: z.string().optional(),
-        }),
-      },
-      responses: { 200: { description: "A page of sessions", content: { "application/json": { schema: ListResult } } }, ...errorResponses(401, 403, 422) },
-    }),
-    async (c) => {
-      const { params, metadata } = queryOf(c, LIST_PARAMS, true);
-      const rawLimit = params.get("limit") ?? "20";
-      const limit = Number(rawLimit);
-      if (!/^\d+$/.test(rawLimit) || limit < 1 || limit > 100) throw ApiError.validation([{ path: "limit", reason: "must be an integer from 1 to 100" }]);
-      const query: SessionListQuery = { metadata, limit: limit + 1 };
-      for (const k of ["agent", "status", "owner"] as const) {
-        const v = params.get(k);
-        if (v !== undefined) query[k] = v;
+  .openapi(route(ops.listSessions), async (c) => {
+    const { params, metadata } = queryOf(c, LIST_PARAMS, true);
+    const rawLimit = params.get("limit") ?? "20";
+    const limit = Number(rawLimit);
+    if (!/^\d+$/.test(rawLimit) || limit < 1 || limit > 100) throw ApiError.validation([{ path: "limit", reason: "must be an integer from 1 to 100" }]);
+    const query: SessionListQuery = { metadata, limit: limit + 1 };
+    for (const k of ["agent", "status", "owner"] as const) {
+      const v = params.get(k);
+      if (v !== undefined) query[k] = v;
+    }
+    for (const k of ["created_after", "active_after"] as const) {
+      const v = params.get(k);
+      if (v !== undefined) query[k] = timeParam(k, v);
+    }
+    const cursor = params.get("cursor");
+    if (cursor !== undefined) query.before = decodeCursor(cursor);
+    const principal = c.get("principal");
+    if (principal.kind === "token") {
+      if ((query.owner !== undefined && query.owner !== principal.subject) || (query.agent !== undefined && query.agent !== principal.agent)) {
+        throw new ApiError("forbidden", "This token lists its own subject's sessions of its agent only");
       }
-      for (const k of ["created_after", "active_after"] as const) {
-        const v = params.get(k);
-        if (v !== undefined) query[k] = timeParam(k, v);
-      }
-      const cursor = params.get("cursor");
-      if (cursor !== undefined) query.before = decodeCursor(cursor);
-      const principal = c.get("principal");
-      if (principal.kind === "token") {
-        if ((query.owner !== undefined && query.owner !== principal.subject) || (query.agent !== undefined && query.agent !== principal.agent)) {
-          throw new ApiError("forbidden", "This token lists its own subject's sessions of its agent only");
-        }
-        query.owner = principal.subject;
-        query.agent = principal.agent ?? undefined;
-      }
-      const rows = await listAcross(c.env, requestLayout(c.env, c.req.header(TEST_LAYOUT_HEADER)), query);
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return c.json({ sessions: page, next_cursor: rows.length > limit && last ? encodeCursor(last.created_at, last.session_id) : null }, 200);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/v1/usage",
-      operationId: "getUsage",
-      summary:
-        "Usage totals from the session index: turns, failures, model and tool calls, tokens and cost in USD (unpriced model calls counted apart), per UTC day, between from and to (inclusive, YYYY-MM-DD or ISO 8601; default the last 7 days), grouped by agent (default), owner or day, optionally for one agent or owner",
-      request: {
-        query: z.object({
-          from: z.string().optional(),
-          to: z.string().optional(),
-          group_by: z.string().optional(),
-          agent: z.string().optional(),
-          owner: z.string().optional(),
-        }),
-      },
-      responses: { 200: { description: "Totals", content: { "application/json": { schema: UsageResult } } }, ...errorResponses(401, 403, 422) },
-    }),
-    async (c) => {
-      const { params } = queryOf(c, USAGE_PARAMS, false);
-      const day = (name: string, fallback: number) => {
-        const raw = params.get(name);
-        return new Date(raw === undefined ? fallback : timeParam(name, raw)).toISOString().slice(0, 10);
-      };
-      const now = Date.now();
-      const from = day("from", now - 6 * DAY_MS);
-      const to = day("to", now);
-      if (from > to) throw ApiError.validation([{ path: "from", reason: `must not be after to (${from} > ${to})` }]);
-      const groupBy = params.get("group_by") ?? "agent";
-      if (groupBy !== "agent" && groupBy !== "owner" && groupBy !== "day")
-        throw ApiError.validation([{ path: "group_by", reason: "must be agent, owner or day" }]);
-      const query: UsageQuery = { from, to, group_by: groupBy as UsageQuery["group_by"] };
-      for (const k of ["agent", "owner"] as const) {
-        const v = params.get(k);
-        if (v !== undefined) query[k] = v;
-      }
-      return c.json({ from, to, group_by: query.group_by, rows: await usageAcross(c.env, requestLayout(c.env, c.req.header(TEST_LAYOUT_HEADER)), query) }, 200);
-    },
-  );
+      query.owner = principal.subject;
+      query.agent = principal.agent ?? undefined;
+    }
+    // The RPC's serialization types lose the metadata record; the rows are SessionSummary as stored.
+    const rows = await listAcross(c.env, requestLayout(c.env, c.req.header(TEST_LAYOUT_HEADER)), query);
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return c.json({ sessions: page, next_cursor: rows.length > limit && last ? encodeCursor(last.created_at, last.session_id) : null }, 200);
+  })
+  .openapi(route(usage.getUsage), async (c) => {
+    const { params } = queryOf(c, USAGE_PARAMS, false);
+    const day = (name: string, fallback: number) => {
+      const raw = params.get(name);
+      return new Date(raw === undefined ? fallback : timeParam(name, raw)).toISOString().slice(0, 10);
+    };
+    const now = Date.now();
+    const from = day("from", now - 6 * DAY_MS);
+    const to = day("to", now);
+    if (from > to) throw ApiError.validation([{ path: "from", reason: `must not be after to (${from} > ${to})` }]);
+    const groupBy = params.get("group_by") ?? "agent";
+    if (groupBy !== "agent" && groupBy !== "owner" && groupBy !== "day")
+      throw ApiError.validation([{ path: "group_by", reason: "must be agent, owner or day" }]);
+    const query: UsageQuery = { from, to, group_by: groupBy as UsageQuery["group_by"] };
+    for (const k of ["agent", "owner"] as const) {
+      const v = params.get(k);
+      if (v !== undefined) query[k] = v;
+    }
+    return c.json({ from, to, group_by: query.group_by, rows: await usageAcross(c.env, requestLayout(c.env, c.req.header(TEST_LAYOUT_HEADER)), query) }, 200);
+  });

@@ -2,8 +2,8 @@
 // per-message advisory, and the limit:N threshold.
 import type { ModelMessage } from "ai";
 import { type AgentConfig, BUDGET_CAPS } from "../protocol/agent-config";
+import { ApiError } from "../protocol/errors";
 import { parseModelSpec } from "../protocol/model-spec";
-import { ApiError } from "./errors";
 
 /** Known context windows by model id prefix (tokens); the first match wins. */
 const CONTEXT_WINDOWS: [prefix: string, tokens: number][] = [

@@ -1,8 +1,8 @@
 // Agent config checks that need the deployment rather than the JSON alone: configured providers, known
 // tools, handoff targets and the URL allowlist.
 import type { AgentConfig } from "../protocol/agent-config";
+import type { FieldIssue } from "../protocol/errors";
 import { type Provider, parseModelSpec } from "../protocol/model-spec";
-import type { FieldIssue } from "./errors";
 import { guardrailIssues } from "./guardrails/config-checks";
 import { type ProviderEnv, providerConfigured } from "./models";
 import { type PriceOverrides, priceOf } from "./pricing";

@@ -3,8 +3,9 @@
 // the runtime itself (sub-agents being loops of the same kind inside the turn), results fed back, until
 // an accepted final answer, max_steps, the context budget or the turn budget. Every transition goes
 // through the ports, which make it durable.
+
+import { errorMessage } from "../protocol/errors";
 import type { TurnErrorCode } from "../protocol/event-payloads";
-import { errorMessage } from "./errors";
 import { guardInput, guardOutput } from "./guardrails/stages";
 import { fitContext, modelStep, planStep } from "./model-calls";
 import { correctionMessage, MAX_OUTPUT_RETRIES, parseFinalAnswer } from "./structured-output";

@@ -3,6 +3,7 @@
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { type AgentConfig, toolPayloadLimit } from "../protocol/agent-config";
+import { errorMessage } from "../protocol/errors";
 import {
   advisory,
   BUDGET_LIMIT_MESSAGE,
@@ -14,7 +15,6 @@ import {
   trimHistory,
   withAdvisories,
 } from "./context-budget";
-import { errorMessage } from "./errors";
 import { type ModelChoice, streamChain } from "./model-fallback";
 import { callOptions, type ModelRequest } from "./model-stream";
 import { requestFingerprint } from "./request-fingerprint";

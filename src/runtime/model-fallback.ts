@@ -4,7 +4,7 @@
 // streamed part of its answer, a failure fails the call (what reached clients cannot be taken back).
 // model_timeout_ms bounds the whole call, fallbacks included.
 import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions } from "@ai-sdk/provider";
-import { errorMessage } from "./errors";
+import { errorMessage } from "../protocol/errors";
 import { type ModelPart, RetriesFailed, streamModel } from "./model-stream";
 import { withPromptCache } from "./prompt-cache";
 

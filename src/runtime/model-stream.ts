@@ -15,7 +15,7 @@ import {
 } from "@ai-sdk/provider";
 import { retryWithExponentialBackoff, secureJsonParse } from "@ai-sdk/provider-utils";
 import type { ModelMessage } from "ai";
-import { errorMessage } from "./errors";
+import { errorMessage } from "../protocol/errors";
 import type { Usage } from "./turn-state";
 
 export type ModelTool = LanguageModelV3FunctionTool;

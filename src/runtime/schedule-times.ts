@@ -2,7 +2,7 @@
 // in an IANA time zone. Runs missed while nobody was there collapse into one: the next run is always the
 // first slot after "now", never a backlog of past slots.
 import { Cron } from "croner";
-import { ApiError } from "./errors";
+import { ApiError } from "../protocol/errors";
 
 /** Intervals shorter than this are refused: a schedule is not a busy loop. */
 export const MIN_EVERY_S = 60;

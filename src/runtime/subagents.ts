@@ -1,7 +1,7 @@
 // Sub-agents (SPEC §7): run_subtask and spawn_subagents start child loops inside the turn. A child has an
 // isolated conversation (only its instructions), a subset of its parent's tools, the turn's shared budget,
 // and its state inside its parent's tool call, so it is checkpointed and resumed with the turn.
-import { errorMessage } from "./errors";
+import { errorMessage } from "../protocol/errors";
 import { FINISH_SUBTASK, finishSubtask, RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { ToolDefinition } from "./tools/types";
 import { type Level, ModelCallError, type Turn, type TurnSetup, toModelTools } from "./turn-context";

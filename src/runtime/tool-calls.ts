@@ -1,8 +1,8 @@
 // The tool phase of a step: the runtime dispatches the model's tool calls itself, with approvals, locks,
 // the turn's budget, and spilling of large payloads; sub-agent tools start child loops.
 import { toolPayloadLimit } from "../protocol/agent-config";
+import { errorMessage } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
-import { errorMessage } from "./errors";
 import { guardToolCalls, guardToolResult } from "./guardrails/stages";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";

@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AgentConfigSchema } from "../../src/protocol/agent-config";
 import { CLOSE_CODES } from "../../src/protocol/close-codes";
+import { ERROR_CODES } from "../../src/protocol/errors";
 import { EVENT_TYPES } from "../../src/protocol/events";
 import { ClientFrame } from "../../src/protocol/wire";
 import { REFERENCE_DOCS } from "../../src/reference/index";
-import { ERROR_CODES } from "../../src/runtime/errors";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const committed = (path: string) => readFileSync(join(ROOT, path), "utf8");

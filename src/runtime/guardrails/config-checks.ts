@@ -1,10 +1,10 @@
 // Guardrail checks of an agent config beyond its schema: what needs the deployment (a judge's provider, a
 // webhook's URL on the allowlist) and what ties fields together (redacting the answer needs it buffered).
 import type { AgentConfig } from "../../protocol/agent-config";
+import type { FieldIssue } from "../../protocol/errors";
 import { GUARDRAIL_STAGES } from "../../protocol/guardrails";
 import { parseModelSpec } from "../../protocol/model-spec";
 import type { DeploymentContext } from "../deployment-checks";
-import type { FieldIssue } from "../errors";
 import { providerConfigured } from "../models";
 import { urlAllowed } from "../url-allowlist";
 

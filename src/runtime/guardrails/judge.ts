@@ -4,8 +4,8 @@
 // replay's recording holds the executor's calls only, and a judge runs live again.
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import { z } from "zod";
+import { errorMessage } from "../../protocol/errors";
 import type { GuardrailStage } from "../../protocol/guardrails";
-import { errorMessage } from "../errors";
 import { callOptions, type ModelRequest, streamModel } from "../model-stream";
 import type { Level, Turn } from "../turn-context";
 import { emptyUsage, type Usage } from "../turn-state";

@@ -3,8 +3,8 @@
 // timeout_ms is the verdict `failed: "timeout"`, and any other non-answer (a non-2xx status, a body that is
 // not a verdict, a URL no longer allowed) is `failed: "error"`: either way the rule fires (fails closed).
 import { z } from "zod";
+import { errorMessage } from "../../protocol/errors";
 import type { GuardrailStage } from "../../protocol/guardrails";
-import { errorMessage } from "../errors";
 import { callTimeout, readCapped } from "../tools/http-io";
 import type { Turn } from "../turn-context";
 import { urlAllowed } from "../url-allowlist";

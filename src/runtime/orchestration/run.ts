@@ -2,7 +2,7 @@
 // validate, then dispatch each agent step as its own child session (through the ports) — sequential steps
 // in order, parallel groups concurrently — binding outputs for later steps. Its progress lives in the tool
 // call's record, so a restart resumes it without running a finished step again.
-import { errorMessage } from "../errors";
+import { errorMessage } from "../../protocol/errors";
 import { plannerCall } from "../model-calls";
 import type { Level, Turn } from "../turn-context";
 import type { ToolCallRecord } from "../turn-state";

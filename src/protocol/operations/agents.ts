@@ -1,0 +1,61 @@
+// The agent registry (SPEC §4).
+import { z } from "zod";
+import { AgentConfigSchema } from "../agent-config";
+import { REDACTED } from "../redact";
+import { SubscriptionSpec } from "../subscriptions";
+import { json, jsonBody, operation } from "./operation";
+
+export const AgentConfigDoc = AgentConfigSchema.meta({ id: "AgentConfig" });
+/** A config as PUT takes it: a subscription's secret may also be the placeholder of the stored one (it is kept). */
+const AgentPutBody = AgentConfigSchema.partial({ name: true }).extend({
+  subscriptions: z.array(SubscriptionSpec.extend({ secret: z.union([z.literal(REDACTED), SubscriptionSpec.shape.secret.unwrap()]).optional() })).optional(),
+});
+const Name = z.object({ name: z.string().meta({ example: "helper" }) });
+
+export const putAgent = operation({
+  method: "put",
+  path: "/v1/agents/{name}",
+  operationId: "putAgent",
+  summary: "Create or replace an agent",
+  permission: "agents.write",
+  rateLimit: "request",
+  params: Name,
+  body: jsonBody(AgentPutBody),
+  responses: { 200: json(AgentConfigDoc, "Replaced"), 201: json(AgentConfigDoc, "Created") },
+  errors: [400, 401, 413, 422],
+});
+
+export const getAgent = operation({
+  method: "get",
+  path: "/v1/agents/{name}",
+  operationId: "getAgent",
+  summary: "Read an agent",
+  permission: "agents.read",
+  rateLimit: "request",
+  params: Name,
+  responses: { 200: json(AgentConfigDoc, "The stored config") },
+  errors: [401, 404],
+});
+
+export const listAgents = operation({
+  method: "get",
+  path: "/v1/agents",
+  operationId: "listAgents",
+  summary: "List agents",
+  permission: "agents.read",
+  rateLimit: "request",
+  responses: { 200: json(z.object({ agents: z.array(AgentConfigDoc) }), "All agents by name") },
+  errors: [401],
+});
+
+export const deleteAgent = operation({
+  method: "delete",
+  path: "/v1/agents/{name}",
+  operationId: "deleteAgent",
+  summary: "Delete an agent (existing sessions keep the config they started with)",
+  permission: "agents.write",
+  rateLimit: "request",
+  params: Name,
+  responses: { 200: json(z.object({ deleted: z.boolean(), name: z.string() }), "Deleted") },
+  errors: [401, 404],
+});

@@ -1,0 +1,106 @@
+// One declaration per operation of the HTTP API: method, path, who may call it, what it takes and answers,
+// and for a session's operations the session handler it reaches. Plain zod and data: the routes
+// (src/routes/operation-route.ts) build the Hono routes and /openapi.json from these, the client takes its
+// types from them, docs/reference/api.md is generated from them, and the access test walks them.
+import { z } from "zod";
+import type { Permission } from "../permissions";
+
+export type Method = "get" | "post" | "put" | "patch" | "delete";
+
+/** The error envelope (SPEC §2) every failing request answers. */
+export const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }) }).meta({ id: "Error" });
+
+export const ERROR_TEXT = {
+  400: "Malformed body",
+  401: "Missing or invalid API key or token",
+  403: "The key's role or the token's scopes do not allow this",
+  404: "Not found",
+  409: "Conflict",
+  413: "Body too large",
+  422: "Validation failed; details lists each field and reason",
+  429: "Rate limited",
+} as const;
+export type ErrorStatus = keyof typeof ERROR_TEXT;
+
+/** A success response: its description and its body's schema per media type (none: no body). */
+export interface Reply {
+  description: string;
+  content?: Record<string, z.ZodType>;
+}
+
+/** Names in the session object's operation dispatch (`SessionObject.call`), each served by one of its capabilities. */
+export type SessionHandler =
+  | "snapshot"
+  | "thread"
+  | "exportHeader"
+  | "submitTurn"
+  | "interrupt"
+  | "injectMessage"
+  | "resolveAction"
+  | "removeQueued"
+  | "promoteQueued"
+  | "tree"
+  | "tools"
+  | "eventsPage"
+  | "chatMessages"
+  | "createSchedule"
+  | "listSchedules"
+  | "deleteSchedule"
+  | "createSubscription"
+  | "listSubscriptions"
+  | "enableSubscription"
+  | "deleteSubscription"
+  | "forkSource"
+  | "replaySource"
+  | "replayResult";
+
+export interface Operation {
+  method: Method;
+  /** OpenAPI form: `{param}` segments. */
+  path: string;
+  operationId: string;
+  summary: string;
+  /** What the caller must be allowed to do; "public" for what anyone may read. */
+  permission: Permission | "public";
+  /** What the rate limiter counts for it: nothing, the request, or the request and a turn. */
+  rateLimit: "none" | "request" | "turn";
+  /** Whether a browser may send its credential as `?access_token=` (it cannot set headers there): always, or on an SSE request. */
+  queryCredential?: "always" | "event-stream";
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: { schema: z.ZodType; required: boolean };
+  responses: Record<number, Reply>;
+  /** The statuses it answers with the error envelope. */
+  errors: readonly ErrorStatus[];
+  /**
+   * The session object's handler it reaches. Unless `custom`, its route is the generic one: the path's session
+   * (`sid`, or `exec_id`) gets the path parameters, the body and the caller, and its answer is the response.
+   */
+  session?: SessionHandler;
+  /** Its route is written by hand in src/routes (it does more than hand the request to one session handler). */
+  custom?: true;
+}
+
+/** The session a path names: `sid`, or a replay's `exec_id`. */
+export const sessionParam = (params: Record<string, string | undefined>): string | undefined => params.sid ?? params.exec_id;
+
+/** Declares an operation, keeping its literal types (the routes and the client read its schemas' types). */
+export const operation = <const O extends Operation>(op: O): O => op;
+
+export const json = <S extends z.ZodType>(schema: S, description: string) => ({ description, content: { "application/json": schema } });
+export const jsonBody = <S extends z.ZodType>(schema: S, required = true) => ({ schema, required });
+
+const pathParam = (example?: string) => (example ? z.string().meta({ example }) : z.string());
+/** The session id of a session's path. */
+export const Sid = z.object({ sid: pathParam("ses_0123456789abcdef01234567") });
+/** A session's path with more `{param}` segments. */
+export const sidWith = <K extends string>(...names: K[]) => Sid.extend(Object.fromEntries(names.map((n) => [n, z.string()])) as { [P in K]: z.ZodString });
+
+/** The response of an operation at a status, as its schema's output type. */
+export type ResponseOf<O extends Operation, S extends keyof O["responses"]> = O["responses"][S] extends {
+  content: { "application/json": infer T extends z.ZodType };
+}
+  ? z.output<T>
+  : never;
+/** The body of an operation as its caller writes it. */
+export type BodyOf<O extends Operation> = O["body"] extends { schema: infer T extends z.ZodType } ? z.input<T> : never;

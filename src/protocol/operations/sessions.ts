@@ -1,0 +1,153 @@
+// Sessions (SPEC §4): open, list, read, fork, export and erase.
+import { z } from "zod";
+import { PolicySchema } from "../policy";
+import { SessionSummarySchema } from "../session-index";
+import { SnapshotSchema, ThreadSchema, ToolInventorySchema } from "../views";
+import { json, jsonBody, operation, Sid } from "./operation";
+
+/** A registered agent's name, or an inline config (validated on its own, each failing field named under "agent."). */
+const AgentRef = z.union([z.string().min(1), z.record(z.string(), z.unknown())]);
+
+export const CreateSessionBody = z
+  .strictObject({
+    agent: AgentRef.meta({ description: "A registered agent's name, or an inline AgentConfig (see the AgentConfig schema)" }),
+    policy: PolicySchema.optional().meta({
+      description: "Enabled permission classes (default: all but external_mutate and secrets) and the workspace root",
+    }),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    owner: z.string().min(1).max(200).optional().meta({ description: "Who the session is for (an end user's id); a browser token's subject is used instead" }),
+  })
+  .meta({ id: "CreateSession" });
+
+export const SessionCreated = z.object({ session_id: z.string(), thread_id: z.string() });
+
+export const createSession = operation({
+  method: "post",
+  path: "/v1/sessions",
+  operationId: "createSession",
+  summary: "Open a session with a registered or inline agent",
+  permission: "sessions.create",
+  rateLimit: "request",
+  body: jsonBody(CreateSessionBody),
+  responses: { 201: json(SessionCreated, "Created") },
+  errors: [400, 401, 403, 404, 413, 422],
+});
+
+export const SessionPage = z.object({
+  sessions: z.array(SessionSummarySchema),
+  next_cursor: z.string().nullable().describe("pass as `cursor` for the next page; null on the last page"),
+});
+
+export const listSessions = operation({
+  method: "get",
+  path: "/v1/sessions",
+  operationId: "listSessions",
+  summary:
+    "The deployment's sessions, newest first, from the session index: filters agent, status, owner, metadata.<key>=<value> (text match), created_after, active_after (ISO 8601 or ms); limit 1-100 (default 20); cursor from next_cursor. A token bound to an agent lists its subject's sessions of that agent only.",
+  permission: "sessions.list",
+  rateLimit: "request",
+  query: z.object({
+    agent: z.string().optional(),
+    status: z.string().optional(),
+    owner: z.string().optional(),
+    created_after: z.string().optional(),
+    active_after: z.string().optional(),
+    limit: z.string().optional(),
+    cursor: z.string().optional(),
+  }),
+  responses: { 200: json(SessionPage, "A page of sessions") },
+  errors: [401, 403, 422],
+});
+
+export const getSession = operation({
+  method: "get",
+  path: "/v1/sessions/{sid}",
+  operationId: "getSession",
+  summary: "Session snapshot: agent, status, threads, turns, last sequence, channels",
+  permission: "session.read",
+  rateLimit: "request",
+  params: Sid,
+  responses: { 200: json(SnapshotSchema, "Snapshot") },
+  errors: [401, 404],
+  session: "snapshot",
+});
+
+export const getThread = operation({
+  method: "get",
+  path: "/v1/sessions/{sid}/thread",
+  operationId: "getThread",
+  summary: "Thread read model: status, active turn, pending actions, queue, last outcome, budget",
+  permission: "session.read",
+  rateLimit: "request",
+  params: Sid,
+  responses: { 200: json(ThreadSchema, "Thread read model") },
+  errors: [401, 404],
+  session: "thread",
+});
+
+export const getTools = operation({
+  method: "get",
+  path: "/v1/sessions/{sid}/tools",
+  operationId: "getTools",
+  summary: "Tool inventory of the session's agent",
+  permission: "session.read",
+  rateLimit: "request",
+  params: Sid,
+  responses: { 200: json(ToolInventorySchema, "Tools") },
+  errors: [401, 404],
+  session: "tools",
+});
+
+export const eraseSession = operation({
+  method: "delete",
+  path: "/v1/sessions/{sid}",
+  operationId: "eraseSession",
+  summary:
+    "Erases the session: its running and queued turns end, its sockets close (code 4010), its R2 objects, index row and storage go, and every route of it answers 404 afterwards. Idempotent (204 again for an erased session).",
+  permission: "session.delete",
+  rateLimit: "request",
+  params: Sid,
+  responses: { 204: { description: "Erased" } },
+  errors: [401, 403, 404],
+});
+
+export const exportSession = operation({
+  method: "get",
+  path: "/v1/sessions/{sid}/export",
+  operationId: "exportSession",
+  summary:
+    'The session as JSON lines (application/x-ndjson): a header line `{"type":"session.export", ...}` with its config, policy, metadata and owner, then every event after `after` (default 0) in order, streamed a page at a time. Spilled payloads are referenced by their artifact route, not inlined.',
+  permission: "session.read",
+  rateLimit: "request",
+  params: Sid,
+  query: z.object({ after: z.string().optional() }),
+  responses: { 200: { description: "The header line, then one event per line", content: { "application/x-ndjson": z.string() } } },
+  errors: [401, 403, 404, 422],
+  session: "exportHeader",
+  custom: true,
+});
+
+export const ForkBody = z
+  .strictObject({
+    at_sequence: z.int().meta({ description: "The fork holds the conversation as of this event of the source's log" }),
+    agent: AgentRef.optional().meta({ description: "Another agent for the fork: a registered name or an inline AgentConfig (default: the source's)" }),
+    metadata: z.record(z.string(), z.unknown()).optional().meta({ description: "Default: the source's" }),
+  })
+  .meta({ id: "ForkSession" });
+
+export const SessionForked = SessionCreated.extend({ from_session: z.string(), at_sequence: z.int() });
+
+export const forkSession = operation({
+  method: "post",
+  path: "/v1/sessions/{sid}/fork",
+  operationId: "forkSession",
+  summary: "Open a new session with this session's conversation as of one event",
+  permission: "sessions.create",
+  rateLimit: "request",
+  params: Sid,
+  body: jsonBody(ForkBody),
+  responses: { 201: json(SessionForked, "Forked") },
+  errors: [400, 401, 403, 404, 409, 422],
+  session: "forkSource",
+  custom: true,
+});

@@ -1,0 +1,70 @@
+// Event delivery (SPEC §4, §5): JSON pages, SSE, the WebSocket, and spilled outputs.
+import { z } from "zod";
+import { parseCursor } from "../cursor";
+import { RuntimeEventSchema } from "../events";
+import { operation, Sid, sidWith } from "./operation";
+
+const cursor = z
+  .string()
+  .refine((raw) => parseCursor(raw) !== null, "must be a plain non-negative decimal integer")
+  .transform((raw) => parseCursor(raw)!);
+
+export const EventsPage = z.object({ events: z.array(RuntimeEventSchema), next_after: z.number(), has_more: z.boolean() });
+
+export const getEvents = operation({
+  method: "get",
+  path: "/v1/sessions/{sid}/events",
+  operationId: "getEvents",
+  summary: "Events after a cursor: a JSON page, or with Accept: text/event-stream an SSE stream (replay, then live)",
+  permission: "session.read",
+  rateLimit: "request",
+  queryCredential: "event-stream",
+  params: Sid,
+  query: z.object({
+    after: cursor.optional().meta({ description: "Return events with sequence > after (default 0, or Last-Event-ID for SSE)" }),
+    limit: z.coerce.number().int().min(1).max(1000).optional().meta({ description: "JSON page size, default 100" }),
+    access_token: z.string().optional().meta({ description: "API key, for browsers (SSE only)" }),
+  }),
+  responses: {
+    200: {
+      description: "Events in sequence order",
+      content: { "application/json": EventsPage, "text/event-stream": z.string() },
+    },
+  },
+  errors: [401, 404, 422],
+  session: "eventsPage",
+  custom: true,
+});
+
+export const openWebSocket = operation({
+  method: "get",
+  path: "/v1/sessions/{sid}/ws",
+  operationId: "openWebSocket",
+  summary: "WebSocket: every event after the cursor, then live; accepts command frames",
+  permission: "session.read",
+  rateLimit: "request",
+  queryCredential: "always",
+  params: Sid,
+  query: z.object({
+    after: cursor.optional(),
+    channel: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 _ . : -")
+      .optional(),
+    access_token: z.string().optional(),
+  }),
+  responses: { 101: { description: "Switching protocols" }, 426: { description: "Not a WebSocket upgrade" } },
+  errors: [401, 404, 422],
+});
+
+export const getArtifact = operation({
+  method: "get",
+  path: "/v1/sessions/{sid}/artifacts/{artifact_id}",
+  operationId: "getArtifact",
+  summary: "The bytes of a spilled output (a tool result over max_tool_result_bytes)",
+  permission: "session.read",
+  rateLimit: "request",
+  params: sidWith("artifact_id"),
+  responses: { 200: { description: "The artifact, with its content type", content: { "application/octet-stream": z.string() } } },
+  errors: [401, 404],
+});

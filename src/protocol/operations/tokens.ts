@@ -1,0 +1,47 @@
+// Browser tokens: a tenant's backend asks for a short-lived token to hand to a browser.
+import { z } from "zod";
+import { TOKEN_SCOPES } from "../permissions";
+import { json, jsonBody, operation } from "./operation";
+
+export const MAX_TOKEN_TTL_S = 24 * 3600;
+
+export const TokenRequest = z
+  .strictObject({
+    subject: z.string().min(1).max(200).meta({ description: "Who the token is for (an end user's id in the tenant's product)" }),
+    session_id: z.string().optional(),
+    agent: z.string().optional(),
+    scopes: z.array(z.enum(TOKEN_SCOPES)).min(1).optional().meta({ description: "Narrows the token (default: all its binding allows)" }),
+    ttl_s: z.int().min(60).max(MAX_TOKEN_TTL_S),
+  })
+  .superRefine((body, ctx) => {
+    if ((body.session_id === undefined) === (body.agent === undefined)) {
+      ctx.addIssue({ code: "custom", path: ["session_id"], message: "give exactly one of session_id and agent" });
+    }
+    if (body.session_id !== undefined && body.scopes?.includes("create")) {
+      ctx.addIssue({ code: "custom", path: ["scopes"], message: 'a token bound to a session cannot have "create"; bind it to an agent' });
+    }
+  })
+  .meta({ id: "TokenRequest" });
+
+export const TokenResponse = z
+  .object({
+    token: z.string(),
+    expires_at: z.int(),
+    subject: z.string(),
+    session_id: z.string().nullable(),
+    agent: z.string().nullable(),
+    scopes: z.array(z.enum(TOKEN_SCOPES)),
+  })
+  .meta({ id: "Token" });
+
+export const createToken = operation({
+  method: "post",
+  path: "/v1/tokens",
+  operationId: "createToken",
+  summary: "Issue a short-lived token for a browser, bound to one session or one agent (admin and operator keys)",
+  permission: "tokens.create",
+  rateLimit: "request",
+  body: jsonBody(TokenRequest),
+  responses: { 201: json(TokenResponse, "Issued") },
+  errors: [401, 403, 404, 409, 422],
+});

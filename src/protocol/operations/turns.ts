@@ -1,0 +1,174 @@
+// Turns of a session (SPEC §4): submit, interrupt, inject, approvals, the queue, execution trees, and replays.
+import { z } from "zod";
+import { ReplayComparison } from "../event-payloads";
+import { TreeNodeSchema } from "../views";
+import {
+  ActionDecisionBody,
+  ActionResolved,
+  InjectMessageBody,
+  InjectResult,
+  InterruptBody,
+  InterruptResult,
+  QueueResult,
+  SubmitTurnBody,
+  TurnSubmitted,
+} from "../wire";
+import { json, jsonBody, operation, Sid, sidWith } from "./operation";
+
+const SidTurn = sidWith("turn_id");
+
+export const submitTurn = operation({
+  method: "post",
+  path: "/v1/sessions/{sid}/turns",
+  operationId: "submitTurn",
+  summary: "Submit a turn; it starts now or is queued behind the running one",
+  permission: "session.submit",
+  rateLimit: "turn",
+  params: Sid,
+  body: jsonBody(SubmitTurnBody),
+  responses: { 202: json(TurnSubmitted, "Accepted") },
+  errors: [400, 401, 404, 409, 413, 422, 429],
+  session: "submitTurn",
+});
+
+export const interrupt = operation({
+  method: "post",
+  path: "/v1/sessions/{sid}/interrupt",
+  operationId: "interrupt",
+  summary: "Cancel the running turn (no-op when idle)",
+  permission: "session.interrupt",
+  rateLimit: "request",
+  params: Sid,
+  body: jsonBody(InterruptBody, false),
+  responses: { 200: json(InterruptResult, "Done") },
+  errors: [400, 401, 404, 422],
+  session: "interrupt",
+});
+
+export const injectMessage = operation({
+  method: "post",
+  path: "/v1/sessions/{sid}/messages",
+  operationId: "injectMessage",
+  summary: "Inject a user message into the running turn (taken before its next model call); with no running turn it becomes a new turn",
+  permission: "session.submit",
+  rateLimit: "turn",
+  params: Sid,
+  body: jsonBody(InjectMessageBody),
+  responses: { 202: json(InjectResult, "Accepted") },
+  errors: [400, 401, 404, 413, 422, 429],
+  session: "injectMessage",
+});
+
+export const resolveAction = operation({
+  method: "post",
+  path: "/v1/sessions/{sid}/actions/{action_id}",
+  operationId: "resolveAction",
+  summary: "Approve or reject a pending tool call",
+  permission: "session.approve",
+  rateLimit: "request",
+  params: sidWith("action_id"),
+  body: jsonBody(ActionDecisionBody),
+  responses: { 200: json(ActionResolved, "Resolved") },
+  errors: [400, 401, 404, 409, 422],
+  session: "resolveAction",
+});
+
+export const removeQueuedTurn = operation({
+  method: "delete",
+  path: "/v1/sessions/{sid}/queue/{turn_id}",
+  operationId: "removeQueuedTurn",
+  summary: "Remove a queued turn (it ends turn.cancelled)",
+  permission: "session.queue",
+  rateLimit: "request",
+  params: SidTurn,
+  responses: { 200: json(QueueResult, "The queue after removal") },
+  errors: [401, 404, 409],
+  session: "removeQueued",
+});
+
+export const promoteQueuedTurn = operation({
+  method: "post",
+  path: "/v1/sessions/{sid}/queue/{turn_id}/promote",
+  operationId: "promoteQueuedTurn",
+  summary: "Move a queued turn to the front of the queue",
+  permission: "session.queue",
+  rateLimit: "request",
+  params: SidTurn,
+  responses: { 200: json(QueueResult, "The queue after promotion") },
+  errors: [401, 404, 409],
+  session: "promoteQueued",
+});
+
+export const ExecutionTree = z.object({ version: z.literal(1), nodes: z.array(TreeNodeSchema) });
+
+export const getExecutionTree = operation({
+  method: "get",
+  path: "/v1/sessions/{sid}/turns/{turn_id}/tree",
+  operationId: "getExecutionTree",
+  summary: "The turn's execution tree: its tool calls, sub-agent calls containing the calls made inside them",
+  permission: "session.read",
+  rateLimit: "request",
+  params: SidTurn,
+  responses: { 200: json(ExecutionTree, "Execution tree") },
+  errors: [401, 404],
+  session: "tree",
+});
+
+export const ReplayBody = z
+  .strictObject({
+    agent: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .meta({ description: "AgentConfig fields that replace the recorded agent's (top-level fields, whole); name stays" }),
+    tools: z
+      .enum(["recorded", "live"])
+      .optional()
+      .meta({ description: "recorded (default): a call with the recorded name and arguments gets the recorded result; live: it runs again" }),
+  })
+  .meta({ id: "ReplayTurn" });
+
+export const ReplayStarted = z.object({
+  exec_id: z.string(),
+  turn_id: z.string(),
+  source_session: z.string(),
+  source_turn_id: z.string(),
+  at_sequence: z.int(),
+});
+
+export const replayTurn = operation({
+  method: "post",
+  path: "/v1/sessions/{sid}/turns/{turn_id}/replay",
+  operationId: "replayTurn",
+  summary: "Run a recorded turn again in a new session, with a changed config",
+  permission: "sessions.create",
+  rateLimit: "request",
+  params: SidTurn,
+  body: jsonBody(ReplayBody, false),
+  responses: { 201: json(ReplayStarted, "The replay session exists and its turn runs") },
+  errors: [400, 401, 403, 404, 409, 422],
+  session: "replaySource",
+  custom: true,
+});
+
+export const Replay = z
+  .object({
+    exec_id: z.string(),
+    source_session: z.string(),
+    source_turn_id: z.string(),
+    status: z.enum(["running", "completed"]),
+    comparison: ReplayComparison.nullable().meta({ description: "null while the replay runs" }),
+  })
+  .meta({ id: "Replay" });
+
+export const getReplay = operation({
+  method: "get",
+  path: "/v1/replays/{exec_id}",
+  operationId: "getReplay",
+  summary: "A replay's comparison with the original turn (null while it runs)",
+  permission: "session.read",
+  rateLimit: "request",
+  params: z.object({ exec_id: z.string() }),
+  responses: { 200: json(Replay, "The replay") },
+  errors: [401, 403, 404],
+  session: "replayResult",
+});

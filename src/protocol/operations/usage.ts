@@ -1,0 +1,25 @@
+// Usage totals from the session index.
+import { z } from "zod";
+import { UsageRowSchema } from "../session-index";
+import { json, operation } from "./operation";
+
+export const UsageReport = z.object({ from: z.string(), to: z.string(), group_by: z.enum(["agent", "owner", "day"]), rows: z.array(UsageRowSchema) });
+
+export const getUsage = operation({
+  method: "get",
+  path: "/v1/usage",
+  operationId: "getUsage",
+  summary:
+    "Usage totals from the session index: turns, failures, model and tool calls, tokens and cost in USD (unpriced model calls counted apart), per UTC day, between from and to (inclusive, YYYY-MM-DD or ISO 8601; default the last 7 days), grouped by agent (default), owner or day, optionally for one agent or owner",
+  permission: "usage.read",
+  rateLimit: "request",
+  query: z.object({
+    from: z.string().optional(),
+    to: z.string().optional(),
+    group_by: z.string().optional(),
+    agent: z.string().optional(),
+    owner: z.string().optional(),
+  }),
+  responses: { 200: json(UsageReport, "Totals") },
+  errors: [401, 403, 422],
+});

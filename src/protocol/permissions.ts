@@ -1,0 +1,79 @@
+// Who may call what: the permissions operations declare (src/protocol/operations/), what each key role and
+// token scope allows.
+// API keys carry a role; browser tokens carry a binding (one session, or one agent) and scopes.
+
+/** What a route does, as far as access is concerned. */
+export type Permission =
+  | "agents.read"
+  | "agents.write"
+  | "sessions.create"
+  | "sessions.list"
+  | "session.read"
+  | "session.submit"
+  | "session.interrupt"
+  | "session.approve"
+  | "session.queue"
+  | "session.delete"
+  | "session.subscribe"
+  | "session.schedule"
+  | "tokens.create"
+  | "usage.read"
+  | "mcp";
+
+export type Role = "admin" | "operator" | "read";
+export const ROLES: readonly Role[] = ["admin", "operator", "read"];
+
+const READ: readonly Permission[] = ["agents.read", "sessions.list", "session.read", "usage.read"];
+
+/** What each key role allows: admin everything, operator everything but registry writes, read only reads. */
+export function roleAllows(role: Role, permission: Permission): boolean {
+  if (role === "admin") return true;
+  if (role === "operator") return permission !== "agents.write";
+  return READ.includes(permission);
+}
+
+/** Who made a request: a key with its role, or a browser token with its binding and scopes. */
+export type Principal =
+  | { kind: "key"; id: string; role: Role }
+  | {
+      kind: "token";
+      id: string;
+      subject: string;
+      session_id: string | null;
+      agent: string | null;
+      scopes: TokenScope[];
+      /** When the token expires (ms since the epoch; every issued token has one): streams it opened end then. */
+      expires_at: number | null;
+    };
+
+/** Scopes a browser token may carry; `scopes` narrows a token to some of them (default: all its binding allows). */
+export const TOKEN_SCOPES = ["read", "submit", "interrupt", "approve", "create"] as const;
+export type TokenScope = (typeof TOKEN_SCOPES)[number];
+
+const SCOPE_OF: Partial<Record<Permission, TokenScope>> = {
+  "session.read": "read",
+  "session.submit": "submit",
+  "session.interrupt": "interrupt",
+  "session.approve": "approve",
+  "sessions.create": "create",
+  "sessions.list": "read",
+};
+
+/** Why no token may do a permission, where the generic refusal would not say. */
+export const KEY_ONLY: Partial<Record<Permission, string>> = {
+  "session.schedule": "a schedule runs on after the token expires, so schedules are made and deleted with an API key",
+};
+
+/** The token scope a permission needs; undefined for what no token may do. */
+export function scopeFor(permission: Permission): TokenScope | undefined {
+  return SCOPE_OF[permission];
+}
+
+/** Whether `principal` may do `permission`; for a token also on which session or agent (checked per request). */
+export function allows(principal: Principal, permission: Permission): boolean {
+  if (principal.kind === "key") return roleAllows(principal.role, permission);
+  const scope = scopeFor(permission);
+  if (!scope || !principal.scopes.includes(scope)) return false;
+  // A token bound to one session opens none; only an agent-bound token creates or lists (its own) sessions.
+  return principal.agent !== null || (permission !== "sessions.create" && permission !== "sessions.list");
+}

@@ -1,0 +1,70 @@
+// A declared operation (src/protocol/operations/) as a Hono route: its OpenAPI config for `.openapi()`, with the
+// request schemas it validates, the responses it documents (and types), and the middleware every operation
+// runs before its validators: who the caller is, whether it may do this, the rate limits, the body's size and depth.
+import { createRoute, type RouteConfig } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
+import type { MiddlewareHandler } from "hono/types";
+import { ApiError } from "../protocol/errors";
+import { ERROR_TEXT, ErrorBody, type Operation } from "../protocol/operations/operation";
+import { authenticate, authorize } from "./auth";
+import { type AppEnv, errorJson } from "./http";
+import { limitJsonDepth } from "./json-depth";
+import { rateLimit } from "./rate-limit";
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+const limitBody = bodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: (c) => errorJson(c, new ApiError("body_too_large", `Request body is larger than ${MAX_BODY_BYTES} bytes`)),
+});
+
+type Content<C> = { [M in keyof C]: { schema: C[M] } };
+type Responses<O extends Operation> = {
+  [S in keyof O["responses"]]: O["responses"][S] extends { content: infer C } ? { description: string; content: Content<C> } : { description: string };
+};
+type Part<O, K extends string> = O extends { [P in K]: infer T } ? T : undefined;
+type BodyOf<O extends Operation> = O extends { body: { schema: infer S } } ? { required: boolean; content: { "application/json": { schema: S } } } : undefined;
+
+/** The route config of an operation, typed from its declaration (so handlers see its validated input). */
+export type RouteOf<O extends Operation> = {
+  method: O["method"];
+  path: O["path"];
+  request: { params: Part<O, "params">; query: Part<O, "query">; body: BodyOf<O> };
+  responses: Responses<O>;
+  middleware: MiddlewareHandler<AppEnv>[];
+} & Omit<RouteConfig, "method" | "path" | "request" | "responses" | "middleware">;
+
+/**
+ * What runs before an operation's validators: nothing for a public one. `readsBody: false` for a handler that
+ * hands the raw request on (the depth check would consume its body).
+ */
+export function guards(op: Operation, { readsBody = true } = {}): MiddlewareHandler<AppEnv>[] {
+  if (op.permission === "public") return [];
+  const checks = [authenticate(op.queryCredential), authorize(op.permission), rateLimit(op.rateLimit), limitBody];
+  return readsBody ? [...checks, limitJsonDepth] : checks;
+}
+
+/** The OpenAPI route config of `op`, with its guards as route middleware. */
+export function route<O extends Operation>(op: O): RouteOf<O> {
+  const responses: RouteConfig["responses"] = {};
+  for (const [status, { description, content }] of Object.entries(op.responses)) {
+    responses[status] = content
+      ? { description, content: Object.fromEntries(Object.entries(content).map(([media, schema]) => [media, { schema }])) }
+      : { description };
+  }
+  for (const status of op.errors) responses[status] = { description: ERROR_TEXT[status], content: { "application/json": { schema: ErrorBody } } };
+  return createRoute({
+    method: op.method,
+    path: op.path,
+    operationId: op.operationId,
+    summary: op.summary,
+    ...(op.permission === "public" ? { security: [] } : {}),
+    request: {
+      ...(op.params ? { params: op.params } : {}),
+      ...(op.query ? { query: op.query } : {}),
+      ...(op.body ? { body: { required: op.body.required, content: { "application/json": { schema: op.body.schema } } } } : {}),
+    },
+    responses,
+    middleware: guards(op),
+  }) as unknown as RouteOf<O>;
+}
