@@ -3,6 +3,7 @@
 // the append. Nothing else writes these tables, so they can always be rebuilt from the log alone.
 import { type EventTable, ignored, onEvent } from "../protocol/event-table";
 import type { RuntimeEvent } from "../protocol/events";
+import { USAGE_COLUMNS } from "../protocol/session-index";
 import type { TurnRow } from "./session-store";
 
 /** The schedule entry of an approval's deadline (the alarm decides it as timed out). */
@@ -15,17 +16,6 @@ const setStatus =
   };
 
 /** What an event adds to the usage row of its UTC day (the session's usage_days table). */
-const USAGE_COLUMNS = [
-  "turns",
-  "failures",
-  "model_calls",
-  "tool_calls",
-  "input_tokens",
-  "cached_input_tokens",
-  "output_tokens",
-  "cost_usd",
-  "unpriced_model_calls",
-] as const;
 type UsageColumn = (typeof USAGE_COLUMNS)[number];
 type Usage = Partial<Record<UsageColumn, number>>;
 /** One statement whatever the columns an event touches (the others add 0): prepared once per object. */

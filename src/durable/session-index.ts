@@ -1,6 +1,6 @@
 // The session index and usage tables in one index shard's SQLite (index-shard.ts): each session object upserts
 // its own row and its usage days (so a retried write converges), and erasing a session removes its row.
-import type { SessionListQuery, SessionSummary, UsageDay, UsageQuery, UsageRow } from "../protocol/session-index";
+import { type SessionListQuery, type SessionSummary, USAGE_COLUMNS, type UsageDay, type UsageQuery, type UsageRow } from "../protocol/session-index";
 
 const SUMMARY_COLUMNS = [
   "session_id",
@@ -16,17 +16,6 @@ const SUMMARY_COLUMNS = [
   "cost_usd",
   "unpriced_model_calls",
   "log_events",
-] as const;
-const USAGE_COLUMNS = [
-  "turns",
-  "failures",
-  "model_calls",
-  "tool_calls",
-  "input_tokens",
-  "cached_input_tokens",
-  "output_tokens",
-  "cost_usd",
-  "unpriced_model_calls",
 ] as const;
 
 /** Upserts the row and usage days; a write older than the stored row (a late one, overtaken by a retry) changes nothing. */

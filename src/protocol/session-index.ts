@@ -69,3 +69,16 @@ export interface UsageQuery {
   agent?: string;
   owner?: string;
 }
+
+/** The summed columns of a usage day (a session's usage_days rows, the index's, and /v1/usage rows). */
+export const USAGE_COLUMNS = [
+  "turns",
+  "failures",
+  "model_calls",
+  "tool_calls",
+  "input_tokens",
+  "cached_input_tokens",
+  "output_tokens",
+  "cost_usd",
+  "unpriced_model_calls",
+] as const;

@@ -2,7 +2,7 @@
 // would give. Pages: every shard answers the same predicate and keyset position with its own first `limit`
 // rows, newest first; the first `limit` rows of all of them are the first `limit` of their union, because
 // each of those rows is among the first `limit` of its own shard. Usage: sums per key, added up.
-import type { SessionSummary, UsageRow } from "../protocol/session-index";
+import { type SessionSummary, USAGE_COLUMNS, type UsageRow } from "../protocol/session-index";
 
 /** SQLite's order of the index, descending: created_at, then session_id (ASCII ids compare alike in both). */
 function newerFirst(a: SessionSummary, b: SessionSummary): number {
@@ -15,18 +15,6 @@ export function mergePages(pages: SessionSummary[][], limit: number): SessionSum
   return pages.flat().sort(newerFirst).slice(0, limit);
 }
 
-const SUMMED = [
-  "turns",
-  "failures",
-  "model_calls",
-  "tool_calls",
-  "input_tokens",
-  "cached_input_tokens",
-  "output_tokens",
-  "cost_usd",
-  "unpriced_model_calls",
-] as const;
-
 /**
  * Adds up the shards' rows per key, ordered by key as SQLite orders it (null first). Costs are rounded to
  * 1e-9 USD so that the total does not depend on how the rows were split between shards (float addition is
@@ -37,7 +25,7 @@ export function mergeUsage(shards: UsageRow[][]): UsageRow[] {
   for (const row of shards.flat()) {
     const into = byKey.get(row.key);
     if (!into) byKey.set(row.key, { ...row });
-    else for (const c of SUMMED) into[c] += row[c];
+    else for (const c of USAGE_COLUMNS) into[c] += row[c];
   }
   const rows = [...byKey.values()].sort((a, b) => (a.key === b.key ? 0 : a.key === null ? -1 : b.key === null ? 1 : a.key < b.key ? -1 : 1));
   for (const r of rows) r.cost_usd = Math.round(r.cost_usd * 1e9) / 1e9;
