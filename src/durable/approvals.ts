@@ -4,9 +4,11 @@
 
 import { ApiError } from "../protocol/errors";
 import type { ActionResolved, ApprovalDecision } from "../protocol/wire";
+import { schemaIssues } from "../runtime/json-schema";
 import { APPROVAL_DEADLINE } from "./projections";
 import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
+import type { ActionRow } from "./session-store";
 
 /** The slice of the session approvals works on. */
 export type ApprovalsSession = Pick<SessionContext, "commit" | "store">;
@@ -18,16 +20,8 @@ export class Approvals {
     private readonly decided: (turnId: string) => void,
   ) {}
 
-  decide(actionId: string, decision: ApprovalDecision, reason: string | null, by: string): ActionResolved {
-    const { store } = this.s;
-    const action = store.action(actionId);
-    if (!action) throw ApiError.notFound("Action", actionId);
-    if (action.status !== "pending") {
-      throw new ApiError("conflict", `Action '${actionId}' was already resolved (${action.status})`, { status: action.status });
-    }
-    if (store.runningTurn()?.turn_id !== action.turn_id) {
-      throw new ApiError("conflict", `Action '${actionId}' belongs to a turn that is no longer running`);
-    }
+  decide(actionId: string, decision: ApprovalDecision, reason: string | null, by: string, answer?: { response: unknown }): ActionResolved {
+    const action = this.pending(actionId);
     this.s.commit([
       {
         type: "action.resolved",
@@ -38,11 +32,47 @@ export class Approvals {
         parent_id: action.parent_id,
         depth: action.depth,
         ...(action.subagent_id ? { subagent_id: action.subagent_id } : {}),
-        payload: { decision, tool_name: action.tool_name, by, reason },
+        payload: { decision, tool_name: action.tool_name, by, reason, ...answer },
       },
     ]);
     this.decided(action.turn_id);
     return { action_id: actionId, turn_id: action.turn_id, tool_call_id: action.tool_call_id, decision };
+  }
+
+  /** The action, still pending on the running turn (404 or 409 otherwise). */
+  private pending(actionId: string): ActionRow {
+    const { store } = this.s;
+    const action = store.action(actionId);
+    if (!action) throw ApiError.notFound("Action", actionId);
+    if (action.status !== "pending") {
+      throw new ApiError("conflict", `Action '${actionId}' was already resolved (${action.status})`, { status: action.status });
+    }
+    if (store.runningTurn()?.turn_id !== action.turn_id) {
+      throw new ApiError("conflict", `Action '${actionId}' belongs to a turn that is no longer running`);
+    }
+    return action;
+  }
+
+  /**
+   * A person's decision: approve or reject a tool call, or answer (or, with reject, decline) a question. A body
+   * that does not fit the action's kind, or an answer its response schema refuses, is 422 and records nothing.
+   */
+  respond(actionId: string, body: DecisionBody, by: string): ActionResolved {
+    const action = this.pending(actionId);
+    const reason = body.reason ?? null;
+    if (action.kind === "user_input") {
+      if (body.decision === "reject") return this.decide(actionId, "rejected", reason, by);
+      if (body.response === undefined)
+        throw ApiError.validation([{ path: "response", reason: "is required to answer a question (or decision: reject to decline it)" }]);
+      const schema = JSON.parse(action.response_schema ?? '{"type":"string"}') as Record<string, unknown>;
+      const issues = schemaIssues(schema, body.response);
+      if (issues.length > 0) throw ApiError.validation(issues.map((i) => ({ path: fieldPath("response", i.pointer), reason: i.reason })));
+      return this.decide(actionId, "answered", reason, by, { response: body.response });
+    }
+    if (body.response !== undefined)
+      throw ApiError.validation([{ path: "response", reason: "answers a question (user_input); a tool approval takes decision" }]);
+    if (!body.decision) throw ApiError.validation([{ path: "decision", reason: "is required (approve or reject)" }]);
+    return this.decide(actionId, body.decision === "approve" ? "approved" : "rejected", reason, by);
   }
 
   /** The alarm found an approval's deadline due: nobody decided in time. */
@@ -54,12 +84,20 @@ export class Approvals {
   capability(): Capability {
     return {
       operations: {
-        resolveAction: ({ params, body, by }) => {
-          const { decision, reason } = body as { decision: "approve" | "reject"; reason?: string };
-          return this.decide(params.action_id!, decision === "approve" ? "approved" : "rejected", reason ?? null, by);
-        },
+        resolveAction: ({ params, body, by }) => this.respond(params.action_id!, body as DecisionBody, by),
       },
       alarms: [{ kind: APPROVAL_DEADLINE, prefix: true, fire: (_now, actionId) => this.expire(actionId) }],
     };
   }
+}
+
+type DecisionBody = { decision?: "approve" | "reject"; reason?: string; response?: unknown };
+
+/** "response" and a JSON Pointer into it as a field path: response.address.city. */
+function fieldPath(root: string, pointer: string): string {
+  const parts = pointer
+    .split("/")
+    .slice(1)
+    .map((p) => decodeURIComponent(p).replace(/~1/g, "/").replace(/~0/g, "~"));
+  return [root, ...parts].join(".");
 }

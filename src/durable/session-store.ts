@@ -36,8 +36,13 @@ export type ActionRow = {
   turn_id: string;
   tool_call_id: string;
   tool_name: string;
-  status: "pending" | "approved" | "rejected" | "timed_out";
+  status: "pending" | ApprovalDecision;
   expires_at: number;
+  kind: "tool_approval" | "user_input";
+  /** user_input: the JSON Schema (JSON) the answer must match. */
+  response_schema: string | null;
+  /** An answered question's answer (JSON). */
+  response: string | null;
   decided_by: string | null;
   decided_at: number | null;
   reason: string | null;
@@ -250,12 +255,14 @@ export class SessionStore {
   /** Decisions recorded for a turn's approvals (applied to its state by the loop). */
   decisions(turnId: string): Map<string, RecordedDecision> {
     const rows = this.sql
-      .exec<{ action_id: string; status: ApprovalDecision; reason: string | null }>(
-        "SELECT action_id, status, reason FROM actions WHERE turn_id = ? AND status != 'pending'",
+      .exec<{ action_id: string; status: ApprovalDecision; reason: string | null; response: string | null }>(
+        "SELECT action_id, status, reason, response FROM actions WHERE turn_id = ? AND status != 'pending'",
         turnId,
       )
       .toArray();
-    return new Map(rows.map((r) => [r.action_id, { status: r.status, reason: r.reason }]));
+    return new Map(
+      rows.map((r) => [r.action_id, { status: r.status, reason: r.reason, ...(r.response === null ? {} : { response: JSON.parse(r.response) as unknown }) }]),
+    );
   }
 
   /** Records a live message for the running turn; returns its inbox position. */

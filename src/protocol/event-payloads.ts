@@ -36,7 +36,7 @@ const SubmitError = z
     message: z.string(),
   })
   .meta({ id: "SubmitError" });
-const Decision = z.enum(["approved", "rejected", "timed_out"]);
+const Decision = z.enum(["approved", "rejected", "timed_out", "answered"]);
 
 const ToolDescription = z
   .object({
@@ -183,13 +183,21 @@ export const EVENT_PAYLOADS = {
   "mcp.progress": z.object({ server: z.string(), tool: z.string(), progress: z.number(), total: z.number().nullable(), message: z.string().nullable() }),
   "tool.result": z.object({ name: z.string(), output: z.unknown(), is_error: z.boolean(), metadata: ResultMetadata }),
   "action.required": z.object({
-    kind: z.literal("tool_approval"),
+    kind: z.enum(["tool_approval", "user_input"]).describe("user_input: an ask_user call, a question the user answers"),
     tool_name: z.string(),
     args: z.unknown(),
     injected_args: z.record(z.string(), z.unknown()),
     expires_at: z.number(),
+    question: z.string().optional().describe("user_input: the question"),
+    response_schema: z.record(z.string(), z.unknown()).optional().describe("user_input: the JSON Schema the answer must match"),
   }),
-  "action.resolved": z.object({ decision: Decision, tool_name: z.string(), by: z.string(), reason: z.string().nullable() }),
+  "action.resolved": z.object({
+    decision: Decision.describe("answered: a user_input action's answer (in response)"),
+    tool_name: z.string(),
+    by: z.string(),
+    reason: z.string().nullable(),
+    response: z.unknown().optional().describe("answered: the answer, valid against the action's response_schema"),
+  }),
   "subagent.spawned": z.object({ title: z.string(), depth: z.number(), index: z.number(), tools: z.array(z.string()) }),
   "subagent.completed": z.object({ result: z.unknown() }),
   "subagent.failed": z.object({ error: z.string() }),

@@ -7,12 +7,13 @@ import { guardToolCalls, guardToolResult } from "./guardrails/stages";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
 import { runSubagents } from "./subagents";
+import { responseSchemaOf, unansweredResult } from "./tools/ask-user";
 import { splitInjectedArgs } from "./tools/injected-args";
 import { namedInHitl } from "./tools/mcp-client";
 import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { McpProgress } from "./tools/types";
 import { type Level, type Turn, type TurnSetup, toModelTools } from "./turn-context";
-import { applyDecisions, resultMetadata, type ToolCallRecord, type TurnState, toolResultPart } from "./turn-state";
+import { applyDecisions, isRefusal, resultMetadata, type ToolCallRecord, type TurnState, toolResultPart } from "./turn-state";
 
 /** At most this many tool calls of one step run at once (less when the turn's budget says so). */
 export const MAX_PARALLEL_TOOL_CALLS = 8;
@@ -73,10 +74,14 @@ export async function runToolCalls(level: Level, turn: Turn): Promise<"done" | "
   return "done";
 }
 
-/** A call to one of the agent's hitl_tools that could run (a malformed call is refused without asking anyone). */
+/**
+ * A call to one of the agent's hitl_tools, or an ask_user question, that could run (a malformed call is refused
+ * without asking anyone).
+ */
 function needsApproval(call: ToolCallRecord, setup: TurnSetup): boolean {
   const tool = setup.tools.get(call.name);
-  if (!tool || call.invalid || call.blocked || !namedInHitl(setup.config.hitl_tools, tool)) return false;
+  if (!tool || call.invalid || call.blocked) return false;
+  if (tool.loop_handled !== "ask_user" && !namedInHitl(setup.config.hitl_tools, tool)) return false;
   const { executable } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
   return schemaErrors(tool.parameters, executable).length === 0;
 }
@@ -88,6 +93,8 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
   const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
   const args = await forLog(executable, call, state, setup, turn);
   call.approval = { action_id, status: "pending", expires_at };
+  const asked = setup.tools.get(call.name)?.loop_handled === "ask_user";
+  const question = { question: String(executable.question), response_schema: responseSchemaOf(executable) };
   turn.ports.requestApproval(
     {
       type: "action.required",
@@ -98,7 +105,14 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
       parent_id: level.parent_id,
       depth: level.depth,
       ...(level.subagent_id ? { subagent_id: level.subagent_id } : {}),
-      payload: { kind: "tool_approval", tool_name: call.name, args: args.value, injected_args: injected, expires_at },
+      payload: {
+        kind: asked ? "user_input" : "tool_approval",
+        tool_name: call.name,
+        args: args.value,
+        injected_args: injected,
+        expires_at,
+        ...(asked ? question : {}),
+      },
       ...refsOf(args.artifact),
     },
     turn.root,
@@ -111,7 +125,7 @@ function startsNow(call: ToolCallRecord): boolean {
 }
 
 function refusal(call: ToolCallRecord): ToolCallRecord["approval"] | null {
-  return call.approval && call.approval.status !== "approved" && call.approval.status !== "pending" ? call.approval : null;
+  return call.approval && isRefusal(call.approval.status) ? call.approval : null;
 }
 
 /**
@@ -171,7 +185,10 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
     // picking up), has started already; a call a human refused never starts (action.resolved and tool.result say so).
     if (startsNow(call)) turn.emit(level, [await startCall(call, level, setup, turn)]);
     const argErrors = tool ? schemaErrors(tool.parameters, executable) : [];
-    if (refused) {
+    if (refused && tool?.loop_handled === "ask_user") {
+      output = unansweredResult(refused.status as "timed_out" | "rejected", refused.reason);
+      is_error = false;
+    } else if (refused) {
       const why = refused.status === "rejected" ? "The user rejected this tool call" : "Nobody approved this tool call in time";
       output = refused.reason ? `${why}: ${refused.reason}` : why;
     } else if (call.blocked) {
@@ -187,7 +204,9 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
       if (tool.loop_handled === "finish_subtask" && level.child) level.child.finish_rejections += 1;
     } else {
       try {
-        if (tool.loop_handled === "finish_subtask" && level.child) {
+        if (tool.loop_handled === "ask_user") {
+          output = call.approval?.response ?? null;
+        } else if (tool.loop_handled === "finish_subtask" && level.child) {
           level.child.finished = { value: executable };
           output = "Result accepted.";
         } else if (tool.loop_handled === "agent_orchestrate") {
@@ -222,7 +241,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
           }
           turn.signal.throwIfAborted(); // a tool that ignored the abort: its result is not recorded
         }
-        if (!tool.loop_handled || tool.loop_handled === "finish_subtask") is_error = false;
+        if (!tool.loop_handled || tool.loop_handled === "finish_subtask" || tool.loop_handled === "ask_user") is_error = false;
       } catch (err) {
         if (turn.signal.aborted) throw err;
         output = errorMessage(err);

@@ -158,6 +158,7 @@ const FOLD: EventTable<[SessionView], SessionView> = {
         tool_name: e.payload.tool_name,
         args: e.payload.args,
         expires_at: e.payload.expires_at,
+        ...(e.payload.question === undefined ? {} : { question: e.payload.question, response_schema: e.payload.response_schema }),
       },
     ],
   }),

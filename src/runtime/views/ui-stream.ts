@@ -147,7 +147,7 @@ export class TurnProjection {
     },
     "action.resolved": (e, p) => {
       p.awaiting.delete(e.action_id!);
-      if (e.payload.decision !== "approved") p.refused.add(e.tool_call_id!);
+      if (e.payload.decision === "rejected" || e.payload.decision === "timed_out") p.refused.add(e.tool_call_id!);
     },
     "tool.result": (e, p, out) => {
       p.runningTools.delete(e.tool_call_id!);

@@ -1,0 +1,6 @@
+-- Human input beyond approve/reject: an action is a tool approval or a question to the user (ask_user). A
+-- question keeps the JSON Schema its answer is checked against, and the answer (JSON) once given, so the loop
+-- reads it after a restart as it reads a decision.
+ALTER TABLE actions ADD COLUMN kind TEXT NOT NULL DEFAULT 'tool_approval';
+ALTER TABLE actions ADD COLUMN response_schema TEXT;
+ALTER TABLE actions ADD COLUMN response TEXT;

@@ -1,0 +1,191 @@
+// Human input beyond approve/reject, through HTTP: the ask_user tool's question waits like an approval
+// (durable, with a deadline), its typed answer is checked against the response schema and becomes the call's result.
+import { abortAllDurableObjects, env, evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { api, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
+import { requests, type Step, script, uniqueId } from "./support/fake-model";
+
+const KEY_HASH = /^key_[0-9a-f]{16}$/;
+const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
+const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+
+const PERSON = {
+  type: "object",
+  properties: { name: { type: "string" }, age: { type: "integer", minimum: 0 }, plan: { enum: ["free", "pro"] }, newsletter: { type: "boolean" } },
+  required: ["name", "age"],
+  additionalProperties: false,
+};
+
+/** A session whose scripted model may call ask_user. */
+async function asking(steps: Step[], config: Record<string, unknown> = {}): Promise<{ sid: string; scriptId: string }> {
+  const scriptId = uniqueId("ask");
+  await script(scriptId, steps);
+  const res = await api("POST", "/v1/sessions", { agent: { name: "asker", model: `openai-compatible:${scriptId}`, tools: ["ask_user"], ...config } });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return { sid: res.body.session_id, scriptId };
+}
+
+const respond = (sid: string, actionId: string, body: unknown) => api("POST", `/v1/sessions/${sid}/actions/${actionId}`, body);
+
+function only(log: any[], type: string, toolCallId: string): any {
+  const found = log.filter((e) => e.type === type && e.tool_call_id === toolCallId);
+  expect(found, `${type} for ${toolCallId}`).toHaveLength(1);
+  return found[0];
+}
+
+/** Tool messages of a Chat Completions request, as [tool_call_id, content]. */
+const toolMessages = (request: any) => request.messages.filter((m: any) => m.role === "tool").map((m: any) => [m.tool_call_id, m.content]);
+
+describe("ask_user", () => {
+  it("asks a typed question, refuses an answer the schema does not allow (recording nothing), and gives the model a valid one", async () => {
+    const { sid, scriptId } = await asking([
+      { tool_calls: [{ name: "ask_user", arguments: { question: "Who are you?", response_schema: PERSON } }] },
+      { text: "Welcome, Ada." },
+    ]);
+    const { turn_id } = await submitTurn(sid, "sign me up");
+    const required = await waitForEvent(sid, (e) => e.type === "action.required");
+    const { action_id, tool_call_id } = required;
+    expect(required.payload).toEqual({
+      kind: "user_input",
+      tool_name: "ask_user",
+      args: { question: "Who are you?", response_schema: PERSON },
+      injected_args: {},
+      question: "Who are you?",
+      response_schema: PERSON,
+      expires_at: expect.any(Number),
+    });
+    const thread = await api("GET", `/v1/sessions/${sid}/thread`);
+    expect(thread.body).toMatchObject({
+      status: "waiting_permission",
+      pending_actions: [{ action_id, kind: "user_input", tool_name: "ask_user", question: "Who are you?", response_schema: PERSON }],
+    });
+    const before = await events(sid);
+
+    // Each refusal names the field at fault and its reason, and changes nothing.
+    const wrongType = await respond(sid, action_id, { response: { name: "Ada", age: "thirty" } });
+    expect(wrongType.status).toBe(422);
+    expect(wrongType.body.error.code).toBe("validation_failed");
+    expect(wrongType.body.error.details).toEqual([{ path: "response.age", reason: expect.stringContaining("integer") }]);
+    const missing = await respond(sid, action_id, { response: { age: 36, plan: "gold" } });
+    expect(missing.status).toBe(422);
+    expect(missing.body.error.details.map((d: any) => d.path).sort()).toEqual(["response", "response.plan"]);
+    const approval = await respond(sid, action_id, { decision: "approve" });
+    expect(approval.status).toBe(422);
+    expect(approval.body.error.details).toEqual([{ path: "response", reason: expect.stringContaining("required") }]);
+    expect(await events(sid)).toEqual(before);
+    expect(await requests(scriptId)).toHaveLength(1);
+
+    const answer = { name: "Ada", age: 36, plan: "pro", newsletter: false };
+    const res = await respond(sid, action_id, { response: answer });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({ action_id, turn_id, tool_call_id, decision: "answered" });
+
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    expect(only(log, "action.resolved", tool_call_id).payload).toEqual({
+      decision: "answered",
+      tool_name: "ask_user",
+      by: expect.stringMatching(KEY_HASH),
+      reason: null,
+      response: answer,
+    });
+    expect(only(log, "tool.result", tool_call_id).payload).toMatchObject({
+      name: "ask_user",
+      output: answer,
+      is_error: false,
+      metadata: { status: "success", approval_status: "answered", approval_id: action_id },
+    });
+    const sent = await requests(scriptId);
+    expect(sent).toHaveLength(2);
+    expect(toolMessages(sent[1])).toEqual([[tool_call_id, JSON.stringify(answer)]]);
+    expect(log.at(-1)).toMatchObject({ type: "turn.completed", payload: { output: "Welcome, Ada." } });
+
+    // A second answer is a conflict, and the first one stands.
+    const again = await respond(sid, action_id, { response: { name: "Bob", age: 1 } });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({ code: "conflict", details: { status: "answered" } });
+  });
+
+  it("choices make the answer a pick from the list; a plain question takes a string", async () => {
+    const { sid, scriptId } = await asking([
+      { tool_calls: [{ name: "ask_user", arguments: { question: "Which size?", choices: ["S", "M", "L"] } }] },
+      { tool_calls: [{ name: "ask_user", arguments: { question: "Any note?" } }] },
+      { text: "Ordered." },
+    ]);
+    const { turn_id } = await submitTurn(sid, "order a shirt");
+    const pick = await waitForEvent(sid, (e) => e.type === "action.required");
+    expect(pick.payload.response_schema).toEqual({ type: "string", enum: ["S", "M", "L"] });
+    const bad = await respond(sid, pick.action_id, { response: "XL" });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.details).toEqual([{ path: "response", reason: expect.any(String) }]);
+    expect((await respond(sid, pick.action_id, { response: "M" })).status).toBe(200);
+
+    const note = await waitForEvent(sid, (e) => e.type === "action.required" && e.action_id !== pick.action_id);
+    expect(note.payload.response_schema).toEqual({ type: "string" });
+    expect((await respond(sid, note.action_id, { response: 42 })).status).toBe(422);
+    expect((await respond(sid, note.action_id, { response: "gift wrap" })).status).toBe(200);
+    await waitForTurnEnd(sid, turn_id);
+    const sent = await requests(scriptId);
+    expect(toolMessages(sent[2])).toEqual([
+      [pick.tool_call_id, "M"],
+      [note.tool_call_id, "gift wrap"],
+    ]);
+  });
+
+  it("with no answer before the deadline the model gets a timed_out result it can act on; a late answer is 409", async () => {
+    const { sid, scriptId } = await asking(
+      [{ tool_calls: [{ name: "ask_user", arguments: { question: "Proceed?", choices: ["yes", "no"] } }] }, { text: "No answer; I stopped." }],
+      { approval_timeout_ms: 1000 },
+    );
+    const { turn_id } = await submitTurn(sid, "go");
+    const required = await waitForEvent(sid, (e) => e.type === "action.required");
+    await sleepUntil(required.payload.expires_at + 50);
+    await runDurableObjectAlarm(stub(sid));
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    expect(only(log, "action.resolved", required.tool_call_id).payload).toMatchObject({ decision: "timed_out", by: "runtime" });
+    const result = only(log, "tool.result", required.tool_call_id);
+    expect(result.payload).toMatchObject({
+      is_error: false,
+      output: { status: "timed_out", message: expect.any(String) },
+      metadata: { status: "timed_out", approval_status: "timed_out" },
+    });
+    expect(toolMessages((await requests(scriptId))[1])).toEqual([[required.tool_call_id, JSON.stringify(result.payload.output)]]);
+    expect(log.at(-1).payload.output).toBe("No answer; I stopped.");
+    const late = await respond(sid, required.action_id, { response: "yes" });
+    expect(late.status).toBe(409);
+  });
+
+  it("a question survives eviction and a hard restart while it waits; the answer then resumes the turn where it paused", async () => {
+    const { sid, scriptId } = await asking([{ tool_calls: [{ name: "ask_user", arguments: { question: "Your name?" } }] }, { text: "Hello, Grace." }]);
+    const { turn_id } = await submitTurn(sid, "greet me");
+    const required = await waitForEvent(sid, (e) => e.type === "action.required");
+    const before = await events(sid);
+    await evictDurableObject(stub(sid));
+    await abortAllDurableObjects();
+    // The alarm (heartbeat or deadline) does not treat the wait as a crash.
+    await runDurableObjectAlarm(stub(sid));
+    expect(await events(sid)).toEqual(before);
+    expect((await api("GET", `/v1/sessions/${sid}/thread`)).body.pending_actions.map((a: any) => a.question)).toEqual(["Your name?"]);
+
+    expect((await respond(sid, required.action_id, { response: "Grace" })).status).toBe(200);
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    expect(log.filter((e) => e.type === "run.status")).toEqual([]);
+    expect(only(log, "tool.result", required.tool_call_id).payload.output).toBe("Grace");
+    expect(log.at(-1).payload.output).toBe("Hello, Grace.");
+    expect(await requests(scriptId)).toHaveLength(2);
+  });
+
+  it("reject declines the question: the model hears the user declined", async () => {
+    const { sid } = await asking([{ tool_calls: [{ name: "ask_user", arguments: { question: "Your age?" } }] }, { text: "Fine." }]);
+    const { turn_id } = await submitTurn(sid, "hi");
+    const required = await waitForEvent(sid, (e) => e.type === "action.required");
+    expect((await respond(sid, required.action_id, { decision: "reject", reason: "private" })).status).toBe(200);
+    const log = await waitForTurnEnd(sid, turn_id);
+    expect(only(log, "tool.result", required.tool_call_id).payload).toMatchObject({
+      is_error: false,
+      output: { status: "rejected", message: expect.stringContaining("private") },
+    });
+  });
+});
