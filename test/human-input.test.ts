@@ -3,7 +3,7 @@
 import { abortAllDurableObjects, env, evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
-import { requests, type Step, script, uniqueId } from "./support/fake-model";
+import { requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
 
 const KEY_HASH = /^key_[0-9a-f]{16}$/;
 const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
@@ -15,6 +15,15 @@ const PERSON = {
   required: ["name", "age"],
   additionalProperties: false,
 };
+
+/** The deploy webhook tool on the fake server: {env (required), replicas}. */
+const DEPLOY = {
+  name: "deploy",
+  description: "Deploys",
+  url: toolURL("echo"),
+  parameters: { type: "object", properties: { env: { type: "string", enum: ["staging", "prod"] }, replicas: { type: "integer" } }, required: ["env"] },
+};
+const deployCall = (args: Record<string, unknown>): Step => ({ tool_calls: [{ name: "deploy", arguments: args }] });
 
 /** A session whose scripted model may call ask_user. */
 async function asking(steps: Step[], config: Record<string, unknown> = {}): Promise<{ sid: string; scriptId: string }> {
@@ -177,6 +186,28 @@ describe("ask_user", () => {
     expect(await requests(scriptId)).toHaveLength(2);
   });
 
+  it("a fork cut at a pending question waits for the same question, with its schema", async () => {
+    const { sid } = await asking([{ tool_calls: [{ name: "ask_user", arguments: { question: "Which size?", choices: ["S", "M"] } }] }]);
+    await submitTurn(sid, "order");
+    const required = await waitForEvent(sid, (e) => e.type === "action.required");
+    const scriptId = uniqueId("ask-fork");
+    await script(scriptId, [{ text: "Size M it is." }]);
+    const agent = { name: "asker", model: `openai-compatible:${scriptId}`, tools: ["ask_user"] };
+    const res = await api("POST", `/v1/sessions/${sid}/fork`, { at_sequence: required.sequence, agent });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const fork = res.body.session_id;
+    const thread = (await api("GET", `/v1/sessions/${fork}/thread`)).body;
+    expect(thread.pending_actions).toEqual([
+      expect.objectContaining({ kind: "user_input", question: "Which size?", response_schema: { type: "string", enum: ["S", "M"] } }),
+    ]);
+    const { action_id } = thread.pending_actions[0];
+    expect((await respond(fork, action_id, { response: "XL" })).status).toBe(422);
+    expect((await respond(fork, action_id, { response: "M" })).status).toBe(200);
+    const log = await waitForTurnEnd(fork, thread.active_turn_id);
+    expect(log.find((e) => e.type === "tool.result").payload.output).toBe("M");
+    expect(log.at(-1).payload.output).toBe("Size M it is.");
+  });
+
   it("reject declines the question: the model hears the user declined", async () => {
     const { sid } = await asking([{ tool_calls: [{ name: "ask_user", arguments: { question: "Your age?" } }] }, { text: "Fine." }]);
     const { turn_id } = await submitTurn(sid, "hi");
@@ -187,5 +218,73 @@ describe("ask_user", () => {
       is_error: false,
       output: { status: "rejected", message: expect.stringContaining("private") },
     });
+  });
+});
+
+describe("approvals with edited arguments", () => {
+  it("runs the call once with the edited arguments; the log keeps both, the result says who edited", async () => {
+    const { sid, scriptId } = await asking([deployCall({ env: "prod", replicas: 10, ticket: "T-9" }), { text: "Deployed." }], {
+      http_tools: [DEPLOY],
+      hitl_tools: ["deploy"],
+      injected_tool_args: { ticket: "The change ticket" },
+    });
+    const { turn_id } = await submitTurn(sid, "deploy");
+    const required = await waitForEvent(sid, (e) => e.type === "action.required");
+    const { action_id, tool_call_id } = required;
+    expect(required.payload).toMatchObject({ kind: "tool_approval", args: { env: "prod", replicas: 10 }, args_schema: DEPLOY.parameters });
+    const before = await events(sid);
+
+    // Edits the tool's schema refuses are 422 naming the field; so is an edit on a rejection. Nothing is recorded.
+    const bad = await respond(sid, action_id, { decision: "approve", args: { env: "dev", replicas: "two" } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.details.map((d: any) => d.path).sort()).toEqual(["args.env", "args.replicas"]);
+    const missing = await respond(sid, action_id, { decision: "approve", args: { replicas: 2 } });
+    expect(missing.body.error.details).toEqual([{ path: "args", reason: expect.stringContaining("env") }]);
+    expect((await respond(sid, action_id, { decision: "reject", args: { env: "staging" } })).status).toBe(422);
+    expect((await respond(sid, action_id, { response: "yes" })).status).toBe(422);
+    expect(await events(sid)).toEqual(before);
+
+    const res = await respond(sid, action_id, { decision: "approve", args: { env: "staging", replicas: 2 }, reason: "not prod on a Friday" });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({ action_id, turn_id, tool_call_id, decision: "approved" });
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    const resolved = only(log, "action.resolved", tool_call_id).payload;
+    expect(resolved).toMatchObject({ decision: "approved", args: { env: "staging", replicas: 2 }, reason: "not prod on a Friday" });
+    expect(only(log, "action.required", tool_call_id).payload.args).toEqual({ env: "prod", replicas: 10 });
+    expect(only(log, "tool.started", tool_call_id).payload).toEqual({
+      name: "deploy",
+      args: { env: "staging", replicas: 2 },
+      injected_args: { ticket: "T-9" },
+    });
+    expect(only(log, "tool.result", tool_call_id).payload.metadata).toMatchObject({
+      status: "success",
+      approval_status: "approved",
+      args_edited_by: resolved.by,
+      injected_args: { ticket: "T-9" },
+    });
+    // The tool got the edited arguments, exactly once.
+    const calls = (await toolRequests()).filter((r: any) => r?.session_id === sid);
+    expect(calls.map((c: any) => c.args)).toEqual([{ env: "staging", replicas: 2 }]);
+    expect(toolMessages((await requests(scriptId))[1])[0][1]).toContain('"staging"');
+  });
+
+  it("allow_edits: false refuses edits (422) and still takes a plain approval; an unedited result has no args_edited_by", async () => {
+    const { sid } = await asking([deployCall({ env: "prod" }), { text: "Done." }], {
+      http_tools: [DEPLOY],
+      hitl_tools: [{ name: "deploy", allow_edits: false }],
+    });
+    const { turn_id } = await submitTurn(sid, "deploy");
+    const required = await waitForEvent(sid, (e) => e.type === "action.required");
+    expect(required.payload.args_schema).toBeUndefined();
+    const edit = await respond(sid, required.action_id, { decision: "approve", args: { env: "staging" } });
+    expect(edit.status).toBe(422);
+    expect(edit.body.error.details).toEqual([{ path: "args", reason: expect.stringContaining("allow_edits") }]);
+    expect((await respond(sid, required.action_id, { decision: "approve" })).status).toBe(200);
+    const log = await waitForTurnEnd(sid, turn_id);
+    const metadata = only(log, "tool.result", required.tool_call_id).payload.metadata;
+    expect(metadata.approval_status).toBe("approved");
+    expect(metadata).not.toHaveProperty("args_edited_by");
+    expect((await toolRequests()).filter((r: any) => r?.session_id === sid).map((c: any) => c.args)).toEqual([{ env: "prod" }]);
   });
 });

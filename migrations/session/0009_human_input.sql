@@ -4,3 +4,7 @@
 ALTER TABLE actions ADD COLUMN kind TEXT NOT NULL DEFAULT 'tool_approval';
 ALTER TABLE actions ADD COLUMN response_schema TEXT;
 ALTER TABLE actions ADD COLUMN response TEXT;
+-- An approval keeps the tool's parameters when its arguments may be edited, and the edited arguments (JSON)
+-- when the approver changed them.
+ALTER TABLE actions ADD COLUMN args_schema TEXT;
+ALTER TABLE actions ADD COLUMN args TEXT;

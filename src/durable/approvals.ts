@@ -20,7 +20,13 @@ export class Approvals {
     private readonly decided: (turnId: string) => void,
   ) {}
 
-  decide(actionId: string, decision: ApprovalDecision, reason: string | null, by: string, answer?: { response: unknown }): ActionResolved {
+  decide(
+    actionId: string,
+    decision: ApprovalDecision,
+    reason: string | null,
+    by: string,
+    given?: { response: unknown } | { args: Record<string, unknown> },
+  ): ActionResolved {
     const action = this.pending(actionId);
     this.s.commit([
       {
@@ -32,7 +38,7 @@ export class Approvals {
         parent_id: action.parent_id,
         depth: action.depth,
         ...(action.subagent_id ? { subagent_id: action.subagent_id } : {}),
-        payload: { decision, tool_name: action.tool_name, by, reason, ...answer },
+        payload: { decision, tool_name: action.tool_name, by, reason, ...given },
       },
     ]);
     this.decided(action.turn_id);
@@ -61,18 +67,25 @@ export class Approvals {
     const action = this.pending(actionId);
     const reason = body.reason ?? null;
     if (action.kind === "user_input") {
+      if (body.args !== undefined) throw ApiError.validation([{ path: "args", reason: "edits a tool approval's arguments; a question takes response" }]);
       if (body.decision === "reject") return this.decide(actionId, "rejected", reason, by);
       if (body.response === undefined)
         throw ApiError.validation([{ path: "response", reason: "is required to answer a question (or decision: reject to decline it)" }]);
-      const schema = JSON.parse(action.response_schema ?? '{"type":"string"}') as Record<string, unknown>;
-      const issues = schemaIssues(schema, body.response);
-      if (issues.length > 0) throw ApiError.validation(issues.map((i) => ({ path: fieldPath("response", i.pointer), reason: i.reason })));
+      checkAgainst(JSON.parse(action.response_schema ?? '{"type":"string"}'), body.response, "response");
       return this.decide(actionId, "answered", reason, by, { response: body.response });
     }
     if (body.response !== undefined)
       throw ApiError.validation([{ path: "response", reason: "answers a question (user_input); a tool approval takes decision" }]);
     if (!body.decision) throw ApiError.validation([{ path: "decision", reason: "is required (approve or reject)" }]);
-    return this.decide(actionId, body.decision === "approve" ? "approved" : "rejected", reason, by);
+    if (body.decision === "reject") {
+      if (body.args !== undefined) throw ApiError.validation([{ path: "args", reason: "edits go with decision: approve" }]);
+      return this.decide(actionId, "rejected", reason, by);
+    }
+    if (body.args === undefined) return this.decide(actionId, "approved", reason, by);
+    if (action.args_schema === null)
+      throw ApiError.validation([{ path: "args", reason: `the arguments of "${action.tool_name}" may not be edited (allow_edits: false)` }]);
+    checkAgainst(JSON.parse(action.args_schema), body.args, "args");
+    return this.decide(actionId, "approved", reason, by, { args: body.args });
   }
 
   /** The alarm found an approval's deadline due: nobody decided in time. */
@@ -91,7 +104,13 @@ export class Approvals {
   }
 }
 
-type DecisionBody = { decision?: "approve" | "reject"; reason?: string; response?: unknown };
+type DecisionBody = { decision?: "approve" | "reject"; reason?: string; response?: unknown; args?: Record<string, unknown> };
+
+/** 422 naming each path of the body field where the value breaks the schema. */
+function checkAgainst(schema: Record<string, unknown>, value: unknown, field: string): void {
+  const issues = schemaIssues(schema, value);
+  if (issues.length > 0) throw ApiError.validation(issues.map((i) => ({ path: fieldPath(field, i.pointer), reason: i.reason })));
+}
 
 /** "response" and a JSON Pointer into it as a field path: response.address.city. */
 function fieldPath(root: string, pointer: string): string {

@@ -126,8 +126,8 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
   "action.required": (e, sql) => {
     const p = e.payload;
     sql.exec(
-      `INSERT INTO actions (action_id, turn_id, tool_call_id, tool_name, status, expires_at, parent_id, depth, subagent_id, kind, response_schema)
-       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO actions (action_id, turn_id, tool_call_id, tool_name, status, expires_at, parent_id, depth, subagent_id, kind, response_schema, args_schema)
+       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`,
       e.action_id,
       e.turn_id,
       e.tool_call_id,
@@ -138,18 +138,20 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
       e.subagent_id ?? null,
       p.kind,
       p.response_schema ? JSON.stringify(p.response_schema) : null,
+      p.args_schema ? JSON.stringify(p.args_schema) : null,
     );
     sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", `${APPROVAL_DEADLINE}${e.action_id}`, p.expires_at);
   },
   "action.resolved": (e, sql) => {
     const p = e.payload;
     sql.exec(
-      "UPDATE actions SET status = ?, decided_by = ?, decided_at = ?, reason = ?, response = ? WHERE action_id = ?",
+      "UPDATE actions SET status = ?, decided_by = ?, decided_at = ?, reason = ?, response = ?, args = ? WHERE action_id = ?",
       p.decision,
       p.by,
       e.timestamp,
       p.reason ?? null,
       p.response === undefined ? null : JSON.stringify(p.response),
+      p.args === undefined ? null : JSON.stringify(p.args),
       e.action_id,
     );
     sql.exec("DELETE FROM schedule WHERE kind = ?", `${APPROVAL_DEADLINE}${e.action_id}`);

@@ -43,6 +43,10 @@ export type ActionRow = {
   response_schema: string | null;
   /** An answered question's answer (JSON). */
   response: string | null;
+  /** The tool's parameters (JSON) when an approver may edit the arguments. */
+  args_schema: string | null;
+  /** The arguments as an approver edited them (JSON). */
+  args: string | null;
   decided_by: string | null;
   decided_at: number | null;
   reason: string | null;
@@ -255,13 +259,21 @@ export class SessionStore {
   /** Decisions recorded for a turn's approvals (applied to its state by the loop). */
   decisions(turnId: string): Map<string, RecordedDecision> {
     const rows = this.sql
-      .exec<{ action_id: string; status: ApprovalDecision; reason: string | null; response: string | null }>(
-        "SELECT action_id, status, reason, response FROM actions WHERE turn_id = ? AND status != 'pending'",
+      .exec<Pick<ActionRow, "action_id" | "status" | "reason" | "response" | "args" | "decided_by">>(
+        "SELECT action_id, status, reason, response, args, decided_by FROM actions WHERE turn_id = ? AND status != 'pending'",
         turnId,
       )
       .toArray();
     return new Map(
-      rows.map((r) => [r.action_id, { status: r.status, reason: r.reason, ...(r.response === null ? {} : { response: JSON.parse(r.response) as unknown }) }]),
+      rows.map((r) => [
+        r.action_id,
+        {
+          status: r.status as ApprovalDecision,
+          reason: r.reason,
+          ...(r.response === null ? {} : { response: JSON.parse(r.response) as unknown }),
+          ...(r.args === null ? {} : { args: JSON.parse(r.args) as Record<string, unknown>, by: r.decided_by ?? "" }),
+        },
+      ]),
     );
   }
 

@@ -59,6 +59,7 @@ const ResultMetadata = z.object({
   approval_id: z.string().nullable(),
   injected_args: z.record(z.string(), z.unknown()),
   offloaded_artifact_id: z.string().nullable(),
+  args_edited_by: z.string().optional().describe("present when an approver edited the arguments: who (the call ran with the edited ones)"),
 });
 
 const turnSummary = { usage: Usage.optional(), cost_usd: z.number().nullable().optional() };
@@ -190,6 +191,10 @@ export const EVENT_PAYLOADS = {
     expires_at: z.number(),
     question: z.string().optional().describe("user_input: the question"),
     response_schema: z.record(z.string(), z.unknown()).optional().describe("user_input: the JSON Schema the answer must match"),
+    args_schema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe("tool_approval: the tool's parameters, which edited args must match; absent when the tool forbids edits"),
   }),
   "action.resolved": z.object({
     decision: Decision.describe("answered: a user_input action's answer (in response)"),
@@ -197,6 +202,7 @@ export const EVENT_PAYLOADS = {
     by: z.string(),
     reason: z.string().nullable(),
     response: z.unknown().optional().describe("answered: the answer, valid against the action's response_schema"),
+    args: z.record(z.string(), z.unknown()).optional().describe("approved with edits: the arguments the call runs with (action.required keeps the original)"),
   }),
   "subagent.spawned": z.object({ title: z.string(), depth: z.number(), index: z.number(), tools: z.array(z.string()) }),
   "subagent.completed": z.object({ result: z.unknown() }),

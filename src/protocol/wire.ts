@@ -21,6 +21,10 @@ export const ActionDecisionBody = z.strictObject({
   decision: z.enum(["approve", "reject"]).optional().describe("required for a tool approval; reject declines a question"),
   reason: z.string().max(1000).optional(),
   response: z.unknown().optional().describe("a user_input action's answer, checked against its response_schema"),
+  args: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("with approve: the call runs with these arguments instead, checked against the tool's parameters"),
 });
 
 export const InterruptBody = z.strictObject({ reason: z.string().max(1000).optional() });

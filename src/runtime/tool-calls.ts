@@ -9,7 +9,7 @@ import { runOrchestration } from "./orchestration/run";
 import { runSubagents } from "./subagents";
 import { responseSchemaOf, unansweredResult } from "./tools/ask-user";
 import { splitInjectedArgs } from "./tools/injected-args";
-import { namedInHitl } from "./tools/mcp-client";
+import { hitlRule } from "./tools/mcp-client";
 import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { McpProgress } from "./tools/types";
 import { type Level, type Turn, type TurnSetup, toModelTools } from "./turn-context";
@@ -81,7 +81,7 @@ export async function runToolCalls(level: Level, turn: Turn): Promise<"done" | "
 function needsApproval(call: ToolCallRecord, setup: TurnSetup): boolean {
   const tool = setup.tools.get(call.name);
   if (!tool || call.invalid || call.blocked) return false;
-  if (tool.loop_handled !== "ask_user" && !namedInHitl(setup.config.hitl_tools, tool)) return false;
+  if (tool.loop_handled !== "ask_user" && !hitlRule(setup.config.hitl_tools, tool)) return false;
   const { executable } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
   return schemaErrors(tool.parameters, executable).length === 0;
 }
@@ -93,8 +93,11 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
   const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
   const args = await forLog(executable, call, state, setup, turn);
   call.approval = { action_id, status: "pending", expires_at };
-  const asked = setup.tools.get(call.name)?.loop_handled === "ask_user";
+  const tool = setup.tools.get(call.name)!;
+  const asked = tool.loop_handled === "ask_user";
   const question = { question: String(executable.question), response_schema: responseSchemaOf(executable) };
+  // The tool's parameters go with an approval whose arguments may be edited: edits are checked against them.
+  const editable = !asked && hitlRule(setup.config.hitl_tools, tool)?.allow_edits ? { args_schema: tool.parameters } : {};
   turn.ports.requestApproval(
     {
       type: "action.required",
@@ -111,7 +114,7 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
         args: args.value,
         injected_args: injected,
         expires_at,
-        ...(asked ? question : {}),
+        ...(asked ? question : editable),
       },
       ...refsOf(args.artifact),
     },
@@ -135,7 +138,7 @@ function refusal(call: ToolCallRecord): ToolCallRecord["approval"] | null {
  */
 async function startCall(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn): Promise<EventDraft> {
   const { state } = level;
-  const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  const { executable, injected } = callArgs(call, setup);
   const args = await forLog(executable, call, state, setup, turn);
   turn.signal.throwIfAborted(); // a stopped turn starts nothing new, at any level
   turn.checkWallClock();
@@ -163,6 +166,12 @@ async function startTogether(calls: ToolCallRecord[], level: Level, setup: TurnS
   }
 }
 
+/** The arguments a call runs with: the model's, or an approver's edit of them (the injected ones stay the model's). */
+function callArgs(call: ToolCallRecord, setup: TurnSetup): { executable: Record<string, unknown>; injected: Record<string, unknown> } {
+  const own = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  return call.approval?.edited ? { executable: call.approval.edited.args, injected: own.injected } : own;
+}
+
 function argsOf(call: ToolCallRecord): Record<string, unknown> {
   return call.args && typeof call.args === "object" ? (call.args as Record<string, unknown>) : {};
 }
@@ -172,7 +181,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
   const { turn_id } = state;
   const ids = { turn_id, step_id: state.step_id ?? undefined, tool_call_id: call.tool_call_id };
   const tool = setup.tools.get(call.name);
-  const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  const { executable, injected } = callArgs(call, setup);
   const refused = refusal(call);
   let output: unknown;
   let is_error = true;

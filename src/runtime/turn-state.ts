@@ -19,7 +19,15 @@ export interface ToolCallRecord {
   invalid?: string;
   status: "pending" | "started" | "done";
   /** For a tool in hitl_tools: the approval this call waits for, or got; for ask_user: the question and its answer. */
-  approval?: { action_id: string; status: "pending" | ApprovalDecision; expires_at: number; reason?: string | null; response?: unknown };
+  approval?: {
+    action_id: string;
+    status: "pending" | ApprovalDecision;
+    expires_at: number;
+    reason?: string | null;
+    response?: unknown;
+    /** Approved with edits: the arguments it runs with (injected ones aside), and who edited them. */
+    edited?: { args: Record<string, unknown>; by: string };
+  };
   started_at?: number;
   result?: { output: unknown; is_error: boolean };
   /** Sub-agents this call runs (run_subtask: one; spawn_subagents: one per job), with their own loop state. */
@@ -160,6 +168,7 @@ export function resultMetadata(
     approval_id: approval?.action_id ?? null,
     injected_args,
     offloaded_artifact_id,
+    ...(approval?.edited ? { args_edited_by: approval.edited.by } : {}),
   };
 }
 
@@ -196,6 +205,9 @@ export interface RecordedDecision {
   reason: string | null;
   /** An answered question's answer. */
   response?: unknown;
+  /** Approved with edited arguments, by this principal. */
+  args?: Record<string, unknown>;
+  by?: string;
 }
 
 /** Whether a decision keeps the call from running (approved and answered calls run). */
@@ -209,7 +221,13 @@ export function applyDecisions(root: TurnState, decisions: ReadonlyMap<string, R
   for (const call of pendingApprovals(root)) {
     const decision = decisions.get(call.approval!.action_id);
     if (!decision) continue;
-    call.approval = { ...call.approval!, status: decision.status, reason: decision.reason, ...("response" in decision ? { response: decision.response } : {}) };
+    call.approval = {
+      ...call.approval!,
+      status: decision.status,
+      reason: decision.reason,
+      ...("response" in decision ? { response: decision.response } : {}),
+      ...(decision.args ? { edited: { args: decision.args, by: decision.by ?? "" } } : {}),
+    };
     changed = true;
   }
   return changed;

@@ -283,7 +283,8 @@ export class SessionModel {
     approval.status = e.payload.decision;
     approval.reason = e.payload.reason;
     const call = e.tool_call_id ? this.calls.get(e.tool_call_id) : [...this.calls.values()].find((c) => c.approval === approval);
-    if (call && call.status === "waiting") call.status = approval.status === "approved" || approval.status === "answered" ? "running" : approval.status === "rejected" ? "rejected" : "timed out";
+    if (call && call.status === "waiting")
+      call.status = approval.status === "approved" || approval.status === "answered" ? "running" : approval.status === "rejected" ? "rejected" : "timed out";
   }
 
   private subagentSpawned(e: EventOf<"subagent.spawned">): void {
