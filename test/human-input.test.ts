@@ -1,9 +1,13 @@
 // Human input beyond approve/reject, through HTTP: the ask_user tool's question waits like an approval
 // (durable, with a deadline), its typed answer is checked against the response schema and becomes the call's result.
 import { abortAllDurableObjects, env, evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { lastAssistantMessageIsCompleteWithToolCalls, type UIMessage } from "ai";
+import { afterEach, describe, expect, it } from "vitest";
 import { api, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
+import { until } from "./support/chat-client";
+import { chatOn, expectConsistent, textOf } from "./support/chat-fixtures";
 import { requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
+import { closeAllSockets, openWs } from "./support/ws";
 
 const KEY_HASH = /^key_[0-9a-f]{16}$/;
 const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
@@ -44,6 +48,10 @@ function only(log: any[], type: string, toolCallId: string): any {
 
 /** Tool messages of a Chat Completions request, as [tool_call_id, content]. */
 const toolMessages = (request: any) => request.messages.filter((m: any) => m.role === "tool").map((m: any) => [m.tool_call_id, m.content]);
+
+afterEach(async () => {
+  await closeAllSockets();
+});
 
 describe("ask_user", () => {
   it("asks a typed question, refuses an answer the schema does not allow (recording nothing), and gives the model a valid one", async () => {
@@ -286,5 +294,59 @@ describe("approvals with edited arguments", () => {
     expect(metadata.approval_status).toBe("approved");
     expect(metadata).not.toHaveProperty("args_edited_by");
     expect((await toolRequests()).filter((r: any) => r?.session_id === sid).map((c: any) => c.args)).toEqual([{ env: "prod" }]);
+  });
+});
+
+describe("every surface", () => {
+  it("the WebSocket respond_action frame answers a question (response) and edits an approval (args), with the same checks", async () => {
+    const { sid } = await asking(
+      [
+        { tool_calls: [{ name: "ask_user", arguments: { question: "Which env?", choices: ["staging", "prod"] } }] },
+        deployCall({ env: "prod" }),
+        { text: "Deployed to staging." },
+      ],
+      { http_tools: [DEPLOY], hitl_tools: ["deploy"] },
+    );
+    const ws = await openWs(sid);
+    const { turn_id } = await submitTurn(sid, "deploy");
+    const question = await ws.waitForEvent((e) => e.type === "action.required", "the question");
+    const bad = await ws.command({ type: "respond_action", action_id: question.action_id, response: "dev", request_id: "q0" });
+    // A reply carries the code and a sentence naming the field (as every command reply does).
+    expect(bad).toMatchObject({ ok: false, error: { code: "validation_failed", message: expect.stringContaining("response:") } });
+    const ok = await ws.command({ type: "respond_action", action_id: question.action_id, response: "staging", request_id: "q1" });
+    expect(ok).toMatchObject({ ok: true, result: { decision: "answered" } });
+
+    const approval = await ws.waitForEvent((e) => e.type === "action.required" && e.payload.kind === "tool_approval", "the approval");
+    const edited = await ws.command({ type: "respond_action", action_id: approval.action_id, decision: "approve", args: { env: "staging" }, request_id: "a0" });
+    expect(edited).toMatchObject({ ok: true, result: { decision: "approved" } });
+    const log = await waitForTurnEnd(sid, turn_id);
+    expect(only(log, "tool.result", question.tool_call_id as string).payload.output).toBe("staging");
+    expect(only(log, "tool.started", approval.tool_call_id as string).payload.args).toEqual({ env: "staging" });
+  });
+
+  it("useChat: ask_user is a tool part in input-available, answered with addToolOutput; the turn goes on in the same message", async () => {
+    const { sid, chat } = await chatOn(
+      [{ tool_calls: [{ id: "call_q", name: "ask_user", arguments: { question: "Your name?" } }] }, { text: "Hello, Ada." }],
+      { tools: ["ask_user"] },
+      { sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls },
+    );
+    await chat.sendMessage({ text: "greet me" });
+    expect(chat.status).toBe("ready");
+    const turnId = chat.lastMessage!.id;
+    const part = (chat.lastMessage as UIMessage).parts.find((p) => p.type === "dynamic-tool") as any;
+    expect(part).toMatchObject({ toolCallId: "call_q", toolName: "ask_user", state: "input-available", input: { question: "Your name?" } });
+    const first = await chat.log.exchanges[0]!.chunks;
+    expect(first.map((c) => c.type)).not.toContain("tool-approval-request");
+    expect(first.at(-1)).toEqual({ type: "finish", finishReason: "tool-calls" });
+
+    await chat.addToolOutput({ tool: "ask_user", toolCallId: "call_q", output: "Ada" });
+    await until(() => chat.status === "ready" && textOf(chat.lastMessage).length > 0, "the rest of the turn");
+    expect(chat.log.exchanges[1]!.body).toMatchObject({ id: sid, trigger: "submit-message", messageId: turnId });
+    expect(chat.messages).toHaveLength(2);
+    expect(chat.lastMessage!.id).toBe(turnId);
+    expect(textOf(chat.lastMessage)).toBe("Hello, Ada.");
+    const resolved = (await events(sid)).filter((e) => e.type === "action.resolved");
+    expect(resolved.map((e) => [e.payload.decision, e.payload.response])).toEqual([["answered", "Ada"]]);
+    await expectConsistent(chat, sid);
   });
 });
