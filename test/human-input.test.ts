@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { api, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { until } from "./support/chat-client";
 import { chatOn, expectConsistent, textOf } from "./support/chat-fixtures";
-import { requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
+import { baseURL, requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
 import { closeAllSockets, openWs } from "./support/ws";
 
 const KEY_HASH = /^key_[0-9a-f]{16}$/;
@@ -348,5 +348,47 @@ describe("every surface", () => {
     const resolved = (await events(sid)).filter((e) => e.type === "action.resolved");
     expect(resolved.map((e) => [e.payload.decision, e.payload.response])).toEqual([["answered", "Ada"]]);
     await expectConsistent(chat, sid);
+  });
+});
+
+describe("reminders", () => {
+  it("remind_after_ms emits action.reminder while the call waits, delivered to a subscription; the decision stops them", async () => {
+    const rcv = `${baseURL}/_receiver/${uniqueId("rcv")}`;
+    await fetch(`${rcv}/plan`, { method: "PUT", body: JSON.stringify({}) });
+    const { sid } = await asking([deployCall({ env: "prod" }), { text: "Deployed." }], {
+      http_tools: [DEPLOY],
+      hitl_tools: [{ name: "deploy", remind_after_ms: 1000 }],
+      approval_timeout_ms: 60_000,
+    });
+    const sub = await api("POST", `/v1/sessions/${sid}/subscriptions`, { url: rcv, secret: "a-test-secret-of-some-length", types: ["action.reminder"] });
+    expect(sub.status, JSON.stringify(sub.body)).toBe(201);
+    const { turn_id } = await submitTurn(sid, "deploy");
+    const required = await waitForEvent(sid, (e) => e.type === "action.required");
+    expect(required.payload.remind_after_ms).toBe(1000);
+    await sleepUntil(required.timestamp + 1050);
+    // The alarm may have fired on its own already; running it makes sure the due reminder is out.
+    await runDurableObjectAlarm(stub(sid));
+    const reminder = await waitForEvent(sid, (e) => e.type === "action.reminder");
+    expect(reminder).toMatchObject({ turn_id, action_id: required.action_id, tool_call_id: required.tool_call_id });
+    expect(reminder.payload).toEqual({ kind: "tool_approval", tool_name: "deploy", expires_at: required.payload.expires_at, next_at: expect.any(Number) });
+    expect(reminder.payload.next_at - reminder.timestamp).toBe(1000);
+
+    // The subscription delivers it, so a webhook can page someone.
+    const delivered = async () => {
+      const got = (await (await fetch(`${rcv}/requests`)).json()) as { body: string; answered: number }[];
+      return got.filter((r) => r.answered === 200).flatMap((r) => JSON.parse(r.body).events);
+    };
+    await until(async () => (await delivered()).some((e: any) => e.event_id === reminder.event_id), "the reminder's delivery");
+    expect((await delivered()).every((e: any) => e.type === "action.reminder")).toBe(true);
+
+    expect((await respond(sid, required.action_id, { decision: "approve" })).status).toBe(200);
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    const count = log.filter((e) => e.type === "action.reminder").length;
+    const resolvedAt = log.findIndex((e) => e.type === "action.resolved");
+    expect(log.findLastIndex((e) => e.type === "action.reminder")).toBeLessThan(resolvedAt);
+    await sleepUntil(Date.now() + 1100);
+    await runDurableObjectAlarm(stub(sid));
+    expect((await events(sid)).filter((e) => e.type === "action.reminder")).toHaveLength(count);
   });
 });

@@ -8,3 +8,5 @@ ALTER TABLE actions ADD COLUMN response TEXT;
 -- when the approver changed them.
 ALTER TABLE actions ADD COLUMN args_schema TEXT;
 ALTER TABLE actions ADD COLUMN args TEXT;
+-- How often an action.reminder is emitted while the action waits (null: never).
+ALTER TABLE actions ADD COLUMN remind_after_ms INTEGER;

@@ -87,6 +87,7 @@ export class ChatRenderer {
 
   private static readonly RENDER: EventTable<[ChatRenderer, number], string> = {
     ...ignored(
+      "action.reminder",
       "session.created",
       "session.forked",
       "turn.submitted",

@@ -5,7 +5,7 @@
 import { ApiError } from "../protocol/errors";
 import type { ActionResolved, ApprovalDecision } from "../protocol/wire";
 import { schemaIssues } from "../runtime/json-schema";
-import { APPROVAL_DEADLINE } from "./projections";
+import { ACTION_REMINDER, APPROVAL_DEADLINE } from "./projections";
 import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import type { ActionRow } from "./session-store";
@@ -93,13 +93,35 @@ export class Approvals {
     if (this.s.store.action(actionId)?.status === "pending") this.decide(actionId, "timed_out", "no decision before the deadline", "runtime");
   }
 
-  /** Its session operation (a person's decision) and its alarm kind (an approval's deadline). */
+  /** A reminder is due: the action still waits, say so (and when the next reminder comes, if before the deadline). */
+  remind(actionId: string, now: number): void {
+    const action = this.s.store.action(actionId);
+    if (action?.status !== "pending" || !action.remind_after_ms) return;
+    const next = now + action.remind_after_ms;
+    this.s.commit([
+      {
+        type: "action.reminder",
+        turn_id: action.turn_id,
+        action_id: actionId,
+        tool_call_id: action.tool_call_id,
+        parent_id: action.parent_id,
+        depth: action.depth,
+        ...(action.subagent_id ? { subagent_id: action.subagent_id } : {}),
+        payload: { kind: action.kind, tool_name: action.tool_name, expires_at: action.expires_at, next_at: next < action.expires_at ? next : null },
+      },
+    ]);
+  }
+
+  /** Its session operation (a person's decision) and its alarm kinds (an action's deadline and reminders). */
   capability(): Capability {
     return {
       operations: {
         resolveAction: ({ params, body, by }) => this.respond(params.action_id!, body as DecisionBody, by),
       },
-      alarms: [{ kind: APPROVAL_DEADLINE, prefix: true, fire: (_now, actionId) => this.expire(actionId) }],
+      alarms: [
+        { kind: APPROVAL_DEADLINE, prefix: true, fire: (_now, actionId) => this.expire(actionId) },
+        { kind: ACTION_REMINDER, prefix: true, fire: (now, actionId) => this.remind(actionId, now) },
+      ],
     };
   }
 }

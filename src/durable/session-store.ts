@@ -47,6 +47,8 @@ export type ActionRow = {
   args_schema: string | null;
   /** The arguments as an approver edited them (JSON). */
   args: string | null;
+  /** How often an action.reminder is emitted while it waits (null: never). */
+  remind_after_ms: number | null;
   decided_by: string | null;
   decided_at: number | null;
   reason: string | null;

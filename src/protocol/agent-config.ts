@@ -88,6 +88,12 @@ const HitlToolSchema = z.strictObject({
   name: z.string().min(1),
   /** Whether an approver may change the call's arguments when approving it. */
   allow_edits: z.boolean().default(true),
+  /** While a call waits, an action.reminder this often (subscriptions deliver it, so a webhook can page someone). */
+  remind_after_ms: z
+    .int()
+    .min(1000)
+    .max(7 * 24 * 3600 * 1000)
+    .optional(),
 });
 
 export const AgentConfigSchema = z.strictObject({

@@ -195,7 +195,16 @@ export const EVENT_PAYLOADS = {
       .record(z.string(), z.unknown())
       .optional()
       .describe("tool_approval: the tool's parameters, which edited args must match; absent when the tool forbids edits"),
+    remind_after_ms: z.number().optional().describe("the hitl_tools entry's remind_after_ms: action.reminder this often while it waits"),
   }),
+  "action.reminder": z
+    .object({
+      kind: z.enum(["tool_approval", "user_input"]),
+      tool_name: z.string(),
+      expires_at: z.number(),
+      next_at: z.number().nullable().describe("the next reminder, or null when the deadline comes first"),
+    })
+    .describe("the action still waits (remind_after_ms after it was asked, and again each interval)"),
   "action.resolved": z.object({
     decision: Decision.describe("answered: a user_input action's answer (in response)"),
     tool_name: z.string(),

@@ -97,7 +97,8 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
   const asked = tool.loop_handled === "ask_user";
   const question = { question: String(executable.question), response_schema: responseSchemaOf(executable) };
   // The tool's parameters go with an approval whose arguments may be edited: edits are checked against them.
-  const editable = !asked && hitlRule(setup.config.hitl_tools, tool)?.allow_edits ? { args_schema: tool.parameters } : {};
+  const rule = hitlRule(setup.config.hitl_tools, tool);
+  const editable = !asked && rule?.allow_edits ? { args_schema: tool.parameters } : {};
   turn.ports.requestApproval(
     {
       type: "action.required",
@@ -115,6 +116,7 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
         injected_args: injected,
         expires_at,
         ...(asked ? question : editable),
+        ...(rule?.remind_after_ms ? { remind_after_ms: rule.remind_after_ms } : {}),
       },
       ...refsOf(args.artifact),
     },

@@ -72,6 +72,7 @@ const turnEnd = (e: EventOf<TerminalType>, v: SessionView): SessionView => {
 
 const FOLD: EventTable<[SessionView], SessionView> = {
   ...ignored(
+    "action.reminder",
     "session.forked",
     "schedule.created",
     "schedule.fired",

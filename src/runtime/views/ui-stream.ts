@@ -89,6 +89,7 @@ export class TurnProjection {
 
   private static readonly PROJECT: EventTable<[TurnProjection, UiChunk[]], void> = {
     ...ignored(
+      "action.reminder",
       "session.created",
       "session.forked",
       "turn.submitted",

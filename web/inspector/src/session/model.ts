@@ -62,6 +62,7 @@ export class SessionModel {
   private static readonly FOLD: EventTable<[SessionModel], void> = {
     // Nothing to show outside the timeline.
     ...ignored(
+      "action.reminder",
       "session.forked",
       "schedule.created",
       "schedule.fired",
