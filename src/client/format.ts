@@ -87,6 +87,7 @@ export class ChatRenderer {
 
   private static readonly RENDER: EventTable<[ChatRenderer, number], string> = {
     ...ignored(
+      "action.reminder",
       "session.created",
       "session.forked",
       "turn.submitted",
@@ -151,6 +152,7 @@ export class ChatRenderer {
     "action.resolved": (e, r, depth) => {
       const { decision, tool_name, reason } = e.payload;
       if (decision === "approved") return r.line(depth, r.tone("green", `✓ ${tool_name} approved`));
+      if (decision === "answered") return r.line(depth, r.tone("green", `✓ answered: ${oneLine(JSON.stringify(e.payload.response), 80)}`));
       if (decision === "rejected") return r.line(depth, r.tone("yellow", `✗ ${tool_name} rejected${reason ? ` (${oneLine(reason, 80)})` : ""}`));
       return r.line(depth, r.tone("yellow", `✗ ${tool_name}: no decision in time`));
     },

@@ -149,6 +149,11 @@ export class HttpApi {
     return this.json("POST", `/v1/sessions/${enc(sessionId)}/actions/${enc(actionId)}`, body);
   }
 
+  /** Answers a question the agent asked with ask_user (`action.required` of kind user_input). */
+  answer(sessionId: string, actionId: string, response: unknown): Promise<ActionResolved> {
+    return this.respondAction(sessionId, actionId, { response });
+  }
+
   removeQueued(sessionId: string, turnId: string): Promise<QueueResult> {
     return this.json("DELETE", `/v1/sessions/${enc(sessionId)}/queue/${enc(turnId)}`);
   }

@@ -63,7 +63,7 @@ export type ReplayTurnBody = Omit<BodyOf<typeof turns.replayTurn>, "agent"> & { 
 export type SubmitTurnRequest = BodyOf<typeof turns.submitTurn>;
 export type InjectMessageRequest = BodyOf<typeof turns.injectMessage>;
 export type ActionDecisionRequest = BodyOf<typeof turns.resolveAction>;
-export type Decision = ActionDecisionRequest["decision"];
+export type Decision = NonNullable<ActionDecisionRequest["decision"]>;
 export type InterruptRequest = BodyOf<typeof turns.interrupt>;
 
 // ---- responses ----

@@ -11,6 +11,7 @@ import session0006 from "../../migrations/session/0006_schedules.sql";
 import session0007 from "../../migrations/session/0007_subscriptions.sql";
 import session0008 from "../../migrations/session/0008_replay.sql";
 import session0009 from "../../migrations/session/0009_cached_tokens.sql";
+import session0010 from "../../migrations/session/0010_human_input.sql";
 
 export interface Migration {
   version: number;
@@ -27,6 +28,7 @@ export const SESSION_MIGRATIONS: Migration[] = [
   { version: 7, sql: session0007 },
   { version: 8, sql: session0008 },
   { version: 9, sql: session0009 },
+  { version: 10, sql: session0010 },
 ];
 export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0001 },

@@ -8,6 +8,8 @@ import type { TurnRow } from "./session-store";
 
 /** The schedule entry of an approval's deadline (the alarm decides it as timed out). */
 export const APPROVAL_DEADLINE = "approval:";
+/** The schedule entry of an action's next reminder. */
+export const ACTION_REMINDER = "reminder:";
 
 const setStatus =
   (status: TurnRow["status"]) =>
@@ -24,6 +26,7 @@ const ADD_USAGE = `INSERT INTO usage_days (day, ${USAGE_COLUMNS.join(", ")}) VAL
 
 const USAGE: EventTable<[], Usage> = {
   ...ignored(
+    "action.reminder",
     "session.created",
     "session.forked",
     "turn.submitted",
@@ -129,8 +132,8 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
   "action.required": (e, sql) => {
     const p = e.payload;
     sql.exec(
-      `INSERT INTO actions (action_id, turn_id, tool_call_id, tool_name, status, expires_at, parent_id, depth, subagent_id)
-       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
+      `INSERT INTO actions (action_id, turn_id, tool_call_id, tool_name, status, expires_at, parent_id, depth, subagent_id, kind, response_schema, args_schema, remind_after_ms)
+       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)`,
       e.action_id,
       e.turn_id,
       e.tool_call_id,
@@ -139,20 +142,33 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
       e.parent_id ?? null,
       e.depth ?? 0,
       e.subagent_id ?? null,
+      p.kind,
+      p.response_schema ? JSON.stringify(p.response_schema) : null,
+      p.args_schema ? JSON.stringify(p.args_schema) : null,
+      p.remind_after_ms ?? null,
     );
+    const remindAt = p.remind_after_ms ? e.timestamp + p.remind_after_ms : Number.POSITIVE_INFINITY;
+    if (remindAt < p.expires_at) sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", `${ACTION_REMINDER}${e.action_id}`, remindAt);
     sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", `${APPROVAL_DEADLINE}${e.action_id}`, p.expires_at);
   },
   "action.resolved": (e, sql) => {
     const p = e.payload;
     sql.exec(
-      "UPDATE actions SET status = ?, decided_by = ?, decided_at = ?, reason = ? WHERE action_id = ?",
+      "UPDATE actions SET status = ?, decided_by = ?, decided_at = ?, reason = ?, response = ?, args = ? WHERE action_id = ?",
       p.decision,
       p.by,
       e.timestamp,
       p.reason ?? null,
+      p.response === undefined ? null : JSON.stringify(p.response),
+      p.args === undefined ? null : JSON.stringify(p.args),
       e.action_id,
     );
-    sql.exec("DELETE FROM schedule WHERE kind = ?", `${APPROVAL_DEADLINE}${e.action_id}`);
+    sql.exec("DELETE FROM schedule WHERE kind IN (?, ?)", `${APPROVAL_DEADLINE}${e.action_id}`, `${ACTION_REMINDER}${e.action_id}`);
+  },
+  "action.reminder": (e, sql) => {
+    const next = e.payload.next_at;
+    if (next === null) sql.exec("DELETE FROM schedule WHERE kind = ?", `${ACTION_REMINDER}${e.action_id}`);
+    else sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", `${ACTION_REMINDER}${e.action_id}`, next);
   },
 };
 

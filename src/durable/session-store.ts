@@ -36,8 +36,19 @@ export type ActionRow = {
   turn_id: string;
   tool_call_id: string;
   tool_name: string;
-  status: "pending" | "approved" | "rejected" | "timed_out";
+  status: "pending" | ApprovalDecision;
   expires_at: number;
+  kind: "tool_approval" | "user_input";
+  /** user_input: the JSON Schema (JSON) the answer must match. */
+  response_schema: string | null;
+  /** An answered question's answer (JSON). */
+  response: string | null;
+  /** The tool's parameters (JSON) when an approver may edit the arguments. */
+  args_schema: string | null;
+  /** The arguments as an approver edited them (JSON). */
+  args: string | null;
+  /** How often an action.reminder is emitted while it waits (null: never). */
+  remind_after_ms: number | null;
   decided_by: string | null;
   decided_at: number | null;
   reason: string | null;
@@ -250,12 +261,22 @@ export class SessionStore {
   /** Decisions recorded for a turn's approvals (applied to its state by the loop). */
   decisions(turnId: string): Map<string, RecordedDecision> {
     const rows = this.sql
-      .exec<{ action_id: string; status: ApprovalDecision; reason: string | null }>(
-        "SELECT action_id, status, reason FROM actions WHERE turn_id = ? AND status != 'pending'",
+      .exec<Pick<ActionRow, "action_id" | "status" | "reason" | "response" | "args" | "decided_by">>(
+        "SELECT action_id, status, reason, response, args, decided_by FROM actions WHERE turn_id = ? AND status != 'pending'",
         turnId,
       )
       .toArray();
-    return new Map(rows.map((r) => [r.action_id, { status: r.status, reason: r.reason }]));
+    return new Map(
+      rows.map((r) => [
+        r.action_id,
+        {
+          status: r.status as ApprovalDecision,
+          reason: r.reason,
+          ...(r.response === null ? {} : { response: JSON.parse(r.response) as unknown }),
+          ...(r.args === null ? {} : { args: JSON.parse(r.args) as Record<string, unknown>, by: r.decided_by ?? "" }),
+        },
+      ]),
+    );
   }
 
   /** Records a live message for the running turn; returns its inbox position. */

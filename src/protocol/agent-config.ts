@@ -83,6 +83,19 @@ export type McpServerSpec = z.infer<typeof McpServerSchema>;
 
 const BUDGET_AWARENESS = /^(per-message|limit:(\d{1,3}))$/;
 
+/** A hitl_tools entry with options (a bare name takes the defaults). */
+const HitlToolSchema = z.strictObject({
+  name: z.string().min(1),
+  /** Whether an approver may change the call's arguments when approving it. */
+  allow_edits: z.boolean().default(true),
+  /** While a call waits, an action.reminder this often (subscriptions deliver it, so a webhook can page someone). */
+  remind_after_ms: z
+    .int()
+    .min(1000)
+    .max(7 * 24 * 3600 * 1000)
+    .optional(),
+});
+
 export const AgentConfigSchema = z.strictObject({
   name: nameField,
   model: modelSpecField.default("openai:gpt-4o"),
@@ -117,7 +130,10 @@ export const AgentConfigSchema = z.strictObject({
     .default(null),
   /** Overrides the known context window of the model (tokens), for budget awareness. */
   context_window: z.int().min(1024).max(10_000_000).nullable().default(null),
-  hitl_tools: z.array(z.string().min(1)).max(128).default([]),
+  hitl_tools: z
+    .array(z.union([z.string().min(1), HitlToolSchema]))
+    .max(128)
+    .default([]),
   /** How long a tool call waits for a human decision before it is resolved as timed_out. */
   approval_timeout_ms: z
     .int()
@@ -141,4 +157,10 @@ export const AgentConfigSchema = z.strictObject({
     .describe("streamed (absent): text reaches clients as the model writes it; buffered: only once the output guardrails passed the final answer"),
 });
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
+export type HitlTool = z.infer<typeof HitlToolSchema>;
+
+/** A hitl_tools entry with its defaults: a bare name is a tool whose calls wait for one decision, editable. */
+export function hitlRules(entries: AgentConfig["hitl_tools"]): HitlTool[] {
+  return entries.map((e) => (typeof e === "string" ? { name: e, allow_edits: true } : e));
+}
 export type AgentConfigInput = z.input<typeof AgentConfigSchema>;

@@ -43,7 +43,7 @@ const SubmitError = z
     message: z.string(),
   })
   .meta({ id: "SubmitError" });
-const Decision = z.enum(["approved", "rejected", "timed_out"]);
+const Decision = z.enum(["approved", "rejected", "timed_out", "answered"]);
 
 const ToolDescription = z
   .object({
@@ -66,6 +66,7 @@ const ResultMetadata = z.object({
   approval_id: z.string().nullable(),
   injected_args: z.record(z.string(), z.unknown()),
   offloaded_artifact_id: z.string().nullable(),
+  args_edited_by: z.string().optional().describe("present when an approver edited the arguments: who (the call ran with the edited ones)"),
 });
 
 const turnSummary = { usage: Usage.optional(), cost_usd: z.number().nullable().optional() };
@@ -198,13 +199,35 @@ export const EVENT_PAYLOADS = {
   "mcp.progress": z.object({ server: z.string(), tool: z.string(), progress: z.number(), total: z.number().nullable(), message: z.string().nullable() }),
   "tool.result": z.object({ name: z.string(), output: z.unknown(), is_error: z.boolean(), metadata: ResultMetadata }),
   "action.required": z.object({
-    kind: z.literal("tool_approval"),
+    kind: z.enum(["tool_approval", "user_input"]).describe("user_input: an ask_user call, a question the user answers"),
     tool_name: z.string(),
     args: z.unknown(),
     injected_args: z.record(z.string(), z.unknown()),
     expires_at: z.number(),
+    question: z.string().optional().describe("user_input: the question"),
+    response_schema: z.record(z.string(), z.unknown()).optional().describe("user_input: the JSON Schema the answer must match"),
+    args_schema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe("tool_approval: the tool's parameters, which edited args must match; absent when the tool forbids edits"),
+    remind_after_ms: z.number().optional().describe("the hitl_tools entry's remind_after_ms: action.reminder this often while it waits"),
   }),
-  "action.resolved": z.object({ decision: Decision, tool_name: z.string(), by: z.string(), reason: z.string().nullable() }),
+  "action.reminder": z
+    .object({
+      kind: z.enum(["tool_approval", "user_input"]),
+      tool_name: z.string(),
+      expires_at: z.number(),
+      next_at: z.number().nullable().describe("the next reminder, or null when the deadline comes first"),
+    })
+    .describe("the action still waits (remind_after_ms after it was asked, and again each interval)"),
+  "action.resolved": z.object({
+    decision: Decision.describe("answered: a user_input action's answer (in response)"),
+    tool_name: z.string(),
+    by: z.string(),
+    reason: z.string().nullable(),
+    response: z.unknown().optional().describe("answered: the answer, valid against the action's response_schema"),
+    args: z.record(z.string(), z.unknown()).optional().describe("approved with edits: the arguments the call runs with (action.required keeps the original)"),
+  }),
   "subagent.spawned": z.object({ title: z.string(), depth: z.number(), index: z.number(), tools: z.array(z.string()) }),
   "subagent.completed": z.object({ result: z.unknown() }),
   "subagent.failed": z.object({ error: z.string() }),

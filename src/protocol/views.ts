@@ -36,6 +36,8 @@ const PendingAction = z.object({
   tool_name: z.string().optional(),
   args: z.unknown().optional(),
   expires_at: z.number().optional(),
+  question: z.string().optional().describe("user_input: the question"),
+  response_schema: z.record(z.string(), z.unknown()).optional().describe("user_input: the JSON Schema of the answer"),
 });
 
 const LastOutcome = z

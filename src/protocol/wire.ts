@@ -16,9 +16,15 @@ const MessageContent = z
 
 export const InjectMessageBody = z.strictObject({ content: MessageContent });
 
+/** A decision on a tool approval, or (with `response`) the answer to an ask_user question. */
 export const ActionDecisionBody = z.strictObject({
-  decision: z.enum(["approve", "reject"]),
+  decision: z.enum(["approve", "reject"]).optional().describe("required for a tool approval; reject declines a question"),
   reason: z.string().max(1000).optional(),
+  response: z.unknown().optional().describe("a user_input action's answer, checked against its response_schema"),
+  args: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("with approve: the call runs with these arguments instead, checked against the tool's parameters"),
 });
 
 export const InterruptBody = z.strictObject({ reason: z.string().max(1000).optional() });
@@ -59,7 +65,7 @@ export const ActionResolved = z.object({
   action_id: z.string(),
   turn_id: z.string(),
   tool_call_id: z.string(),
-  decision: z.enum(["approved", "rejected", "timed_out"]),
+  decision: z.enum(["approved", "rejected", "timed_out", "answered"]),
 });
 export type ActionResolved = z.infer<typeof ActionResolved>;
 /** How a pending approval ended. */

@@ -1,6 +1,6 @@
 // Agent config checks that need the deployment rather than the JSON alone: configured providers, known
 // tools, handoff targets and the URL allowlist.
-import type { AgentConfig } from "../protocol/agent-config";
+import { type AgentConfig, hitlRules } from "../protocol/agent-config";
 import type { FieldIssue } from "../protocol/errors";
 import { type Provider, parseModelSpec } from "../protocol/model-spec";
 import { guardrailIssues } from "./guardrails/config-checks";
@@ -98,7 +98,7 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
     else if (!ctx.agentNames.has(name)) issues.push({ path: `handoffs.${i}`, reason: `unknown agent "${name}"` });
   });
   const belt = resolveToolbelt(config, ALL_CLASSES_POLICY);
-  config.hitl_tools.forEach((name, i) => {
+  hitlRules(config.hitl_tools).forEach(({ name }, i) => {
     // An MCP tool is named as in `tools` (its server's tools are known only when a turn starts).
     const mcp = parseMcpRef(name);
     const known = mcp

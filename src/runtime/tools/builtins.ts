@@ -1,4 +1,5 @@
-// The built-in tools: `clock` and `calculator` here, and the workspace, memory and http_fetch tools.
+// The built-in tools: `clock` and `calculator` here, and ask_user, the workspace, memory and http_fetch tools.
+import { askUser } from "./ask-user";
 import { CalculatorError, evaluateExpression } from "./calculator-parser";
 import { httpFetch } from "./http-fetch";
 import { memoryTools } from "./memory-tools";
@@ -58,5 +59,5 @@ const calculator: ToolDefinition = {
 };
 
 export const BUILTIN_TOOLS: ReadonlyMap<string, ToolDefinition> = new Map(
-  [clock, calculator, httpFetch, runSubtask, agentOrchestrate, ...workspaceTools, ...memoryTools].map((t) => [t.name, t]),
+  [clock, calculator, askUser, httpFetch, runSubtask, agentOrchestrate, ...workspaceTools, ...memoryTools].map((t) => [t.name, t]),
 );

@@ -28,6 +28,7 @@ function node(nodes: Nodes, e: EventOf<"tool.started" | "tool.result">): TreeNod
 
 const FOLD: EventTable<[Nodes], void> = {
   ...ignored(
+    "action.reminder",
     "session.created",
     "session.forked",
     "turn.submitted",

@@ -102,6 +102,7 @@ const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
     "tool.catalog.resolved",
     "mcp.progress",
     "action.required",
+    "action.reminder",
     "subagent.completed",
     "budget.exceeded",
     "context.compaction.started",

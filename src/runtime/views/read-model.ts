@@ -72,6 +72,7 @@ const turnEnd = (e: EventOf<TerminalType>, v: SessionView): SessionView => {
 
 const FOLD: EventTable<[SessionView], SessionView> = {
   ...ignored(
+    "action.reminder",
     "session.forked",
     "schedule.created",
     "schedule.fired",
@@ -159,6 +160,7 @@ const FOLD: EventTable<[SessionView], SessionView> = {
         tool_name: e.payload.tool_name,
         args: e.payload.args,
         expires_at: e.payload.expires_at,
+        ...(e.payload.question === undefined ? {} : { question: e.payload.question, response_schema: e.payload.response_schema }),
       },
     ],
   }),

@@ -89,6 +89,7 @@ export class TurnProjection {
 
   private static readonly PROJECT: EventTable<[TurnProjection, UiChunk[]], void> = {
     ...ignored(
+      "action.reminder",
       "session.created",
       "session.forked",
       "turn.submitted",
@@ -141,14 +142,15 @@ export class TurnProjection {
       }
     },
     "action.required": (e, p, out) => {
-      // A call waiting for approval has not started: its input comes with the request.
+      // A call waiting for approval has not started: its input comes with the request. A question (ask_user)
+      // stays a tool part in input-available: the client answers it with its tool output.
       p.announce(e, out, false);
-      out.push({ type: "tool-approval-request", approvalId: e.action_id!, toolCallId: e.tool_call_id! });
+      if (e.payload.kind === "tool_approval") out.push({ type: "tool-approval-request", approvalId: e.action_id!, toolCallId: e.tool_call_id! });
       p.awaiting.set(e.action_id!, e.tool_call_id!);
     },
     "action.resolved": (e, p) => {
       p.awaiting.delete(e.action_id!);
-      if (e.payload.decision !== "approved") p.refused.add(e.tool_call_id!);
+      if (e.payload.decision === "rejected" || e.payload.decision === "timed_out") p.refused.add(e.tool_call_id!);
     },
     "tool.result": (e, p, out) => {
       p.runningTools.delete(e.tool_call_id!);

@@ -2,7 +2,7 @@
 // live messages, tool calls), sub-agents inside the calls that started them, and approvals.
 
 export type CallStatus = "waiting" | "running" | "succeeded" | "failed" | "rejected" | "timed out";
-export type ApprovalStatus = "pending" | "approved" | "rejected" | "timed_out";
+export type ApprovalStatus = "pending" | "approved" | "rejected" | "timed_out" | "answered";
 export type TurnStatus = "queued" | "accepted" | "running" | "completed" | "failed" | "cancelled";
 
 export interface Approval {

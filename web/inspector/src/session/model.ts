@@ -62,6 +62,7 @@ export class SessionModel {
   private static readonly FOLD: EventTable<[SessionModel], void> = {
     // Nothing to show outside the timeline.
     ...ignored(
+      "action.reminder",
       "session.forked",
       "schedule.created",
       "schedule.fired",
@@ -285,7 +286,8 @@ export class SessionModel {
     approval.status = e.payload.decision;
     approval.reason = e.payload.reason;
     const call = e.tool_call_id ? this.calls.get(e.tool_call_id) : [...this.calls.values()].find((c) => c.approval === approval);
-    if (call && call.status === "waiting") call.status = approval.status === "approved" ? "running" : approval.status === "rejected" ? "rejected" : "timed out";
+    if (call && call.status === "waiting")
+      call.status = approval.status === "approved" || approval.status === "answered" ? "running" : approval.status === "rejected" ? "rejected" : "timed out";
   }
 
   private subagentSpawned(e: EventOf<"subagent.spawned">): void {
