@@ -1,12 +1,14 @@
 // Bindings and settings of one deployment (one tenant). See wrangler.toml and docs/guides/deploying.md.
 import type { RateLimiter } from "./durable/rate-limiter";
 import type { RegistryObject } from "./durable/registry-object";
+import type { ResourceMemoryObject } from "./durable/resource-memory-object";
 import type { SessionObject } from "./durable/session-object";
 
 export interface Env {
   SESSIONS: DurableObjectNamespace<SessionObject>;
   REGISTRY: DurableObjectNamespace<RegistryObject>;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  RESOURCES: DurableObjectNamespace<ResourceMemoryObject>;
   BLOBS: R2Bucket;
   /** Comma-separated bearer keys, each `key` (admin) or `key:role` (admin, operator, read); none means every /v1 request is 401. */
   API_KEYS?: string;

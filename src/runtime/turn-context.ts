@@ -26,6 +26,8 @@ export interface TurnSetup {
   orchestration?: OrchestrationLimits;
   /** The deployment's own model prices (MODEL_PRICES). */
   prices?: PriceOverrides;
+  /** The resource's working memory as the system prompt shows it (read at the turn's start). */
+  working_memory?: string;
 }
 
 /** A live message recorded in the session's inbox for the running turn; `seq` orders the inbox. */
@@ -78,7 +80,7 @@ export interface TurnPorts extends TurnSignals {
   now(): number;
   newId(prefix: string): string;
   signal: AbortSignal;
-  tool: Pick<ToolContext, "session_id" | "fetch" | "urlAllowlist" | "workspace" | "memory">;
+  tool: Pick<ToolContext, "session_id" | "fetch" | "urlAllowlist" | "workspace" | "memory" | "resource">;
 }
 
 /** What a level runs with; a handoff replaces the root's mid-turn. */

@@ -107,6 +107,7 @@ const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
     "context.compaction.started",
     "context.compaction.completed",
     "output.spilled",
+    "memory.updated",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

@@ -33,6 +33,7 @@ export function runtimeProcess(bundle: string, state: string, bindings: Record<s
       SESSIONS: { className: "SessionObject", useSQLite: true },
       REGISTRY: { className: "RegistryObject", useSQLite: true },
       RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+      RESOURCES: { className: "ResourceMemoryObject", useSQLite: true },
     },
     r2Buckets: ["BLOBS"],
     defaultPersistRoot: state,

@@ -69,6 +69,7 @@ export class SessionModel {
       "tool.catalog.resolved",
       "context.compaction.started",
       "output.spilled",
+      "memory.updated",
       "replay.diverged",
       "replay.completed",
     ),
