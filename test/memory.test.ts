@@ -59,8 +59,8 @@ async function call(method: string, path: string, credential: string, body?: unk
 }
 
 /** Polls the recall search until it finds something (the index is written after the turn's end). */
-async function searchUntil(rid: string, q: string): Promise<any[]> {
-  for (let i = 0; i < 50; i++) {
+async function searchUntil(rid: string, q: string, tries = 50): Promise<any[]> {
+  for (let i = 0; i < tries; i++) {
     const res = await api("GET", `/v1/resources/${rid}/memory/search?q=${encodeURIComponent(q)}`);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     if (res.body.hits.length > 0) return res.body.hits;
@@ -216,6 +216,21 @@ describe("recall", () => {
     expect(JSON.stringify(result.payload.output)).toContain("4711");
     // Another resource finds nothing.
     expect((await api("GET", `/v1/resources/${uniqueId("user")}/memory/search?q=locker`)).body.hits).toEqual([]);
+  });
+});
+
+describe("recall indexing", () => {
+  it("an index write that fails is retried from the session's alarm until the turn is found", async () => {
+    const rid = uniqueId("user");
+    const agent = `retry-${uniqueId().slice(-8)}`;
+    await createAgent({ name: agent, model: "demo:fast" });
+    await env.RESOURCES.get(env.RESOURCES.idFromName(rid)).failIndexWrites(1);
+    const sid = await open(agent, rid);
+    const log = await turn(sid, "the password hint is pelican");
+    expect(log.at(-1).type).toBe("turn.completed");
+    // The first write failed; the retry, a second later, lands.
+    const hits = await searchUntil(rid, "pelican", 100);
+    expect(hits).toContainEqual(expect.objectContaining({ session_id: sid, role: "user", snippet: "the password hint is pelican" }));
   });
 });
 

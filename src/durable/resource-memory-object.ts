@@ -34,6 +34,9 @@ export type DocumentWrite = {
 export type WriteOutcome = { ok: true; stored: StoredDocument } | { ok: false; problems: string[] };
 
 export class ResourceMemoryObject extends DurableObject<Env> {
+  /** Test hook (TEST_HOOKS=1 only): recall index writes that fail before they land. */
+  private failingIndexWrites = 0;
+
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
@@ -93,6 +96,10 @@ export class ResourceMemoryObject extends DurableObject<Env> {
 
   /** Indexes an ended turn's messages; those of a session the resource no longer has (erased meanwhile) are dropped. */
   async index(entries: RecallEntry[]): Promise<void> {
+    if (this.failingIndexWrites > 0) {
+      this.failingIndexWrites -= 1;
+      throw new Error("recall index write failed (test hook)");
+    }
     const sql = this.ctx.storage.sql;
     const known = (sid: string) => sql.exec("SELECT 1 FROM resource_sessions WHERE session_id = ?", sid).toArray().length > 0;
     const kept = entries.filter((e) => known(e.session_id));
@@ -118,5 +125,11 @@ export class ResourceMemoryObject extends DurableObject<Env> {
     // The object stays usable: a later write for the same resource starts from an empty schema again.
     migrate(this.ctx.storage, RESOURCE_MIGRATIONS);
     return sessions;
+  }
+
+  /** Test hook: the next `n` recall index writes fail. Refused unless the deployment sets TEST_HOOKS=1. */
+  async failIndexWrites(n: number): Promise<void> {
+    if (this.env.TEST_HOOKS !== "1") throw new Error("test hooks are off");
+    this.failingIndexWrites = n;
   }
 }
