@@ -4,7 +4,8 @@
 // rules, erasure, and eviction of the memory object.
 import { env, evictDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createAgent, events, submitTurn, waitForTurnEnd } from "./support/api";
+import { RuntimeClient } from "../src/client";
+import { api, createAgent, events, KEY, submitTurn, waitForTurnEnd } from "./support/api";
 import { requests, script, uniqueId } from "./support/fake-model";
 
 const BASE = "https://runtime.test";
@@ -182,6 +183,19 @@ describe("the memory routes", () => {
     const read = await call("GET", `/v1/resources/${rid}/memory`, "read-key");
     expect(read.status).toBe(200);
     expect((await call("PUT", `/v1/resources/${rid}/memory`, "read-key", { document: {} })).status).toBe(403);
+  });
+});
+
+describe("the client", () => {
+  it("reads, writes, searches and erases a resource's memory", async () => {
+    const client = new RuntimeClient({ url: BASE, key: KEY, fetch: (url, init) => SELF.fetch(url, init) });
+    const rid = uniqueId("user");
+    expect(await client.putMemory(rid, { a: 1 })).toMatchObject({ resource_id: rid, version: 1, document: { a: 1 } });
+    expect(await client.patchMemory(rid, { b: 2 })).toMatchObject({ version: 2, document: { a: 1, b: 2 } });
+    expect((await client.getMemory(rid)).document).toEqual({ a: 1, b: 2 });
+    expect(await client.searchMemory(rid, "anything", 3)).toEqual({ hits: [] });
+    await client.eraseResource(rid, { sessions: true });
+    expect(await client.getMemory(rid)).toMatchObject({ version: 0, document: {} });
   });
 });
 
