@@ -2,6 +2,7 @@
 import type { IndexShardObject } from "./durable/index-shard";
 import type { RateLimiter } from "./durable/rate-limiter";
 import type { RegistryObject } from "./durable/registry-object";
+import type { ResourceMemoryObject } from "./durable/resource-memory-object";
 import type { SessionObject } from "./durable/session-object";
 
 export interface Env {
@@ -10,6 +11,7 @@ export interface Env {
   /** The session index's shards (src/durable/index-shards.ts). */
   INDEX: DurableObjectNamespace<IndexShardObject>;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  RESOURCES: DurableObjectNamespace<ResourceMemoryObject>;
   BLOBS: R2Bucket;
   /** Comma-separated bearer keys, each `key` (admin) or `key:role` (admin, operator, read); none means every /v1 request is 401. */
   API_KEYS?: string;

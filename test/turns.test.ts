@@ -358,7 +358,7 @@ describe("durability", () => {
         .toArray()
         .map((r) => r.version),
     );
-    expect(versions).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(versions).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     await evictDurableObject(stub(sid));
     const tables = await runInDurableObject(stub(sid), (_instance, state) =>
       state.storage.sql

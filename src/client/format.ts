@@ -105,6 +105,7 @@ export class ChatRenderer {
       "context.compaction.started",
       "context.compaction.completed",
       "output.spilled",
+      "memory.updated",
       "message.injected",
       "cost.recorded",
       "replay.diverged",

@@ -24,11 +24,13 @@ import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import { PendingWrites } from "./pending-writes";
 import { project } from "./projections";
 import { replayCapability } from "./replay-source";
+import { resourceMemory } from "./resource-memory-object";
 import { Schedules } from "./schedules";
 import { alarmFor, type Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import { eraseSessionBlobs } from "./session-erase";
 import { SessionIndexer } from "./session-indexer";
+import { RecallIndexer } from "./session-memory";
 import { type SessionRow, SessionStore, type StoredEvent } from "./session-store";
 import { viewsCapability } from "./session-views";
 import { SOCKETS_DUE, SocketHub } from "./socket-hub";
@@ -101,6 +103,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
       this.subscriptions.capability(),
       this.delivery.capability(),
       this.indexer.capability((reason) => this.eraseNow(reason)),
+      new RecallIndexer(this).capability(),
       forkCapability(this),
       replayCapability(this, this.runner.replays),
       viewsCapability(this, () => this.channels),
@@ -261,6 +264,8 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     for (const t of this.store.queuedTurns()) this.queue.remove(t.turn_id, reason);
     this.runner.interrupt(reason);
     await indexShard(this.env, sid).eraseFromIndex(sid);
+    const rid = this.row().resource_id;
+    if (rid !== null) await resourceMemory(this.env, rid).forgetSession(sid); // its turns leave the recall index
     this.hub.closeAll(CLOSE_CODES.session_erased.code, reason);
     await eraseSessionBlobs(this.env.BLOBS, sid);
     await this.ctx.storage.deleteAlarm();

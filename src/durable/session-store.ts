@@ -29,6 +29,8 @@ export type SessionRow = {
   /** How deep in agent_orchestrate child sessions this session runs (0: opened by a client). */
   orchestration_depth: number;
   owner: string | null;
+  /** The resource (end user or account) whose memory the session reads and writes; null: none. */
+  resource_id: string | null;
 };
 
 export type ActionRow = {
@@ -170,14 +172,15 @@ export class SessionStore {
 
   session(): SessionRow | null {
     return (
-      this.sql.exec<SessionRow>("SELECT session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth, owner FROM session").toArray()[0] ??
-      null
+      this.sql
+        .exec<SessionRow>("SELECT session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth, owner, resource_id FROM session")
+        .toArray()[0] ?? null
     );
   }
 
   insertSession(row: SessionRow): void {
     this.sql.exec(
-      "INSERT INTO session (id, session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth, owner) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO session (id, session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth, owner, resource_id) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       row.session_id,
       row.thread_id,
       row.agent,
@@ -186,6 +189,7 @@ export class SessionStore {
       row.created_at,
       row.orchestration_depth,
       row.owner,
+      row.resource_id,
     );
   }
 

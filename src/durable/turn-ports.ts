@@ -13,6 +13,7 @@ import { sqlMemory } from "./memory-store";
 import { runChildSession } from "./orchestration-steps";
 import { registry } from "./registry-object";
 import type { SessionContext } from "./session-context";
+import { resourcePort } from "./session-memory";
 import { r2Workspace } from "./workspace-store";
 
 /** Where a spilled payload lives in R2: under its session, so one session cannot read another's. */
@@ -115,6 +116,10 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
       urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST),
       workspace: r2Workspace(env.BLOBS, session_id, s.policy().workspace_root),
       memory: sqlMemory(store.sql),
+      resource: resourcePort(s, turnId, (drafts) => {
+        owned();
+        s.commit(drafts);
+      }),
     },
   };
 }

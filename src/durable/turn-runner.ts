@@ -146,12 +146,13 @@ export class TurnRunner {
       },
       handoff: async (e, config, reason) => {
         const mcp = await this.setups.discover(config);
+        const memory = await this.setups.workingMemory(config);
         if (this.executor !== e) throw new TurnTakenError("turn no longer owned by this executor");
-        const setup = this.setups.setupFor(config, mcp);
+        const setup = this.setups.setupFor(config, mcp, memory);
         const from = this.s.agent().name;
         this.switchAgent(config, [
           { type: "run.status", turn_id: state.turn_id, payload: { phase: "handoff", from, to: config.name, reason: reason ?? null } },
-          ...this.setups.warnings(state.turn_id, mcp),
+          ...this.setups.warnings(state.turn_id, mcp, memory),
         ]);
         return setup;
       },
@@ -162,15 +163,16 @@ export class TurnRunner {
       const config = this.s.agent();
       // The tools of the agent's MCP servers are known only now; servers that do not answer are left out.
       const mcp = await this.setups.discover(config);
+      const memory = await this.setups.workingMemory(config);
       let setup: TurnSetup;
       try {
         const diverged = (payload: PayloadOf<"replay.diverged">) => ports.emit([{ type: "replay.diverged", turn_id: state.turn_id, payload }]);
-        setup = this.replays.setupFor(state.turn_id, this.setups.setupFor(config, mcp), diverged);
+        setup = this.replays.setupFor(state.turn_id, this.setups.setupFor(config, mcp, memory), diverged);
       } catch (err) {
         ports.finish({ type: "turn.failed", turn_id: state.turn_id, payload: { error: { code: "configuration_error", message: errorMessage(err) } } }, state);
         return;
       }
-      const drafts = this.setups.warnings(state.turn_id, mcp);
+      const drafts = this.setups.warnings(state.turn_id, mcp, memory);
       if (mode.fresh) drafts.push(this.setups.catalogEvent(state.turn_id, setup));
       if (drafts.length > 0) ports.emit(drafts);
       await runTurn(state, setup, ports, mode.recovering);

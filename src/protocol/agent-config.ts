@@ -2,6 +2,7 @@
 // deployment (configured providers, known tools, the URL allowlist) are in deployment-checks.ts.
 import { z } from "zod";
 import { GuardrailsSchema } from "./guardrails";
+import { MemoryConfigSchema } from "./memory";
 import { modelSpecField } from "./model-spec";
 import { SubscriptionSpec } from "./subscriptions";
 import { PERMISSION_CLASSES } from "./tool-classes";
@@ -151,6 +152,7 @@ export const AgentConfigSchema = z.strictObject({
   /** Outbound subscriptions every session of this agent gets, delivering its whole log (docs/guides/schedules-and-subscriptions.md). */
   subscriptions: z.array(SubscriptionSpec).max(5).optional(),
   guardrails: GuardrailsSchema.optional().describe("Checks of the input, the final answer and tool payloads (docs/guides/guardrails.md)."),
+  memory: MemoryConfigSchema.optional().describe("Memory across the sessions of a resource (docs/guides/memory.md)."),
   output_mode: z
     .enum(["streamed", "buffered"])
     .optional()

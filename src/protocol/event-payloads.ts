@@ -114,6 +114,7 @@ export const EVENT_PAYLOADS = {
     policy: z.record(z.string(), z.unknown()),
     metadata: z.record(z.string(), z.unknown()),
     owner: z.string().nullable().optional().describe("who the session is for (a browser token's subject)"),
+    resource_id: z.string().nullable().optional().describe("the resource whose memory the session uses (docs/guides/memory.md)"),
   }),
   "session.forked": z
     .object({ from_session: z.string(), at_sequence: z.number() })
@@ -262,6 +263,14 @@ export const EVENT_PAYLOADS = {
       message_id: z.string().optional().describe("input stage: the live message checked (absent: the turn's input)"),
     })
     .describe("one rule's verdict on one text; tool stages carry the tool call's id"),
+  "memory.updated": z
+    .object({
+      resource_id: z.string(),
+      agent: z.string().nullable().describe("the agent of an agent-scoped document; null for the resource's own"),
+      version: z.int().describe("the document's version after the change"),
+      patch: z.unknown().describe("the JSON merge patch (RFC 7396) applied"),
+    })
+    .describe("update_working_memory changed the resource's working memory (docs/guides/memory.md); carries the tool call's id"),
   "runtime.warning": z.object({
     message: z.string(),
     code: z.string().optional().describe("mcp_server_unavailable, mcp_tool_not_found, mcp_tool_left_out"),

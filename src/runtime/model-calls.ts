@@ -29,14 +29,14 @@ const COMPACTION_DIRECTIVE =
 
 type Phase = "executor" | "planner" | "compaction";
 
-function systemPrompt(config: AgentConfig): string | undefined {
-  const parts = [config.instructions, config.output_schema ? outputInstructions(config.output_schema) : ""].filter(Boolean);
+function systemPrompt({ config, working_memory }: TurnSetup): string | undefined {
+  const parts = [config.instructions, config.output_schema ? outputInstructions(config.output_schema) : "", working_memory ?? ""].filter(Boolean);
   return parts.length > 0 ? parts.join("\n\n") : undefined;
 }
 
 /** The executor's prompt: history, then this turn (its input carrying the plan), with advisories when asked for. */
 export function executorPrompt(state: TurnState, setup: TurnSetup): { system: string | undefined; messages: ModelMessage[] } {
-  const system = systemPrompt(setup.config);
+  const system = systemPrompt(setup);
   const [input, ...rest] = state.messages;
   const withPlan: ModelMessage[] =
     state.plan && input?.role === "user" && typeof input.content === "string"

@@ -28,6 +28,8 @@ export interface TurnSetup {
   prices?: PriceOverrides;
   /** The session's key for the provider's prompt cache (OpenAI's prompt_cache_key). */
   cacheKey?: string;
+  /** The resource's working memory as the system prompt shows it (read at the turn's start). */
+  working_memory?: string;
 }
 
 /** A live message recorded in the session's inbox for the running turn; `seq` orders the inbox. */
@@ -80,7 +82,7 @@ export interface TurnPorts extends TurnSignals {
   now(): number;
   newId(prefix: string): string;
   signal: AbortSignal;
-  tool: Pick<ToolContext, "session_id" | "fetch" | "urlAllowlist" | "workspace" | "memory">;
+  tool: Pick<ToolContext, "session_id" | "fetch" | "urlAllowlist" | "workspace" | "memory" | "resource">;
 }
 
 /** What a level runs with; a handoff replaces the root's mid-turn. */

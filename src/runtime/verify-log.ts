@@ -53,6 +53,7 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     "context.compaction.started",
     "context.compaction.completed",
     "output.spilled",
+    "memory.updated",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

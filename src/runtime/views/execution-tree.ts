@@ -55,6 +55,7 @@ const FOLD: EventTable<[Nodes], void> = {
     "context.compaction.started",
     "context.compaction.completed",
     "output.spilled",
+    "memory.updated",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

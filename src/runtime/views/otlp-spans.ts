@@ -108,6 +108,7 @@ const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
     "context.compaction.started",
     "context.compaction.completed",
     "output.spilled",
+    "memory.updated",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

@@ -104,6 +104,7 @@ export class TurnProjection {
       "context.compaction.started",
       "context.compaction.completed",
       "output.spilled",
+      "memory.updated",
       "message.injected",
       "cost.recorded",
       "runtime.warning",

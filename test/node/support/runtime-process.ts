@@ -34,6 +34,7 @@ export function runtimeProcess(bundle: string, state: string, bindings: Record<s
       REGISTRY: { className: "RegistryObject", useSQLite: true },
       INDEX: { className: "IndexShardObject", useSQLite: true },
       RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+      RESOURCES: { className: "ResourceMemoryObject", useSQLite: true },
     },
     r2Buckets: ["BLOBS"],
     defaultPersistRoot: state,
