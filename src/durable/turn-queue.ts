@@ -2,9 +2,10 @@
 // for the running turn. Inputs are recorded first, as events or inbox rows, in the transaction that
 // acknowledges them; the turn runner takes it from there.
 
+import type { OnBusy } from "../protocol/busy";
 import { ApiError } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TurnTrace } from "../protocol/events";
-import type { InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
+import type { InjectResult, SubmitTurnBody, TurnAccepted, TurnSubmitted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
 import { redactStage, type Verdict } from "../runtime/guardrails/run";
 import { randomId } from "../runtime/ids";
@@ -24,19 +25,31 @@ type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
 /** The slice of the session the queue works on. */
 export type QueueSession = Pick<SessionContext, "agent" | "commit" | "store" | "transact" | "view">;
 
+/** What the queue asks of the turn runner. */
+export interface QueueRunner {
+  /** Starts the first queued turn when none is running. */
+  startNext(): void;
+  /** Cancels the running turn for `byTurnId`, recording `drafts` (that turn's submission) in the same transaction. */
+  supersede(byTurnId: string, drafts: EventDraft[]): void;
+}
+
 export class TurnQueue {
   constructor(
     private readonly s: QueueSession,
-    /** Starts the first queued turn when none is running. */
-    private readonly startNext: () => void,
+    private readonly runner: QueueRunner,
   ) {}
 
   /**
    * Queues a turn; it joins `trace` (the caller's, from its traceparent) or starts a trace of its own.
-   * `source` names what submitted it when the runtime did (a due schedule).
+   * `source` names what submitted it when the runtime did (a due schedule). While a turn runs, `body.on_busy`
+   * decides (absent: enqueue): see docs/guides/busy-sessions.md.
    */
-  submit(body: SubmitTurnBody, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource): TurnAccepted & { duplicate?: boolean } {
+  submit(body: SubmitTurnBody, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource): TurnSubmitted {
     const { store } = this.s;
+    const running = store.runningTurn();
+    const onBusy = running ? (body.on_busy ?? "enqueue") : "enqueue";
+    // A live message has no idempotency key of its own: its redaction and checks are inject's.
+    if (running && onBusy === "inject") return this.injectInto(running.turn_id, body.input, "input");
     const { input, verdicts } = this.redacted(body.input);
     body = { ...body, input };
     if (body.idempotency_key) {
@@ -50,8 +63,13 @@ export class TurnQueue {
       }
     }
     this.checkSize("input", body.input);
-    const queuedBefore = store.queuedTurns();
-    const busy = store.runningTurn() !== null || queuedBefore.length > 0;
+    if (running && onBusy === "reject") {
+      throw new ApiError("session_busy", `Turn '${running.turn_id}' is running; on_busy "reject" refuses a new turn meanwhile`, {
+        running_turn_id: running.turn_id,
+      });
+    }
+    const queuedBefore = store.queuedTurns().map((t) => t.turn_id);
+    const busy = running !== null || queuedBefore.length > 0;
     if (busy) this.checkRoom();
     const turn_id = randomId("trn");
     const key = body.idempotency_key ? { idempotency_key: body.idempotency_key } : {};
@@ -59,25 +77,37 @@ export class TurnQueue {
       { type: "turn.submitted", turn_id, trace, payload: { input: body.input, queued: busy, ...key, ...(source ? { source } : {}) } },
     ];
     drafts.push(...verdictEvents(turn_id, verdicts));
-    if (busy) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore.map((t) => t.turn_id), turn_id] } });
+    if (running && onBusy === "interrupt") {
+      // Ahead of the turns already queued: it starts as soon as the running one has been cancelled.
+      drafts.push({ type: "queue.changed", payload: { queued: [turn_id, ...queuedBefore] } });
+      this.runner.supersede(turn_id, drafts);
+      return { turn_id, status: "accepted", superseded_turn_id: running.turn_id };
+    }
+    if (busy) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore, turn_id] } });
     this.s.commit(drafts);
-    this.startNext();
+    this.runner.startNext();
     return { turn_id, status: busy ? "queued" : "accepted" };
   }
 
   /** A live message: the running turn takes it before its next model call; with none running it is a new turn. */
   inject(content: string): InjectResult {
+    const running = this.s.store.runningTurn();
+    if (!running) return { delivery: "new_turn", ...(this.submit({ input: content }) as TurnAccepted) };
+    const { turn_id, message_id } = this.injectInto(running.turn_id, content, "content");
+    return { delivery: "injected", turn_id, message_id: message_id! };
+  }
+
+  /** Records `content` in the inbox of the running turn `turnId`; `path` names the field in a refusal. */
+  private injectInto(turnId: string, content: string, path: string): TurnSubmitted {
     const { store } = this.s;
-    const running = store.runningTurn();
-    if (!running) return { delivery: "new_turn", ...this.submit({ input: content }) };
     const { input, verdicts } = this.redacted(content);
-    this.checkSize("content", input);
+    this.checkSize(path, input);
     this.checkRoom();
     const message_id = randomId("msg");
-    const add = () => store.addToInbox(running.turn_id, message_id, input, Date.now());
+    const add = () => store.addToInbox(turnId, message_id, input, Date.now());
     if (verdicts.length === 0) this.s.transact(add);
-    else this.s.commit(verdictEvents(running.turn_id, verdicts, message_id), add);
-    return { delivery: "injected", turn_id: running.turn_id, message_id };
+    else this.s.commit(verdictEvents(turnId, verdicts, message_id), add);
+    return { turn_id: turnId, status: "injected", message_id };
   }
 
   /**
@@ -113,6 +143,13 @@ export class TurnQueue {
     return queued;
   }
 
+  /** The body with the agent's default on_busy (for `via`) when it names none. */
+  private withDefault(body: SubmitTurnBody, via: "chat" | undefined): SubmitTurnBody {
+    const agent = this.s.agent();
+    const onBusy: OnBusy | undefined = body.on_busy ?? (via === "chat" ? (agent.chat_on_busy ?? agent.on_busy) : agent.on_busy);
+    return onBusy ? { ...body, on_busy: onBusy } : body;
+  }
+
   /** Refuses an input that alone is over the agent's history budget: no trimming could make it fit. */
   checkSize(path: string, input: string): void {
     checkInputFits(this.s.agent(), input, path);
@@ -137,7 +174,7 @@ export class TurnQueue {
   capability(): Capability {
     return {
       operations: {
-        submitTurn: ({ body, trace }) => this.submit(body as SubmitTurnBody, trace),
+        submitTurn: ({ body, trace, via }) => this.submit(this.withDefault(body as SubmitTurnBody, via), trace),
         injectMessage: ({ body }) => this.inject((body as { content: string }).content),
         removeQueued: ({ params }) => ({ queued: this.remove(params.turn_id!) }),
         promoteQueued: ({ params }) => ({ queued: this.promote(params.turn_id!) }),

@@ -2,6 +2,7 @@
 // turn after a restart or a decision, interrupting it, and recording its end. The loop alone changes a
 // turn's state; what arrives from outside (decisions, live messages) is recorded first and read by it.
 
+import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
 import { errorMessage } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TerminalDraft } from "../protocol/events";
@@ -11,6 +12,7 @@ import { logLine } from "../runtime/log";
 import { runTurn, type TurnSetup } from "../runtime/loop";
 import { randomTraceId, traceFrom } from "../runtime/trace";
 import { closingEvents, finalMessages, hasDecisionToApply, newTurnState, type TurnState } from "../runtime/turn-state";
+import { partialAnswer, queueAfter } from "./cut-turn";
 import { type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { ReplayTurns } from "./replay-turns";
 import type { Capability } from "./session-capability";
@@ -91,6 +93,19 @@ export class TurnRunner {
 
   /** Ends the running turn at once, from its last checkpoint; its executor, if any, writes nothing more. */
   interrupt(reason: string): { interrupted: boolean; turn_id: string | null } {
+    return this.cut({ reason });
+  }
+
+  /**
+   * Cancels the running turn for the turn `byTurnId` (on_busy "interrupt"): `drafts` (its submission, queued
+   * first) are recorded with the cancellation in one transaction, and the text the cut model call had
+   * streamed stays in the history as the turn's partial answer. Then the new turn starts.
+   */
+  supersede(byTurnId: string, drafts: EventDraft[]): void {
+    this.cut({ reason: "superseded", by_turn_id: byTurnId }, drafts);
+  }
+
+  private cut(payload: PayloadOf<"turn.cancelled">, before: EventDraft[] = []): { interrupted: boolean; turn_id: string | null } {
     // Held events (tool results) are facts of the turn: written first, so the checkpoint read below has them
     // and the closing events do not close their calls a second time.
     try {
@@ -102,9 +117,10 @@ export class TurnRunner {
     if (!running) return { interrupted: false, turn_id: null };
     const exec = this.executor;
     this.executor = null;
-    exec?.abort.abort(new Error(reason));
+    exec?.abort.abort(new Error(payload.reason));
     const state = this.s.store.turnState(running.turn_id) ?? newTurnState(running.turn_id, running.input, Date.now());
-    this.end({ type: "turn.cancelled", turn_id: running.turn_id, payload: { reason } }, state);
+    const partial = payload.by_turn_id ? partialAnswer(state, this.s.store.eventsOfTurn(running.turn_id)) : [];
+    this.end({ type: "turn.cancelled", turn_id: running.turn_id, payload }, state, { before, partial });
     return { interrupted: true, turn_id: running.turn_id };
   }
 
@@ -192,14 +208,16 @@ export class TurnRunner {
    * Records a turn's end: what it left open closed, the terminal event, its messages moved to the history, its
    * checkpoint removed, in one transaction. Live messages that arrived too late to enter it become queued turns.
    */
-  private end(event: TerminalDraft, state: TurnState): void {
+  private end(event: TerminalDraft, state: TurnState, cut: { before?: EventDraft[]; partial?: ModelMessage[] } = {}): void {
     const { store } = this.s;
     const turnId = state.turn_id;
     const { status } = turnOutcome(event);
-    const messages = finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`);
+    const messages = [...finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`), ...(cut.partial ?? [])];
+    const before = cut.before ?? [];
     const late = store.inbox(turnId, state.messages_taken ?? 0).map((m) => ({ turn_id: randomId("trn"), input: m.content, message_id: m.message_id }));
     const closing = closingEvents(state, status === "cancelled" ? "cancelled" : "interrupted", Date.now(), undefined, store.decisions(turnId));
     const drafts: EventDraft[] = [
+      ...before,
       ...closing,
       event,
       ...late.map(
@@ -212,7 +230,7 @@ export class TurnRunner {
       ),
     ];
     if (late.length > 0) {
-      const queued = [...store.queuedTurns().map((t) => t.turn_id), ...late.map((t) => t.turn_id)];
+      const queued = [...queueAfter(before, store.queuedTurns()), ...late.map((t) => t.turn_id)];
       drafts.push({ type: "queue.changed", payload: { queued } });
     }
     drafts.push(...this.replays.closing(turnId, [...closing, event]));

@@ -1,6 +1,7 @@
 // The agent configuration (SPEC §3): one zod schema for validation and defaults. The checks that need the
 // deployment (configured providers, known tools, the URL allowlist) are in deployment-checks.ts.
 import { z } from "zod";
+import { OnBusy } from "./busy";
 import { GuardrailsSchema } from "./guardrails";
 import { modelSpecField } from "./model-spec";
 import { SubscriptionSpec } from "./subscriptions";
@@ -129,6 +130,8 @@ export const AgentConfigSchema = z.strictObject({
   /** Outbound subscriptions every session of this agent gets, delivering its whole log (docs/guides/schedules-and-subscriptions.md). */
   subscriptions: z.array(SubscriptionSpec).max(5).optional(),
   guardrails: GuardrailsSchema.optional().describe("Checks of the input, the final answer and tool payloads (docs/guides/guardrails.md)."),
+  on_busy: OnBusy.optional().describe("What a turn submitted while another runs does when its request does not say (absent: enqueue)"),
+  chat_on_busy: OnBusy.optional().describe("The same for POST /v1/chat (useChat); absent: on_busy"),
   output_mode: z
     .enum(["streamed", "buffered"])
     .optional()

@@ -131,7 +131,10 @@ export const EVENT_PAYLOADS = {
     output: z.unknown().optional(),
     ...turnSummary,
   }),
-  "turn.cancelled": z.object({ reason: z.string() }),
+  "turn.cancelled": z.object({
+    reason: z.string(),
+    by_turn_id: z.string().optional().describe('with reason "superseded": the turn submitted with on_busy "interrupt" that cancelled this one'),
+  }),
   "schedule.created": z.object({
     schedule_id: z.string(),
     input: z.string(),
