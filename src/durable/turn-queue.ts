@@ -46,10 +46,6 @@ export class TurnQueue {
    */
   submit(body: SubmitTurnBody, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource): TurnSubmitted {
     const { store } = this.s;
-    const running = store.runningTurn();
-    const onBusy = running ? (body.on_busy ?? "enqueue") : "enqueue";
-    // A live message has no idempotency key of its own: its redaction and checks are inject's.
-    if (running && onBusy === "inject") return this.injectInto(running.turn_id, body.input, "input");
     const { input, verdicts } = this.redacted(body.input);
     body = { ...body, input };
     if (body.idempotency_key) {
@@ -62,6 +58,10 @@ export class TurnQueue {
         return { turn_id: prior.turn_id, status: submitted?.status === "queued" ? "queued" : "accepted", duplicate: true };
       }
     }
+    const running = store.runningTurn();
+    const onBusy = running ? (body.on_busy ?? "enqueue") : "enqueue";
+    // The live message keeps no idempotency key: a retry that repeats it adds it again.
+    if (running && onBusy === "inject") return this.injectInto(running.turn_id, { input, verdicts }, "input");
     this.checkSize("input", body.input);
     if (running && onBusy === "reject") {
       throw new ApiError("session_busy", `Turn '${running.turn_id}' is running; on_busy "reject" refuses a new turn meanwhile`, {
@@ -93,14 +93,13 @@ export class TurnQueue {
   inject(content: string): InjectResult {
     const running = this.s.store.runningTurn();
     if (!running) return { delivery: "new_turn", ...(this.submit({ input: content }) as TurnAccepted) };
-    const { turn_id, message_id } = this.injectInto(running.turn_id, content, "content");
+    const { turn_id, message_id } = this.injectInto(running.turn_id, this.redacted(content), "content");
     return { delivery: "injected", turn_id, message_id: message_id! };
   }
 
-  /** Records `content` in the inbox of the running turn `turnId`; `path` names the field in a refusal. */
-  private injectInto(turnId: string, content: string, path: string): TurnSubmitted {
+  /** Records the (redacted) `input` in the inbox of the running turn `turnId`; `path` names the field in a refusal. */
+  private injectInto(turnId: string, { input, verdicts }: { input: string; verdicts: Verdict[] }, path: string): TurnSubmitted {
     const { store } = this.s;
-    const { input, verdicts } = this.redacted(content);
     this.checkSize(path, input);
     this.checkRoom();
     const message_id = randomId("msg");
