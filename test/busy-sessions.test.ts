@@ -201,10 +201,33 @@ describe("on_busy interrupt", () => {
   });
 });
 
+describe("on_busy interrupt while the turn waits for an approval", () => {
+  it("rejects the pending action for the runtime and answers the call; the new turn sees it", async () => {
+    const { sid, scriptId } = await scriptedSession(
+      [{ tool_calls: [{ id: "call_a", name: "calculator", arguments: { expression: "1 + 1" } }] }, { text: "Skipped it." }],
+      { tools: ["calculator"], hitl_tools: ["calculator"] },
+    );
+    const { turn_id: first } = await submitTurn(sid, "add with approval");
+    await waitForEvent(sid, (e) => e.type === "action.required");
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, { input: "forget it", on_busy: "interrupt" });
+    expect(res.body).toMatchObject({ status: "accepted", superseded_turn_id: first });
+    const log = await waitForTurnEnd(sid, res.body.turn_id);
+    expectGapless(log);
+    expect(log.find((e) => e.type === "action.resolved").payload).toMatchObject({ decision: "rejected", by: "runtime" });
+    expect(log.find((e) => e.type === "turn.cancelled").payload).toEqual({ reason: "superseded", by_turn_id: res.body.turn_id });
+    expect((await requests(scriptId))[1].messages).toEqual([
+      { role: "user", content: "add with approval" },
+      { role: "assistant", content: null, tool_calls: [expect.objectContaining({ id: "call_a" })] },
+      { role: "tool", tool_call_id: "call_a", content: "Tool call not executed: the turn was cancelled" },
+      { role: "user", content: "forget it" },
+    ]);
+  });
+});
+
 describe("on_busy inject", () => {
   it("joins the running turn as a live message; no new turn", async () => {
     const { sid, scriptId } = await scriptedSession([{ text: "A slow first answer.", chunk_size: 2, delay_ms: 60 }, { text: "With the follow-up." }]);
-    const { turn_id } = await submitTurn(sid, "question");
+    const { turn_id } = await submitTurn(sid, "question", { idempotency_key: "q1" });
     await waitForEvent(sid, (e) => e.type === "model.delta" && e.turn_id === turn_id);
     const res = await api("POST", `/v1/sessions/${sid}/turns`, { input: "follow-up", on_busy: "inject" });
     expect(res.status).toBe(202);
@@ -212,6 +235,10 @@ describe("on_busy inject", () => {
     const log = await waitForTurnEnd(sid, turn_id);
     expect(log.filter((e) => e.type === "turn.submitted")).toHaveLength(1);
     expect(log.find((e) => e.type === "message.injected").payload).toMatchObject({ message_id: res.body.message_id, content: "follow-up" });
+    // A retry whose key already made a turn answers that turn; nothing is injected.
+    const retry = await api("POST", `/v1/sessions/${sid}/turns`, { input: "question", idempotency_key: "q1", on_busy: "inject" });
+    expect(retry.body).toEqual({ turn_id, status: "accepted", duplicate: true });
+    expect((await events(sid)).filter((e) => e.type === "message.injected")).toHaveLength(1);
     expect((await requests(scriptId))[1].messages).toEqual([
       { role: "user", content: "question" },
       { role: "assistant", content: "A slow first answer." },
