@@ -201,6 +201,71 @@ describe("on_busy interrupt", () => {
   });
 });
 
+describe("on_busy rollback", () => {
+  it("cancels the running turn and takes it out of the conversation and the read model's turns; the log keeps it, with its side effects listed", async () => {
+    const { sid, scriptId } = await scriptedSession(
+      [
+        { text: "Hello back." },
+        { tool_calls: [{ id: "call_r", name: "calculator", arguments: { expression: "6 * 7" } }] },
+        hanging("It is 42"),
+        { text: "Fresh answer." },
+      ],
+      { tools: ["calculator"] },
+    );
+    const hello = await submitTurn(sid, "hello");
+    await waitForTurnEnd(sid, hello.turn_id);
+    const first = await runningTurn(sid, "what is 6 * 7?");
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, { input: "start over: what is new?", on_busy: "rollback" });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ turn_id: expect.any(String), status: "accepted", superseded_turn_id: first });
+    const second = res.body.turn_id;
+    const log = await waitForTurnEnd(sid, second);
+    expectGapless(log);
+    const at = log.findIndex((e) => e.type === "turn.cancelled" && e.turn_id === first);
+    expect(log[at].payload).toEqual({ reason: "rolled_back", by_turn_id: second });
+    expect(log[at + 1]).toMatchObject({
+      type: "turn.rolled_back",
+      payload: { turn_id: first, by_turn_id: second, side_effects: [{ tool_call_id: "call_r", name: "calculator", completed: true }] },
+    });
+    expect(log[at + 1].turn_id).toBeUndefined();
+    // The log keeps every event of the rolled-back turn.
+    expect(log.filter((e) => e.turn_id === first).map((e) => e.type)).toContain("tool.result");
+
+    expect((await requests(scriptId))[3].messages).toEqual([
+      { role: "user", content: "hello" },
+      { role: "assistant", content: "Hello back." },
+      { role: "user", content: "start over: what is new?" },
+    ]);
+    const snapshot = (await api("GET", `/v1/sessions/${sid}`)).body;
+    expect(snapshot.turns.map((t: any) => [t.turn_id, t.status])).toEqual([
+      [hello.turn_id, "completed"],
+      [second, "completed"],
+    ]);
+    const ui = (await api("GET", `/v1/sessions/${sid}/messages`)).body;
+    expect(ui.map((m: any) => [m.role, m.parts.find((p: any) => p.type === "text")?.text])).toEqual([
+      ["user", "hello"],
+      ["assistant", "Hello back."],
+      ["user", "start over: what is new?"],
+      ["assistant", "Fresh answer."],
+    ]);
+  });
+
+  it("over the WebSocket and POST /v1/chat", async () => {
+    const { sid, scriptId } = await scriptedSession([hanging("Thinking"), hanging("Still thinking"), { text: "Third." }]);
+    const first = await runningTurn(sid, "one");
+    const ws = await openWs(sid);
+    const reply = await ws.command({ type: "submit_turn", input: "two", on_busy: "rollback", request_id: "rb" });
+    expect(reply).toMatchObject({ ok: true, result: { superseded_turn_id: first } });
+    const second = reply.result.turn_id;
+    await ws.waitForEvent((e) => e.type === "model.delta" && e.turn_id === second);
+    const res = await api("POST", "/v1/chat", chatBody(sid, "three", { on_busy: "rollback" }));
+    expect(res.status).toBe(200);
+    const log = await events(sid);
+    expect(log.filter((e) => e.type === "turn.rolled_back").map((e) => e.payload.turn_id)).toEqual([first, second]);
+    expect((await requests(scriptId))[2].messages).toEqual([{ role: "user", content: "three" }]);
+  });
+});
+
 describe("on_busy interrupt while the turn waits for an approval", () => {
   it("rejects the pending action for the runtime and answers the call; the new turn sees it", async () => {
     const { sid, scriptId } = await scriptedSession(

@@ -24,6 +24,7 @@ const ADD_USAGE = `INSERT INTO usage_days (day, ${USAGE_COLUMNS.join(", ")}) VAL
 
 const USAGE: EventTable<[], Usage> = {
   ...ignored(
+    "turn.rolled_back",
     "session.created",
     "session.forked",
     "turn.submitted",
@@ -72,6 +73,7 @@ const USAGE: EventTable<[], Usage> = {
 
 const PROJECTIONS: EventTable<[SqlStorage], void> = {
   ...ignored(
+    "turn.rolled_back",
     "session.created",
     "session.forked",
     "schedule.created",

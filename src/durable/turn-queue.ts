@@ -29,8 +29,8 @@ export type QueueSession = Pick<SessionContext, "agent" | "commit" | "store" | "
 export interface QueueRunner {
   /** Starts the first queued turn when none is running. */
   startNext(): void;
-  /** Cancels the running turn for `byTurnId`, recording `drafts` (that turn's submission) in the same transaction. */
-  supersede(byTurnId: string, drafts: EventDraft[]): void;
+  /** Cancels (or rolls back) the running turn for `byTurnId`, recording `drafts` (that turn's submission) in the same transaction. */
+  supersede(byTurnId: string, drafts: EventDraft[], rollback: boolean): void;
 }
 
 export class TurnQueue {
@@ -77,10 +77,10 @@ export class TurnQueue {
       { type: "turn.submitted", turn_id, trace, payload: { input: body.input, queued: busy, ...key, ...(source ? { source } : {}) } },
     ];
     drafts.push(...verdictEvents(turn_id, verdicts));
-    if (running && onBusy === "interrupt") {
+    if (running && (onBusy === "interrupt" || onBusy === "rollback")) {
       // Ahead of the turns already queued: it starts as soon as the running one has been cancelled.
       drafts.push({ type: "queue.changed", payload: { queued: [turn_id, ...queuedBefore] } });
-      this.runner.supersede(turn_id, drafts);
+      this.runner.supersede(turn_id, drafts, onBusy === "rollback");
       return { turn_id, status: "accepted", superseded_turn_id: running.turn_id };
     }
     if (busy) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore, turn_id] } });

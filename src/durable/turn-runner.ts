@@ -12,7 +12,7 @@ import { logLine } from "../runtime/log";
 import { runTurn, type TurnSetup } from "../runtime/loop";
 import { randomTraceId, traceFrom } from "../runtime/trace";
 import { closingEvents, finalMessages, hasDecisionToApply, newTurnState, type TurnState } from "../runtime/turn-state";
-import { partialAnswer, queueAfter } from "./cut-turn";
+import { partialAnswer, queueAfter, startedCalls } from "./cut-turn";
 import { type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { ReplayTurns } from "./replay-turns";
 import type { Capability } from "./session-capability";
@@ -97,12 +97,13 @@ export class TurnRunner {
   }
 
   /**
-   * Cancels the running turn for the turn `byTurnId` (on_busy "interrupt"): `drafts` (its submission, queued
-   * first) are recorded with the cancellation in one transaction, and the text the cut model call had
-   * streamed stays in the history as the turn's partial answer. Then the new turn starts.
+   * Cancels the running turn for the turn `byTurnId` (on_busy "interrupt" or "rollback"): `drafts` (its
+   * submission, queued first) are recorded with the cancellation in one transaction. Interrupted, the text the
+   * cut model call had streamed stays in the history as the turn's partial answer; rolled back, nothing of
+   * the turn enters the history, and turn.rolled_back lists the tool calls it had started. Then the new turn starts.
    */
-  supersede(byTurnId: string, drafts: EventDraft[]): void {
-    this.cut({ reason: "superseded", by_turn_id: byTurnId }, drafts);
+  supersede(byTurnId: string, drafts: EventDraft[], rollback: boolean): void {
+    this.cut({ reason: rollback ? "rolled_back" : "superseded", by_turn_id: byTurnId }, drafts);
   }
 
   private cut(payload: PayloadOf<"turn.cancelled">, before: EventDraft[] = []): { interrupted: boolean; turn_id: string | null } {
@@ -119,8 +120,11 @@ export class TurnRunner {
     this.executor = null;
     exec?.abort.abort(new Error(payload.reason));
     const state = this.s.store.turnState(running.turn_id) ?? newTurnState(running.turn_id, running.input, Date.now());
-    const partial = payload.by_turn_id ? partialAnswer(state, this.s.store.eventsOfTurn(running.turn_id)) : [];
-    this.end({ type: "turn.cancelled", turn_id: running.turn_id, payload }, state, { before, partial });
+    const by = payload.by_turn_id;
+    const log = by ? this.s.store.eventsOfTurn(running.turn_id) : [];
+    const rolledBack = by && payload.reason === "rolled_back" ? { turn_id: running.turn_id, by_turn_id: by, side_effects: startedCalls(log) } : undefined;
+    const partial = by && !rolledBack ? partialAnswer(state, log) : [];
+    this.end({ type: "turn.cancelled", turn_id: running.turn_id, payload }, state, { before, partial, rolledBack });
     return { interrupted: true, turn_id: running.turn_id };
   }
 
@@ -208,11 +212,18 @@ export class TurnRunner {
    * Records a turn's end: what it left open closed, the terminal event, its messages moved to the history, its
    * checkpoint removed, in one transaction. Live messages that arrived too late to enter it become queued turns.
    */
-  private end(event: TerminalDraft, state: TurnState, cut: { before?: EventDraft[]; partial?: ModelMessage[] } = {}): void {
+  private end(
+    event: TerminalDraft,
+    state: TurnState,
+    cut: { before?: EventDraft[]; partial?: ModelMessage[]; rolledBack?: PayloadOf<"turn.rolled_back"> } = {},
+  ): void {
     const { store } = this.s;
     const turnId = state.turn_id;
     const { status } = turnOutcome(event);
-    const messages = [...finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`), ...(cut.partial ?? [])];
+    // A rolled-back turn leaves nothing in the conversation the model sees.
+    const messages = cut.rolledBack
+      ? []
+      : [...finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`), ...(cut.partial ?? [])];
     const before = cut.before ?? [];
     const late = store.inbox(turnId, state.messages_taken ?? 0).map((m) => ({ turn_id: randomId("trn"), input: m.content, message_id: m.message_id }));
     const closing = closingEvents(state, status === "cancelled" ? "cancelled" : "interrupted", Date.now(), undefined, store.decisions(turnId));
@@ -220,6 +231,8 @@ export class TurnRunner {
       ...before,
       ...closing,
       event,
+      // A session-level event (no turn_id): nothing of a turn follows its terminal event.
+      ...(cut.rolledBack ? [{ type: "turn.rolled_back", payload: cut.rolledBack } as const] : []),
       ...late.map(
         (t): EventDraft => ({
           type: "turn.submitted",

@@ -135,6 +135,17 @@ export const EVENT_PAYLOADS = {
     reason: z.string(),
     by_turn_id: z.string().optional().describe('with reason "superseded": the turn submitted with on_busy "interrupt" that cancelled this one'),
   }),
+  "turn.rolled_back": z
+    .object({
+      turn_id: z.string(),
+      by_turn_id: z.string(),
+      side_effects: z
+        .array(z.object({ tool_call_id: z.string(), name: z.string(), completed: z.boolean() }))
+        .describe("the tool calls the turn had started (completed: whether their result arrived): their effects are not undone"),
+    })
+    .describe(
+      'follows the turn.cancelled {reason: "rolled_back"} of a turn cancelled by on_busy "rollback": it leaves the conversation the model sees and the turns of the read model; its events stay in the log',
+    ),
   "schedule.created": z.object({
     schedule_id: z.string(),
     input: z.string(),

@@ -32,6 +32,7 @@ function turnEnd(e: Entry & { type: TerminalType }, log: Log, at: string): void 
 
 const CHECK: EventTable<[Log, string], void, Entry> = {
   ...ignored(
+    "turn.rolled_back",
     "session.created",
     "session.forked",
     "turn.submitted",

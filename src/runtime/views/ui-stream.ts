@@ -89,6 +89,7 @@ export class TurnProjection {
 
   private static readonly PROJECT: EventTable<[TurnProjection, UiChunk[]], void> = {
     ...ignored(
+      "turn.rolled_back",
       "session.created",
       "session.forked",
       "turn.submitted",
