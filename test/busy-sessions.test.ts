@@ -1,6 +1,7 @@
 // A message that arrives while a turn runs (issue 34): on_busy enqueue, reject, interrupt and inject over
 // HTTP, the WebSocket and POST /v1/chat, the agent's defaults, with the log and the conversation the next
 // model call receives (the fake server's requests) checked exactly. Semantics: docs/guides/busy-sessions.md.
+import { abortAllDurableObjects } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { api, createAgent, createSession, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { requests, type Step, script, uniqueId } from "./support/fake-model";
@@ -333,5 +334,28 @@ describe("on_busy enqueue", () => {
     await api("POST", `/v1/sessions/${sid}/interrupt`, { reason: "stop" });
     const log = await waitForTurnEnd(sid, second.turn_id);
     expect(log.find((e) => e.type === "turn.cancelled" && e.turn_id === first).payload).toEqual({ reason: "stop" });
+  });
+});
+
+describe("a restart in the middle of an interrupt or a rollback", () => {
+  it.each([
+    ["interrupt", [{ role: "user", content: "old" }, { role: "assistant", content: "Partial" }, { role: "user", content: "new" }]],
+    ["rollback", [{ role: "user", content: "new" }]],
+  ])("%s: the new turn resumes with the same conversation; the old turn stays ended once", async (onBusy, conversation) => {
+    const { sid, scriptId } = await scriptedSession([hanging("Partial"), hanging("Cut by the restart"), { text: "Done after the restart." }]);
+    const first = await runningTurn(sid, "old");
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, { input: "new", on_busy: onBusy });
+    const second = res.body.turn_id;
+    await waitForEvent(sid, (e) => e.type === "model.delta" && e.turn_id === second);
+    await abortAllDurableObjects();
+    const log = await waitForTurnEnd(sid, second);
+    expectGapless(log);
+    expect(log.find((e) => e.turn_id === second && e.type === "run.status")?.payload.phase).toBe("recovering");
+    expect(log.at(-1)).toMatchObject({ type: "turn.completed", turn_id: second, payload: { output: "Done after the restart." } });
+    expect(log.filter((e) => e.type === "turn.cancelled").map((e) => [e.turn_id, e.payload.by_turn_id])).toEqual([[first, second]]);
+    expect(log.filter((e) => e.type === "turn.rolled_back")).toHaveLength(onBusy === "rollback" ? 1 : 0);
+    const reqs = await requests(scriptId);
+    expect(reqs[1].messages).toEqual(conversation);
+    expect(reqs[2].messages).toEqual(conversation);
   });
 });
