@@ -1,9 +1,9 @@
 // A message that arrives while a turn runs (issue 34): on_busy enqueue, reject, interrupt and inject over
 // HTTP, the WebSocket and POST /v1/chat, the agent's defaults, with the log and the conversation the next
 // model call receives (the fake server's requests) checked exactly. Semantics: docs/guides/busy-sessions.md.
-import { abortAllDurableObjects } from "cloudflare:test";
+import { abortAllDurableObjects, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { api, createAgent, createSession, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
+import { api, createAgent, createSession, events, expectGapless, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { requests, type Step, script, uniqueId } from "./support/fake-model";
 import { closeAllSockets, openWs } from "./support/ws";
 
@@ -182,6 +182,22 @@ describe("on_busy interrupt", () => {
     ]);
   });
 
+  it("the superseded turn's chat stream ends with abort and finish, naming the reason and the new turn", async () => {
+    const { sid } = await scriptedSession([hanging("Hmm"), { text: "New." }]);
+    await runningTurn(sid, "old question");
+    const stream = await SELF.fetch(`https://runtime.test/v1/chat/${sid}/stream`, { headers: { authorization: `Bearer ${KEY}` } });
+    expect(stream.status).toBe(200);
+    const { turn_id } = await submitTurn(sid, "new question", { on_busy: "interrupt" });
+    const chunks = (await stream.text())
+      .split("\n\n")
+      .filter((l) => l.startsWith("data: {"))
+      .map((l) => JSON.parse(l.slice(6)));
+    expect(chunks.slice(-2)).toEqual([
+      { type: "abort", reason: "superseded" },
+      { type: "finish", finishReason: "other", messageMetadata: { cancel_reason: "superseded", superseded_by: turn_id } },
+    ]);
+  });
+
   it("with no turn running it is an ordinary turn", async () => {
     const sid = await createSession({ name: "busy-idle", model: "demo:x" });
     const turn = await submitTurn(sid, "hi", { on_busy: "interrupt" });
@@ -339,7 +355,14 @@ describe("on_busy enqueue", () => {
 
 describe("a restart in the middle of an interrupt or a rollback", () => {
   it.each([
-    ["interrupt", [{ role: "user", content: "old" }, { role: "assistant", content: "Partial" }, { role: "user", content: "new" }]],
+    [
+      "interrupt",
+      [
+        { role: "user", content: "old" },
+        { role: "assistant", content: "Partial" },
+        { role: "user", content: "new" },
+      ],
+    ],
     ["rollback", [{ role: "user", content: "new" }]],
   ])("%s: the new turn resumes with the same conversation; the old turn stays ended once", async (onBusy, conversation) => {
     const { sid, scriptId } = await scriptedSession([hanging("Partial"), hanging("Cut by the restart"), { text: "Done after the restart." }]);
