@@ -382,3 +382,79 @@ describe("a restart in the middle of an interrupt or a rollback", () => {
     expect(reqs[2].messages).toEqual(conversation);
   });
 });
+
+describe("debounce_ms", () => {
+  it("messages of the same strategy within the window join the first turn, in order, before it starts", async () => {
+    const { sid, scriptId } = await scriptedSession([{ text: "All three." }]);
+    const a = await api("POST", `/v1/sessions/${sid}/turns`, { input: "one", debounce_ms: 1500 });
+    const b = await api("POST", `/v1/sessions/${sid}/turns`, { input: "two", debounce_ms: 1500 });
+    const c = await api("POST", `/v1/sessions/${sid}/turns`, { input: "three", debounce_ms: 1500 });
+    const turn_id = a.body.turn_id;
+    expect(a.body).toEqual({ turn_id, status: "queued" });
+    for (const r of [b, c]) expect(r.body).toEqual({ turn_id, status: "injected", message_id: expect.stringMatching(/^msg_/) });
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    expect(log.filter((e) => e.type === "turn.submitted").map((e) => e.payload)).toEqual([
+      { input: "one", queued: true, on_busy: "enqueue", debounce_ms: 1500 },
+    ]);
+    expect(log.filter((e) => e.type === "message.injected").map((e) => e.payload.message_id)).toEqual([b.body.message_id, c.body.message_id]);
+    expect(log.findIndex((e) => e.type === "message.injected")).toBeLessThan(log.findIndex((e) => e.type === "model.requested"));
+    const reqs = await requests(scriptId);
+    expect(reqs).toHaveLength(1);
+    expect(reqs[0].messages).toEqual([
+      { role: "user", content: "one" },
+      { role: "user", content: "two" },
+      { role: "user", content: "three" },
+    ]);
+  });
+
+  it("another strategy or window does not join; interrupt with debounce_ms cancels the running turn once and the rest join its successor", async () => {
+    const { sid, scriptId } = await scriptedSession([hanging("Work"), { text: "Merged." }, { text: "Own turn." }]);
+    const first = await runningTurn(sid, "long job");
+    const x = await api("POST", `/v1/sessions/${sid}/turns`, { input: "stop, do x", on_busy: "interrupt", debounce_ms: 1500 });
+    const y = await api("POST", `/v1/sessions/${sid}/turns`, { input: "and y", on_busy: "interrupt", debounce_ms: 1500 });
+    const z = await api("POST", `/v1/sessions/${sid}/turns`, { input: "z later", debounce_ms: 1500 });
+    expect(x.body).toEqual({ turn_id: expect.any(String), status: "queued", superseded_turn_id: first });
+    expect(y.body).toMatchObject({ turn_id: x.body.turn_id, status: "injected" });
+    expect(z.body).toEqual({ turn_id: expect.any(String), status: "queued" });
+    expect(z.body.turn_id).not.toBe(x.body.turn_id);
+    const log = await waitForTurnEnd(sid, z.body.turn_id);
+    expectGapless(log);
+    expect(log.filter((e) => e.type === "turn.cancelled").map((e) => e.turn_id)).toEqual([first]);
+    const reqs = await requests(scriptId);
+    expect(reqs[1].messages).toEqual([
+      { role: "user", content: "long job" },
+      { role: "assistant", content: "Work" },
+      { role: "user", content: "stop, do x" },
+      { role: "user", content: "and y" },
+    ]);
+    expect(reqs[2].messages.at(-1)).toEqual({ role: "user", content: "z later" });
+  });
+
+  it("a restart during the window keeps it: the turn starts with what joined it", async () => {
+    const { sid, scriptId } = await scriptedSession([{ text: "After the restart." }]);
+    const a = await api("POST", `/v1/sessions/${sid}/turns`, { input: "first", debounce_ms: 1500 });
+    await api("POST", `/v1/sessions/${sid}/turns`, { input: "second", debounce_ms: 1500 });
+    await abortAllDurableObjects();
+    const log = await waitForTurnEnd(sid, a.body.turn_id);
+    expect(log.at(-1)).toMatchObject({ type: "turn.completed", payload: { output: "After the restart." } });
+    expect((await requests(scriptId))[0].messages).toEqual([
+      { role: "user", content: "first" },
+      { role: "user", content: "second" },
+    ]);
+  });
+
+  it("removing a waiting turn takes what joined it along; 422 for a bad window", async () => {
+    const sid = await createSession({ name: "busy-debounce-rm", model: "demo:x" });
+    const a = await api("POST", `/v1/sessions/${sid}/turns`, { input: "first", debounce_ms: 5000 });
+    await api("POST", `/v1/sessions/${sid}/turns`, { input: "second", debounce_ms: 5000 });
+    expect((await api("DELETE", `/v1/sessions/${sid}/queue/${a.body.turn_id}`)).status).toBe(200);
+    const next = await submitTurn(sid, "fresh");
+    expect(next.status).toBe("accepted");
+    const log = await waitForTurnEnd(sid, next.turn_id);
+    expect(log.filter((e) => e.type === "message.injected")).toEqual([]);
+    const bad = await api("POST", `/v1/sessions/${sid}/turns`, { input: "x", debounce_ms: 60_001 });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.details).toEqual([{ path: "debounce_ms", reason: "must be at most 60000" }]);
+  });
+});

@@ -10,6 +10,7 @@ import { checkInputFits } from "../runtime/context-budget";
 import { redactStage, type Verdict } from "../runtime/guardrails/run";
 import { randomId } from "../runtime/ids";
 import { randomTraceId, traceFrom } from "../runtime/trace";
+import { DEBOUNCE, joinable } from "./debounce";
 import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import type { TurnRow } from "./session-store";
@@ -23,7 +24,7 @@ export const MAX_QUEUED_TURNS = 20;
 type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
 
 /** The slice of the session the queue works on. */
-export type QueueSession = Pick<SessionContext, "agent" | "commit" | "store" | "transact" | "view">;
+export type QueueSession = Pick<SessionContext, "agent" | "armAlarm" | "commit" | "store" | "transact" | "view">;
 
 /** What the queue asks of the turn runner. */
 export interface QueueRunner {
@@ -68,25 +69,39 @@ export class TurnQueue {
         running_turn_id: running.turn_id,
       });
     }
+    const now = Date.now();
+    const { debounce_ms } = body;
+    const openWindow = (turnId: string) => () => {
+      if (debounce_ms) store.schedule(DEBOUNCE + turnId, now + debounce_ms);
+    };
+    const joins = joinable(store, body, now);
+    // Each message that joins the turn restarts its wait.
+    if (joins) return this.injectInto(joins, { input, verdicts }, "input", openWindow(joins));
     const queuedBefore = store.queuedTurns().map((t) => t.turn_id);
     const busy = running !== null || queuedBefore.length > 0;
     if (busy) this.checkRoom();
     const turn_id = randomId("trn");
     const key = body.idempotency_key ? { idempotency_key: body.idempotency_key } : {};
+    const debounce = debounce_ms ? { on_busy: body.on_busy ?? "enqueue", debounce_ms } : {};
+    const queued = busy || debounce_ms !== undefined;
     const drafts: EventDraft[] = [
-      { type: "turn.submitted", turn_id, trace, payload: { input: body.input, queued: busy, ...key, ...(source ? { source } : {}) } },
+      { type: "turn.submitted", turn_id, trace, payload: { input: body.input, queued, ...key, ...(source ? { source } : {}), ...debounce } },
     ];
     drafts.push(...verdictEvents(turn_id, verdicts));
     if (running && (onBusy === "interrupt" || onBusy === "rollback")) {
+      // An entry for a turn whose submission failed below would be harmless: its alarm finds no such turn.
+      if (debounce_ms) this.s.transact(openWindow(turn_id));
       // Ahead of the turns already queued: it starts as soon as the running one has been cancelled.
       drafts.push({ type: "queue.changed", payload: { queued: [turn_id, ...queuedBefore] } });
       this.runner.supersede(turn_id, drafts, onBusy === "rollback");
-      return { turn_id, status: "accepted", superseded_turn_id: running.turn_id };
+      this.s.armAlarm();
+      return { turn_id, status: debounce_ms ? "queued" : "accepted", superseded_turn_id: running.turn_id };
     }
-    if (busy) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore, turn_id] } });
-    this.s.commit(drafts);
+    if (queued) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore, turn_id] } });
+    this.s.commit(drafts, openWindow(turn_id));
     this.runner.startNext();
-    return { turn_id, status: busy ? "queued" : "accepted" };
+    if (debounce_ms) this.s.armAlarm();
+    return { turn_id, status: queued ? "queued" : "accepted" };
   }
 
   /** A live message: the running turn takes it before its next model call; with none running it is a new turn. */
@@ -97,13 +112,19 @@ export class TurnQueue {
     return { delivery: "injected", turn_id, message_id: message_id! };
   }
 
-  /** Records the (redacted) `input` in the inbox of the running turn `turnId`; `path` names the field in a refusal. */
-  private injectInto(turnId: string, { input, verdicts }: { input: string; verdicts: Verdict[] }, path: string): TurnSubmitted {
+  /**
+   * Records the (redacted) `input` in the inbox of `turnId` (running, or waiting for its debounce window),
+   * with `also` in the same transaction; `path` names the field in a refusal.
+   */
+  private injectInto(turnId: string, { input, verdicts }: { input: string; verdicts: Verdict[] }, path: string, also = () => {}): TurnSubmitted {
     const { store } = this.s;
     this.checkSize(path, input);
     this.checkRoom();
     const message_id = randomId("msg");
-    const add = () => store.addToInbox(turnId, message_id, input, Date.now());
+    const add = () => {
+      store.addToInbox(turnId, message_id, input, Date.now());
+      also();
+    };
     if (verdicts.length === 0) this.s.transact(add);
     else this.s.commit(verdictEvents(turnId, verdicts, message_id), add);
     return { turn_id: turnId, status: "injected", message_id };
@@ -124,10 +145,14 @@ export class TurnQueue {
       .queuedTurns()
       .filter((t) => t.turn_id !== turnId)
       .map((t) => t.turn_id);
-    this.s.commit([
-      { type: "turn.cancelled", turn_id: turnId, payload: { reason } },
-      { type: "queue.changed", payload: { queued } },
-    ]);
+    // Messages that had joined it (debounce_ms) go with it.
+    this.s.commit(
+      [
+        { type: "turn.cancelled", turn_id: turnId, payload: { reason } },
+        { type: "queue.changed", payload: { queued } },
+      ],
+      () => this.s.store.clearInbox(turnId),
+    );
     return queued;
   }
 
@@ -178,6 +203,8 @@ export class TurnQueue {
         removeQueued: ({ params }) => ({ queued: this.remove(params.turn_id!) }),
         promoteQueued: ({ params }) => ({ queued: this.promote(params.turn_id!) }),
       },
+      // A debounced turn's window closed: it starts when it is first in the queue and nothing runs.
+      alarms: [{ kind: DEBOUNCE, prefix: true, fire: () => this.runner.startNext() }],
     };
   }
 }

@@ -13,6 +13,7 @@ import { runTurn, type TurnSetup } from "../runtime/loop";
 import { randomTraceId, traceFrom } from "../runtime/trace";
 import { closingEvents, finalMessages, hasDecisionToApply, newTurnState, type TurnState } from "../runtime/turn-state";
 import { partialAnswer, queueAfter, startedCalls } from "./cut-turn";
+import { held } from "./debounce";
 import { type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { ReplayTurns } from "./replay-turns";
 import type { Capability } from "./session-capability";
@@ -48,6 +49,7 @@ export class TurnRunner {
       this.s.armAlarm();
       return;
     }
+    if (held(store, next.turn_id, Date.now())) return; // its debounce window's alarm starts it
     const agent = this.s.agent();
     const state = newTurnState(next.turn_id, next.input, Date.now());
     const drafts: EventDraft[] = [];

@@ -119,6 +119,8 @@ export const EVENT_PAYLOADS = {
       .object({ kind: z.literal("schedule"), schedule_id: z.string() })
       .optional()
       .describe("set when the runtime submitted the turn itself (a due schedule)"),
+    on_busy: z.string().optional().describe("with debounce_ms: the strategy it was submitted with (messages with the same one join it)"),
+    debounce_ms: z.number().optional().describe("set when the turn waited this long for more messages before it started"),
   }),
   "turn.started": z.object({ agent: z.string(), model: z.string() }),
   "turn.completed": z.object({

@@ -1,6 +1,6 @@
 // Request bodies and WebSocket client frames (SPEC §4, §5), shared by the HTTP routes and the socket.
 import { z } from "zod";
-import { OnBusy } from "./busy";
+import { DebounceMs, OnBusy } from "./busy";
 
 export const TurnInput = z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters");
 
@@ -8,6 +8,7 @@ export const SubmitTurnBody = z.strictObject({
   input: TurnInput,
   idempotency_key: z.string().min(1).max(200).optional(),
   on_busy: OnBusy.optional().meta({ description: "What to do when a turn is running; absent: the agent's on_busy, else enqueue" }),
+  debounce_ms: DebounceMs.optional(),
 });
 export type SubmitTurnBody = z.infer<typeof SubmitTurnBody>;
 
