@@ -185,6 +185,7 @@ export class ChatRenderer {
     },
     "turn.failed": (e, r) => r.line(0, r.tone("red", `✗ turn failed: ${e.payload.error?.code ?? "error"}: ${oneLine(e.payload.error?.message, 200)}`)),
     "turn.cancelled": (e, r) => r.line(0, r.tone("yellow", `⏹ turn cancelled${e.payload.reason ? ` (${oneLine(e.payload.reason, 80)})` : ""}`)),
+    "turn.rolled_back": (e, r) => r.line(0, r.tone("yellow", `↶ turn rolled back: it left the conversation${sideEffects(e.payload.side_effects)}`)),
   };
 
   /** What to write before printing a line of one's own (a prompt, an error): ends a line in progress. */
@@ -224,4 +225,9 @@ export function formatTree(tree: { nodes: TreeNode[] }, opts: FormatOptions = {}
   };
   walk(tree.nodes, 0);
   return lines.length > 0 ? `${lines.join("\n")}\n` : "(no tool calls)\n";
+}
+
+/** The tool calls a rolled-back turn had started: their effects were not undone. */
+function sideEffects(calls: { name: string }[]): string {
+  return calls.length === 0 ? "" : `; not undone: ${calls.map((c) => c.name).join(", ")}`;
 }

@@ -27,6 +27,7 @@ const ADD_USAGE = `INSERT INTO usage_days (day, ${USAGE_COLUMNS.join(", ")}) VAL
 const USAGE: EventTable<[], Usage> = {
   ...ignored(
     "action.reminder",
+    "turn.rolled_back",
     "session.created",
     "session.forked",
     "turn.submitted",
@@ -78,6 +79,7 @@ const USAGE: EventTable<[], Usage> = {
 
 const PROJECTIONS: EventTable<[SqlStorage], void> = {
   ...ignored(
+    "turn.rolled_back",
     "session.created",
     "session.forked",
     "schedule.created",

@@ -92,7 +92,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
         this.config = config;
       },
     );
-    this.queue = new TurnQueue(this, () => this.runner.startNext());
+    this.queue = new TurnQueue(this, this.runner);
     this.approvals = new Approvals(this, () => this.runner.resume("a decision was recorded"));
     this.schedules = new Schedules(this, this.queue);
     this.capabilities = [

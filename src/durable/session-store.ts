@@ -312,6 +312,11 @@ export class SessionStore {
     this.sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", kind, dueAt);
   }
 
+  /** When the entry `kind` is due; null when there is none. */
+  dueAt(kind: string): number | null {
+    return this.sql.exec<{ due_at: number }>("SELECT due_at FROM schedule WHERE kind = ?", kind).toArray()[0]?.due_at ?? null;
+  }
+
   unschedule(kind: string): void {
     // Read first: a DELETE is a write even when it matches nothing, and outside a transaction it opens (and commits) one.
     if (this.sql.exec("SELECT 1 FROM schedule WHERE kind = ?", kind).toArray().length > 0) this.sql.exec("DELETE FROM schedule WHERE kind = ?", kind);

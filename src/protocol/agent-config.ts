@@ -1,6 +1,7 @@
 // The agent configuration (SPEC §3): one zod schema for validation and defaults. The checks that need the
 // deployment (configured providers, known tools, the URL allowlist) are in deployment-checks.ts.
 import { z } from "zod";
+import { OnBusy } from "./busy";
 import { GuardrailsSchema } from "./guardrails";
 import { MemoryConfigSchema } from "./memory";
 import { modelSpecField } from "./model-spec";
@@ -153,6 +154,8 @@ export const AgentConfigSchema = z.strictObject({
   subscriptions: z.array(SubscriptionSpec).max(5).optional(),
   guardrails: GuardrailsSchema.optional().describe("Checks of the input, the final answer and tool payloads (docs/guides/guardrails.md)."),
   memory: MemoryConfigSchema.optional().describe("Memory across the sessions of a resource (docs/guides/memory.md)."),
+  on_busy: OnBusy.optional().describe("What a turn submitted while another runs does when its request does not say (absent: enqueue)"),
+  chat_on_busy: OnBusy.optional().describe("The same for POST /v1/chat (useChat); absent: on_busy"),
   output_mode: z
     .enum(["streamed", "buffered"])
     .optional()

@@ -12,6 +12,10 @@ export const ERROR_CODES = {
     status: 409,
     meaning: "The request contradicts the current state: an idempotency key reused with another body, an action already decided, a turn not ended.",
   },
+  session_busy: {
+    status: 409,
+    meaning: "A turn submitted with on_busy `reject` while another runs; `details.running_turn_id` names the running turn. Nothing was stored.",
+  },
   body_too_large: { status: 413, meaning: "A request body over 1 MiB." },
   validation_failed: { status: 422, meaning: "A field is missing, unknown or invalid; `details` lists `{path, reason}` for each." },
   rate_limited: { status: 429, meaning: "Too many requests or turns a minute for this key, or the session's queue (20 turns and live messages) is full." },

@@ -128,6 +128,8 @@ export const EVENT_PAYLOADS = {
       .object({ kind: z.literal("schedule"), schedule_id: z.string() })
       .optional()
       .describe("set when the runtime submitted the turn itself (a due schedule)"),
+    on_busy: z.string().optional().describe("with debounce_ms: the strategy it was submitted with (messages with the same one join it)"),
+    debounce_ms: z.number().optional().describe("set when the turn waited this long for more messages before it started"),
   }),
   "turn.started": z.object({ agent: z.string(), model: z.string() }),
   "turn.completed": z.object({
@@ -140,7 +142,21 @@ export const EVENT_PAYLOADS = {
     output: z.unknown().optional(),
     ...turnSummary,
   }),
-  "turn.cancelled": z.object({ reason: z.string() }),
+  "turn.cancelled": z.object({
+    reason: z.string(),
+    by_turn_id: z.string().optional().describe('with reason "superseded": the turn submitted with on_busy "interrupt" that cancelled this one'),
+  }),
+  "turn.rolled_back": z
+    .object({
+      turn_id: z.string(),
+      by_turn_id: z.string(),
+      side_effects: z
+        .array(z.object({ tool_call_id: z.string(), name: z.string(), completed: z.boolean() }))
+        .describe("the tool calls the turn had started (completed: whether their result arrived): their effects are not undone"),
+    })
+    .describe(
+      'follows the turn.cancelled {reason: "rolled_back"} of a turn cancelled by on_busy "rollback": it leaves the conversation the model sees and the turns of the read model; its events stay in the log',
+    ),
   "schedule.created": z.object({
     schedule_id: z.string(),
     input: z.string(),

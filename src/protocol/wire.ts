@@ -1,11 +1,14 @@
 // Request bodies and WebSocket client frames (SPEC §4, §5), shared by the HTTP routes and the socket.
 import { z } from "zod";
+import { DebounceMs, OnBusy } from "./busy";
 
 export const TurnInput = z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters");
 
 export const SubmitTurnBody = z.strictObject({
   input: TurnInput,
   idempotency_key: z.string().min(1).max(200).optional(),
+  on_busy: OnBusy.optional().meta({ description: "What to do when a turn is running; absent: the agent's on_busy, else enqueue" }),
+  debounce_ms: DebounceMs.optional(),
 });
 export type SubmitTurnBody = z.infer<typeof SubmitTurnBody>;
 
@@ -49,8 +52,17 @@ export type ClientFrame = z.infer<typeof ClientFrame>;
 const TurnStatus = z.enum(["accepted", "queued"]);
 export const TurnAccepted = z.object({ turn_id: z.string(), status: TurnStatus });
 export type TurnAccepted = z.infer<typeof TurnAccepted>;
-/** A submission's answer: `duplicate` when an earlier one with the same idempotency key made the turn. */
-export const TurnSubmitted = TurnAccepted.extend({ duplicate: z.boolean().optional() });
+/**
+ * A submission's answer: `duplicate` when an earlier one with the same idempotency key made the turn;
+ * `injected` (with `message_id`) when on_busy "inject" made it a live message of the running turn `turn_id`;
+ * `superseded_turn_id` when on_busy "interrupt" cancelled that running turn for this one.
+ */
+export const TurnSubmitted = TurnAccepted.extend({
+  status: z.enum(["accepted", "queued", "injected"]),
+  duplicate: z.boolean().optional(),
+  message_id: z.string().optional(),
+  superseded_turn_id: z.string().optional(),
+});
 export type TurnSubmitted = z.infer<typeof TurnSubmitted>;
 
 /** What POST .../messages (and inject_message) answers: taken by the running turn, or a new turn. */

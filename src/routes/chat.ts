@@ -102,8 +102,9 @@ export const chat = router()
     const sid = await chatSession(c.env, principal, body.id, body.agent, input);
     // A regenerated answer is a new turn of the same input; its key names the message it answers again.
     const key = action.regenerate ? regenerateKey(action.userMessageId, randomId("rgn")) : action.userMessageId;
-    const turn = { input: action.input, idempotency_key: key };
-    const { turn_id } = await callSession<TurnSubmitted>(c.env, sid, "submitTurn", { body: turn, by: principal.id });
+    const { on_busy, debounce_ms } = body;
+    const turn = { input: action.input, idempotency_key: key, ...(on_busy ? { on_busy } : {}), ...(debounce_ms ? { debounce_ms } : {}) };
+    const { turn_id } = await callSession<TurnSubmitted>(c.env, sid, "submitTurn", { body: turn, by: principal.id, via: "chat" });
     return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
   })
   .openapi(route(ops.resumeChat), async (c) => {

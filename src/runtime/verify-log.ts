@@ -33,6 +33,7 @@ function turnEnd(e: Entry & { type: TerminalType }, log: Log, at: string): void 
 const CHECK: EventTable<[Log, string], void, Entry> = {
   ...ignored(
     "action.reminder",
+    "turn.rolled_back",
     "session.created",
     "session.forked",
     "turn.submitted",

@@ -89,6 +89,7 @@ const failed = (s: SpanDraft, error: string): void => {
 const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
   ...sameFor(
     nameless,
+    "turn.rolled_back",
     "session.created",
     "session.forked",
     "turn.submitted",

@@ -172,6 +172,8 @@ const FOLD: EventTable<[SessionView], SessionView> = {
   "turn.completed": turnEnd,
   "turn.failed": turnEnd,
   "turn.cancelled": turnEnd,
+  // Its turn.cancelled came first; turn_count still counts it.
+  "turn.rolled_back": (e, v) => ({ ...v, turns: v.turns.filter((t) => t.turn_id !== e.payload.turn_id) }),
 };
 
 /** Pure: returns the view after `event`. */

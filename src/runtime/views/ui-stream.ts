@@ -17,6 +17,8 @@ export interface ChatMessageMetadata {
   output?: unknown;
   error?: { code: string; message: string };
   cancel_reason?: string;
+  /** The turn that interrupted or rolled back this one (on_busy). */
+  superseded_by?: string;
 }
 
 /** A sub-agent as its `data-subagent` part shows it (the part's id is the tool call that runs it). */
@@ -90,6 +92,7 @@ export class TurnProjection {
   private static readonly PROJECT: EventTable<[TurnProjection, UiChunk[]], void> = {
     ...ignored(
       "action.reminder",
+      "turn.rolled_back",
       "session.created",
       "session.forked",
       "turn.submitted",
@@ -295,8 +298,9 @@ export class TurnProjection {
       out.push({ type: "error", errorText: `${error.code}: ${error.message}` });
     } else {
       this.closeStep(out);
-      const { reason } = e.payload;
-      out.push({ type: "abort", reason }, { type: "finish", finishReason: "other", messageMetadata: { cancel_reason: reason } satisfies ChatMessageMetadata });
+      const { reason, by_turn_id } = e.payload;
+      const metadata: ChatMessageMetadata = { cancel_reason: reason, ...(by_turn_id ? { superseded_by: by_turn_id } : {}) };
+      out.push({ type: "abort", reason }, { type: "finish", finishReason: "other", messageMetadata: metadata });
     }
   }
 }

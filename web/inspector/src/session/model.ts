@@ -91,6 +91,12 @@ export class SessionModel {
     "turn.completed": (e, m) => m.endTurn(e),
     "turn.failed": (e, m) => m.endTurn(e),
     "turn.cancelled": (e, m) => m.endTurn(e),
+    // The inspector keeps the turn (the log does): it says that the model no longer sees it.
+    "turn.rolled_back": (e, m) => {
+      const undone = e.payload.side_effects.map((c) => c.name);
+      const text = `Rolled back by ${e.payload.by_turn_id}: the model no longer sees this turn${undone.length > 0 ? `; not undone: ${undone.join(", ")}` : ""}`;
+      m.note({ ...e, turn_id: e.payload.turn_id }, "warning", text);
+    },
     "run.status": (e, m) => m.runStatus(e),
     "model.requested": (e, m) => {
       m.containerOf(e).streaming = null;
