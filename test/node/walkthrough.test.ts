@@ -15,10 +15,10 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(() => rt?.stop());
 
-/** The JSON bodies the README's quickstart sends, in order (agent, session, turn). */
+/** The JSON bodies the README's tour sends, in order (agent, session, turn). */
 function readmeBodies(): Record<string, unknown>[] {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const quickstart = readme.slice(readme.indexOf("In a second terminal"), readme.indexOf("## Tests"));
+  const quickstart = readme.slice(readme.indexOf("## A five-minute tour"), readme.indexOf("## Documentation"));
   return [...quickstart.matchAll(/-d '(\{.*?\})'/g)].map((m) => JSON.parse(m[1]!));
 }
 
@@ -58,8 +58,9 @@ describe("the quickstart and the watcher", () => {
     await until(() => w.output().includes("session.created"));
     expect((await call("POST", `/v1/sessions/${session_id}/turns`, turn)).status).toBe(202);
     await until(() => w.output().includes("turn.completed"));
-    expect(w.output()).toMatch(/tool\.started\s+calculator \{"expression":"2 \* \(3 \+ 4\)"\}/);
-    expect(w.output()).toMatch(/turn\.completed\s+final_answer: "The answer is 14\."/);
+    expect(turn).toEqual({ input: "and 6 * 7?" });
+    expect(w.output()).toMatch(/tool\.started\s+calculator \{"expression":"6 \* 7"\}/);
+    expect(w.output()).toMatch(/turn\.completed\s+final_answer: "The answer is 42\."/);
     const last = Math.max(...[...w.output().matchAll(/^\s*(\d+) /gm)].map((m) => Number(m[1])));
     const t0 = Date.now();
     w.child.kill("SIGINT");
