@@ -8,6 +8,7 @@ import { randomId } from "../runtime/ids";
 import type { TurnPorts, TurnSetup } from "../runtime/loop";
 import type { TurnState } from "../runtime/turn-state";
 import { parseAllowlist } from "../runtime/url-allowlist";
+import { fileStore } from "./file-store";
 import { sqlMemory } from "./memory-store";
 import { runChildSession } from "./orchestration-steps";
 import { registry } from "./registry-object";
@@ -96,6 +97,15 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
     listAgents: async () => {
       const agents: AgentConfig[] = await registry(env).list();
       return agents.map((a) => ({ name: a.name, description: (a.instructions.split("\n")[0] ?? "").slice(0, 200) || "(no instructions)" }));
+    },
+    readFile: async (fileId) => {
+      const object = await fileStore(env.BLOBS, session_id).get(fileId);
+      if (!object) return null;
+      return {
+        bytes: new Uint8Array(await object.arrayBuffer()),
+        media_type: object.httpMetadata?.contentType ?? "application/octet-stream",
+        filename: object.customMetadata?.filename || null,
+      };
     },
     spill: async (content, about) => {
       const id = randomId("art");

@@ -4,6 +4,7 @@
 
 import { ApiError } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TurnTrace } from "../protocol/events";
+import type { FileRef } from "../protocol/input-parts";
 import type { InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
 import { redactStage, type Verdict } from "../runtime/guardrails/run";
@@ -12,6 +13,7 @@ import { randomTraceId, traceFrom } from "../runtime/trace";
 import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import type { TurnRow } from "./session-store";
+import { turnInput, turnInputs } from "./turn-attachments";
 
 /**
  * Turns that may wait in the queue. Live messages that are still in the inbox count too: those that arrive
@@ -22,7 +24,14 @@ export const MAX_QUEUED_TURNS = 20;
 type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
 
 /** The slice of the session the queue works on. */
-export type QueueSession = Pick<SessionContext, "agent" | "commit" | "store" | "transact" | "view">;
+export type QueueSession = Pick<SessionContext, "agent" | "bindings" | "commit" | "row" | "store" | "transact" | "view">;
+
+/** A turn as the queue records it: its text, the references of its files (turn-attachments.ts), and its key. */
+export interface TurnRequest {
+  input: string;
+  files?: FileRef[];
+  idempotency_key?: string;
+}
 
 export class TurnQueue {
   constructor(
@@ -35,7 +44,7 @@ export class TurnQueue {
    * Queues a turn; it joins `trace` (the caller's, from its traceparent) or starts a trace of its own.
    * `source` names what submitted it when the runtime did (a due schedule).
    */
-  submit(body: SubmitTurnBody, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource): TurnAccepted & { duplicate?: boolean } {
+  submit(body: TurnRequest, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource): TurnAccepted & { duplicate?: boolean } {
     const { store } = this.s;
     const { input, verdicts } = this.redacted(body.input);
     body = { ...body, input };
@@ -56,7 +65,12 @@ export class TurnQueue {
     const turn_id = randomId("trn");
     const key = body.idempotency_key ? { idempotency_key: body.idempotency_key } : {};
     const drafts: EventDraft[] = [
-      { type: "turn.submitted", turn_id, trace, payload: { input: body.input, queued: busy, ...key, ...(source ? { source } : {}) } },
+      {
+        type: "turn.submitted",
+        turn_id,
+        trace,
+        payload: { input: body.input, ...(body.files ? { files: body.files } : {}), queued: busy, ...key, ...(source ? { source } : {}) },
+      },
     ];
     drafts.push(...verdictEvents(turn_id, verdicts));
     if (busy) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore.map((t) => t.turn_id), turn_id] } });
@@ -137,7 +151,11 @@ export class TurnQueue {
   capability(): Capability {
     return {
       operations: {
-        submitTurn: ({ body, trace }) => this.submit(body as SubmitTurnBody, trace),
+        submitTurn: async ({ body, trace }) => {
+          const { input, ...rest } = body as SubmitTurnBody;
+          const inputs = turnInputs(this.s.bindings(), this.s.row().session_id);
+          return this.submit({ ...rest, ...(await turnInput(input, inputs)) }, trace);
+        },
         injectMessage: ({ body }) => this.inject((body as { content: string }).content),
         removeQueued: ({ params }) => ({ queued: this.remove(params.turn_id!) }),
         promoteQueued: ({ params }) => ({ queued: this.promote(params.turn_id!) }),

@@ -2,6 +2,7 @@
 // them, GET /v1/events/schema serves them as JSON Schema, and docs/reference/events.md is generated from them.
 import { z } from "zod";
 import { GUARDRAIL_STAGES } from "./guardrails";
+import { FileRef } from "./input-parts";
 
 const Usage = z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).meta({ id: "Usage" });
 const Phase = z.enum(["executor", "planner", "compaction"]);
@@ -111,7 +112,8 @@ export const EVENT_PAYLOADS = {
     .object({ from_session: z.string(), at_sequence: z.number() })
     .describe("the first event of a fork: its conversation is from_session's as of at_sequence"),
   "turn.submitted": z.object({
-    input: z.string(),
+    input: z.string().describe("the input's text (its text parts joined by blank lines)"),
+    files: z.array(FileRef).optional().describe("the files of an input sent as parts: references, never the bytes"),
     queued: z.boolean(),
     idempotency_key: z.string().optional(),
     message_id: z.string().optional().describe("set when a live message that arrived too late for its turn became this turn"),

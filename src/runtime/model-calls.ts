@@ -15,6 +15,7 @@ import {
   trimHistory,
   withAdvisories,
 } from "./context-budget";
+import { appendText, withFiles } from "./file-parts";
 import { callOptions, type ModelRequest, streamModel } from "./model-stream";
 import { requestFingerprint } from "./request-fingerprint";
 import { outputInstructions } from "./structured-output";
@@ -38,9 +39,7 @@ export function executorPrompt(state: TurnState, setup: TurnSetup): { system: st
   const system = systemPrompt(setup.config);
   const [input, ...rest] = state.messages;
   const withPlan: ModelMessage[] =
-    state.plan && input?.role === "user" && typeof input.content === "string"
-      ? [{ role: "user", content: `${input.content}\n\nPlan from the planning phase:\n${state.plan}` }, ...rest]
-      : state.messages;
+    state.plan && input?.role === "user" ? [appendText(input, `\n\nPlan from the planning phase:\n${state.plan}`), ...rest] : state.messages;
   let messages = [...setup.history, ...withPlan];
   if (budgetMode(setup.config)?.kind === "per-message") {
     messages = withAdvisories(messages, advisory(estimateTokens(system, messages), contextWindow(setup.config)));
@@ -214,6 +213,7 @@ async function callModel(
 ): Promise<{ text: string; calls: ToolCallRecord[]; usage: Usage; finish_reason: string }> {
   const { state } = level;
   const { turn_id } = state;
+  request = { ...request, messages: await withFiles(request.messages, turn.ports.readFile, turn.withFiles) };
   const request_hash = await requestFingerprint(modelName, callOptions({ ...request, signal: turn.signal }));
   turn.signal.throwIfAborted();
   turn.checkWallClock();

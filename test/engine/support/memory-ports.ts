@@ -9,6 +9,7 @@ import type { EventDraft, EventType } from "../../../src/protocol/events";
 /** A recorded event; tests read payloads of many types, so the payload is left untyped here. */
 export type Recorded = Omit<EventDraft, "payload"> & { payload: any };
 
+import type { FileBytes } from "../../../src/runtime/file-parts";
 import type { TurnPorts, TurnSetup } from "../../../src/runtime/loop";
 import type { InjectedMessage } from "../../../src/runtime/turn-context";
 import type { RecordedDecision, TurnState } from "../../../src/runtime/turn-state";
@@ -81,6 +82,13 @@ export class MemoryPorts implements TurnPorts {
 
   /** Spilled payloads by artifact id, as R2 would keep them. */
   readonly artifacts = new Map<string, string>();
+
+  /** Session files (a turn's attachments) by id, as R2 would keep them. */
+  readonly sessionFiles = new Map<string, FileBytes>();
+
+  async readFile(fileId: string): Promise<FileBytes | null> {
+    return this.sessionFiles.get(fileId) ?? null;
+  }
 
   async spill(content: string): Promise<string> {
     const id = this.newId("art");

@@ -1,0 +1,106 @@
+// Turn input as parts: files named by id, sent inline or by URL reach the model as the provider's own
+// content parts (an image_url with exactly the uploaded bytes, a PDF file part, text files as text), while
+// the log and the history keep references, never the bytes; bad parts are 422 naming the part, storing nothing.
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { api, createSession, events, waitForTurnEnd } from "./support/api";
+import { requests, script, uniqueId } from "./support/fake-model";
+import { tinyPdf, tinyPng, toBase64, upload } from "./support/files";
+
+async function scripted(steps: number) {
+  const id = uniqueId("files");
+  await script(
+    id,
+    Array.from({ length: steps }, (_, i) => ({ text: `answer ${i + 1}` })),
+  );
+  return id;
+}
+
+const userContent = (request: any) => request.messages.find((m: any) => m.role === "user").content;
+
+describe("turn input as parts", () => {
+  it("hands an uploaded PNG and a PDF to the model as content parts with exactly their bytes; the log keeps references", async () => {
+    const id = await scripted(2);
+    const sid = await createSession({ name: "turn-files", model: `openai-compatible:${id}` });
+    const png = await tinyPng(3, [0, 128, 255]);
+    const pdf = tinyPdf();
+    const image = (await upload(sid, png, "image/png", "dot.png")).body;
+    const input = [
+      { type: "text", text: "What is in these?" },
+      { type: "file", file_id: image.file_id },
+      { type: "file", data: toBase64(pdf), media_type: "application/pdf", filename: "doc.pdf" },
+    ];
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, { input });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const log = await waitForTurnEnd(sid, res.body.turn_id);
+    expect(log.at(-1).type).toBe("turn.completed");
+
+    const [request] = await requests(id);
+    const content = userContent(request);
+    expect(content[0]).toEqual({ type: "text", text: "What is in these?" });
+    expect(content[1]).toEqual({ type: "image_url", image_url: { url: `data:image/png;base64,${toBase64(png)}` } });
+    expect(content[2]).toEqual({ type: "file", file: { filename: "doc.pdf", file_data: `data:application/pdf;base64,${toBase64(pdf)}` } });
+
+    // The inline PDF became a session file; the log names both files and holds neither's bytes.
+    const files = (await api("GET", `/v1/sessions/${sid}/files`)).body.files;
+    expect(files.map((f: any) => f.media_type).sort()).toEqual(["application/pdf", "image/png"]);
+    const submitted = log.find((e) => e.type === "turn.submitted");
+    expect(submitted.payload.input).toBe("What is in these?");
+    expect(submitted.payload.files).toEqual([
+      { file_id: image.file_id, media_type: "image/png", filename: "dot.png", size: png.length },
+      { file_id: files.find((f: any) => f.media_type === "application/pdf").file_id, media_type: "application/pdf", filename: "doc.pdf", size: pdf.length },
+    ]);
+    const whole = JSON.stringify(await events(sid));
+    expect(whole).not.toContain(toBase64(png));
+    expect(whole).not.toContain(toBase64(pdf));
+
+    // The next turn's request carries the earlier files again, read from R2 (the history holds references).
+    const next = await api("POST", `/v1/sessions/${sid}/turns`, { input: "And now?" });
+    await waitForTurnEnd(sid, next.body.turn_id);
+    const second = (await requests(id))[1];
+    expect(JSON.stringify(second.messages)).toContain(toBase64(png));
+  });
+
+  it("gives a text file to the model as text with its name, and fetches a URL file only under the allowlist", async () => {
+    const id = await scripted(1);
+    const sid = await createSession({ name: "turn-text-file", model: `openai-compatible:${id}` });
+    const notes = (await upload(sid, new TextEncoder().encode("the answer is 42"), "text/plain", "notes.txt")).body;
+    const refused = await api("POST", `/v1/sessions/${sid}/turns`, { input: [{ type: "file", url: "https://elsewhere.example/x.png" }] });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details).toEqual([{ path: "input[0].url", reason: "is not under TOOL_URL_ALLOWLIST" }]);
+
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, {
+      input: [
+        { type: "text", text: "Read it" },
+        { type: "file", file_id: notes.file_id },
+      ],
+    });
+    await waitForTurnEnd(sid, res.body.turn_id);
+    const content = userContent((await requests(id))[0]);
+    expect(content[1]).toEqual({ type: "text", text: "[file notes.txt (text/plain)]\nthe answer is 42" });
+  });
+
+  it("refuses bad parts with 422 naming the part, and stores nothing", async () => {
+    const sid = await createSession({ name: "turn-bad-parts", model: "demo:fast" });
+    const cases: [unknown, string][] = [
+      [[{ type: "file", file_id: "file_000000000000000000000000" }], "input[0].file_id"],
+      [[{ type: "file", data: "%%%", media_type: "image/png" }], "input[0].data"],
+      [[{ type: "file", data: toBase64(new TextEncoder().encode("not a png")), media_type: "image/png" }], "input[0]"],
+      [[{ type: "file", data: "aGk=" }], "input.0.media_type"],
+      [[{ type: "file", file_id: "file_x", data: "aGk=" }], "input.0"],
+      [[], "input"],
+    ];
+    for (const [input, path] of cases) {
+      const res = await api("POST", `/v1/sessions/${sid}/turns`, { input });
+      expect(res.status, JSON.stringify(res.body)).toBe(422);
+      expect(
+        res.body.error.details.map((d: any) => d.path),
+        JSON.stringify(res.body),
+      ).toContain(path);
+    }
+    const zip = await api("POST", `/v1/sessions/${sid}/turns`, { input: [{ type: "file", data: "aGk=", media_type: "application/zip" }] });
+    expect(zip.status).toBe(415);
+    expect((await env.BLOBS.list({ prefix: `sessions/${sid}/` })).objects).toEqual([]);
+    expect((await events(sid)).map((e) => e.type)).toEqual(["session.created"]);
+  });
+});
