@@ -1,9 +1,11 @@
 // Turn input as parts: files named by id, sent inline or by URL reach the model as the provider's own
 // content parts (an image_url with exactly the uploaded bytes, a PDF file part, text files as text), while
 // the log and the history keep references, never the bytes; bad parts are 422 naming the part, storing nothing.
-import { env } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createSession, events, waitForTurnEnd } from "./support/api";
+import { api, createSession, events, KEY, waitForTurnEnd } from "./support/api";
+import { BASE, HeadlessChat } from "./support/chat-client";
+import { serverMessages } from "./support/chat-fixtures";
 import { requests, script, uniqueId } from "./support/fake-model";
 import { tinyPdf, tinyPng, toBase64, upload } from "./support/files";
 
@@ -101,6 +103,44 @@ describe("turn input as parts", () => {
     const zip = await api("POST", `/v1/sessions/${sid}/turns`, { input: [{ type: "file", data: "aGk=", media_type: "application/zip" }] });
     expect(zip.status).toBe(415);
     expect((await env.BLOBS.list({ prefix: `sessions/${sid}/` })).objects).toEqual([]);
+    expect((await events(sid)).map((e) => e.type)).toEqual(["session.created"]);
+  });
+});
+
+describe("useChat file parts", () => {
+  it("takes a data-URL file part through POST /v1/chat to the model, and /messages gives it back with a fetchable URL", async () => {
+    const id = await scripted(1);
+    const sid = await createSession({ name: "chat-files", model: `openai-compatible:${id}` });
+    const chat = new HeadlessChat({ id: sid });
+    const png = await tinyPng(2, [0, 0, 255]);
+    await chat.sendMessage({
+      text: "what is this?",
+      files: [{ type: "file", mediaType: "image/png", filename: "sq.png", url: `data:image/png;base64,${toBase64(png)}` }],
+    });
+    expect(chat.lastMessage?.role).toBe("assistant");
+    const content = userContent((await requests(id))[0]);
+    expect(content[1]).toEqual({ type: "image_url", image_url: { url: `data:image/png;base64,${toBase64(png)}` } });
+
+    const [user] = (await serverMessages(sid)) as any[];
+    expect(user.parts[0]).toEqual({ type: "text", text: "what is this?" });
+    expect(user.parts[1]).toMatchObject({
+      type: "file",
+      mediaType: "image/png",
+      filename: "sq.png",
+      url: expect.stringMatching(/^\/v1\/sessions\/ses_\w+\/files\/file_\w+$/),
+    });
+    const got = await SELF.fetch(`${BASE}${user.parts[1].url}`, { headers: { authorization: `Bearer ${KEY}` } });
+    expect(got.headers.get("content-type")).toBe("image/png");
+    expect(new Uint8Array(await got.arrayBuffer())).toEqual(png);
+  });
+
+  it("refuses a file part that is no data or http URL, naming it", async () => {
+    const sid = await createSession({ name: "chat-bad-file", model: "demo:fast" });
+    const chat = new HeadlessChat({ id: sid });
+    await chat.sendMessage({ text: "x", files: [{ type: "file", mediaType: "image/png", url: "ftp://example/x.png" }] }).catch(() => {});
+    const res = chat.log.exchanges[0]!;
+    expect(res.status).toBe(422);
+    expect(JSON.parse(await res.raw).error.details).toEqual([{ path: "messages.0.parts.0.url", reason: "must be a data URL or an http(s) URL" }]);
     expect((await events(sid)).map((e) => e.type)).toEqual(["session.created"]);
   });
 });
