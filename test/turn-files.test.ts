@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest";
 import { api, createSession, events, KEY, waitForTurnEnd } from "./support/api";
 import { BASE, HeadlessChat } from "./support/chat-client";
 import { serverMessages } from "./support/chat-fixtures";
-import { requests, script, uniqueId } from "./support/fake-model";
-import { tinyPdf, tinyPng, toBase64, upload } from "./support/files";
+import { requests, script, toolURL, uniqueId } from "./support/fake-model";
+import { download, tinyPdf, tinyPng, toBase64, upload } from "./support/files";
 
 async function scripted(steps: number) {
   const id = uniqueId("files");
@@ -142,5 +142,45 @@ describe("useChat file parts", () => {
     expect(res.status).toBe(422);
     expect(JSON.parse(await res.raw).error.details).toEqual([{ path: "messages.0.parts.0.url", reason: "must be a data URL or an http(s) URL" }]);
     expect((await events(sid)).map((e) => e.type)).toEqual(["session.created"]);
+  });
+});
+
+describe("files tools return", () => {
+  it("stores a webhook tool's returned file as a session file, announced by artifact.created and downloadable with ranges", async () => {
+    const id = uniqueId("tool-files");
+    const png = await tinyPng(5, [0, 200, 0]);
+    const files = [
+      { data: toBase64(png), media_type: "image/png", filename: "chart.png" },
+      { data: "aGk=", media_type: "application/zip", filename: "x.zip" },
+    ];
+    await script(id, [{ tool_calls: [{ name: "make_files", arguments: { files } }] }, { text: "here is your chart" }]);
+    const sid = await createSession({ name: "tool-files", model: `openai-compatible:${id}`, http_tools: [{ name: "make_files", url: toolURL("files") }] });
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, { input: "make a chart" });
+    const log = await waitForTurnEnd(sid, res.body.turn_id);
+    expect(log.at(-1).type).toBe("turn.completed");
+
+    const result = log.find((e) => e.type === "tool.result");
+    const created = log.filter((e) => e.type === "artifact.created");
+    expect(created).toHaveLength(1);
+    const { file_id } = created[0].payload;
+    expect(created[0].payload).toEqual({ file_id, media_type: "image/png", size: png.length, filename: "chart.png", tool_call_id: result.tool_call_id });
+    expect(created[0].sequence).toBeLessThan(result.sequence);
+    // The result holds the reference (the refused file its reason), never the bytes; so does the model's next prompt.
+    expect(result.payload.output.files[0]).toEqual({ file_id, media_type: "image/png", filename: "chart.png", size: png.length });
+    expect(result.payload.output.files[1].error).toMatch(/FILES_MEDIA_TYPES/);
+    expect(JSON.stringify(result)).not.toContain(toBase64(png));
+    const toolMessage = (await requests(id))[1].messages.find((m: any) => m.role === "tool");
+    expect(toolMessage.content).toContain(file_id);
+    expect(toolMessage.content).not.toContain(toBase64(png));
+
+    const whole = await download(sid, file_id);
+    expect(whole.bytes).toEqual(png);
+    expect(whole.headers.get("content-type")).toBe("image/png");
+    expect(whole.headers.get("content-disposition")).toBe(`inline; filename="chart.png"; filename*=UTF-8''chart.png`);
+    expect(whole.headers.get("x-content-type-options")).toBe("nosniff");
+    const part = await download(sid, file_id, { range: "bytes=8-15" });
+    expect(part.status).toBe(206);
+    expect(part.bytes).toEqual(png.slice(8, 16));
+    expect((await api("GET", `/v1/sessions/${sid}/files`)).body.files.map((f: any) => f.file_id)).toEqual([file_id]);
   });
 });

@@ -104,6 +104,7 @@ export class ChatRenderer {
       "context.compaction.started",
       "context.compaction.completed",
       "output.spilled",
+      "artifact.created",
       "message.injected",
       "cost.recorded",
       "replay.diverged",

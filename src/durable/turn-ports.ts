@@ -4,11 +4,12 @@
 import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
 import type { EventDraft, TerminalDraft } from "../protocol/events";
+import { fileLimits } from "../runtime/file-rules";
 import { randomId } from "../runtime/ids";
 import type { TurnPorts, TurnSetup } from "../runtime/loop";
 import type { TurnState } from "../runtime/turn-state";
 import { parseAllowlist } from "../runtime/url-allowlist";
-import { fileStore } from "./file-store";
+import { addFile, fileStore } from "./file-store";
 import { sqlMemory } from "./memory-store";
 import { runChildSession } from "./orchestration-steps";
 import { registry } from "./registry-object";
@@ -106,6 +107,10 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
         media_type: object.httpMetadata?.contentType ?? "application/octet-stream",
         filename: object.customMetadata?.filename || null,
       };
+    },
+    saveFile: async (file) => {
+      const info = await addFile(fileStore(env.BLOBS, session_id), file, fileLimits(env), "file");
+      return { file_id: info.file_id, media_type: info.media_type, filename: info.filename, size: info.size };
     },
     spill: async (content, about) => {
       const id = randomId("art");

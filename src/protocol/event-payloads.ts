@@ -208,6 +208,13 @@ export const EVENT_PAYLOADS = {
     dropped_messages: z.number().optional(),
   }),
   "output.spilled": z.object({ artifact_id: z.string(), bytes: z.number(), name: z.string().describe("the tool") }),
+  "artifact.created": z.object({
+    file_id: z.string().describe("a session file (GET /v1/sessions/:sid/files/:file_id)"),
+    media_type: z.string(),
+    size: z.number().int(),
+    filename: z.string().nullable(),
+    tool_call_id: z.string().describe("the call whose result returned it"),
+  }),
   "message.injected": z.object({ message_id: z.string(), content: z.string() }),
   "cost.recorded": z.object({
     model: z.string(),

@@ -10,6 +10,7 @@ import type { ReadFile } from "./file-parts";
 import type { ModelTool } from "./model-stream";
 import type { OrchestrationLimits } from "./orchestration/types";
 import { costOf, type PriceOverrides } from "./pricing";
+import type { SaveFile } from "./tool-files";
 import { withInjectedArgs } from "./tools/injected-args";
 import type { ToolContext, ToolDefinition } from "./tools/types";
 import type { BudgetUsed, ChildRun, RecordedDecision, TurnState, Usage } from "./turn-state";
@@ -68,6 +69,8 @@ export interface TurnPorts extends TurnSignals {
   suspend(state: TurnState): void;
   /** Reads a session file (a turn's attachment) for the model; null when it is gone. */
   readFile: ReadFile;
+  /** Stores a file a tool returned as a session file (tool-files.ts). */
+  saveFile: SaveFile;
   /** Stores a payload too large for the log (in R2) and returns its artifact id. */
   spill(content: string, about: { turn_id: string; tool_call_id: string; tool_name: string; content_type: string }): Promise<string>;
   /** Runs a registered agent as its own child session `exec_id` and resolves with that turn's outcome. */

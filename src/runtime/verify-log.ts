@@ -52,6 +52,7 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     "context.compaction.started",
     "context.compaction.completed",
     "output.spilled",
+    "artifact.created",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

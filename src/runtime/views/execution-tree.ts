@@ -54,6 +54,7 @@ const FOLD: EventTable<[Nodes], void> = {
     "context.compaction.started",
     "context.compaction.completed",
     "output.spilled",
+    "artifact.created",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

@@ -107,6 +107,7 @@ const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
     "context.compaction.started",
     "context.compaction.completed",
     "output.spilled",
+    "artifact.created",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

@@ -86,6 +86,7 @@ const FOLD: EventTable<[SessionView], SessionView> = {
     "context.compaction.started",
     "context.compaction.completed",
     "output.spilled",
+    "artifact.created",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

@@ -103,6 +103,7 @@ export class TurnProjection {
       "context.compaction.started",
       "context.compaction.completed",
       "output.spilled",
+      "artifact.created",
       "message.injected",
       "cost.recorded",
       "runtime.warning",

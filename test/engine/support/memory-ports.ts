@@ -5,6 +5,7 @@
 
 import type { ModelMessage } from "ai";
 import type { EventDraft, EventType } from "../../../src/protocol/events";
+import type { FileRef } from "../../../src/protocol/input-parts";
 
 /** A recorded event; tests read payloads of many types, so the payload is left untyped here. */
 export type Recorded = Omit<EventDraft, "payload"> & { payload: any };
@@ -88,6 +89,12 @@ export class MemoryPorts implements TurnPorts {
 
   async readFile(fileId: string): Promise<FileBytes | null> {
     return this.sessionFiles.get(fileId) ?? null;
+  }
+
+  async saveFile(file: FileBytes): Promise<FileRef> {
+    const file_id = this.newId("file");
+    this.sessionFiles.set(file_id, file);
+    return { file_id, media_type: file.media_type, filename: file.filename, size: file.bytes.byteLength };
   }
 
   async spill(content: string): Promise<string> {

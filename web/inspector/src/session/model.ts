@@ -69,6 +69,7 @@ export class SessionModel {
       "tool.catalog.resolved",
       "context.compaction.started",
       "output.spilled",
+      "artifact.created",
       "replay.diverged",
       "replay.completed",
     ),
