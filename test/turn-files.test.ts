@@ -3,7 +3,7 @@
 // the log and the history keep references, never the bytes; bad parts are 422 naming the part, storing nothing.
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createSession, events, KEY, waitForTurnEnd } from "./support/api";
+import { api, createSession, events, KEY, waitForEvent, waitForTurnEnd } from "./support/api";
 import { BASE, HeadlessChat } from "./support/chat-client";
 import { serverMessages } from "./support/chat-fixtures";
 import { requests, script, toolURL, uniqueId } from "./support/fake-model";
@@ -182,5 +182,52 @@ describe("files tools return", () => {
     expect(part.status).toBe(206);
     expect(part.bytes).toEqual(png.slice(8, 16));
     expect((await api("GET", `/v1/sessions/${sid}/files`)).body.files.map((f: any) => f.file_id)).toEqual([file_id]);
+  });
+});
+
+describe("fork and replay with files", () => {
+  async function turnWithImage() {
+    const id = await scripted(1);
+    const sid = await createSession({ name: "files-fork", model: `openai-compatible:${id}` });
+    const png = await tinyPng(4, [10, 20, 30]);
+    const image = (await upload(sid, png, "image/png", "p.png")).body;
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, {
+      input: [
+        { type: "text", text: "look" },
+        { type: "file", file_id: image.file_id },
+      ],
+    });
+    const log = await waitForTurnEnd(sid, res.body.turn_id);
+    return { id, sid, png, image, turnId: res.body.turn_id, log };
+  }
+
+  it("a fork carries the files its conversation names: its next model call gets the image's bytes", async () => {
+    const src = await turnWithImage();
+    await script(src.id, [{ text: "still a dot" }]);
+    const forked = await api("POST", `/v1/sessions/${src.sid}/fork`, { at_sequence: src.log.at(-1).sequence });
+    expect(forked.status, JSON.stringify(forked.body)).toBe(201);
+    const fid = forked.body.session_id;
+    expect((await api("GET", `/v1/sessions/${fid}/files`)).body.files.map((f: any) => f.file_id)).toEqual([src.image.file_id]);
+    // The source deleting its copy leaves the fork's.
+    expect((await api("DELETE", `/v1/sessions/${src.sid}/files/${src.image.file_id}`)).status).toBe(204);
+    const next = await api("POST", `/v1/sessions/${fid}/turns`, { input: "and now?" });
+    await waitForTurnEnd(fid, next.body.turn_id);
+    const [request] = await requests(src.id);
+    expect(JSON.stringify(request.messages)).toContain(`data:image/png;base64,${toBase64(src.png)}`);
+  });
+
+  it("a replay of a turn with a file resubmits it with the file, and answers from the recording (no divergence)", async () => {
+    const src = await turnWithImage();
+    await script(src.id, [{ text: "a live answer" }]);
+    const res = await api("POST", `/v1/sessions/${src.sid}/turns/${src.turnId}/replay`, {});
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const { exec_id, turn_id } = res.body;
+    const log = await waitForTurnEnd(exec_id, turn_id);
+    const done = await waitForEvent(exec_id, (e) => e.type === "replay.completed");
+    expect(log.find((e) => e.type === "turn.submitted" && e.turn_id === turn_id).payload.files).toEqual([
+      { file_id: src.image.file_id, media_type: "image/png", filename: "p.png", size: src.png.length },
+    ]);
+    expect(done.payload.diverged).toBeNull();
+    expect(await requests(src.id)).toEqual([]);
   });
 });

@@ -99,3 +99,18 @@ export async function addFile(
   checkSessionTotal(stored, file.bytes.byteLength, limits);
   return files.put(file.bytes, file.media_type, file.filename);
 }
+
+/**
+ * Copies every file of session `from` to session `to` under the same ids (a fork or a replay: the
+ * conversation it carries names them). Returns how many.
+ */
+export async function copyFiles(bucket: R2Bucket, from: string, to: string): Promise<number> {
+  const source = fileStore(bucket, from);
+  const files = await source.list();
+  for (const f of files) {
+    const object = await source.get(f.file_id);
+    if (!object) continue; // deleted meanwhile
+    await bucket.put(keyOf(to, f.file_id), await object.arrayBuffer(), { httpMetadata: object.httpMetadata, customMetadata: object.customMetadata });
+  }
+  return files.length;
+}
