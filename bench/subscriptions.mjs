@@ -6,27 +6,14 @@
 // same turn, BENCH_SUB_RUNS times each. Turn time is turn.submitted to turn.completed in the log (the
 // runtime's clock); delivery rate is events received over the time from turn.submitted to the arrival of
 // the last one. Prints medians as JSON.
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Miniflare } from "miniflare";
 import { median, round } from "./lib/client.mjs";
 import { startFakeLlm } from "./lib/fake-llm.mjs";
+import { idleLog, sleep, startBundledRuntime } from "./lib/miniflare.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const DELTAS = Number(process.env.BENCH_SUB_DELTAS ?? 1000);
 const RUNS = Number(process.env.BENCH_SUB_RUNS ?? 7);
-const KEY = "bench-key";
 
-const bundle = mkdtempSync(join(tmpdir(), "bench-sub-bundle-"));
-execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", bundle], {
-  cwd: ROOT,
-  stdio: "ignore",
-  env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-});
 const llm = await startFakeLlm(0);
 
 /** Per subscription: events received and when the last request arrived. */
@@ -47,51 +34,15 @@ const receiver = createServer((req, res) => {
 await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
 const receiverUrl = `http://127.0.0.1:${receiver.address().port}/hook`;
 
-const state = mkdtempSync(join(tmpdir(), "bench-sub-state-"));
-const mf = new Miniflare({
-  modules: true,
-  scriptPath: join(bundle, "worker.js"),
-  modulesRoot: bundle,
-  modulesRules: [{ type: "Text", include: ["**/*.sql"], fallthrough: true }],
-  compatibilityDate: "2026-04-01",
-  compatibilityFlags: ["nodejs_compat", "enable_request_signal"],
-  durableObjects: {
-    SESSIONS: { className: "SessionObject", useSQLite: true },
-    REGISTRY: { className: "RegistryObject", useSQLite: true },
-    RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
-  },
-  r2Buckets: ["BLOBS"],
-  defaultPersistRoot: state,
-  bindings: { API_KEYS: KEY, OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${llm.port}/v1`, TOOL_URL_ALLOWLIST: `${receiverUrl}`, LOGS: "off" },
-});
-
-async function call(method, path, body) {
-  const res = await mf.dispatchFetch(`http://runtime${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return res.json();
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const runtime = await startBundledRuntime({ OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${llm.port}/v1`, TOOL_URL_ALLOWLIST: `${receiverUrl}` });
+const { call } = runtime;
 
 /** One turn of DELTAS text deltas; with `subscribed`, also how its events reached the receiver. */
 async function run(subscribed) {
   const { session_id: sid } = await call("POST", "/v1/sessions", { agent: { name: "bench", model: `openai-compatible:loop-s0-c0-d${DELTAS}` } });
   const sub = subscribed ? await call("POST", `/v1/sessions/${sid}/subscriptions`, { url: receiverUrl, after: 0 }) : null;
   await call("POST", `/v1/sessions/${sid}/turns`, { input: "talk" });
-  let events;
-  for (;;) {
-    const thread = await call("GET", `/v1/sessions/${sid}/thread`);
-    if (thread.status === "idle") {
-      events = (await call("GET", `/v1/sessions/${sid}/events?after=0&limit=1000`)).events;
-      const page2 = (await call("GET", `/v1/sessions/${sid}/events?after=${events.at(-1).sequence}&limit=1000`)).events;
-      events.push(...page2);
-      break;
-    }
-    await sleep(20);
-  }
+  const events = await idleLog(call, sid);
   const submitted = events.find((e) => e.type === "turn.submitted").timestamp;
   const completed = events.find((e) => e.type === "turn.completed").timestamp;
   const out = { turn_ms: completed - submitted, events: events.length };
@@ -132,9 +83,7 @@ try {
     ),
   );
 } finally {
-  await mf.dispose();
+  await runtime.dispose();
   llm.server.close();
   receiver.close();
-  rmSync(state, { recursive: true, force: true });
-  rmSync(bundle, { recursive: true, force: true });
 }
