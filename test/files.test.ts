@@ -2,7 +2,7 @@
 // 4xx with nothing stored; access by tokens; erase leaving no R2 object.
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createSession } from "./support/api";
+import { api, createSession, KEY } from "./support/api";
 import { download, sha256Hex, tinyPdf, tinyPng, upload } from "./support/files";
 
 const r2Keys = async (sid: string) => (await env.BLOBS.list({ prefix: `sessions/${sid}/` })).objects.map((o) => o.key);
@@ -111,12 +111,17 @@ describe("files", () => {
     expect((await api("GET", `/v1/sessions/${sid}/files`)).body.files).toHaveLength(1);
   });
 
-  it("a missing session is 404; erasing a session leaves none of its files in R2", async () => {
+  it("a missing session is 404; the export lists the files; erasing a session leaves none of its files in R2", async () => {
     expect((await upload("ses_000000000000000000000000", new TextEncoder().encode("x"), "text/plain")).status).toBe(404);
     const sid = await createSession({ name: "files-erase", model: "demo:fast" });
     await upload(sid, await tinyPng(), "image/png");
     await upload(sid, tinyPdf(), "application/pdf");
     expect(await r2Keys(sid)).toHaveLength(2);
+    // The export lists them (not their bytes) in its header line.
+    const exported = await SELF.fetch(`https://runtime.test/v1/sessions/${sid}/export`, { headers: { authorization: `Bearer ${KEY}` } });
+    const header = JSON.parse((await exported.text()).split("\n")[0]!);
+    expect(header.files.map((f: any) => f.media_type).sort()).toEqual(["application/pdf", "image/png"]);
+    expect(header.file_route).toBe(`/v1/sessions/${sid}/files/{file_id}`);
     expect((await api("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
     expect(await r2Keys(sid)).toEqual([]);
     expect((await api("GET", `/v1/sessions/${sid}/files`)).status).toBe(404);

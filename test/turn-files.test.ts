@@ -182,6 +182,9 @@ describe("files tools return", () => {
     expect(part.status).toBe(206);
     expect(part.bytes).toEqual(png.slice(8, 16));
     expect((await api("GET", `/v1/sessions/${sid}/files`)).body.files.map((f: any) => f.file_id)).toEqual([file_id]);
+    // A useChat client gets it as a file part of the answer, after a reload too.
+    const [, answer] = (await serverMessages(sid)) as any[];
+    expect(answer.parts.filter((p: any) => p.type === "file")).toEqual([{ type: "file", mediaType: "image/png", url: `/v1/sessions/${sid}/files/${file_id}` }]);
   });
 });
 

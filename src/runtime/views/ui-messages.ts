@@ -3,6 +3,7 @@
 // builds (ui-stream.ts), so a reload shows what a connected client built, with pending approvals asking.
 import type { FileUIPart, UIMessage } from "ai";
 import type { EventOf, RuntimeEvent } from "../../protocol/events";
+import { fileRoute } from "../../protocol/input-parts";
 import { type ChatMessageMetadata, TurnProjection, type UiChunk } from "./ui-stream";
 
 /** The idempotency key of a turn that regenerates the answer to user message `id`. */
@@ -79,7 +80,7 @@ function fileParts(e: EventOf<"turn.submitted">): FileUIPart[] {
     type: "file",
     mediaType: f.media_type,
     ...(f.filename ? { filename: f.filename } : {}),
-    url: `/v1/sessions/${e.session_id}/files/${f.file_id}`,
+    url: fileRoute(e.session_id, f.file_id),
   }));
 }
 
@@ -144,6 +145,9 @@ function apply(turn: TurnFold, c: UiChunk): void {
       break;
     case "tool-output-denied":
       update(parts, c.toolCallId, { state: "output-denied" });
+      break;
+    case "file":
+      parts.push({ type: "file", mediaType: c.mediaType, url: c.url });
       break;
     case "start":
     case "finish":
