@@ -36,9 +36,15 @@ export default defineConfig(async () => {
             MAX_SOCKETS_PER_SESSION: "10",
             LOGS: "off",
             TEST_HOOKS: "1",
+            // Agent configs cached for a minute, so the test counting registry reads does not depend on timing.
+            AGENT_CACHE_SECONDS: "60",
             // Scripted models named priced-* cost 1000 USD per million tokens (0.015 USD for the fake's 10 + 5 tokens).
-            MODEL_PRICES: JSON.stringify({ "priced-": { input: 1000, output: 1000 } }),
+            // Models named cache-* cost the same, and 100 USD per million input tokens read from the prompt cache.
+            MODEL_PRICES: JSON.stringify({ "priced-": { input: 1000, output: 1000 }, "cache-": { input: 1000, output: 1000, cached_input: 100 } }),
             OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${port}/v1`,
+            // anthropic: models answer from the fake Messages API (test/support/fake-anthropic.ts) on the same server.
+            ANTHROPIC_API_KEY: "test-anthropic-key",
+            ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}/anthropic/v1`,
             TOOL_URL_ALLOWLIST: `http://127.0.0.1:${port}/,http://127.0.0.1:${mcpPort}/mcp/,http://127.0.0.1:${downPort}/`,
             MCP_TEST_BASE_URL: `http://127.0.0.1:${mcpPort}/mcp`,
             MCP_DOWN_URL: `http://127.0.0.1:${downPort}/mcp`,

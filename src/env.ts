@@ -1,12 +1,17 @@
 // Bindings and settings of one deployment (one tenant). See wrangler.toml and docs/guides/deploying.md.
+import type { IndexShardObject } from "./durable/index-shard";
 import type { RateLimiter } from "./durable/rate-limiter";
 import type { RegistryObject } from "./durable/registry-object";
+import type { ResourceMemoryObject } from "./durable/resource-memory-object";
 import type { SessionObject } from "./durable/session-object";
 
 export interface Env {
   SESSIONS: DurableObjectNamespace<SessionObject>;
   REGISTRY: DurableObjectNamespace<RegistryObject>;
+  /** The session index's shards (src/durable/index-shards.ts). */
+  INDEX: DurableObjectNamespace<IndexShardObject>;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  RESOURCES: DurableObjectNamespace<ResourceMemoryObject>;
   BLOBS: R2Bucket;
   /** Comma-separated bearer keys, each `key` (admin) or `key:role` (admin, operator, read); none means every /v1 request is 401. */
   API_KEYS?: string;
@@ -26,6 +31,8 @@ export interface Env {
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
   ANTHROPIC_API_KEY?: string;
+  /** The Anthropic Messages API's base URL, for a gateway or proxy (default https://api.anthropic.com/v1). */
+  ANTHROPIC_BASE_URL?: string;
   OPENAI_COMPATIBLE_BASE_URL?: string;
   OPENAI_COMPATIBLE_API_KEY?: string;
   /** Time between keep-alives on SSE, chat streams and WebSockets, in ms (default 25000). */
@@ -43,6 +50,11 @@ export interface Env {
   ORCHESTRATE_MAX_PARALLEL?: string;
   /** The deployment's own model prices, JSON: {"<model string or name prefix>": {"input": usd, "output": usd}} per million tokens. */
   MODEL_PRICES?: string;
+  /** Objects the session index is split over (default 16, 1-256). Fixed per deployment: changing it starts an
+   * empty shard set, see docs/scale.md for the migration. */
+  INDEX_SHARDS?: string;
+  /** How long a Worker isolate serves an agent config from its cache, in seconds (default 5; 0: no cache). */
+  AGENT_CACHE_SECONDS?: string;
   /** Days a session may stay idle before it erases itself (unset: kept forever). */
   SESSION_RETENTION_DAYS?: string;
   /** Test-only: the same in seconds, overriding SESSION_RETENTION_DAYS (for tests that cannot wait days). */

@@ -12,6 +12,7 @@ import { jsonNewline } from "./routes/json-newline";
 import { mcp } from "./routes/mcp";
 import { replay } from "./routes/replay";
 import { requestLog } from "./routes/request-log";
+import { resources } from "./routes/resources";
 import { sessionData } from "./routes/session-data";
 import { sessionIndex } from "./routes/session-index";
 import { sessionOperations } from "./routes/session-operations";
@@ -20,8 +21,10 @@ import { streams } from "./routes/streams";
 import { system } from "./routes/system";
 import { tokens } from "./routes/tokens";
 
+export { IndexShardObject } from "./durable/index-shard";
 export { RateLimiter } from "./durable/rate-limiter";
 export { RegistryObject } from "./durable/registry-object";
+export { ResourceMemoryObject } from "./durable/resource-memory-object";
 export { SessionObject } from "./durable/session-object";
 
 const app = new OpenAPIHono<AppEnv>();
@@ -38,7 +41,7 @@ app.use(
       return allowed.includes("*") ? origin : allowed.includes(origin) ? origin : null;
     },
     allowHeaders: ["authorization", "content-type", "last-event-id", "mcp-protocol-version", "traceparent"],
-    allowMethods: ["GET", "PUT", "POST", "DELETE", "OPTIONS"],
+    allowMethods: ["GET", "PUT", "POST", "PATCH", "DELETE", "OPTIONS"],
     maxAge: 600,
   }),
 );
@@ -57,6 +60,7 @@ app.route("/", streams);
 app.route("/", mcp);
 app.route("/", tokens);
 app.route("/", chat);
+app.route("/", resources);
 
 app.doc31("/openapi.json", {
   openapi: "3.1.0",

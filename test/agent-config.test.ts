@@ -89,9 +89,9 @@ describe("validation (422, naming the field and the reason, nothing stored)", ()
     for (const value of ["gpt-4o", "openai:", ":x", "nope:model"]) {
       await expectRefused({ planning_model: value }, [{ path: "planning_model", reason: expect.stringMatching(/provider:model/) }]);
     }
-    // No ANTHROPIC_API_KEY in the test deployment.
-    await expectRefused({ planning_model: "anthropic:claude-x" }, [
-      { path: "planning_model", reason: 'provider "anthropic" is not configured in this deployment: set the ANTHROPIC_API_KEY secret' },
+    // No OPENAI_API_KEY in the test deployment.
+    await expectRefused({ planning_model: "openai:gpt-x" }, [
+      { path: "planning_model", reason: 'provider "openai" is not configured in this deployment: set the OPENAI_API_KEY secret' },
     ]);
     expect((await expectAccepted({ planning_model: "openai-compatible:planner" })).planning_model).toBe("openai-compatible:planner");
   });
@@ -230,6 +230,9 @@ describe("validation (422, naming the field and the reason, nothing stored)", ()
     const full = {
       name,
       model: "openai-compatible:exec",
+      fallback_models: ["openai-compatible:backup", "demo:last-resort"],
+      first_token_timeout_ms: 5000,
+      model_timeout_ms: 60_000,
       instructions: "Be exact.",
       tools: ["calculator", "clock"],
       http_tools: [

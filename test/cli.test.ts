@@ -369,6 +369,30 @@ describe("events, agents, tree and errors", () => {
     expect((await client.getSession(sid)).channels.find((c) => c.channel_id === "cli-test")?.acked_sequence).toBe(all.length);
   });
 
+  it("memory set <resource> <file> / get / search", async () => {
+    const rid = `cli-user-${crypto.randomUUID().slice(0, 8)}`;
+    const set = new ScriptedIO();
+    set.files.set("memory.json", JSON.stringify({ units: "metric" }));
+    expect(await cli(["memory", "set", rid, "memory.json"], set)).toBe(EXIT.ok);
+    expect(JSON.parse(set.out)).toMatchObject({ resource_id: rid, version: 1, document: { units: "metric" } });
+    const get = new ScriptedIO();
+    expect(await cli(["memory", "get", rid], get)).toBe(EXIT.ok);
+    expect(JSON.parse(get.out)).toEqual(JSON.parse(set.out));
+
+    await client.putAgent("cli-memory", { model: "demo:fast" });
+    const { session_id } = await client.createSession({ agent: "cli-memory", resource_id: rid });
+    const { turn_id } = await client.submitTurn(session_id, { input: "the boat is called Nautilus" });
+    await client.waitForTurn(session_id, turn_id);
+    const search = new ScriptedIO();
+    for (let i = 0; i < 50 && !search.out; i++) {
+      await cli(["memory", "search", rid, "nautilus", "--limit", "1"], search);
+      if (!search.out) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(search.out).toMatch(new RegExp(`^\\d{4}-.*Z  ${session_id} ${turn_id} (user|assistant): .*Nautilus.*\\n$`));
+    const bad = new ScriptedIO();
+    expect(await cli(["memory", "get"], bad)).toBe(EXIT.usage);
+  });
+
   it("agents put <file> / get / list / delete", async () => {
     const name = `cli-file-${crypto.randomUUID().slice(0, 8)}`;
     const io = new ScriptedIO();

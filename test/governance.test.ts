@@ -98,6 +98,8 @@ describe("approvals of hitl_tools", () => {
       args: { env: "prod" },
       injected_args: { ticket: "T-1" },
       expires_at: expect.any(Number),
+      // An approver may edit the arguments: they are checked against the tool's parameters.
+      args_schema: DEPLOY.parameters,
     });
     expectDeadline(required, DEFAULT_APPROVAL_TIMEOUT_MS);
 

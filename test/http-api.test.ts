@@ -124,7 +124,6 @@ describe("agent registry", () => {
         { path: "model", reason: 'provider "openai" is not configured in this deployment: set the OPENAI_API_KEY secret' },
       ]);
     }
-    expect((await api("PUT", "/v1/agents/noprov", { model: "anthropic:claude" })).status).toBe(422);
     expect((await api("PUT", "/v1/agents/noprov", { model: "workers-ai:@cf/meta/llama" })).status).toBe(422);
     expect((await api("PUT", "/v1/agents/noprov", { model: "openai-compatible:local" })).status).toBe(201);
   });

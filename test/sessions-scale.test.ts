@@ -1,7 +1,8 @@
-// Sessions at scale through the public surface: the session index (GET /v1/sessions) and its convergence
-// after a failed write, erasure (DELETE), export, and usage totals (GET /v1/usage).
+// Sessions at scale through the public surface: the session index (GET /v1/sessions), erasure (DELETE), export,
+// and usage totals (GET /v1/usage). The index's shards, and its convergence after failed writes: index-shards.test.ts.
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { indexShard } from "../src/durable/index-shards";
 import { buildTree } from "../src/runtime/views/execution-tree";
 import { foldAll } from "../src/runtime/views/read-model";
 import { api, createAgent, events, submitTurn, waitForTurnEnd } from "./support/api";
@@ -10,7 +11,7 @@ import { script, uniqueId } from "./support/fake-model";
 import { openWs } from "./support/ws";
 
 const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
-const registry = () => env.REGISTRY.get(env.REGISTRY.idFromName("registry"));
+const shard = (sid: string) => indexShard(env, sid);
 const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
 
 async function scriptedAgent(name: string, steps: Parameters<typeof script>[1], extra: Record<string, unknown> = {}): Promise<void> {
@@ -28,7 +29,7 @@ async function open(agent: string, metadata: Record<string, unknown> = {}): Prom
 /** Polls the index until `check` holds for the session's row (or its absence). */
 async function indexed(sid: string, check: (row: any) => boolean): Promise<any> {
   let row: any = null;
-  await until(async () => check((row = await registry().indexedSession(sid))), `the index row of ${sid}`, 10_000);
+  await until(async () => check((row = await shard(sid).indexedSession(sid))), `the index row of ${sid}`, 10_000);
   return row;
 }
 
@@ -93,16 +94,6 @@ describe("GET /v1/sessions", () => {
       expect(res.body.error.details, query).toEqual([expect.objectContaining({ path })]);
     }
   });
-
-  it("an index write that fails is retried from the session's alarm until the row is there", async () => {
-    const agent = unique("converge");
-    await createAgent({ name: agent, model: "demo:fast" });
-    await registry().failIndexWrites(1);
-    const sid = await open(agent);
-    expect(await registry().indexedSession(sid)).toBeNull();
-    const row = await indexed(sid, (r) => r !== null);
-    expect(row).toMatchObject({ session_id: sid, agent, turns: 0 });
-  });
 });
 
 describe("DELETE /v1/sessions/:sid", () => {
@@ -128,7 +119,7 @@ describe("DELETE /v1/sessions/:sid", () => {
     await until(() => ws.closed !== null, "the socket to close");
     expect(ws.closed?.code).toBe(4010);
     expect(await r2()).toEqual([]);
-    expect(await registry().indexedSession(sid)).toBeNull();
+    expect(await shard(sid).indexedSession(sid)).toBeNull();
     const tables = await runInDurableObject(stub(sid), (_o, state) =>
       state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'").toArray(),
     );

@@ -358,7 +358,7 @@ describe("durability", () => {
         .toArray()
         .map((r) => r.version),
     );
-    expect(versions).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(versions).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     await evictDurableObject(stub(sid));
     const tables = await runInDurableObject(stub(sid), (_instance, state) =>
       state.storage.sql
@@ -386,7 +386,7 @@ describe("durability", () => {
         "schema_version",
       ]),
     );
-    expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(8);
+    expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(11);
   });
 
   it("loses nothing across a restart between turns, and the read model equals a replay of the log", async () => {

@@ -8,6 +8,7 @@
 //     C  parallel tool calls in each of those responses: `calculator`, or TOOL (`lookup`: the webhook below)
 //     D  text deltas (SSE chunks) in the final answer, each W characters (default 2)
 //
+// The model `down` answers every request 503 at once (with retry-after-ms: 0), a provider in an outage.
 // POST /v1/_tools/lookup is a zero-latency webhook tool: it answers every call with a small JSON result.
 // GET /marks answers (and forgets) when each request since the last GET /marks arrived and when its response
 // was sent, in microseconds of the monotonic clock (process.hrtime, which every process here shares).
@@ -136,6 +137,11 @@ export function startFakeLlm(port = 0) {
       } catch {
         res.writeHead(400, { "content-type": "application/json" });
         return res.end(JSON.stringify({ error: { message: "invalid JSON" } }));
+      }
+      if (body.model === "down") {
+        // A provider that is down: 503 at once, asking for an immediate retry (bench/fallback.mjs).
+        res.writeHead(503, { "content-type": "application/json", "retry-after-ms": "0" });
+        return res.end(JSON.stringify({ error: { message: "overloaded", type: "server_error" } }));
       }
       const r = respond(body);
       if (r.error) {

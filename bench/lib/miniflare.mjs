@@ -1,5 +1,6 @@
 // The worker bundled as for deploy (`wrangler deploy --dry-run`) and run in Miniflare, for the benchmarks
-// that drive the runtime in-process: `call` is a JSON request with the bench key, `fetch` any request.
+// that drive the runtime in-process (subscriptions, busy, files): `call` is a JSON request with the bench key,
+// `fetch` any request, `dispose()` removes the bundle and the persistence directory.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,6 +29,8 @@ export async function startBundledRuntime(bindings) {
     durableObjects: {
       SESSIONS: { className: "SessionObject", useSQLite: true },
       REGISTRY: { className: "RegistryObject", useSQLite: true },
+      INDEX: { className: "IndexShardObject", useSQLite: true },
+      RESOURCES: { className: "ResourceMemoryObject", useSQLite: true },
       RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
     },
     r2Buckets: ["BLOBS"],

@@ -38,6 +38,10 @@ commands:
   agents put <file.json> [--name <name>] create or replace an agent from a JSON file
   agents get <name> | agents list | agents delete <name>
   tree <session> <turn> [--json]         a turn's tool calls, nested by sub-agent
+  memory get <resource> | memory set <resource> <file.json> [--agent <name>]
+                                         a resource's working memory (set replaces the document)
+  memory search <resource> <words...> [--limit N]
+                                         the resource's earlier turns matching the words
   eval --session <id> --agent <config.json> [--turns a,b] [--tools recorded|live]
                                          replay the session's ended turns (or --turns) with the AgentConfig
                                          fields in the file; a row per turn; exit 1 when a turn that
@@ -49,7 +53,7 @@ options:
   --help
 `;
 
-const VALUE_FLAGS = new Set(["url", "key", "agent", "session", "after", "channel", "name", "turns", "tools"]);
+const VALUE_FLAGS = new Set(["url", "key", "agent", "session", "after", "channel", "name", "turns", "tools", "limit"]);
 const BOOLEAN_FLAGS = new Set(["follow", "json", "help", "no-color"]);
 
 export class UsageError extends Error {

@@ -4,6 +4,7 @@
 import { type CliDeps, type CliIO, EXIT, errorLine, intFlag, type ParsedArgs, parseArgs, str, USAGE, UsageError } from "./cli-args";
 import { chat } from "./cli-chat";
 import { evalCommand } from "./cli-eval";
+import { memoryCommand } from "./cli-memory";
 import { RuntimeClient } from "./client";
 import { type FormatOptions, formatTree } from "./format";
 
@@ -33,6 +34,8 @@ export async function runCli(argv: readonly string[], io: CliIO, deps: CliDeps =
       }
       case "agents":
         return await agentsCommand(client, io, rest, args.flags);
+      case "memory":
+        return await memoryCommand(client, io, rest, args.flags);
       case "eval":
         expectArgs(rest, 0, "eval --session <id> --agent <config.json>");
         return await evalCommand(client, io, args.flags);

@@ -87,6 +87,7 @@ export class ChatRenderer {
 
   private static readonly RENDER: EventTable<[ChatRenderer, number], string> = {
     ...ignored(
+      "action.reminder",
       "session.created",
       "session.forked",
       "turn.submitted",
@@ -105,6 +106,7 @@ export class ChatRenderer {
       "context.compaction.completed",
       "output.spilled",
       "artifact.created",
+      "memory.updated",
       "message.injected",
       "cost.recorded",
       "replay.diverged",
@@ -152,6 +154,7 @@ export class ChatRenderer {
     "action.resolved": (e, r, depth) => {
       const { decision, tool_name, reason } = e.payload;
       if (decision === "approved") return r.line(depth, r.tone("green", `✓ ${tool_name} approved`));
+      if (decision === "answered") return r.line(depth, r.tone("green", `✓ answered: ${oneLine(JSON.stringify(e.payload.response), 80)}`));
       if (decision === "rejected") return r.line(depth, r.tone("yellow", `✗ ${tool_name} rejected${reason ? ` (${oneLine(reason, 80)})` : ""}`));
       return r.line(depth, r.tone("yellow", `✗ ${tool_name}: no decision in time`));
     },
@@ -164,6 +167,8 @@ export class ChatRenderer {
     "budget.exceeded": (e, r, depth) => r.line(depth, r.tone("red", `! budget exceeded: ${e.payload.reason} (${e.payload.observed} > ${e.payload.limit})`)),
     "runtime.warning": (e, r, depth) => r.line(depth, r.tone("yellow", `! ${oneLine(e.payload.message, 120)}`)),
     "runtime.error": (e, r, depth) => r.line(depth, r.tone("red", `! ${oneLine(e.payload.message, 120)}`)),
+    "model.fallback": (e, r, depth) =>
+      r.line(depth, r.tone("yellow", `! model ${e.payload.from} failed over to ${e.payload.to}: ${oneLine(e.payload.reason, 80)}`)),
     "guardrail.checked": (e, r, depth) => {
       const { verdict, rule, stage } = e.payload;
       if (verdict === "pass") return "";
@@ -181,6 +186,7 @@ export class ChatRenderer {
     },
     "turn.failed": (e, r) => r.line(0, r.tone("red", `✗ turn failed: ${e.payload.error?.code ?? "error"}: ${oneLine(e.payload.error?.message, 200)}`)),
     "turn.cancelled": (e, r) => r.line(0, r.tone("yellow", `⏹ turn cancelled${e.payload.reason ? ` (${oneLine(e.payload.reason, 80)})` : ""}`)),
+    "turn.rolled_back": (e, r) => r.line(0, r.tone("yellow", `↶ turn rolled back: it left the conversation${sideEffects(e.payload.side_effects)}`)),
   };
 
   /** What to write before printing a line of one's own (a prompt, an error): ends a line in progress. */
@@ -220,4 +226,9 @@ export function formatTree(tree: { nodes: TreeNode[] }, opts: FormatOptions = {}
   };
   walk(tree.nodes, 0);
   return lines.length > 0 ? `${lines.join("\n")}\n` : "(no tool calls)\n";
+}
+
+/** The tool calls a rolled-back turn had started: their effects were not undone. */
+function sideEffects(calls: { name: string }[]): string {
+  return calls.length === 0 ? "" : `; not undone: ${calls.map((c) => c.name).join(", ")}`;
 }

@@ -18,6 +18,7 @@ import type {
   InjectResult,
   InterruptResult,
   QueueResult,
+  RecallSearch,
   Replay,
   ReplayStarted,
   ReplayTurnBody,
@@ -31,9 +32,11 @@ import type {
   ToolInventory,
   TurnSubmitted,
   UsageReport,
+  WorkingMemory,
 } from "./types";
 
 export const enc = encodeURIComponent;
+const agentQuery = (agent: string | undefined) => (agent === undefined ? "" : `?agent=${enc(agent)}`);
 
 export class HttpApi {
   readonly baseUrl: string;
@@ -95,6 +98,34 @@ export class HttpApi {
     await this.request("DELETE", `/v1/sessions/${enc(sessionId)}`);
   }
 
+  // ---- resources (memory across sessions) ----
+
+  /** `GET /v1/resources/:rid/memory`; `agent` applies that agent's `memory.working` (scope, template). */
+  getMemory(resourceId: string, agent?: string): Promise<WorkingMemory> {
+    return this.json("GET", `/v1/resources/${enc(resourceId)}/memory${agentQuery(agent)}`);
+  }
+
+  /** `PUT /v1/resources/:rid/memory`: replaces the document (422 when it breaks the agent's schema). */
+  putMemory(resourceId: string, document: Record<string, unknown>, agent?: string): Promise<WorkingMemory> {
+    return this.json("PUT", `/v1/resources/${enc(resourceId)}/memory${agentQuery(agent)}`, { document });
+  }
+
+  /** `PATCH /v1/resources/:rid/memory`: applies a JSON merge patch. */
+  patchMemory(resourceId: string, patch: Record<string, unknown>, agent?: string): Promise<WorkingMemory> {
+    return this.json("PATCH", `/v1/resources/${enc(resourceId)}/memory${agentQuery(agent)}`, patch);
+  }
+
+  /** `GET /v1/resources/:rid/memory/search`: the resource's earlier turns matching the words of `q`. */
+  searchMemory(resourceId: string, q: string, limit?: number): Promise<RecallSearch> {
+    const params = new URLSearchParams({ q, ...(limit === undefined ? {} : { limit: String(limit) }) });
+    return this.json("GET", `/v1/resources/${enc(resourceId)}/memory/search?${params}`);
+  }
+
+  /** `DELETE /v1/resources/:rid`: erases the resource's memory, and with `sessions` its sessions too. */
+  async eraseResource(resourceId: string, opts: { sessions?: boolean } = {}): Promise<void> {
+    await this.request("DELETE", `/v1/resources/${enc(resourceId)}${opts.sessions ? "?sessions=true" : ""}`);
+  }
+
   usage(query: { from?: string; to?: string; group_by?: "agent" | "owner" | "day"; agent?: string; owner?: string } = {}): Promise<UsageReport> {
     const params = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined));
     return this.json("GET", `/v1/usage?${params}`);
@@ -147,6 +178,11 @@ export class HttpApi {
   respondAction(sessionId: string, actionId: string, decision: Decision | ActionDecisionRequest, reason?: string): Promise<ActionResolved> {
     const body: ActionDecisionRequest = typeof decision === "string" ? { decision, ...(reason === undefined ? {} : { reason }) } : decision;
     return this.json("POST", `/v1/sessions/${enc(sessionId)}/actions/${enc(actionId)}`, body);
+  }
+
+  /** Answers a question the agent asked with ask_user (`action.required` of kind user_input). */
+  answer(sessionId: string, actionId: string, response: unknown): Promise<ActionResolved> {
+    return this.respondAction(sessionId, actionId, { response });
   }
 
   removeQueued(sessionId: string, turnId: string): Promise<QueueResult> {

@@ -3,7 +3,7 @@
 // with the agent configs they carry typed as AgentConfig where the schema takes any object.
 import type { AgentConfig, AgentConfigInput } from "../protocol/agent-config";
 import { type EventOf, type EventRef, type EventType, isTerminalTurnEvent, type PayloadOf, type RuntimeEvent, type TerminalType } from "../protocol/events";
-import type { BodyOf, ResponseOf, sessions, streams, turns, usage } from "../protocol/operations";
+import type { BodyOf, ResponseOf, resources, sessions, streams, turns, usage } from "../protocol/operations";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 
 export type { SessionSummary, UsageRow } from "../protocol/session-index";
@@ -25,6 +25,9 @@ export interface SessionFilters {
 }
 
 export type UsageReport = ResponseOf<typeof usage.getUsage, 200>;
+/** A resource's working memory (docs/guides/memory.md). */
+export type WorkingMemory = ResponseOf<typeof resources.getMemory, 200>;
+export type RecallSearch = ResponseOf<typeof resources.searchMemory, 200>;
 export type { EventTable } from "../protocol/event-table";
 export { ignored, onEvent, sameFor } from "../protocol/event-table";
 export { turnOutcome } from "../protocol/turn-outcome";
@@ -63,7 +66,7 @@ export type ReplayTurnBody = Omit<BodyOf<typeof turns.replayTurn>, "agent"> & { 
 export type SubmitTurnRequest = BodyOf<typeof turns.submitTurn>;
 export type InjectMessageRequest = BodyOf<typeof turns.injectMessage>;
 export type ActionDecisionRequest = BodyOf<typeof turns.resolveAction>;
-export type Decision = ActionDecisionRequest["decision"];
+export type Decision = NonNullable<ActionDecisionRequest["decision"]>;
 export type InterruptRequest = BodyOf<typeof turns.interrupt>;
 
 // ---- responses ----

@@ -4,9 +4,11 @@
 
 import { ApiError } from "../protocol/errors";
 import type { ActionResolved, ApprovalDecision } from "../protocol/wire";
-import { APPROVAL_DEADLINE } from "./projections";
+import { schemaIssues } from "../runtime/json-schema";
+import { ACTION_REMINDER, APPROVAL_DEADLINE } from "./projections";
 import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
+import type { ActionRow } from "./session-store";
 
 /** The slice of the session approvals works on. */
 export type ApprovalsSession = Pick<SessionContext, "commit" | "store">;
@@ -18,16 +20,14 @@ export class Approvals {
     private readonly decided: (turnId: string) => void,
   ) {}
 
-  decide(actionId: string, decision: ApprovalDecision, reason: string | null, by: string): ActionResolved {
-    const { store } = this.s;
-    const action = store.action(actionId);
-    if (!action) throw ApiError.notFound("Action", actionId);
-    if (action.status !== "pending") {
-      throw new ApiError("conflict", `Action '${actionId}' was already resolved (${action.status})`, { status: action.status });
-    }
-    if (store.runningTurn()?.turn_id !== action.turn_id) {
-      throw new ApiError("conflict", `Action '${actionId}' belongs to a turn that is no longer running`);
-    }
+  decide(
+    actionId: string,
+    decision: ApprovalDecision,
+    reason: string | null,
+    by: string,
+    given?: { response: unknown } | { args: Record<string, unknown> },
+  ): ActionResolved {
+    const action = this.pending(actionId);
     this.s.commit([
       {
         type: "action.resolved",
@@ -38,11 +38,54 @@ export class Approvals {
         parent_id: action.parent_id,
         depth: action.depth,
         ...(action.subagent_id ? { subagent_id: action.subagent_id } : {}),
-        payload: { decision, tool_name: action.tool_name, by, reason },
+        payload: { decision, tool_name: action.tool_name, by, reason, ...given },
       },
     ]);
     this.decided(action.turn_id);
     return { action_id: actionId, turn_id: action.turn_id, tool_call_id: action.tool_call_id, decision };
+  }
+
+  /** The action, still pending on the running turn (404 or 409 otherwise). */
+  private pending(actionId: string): ActionRow {
+    const { store } = this.s;
+    const action = store.action(actionId);
+    if (!action) throw ApiError.notFound("Action", actionId);
+    if (action.status !== "pending") {
+      throw new ApiError("conflict", `Action '${actionId}' was already resolved (${action.status})`, { status: action.status });
+    }
+    if (store.runningTurn()?.turn_id !== action.turn_id) {
+      throw new ApiError("conflict", `Action '${actionId}' belongs to a turn that is no longer running`);
+    }
+    return action;
+  }
+
+  /**
+   * A person's decision: approve or reject a tool call, or answer (or, with reject, decline) a question. A body
+   * that does not fit the action's kind, or an answer its response schema refuses, is 422 and records nothing.
+   */
+  respond(actionId: string, body: DecisionBody, by: string): ActionResolved {
+    const action = this.pending(actionId);
+    const reason = body.reason ?? null;
+    if (action.kind === "user_input") {
+      if (body.args !== undefined) throw ApiError.validation([{ path: "args", reason: "edits a tool approval's arguments; a question takes response" }]);
+      if (body.decision === "reject") return this.decide(actionId, "rejected", reason, by);
+      if (body.response === undefined)
+        throw ApiError.validation([{ path: "response", reason: "is required to answer a question (or decision: reject to decline it)" }]);
+      checkAgainst(JSON.parse(action.response_schema ?? '{"type":"string"}'), body.response, "response");
+      return this.decide(actionId, "answered", reason, by, { response: body.response });
+    }
+    if (body.response !== undefined)
+      throw ApiError.validation([{ path: "response", reason: "answers a question (user_input); a tool approval takes decision" }]);
+    if (!body.decision) throw ApiError.validation([{ path: "decision", reason: "is required (approve or reject)" }]);
+    if (body.decision === "reject") {
+      if (body.args !== undefined) throw ApiError.validation([{ path: "args", reason: "edits go with decision: approve" }]);
+      return this.decide(actionId, "rejected", reason, by);
+    }
+    if (body.args === undefined) return this.decide(actionId, "approved", reason, by);
+    if (action.args_schema === null)
+      throw ApiError.validation([{ path: "args", reason: `the arguments of "${action.tool_name}" may not be edited (allow_edits: false)` }]);
+    checkAgainst(JSON.parse(action.args_schema), body.args, "args");
+    return this.decide(actionId, "approved", reason, by, { args: body.args });
   }
 
   /** The alarm found an approval's deadline due: nobody decided in time. */
@@ -50,16 +93,52 @@ export class Approvals {
     if (this.s.store.action(actionId)?.status === "pending") this.decide(actionId, "timed_out", "no decision before the deadline", "runtime");
   }
 
-  /** Its session operation (a person's decision) and its alarm kind (an approval's deadline). */
+  /** A reminder is due: the action still waits, say so (and when the next reminder comes, if before the deadline). */
+  remind(actionId: string, now: number): void {
+    const action = this.s.store.action(actionId);
+    if (action?.status !== "pending" || !action.remind_after_ms) return;
+    const next = now + action.remind_after_ms;
+    this.s.commit([
+      {
+        type: "action.reminder",
+        turn_id: action.turn_id,
+        action_id: actionId,
+        tool_call_id: action.tool_call_id,
+        parent_id: action.parent_id,
+        depth: action.depth,
+        ...(action.subagent_id ? { subagent_id: action.subagent_id } : {}),
+        payload: { kind: action.kind, tool_name: action.tool_name, expires_at: action.expires_at, next_at: next < action.expires_at ? next : null },
+      },
+    ]);
+  }
+
+  /** Its session operation (a person's decision) and its alarm kinds (an action's deadline and reminders). */
   capability(): Capability {
     return {
       operations: {
-        resolveAction: ({ params, body, by }) => {
-          const { decision, reason } = body as { decision: "approve" | "reject"; reason?: string };
-          return this.decide(params.action_id!, decision === "approve" ? "approved" : "rejected", reason ?? null, by);
-        },
+        resolveAction: ({ params, body, by }) => this.respond(params.action_id!, body as DecisionBody, by),
       },
-      alarms: [{ kind: APPROVAL_DEADLINE, prefix: true, fire: (_now, actionId) => this.expire(actionId) }],
+      alarms: [
+        { kind: APPROVAL_DEADLINE, prefix: true, fire: (_now, actionId) => this.expire(actionId) },
+        { kind: ACTION_REMINDER, prefix: true, fire: (now, actionId) => this.remind(actionId, now) },
+      ],
     };
   }
+}
+
+type DecisionBody = { decision?: "approve" | "reject"; reason?: string; response?: unknown; args?: Record<string, unknown> };
+
+/** 422 naming each path of the body field where the value breaks the schema. */
+function checkAgainst(schema: Record<string, unknown>, value: unknown, field: string): void {
+  const issues = schemaIssues(schema, value);
+  if (issues.length > 0) throw ApiError.validation(issues.map((i) => ({ path: fieldPath(field, i.pointer), reason: i.reason })));
+}
+
+/** "response" and a JSON Pointer into it as a field path: response.address.city. */
+function fieldPath(root: string, pointer: string): string {
+  const parts = pointer
+    .split("/")
+    .slice(1)
+    .map((p) => decodeURIComponent(p).replace(/~1/g, "/").replace(/~0/g, "~"));
+  return [root, ...parts].join(".");
 }

@@ -9,7 +9,8 @@ import { newTurnState, type ToolCallRecord, type TurnState } from "../runtime/tu
 import type { SessionStore } from "./session-store";
 
 type Result = { output: unknown; is_error: boolean };
-type Asked = Pick<PayloadOf<"action.required">, "tool_name" | "args" | "injected_args">;
+/** The action the cut call waited for (a tool approval or a question), asked again with a fresh deadline. */
+type Asked = Omit<PayloadOf<"action.required">, "expires_at">;
 
 /** What the fork needs of the cut turn: its input, its messages and steps, and its last response's calls. */
 export interface PausedCut {
@@ -90,7 +91,7 @@ export function pausedTurn(cut: PausedCut, agent: AgentConfig, now: number): { d
         turn_id,
         tool_call_id: c.tool_call_id,
         action_id,
-        payload: { kind: "tool_approval", ...c.asked, expires_at },
+        payload: { ...c.asked, expires_at },
       });
     }
     return record;

@@ -1,6 +1,8 @@
 // Applies numbered SQL migrations in order, all pending ones in one transaction, and records the schema version.
 import registry0001 from "../../migrations/registry/0001_init.sql";
 import registry0002 from "../../migrations/registry/0002_session_index.sql";
+import registry0003 from "../../migrations/registry/0003_cached_tokens.sql";
+import resource0001 from "../../migrations/resource/0001_init.sql";
 import session0001 from "../../migrations/session/0001_init.sql";
 import session0002 from "../../migrations/session/0002_turn_messages.sql";
 import session0003 from "../../migrations/session/0003_governance.sql";
@@ -9,6 +11,9 @@ import session0005 from "../../migrations/session/0005_usage_days.sql";
 import session0006 from "../../migrations/session/0006_schedules.sql";
 import session0007 from "../../migrations/session/0007_subscriptions.sql";
 import session0008 from "../../migrations/session/0008_replay.sql";
+import session0009 from "../../migrations/session/0009_cached_tokens.sql";
+import session0010 from "../../migrations/session/0010_human_input.sql";
+import session0011 from "../../migrations/session/0011_resource.sql";
 
 export interface Migration {
   version: number;
@@ -24,11 +29,21 @@ export const SESSION_MIGRATIONS: Migration[] = [
   { version: 6, sql: session0006 },
   { version: 7, sql: session0007 },
   { version: 8, sql: session0008 },
+  { version: 9, sql: session0009 },
+  { version: 10, sql: session0010 },
+  { version: 11, sql: session0011 },
 ];
 export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0001 },
   { version: 2, sql: registry0002 },
+  { version: 3, sql: registry0003 },
 ];
+/** A shard of the session index holds the tables the registry held before the index was sharded. */
+export const INDEX_MIGRATIONS: Migration[] = [
+  { version: 1, sql: registry0002 },
+  { version: 2, sql: registry0003 },
+];
+export const RESOURCE_MIGRATIONS: Migration[] = [{ version: 1, sql: resource0001 }];
 
 /** Whether this object's storage was ever initialized (a fresh object reads nothing and writes nothing). */
 export function isInitialized(storage: DurableObjectStorage): boolean {

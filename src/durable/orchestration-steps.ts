@@ -8,7 +8,7 @@ import { type TerminalLike, turnOutcome } from "../protocol/turn-outcome";
 import type { TurnPorts } from "../runtime/loop";
 import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../runtime/orchestration/types";
 import { callTimeout } from "../runtime/tools/http-io";
-import { registry } from "./registry-object";
+import { agentConfig } from "./agent-cache";
 
 export type StepOutcome = { status: "success" | "failed"; output?: unknown; error?: string };
 
@@ -48,7 +48,7 @@ export async function runChildSession(
   request: Parameters<TurnPorts["runAgent"]>[0],
 ): Promise<StepOutcome> {
   const { exec_id, agent, input, timeout_ms, signal, depth } = request;
-  const config = await registry(env).get(agent);
+  const config = await agentConfig(env, agent);
   if (!config) return { status: "failed", error: `Agent "${agent}" is not registered` };
   const child = env.SESSIONS.get(env.SESSIONS.idFromName(exec_id));
   const metadata = { parent_session_id: parent.session_id, parent_turn_id: parent.turn_id };

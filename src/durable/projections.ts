@@ -3,10 +3,13 @@
 // the append. Nothing else writes these tables, so they can always be rebuilt from the log alone.
 import { type EventTable, ignored, onEvent } from "../protocol/event-table";
 import type { RuntimeEvent } from "../protocol/events";
+import { USAGE_COLUMNS } from "../protocol/session-index";
 import type { TurnRow } from "./session-store";
 
 /** The schedule entry of an approval's deadline (the alarm decides it as timed out). */
 export const APPROVAL_DEADLINE = "approval:";
+/** The schedule entry of an action's next reminder. */
+export const ACTION_REMINDER = "reminder:";
 
 const setStatus =
   (status: TurnRow["status"]) =>
@@ -15,7 +18,6 @@ const setStatus =
   };
 
 /** What an event adds to the usage row of its UTC day (the session's usage_days table). */
-const USAGE_COLUMNS = ["turns", "failures", "model_calls", "tool_calls", "input_tokens", "output_tokens", "cost_usd", "unpriced_model_calls"] as const;
 type UsageColumn = (typeof USAGE_COLUMNS)[number];
 type Usage = Partial<Record<UsageColumn, number>>;
 /** One statement whatever the columns an event touches (the others add 0): prepared once per object. */
@@ -24,6 +26,8 @@ const ADD_USAGE = `INSERT INTO usage_days (day, ${USAGE_COLUMNS.join(", ")}) VAL
 
 const USAGE: EventTable<[], Usage> = {
   ...ignored(
+    "action.reminder",
+    "turn.rolled_back",
     "session.created",
     "session.forked",
     "turn.submitted",
@@ -50,11 +54,13 @@ const USAGE: EventTable<[], Usage> = {
     "context.compaction.completed",
     "output.spilled",
     "artifact.created",
+    "memory.updated",
     "message.injected",
     "runtime.warning",
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "model.fallback",
     "guardrail.checked",
   ),
   "turn.completed": () => ({ turns: 1 }),
@@ -64,6 +70,7 @@ const USAGE: EventTable<[], Usage> = {
   "cost.recorded": ({ payload: { usage, cost_usd } }) => ({
     model_calls: 1,
     input_tokens: usage.input_tokens,
+    cached_input_tokens: usage.cached_input_tokens ?? 0,
     output_tokens: usage.output_tokens,
     cost_usd: cost_usd ?? 0,
     unpriced_model_calls: cost_usd === null ? 1 : 0,
@@ -73,6 +80,7 @@ const USAGE: EventTable<[], Usage> = {
 
 const PROJECTIONS: EventTable<[SqlStorage], void> = {
   ...ignored(
+    "turn.rolled_back",
     "session.created",
     "session.forked",
     "schedule.created",
@@ -95,12 +103,14 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
     "context.compaction.completed",
     "output.spilled",
     "artifact.created",
+    "memory.updated",
     "message.injected",
     "cost.recorded",
     "runtime.warning",
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "model.fallback",
     "guardrail.checked",
   ),
   "turn.submitted": (e, sql) => {
@@ -128,8 +138,8 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
   "action.required": (e, sql) => {
     const p = e.payload;
     sql.exec(
-      `INSERT INTO actions (action_id, turn_id, tool_call_id, tool_name, status, expires_at, parent_id, depth, subagent_id)
-       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
+      `INSERT INTO actions (action_id, turn_id, tool_call_id, tool_name, status, expires_at, parent_id, depth, subagent_id, kind, response_schema, args_schema, remind_after_ms)
+       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)`,
       e.action_id,
       e.turn_id,
       e.tool_call_id,
@@ -138,20 +148,33 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
       e.parent_id ?? null,
       e.depth ?? 0,
       e.subagent_id ?? null,
+      p.kind,
+      p.response_schema ? JSON.stringify(p.response_schema) : null,
+      p.args_schema ? JSON.stringify(p.args_schema) : null,
+      p.remind_after_ms ?? null,
     );
+    const remindAt = p.remind_after_ms ? e.timestamp + p.remind_after_ms : Number.POSITIVE_INFINITY;
+    if (remindAt < p.expires_at) sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", `${ACTION_REMINDER}${e.action_id}`, remindAt);
     sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", `${APPROVAL_DEADLINE}${e.action_id}`, p.expires_at);
   },
   "action.resolved": (e, sql) => {
     const p = e.payload;
     sql.exec(
-      "UPDATE actions SET status = ?, decided_by = ?, decided_at = ?, reason = ? WHERE action_id = ?",
+      "UPDATE actions SET status = ?, decided_by = ?, decided_at = ?, reason = ?, response = ?, args = ? WHERE action_id = ?",
       p.decision,
       p.by,
       e.timestamp,
       p.reason ?? null,
+      p.response === undefined ? null : JSON.stringify(p.response),
+      p.args === undefined ? null : JSON.stringify(p.args),
       e.action_id,
     );
-    sql.exec("DELETE FROM schedule WHERE kind = ?", `${APPROVAL_DEADLINE}${e.action_id}`);
+    sql.exec("DELETE FROM schedule WHERE kind IN (?, ?)", `${APPROVAL_DEADLINE}${e.action_id}`, `${ACTION_REMINDER}${e.action_id}`);
+  },
+  "action.reminder": (e, sql) => {
+    const next = e.payload.next_at;
+    if (next === null) sql.exec("DELETE FROM schedule WHERE kind = ?", `${ACTION_REMINDER}${e.action_id}`);
+    else sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", `${ACTION_REMINDER}${e.action_id}`, next);
   },
 };
 

@@ -10,6 +10,7 @@ export function providerEnv(env: Env): ProviderEnv {
     OPENAI_API_KEY: env.OPENAI_API_KEY,
     OPENAI_BASE_URL: env.OPENAI_BASE_URL,
     ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY,
+    ANTHROPIC_BASE_URL: env.ANTHROPIC_BASE_URL,
     OPENAI_COMPATIBLE_BASE_URL: env.OPENAI_COMPATIBLE_BASE_URL,
     OPENAI_COMPATIBLE_API_KEY: env.OPENAI_COMPATIBLE_API_KEY,
     workersAI: ai ? (modelId) => createWorkersAI({ binding: ai })(modelId as Parameters<ReturnType<typeof createWorkersAI>>[0]) : undefined,

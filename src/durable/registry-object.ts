@@ -1,12 +1,10 @@
-// The deployment's agent registry: one Durable Object holding validated AgentConfigs by name, and the
-// deployment's session index and usage totals (session-index.ts).
+// The deployment's agent registry: one Durable Object holding validated AgentConfigs by name. Request paths
+// read it through agent-cache.ts; the session index lives in its own shards (index-shards.ts).
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
-import type { SessionListQuery, SessionSummary, UsageDay, UsageQuery, UsageRow } from "../protocol/session-index";
-import { randomId } from "../runtime/ids";
+import { hasIndexRows, moveIndexBatch } from "./index-move";
 import { migrate, REGISTRY_MIGRATIONS } from "./migrate";
-import { eraseSession, getSession, isErased, listSessions, upsertSession, usageTotals } from "./session-index";
 
 /** The deployment's single registry object. */
 export function registry(env: Pick<Env, "REGISTRY">) {
@@ -14,12 +12,13 @@ export function registry(env: Pick<Env, "REGISTRY">) {
 }
 
 export class RegistryObject extends DurableObject<Env> {
-  /** Test hook (TEST_HOOKS=1 only): index writes that fail before they land. */
-  private failingIndexWrites = 0;
+  /** Reads of each config since the object started (for the test of the agent cache). */
+  private readonly reads = new Map<string, number>();
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, REGISTRY_MIGRATIONS);
+      if (hasIndexRows(ctx.storage.sql)) await ctx.storage.setAlarm(Date.now());
     });
   }
 
@@ -40,6 +39,7 @@ export class RegistryObject extends DurableObject<Env> {
   }
 
   async get(name: string): Promise<AgentConfig | null> {
+    this.reads.set(name, (this.reads.get(name) ?? 0) + 1);
     const row = this.ctx.storage.sql.exec<{ config: string }>("SELECT config FROM agents WHERE name = ?", name).toArray()[0];
     return row ? (JSON.parse(row.config) as AgentConfig) : null;
   }
@@ -63,41 +63,14 @@ export class RegistryObject extends DurableObject<Env> {
     return cursor.rowsWritten > 0;
   }
 
-  // ---- The session index ----
-
-  async indexSession(row: SessionSummary, days: UsageDay[]): Promise<void> {
-    if (this.failingIndexWrites > 0) {
-      this.failingIndexWrites -= 1;
-      throw new Error("index write failed (test hook)");
-    }
-    // A session erased meanwhile (a late write from its last turn) is not indexed again.
-    if (isErased(this.ctx.storage.sql, row.session_id)) return;
-    this.ctx.storage.transactionSync(() => upsertSession(this.ctx.storage.sql, row, days));
+  /** Index rows from before the index was sharded move to their shards, a batch per alarm. */
+  override async alarm(): Promise<void> {
+    if (await moveIndexBatch(this.ctx.storage, this.env)) await this.ctx.storage.setAlarm(Date.now() + 100);
   }
 
-  async eraseFromIndex(sessionId: string): Promise<void> {
-    this.ctx.storage.transactionSync(() => eraseSession(this.ctx.storage.sql, sessionId, randomId("era"), Date.now()));
-  }
-
-  async isErased(sessionId: string): Promise<boolean> {
-    return isErased(this.ctx.storage.sql, sessionId);
-  }
-
-  async indexedSession(sessionId: string): Promise<SessionSummary | null> {
-    return getSession(this.ctx.storage.sql, sessionId);
-  }
-
-  async listSessions(query: SessionListQuery): Promise<SessionSummary[]> {
-    return listSessions(this.ctx.storage.sql, query);
-  }
-
-  async usage(query: UsageQuery): Promise<UsageRow[]> {
-    return usageTotals(this.ctx.storage.sql, query);
-  }
-
-  /** Test hook: the next `n` index writes fail. Refused unless the deployment sets TEST_HOOKS=1. */
-  async failIndexWrites(n: number): Promise<void> {
+  /** Test hook: how many times `get` read this agent's config. */
+  async readsOf(name: string): Promise<number> {
     if (this.env.TEST_HOOKS !== "1") throw new Error("test hooks are off");
-    this.failingIndexWrites = n;
+    return this.reads.get(name) ?? 0;
   }
 }

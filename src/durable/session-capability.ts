@@ -16,6 +16,8 @@ export interface OperationInput {
   by: string;
   /** The caller's trace (its W3C traceparent), which a turn it submits joins. */
   trace?: TurnTrace;
+  /** The surface a turn comes from when its defaults differ: "chat" takes the agent's chat_on_busy. */
+  via?: "chat";
 }
 
 export type OperationHandler = (input: OperationInput) => unknown;

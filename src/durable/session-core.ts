@@ -19,16 +19,18 @@ import { emptyView, foldAll, foldEvent } from "../runtime/views/read-model";
 import { Approvals } from "./approvals";
 import { ChannelStore } from "./channel-store";
 import { forkCapability } from "./fork-history";
+import { indexShard } from "./index-shards";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
 import { PendingWrites } from "./pending-writes";
 import { project } from "./projections";
-import { registry } from "./registry-object";
 import { replayCapability } from "./replay-source";
+import { resourceMemory } from "./resource-memory-object";
 import { Schedules } from "./schedules";
 import { alarmFor, type Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import { eraseSessionBlobs } from "./session-erase";
 import { SessionIndexer } from "./session-indexer";
+import { RecallIndexer } from "./session-memory";
 import { type SessionRow, SessionStore, type StoredEvent } from "./session-store";
 import { viewsCapability } from "./session-views";
 import { SOCKETS_DUE, SocketHub } from "./socket-hub";
@@ -90,7 +92,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
         this.config = config;
       },
     );
-    this.queue = new TurnQueue(this, () => this.runner.startNext());
+    this.queue = new TurnQueue(this, this.runner);
     this.approvals = new Approvals(this, () => this.runner.resume("a decision was recorded"));
     this.schedules = new Schedules(this, this.queue);
     this.capabilities = [
@@ -101,6 +103,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
       this.subscriptions.capability(),
       this.delivery.capability(),
       this.indexer.capability((reason) => this.eraseNow(reason)),
+      new RecallIndexer(this).capability(),
       forkCapability(this),
       replayCapability(this, this.runner.replays),
       viewsCapability(this, () => this.channels),
@@ -260,7 +263,9 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     this.indexer.stop();
     for (const t of this.store.queuedTurns()) this.queue.remove(t.turn_id, reason);
     this.runner.interrupt(reason);
-    await registry(this.env).eraseFromIndex(sid);
+    await indexShard(this.env, sid).eraseFromIndex(sid);
+    const rid = this.row().resource_id;
+    if (rid !== null) await resourceMemory(this.env, rid).forgetSession(sid); // its turns leave the recall index
     this.hub.closeAll(CLOSE_CODES.session_erased.code, reason);
     await eraseSessionBlobs(this.env.BLOBS, sid);
     await this.ctx.storage.deleteAlarm();

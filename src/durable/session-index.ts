@@ -1,6 +1,6 @@
-// The session index and usage tables in the registry object's SQLite: each session object upserts its own
-// row and its usage days (so a retried write converges), and erasing a session removes its row.
-import type { SessionListQuery, SessionSummary, UsageDay, UsageQuery, UsageRow } from "../protocol/session-index";
+// The session index and usage tables in one index shard's SQLite (index-shard.ts): each session object upserts
+// its own row and its usage days (so a retried write converges), and erasing a session removes its row.
+import { type SessionListQuery, type SessionSummary, USAGE_COLUMNS, type UsageDay, type UsageQuery, type UsageRow } from "../protocol/session-index";
 
 const SUMMARY_COLUMNS = [
   "session_id",
@@ -17,9 +17,11 @@ const SUMMARY_COLUMNS = [
   "unpriced_model_calls",
   "log_events",
 ] as const;
-const USAGE_COLUMNS = ["turns", "failures", "model_calls", "tool_calls", "input_tokens", "output_tokens", "cost_usd", "unpriced_model_calls"] as const;
 
+/** Upserts the row and usage days; a write older than the stored row (a late one, overtaken by a retry) changes nothing. */
 export function upsertSession(sql: SqlStorage, row: SessionSummary, days: UsageDay[]): void {
+  const stored = sql.exec<{ log_events: number }>("SELECT log_events FROM session_index WHERE session_id = ?", row.session_id).toArray()[0];
+  if (stored && stored.log_events > row.log_events) return;
   const values = SUMMARY_COLUMNS.map((c) => (c === "metadata" ? JSON.stringify(row.metadata) : row[c]));
   sql.exec(`INSERT OR REPLACE INTO session_index (${SUMMARY_COLUMNS.join(", ")}) VALUES (${SUMMARY_COLUMNS.map(() => "?").join(", ")})`, ...values);
   for (const d of days) {
@@ -92,4 +94,29 @@ export function usageTotals(sql: SqlStorage, q: UsageQuery): UsageRow[] {
   return sql
     .exec<UsageRow>(`SELECT ${q.group_by} AS key, ${sums} FROM usage_days WHERE ${where.join(" AND ")} GROUP BY ${q.group_by} ORDER BY ${q.group_by}`, ...args)
     .toArray();
+}
+
+/** The index's tables, as whole rows: what moves when the index moves (from the registry, or to more shards). */
+export const INDEX_TABLES = ["session_index", "usage_days", "erased_sessions"] as const;
+export type IndexRows = Record<(typeof INDEX_TABLES)[number], Record<string, SqlStorageValue>[]>;
+
+/** Up to `limit` rows of each table, removed from this storage (the caller has stored them elsewhere first). */
+export function takeRows(sql: SqlStorage, limit: number): IndexRows {
+  const out = {} as IndexRows;
+  for (const t of INDEX_TABLES) out[t] = sql.exec<Record<string, SqlStorageValue>>(`SELECT rowid AS _rowid, * FROM ${t} LIMIT ?`, limit).toArray();
+  return out;
+}
+
+export function deleteRows(sql: SqlStorage, rows: IndexRows): void {
+  for (const t of INDEX_TABLES) for (const r of rows[t]) sql.exec(`DELETE FROM ${t} WHERE rowid = ?`, r._rowid ?? null);
+}
+
+/** Stores moved rows; a row already here (written since by the session itself) is newer and stays. */
+export function importRows(sql: SqlStorage, rows: IndexRows): void {
+  for (const t of INDEX_TABLES) {
+    for (const { _rowid, ...r } of rows[t]) {
+      const cols = Object.keys(r);
+      sql.exec(`INSERT OR IGNORE INTO ${t} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`, ...Object.values(r));
+    }
+  }
 }

@@ -1,17 +1,20 @@
-// Keeps the session's row in the deployment's index (the registry object) current: written when the session
-// is created and when each turn ends, and retried from the alarm until it lands, so the index converges.
+// Keeps the session's row in the deployment's index (its shard, index-shards.ts) current: written when the
+// session is created and when each turn ends, off the turn's path, one write at a time, and retried from the
+// alarm until it lands, so the index converges (docs/scale.md: within RETRY_MS's last step of the shard
+// answering again). A write that hangs counts as failed after WRITE_TIMEOUT_MS.
 // Also the session's retention deadline: idle that long (a pending approval counts as activity until its
 // deadline), the session erases itself.
 import { isTerminalTurnEvent } from "../protocol/events";
 import type { SessionSummary, UsageDay } from "../protocol/session-index";
-import { registry } from "./registry-object";
+import { indexShard } from "./index-shards";
 import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 
 /** Schedule entries of the alarm. */
 export const INDEX_RETRY = "index";
 export const RETENTION = "retention";
-const RETRY_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
+const RETRY_MS = [1_000, 5_000, 15_000, 60_000];
+const WRITE_TIMEOUT_MS = 30_000;
 const DAY_MS = 24 * 3600 * 1000;
 
 /** The slice of the session the indexer works on. */
@@ -21,6 +24,9 @@ export class SessionIndexer {
   private failures = 0;
   /** Set when the session is being erased: a write still on its way must not touch the storage after that. */
   private stopped = false;
+  /** The write on its way, and whether another sync was asked for meanwhile (it runs once, after). */
+  private writing: Promise<void> | null = null;
+  private again = false;
 
   constructor(private readonly s: IndexerSession) {}
 
@@ -55,23 +61,47 @@ export class SessionIndexer {
     return this.s.store.usageDays();
   }
 
-  /** Writes the row; on failure, schedules a retry with backoff (the alarm calls this again). */
-  async sync(): Promise<void> {
-    if (this.stopped) return;
+  /**
+   * Writes the row. A slow shard holds at most one write of this session: syncs asked for meanwhile become one
+   * more write after it, of the state then.
+   */
+  sync(): Promise<void> {
+    if (this.writing) {
+      this.again = true;
+      return this.writing;
+    }
+    this.writing = (async () => {
+      do this.again = false;
+      while ((await this.write()) && this.again);
+    })().finally(() => {
+      this.writing = null;
+    });
+    return this.writing;
+  }
+
+  /** One write; on failure, schedules a retry with backoff (the alarm syncs again). Whether it landed. */
+  private async write(): Promise<boolean> {
+    if (this.stopped) return false;
     let summary: SessionSummary;
     try {
       summary = this.summary();
     } catch {
-      return; // erased meanwhile
+      return false; // erased meanwhile
     }
     let written = true;
+    let timer: ReturnType<typeof setTimeout> | null = null;
     try {
-      await registry(this.s.bindings()).indexSession(summary, this.days());
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer in ${WRITE_TIMEOUT_MS} ms`)), WRITE_TIMEOUT_MS);
+      });
+      await Promise.race([indexShard(this.s.bindings(), summary.session_id).indexSession(summary, this.days()), timeout]);
     } catch (err) {
       console.error("session index write failed; retrying from the alarm", err);
       written = false;
+    } finally {
+      clearTimeout(timer);
     }
-    if (this.stopped) return; // the session was erased while the write was on its way
+    if (this.stopped) return false; // the session was erased while the write was on its way
     if (written) {
       this.failures = 0;
       this.s.store.unschedule(INDEX_RETRY);
@@ -82,6 +112,7 @@ export class SessionIndexer {
     }
     this.scheduleRetention(summary.last_activity);
     this.s.armAlarm();
+    return written;
   }
 
   /** The session is being erased: no more index writes, and none still on its way writes here. */

@@ -30,6 +30,8 @@ export interface CreateSessionInput {
   orchestration_depth?: number;
   /** Who opens it (a browser token's subject). */
   owner?: string | null;
+  /** The resource whose memory the session uses (registered with the resource's memory object first). */
+  resource_id?: string | null;
   /** Set for a fork: where its conversation comes from, and that conversation. */
   fork?: { from_session: string; at_sequence: number; messages_json: string; paused_json: string | null };
   /** Set for a replay (a fork just before the replayed turn): the recorded turn it runs again. */
@@ -76,11 +78,12 @@ export class SessionObject extends SessionCore {
         created_at: Date.now(),
         orchestration_depth: input.orchestration_depth ?? 0,
         owner: input.owner ?? null,
+        resource_id: input.resource_id ?? null,
       };
       this.session = row;
       const payload = { agent: input.agent.name, model: input.agent.model, policy: input.policy, metadata: input.metadata, owner: row.owner };
+      const drafts: EventDraft[] = [{ type: "session.created", payload: row.resource_id ? { ...payload, resource_id: row.resource_id } : payload }];
       const { fork } = input;
-      const drafts: EventDraft[] = [{ type: "session.created", payload }];
       if (fork) drafts.unshift({ type: "session.forked", payload: { from_session: fork.from_session, at_sequence: fork.at_sequence } });
       const paused = fork?.paused_json ? pausedTurn(JSON.parse(fork.paused_json) as PausedCut, input.agent, row.created_at) : null;
       if (paused) drafts.push(...paused.drafts);

@@ -29,6 +29,8 @@ export type SessionRow = {
   /** How deep in agent_orchestrate child sessions this session runs (0: opened by a client). */
   orchestration_depth: number;
   owner: string | null;
+  /** The resource (end user or account) whose memory the session reads and writes; null: none. */
+  resource_id: string | null;
 };
 
 export type ActionRow = {
@@ -36,8 +38,19 @@ export type ActionRow = {
   turn_id: string;
   tool_call_id: string;
   tool_name: string;
-  status: "pending" | "approved" | "rejected" | "timed_out";
+  status: "pending" | ApprovalDecision;
   expires_at: number;
+  kind: "tool_approval" | "user_input";
+  /** user_input: the JSON Schema (JSON) the answer must match. */
+  response_schema: string | null;
+  /** An answered question's answer (JSON). */
+  response: string | null;
+  /** The tool's parameters (JSON) when an approver may edit the arguments. */
+  args_schema: string | null;
+  /** The arguments as an approver edited them (JSON). */
+  args: string | null;
+  /** How often an action.reminder is emitted while it waits (null: never). */
+  remind_after_ms: number | null;
   decided_by: string | null;
   decided_at: number | null;
   reason: string | null;
@@ -159,14 +172,15 @@ export class SessionStore {
 
   session(): SessionRow | null {
     return (
-      this.sql.exec<SessionRow>("SELECT session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth, owner FROM session").toArray()[0] ??
-      null
+      this.sql
+        .exec<SessionRow>("SELECT session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth, owner, resource_id FROM session")
+        .toArray()[0] ?? null
     );
   }
 
   insertSession(row: SessionRow): void {
     this.sql.exec(
-      "INSERT INTO session (id, session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth, owner) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO session (id, session_id, thread_id, agent, metadata, policy, created_at, orchestration_depth, owner, resource_id) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       row.session_id,
       row.thread_id,
       row.agent,
@@ -175,6 +189,7 @@ export class SessionStore {
       row.created_at,
       row.orchestration_depth,
       row.owner,
+      row.resource_id,
     );
   }
 
@@ -250,12 +265,22 @@ export class SessionStore {
   /** Decisions recorded for a turn's approvals (applied to its state by the loop). */
   decisions(turnId: string): Map<string, RecordedDecision> {
     const rows = this.sql
-      .exec<{ action_id: string; status: ApprovalDecision; reason: string | null }>(
-        "SELECT action_id, status, reason FROM actions WHERE turn_id = ? AND status != 'pending'",
+      .exec<Pick<ActionRow, "action_id" | "status" | "reason" | "response" | "args" | "decided_by">>(
+        "SELECT action_id, status, reason, response, args, decided_by FROM actions WHERE turn_id = ? AND status != 'pending'",
         turnId,
       )
       .toArray();
-    return new Map(rows.map((r) => [r.action_id, { status: r.status, reason: r.reason }]));
+    return new Map(
+      rows.map((r) => [
+        r.action_id,
+        {
+          status: r.status as ApprovalDecision,
+          reason: r.reason,
+          ...(r.response === null ? {} : { response: JSON.parse(r.response) as unknown }),
+          ...(r.args === null ? {} : { args: JSON.parse(r.args) as Record<string, unknown>, by: r.decided_by ?? "" }),
+        },
+      ]),
+    );
   }
 
   /** Records a live message for the running turn; returns its inbox position. */
@@ -285,6 +310,11 @@ export class SessionStore {
 
   schedule(kind: string, dueAt: number): void {
     this.sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", kind, dueAt);
+  }
+
+  /** When the entry `kind` is due; null when there is none. */
+  dueAt(kind: string): number | null {
+    return this.sql.exec<{ due_at: number }>("SELECT due_at FROM schedule WHERE kind = ?", kind).toArray()[0]?.due_at ?? null;
   }
 
   unschedule(kind: string): void {

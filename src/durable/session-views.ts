@@ -26,6 +26,7 @@ export function snapshotView(s: SessionContext, channels: ChannelRow[]) {
     metadata: view.metadata,
     orchestration_depth: row.orchestration_depth,
     owner: row.owner,
+    resource_id: row.resource_id,
     threads: [{ thread_id: row.thread_id, status: view.status, active_turn_id: view.active_turn_id }],
     turns: view.turns,
     turn_count: view.turn_count,

@@ -9,11 +9,13 @@ import { randomId } from "../runtime/ids";
 import type { TurnPorts, TurnSetup } from "../runtime/loop";
 import type { TurnState } from "../runtime/turn-state";
 import { parseAllowlist } from "../runtime/url-allowlist";
+import { agentConfig } from "./agent-cache";
 import { addFile, fileStore } from "./file-store";
 import { sqlMemory } from "./memory-store";
 import { runChildSession } from "./orchestration-steps";
 import { registry } from "./registry-object";
 import type { SessionContext } from "./session-context";
+import { resourcePort } from "./session-memory";
 import { r2Workspace } from "./workspace-store";
 
 /** Where a spilled payload lives in R2: under its session, so one session cannot read another's. */
@@ -82,7 +84,7 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
       hooks.suspended(exec, state);
     },
     handoff: async (agent, reason) => {
-      const config = await registry(env).get(agent);
+      const config = await agentConfig(env, agent);
       owned();
       if (!config) throw new Error(`Agent "${agent}" is not registered`);
       return hooks.handoff(exec, config, reason);
@@ -129,6 +131,10 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
       urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST),
       workspace: r2Workspace(env.BLOBS, session_id, s.policy().workspace_root),
       memory: sqlMemory(store.sql),
+      resource: resourcePort(s, turnId, (drafts) => {
+        owned();
+        s.commit(drafts);
+      }),
     },
   };
 }

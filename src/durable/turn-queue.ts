@@ -2,14 +2,16 @@
 // for the running turn. Inputs are recorded first, as events or inbox rows, in the transaction that
 // acknowledges them; the turn runner takes it from there.
 
+import type { OnBusy } from "../protocol/busy";
 import { ApiError } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TurnTrace } from "../protocol/events";
 import type { FileRef } from "../protocol/input-parts";
-import type { InjectResult, SubmitTurnBody, TurnAccepted } from "../protocol/wire";
+import type { InjectResult, SubmitTurnBody, TurnAccepted, TurnSubmitted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
 import { redactStage, type Verdict } from "../runtime/guardrails/run";
 import { randomId } from "../runtime/ids";
 import { randomTraceId, traceFrom } from "../runtime/trace";
+import { DEBOUNCE, joinable } from "./debounce";
 import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import type { TurnRow } from "./session-store";
@@ -24,27 +26,31 @@ export const MAX_QUEUED_TURNS = 20;
 type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
 
 /** The slice of the session the queue works on. */
-export type QueueSession = Pick<SessionContext, "agent" | "bindings" | "commit" | "row" | "store" | "transact" | "view">;
+export type QueueSession = Pick<SessionContext, "agent" | "armAlarm" | "bindings" | "commit" | "row" | "store" | "transact" | "view">;
 
-/** A turn as the queue records it: its text, the references of its files (turn-attachments.ts), and its key. */
-export interface TurnRequest {
-  input: string;
-  files?: FileRef[];
-  idempotency_key?: string;
+/** A turn as the queue records it: its text, the references of its files (turn-attachments.ts), its key and on_busy. */
+export type TurnRequest = Omit<SubmitTurnBody, "input"> & { input: string; files?: FileRef[] };
+
+/** What the queue asks of the turn runner. */
+export interface QueueRunner {
+  /** Starts the first queued turn when none is running. */
+  startNext(): void;
+  /** Cancels (or rolls back) the running turn for `byTurnId`, recording `drafts` (that turn's submission) in the same transaction. */
+  supersede(byTurnId: string, drafts: EventDraft[], rollback: boolean): void;
 }
 
 export class TurnQueue {
   constructor(
     private readonly s: QueueSession,
-    /** Starts the first queued turn when none is running. */
-    private readonly startNext: () => void,
+    private readonly runner: QueueRunner,
   ) {}
 
   /**
    * Queues a turn; it joins `trace` (the caller's, from its traceparent) or starts a trace of its own.
-   * `source` names what submitted it when the runtime did (a due schedule).
+   * `source` names what submitted it when the runtime did (a due schedule). While a turn runs, `body.on_busy`
+   * decides (absent: enqueue): see docs/guides/busy-sessions.md.
    */
-  submit(body: TurnRequest, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource): TurnAccepted & { duplicate?: boolean } {
+  submit(body: TurnRequest, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource): TurnSubmitted {
     const { store } = this.s;
     const { input, verdicts } = this.redacted(body.input);
     body = { ...body, input };
@@ -58,40 +64,84 @@ export class TurnQueue {
         return { turn_id: prior.turn_id, status: submitted?.status === "queued" ? "queued" : "accepted", duplicate: true };
       }
     }
+    const running = store.runningTurn();
+    // A live message is text alone: a turn with files is queued rather than injected.
+    const files = (body.files?.length ?? 0) > 0;
+    const asked = running ? (body.on_busy ?? "enqueue") : "enqueue";
+    const onBusy = asked === "inject" && files ? "enqueue" : asked;
+    // The live message keeps no idempotency key: a retry that repeats it adds it again.
+    if (running && onBusy === "inject") return this.injectInto(running.turn_id, { input, verdicts }, "input");
     this.checkSize("input", body.input);
-    const queuedBefore = store.queuedTurns();
-    const busy = store.runningTurn() !== null || queuedBefore.length > 0;
+    if (running && onBusy === "reject") {
+      throw new ApiError("session_busy", `Turn '${running.turn_id}' is running; on_busy "reject" refuses a new turn meanwhile`, {
+        running_turn_id: running.turn_id,
+      });
+    }
+    const now = Date.now();
+    const { debounce_ms } = body;
+    const openWindow = (turnId: string) => () => {
+      if (debounce_ms) store.schedule(DEBOUNCE + turnId, now + debounce_ms);
+    };
+    // Files do not join a debounced turn (a live message is text alone): they start one of their own.
+    const joins = files ? null : joinable(store, body, now);
+    // Each message that joins the turn restarts its wait.
+    if (joins) return this.injectInto(joins, { input, verdicts }, "input", openWindow(joins));
+    const queuedBefore = store.queuedTurns().map((t) => t.turn_id);
+    const busy = running !== null || queuedBefore.length > 0;
     if (busy) this.checkRoom();
     const turn_id = randomId("trn");
     const key = body.idempotency_key ? { idempotency_key: body.idempotency_key } : {};
+    const debounce = debounce_ms ? { on_busy: body.on_busy ?? "enqueue", debounce_ms } : {};
+    const queued = busy || debounce_ms !== undefined;
     const drafts: EventDraft[] = [
       {
         type: "turn.submitted",
         turn_id,
         trace,
-        payload: { input: body.input, ...(body.files ? { files: body.files } : {}), queued: busy, ...key, ...(source ? { source } : {}) },
+        payload: { input: body.input, ...(body.files ? { files: body.files } : {}), queued, ...key, ...(source ? { source } : {}), ...debounce },
       },
     ];
     drafts.push(...verdictEvents(turn_id, verdicts));
-    if (busy) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore.map((t) => t.turn_id), turn_id] } });
-    this.s.commit(drafts);
-    this.startNext();
-    return { turn_id, status: busy ? "queued" : "accepted" };
+    if (running && (onBusy === "interrupt" || onBusy === "rollback")) {
+      // An entry for a turn whose submission failed below would be harmless: its alarm finds no such turn.
+      if (debounce_ms) this.s.transact(openWindow(turn_id));
+      // Ahead of the turns already queued: it starts as soon as the running one has been cancelled.
+      drafts.push({ type: "queue.changed", payload: { queued: [turn_id, ...queuedBefore] } });
+      this.runner.supersede(turn_id, drafts, onBusy === "rollback");
+      this.s.armAlarm();
+      return { turn_id, status: debounce_ms ? "queued" : "accepted", superseded_turn_id: running.turn_id };
+    }
+    if (queued) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore, turn_id] } });
+    this.s.commit(drafts, openWindow(turn_id));
+    this.runner.startNext();
+    if (debounce_ms) this.s.armAlarm();
+    return { turn_id, status: queued ? "queued" : "accepted" };
   }
 
   /** A live message: the running turn takes it before its next model call; with none running it is a new turn. */
   inject(content: string): InjectResult {
+    const running = this.s.store.runningTurn();
+    if (!running) return { delivery: "new_turn", ...(this.submit({ input: content }) as TurnAccepted) };
+    const { turn_id, message_id } = this.injectInto(running.turn_id, this.redacted(content), "content");
+    return { delivery: "injected", turn_id, message_id: message_id! };
+  }
+
+  /**
+   * Records the (redacted) `input` in the inbox of `turnId` (running, or waiting for its debounce window),
+   * with `also` in the same transaction; `path` names the field in a refusal.
+   */
+  private injectInto(turnId: string, { input, verdicts }: { input: string; verdicts: Verdict[] }, path: string, also = () => {}): TurnSubmitted {
     const { store } = this.s;
-    const running = store.runningTurn();
-    if (!running) return { delivery: "new_turn", ...this.submit({ input: content }) };
-    const { input, verdicts } = this.redacted(content);
-    this.checkSize("content", input);
+    this.checkSize(path, input);
     this.checkRoom();
     const message_id = randomId("msg");
-    const add = () => store.addToInbox(running.turn_id, message_id, input, Date.now());
+    const add = () => {
+      store.addToInbox(turnId, message_id, input, Date.now());
+      also();
+    };
     if (verdicts.length === 0) this.s.transact(add);
-    else this.s.commit(verdictEvents(running.turn_id, verdicts, message_id), add);
-    return { delivery: "injected", turn_id: running.turn_id, message_id };
+    else this.s.commit(verdictEvents(turnId, verdicts, message_id), add);
+    return { turn_id: turnId, status: "injected", message_id };
   }
 
   /**
@@ -109,10 +159,14 @@ export class TurnQueue {
       .queuedTurns()
       .filter((t) => t.turn_id !== turnId)
       .map((t) => t.turn_id);
-    this.s.commit([
-      { type: "turn.cancelled", turn_id: turnId, payload: { reason } },
-      { type: "queue.changed", payload: { queued } },
-    ]);
+    // Messages that had joined it (debounce_ms) go with it.
+    this.s.commit(
+      [
+        { type: "turn.cancelled", turn_id: turnId, payload: { reason } },
+        { type: "queue.changed", payload: { queued } },
+      ],
+      () => this.s.store.clearInbox(turnId),
+    );
     return queued;
   }
 
@@ -125,6 +179,13 @@ export class TurnQueue {
     const queued = [turnId, ...rest];
     this.s.commit([{ type: "queue.changed", payload: { queued } }]);
     return queued;
+  }
+
+  /** The body with the agent's default on_busy (for `via`) when it names none. */
+  private withDefault(body: SubmitTurnBody, via: "chat" | undefined): SubmitTurnBody {
+    const agent = this.s.agent();
+    const onBusy: OnBusy | undefined = body.on_busy ?? (via === "chat" ? (agent.chat_on_busy ?? agent.on_busy) : agent.on_busy);
+    return onBusy ? { ...body, on_busy: onBusy } : body;
   }
 
   /** Refuses an input that alone is over the agent's history budget: no trimming could make it fit. */
@@ -151,8 +212,8 @@ export class TurnQueue {
   capability(): Capability {
     return {
       operations: {
-        submitTurn: async ({ body, trace }) => {
-          const { input, ...rest } = body as SubmitTurnBody;
+        submitTurn: async ({ body, trace, via }) => {
+          const { input, ...rest } = this.withDefault(body as SubmitTurnBody, via);
           const inputs = turnInputs(this.s.bindings(), this.s.row().session_id);
           return this.submit({ ...rest, ...(await turnInput(input, inputs)) }, trace);
         },
@@ -160,6 +221,8 @@ export class TurnQueue {
         removeQueued: ({ params }) => ({ queued: this.remove(params.turn_id!) }),
         promoteQueued: ({ params }) => ({ queued: this.promote(params.turn_id!) }),
       },
+      // A debounced turn's window closed: it starts when it is first in the queue and nothing runs.
+      alarms: [{ kind: DEBOUNCE, prefix: true, fire: () => this.runner.startNext() }],
     };
   }
 }

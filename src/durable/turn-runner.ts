@@ -2,6 +2,7 @@
 // turn after a restart or a decision, interrupting it, and recording its end. The loop alone changes a
 // turn's state; what arrives from outside (decisions, live messages) is recorded first and read by it.
 
+import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
 import { errorMessage } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TerminalDraft } from "../protocol/events";
@@ -12,6 +13,8 @@ import { logLine } from "../runtime/log";
 import { runTurn, type TurnSetup } from "../runtime/loop";
 import { randomTraceId, traceFrom } from "../runtime/trace";
 import { closingEvents, finalMessages, hasDecisionToApply, newTurnState, type TurnState } from "../runtime/turn-state";
+import { partialAnswer, queueAfter, startedCalls } from "./cut-turn";
+import { held } from "./debounce";
 import { type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { ReplayTurns } from "./replay-turns";
 import type { Capability } from "./session-capability";
@@ -48,6 +51,7 @@ export class TurnRunner {
       this.s.armAlarm();
       return;
     }
+    if (held(store, next.turn_id, Date.now())) return; // its debounce window's alarm starts it
     const agent = this.s.agent();
     const state = newTurnState(next.turn_id, next.input, Date.now(), submittedFiles(store, next.turn_id));
     const drafts: EventDraft[] = [];
@@ -93,6 +97,20 @@ export class TurnRunner {
 
   /** Ends the running turn at once, from its last checkpoint; its executor, if any, writes nothing more. */
   interrupt(reason: string): { interrupted: boolean; turn_id: string | null } {
+    return this.cut({ reason });
+  }
+
+  /**
+   * Cancels the running turn for the turn `byTurnId` (on_busy "interrupt" or "rollback"): `drafts` (its
+   * submission, queued first) are recorded with the cancellation in one transaction. Interrupted, the text the
+   * cut model call had streamed stays in the history as the turn's partial answer; rolled back, nothing of
+   * the turn enters the history, and turn.rolled_back lists the tool calls it had started. Then the new turn starts.
+   */
+  supersede(byTurnId: string, drafts: EventDraft[], rollback: boolean): void {
+    this.cut({ reason: rollback ? "rolled_back" : "superseded", by_turn_id: byTurnId }, drafts);
+  }
+
+  private cut(payload: PayloadOf<"turn.cancelled">, before: EventDraft[] = []): { interrupted: boolean; turn_id: string | null } {
     // Held events (tool results) are facts of the turn: written first, so the checkpoint read below has them
     // and the closing events do not close their calls a second time.
     try {
@@ -104,9 +122,13 @@ export class TurnRunner {
     if (!running) return { interrupted: false, turn_id: null };
     const exec = this.executor;
     this.executor = null;
-    exec?.abort.abort(new Error(reason));
+    exec?.abort.abort(new Error(payload.reason));
     const state = this.s.store.turnState(running.turn_id) ?? newTurnState(running.turn_id, running.input, Date.now());
-    this.end({ type: "turn.cancelled", turn_id: running.turn_id, payload: { reason } }, state);
+    const by = payload.by_turn_id;
+    const log = by ? this.s.store.eventsOfTurn(running.turn_id) : [];
+    const rolledBack = by && payload.reason === "rolled_back" ? { turn_id: running.turn_id, by_turn_id: by, side_effects: startedCalls(log) } : undefined;
+    const partial = by && !rolledBack ? partialAnswer(state, log) : [];
+    this.end({ type: "turn.cancelled", turn_id: running.turn_id, payload }, state, { before, partial, rolledBack });
     return { interrupted: true, turn_id: running.turn_id };
   }
 
@@ -148,12 +170,13 @@ export class TurnRunner {
       },
       handoff: async (e, config, reason) => {
         const mcp = await this.setups.discover(config);
+        const memory = await this.setups.workingMemory(config);
         if (this.executor !== e) throw new TurnTakenError("turn no longer owned by this executor");
-        const setup = this.setups.setupFor(config, mcp);
+        const setup = this.setups.setupFor(config, mcp, memory);
         const from = this.s.agent().name;
         this.switchAgent(config, [
           { type: "run.status", turn_id: state.turn_id, payload: { phase: "handoff", from, to: config.name, reason: reason ?? null } },
-          ...this.setups.warnings(state.turn_id, mcp),
+          ...this.setups.warnings(state.turn_id, mcp, memory),
         ]);
         return setup;
       },
@@ -164,15 +187,16 @@ export class TurnRunner {
       const config = this.s.agent();
       // The tools of the agent's MCP servers are known only now; servers that do not answer are left out.
       const mcp = await this.setups.discover(config);
+      const memory = await this.setups.workingMemory(config);
       let setup: TurnSetup;
       try {
         const diverged = (payload: PayloadOf<"replay.diverged">) => ports.emit([{ type: "replay.diverged", turn_id: state.turn_id, payload }]);
-        setup = this.replays.setupFor(state.turn_id, this.setups.setupFor(config, mcp), diverged);
+        setup = this.replays.setupFor(state.turn_id, this.setups.setupFor(config, mcp, memory), diverged);
       } catch (err) {
         ports.finish({ type: "turn.failed", turn_id: state.turn_id, payload: { error: { code: "configuration_error", message: errorMessage(err) } } }, state);
         return;
       }
-      const drafts = this.setups.warnings(state.turn_id, mcp);
+      const drafts = this.setups.warnings(state.turn_id, mcp, memory);
       if (mode.fresh) drafts.push(this.setups.catalogEvent(state.turn_id, setup));
       if (drafts.length > 0) ports.emit(drafts);
       await runTurn(state, setup, ports, mode.recovering);
@@ -194,16 +218,27 @@ export class TurnRunner {
    * Records a turn's end: what it left open closed, the terminal event, its messages moved to the history, its
    * checkpoint removed, in one transaction. Live messages that arrived too late to enter it become queued turns.
    */
-  private end(event: TerminalDraft, state: TurnState): void {
+  private end(
+    event: TerminalDraft,
+    state: TurnState,
+    cut: { before?: EventDraft[]; partial?: ModelMessage[]; rolledBack?: PayloadOf<"turn.rolled_back"> } = {},
+  ): void {
     const { store } = this.s;
     const turnId = state.turn_id;
     const { status } = turnOutcome(event);
-    const messages = finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`);
+    // A rolled-back turn leaves nothing in the conversation the model sees.
+    const messages = cut.rolledBack
+      ? []
+      : [...finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`), ...(cut.partial ?? [])];
+    const before = cut.before ?? [];
     const late = store.inbox(turnId, state.messages_taken ?? 0).map((m) => ({ turn_id: randomId("trn"), input: m.content, message_id: m.message_id }));
     const closing = closingEvents(state, status === "cancelled" ? "cancelled" : "interrupted", Date.now(), undefined, store.decisions(turnId));
     const drafts: EventDraft[] = [
+      ...before,
       ...closing,
       event,
+      // A session-level event (no turn_id): nothing of a turn follows its terminal event.
+      ...(cut.rolledBack ? [{ type: "turn.rolled_back", payload: cut.rolledBack } as const] : []),
       ...late.map(
         (t): EventDraft => ({
           type: "turn.submitted",
@@ -214,7 +249,7 @@ export class TurnRunner {
       ),
     ];
     if (late.length > 0) {
-      const queued = [...store.queuedTurns().map((t) => t.turn_id), ...late.map((t) => t.turn_id)];
+      const queued = [...queueAfter(before, store.queuedTurns()), ...late.map((t) => t.turn_id)];
       drafts.push({ type: "queue.changed", payload: { queued } });
     }
     drafts.push(...this.replays.closing(turnId, [...closing, event]));

@@ -2,6 +2,7 @@
 // history, and the session's orchestration limits.
 import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
+import { errorMessage } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
 import type { TurnSetup } from "../runtime/loop";
 import { resolveModel } from "../runtime/models";
@@ -12,6 +13,11 @@ import { parseAllowlist } from "../runtime/url-allowlist";
 import { orchestrationLimits } from "./orchestration-steps";
 import { providerEnv } from "./providers";
 import type { SessionContext } from "./session-context";
+import { workingMemorySection } from "./session-memory";
+
+/** The working memory read for a turn: its prompt section (null: none), or why it could not be read. */
+export type WorkingMemoryRead = { section: string | null; warning: string | null };
+const NO_MEMORY: WorkingMemoryRead = { section: null, warning: null };
 
 export class TurnSetups {
   /** Clients of the agent's MCP servers, kept between turns (tool listings are cached for a short while). */
@@ -21,7 +27,7 @@ export class TurnSetups {
 
   constructor(private readonly s: SessionContext) {}
 
-  setupFor(config: AgentConfig, mcp: McpDiscovery): TurnSetup {
+  setupFor(config: AgentConfig, mcp: McpDiscovery, memory: WorkingMemoryRead = NO_MEMORY): TurnSetup {
     const providers = providerEnv(this.s.bindings());
     this.history ??= this.s.store.history();
     return {
@@ -32,6 +38,8 @@ export class TurnSetups {
       resolveModel: (spec) => resolveModel(spec, providers),
       orchestration: { ...orchestrationLimits(this.s.bindings()), depth: this.s.row().orchestration_depth },
       prices: parsePriceOverrides(this.s.bindings().MODEL_PRICES),
+      cacheKey: this.s.row().session_id,
+      ...(memory.section ? { working_memory: memory.section } : {}),
     };
   }
 
@@ -49,9 +57,24 @@ export class TurnSetups {
     return [...resolveToolbelt(config, this.s.policy(), mcp.tools).values()].map(describeTool);
   }
 
-  /** A runtime.warning per MCP server or tool that discovery had to leave out. */
-  warnings(turnId: string, mcp: McpDiscovery): EventDraft[] {
-    return mcp.warnings.map((w) => ({ type: "runtime.warning", turn_id: turnId, payload: { code: w.code, server: w.server, message: w.message } }));
+  /** The working memory of the session's resource for a turn of `config`; never fails (a memory object that does not answer is a warning). */
+  async workingMemory(config: AgentConfig): Promise<WorkingMemoryRead> {
+    try {
+      return { section: await workingMemorySection(this.s, config), warning: null };
+    } catch (err) {
+      return { section: null, warning: `The working memory could not be read; the turn runs without it: ${errorMessage(err)}` };
+    }
+  }
+
+  /** A runtime.warning per MCP server or tool that discovery had to leave out, and for working memory that could not be read. */
+  warnings(turnId: string, mcp: McpDiscovery, memory: WorkingMemoryRead = NO_MEMORY): EventDraft[] {
+    const drafts: EventDraft[] = mcp.warnings.map((w) => ({
+      type: "runtime.warning",
+      turn_id: turnId,
+      payload: { code: w.code, server: w.server, message: w.message },
+    }));
+    if (memory.warning) drafts.push({ type: "runtime.warning", turn_id: turnId, payload: { code: "working_memory_unavailable", message: memory.warning } });
+    return drafts;
   }
 
   catalogEvent(turnId: string, setup: TurnSetup): EventDraft {

@@ -1,7 +1,9 @@
 // The agent configuration (SPEC §3): one zod schema for validation and defaults. The checks that need the
 // deployment (configured providers, known tools, the URL allowlist) are in deployment-checks.ts.
 import { z } from "zod";
+import { OnBusy } from "./busy";
 import { GuardrailsSchema } from "./guardrails";
+import { MemoryConfigSchema } from "./memory";
 import { modelSpecField } from "./model-spec";
 import { SubscriptionSpec } from "./subscriptions";
 import { PERMISSION_CLASSES } from "./tool-classes";
@@ -83,9 +85,28 @@ export type McpServerSpec = z.infer<typeof McpServerSchema>;
 
 const BUDGET_AWARENESS = /^(per-message|limit:(\d{1,3}))$/;
 
+/** A hitl_tools entry with options (a bare name takes the defaults). */
+const HitlToolSchema = z.strictObject({
+  name: z.string().min(1),
+  /** Whether an approver may change the call's arguments when approving it. */
+  allow_edits: z.boolean().default(true),
+  /** While a call waits, an action.reminder this often (subscriptions deliver it, so a webhook can page someone). */
+  remind_after_ms: z
+    .int()
+    .min(1000)
+    .max(7 * 24 * 3600 * 1000)
+    .optional(),
+});
+
 export const AgentConfigSchema = z.strictObject({
   name: nameField,
   model: modelSpecField.default("openai:gpt-4o"),
+  /** Tried in order when a call to `model` fails with a retryable error or a first-token timeout (docs/guides/model-fallback.md). */
+  fallback_models: z.array(modelSpecField).max(4, "at most 4 fallback models").default([]),
+  /** A model that sends nothing for this long is given up for the next model. */
+  first_token_timeout_ms: z.int().min(100).max(600_000).nullable().default(null),
+  /** Bounds one model call as a whole, fallbacks included; past it the call fails. */
+  model_timeout_ms: z.int().min(100).max(600_000).nullable().default(null),
   instructions: z.string().max(200_000).default(""),
   tools: z.array(z.string().min(1)).max(128).default([]),
   http_tools: z.array(HttpToolSchema).max(64).default([]),
@@ -111,7 +132,10 @@ export const AgentConfigSchema = z.strictObject({
     .default(null),
   /** Overrides the known context window of the model (tokens), for budget awareness. */
   context_window: z.int().min(1024).max(10_000_000).nullable().default(null),
-  hitl_tools: z.array(z.string().min(1)).max(128).default([]),
+  hitl_tools: z
+    .array(z.union([z.string().min(1), HitlToolSchema]))
+    .max(128)
+    .default([]),
   /** How long a tool call waits for a human decision before it is resolved as timed_out. */
   approval_timeout_ms: z
     .int()
@@ -129,10 +153,19 @@ export const AgentConfigSchema = z.strictObject({
   /** Outbound subscriptions every session of this agent gets, delivering its whole log (docs/guides/schedules-and-subscriptions.md). */
   subscriptions: z.array(SubscriptionSpec).max(5).optional(),
   guardrails: GuardrailsSchema.optional().describe("Checks of the input, the final answer and tool payloads (docs/guides/guardrails.md)."),
+  memory: MemoryConfigSchema.optional().describe("Memory across the sessions of a resource (docs/guides/memory.md)."),
+  on_busy: OnBusy.optional().describe("What a turn submitted while another runs does when its request does not say (absent: enqueue)"),
+  chat_on_busy: OnBusy.optional().describe("The same for POST /v1/chat (useChat); absent: on_busy"),
   output_mode: z
     .enum(["streamed", "buffered"])
     .optional()
     .describe("streamed (absent): text reaches clients as the model writes it; buffered: only once the output guardrails passed the final answer"),
 });
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
+export type HitlTool = z.infer<typeof HitlToolSchema>;
+
+/** A hitl_tools entry with its defaults: a bare name is a tool whose calls wait for one decision, editable. */
+export function hitlRules(entries: AgentConfig["hitl_tools"]): HitlTool[] {
+  return entries.map((e) => (typeof e === "string" ? { name: e, allow_edits: true } : e));
+}
 export type AgentConfigInput = z.input<typeof AgentConfigSchema>;

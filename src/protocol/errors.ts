@@ -12,6 +12,10 @@ export const ERROR_CODES = {
     status: 409,
     meaning: "The request contradicts the current state: an idempotency key reused with another body, an action already decided, a turn not ended.",
   },
+  session_busy: {
+    status: 409,
+    meaning: "A turn submitted with on_busy `reject` while another runs; `details.running_turn_id` names the running turn. Nothing was stored.",
+  },
   body_too_large: {
     status: 413,
     meaning: "A request body over 1 MiB, or a file over the limit of a file (`FILES_MAX_BYTES`) or of a session's files (`FILES_MAX_SESSION_BYTES`).",

@@ -4,7 +4,14 @@ import { z } from "zod";
 import { GUARDRAIL_STAGES } from "./guardrails";
 import { FileRef } from "./input-parts";
 
-const Usage = z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).meta({ id: "Usage" });
+const Usage = z
+  .object({
+    input_tokens: z.number(),
+    output_tokens: z.number(),
+    total_tokens: z.number(),
+    cached_input_tokens: z.number().optional().describe("input tokens read from the provider's prompt cache (part of input_tokens); absent when none"),
+  })
+  .meta({ id: "Usage" });
 const Phase = z.enum(["executor", "planner", "compaction"]);
 /** Why a turn failed (turn.failed's `error.code`): a closed list, each code with what it means. */
 export const TURN_ERROR_CODES = {
@@ -37,7 +44,7 @@ const SubmitError = z
     message: z.string(),
   })
   .meta({ id: "SubmitError" });
-const Decision = z.enum(["approved", "rejected", "timed_out"]);
+const Decision = z.enum(["approved", "rejected", "timed_out", "answered"]);
 
 const ToolDescription = z
   .object({
@@ -60,6 +67,7 @@ const ResultMetadata = z.object({
   approval_id: z.string().nullable(),
   injected_args: z.record(z.string(), z.unknown()),
   offloaded_artifact_id: z.string().nullable(),
+  args_edited_by: z.string().optional().describe("present when an approver edited the arguments: who (the call ran with the edited ones)"),
 });
 
 const turnSummary = { usage: Usage.optional(), cost_usd: z.number().nullable().optional() };
@@ -107,6 +115,7 @@ export const EVENT_PAYLOADS = {
     policy: z.record(z.string(), z.unknown()),
     metadata: z.record(z.string(), z.unknown()),
     owner: z.string().nullable().optional().describe("who the session is for (a browser token's subject)"),
+    resource_id: z.string().nullable().optional().describe("the resource whose memory the session uses (docs/guides/memory.md)"),
   }),
   "session.forked": z
     .object({ from_session: z.string(), at_sequence: z.number() })
@@ -121,6 +130,8 @@ export const EVENT_PAYLOADS = {
       .object({ kind: z.literal("schedule"), schedule_id: z.string() })
       .optional()
       .describe("set when the runtime submitted the turn itself (a due schedule)"),
+    on_busy: z.string().optional().describe("with debounce_ms: the strategy it was submitted with (messages with the same one join it)"),
+    debounce_ms: z.number().optional().describe("set when the turn waited this long for more messages before it started"),
   }),
   "turn.started": z.object({ agent: z.string(), model: z.string() }),
   "turn.completed": z.object({
@@ -133,7 +144,21 @@ export const EVENT_PAYLOADS = {
     output: z.unknown().optional(),
     ...turnSummary,
   }),
-  "turn.cancelled": z.object({ reason: z.string() }),
+  "turn.cancelled": z.object({
+    reason: z.string(),
+    by_turn_id: z.string().optional().describe('with reason "superseded": the turn submitted with on_busy "interrupt" that cancelled this one'),
+  }),
+  "turn.rolled_back": z
+    .object({
+      turn_id: z.string(),
+      by_turn_id: z.string(),
+      side_effects: z
+        .array(z.object({ tool_call_id: z.string(), name: z.string(), completed: z.boolean() }))
+        .describe("the tool calls the turn had started (completed: whether their result arrived): their effects are not undone"),
+    })
+    .describe(
+      'follows the turn.cancelled {reason: "rolled_back"} of a turn cancelled by on_busy "rollback": it leaves the conversation the model sees and the turns of the read model; its events stay in the log',
+    ),
   "schedule.created": z.object({
     schedule_id: z.string(),
     input: z.string(),
@@ -178,20 +203,50 @@ export const EVENT_PAYLOADS = {
     finish_reason: z.string().describe('"error" (with error) when the call failed; "interrupted" or "cancelled" when cut'),
     phase: Phase.optional(),
     error: z.object({ message: z.string() }).optional(),
+    model: z.string().optional().describe("the model that answered, when it is not the requested one (a fallback)"),
   }),
+  "model.fallback": z
+    .object({
+      from: z.string(),
+      to: z.string(),
+      reason: z.string().describe("the failed model's error after its retries, or its first-token timeout"),
+    })
+    .describe("a model call failed over to the next of fallback_models, with the same request"),
   "reasoning.summary": z.object({ kind: z.literal("plan"), text: z.string() }),
   "tool.catalog.resolved": z.object({ tools: z.array(ToolDescription) }),
   "tool.started": z.object({ name: z.string(), args: z.unknown(), injected_args: z.record(z.string(), z.unknown()) }),
   "mcp.progress": z.object({ server: z.string(), tool: z.string(), progress: z.number(), total: z.number().nullable(), message: z.string().nullable() }),
   "tool.result": z.object({ name: z.string(), output: z.unknown(), is_error: z.boolean(), metadata: ResultMetadata }),
   "action.required": z.object({
-    kind: z.literal("tool_approval"),
+    kind: z.enum(["tool_approval", "user_input"]).describe("user_input: an ask_user call, a question the user answers"),
     tool_name: z.string(),
     args: z.unknown(),
     injected_args: z.record(z.string(), z.unknown()),
     expires_at: z.number(),
+    question: z.string().optional().describe("user_input: the question"),
+    response_schema: z.record(z.string(), z.unknown()).optional().describe("user_input: the JSON Schema the answer must match"),
+    args_schema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe("tool_approval: the tool's parameters, which edited args must match; absent when the tool forbids edits"),
+    remind_after_ms: z.number().optional().describe("the hitl_tools entry's remind_after_ms: action.reminder this often while it waits"),
   }),
-  "action.resolved": z.object({ decision: Decision, tool_name: z.string(), by: z.string(), reason: z.string().nullable() }),
+  "action.reminder": z
+    .object({
+      kind: z.enum(["tool_approval", "user_input"]),
+      tool_name: z.string(),
+      expires_at: z.number(),
+      next_at: z.number().nullable().describe("the next reminder, or null when the deadline comes first"),
+    })
+    .describe("the action still waits (remind_after_ms after it was asked, and again each interval)"),
+  "action.resolved": z.object({
+    decision: Decision.describe("answered: a user_input action's answer (in response)"),
+    tool_name: z.string(),
+    by: z.string(),
+    reason: z.string().nullable(),
+    response: z.unknown().optional().describe("answered: the answer, valid against the action's response_schema"),
+    args: z.record(z.string(), z.unknown()).optional().describe("approved with edits: the arguments the call runs with (action.required keeps the original)"),
+  }),
   "subagent.spawned": z.object({ title: z.string(), depth: z.number(), index: z.number(), tools: z.array(z.string()) }),
   "subagent.completed": z.object({ result: z.unknown() }),
   "subagent.failed": z.object({ error: z.string() }),
@@ -217,10 +272,10 @@ export const EVENT_PAYLOADS = {
   }),
   "message.injected": z.object({ message_id: z.string(), content: z.string() }),
   "cost.recorded": z.object({
-    model: z.string(),
+    model: z.string().describe("the model that answered (a fallback's when one did)"),
     phase: z.enum([...Phase.options, "guardrail"]).describe("guardrail: a model rule's judge call (it has no model.requested)"),
     usage: Usage,
-    cost_usd: z.number().nullable(),
+    cost_usd: z.number().nullable().describe("cached input tokens at the model's cached-input price"),
   }),
   "guardrail.checked": z
     .object({
@@ -233,6 +288,14 @@ export const EVENT_PAYLOADS = {
       message_id: z.string().optional().describe("input stage: the live message checked (absent: the turn's input)"),
     })
     .describe("one rule's verdict on one text; tool stages carry the tool call's id"),
+  "memory.updated": z
+    .object({
+      resource_id: z.string(),
+      agent: z.string().nullable().describe("the agent of an agent-scoped document; null for the resource's own"),
+      version: z.int().describe("the document's version after the change"),
+      patch: z.unknown().describe("the JSON merge patch (RFC 7396) applied"),
+    })
+    .describe("update_working_memory changed the resource's working memory (docs/guides/memory.md); carries the tool call's id"),
   "runtime.warning": z.object({
     message: z.string(),
     code: z.string().optional().describe("mcp_server_unavailable, mcp_tool_not_found, mcp_tool_left_out"),

@@ -18,12 +18,15 @@ export type Permission =
   | "session.schedule"
   | "tokens.create"
   | "usage.read"
+  | "memory.read"
+  | "memory.write"
+  | "resource.delete"
   | "mcp";
 
 export type Role = "admin" | "operator" | "read";
 export const ROLES: readonly Role[] = ["admin", "operator", "read"];
 
-const READ: readonly Permission[] = ["agents.read", "sessions.list", "session.read", "usage.read"];
+const READ: readonly Permission[] = ["agents.read", "sessions.list", "session.read", "usage.read", "memory.read"];
 
 /** What each key role allows: admin everything, operator everything but registry writes, read only reads. */
 export function roleAllows(role: Role, permission: Permission): boolean {
@@ -57,11 +60,15 @@ const SCOPE_OF: Partial<Record<Permission, TokenScope>> = {
   "session.approve": "approve",
   "sessions.create": "create",
   "sessions.list": "read",
+  // A token reaches its own subject's resource only (routes/resources.ts).
+  "memory.read": "read",
+  "memory.write": "submit",
 };
 
 /** Why no token may do a permission, where the generic refusal would not say. */
 export const KEY_ONLY: Partial<Record<Permission, string>> = {
   "session.schedule": "a schedule runs on after the token expires, so schedules are made and deleted with an API key",
+  "resource.delete": "erasing a resource (and its sessions) is the tenant's decision, so it takes an API key",
 };
 
 /** The token scope a permission needs; undefined for what no token may do. */

@@ -28,6 +28,7 @@ export interface UsageDay {
   model_calls: number;
   tool_calls: number;
   input_tokens: number;
+  cached_input_tokens: number;
   output_tokens: number;
   cost_usd: number;
   unpriced_model_calls: number;
@@ -41,6 +42,7 @@ export const UsageRowSchema = z
     model_calls: z.number(),
     tool_calls: z.number(),
     input_tokens: z.number(),
+    cached_input_tokens: z.number().describe("input tokens read from the providers' prompt caches (part of input_tokens, priced as cached input)"),
     output_tokens: z.number(),
     cost_usd: z.number().describe("the cost of the calls whose model has a known price"),
     unpriced_model_calls: z.number().describe("calls of models with no known price: their cost is unknown, not zero"),
@@ -67,3 +69,16 @@ export interface UsageQuery {
   agent?: string;
   owner?: string;
 }
+
+/** The summed columns of a usage day (a session's usage_days rows, the index's, and /v1/usage rows). */
+export const USAGE_COLUMNS = [
+  "turns",
+  "failures",
+  "model_calls",
+  "tool_calls",
+  "input_tokens",
+  "cached_input_tokens",
+  "output_tokens",
+  "cost_usd",
+  "unpriced_model_calls",
+] as const;

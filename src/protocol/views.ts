@@ -36,6 +36,8 @@ const PendingAction = z.object({
   tool_name: z.string().optional(),
   args: z.unknown().optional(),
   expires_at: z.number().optional(),
+  question: z.string().optional().describe("user_input: the question"),
+  response_schema: z.record(z.string(), z.unknown()).optional().describe("user_input: the JSON Schema of the answer"),
 });
 
 const LastOutcome = z
@@ -87,6 +89,7 @@ export const SnapshotSchema = z
     metadata: z.record(z.string(), z.unknown()),
     orchestration_depth: z.number(),
     owner: z.string().nullable(),
+    resource_id: z.string().nullable().describe("the resource whose memory the session uses (docs/guides/memory.md)"),
     threads: z.array(z.object({ thread_id: z.string(), status: ThreadStatusSchema, active_turn_id: z.string().nullable() })),
     turns: z.array(TurnSummarySchema),
     turn_count: z.number(),

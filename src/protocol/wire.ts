@@ -1,5 +1,6 @@
 // Request bodies and WebSocket client frames (SPEC §4, §5), shared by the HTTP routes and the socket.
 import { z } from "zod";
+import { DebounceMs, OnBusy } from "./busy";
 import { InputParts } from "./input-parts";
 
 export const TurnInput = z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters");
@@ -7,6 +8,8 @@ export const TurnInput = z.string().min(1, "must not be empty").max(200_000, "mu
 export const SubmitTurnBody = z.strictObject({
   input: z.union([TurnInput, InputParts]).describe("text, or parts: text and files (docs/guides/files.md)"),
   idempotency_key: z.string().min(1).max(200).optional(),
+  on_busy: OnBusy.optional().meta({ description: "What to do when a turn is running; absent: the agent's on_busy, else enqueue" }),
+  debounce_ms: DebounceMs.optional(),
 });
 export type SubmitTurnBody = z.infer<typeof SubmitTurnBody>;
 
@@ -17,9 +20,15 @@ const MessageContent = z
 
 export const InjectMessageBody = z.strictObject({ content: MessageContent });
 
+/** A decision on a tool approval, or (with `response`) the answer to an ask_user question. */
 export const ActionDecisionBody = z.strictObject({
-  decision: z.enum(["approve", "reject"]),
+  decision: z.enum(["approve", "reject"]).optional().describe("required for a tool approval; reject declines a question"),
   reason: z.string().max(1000).optional(),
+  response: z.unknown().optional().describe("a user_input action's answer, checked against its response_schema"),
+  args: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("with approve: the call runs with these arguments instead, checked against the tool's parameters"),
 });
 
 export const InterruptBody = z.strictObject({ reason: z.string().max(1000).optional() });
@@ -44,8 +53,17 @@ export type ClientFrame = z.infer<typeof ClientFrame>;
 const TurnStatus = z.enum(["accepted", "queued"]);
 export const TurnAccepted = z.object({ turn_id: z.string(), status: TurnStatus });
 export type TurnAccepted = z.infer<typeof TurnAccepted>;
-/** A submission's answer: `duplicate` when an earlier one with the same idempotency key made the turn. */
-export const TurnSubmitted = TurnAccepted.extend({ duplicate: z.boolean().optional() });
+/**
+ * A submission's answer: `duplicate` when an earlier one with the same idempotency key made the turn;
+ * `injected` (with `message_id`) when on_busy "inject" made it a live message of the running turn `turn_id`;
+ * `superseded_turn_id` when on_busy "interrupt" cancelled that running turn for this one.
+ */
+export const TurnSubmitted = TurnAccepted.extend({
+  status: z.enum(["accepted", "queued", "injected"]),
+  duplicate: z.boolean().optional(),
+  message_id: z.string().optional(),
+  superseded_turn_id: z.string().optional(),
+});
 export type TurnSubmitted = z.infer<typeof TurnSubmitted>;
 
 /** What POST .../messages (and inject_message) answers: taken by the running turn, or a new turn. */
@@ -60,7 +78,7 @@ export const ActionResolved = z.object({
   action_id: z.string(),
   turn_id: z.string(),
   tool_call_id: z.string(),
-  decision: z.enum(["approved", "rejected", "timed_out"]),
+  decision: z.enum(["approved", "rejected", "timed_out", "answered"]),
 });
 export type ActionResolved = z.infer<typeof ActionResolved>;
 /** How a pending approval ended. */

@@ -20,6 +20,10 @@ const FIELD_NOTES: Record<Section, Record<string, string>> = {
     name: "The agent's name; a body name other than the path's (`PUT /v1/agents/:name`) is 422.",
     model:
       "`provider:model`, provider one of `openai`, `anthropic`, `openai-compatible`, `workers-ai`, `demo`; the provider must be configured in the deployment (`demo:<anything>` always is).",
+    fallback_models:
+      "Models (`provider:model`, provider configured) tried in order when a call to `model` fails after its retries with a retryable error (429, 5xx, network) or sends no first token within `first_token_timeout_ms`; at most 4.",
+    first_token_timeout_ms: "How long a model may take to send its first token before the call falls back to the next model (null: no limit).",
+    model_timeout_ms: "The longest one model call may take, its fallbacks included; past it the call fails (null: only the turn's wall clock).",
     instructions: "The system prompt.",
     tools: "Built-in tools by name, and MCP tools as `mcp:<server>/<tool>` or `mcp:<server>/*` (the server must be in `mcp_servers`); no duplicates.",
     http_tools: "Webhook tools; declaring one exposes it.",
@@ -35,7 +39,8 @@ const FIELD_NOTES: Record<Section, Record<string, string>> = {
     budget_awareness:
       '`"per-message"` (tell the model its context use on every message) or `"limit:<0-100>"` (compact older turns past that percentage of the window).',
     context_window: "Overrides the model's known context window (tokens), for budget awareness.",
-    hitl_tools: "Tools whose every call waits for a human decision; each must be a tool of the agent.",
+    hitl_tools:
+      "Tools whose every call waits for a human decision; each must be a tool of the agent. An entry is a name or {name, allow_edits (default true), remind_after_ms}.",
     approval_timeout_ms: "How long a call waits for a decision before it is resolved `timed_out`.",
     emit_mcp_progress: "Emit `mcp.progress` events for MCP tool calls; `false` only silences them.",
     injected_tool_args:

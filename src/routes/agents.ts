@@ -1,4 +1,5 @@
 // Agent registry routes (SPEC §4).
+import { forgetAgent } from "../durable/agent-cache";
 import { providerEnv } from "../durable/providers";
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
@@ -42,6 +43,7 @@ export const agents = router()
     }
     const config = await validateAgentConfig({ ...body, name }, c.env, "", await registry(c.env).get(name));
     const { created } = await registry(c.env).put(config);
+    forgetAgent(name);
     return c.json(redactAgentConfig(config), created ? 201 : 200);
   })
   .openapi(route(ops.getAgent), async (c) => {
@@ -57,5 +59,6 @@ export const agents = router()
   .openapi(route(ops.deleteAgent), async (c) => {
     const { name } = c.req.valid("param");
     if (!(await registry(c.env).remove(name))) throw ApiError.notFound("Agent", name);
+    forgetAgent(name);
     return c.json({ deleted: true, name }, 200);
   });

@@ -1,10 +1,12 @@
 // The body an AI SDK `DefaultChatTransport` POSTs (`{id, messages, trigger, messageId?, ...body extras}`),
-// and what it asks for: a new turn from the last user message, or decisions on pending approvals.
+// and what it asks for: a new turn from the last user message, or decisions on pending approvals and answers
+// to ask_user questions (the client's tool output for the call, `addToolOutput`).
 
 import { ApiError, type FieldIssue } from "../protocol/errors";
 import type { InputPart } from "../protocol/input-parts";
 import type { ChatBody } from "../protocol/operations/chat";
 import { TurnInput } from "../protocol/wire";
+import { ASK_USER } from "../runtime/tools/ask-user";
 
 export interface Decision {
   id: string;
@@ -12,8 +14,14 @@ export interface Decision {
   reason?: string;
 }
 
+/** The user's answer to an ask_user call: the tool output the client added for it. */
+export interface Answer {
+  toolCallId: string;
+  response: unknown;
+}
+
 export type ChatAction =
-  | { kind: "decisions"; decisions: Decision[] }
+  | { kind: "decisions"; decisions: Decision[]; answers: Answer[] }
   /** `files`: the message's file parts, as the turn's input parts (turn-attachments.ts stores them). */
   | { kind: "turn"; input: string; files: FilePart[]; userMessageId: string; regenerate: boolean };
 
@@ -31,7 +39,8 @@ export function chatAction(body: ChatBody): ChatAction {
   const target = messages[at];
   if (body.trigger === "submit-message" && target?.role === "assistant") {
     const decisions = answeredApprovals(target, at);
-    if (decisions.length > 0) return { kind: "decisions", decisions };
+    const answers = answeredQuestions(target);
+    if (decisions.length > 0 || answers.length > 0) return { kind: "decisions", decisions, answers };
   }
   const last = messages.length - 1;
   const input = messages[last]!;
@@ -80,6 +89,16 @@ function userInput(message: Message, index: number): { input: string; files: Fil
   const checked = TurnInput.safeParse(input.trim() === "" ? "" : input);
   if (!checked.success) throw ApiError.validation([{ path: `messages.${index}.parts`, reason: `the text ${checked.error.issues[0]!.message}` }]);
   return { input, files };
+}
+
+/** The ask_user parts of the message's last step that carry the client's output: the user's answers. */
+function answeredQuestions(message: Message): Answer[] {
+  const stepStart = message.parts.findLastIndex((p) => p.type === "step-start");
+  return message.parts.flatMap((part, j) => {
+    const name = part.type === "dynamic-tool" ? part.toolName : part.type.slice("tool-".length);
+    if (j <= stepStart || !isToolPart(part) || name !== ASK_USER || part.state !== "output-available") return [];
+    return typeof part.toolCallId === "string" ? [{ toolCallId: part.toolCallId, response: part.output }] : [];
+  });
 }
 
 /** The tool parts of the message's last step that the user answered (state `approval-responded`). */

@@ -2,7 +2,8 @@
 // `DefaultChatTransport({ api: base + "/v1/chat" })` talks to a session: POST /v1/chat (a turn, or decisions
 // on approvals), GET /v1/chat/:sid/stream (resume) and GET /v1/sessions/:sid/messages (after a reload).
 // The streams are projections of the session's log (src/runtime/views/ui-stream.ts).
-import { registry } from "../durable/registry-object";
+import { agentConfig } from "../durable/agent-cache";
+import { indexShard } from "../durable/index-shards";
 import type { Env } from "../env";
 import { ApiError, unwrap } from "../protocol/errors";
 import { chat as ops } from "../protocol/operations";
@@ -13,7 +14,7 @@ import { checkInputFits } from "../runtime/context-budget";
 import { randomId } from "../runtime/ids";
 import { regenerateKey } from "../runtime/views/ui-messages";
 import { checkTokenSession } from "./auth";
-import { chatAction, type Decision } from "./chat-body";
+import { type Answer, chatAction, type Decision } from "./chat-body";
 import { threadResult, turnResponse } from "./chat-stream";
 import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
@@ -54,8 +55,8 @@ async function chatSession(env: Env, principal: Principal, id: string, agent: st
     throw new ApiError("forbidden", principal.agent ? `This token opens sessions of agent "${principal.agent}" only` : "This token opens no sessions");
   }
   // An erased session's id stays erased: the same chat id does not bring it back.
-  if (await registry(env).isErased(sid)) throw new ApiError("not_found", `The session of chat '${id}' was erased`);
-  const config = await registry(env).get(agent);
+  if (await indexShard(env, sid).isErased(sid)) throw new ApiError("not_found", `The session of chat '${id}' was erased`);
+  const config = await agentConfig(env, agent);
   if (!config) throw ApiError.notFound("Agent", agent);
   if (input) checkInputFits(config, input.text, input.path);
   const owner = principal.kind === "token" ? principal.subject : null;
@@ -63,18 +64,28 @@ async function chatSession(env: Env, principal: Principal, id: string, agent: st
   return sid;
 }
 
-/** Records the decisions and returns their turn. One on an action that is not pending is tried first, so its 404 or 409 comes before anything is recorded. */
-async function decide(env: Env, sid: string, decisions: Decision[], by: Principal): Promise<string> {
+/**
+ * Records the decisions and answers and returns their turn and actions. One on an action that is not pending is
+ * tried first, so its 404 or 409 comes before anything is recorded; an answer names its question by tool call.
+ */
+async function decide(env: Env, sid: string, decisions: Decision[], answers: Answer[], by: Principal): Promise<{ turnId: string; decided: Set<string> }> {
   if (!allows(by, "session.approve")) throw new ApiError("forbidden", "this token may not do session.approve");
   const stub = sessionStub(env, sid);
-  const pending = new Set(unwrap(await threadResult(stub)).pending_actions.map((a) => a.action_id));
+  const pendingActions = unwrap(await threadResult(stub)).pending_actions;
+  const pending = new Set(pendingActions.map((a) => a.action_id));
+  const questions = new Map(pendingActions.filter((a) => a.kind === "user_input").map((a) => [a.tool_call_id, a.action_id]));
+  const answered = answers.map((a) => {
+    const id = questions.get(a.toolCallId);
+    if (!id) throw new ApiError("conflict", `No question waits for tool call '${a.toolCallId}'`);
+    return { id, body: { response: a.response } };
+  });
   const ordered = [...decisions.filter((d) => !pending.has(d.id)), ...decisions.filter((d) => pending.has(d.id))];
+  const bodies = [...ordered.map((d) => ({ id: d.id, body: { decision: d.approved ? "approve" : "reject", reason: d.reason } })), ...answered];
   let turnId = "";
-  for (const d of ordered) {
-    const body = { decision: d.approved ? "approve" : "reject", reason: d.reason };
-    turnId = (await callSession<ActionResolved>(env, sid, "resolveAction", { params: { action_id: d.id }, body, by: by.id })).turn_id;
+  for (const { id, body } of bodies) {
+    turnId = (await callSession<ActionResolved>(env, sid, "resolveAction", { params: { action_id: id }, body, by: by.id })).turn_id;
   }
-  return turnId;
+  return { turnId, decided: new Set(bodies.map((b) => b.id)) };
 }
 
 export const chat = router()
@@ -84,8 +95,7 @@ export const chat = router()
     const principal = c.get("principal");
     if (action.kind === "decisions") {
       const sid = await chatSession(c.env, principal, body.id, undefined);
-      const turnId = await decide(c.env, sid, action.decisions, principal);
-      const decided = new Set(action.decisions.map((d) => d.id));
+      const { turnId, decided } = await decide(c.env, sid, action.decisions, action.answers, principal);
       return turnResponse({ env: c.env, sid, turnId, metadata: { session_id: sid }, decided, expiresAt: expiresAt(principal) });
     }
     const input = { text: action.input, path: `messages.${body.messages.length - 1}.parts` };
@@ -93,8 +103,9 @@ export const chat = router()
     // A regenerated answer is a new turn of the same input; its key names the message it answers again.
     const key = action.regenerate ? regenerateKey(action.userMessageId, randomId("rgn")) : action.userMessageId;
     const parts = action.files.length > 0 ? [{ type: "text" as const, text: action.input }, ...action.files] : action.input;
-    const turn = { input: parts, idempotency_key: key };
-    const { turn_id } = await callSession<TurnSubmitted>(c.env, sid, "submitTurn", { body: turn, by: principal.id });
+    const { on_busy, debounce_ms } = body;
+    const turn = { input: parts, idempotency_key: key, ...(on_busy ? { on_busy } : {}), ...(debounce_ms ? { debounce_ms } : {}) };
+    const { turn_id } = await callSession<TurnSubmitted>(c.env, sid, "submitTurn", { body: turn, by: principal.id, via: "chat" });
     return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
   })
   .openapi(route(ops.resumeChat), async (c) => {

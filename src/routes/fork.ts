@@ -1,8 +1,9 @@
 // POST /v1/sessions/:sid/fork (issue 21): a new session whose conversation is the source's as of one
 // sequence of its log; the source is only read.
+
+import { agentConfig } from "../durable/agent-cache";
 import { copyFiles } from "../durable/file-store";
 import type { ForkSource } from "../durable/fork-history";
-import { registry } from "../durable/registry-object";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
@@ -13,7 +14,7 @@ import { route } from "./operation-route";
 
 async function forkAgent(agent: string | Record<string, unknown>, env: Parameters<typeof validateAgentConfig>[1]): Promise<AgentConfig> {
   if (typeof agent !== "string") return validateAgentConfig({ name: "inline", ...agent }, env, "agent");
-  const found = await registry(env).get(agent);
+  const found = await agentConfig(env, agent);
   if (!found) throw ApiError.notFound("Agent", agent);
   return found;
 }

@@ -1,7 +1,7 @@
 // A session's data as a whole: erase it (DELETE /v1/sessions/:sid) or export it
 // (GET /v1/sessions/:sid/export, the log as JSON lines, streamed page by page).
 import { fileStore } from "../durable/file-store";
-import { registry } from "../durable/registry-object";
+import { indexShard } from "../durable/index-shards";
 import type { ExportHeader } from "../durable/session-views";
 import { parseCursor } from "../protocol/cursor";
 import { ApiError, unwrap } from "../protocol/errors";
@@ -16,7 +16,7 @@ export const sessionData = router()
   .openapi(route(ops.eraseSession), async (c) => {
     const { sid } = c.req.valid("param");
     const { erased } = unwrap(await sessionStub(c.env, sid).erase());
-    if (!erased && !(await registry(c.env).isErased(sid))) throw ApiError.notFound("Session", sid);
+    if (!erased && !(await indexShard(c.env, sid).isErased(sid))) throw ApiError.notFound("Session", sid);
     return c.body(null, 204);
   })
   .openapi(route(ops.exportSession), async (c) => {

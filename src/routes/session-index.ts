@@ -1,10 +1,11 @@
 // The deployment's sessions at scale: GET /v1/sessions (the index, filtered, newest first, keyset pages)
-// and GET /v1/usage (totals per agent, owner or day). Both read the index the session objects keep current.
+// and GET /v1/usage (totals per agent, owner or day). Both read every shard of the index the session objects
+// keep current (src/durable/index-shards.ts), in parallel, and merge.
 import type { Context } from "hono";
-import { registry } from "../durable/registry-object";
+import { listAcross, requestLayout, TEST_LAYOUT_HEADER, usageAcross } from "../durable/index-shards";
 import { ApiError, type FieldIssue } from "../protocol/errors";
 import { sessions as ops, usage } from "../protocol/operations";
-import type { SessionListQuery, SessionSummary, UsageQuery } from "../protocol/session-index";
+import type { SessionListQuery, UsageQuery } from "../protocol/session-index";
 import { type AppEnv, router } from "./http";
 import { route } from "./operation-route";
 
@@ -81,7 +82,7 @@ export const sessionIndex = router()
       query.agent = principal.agent ?? undefined;
     }
     // The RPC's serialization types lose the metadata record; the rows are SessionSummary as stored.
-    const rows = (await registry(c.env).listSessions(query)) as unknown as SessionSummary[];
+    const rows = await listAcross(c.env, requestLayout(c.env, c.req.header(TEST_LAYOUT_HEADER)), query);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return c.json({ sessions: page, next_cursor: rows.length > limit && last ? encodeCursor(last.created_at, last.session_id) : null }, 200);
@@ -104,5 +105,5 @@ export const sessionIndex = router()
       const v = params.get(k);
       if (v !== undefined) query[k] = v;
     }
-    return c.json({ from, to, group_by: query.group_by, rows: await registry(c.env).usage(query) }, 200);
+    return c.json({ from, to, group_by: query.group_by, rows: await usageAcross(c.env, requestLayout(c.env, c.req.header(TEST_LAYOUT_HEADER)), query) }, 200);
   });

@@ -1,5 +1,6 @@
 // Opening a session (SPEC §4). The session's own operations are routed generically (session-operations.ts).
-import { registry } from "../durable/registry-object";
+import { agentConfig } from "../durable/agent-cache";
+import { resourceMemory } from "../durable/resource-memory-object";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as sessionOps } from "../protocol/operations";
@@ -16,9 +17,14 @@ export const sessions = router().openapi(route(sessionOps.createSession), async 
     throw new ApiError("forbidden", `This token opens sessions of agent "${principal.agent}" only`);
   }
   const owner = principal.kind === "token" ? principal.subject : (body.owner ?? null);
+  // A token's sessions belong to its subject's resource: it reaches no other resource's memory.
+  if (principal.kind === "token" && body.resource_id !== undefined && body.resource_id !== principal.subject) {
+    throw new ApiError("forbidden", "A token's sessions belong to its subject's resource; resource_id must be the subject or absent");
+  }
+  const resource_id = body.resource_id ?? owner;
   let agent: AgentConfig | null;
   if (typeof body.agent === "string") {
-    agent = await registry(c.env).get(body.agent);
+    agent = await agentConfig(c.env, body.agent);
     if (!agent) throw ApiError.notFound("Agent", body.agent);
   } else {
     // An inline config needs no name of its own (it is registered nowhere); "inline" stands in.
@@ -26,6 +32,8 @@ export const sessions = router().openapi(route(sessionOps.createSession), async 
   }
   const session_id = randomId("ses");
   const policy = body.policy ?? DEFAULT_POLICY;
-  const result = await sessionStub(c.env, session_id).create({ session_id, agent, policy, metadata: body.metadata ?? {}, owner });
+  // Registered with the resource first, so erasing the resource finds every session that may exist.
+  if (resource_id !== null) await resourceMemory(c.env, resource_id).addSession(session_id);
+  const result = await sessionStub(c.env, session_id).create({ session_id, agent, policy, metadata: body.metadata ?? {}, owner, resource_id });
   return c.json(unwrap(result), 201);
 });

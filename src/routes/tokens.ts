@@ -1,7 +1,7 @@
 // POST /v1/tokens: a tenant's backend asks for a short-lived token to hand to a browser (the inspector, a
 // useChat page), bound to one session or to one agent, with scopes that narrow what it may do.
 import { sign } from "hono/jwt";
-import { registry } from "../durable/registry-object";
+import { agentConfig } from "../durable/agent-cache";
 import { ApiError, unwrap } from "../protocol/errors";
 import { tokens as ops } from "../protocol/operations";
 import { TOKEN_SCOPES } from "../protocol/permissions";
@@ -14,7 +14,7 @@ export const tokens = router().openapi(route(ops.createToken), async (c) => {
   const secret = c.env.TOKEN_SIGNING_SECRET;
   if (!secret) throw new ApiError("conflict", "This deployment issues no tokens: set the TOKEN_SIGNING_SECRET secret");
   if (body.session_id !== undefined) unwrap(await sessionStub(c.env, body.session_id).access());
-  if (body.agent !== undefined && !(await registry(c.env).get(body.agent))) throw ApiError.notFound("Agent", body.agent);
+  if (body.agent !== undefined && !(await agentConfig(c.env, body.agent))) throw ApiError.notFound("Agent", body.agent);
   const scopes = body.scopes ?? TOKEN_SCOPES.filter((s) => body.agent !== undefined || s !== "create");
   const now = Math.floor(Date.now() / 1000);
   const expires_at = now + body.ttl_s;

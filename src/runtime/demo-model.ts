@@ -1,6 +1,6 @@
 // The built-in offline `demo` model: deterministic, no network. It calls `calculator` when the user asks
-// for arithmetic and `clock` when asked about the time (if the agent has those tools), then answers from
-// the tool result, so a local `npm start` shows a real tool round trip.
+// for arithmetic, `clock` when asked about the time, and `ask_user` for an input starting "ask me" (if the
+// agent has those tools), then answers from the tool result, so a local `npm start` shows a real tool round trip.
 import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
@@ -14,6 +14,7 @@ type Reply = { kind: "text"; text: string } | { kind: "tool"; name: string; inpu
 
 const EXPRESSION = /[-+(]*\s*(?:\d+(?:\.\d+)?|\.\d+|pi\b|sqrt\s*\()[\d\s.+\-*/%^()a-z,]*[\d)]/i;
 const WORDS_PER_CHUNK = 1;
+const ASK_ME = /^ask me\b[:,]?\s*(.+)$/is;
 /**
  * `demo:slow` streams a word every 250 ms and ends each answer with this, about ten seconds in all: time enough
  * to press Ctrl-C in a watcher (or Stop in a page) by hand while the answer is still streaming.
@@ -52,9 +53,12 @@ export function demoReply(prompt: LanguageModelV3Prompt, toolNames: string[]): R
     if (result.isError) return { kind: "text", text: `The ${result.name} tool failed: ${result.text}` };
     if (result.name === "calculator") return { kind: "text", text: `The answer is ${result.text}.` };
     if (result.name === "clock") return { kind: "text", text: `The clock says ${result.text}.` };
+    if (result.name === "ask_user") return { kind: "text", text: `You answered: ${result.text}` };
     return { kind: "text", text: `The ${result.name} tool returned: ${result.text}` };
   }
   const text = lastUserText(prompt);
+  const asked = text.match(ASK_ME)?.[1]?.trim();
+  if (toolNames.includes("ask_user") && asked) return { kind: "tool", name: "ask_user", input: askUserInput(asked) };
   if (toolNames.includes("clock") && /\b(time|date|clock|today)\b/i.test(text)) {
     return { kind: "tool", name: "clock", input: {} };
   }
@@ -66,6 +70,21 @@ export function demoReply(prompt: LanguageModelV3Prompt, toolNames: string[]): R
     kind: "text",
     text: `You said: "${text}". I am the offline demo model: ask me to calculate something like 2 * (3 + 4), or what time it is.`,
   };
+}
+
+/**
+ * "ask me <question>" makes the demo ask it with ask_user; choices in brackets, split by |, make it a pick
+ * ("ask me: which size? [S|M|L]").
+ */
+function askUserInput(asked: string): Record<string, unknown> {
+  const choices = asked.match(/\[([^\]]+)\]\s*$/);
+  const question = (choices ? asked.slice(0, choices.index) : asked).trim();
+  const options =
+    choices?.[1]
+      ?.split("|")
+      .map((c) => c.trim())
+      .filter(Boolean) ?? [];
+  return { question: question.charAt(0).toUpperCase() + question.slice(1), ...(options.length > 0 ? { choices: options } : {}) };
 }
 
 function usageOf(prompt: LanguageModelV3Prompt, output: string): LanguageModelV3Usage {

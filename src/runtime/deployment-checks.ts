@@ -1,6 +1,6 @@
 // Agent config checks that need the deployment rather than the JSON alone: configured providers, known
 // tools, handoff targets and the URL allowlist.
-import type { AgentConfig } from "../protocol/agent-config";
+import { type AgentConfig, hitlRules } from "../protocol/agent-config";
 import type { FieldIssue } from "../protocol/errors";
 import { type Provider, parseModelSpec } from "../protocol/model-spec";
 import { guardrailIssues } from "./guardrails/config-checks";
@@ -36,15 +36,21 @@ export interface DeploymentContext {
 /** Checks that depend on the deployment rather than on the JSON alone. */
 export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  for (const field of ["model", "planning_model"] as const) {
-    const spec = config[field] ? parseModelSpec(config[field]) : null;
+  const models: [path: string, spec: string | null][] = [
+    ["model", config.model],
+    ["planning_model", config.planning_model],
+    ...config.fallback_models.map((m, i): [string, string] => [`fallback_models.${i}`, m]),
+  ];
+  for (const [path, model] of models) {
+    const spec = model ? parseModelSpec(model) : null;
     if (spec && !providerConfigured(spec.provider, ctx.env)) {
-      issues.push({ path: field, reason: `provider "${spec.provider}" is not configured in this deployment: set ${PROVIDER_SETTING[spec.provider]}` });
+      issues.push({ path, reason: `provider "${spec.provider}" is not configured in this deployment: set ${PROVIDER_SETTING[spec.provider]}` });
     }
   }
   // A money budget needs a price: a model with none would never reach it.
-  if (config.budget.max_cost_usd !== undefined && priceOf(config.model, ctx.prices) === null) {
-    issues.push({ path: "budget.max_cost_usd", reason: `model "${config.model}" has no known price: set one in MODEL_PRICES first` });
+  const unpriced = [config.model, ...config.fallback_models].find((m) => priceOf(m, ctx.prices) === null);
+  if (config.budget.max_cost_usd !== undefined && unpriced) {
+    issues.push({ path: "budget.max_cost_usd", reason: `model "${unpriced}" has no known price: set one in MODEL_PRICES first` });
   }
   issues.push(...guardrailIssues(config, ctx));
   const httpNames = new Set<string>();
@@ -92,7 +98,7 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
     else if (!ctx.agentNames.has(name)) issues.push({ path: `handoffs.${i}`, reason: `unknown agent "${name}"` });
   });
   const belt = resolveToolbelt(config, ALL_CLASSES_POLICY);
-  config.hitl_tools.forEach((name, i) => {
+  hitlRules(config.hitl_tools).forEach(({ name }, i) => {
     // An MCP tool is named as in `tools` (its server's tools are known only when a turn starts).
     const mcp = parseMcpRef(name);
     const known = mcp

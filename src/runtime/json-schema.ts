@@ -7,6 +7,11 @@ const validators = new WeakMap<object, Validator>();
 
 /** Returns the problems of `value` against `schema`, one readable line each; empty when valid. */
 export function schemaErrors(schema: JsonSchema, value: unknown): string[] {
+  return [...new Set(schemaIssues(schema, value).map((i) => `${i.pointer || "/"}: ${i.reason}`))];
+}
+
+/** The problems of `value` against `schema`, each with the JSON Pointer of the value at fault ("" for the whole). */
+export function schemaIssues(schema: JsonSchema, value: unknown): { pointer: string; reason: string }[] {
   let validator = validators.get(schema);
   if (!validator) {
     validator = new Validator(schema as ConstructorParameters<typeof Validator>[0], "2020-12", false);
@@ -17,5 +22,5 @@ export function schemaErrors(schema: JsonSchema, value: unknown): string[] {
   // The deepest errors say the most; drop the summary lines that only repeat "properties do not match".
   const specific = result.errors.filter((e) => !["properties", "allOf", "anyOf", "oneOf", "items", "$ref"].includes(e.keyword));
   const errors = specific.length > 0 ? specific : result.errors;
-  return [...new Set(errors.map((e) => `${e.instanceLocation.replace(/^#/, "") || "/"}: ${e.error}`))];
+  return errors.map((e) => ({ pointer: e.instanceLocation.replace(/^#/, ""), reason: e.error }));
 }

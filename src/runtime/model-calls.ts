@@ -16,7 +16,8 @@ import {
   withAdvisories,
 } from "./context-budget";
 import { appendText, withFiles } from "./file-parts";
-import { callOptions, type ModelRequest, streamModel } from "./model-stream";
+import { type ModelChoice, streamChain } from "./model-fallback";
+import { callOptions, type ModelRequest } from "./model-stream";
 import { requestFingerprint } from "./request-fingerprint";
 import { outputInstructions } from "./structured-output";
 import { type Level, ModelCallError, type Outcome, type Turn, type TurnSetup } from "./turn-context";
@@ -29,14 +30,14 @@ const COMPACTION_DIRECTIVE =
 
 type Phase = "executor" | "planner" | "compaction";
 
-function systemPrompt(config: AgentConfig): string | undefined {
-  const parts = [config.instructions, config.output_schema ? outputInstructions(config.output_schema) : ""].filter(Boolean);
+function systemPrompt({ config, working_memory }: TurnSetup): string | undefined {
+  const parts = [config.instructions, config.output_schema ? outputInstructions(config.output_schema) : "", working_memory ?? ""].filter(Boolean);
   return parts.length > 0 ? parts.join("\n\n") : undefined;
 }
 
 /** The executor's prompt: history, then this turn (its input carrying the plan), with advisories when asked for. */
 export function executorPrompt(state: TurnState, setup: TurnSetup): { system: string | undefined; messages: ModelMessage[] } {
-  const system = systemPrompt(setup.config);
+  const system = systemPrompt(setup);
   const [input, ...rest] = state.messages;
   const withPlan: ModelMessage[] =
     state.plan && input?.role === "user" ? [appendText(input, `\n\nPlan from the planning phase:\n${state.plan}`), ...rest] : state.messages;
@@ -213,8 +214,10 @@ async function callModel(
 ): Promise<{ text: string; calls: ToolCallRecord[]; usage: Usage; finish_reason: string }> {
   const { state } = level;
   const { turn_id } = state;
+  const { setup } = level.run;
   request = { ...request, messages: await withFiles(request.messages, turn.ports.readFile, turn.withFiles) };
-  const request_hash = await requestFingerprint(modelName, callOptions({ ...request, signal: turn.signal }));
+  const options = callOptions({ ...request, signal: turn.signal });
+  const request_hash = await requestFingerprint(modelName, options);
   turn.signal.throwIfAborted();
   turn.checkWallClock();
   turn.charge("llm_calls");
@@ -225,8 +228,20 @@ async function callModel(
   const calls: ToolCallRecord[] = [];
   let usage: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   let finish_reason = "unknown";
+  let answered = modelName;
+  const chain: ModelChoice[] = [
+    { spec: modelName, model: () => request.model },
+    ...setup.config.fallback_models.filter((m) => m !== modelName).map((spec) => ({ spec, model: () => setup.resolveModel(spec) })),
+  ];
+  const stream = streamChain(chain, options, {
+    firstTokenTimeoutMs: setup.config.first_token_timeout_ms,
+    callTimeoutMs: setup.config.model_timeout_ms,
+    cacheKey: setup.cacheKey,
+    signal: turn.signal,
+    onFallback: (from, to, reason) => turn.emit(level, [{ type: "model.fallback", turn_id, step_id, payload: { from, to, reason } }], false),
+  });
   try {
-    for await (const part of streamModel({ ...request, signal: turn.signal })) {
+    for await (const part of stream) {
       switch (part.type) {
         case "text":
           text += part.text;
@@ -248,6 +263,7 @@ async function callModel(
         case "finish":
           finish_reason = part.finishReason;
           usage = part.usage;
+          answered = part.model ?? modelName;
           break;
       }
     }
@@ -267,12 +283,17 @@ async function callModel(
   }
   state.open_model_step = null;
   apply({ text, calls });
-  const cost_usd = turn.addUsage(state, modelName, usage, level.run.setup.prices);
+  const cost_usd = turn.addUsage(state, answered, usage, setup.prices);
   // Written at once, not held for the calls' starts: starting them may wait on I/O (arguments spilled to R2)
   // with calls marked started whose tool.started is not written yet, which a held checkpoint would record.
   turn.emit(level, [
-    { type: "model.completed", turn_id, step_id, payload: { usage, finish_reason, ...(phase === "executor" ? {} : { phase }) } },
-    { type: "cost.recorded", turn_id, step_id, payload: { model: modelName, phase, usage, cost_usd } },
+    {
+      type: "model.completed",
+      turn_id,
+      step_id,
+      payload: { usage, finish_reason, ...(phase === "executor" ? {} : { phase }), ...(answered === modelName ? {} : { model: answered }) },
+    },
+    { type: "cost.recorded", turn_id, step_id, payload: { model: answered, phase, usage, cost_usd } },
   ]);
   turn.checkCost();
   return { text, calls, usage, finish_reason };

@@ -36,24 +36,38 @@ export interface ModelRequest {
 export type ModelPart =
   | { type: "text"; text: string }
   | { type: "tool-call"; toolCallId: string; toolName: string; input: unknown; invalid?: string }
-  | { type: "finish"; usage: Usage; finishReason: string };
+  /** `model`: the model spec that answered, when a replay's recording says (a recorded fallback). */
+  | { type: "finish"; usage: Usage; finishReason: string; model?: string };
 
 /** A provider error the provider itself marked as worth retrying (429, 5xx) is retried this often. */
 const MAX_RETRIES = 2;
 /** A retry-after the provider asks for is honoured up to this long; longer, the backoff's delay is used. */
 const MAX_RETRY_AFTER_MS = 60_000;
 
-/** The call's stream as the loop needs it, up to its `finish`; a provider failure, an `error` part or a stream that ends without finishing throws. */
-export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelPart> {
-  const { signal } = request;
+/** The provider failed every attempt; `retryable`: each failure was a retryable one (429, 5xx, network). */
+export class RetriesFailed extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The call's stream as the loop needs it, up to its `finish`; a provider failure, an `error` part or a stream
+ * that ends without finishing throws. `options` is the provider call (callOptions), its abortSignal the call's.
+ */
+export async function* streamModel(model: LanguageModelV3, options: LanguageModelV3CallOptions & { abortSignal: AbortSignal }): AsyncGenerator<ModelPart> {
+  const signal = options.abortSignal;
   const retrying = retryWithExponentialBackoff({
     maxRetries: MAX_RETRIES,
     abortSignal: signal,
     shouldRetry: (err) => APICallError.isInstance(err) && err.isRetryable,
     getDelayInMs: retryDelay,
+    createRetryError: ({ message, reason }) => new RetriesFailed(message, reason === "maxRetriesExceeded"),
   });
-  const options = callOptions(request); // the same request for every attempt
-  const { stream } = await retrying(() => request.model.doStream(options));
+  const { stream } = await retrying(() => model.doStream(options)); // the same request for every attempt
   const reader = stream.getReader();
   // A stream that stalls must still end on abort (interrupt, wall clock): cancelling ends the pending read.
   const cancel = () => void reader.cancel(signal.reason).catch(() => {});
@@ -91,7 +105,10 @@ function toModelPart(part: LanguageModelV3StreamPart): ModelPart | null {
       }
       const input = part.usage.inputTokens.total ?? 0;
       const output = part.usage.outputTokens.total ?? 0;
-      return { type: "finish", finishReason: part.finishReason.unified, usage: { input_tokens: input, output_tokens: output, total_tokens: input + output } };
+      const cached = part.usage.inputTokens.cacheRead ?? 0;
+      const usage: Usage = { input_tokens: input, output_tokens: output, total_tokens: input + output, ...(cached > 0 ? { cached_input_tokens: cached } : {}) };
+      const answered = part.providerMetadata?.[REPLAY_METADATA]?.model;
+      return { type: "finish", finishReason: part.finishReason.unified, usage, ...(typeof answered === "string" ? { model: answered } : {}) };
     }
     case "error":
       throw part.error instanceof Error ? part.error : new Error(errorMessage(part.error));
@@ -99,6 +116,9 @@ function toModelPart(part: LanguageModelV3StreamPart): ModelPart | null {
       return null; // reasoning, sources, metadata and warnings are not part of the runtime's contract
   }
 }
+
+/** The provider metadata key under which a replayed call names the model that answered it originally. */
+export const REPLAY_METADATA = "replay";
 
 function parseInput(input: string): { input: unknown; invalid?: string } {
   if (input.trim() === "") return { input: {} };

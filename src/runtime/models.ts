@@ -11,6 +11,8 @@ export interface ProviderEnv {
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
   ANTHROPIC_API_KEY?: string;
+  /** A gateway or proxy in front of the Anthropic Messages API (default https://api.anthropic.com/v1). */
+  ANTHROPIC_BASE_URL?: string;
   OPENAI_COMPATIBLE_BASE_URL?: string;
   OPENAI_COMPATIBLE_API_KEY?: string;
   /** Workers AI models, built by the Cloudflare layer from the `AI` binding when it exists. */
@@ -53,6 +55,7 @@ export function resolveModel(spec: string, env: ProviderEnv): LanguageModelV3 {
     env.OPENAI_API_KEY,
     env.OPENAI_BASE_URL,
     env.ANTHROPIC_API_KEY,
+    env.ANTHROPIC_BASE_URL,
     env.OPENAI_COMPATIBLE_BASE_URL,
     env.OPENAI_COMPATIBLE_API_KEY,
   ]);
@@ -70,7 +73,7 @@ function makeModel({ provider, model }: NonNullable<ReturnType<typeof parseModel
     case "openai":
       return createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined }).chat(model);
     case "anthropic":
-      return createAnthropic({ apiKey: env.ANTHROPIC_API_KEY })(model);
+      return createAnthropic({ apiKey: env.ANTHROPIC_API_KEY, baseURL: env.ANTHROPIC_BASE_URL || undefined })(model);
     case "openai-compatible":
       return createOpenAICompatible({
         name: "openai-compatible",

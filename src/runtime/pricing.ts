@@ -1,33 +1,47 @@
-// Known model prices, for cost.recorded (USD per million tokens; input, output). Unknown models cost null.
+// Known model prices, for cost.recorded (USD per million tokens: input, output, and input read from the
+// provider's prompt cache). Unknown models cost null.
 import { parseModelSpec } from "../protocol/model-spec";
 import type { Usage } from "./turn-state";
 
-const PRICES: [prefix: string, input: number, output: number][] = [
-  ["gpt-4o-mini", 0.15, 0.6],
-  ["gpt-4o", 2.5, 10],
-  ["gpt-4.1-nano", 0.1, 0.4],
-  ["gpt-4.1-mini", 0.4, 1.6],
-  ["gpt-4.1", 2, 8],
-  ["o4-mini", 1.1, 4.4],
-  ["o3", 2, 8],
-  ["claude-3-5-haiku", 0.8, 4],
-  ["claude-haiku-4", 1, 5],
-  ["claude-sonnet-4", 3, 15],
-  ["claude-3-7-sonnet", 3, 15],
-  ["claude-opus-4", 15, 75],
+/** USD per million tokens. */
+export interface Price {
+  input: number;
+  output: number;
+  cached_input: number;
+}
+
+// Cache reads: OpenAI's list price (a half or a quarter of input), Anthropic's a tenth.
+const PRICES: [prefix: string, input: number, output: number, cachedInput: number][] = [
+  ["gpt-4o-mini", 0.15, 0.6, 0.075],
+  ["gpt-4o", 2.5, 10, 1.25],
+  ["gpt-4.1-nano", 0.1, 0.4, 0.025],
+  ["gpt-4.1-mini", 0.4, 1.6, 0.1],
+  ["gpt-4.1", 2, 8, 0.5],
+  ["o4-mini", 1.1, 4.4, 0.275],
+  ["o3", 2, 8, 0.5],
+  ["claude-3-5-haiku", 0.8, 4, 0.08],
+  ["claude-haiku-4", 1, 5, 0.1],
+  ["claude-sonnet-4", 3, 15, 0.3],
+  ["claude-3-7-sonnet", 3, 15, 0.3],
+  ["claude-opus-4", 15, 75, 1.5],
 ];
 
 /** A deployment's own prices (MODEL_PRICES): a model string, or a model-name prefix, to USD per million tokens. */
-export type PriceOverrides = Record<string, { input: number; output: number }>;
+export type PriceOverrides = Record<string, Price>;
 
-/** MODEL_PRICES as JSON, e.g. {"openai-compatible:llama-3.1-8b": {"input": 0.05, "output": 0.08}}; invalid entries are ignored. */
+/**
+ * MODEL_PRICES as JSON, e.g. {"openai-compatible:llama-3.1-8b": {"input": 0.05, "output": 0.08, "cached_input": 0.01}};
+ * cached_input defaults to input (no discount assumed); invalid entries are ignored.
+ */
 export function parsePriceOverrides(raw: string | undefined): PriceOverrides {
   if (!raw) return {};
   try {
-    const parsed = JSON.parse(raw) as Record<string, { input?: unknown; output?: unknown }>;
+    const parsed = JSON.parse(raw) as Record<string, { input?: unknown; output?: unknown; cached_input?: unknown }>;
     const out: PriceOverrides = {};
     for (const [model, p] of Object.entries(parsed ?? {})) {
-      if (typeof p?.input === "number" && typeof p.output === "number" && p.input >= 0 && p.output >= 0) out[model] = { input: p.input, output: p.output };
+      if (!(typeof p?.input === "number" && typeof p.output === "number" && p.input >= 0 && p.output >= 0)) continue;
+      const cached = typeof p.cached_input === "number" && p.cached_input >= 0 ? p.cached_input : p.input;
+      out[model] = { input: p.input, output: p.output, cached_input: cached };
     }
     return out;
   } catch {
@@ -36,20 +50,21 @@ export function parsePriceOverrides(raw: string | undefined): PriceOverrides {
   }
 }
 
-/** USD per million tokens (input, output) for a model string, or null when its price is not known. */
-export function priceOf(modelSpec: string, overrides: PriceOverrides = {}): [number, number] | null {
+/** USD per million tokens for a model string, or null when its price is not known. */
+export function priceOf(modelSpec: string, overrides: PriceOverrides = {}): Price | null {
   const spec = parseModelSpec(modelSpec);
   if (!spec) return null;
   const own = overrides[modelSpec] ?? Object.entries(overrides).find(([prefix]) => spec.model.startsWith(prefix))?.[1];
-  if (own) return [own.input, own.output];
-  if (spec.provider === "demo") return [0, 0];
+  if (own) return own;
+  if (spec.provider === "demo") return { input: 0, output: 0, cached_input: 0 };
   const price = PRICES.find(([prefix]) => spec.model.startsWith(prefix));
-  return price ? [price[1], price[2]] : null;
+  return price ? { input: price[1], output: price[2], cached_input: price[3] } : null;
 }
 
-/** The cost of one call in USD, or null when the model's price is not known (the demo model is free). */
+/** The cost of one call in USD (cached input at its own price), or null when the model's price is not known (the demo model is free). */
 export function costOf(modelSpec: string, usage: Usage, overrides: PriceOverrides = {}): number | null {
   const price = priceOf(modelSpec, overrides);
   if (!price) return null;
-  return (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000;
+  const cached = usage.cached_input_tokens ?? 0;
+  return ((usage.input_tokens - cached) * price.input + cached * price.cached_input + usage.output_tokens * price.output) / 1_000_000;
 }

@@ -6,6 +6,7 @@
 // names how the original ended.
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
 import type { EventDraft } from "../protocol/events";
+import { REPLAY_METADATA } from "./model-stream";
 import { requestFingerprint } from "./request-fingerprint";
 import type { Usage } from "./turn-state";
 
@@ -15,6 +16,8 @@ export interface RecordedCall {
   tool_calls: { tool_call_id: string; name: string; args: unknown }[];
   usage: Usage;
   finish_reason: string;
+  /** The model that answered, when a fallback did (its finish names it, so the replay records it too). */
+  model?: string;
 }
 
 /** A recorded turn's model calls, and why the turn ended early (null when it completed). */
@@ -67,6 +70,7 @@ export function recordedCalls(events: readonly EventDraft[]): RecordedCall[] {
     } else if (e.type === "model.completed" && current) {
       current.usage = e.payload.usage;
       current.finish_reason = e.payload.finish_reason;
+      if (e.payload.model) current.model = e.payload.model;
     } else if ((e.type === "tool.started" || e.type === "action.required") && current && e.tool_call_id && !seen.has(e.tool_call_id)) {
       // A call that waited for approval shows up first in action.required, then (approved) in tool.started.
       seen.add(e.tool_call_id);
@@ -154,9 +158,10 @@ function replayed(call: RecordedCall): ReadableStream<LanguageModelV3StreamPart>
     type: "finish",
     finishReason: { unified: call.finish_reason as "stop", raw: call.finish_reason },
     usage: {
-      inputTokens: { total: call.usage.input_tokens, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+      inputTokens: { total: call.usage.input_tokens, noCache: undefined, cacheRead: call.usage.cached_input_tokens, cacheWrite: undefined },
       outputTokens: { total: call.usage.output_tokens, text: undefined, reasoning: undefined },
     },
+    ...(call.model ? { providerMetadata: { [REPLAY_METADATA]: { model: call.model } } } : {}),
   });
   return new ReadableStream({
     start(controller) {

@@ -2,6 +2,7 @@
 // parameters, hashed from a canonical JSON form. model.requested records it, so a replay of the turn can tell
 // whether the request it would send now is the recorded one (and answer it from the recording) or not.
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
+import { unmarked } from "./prompt-cache";
 
 /** Text already in canonical form. */
 class Canonical {
@@ -32,8 +33,9 @@ export async function requestFingerprint(model: string, options: LanguageModelV3
   // Each step's request repeats the conversation so far and the tool schemas: the same objects, never changed
   // once made (toPrompt converts each message once), so their canonical text is kept (by identity) instead of
   // being built again every step.
-  const messages = prompt.map((m) => once(m));
-  const text = canonicalJson({ model, prompt: messages, tools: tools && once(tools), toolChoice, temperature, maxOutputTokens, responseFormat });
+  // Prompt cache marks are provider options, not what is asked: the fingerprint reads the unmarked parts.
+  const messages = prompt.map((m) => once(unmarked(m)));
+  const text = canonicalJson({ model, prompt: messages, tools: tools && once(unmarked(tools)), toolChoice, temperature, maxOutputTokens, responseFormat });
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

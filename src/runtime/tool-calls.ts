@@ -8,12 +8,13 @@ import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
 import { runSubagents } from "./subagents";
 import { keepToolFiles } from "./tool-files";
+import { responseSchemaOf, unansweredResult } from "./tools/ask-user";
 import { splitInjectedArgs } from "./tools/injected-args";
-import { namedInHitl } from "./tools/mcp-client";
+import { hitlRule } from "./tools/mcp-client";
 import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { McpProgress } from "./tools/types";
 import { type Level, type Turn, type TurnSetup, toModelTools } from "./turn-context";
-import { applyDecisions, resultMetadata, type ToolCallRecord, type TurnState, toolResultPart } from "./turn-state";
+import { applyDecisions, isRefusal, resultMetadata, type ToolCallRecord, type TurnState, toolResultPart } from "./turn-state";
 
 /** At most this many tool calls of one step run at once (less when the turn's budget says so). */
 export const MAX_PARALLEL_TOOL_CALLS = 8;
@@ -74,10 +75,14 @@ export async function runToolCalls(level: Level, turn: Turn): Promise<"done" | "
   return "done";
 }
 
-/** A call to one of the agent's hitl_tools that could run (a malformed call is refused without asking anyone). */
+/**
+ * A call to one of the agent's hitl_tools, or an ask_user question, that could run (a malformed call is refused
+ * without asking anyone).
+ */
 function needsApproval(call: ToolCallRecord, setup: TurnSetup): boolean {
   const tool = setup.tools.get(call.name);
-  if (!tool || call.invalid || call.blocked || !namedInHitl(setup.config.hitl_tools, tool)) return false;
+  if (!tool || call.invalid || call.blocked) return false;
+  if (tool.loop_handled !== "ask_user" && !hitlRule(setup.config.hitl_tools, tool)) return false;
   const { executable } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
   return schemaErrors(tool.parameters, executable).length === 0;
 }
@@ -89,6 +94,12 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
   const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
   const args = await forLog(executable, call, state, setup, turn);
   call.approval = { action_id, status: "pending", expires_at };
+  const tool = setup.tools.get(call.name)!;
+  const asked = tool.loop_handled === "ask_user";
+  const question = { question: String(executable.question), response_schema: responseSchemaOf(executable) };
+  // The tool's parameters go with an approval whose arguments may be edited: edits are checked against them.
+  const rule = hitlRule(setup.config.hitl_tools, tool);
+  const editable = !asked && rule?.allow_edits ? { args_schema: tool.parameters } : {};
   turn.ports.requestApproval(
     {
       type: "action.required",
@@ -99,7 +110,15 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
       parent_id: level.parent_id,
       depth: level.depth,
       ...(level.subagent_id ? { subagent_id: level.subagent_id } : {}),
-      payload: { kind: "tool_approval", tool_name: call.name, args: args.value, injected_args: injected, expires_at },
+      payload: {
+        kind: asked ? "user_input" : "tool_approval",
+        tool_name: call.name,
+        args: args.value,
+        injected_args: injected,
+        expires_at,
+        ...(asked ? question : editable),
+        ...(rule?.remind_after_ms ? { remind_after_ms: rule.remind_after_ms } : {}),
+      },
       ...refsOf(args.artifact),
     },
     turn.root,
@@ -112,7 +131,7 @@ function startsNow(call: ToolCallRecord): boolean {
 }
 
 function refusal(call: ToolCallRecord): ToolCallRecord["approval"] | null {
-  return call.approval && call.approval.status !== "approved" && call.approval.status !== "pending" ? call.approval : null;
+  return call.approval && isRefusal(call.approval.status) ? call.approval : null;
 }
 
 /**
@@ -122,7 +141,7 @@ function refusal(call: ToolCallRecord): ToolCallRecord["approval"] | null {
  */
 async function startCall(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn): Promise<EventDraft> {
   const { state } = level;
-  const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  const { executable, injected } = callArgs(call, setup);
   const args = await forLog(executable, call, state, setup, turn);
   turn.signal.throwIfAborted(); // a stopped turn starts nothing new, at any level
   turn.checkWallClock();
@@ -150,6 +169,12 @@ async function startTogether(calls: ToolCallRecord[], level: Level, setup: TurnS
   }
 }
 
+/** The arguments a call runs with: the model's, or an approver's edit of them (the injected ones stay the model's). */
+function callArgs(call: ToolCallRecord, setup: TurnSetup): { executable: Record<string, unknown>; injected: Record<string, unknown> } {
+  const own = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  return call.approval?.edited ? { executable: call.approval.edited.args, injected: own.injected } : own;
+}
+
 function argsOf(call: ToolCallRecord): Record<string, unknown> {
   return call.args && typeof call.args === "object" ? (call.args as Record<string, unknown>) : {};
 }
@@ -159,7 +184,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
   const { turn_id } = state;
   const ids = { turn_id, step_id: state.step_id ?? undefined, tool_call_id: call.tool_call_id };
   const tool = setup.tools.get(call.name);
-  const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
+  const { executable, injected } = callArgs(call, setup);
   const refused = refusal(call);
   let output: unknown;
   let is_error = true;
@@ -172,7 +197,10 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
     // picking up), has started already; a call a human refused never starts (action.resolved and tool.result say so).
     if (startsNow(call)) turn.emit(level, [await startCall(call, level, setup, turn)]);
     const argErrors = tool ? schemaErrors(tool.parameters, executable) : [];
-    if (refused) {
+    if (refused && tool?.loop_handled === "ask_user") {
+      output = unansweredResult(refused.status as "timed_out" | "rejected", refused.reason);
+      is_error = false;
+    } else if (refused) {
       const why = refused.status === "rejected" ? "The user rejected this tool call" : "Nobody approved this tool call in time";
       output = refused.reason ? `${why}: ${refused.reason}` : why;
     } else if (call.blocked) {
@@ -188,7 +216,9 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
       if (tool.loop_handled === "finish_subtask" && level.child) level.child.finish_rejections += 1;
     } else {
       try {
-        if (tool.loop_handled === "finish_subtask" && level.child) {
+        if (tool.loop_handled === "ask_user") {
+          output = call.approval?.response ?? null;
+        } else if (tool.loop_handled === "finish_subtask" && level.child) {
           level.child.finished = { value: executable };
           output = "Result accepted.";
         } else if (tool.loop_handled === "agent_orchestrate") {
@@ -223,7 +253,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
           }
           turn.signal.throwIfAborted(); // a tool that ignored the abort: its result is not recorded
         }
-        if (!tool.loop_handled || tool.loop_handled === "finish_subtask") is_error = false;
+        if (!tool.loop_handled || tool.loop_handled === "finish_subtask" || tool.loop_handled === "ask_user") is_error = false;
       } catch (err) {
         if (turn.signal.aborted) throw err;
         output = errorMessage(err);

@@ -28,6 +28,10 @@ export interface TurnSetup {
   orchestration?: OrchestrationLimits;
   /** The deployment's own model prices (MODEL_PRICES). */
   prices?: PriceOverrides;
+  /** The session's key for the provider's prompt cache (OpenAI's prompt_cache_key). */
+  cacheKey?: string;
+  /** The resource's working memory as the system prompt shows it (read at the turn's start). */
+  working_memory?: string;
 }
 
 /** A live message recorded in the session's inbox for the running turn; `seq` orders the inbox. */
@@ -84,7 +88,7 @@ export interface TurnPorts extends TurnSignals {
   now(): number;
   newId(prefix: string): string;
   signal: AbortSignal;
-  tool: Pick<ToolContext, "session_id" | "fetch" | "urlAllowlist" | "workspace" | "memory">;
+  tool: Pick<ToolContext, "session_id" | "fetch" | "urlAllowlist" | "workspace" | "memory" | "resource">;
 }
 
 /** What a level runs with; a handoff replaces the root's mid-turn. */
@@ -231,10 +235,12 @@ export class Turn {
 }
 
 function addUsage(a: Usage, b: Usage): Usage {
+  const cached = (a.cached_input_tokens ?? 0) + (b.cached_input_tokens ?? 0);
   return {
     input_tokens: a.input_tokens + b.input_tokens,
     output_tokens: a.output_tokens + b.output_tokens,
     total_tokens: a.total_tokens + b.total_tokens,
+    ...(cached > 0 ? { cached_input_tokens: cached } : {}),
   };
 }
 

@@ -11,6 +11,8 @@ export interface Usage {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
+  /** Input tokens read from the provider's prompt cache (part of input_tokens); absent when none. */
+  cached_input_tokens?: number;
 }
 
 export interface ToolCallRecord {
@@ -20,8 +22,16 @@ export interface ToolCallRecord {
   /** Why the call cannot run (unparsable arguments, unknown tool); it gets an error result. */
   invalid?: string;
   status: "pending" | "started" | "done";
-  /** For a tool in hitl_tools: the approval this call waits for, or got. */
-  approval?: { action_id: string; status: "pending" | ApprovalDecision; expires_at: number; reason?: string | null };
+  /** For a tool in hitl_tools: the approval this call waits for, or got; for ask_user: the question and its answer. */
+  approval?: {
+    action_id: string;
+    status: "pending" | ApprovalDecision;
+    expires_at: number;
+    reason?: string | null;
+    response?: unknown;
+    /** Approved with edits: the arguments it runs with (injected ones aside), and who edited them. */
+    edited?: { args: Record<string, unknown>; by: string };
+  };
   started_at?: number;
   result?: { output: unknown; is_error: boolean };
   /** Sub-agents this call runs (run_subtask: one; spawn_subagents: one per job), with their own loop state. */
@@ -152,7 +162,7 @@ export function resultMetadata(
   offloaded_artifact_id: string | null = null,
 ): PayloadOf<"tool.result">["metadata"] {
   const approval = call.approval && call.approval.status !== "pending" ? call.approval : null;
-  const refused = approval && approval.status !== "approved" ? approval.status : null;
+  const refused = approval && isRefusal(approval.status) ? approval.status : null;
   return {
     status: refused ?? (is_error ? "error" : "success"),
     started_at,
@@ -162,6 +172,7 @@ export function resultMetadata(
     approval_id: approval?.action_id ?? null,
     injected_args,
     offloaded_artifact_id,
+    ...(approval?.edited ? { args_edited_by: approval.edited.by } : {}),
   };
 }
 
@@ -196,6 +207,16 @@ export function pendingApprovals(root: TurnState): ToolCallRecord[] {
 export interface RecordedDecision {
   status: ApprovalDecision;
   reason: string | null;
+  /** An answered question's answer. */
+  response?: unknown;
+  /** Approved with edited arguments, by this principal. */
+  args?: Record<string, unknown>;
+  by?: string;
+}
+
+/** Whether a decision keeps the call from running (approved and answered calls run). */
+export function isRefusal(status: "pending" | ApprovalDecision): status is "rejected" | "timed_out" {
+  return status === "rejected" || status === "timed_out";
 }
 
 /** Applies recorded decisions to the calls waiting for them, at every level; true when any call changed. */
@@ -204,7 +225,13 @@ export function applyDecisions(root: TurnState, decisions: ReadonlyMap<string, R
   for (const call of pendingApprovals(root)) {
     const decision = decisions.get(call.approval!.action_id);
     if (!decision) continue;
-    call.approval = { ...call.approval!, status: decision.status, reason: decision.reason };
+    call.approval = {
+      ...call.approval!,
+      status: decision.status,
+      reason: decision.reason,
+      ...("response" in decision ? { response: decision.response } : {}),
+      ...(decision.args ? { edited: { args: decision.args, by: decision.by ?? "" } } : {}),
+    };
     changed = true;
   }
   return changed;

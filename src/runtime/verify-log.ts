@@ -32,6 +32,8 @@ function turnEnd(e: Entry & { type: TerminalType }, log: Log, at: string): void 
 
 const CHECK: EventTable<[Log, string], void, Entry> = {
   ...ignored(
+    "action.reminder",
+    "turn.rolled_back",
     "session.created",
     "session.forked",
     "turn.submitted",
@@ -53,12 +55,14 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     "context.compaction.completed",
     "output.spilled",
     "artifact.created",
+    "memory.updated",
     "message.injected",
     "cost.recorded",
     "runtime.warning",
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "model.fallback",
     "guardrail.checked",
   ),
   "model.requested": (e, log) => {

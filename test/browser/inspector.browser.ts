@@ -310,6 +310,26 @@ describe("the inspector", () => {
     await page.close();
   });
 
+  it("runs a message now in place of the running turn (on_busy interrupt)", async () => {
+    const model = await fake.script([{ text: "A long answer that never ends", stall_after: 2 }, { text: "Short answer." }]);
+    await api.putAgent("superseded", { model });
+    const { session_id: sid } = await api.createSession({ agent: "superseded" });
+    const page = await newPage();
+    await signIn(page, `/inspect/sessions/${sid}`);
+    await live(page);
+    await page.getByLabel("New turn").fill("Tell me everything.");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.getByLabel("Message to the running turn").fill("Just the short version.");
+    await page.getByRole("button", { name: "Run this now" }).click();
+    await waitForTurn(page, 0, "cancelled");
+    const next = page.locator(".turn", { hasText: "Just the short version." });
+    await next.and(page.locator('[data-status="completed"]')).waitFor();
+    expect(await next.locator(".msg.assistant").textContent()).toBe("Short answer.");
+    const cancelled = (await readLog(sid)).find((e) => e.type === "turn.cancelled");
+    expect(cancelled?.type === "turn.cancelled" && cancelled.payload.reason).toBe("superseded");
+    await page.close();
+  });
+
   it("at 375 px wide the page has no horizontal scroll, cards and events expanded", async () => {
     const model = await fake.script([{ tool_calls: [{ name: "calculator", arguments: { expression: `${"1+".repeat(150)}1` } }] }, { text: "Refused." }]);
     await api.putAgent("careful-phone", { model, tools: ["calculator"], hitl_tools: ["calculator"] });

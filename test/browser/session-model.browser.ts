@@ -163,4 +163,22 @@ describe("the inspector's session model", () => {
       "error: Guardrail moderation (input, webhook): block (no answer within 300 ms; failed: timeout)",
     ]);
   });
+
+  it("shows a model fallback on the turn, and the turn's cache hit share", () => {
+    const usage = { input_tokens: 100, cached_input_tokens: 80, output_tokens: 5, total_tokens: 105 };
+    const model = fold(
+      log([
+        ...start,
+        { type: "model.requested", payload: { model: "openai:gpt-4.1", phase: "executor" } },
+        { type: "model.fallback", payload: { from: "openai:gpt-4.1", to: "anthropic:claude-sonnet-4-5", reason: "overloaded" } },
+        { type: "model.completed", payload: { finish_reason: "stop", usage, model: "anthropic:claude-sonnet-4-5" } },
+        { type: "cost.recorded", payload: { model: "anthropic:claude-sonnet-4-5", phase: "executor", usage, cost_usd: 0.001 } },
+      ]),
+    );
+    const turn = model.turns[0]!;
+    expect(turn.items).toContainEqual(
+      expect.objectContaining({ kind: "note", tone: "warning", text: "Model openai:gpt-4.1 failed over to anthropic:claude-sonnet-4-5: overloaded" }),
+    );
+    expect([turn.input_tokens, turn.cached_input_tokens]).toEqual([100, 80]);
+  });
 });

@@ -769,8 +769,10 @@ describe("handoffs", () => {
     // The next call is the billing agent's: its model, its instructions, its tools, the conversation so far.
     expect(billingModel.doStreamCalls).toHaveLength(1);
     expect(billingModel.doStreamCalls[0]!.tools!.map((t) => t.name)).toEqual(["refund"]);
+    // An Anthropic model: the system prompt and the last message carry cache breakpoints (prompt-cache.ts).
+    const breakpoint = { anthropic: { cacheControl: { type: "ephemeral" } } };
     expect(prompts(billingModel)[0]).toEqual([
-      { role: "system", content: "You are the billing agent." },
+      { role: "system", content: "You are the billing agent.", providerOptions: breakpoint },
       userMessage("Is my invoice paid?"),
       {
         role: "assistant",
@@ -786,6 +788,7 @@ describe("handoffs", () => {
             output: { type: "text", value: 'The conversation now continues with agent "billing".' },
           },
         ],
+        providerOptions: breakpoint,
       },
     ]);
     expect(ports.ofType("model.requested").map((e) => e.payload)).toEqual([

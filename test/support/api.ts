@@ -9,6 +9,9 @@ export const KEY = "test-key";
 /** What GET /v1/agents/:name returns for every field a PUT left out (SPEC §3 defaults). */
 export const AGENT_DEFAULTS = {
   model: "openai:gpt-4o",
+  fallback_models: [],
+  first_token_timeout_ms: null,
+  model_timeout_ms: null,
   instructions: "",
   tools: [],
   http_tools: [],

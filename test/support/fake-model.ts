@@ -18,13 +18,14 @@ export interface Step {
   chunk_size?: number;
   /** Pause before each streamed chunk (default 0). */
   delay_ms?: number;
-  /** Answer with this HTTP error instead of a completion. */
-  error?: { status: number; message: string };
+  /** Answer with this HTTP error instead of a completion (with a retry-after-ms header when given). */
+  error?: { status: number; message: string; retry_after_ms?: number };
   /** Stream headers and the first text chunk, then never finish until the client disconnects. */
   hang?: boolean;
   /** Stream this many chunks, then never finish until the client disconnects. */
   stall_after?: number;
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  /** cached_tokens: prompt tokens read from the prompt cache (part of prompt_tokens). */
+  usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
 }
 
 /** Base URL of the fake server, e.g. http://127.0.0.1:PORT/v1 (same value the worker sees). */

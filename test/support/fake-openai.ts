@@ -4,6 +4,7 @@
 // webhook-tool endpoints under /v1/_tools/*. No dependencies beyond node:http.
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { anthropicMessages, retryAfter } from "./fake-anthropic";
 // Step lives in the workerd-side helper so test code can type-check without Node types;
 // this import is type-only and erased at runtime.
 import type { Step } from "./fake-model";
@@ -19,7 +20,7 @@ interface WireToolCall {
   function: { name: string; arguments: string };
 }
 
-const DEFAULT_USAGE = { prompt_tokens: 10, completion_tokens: 5 };
+const DEFAULT_USAGE: NonNullable<Step["usage"]> = { prompt_tokens: 10, completion_tokens: 5 };
 
 export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<void> }> {
   const scripts = new Map<string, Script>();
@@ -67,6 +68,13 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
       return chatCompletions(req, res);
     }
 
+    if (path === "/anthropic/v1/messages" && method === "POST") {
+      const body = parseMaybeJson(await readBody(req));
+      const step = isRecord(body) && typeof body.model === "string" ? nextStep(body.model, body) : undefined;
+      if (!step) return sendJson(res, 500, { type: "error", error: { type: "api_error", message: "no script for this model" } });
+      return anthropicMessages(res, step, String((body as Record<string, unknown>).model));
+    }
+
     if (path === "/v1/_tools/requests" && method === "GET") {
       return sendJson(res, 200, toolRequests);
     }
@@ -97,6 +105,13 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
     sendJson(res, 404, { error: { message: `no route for ${method} ${path}`, type: "not_found" } });
   }
 
+  /** Records the request of script `id` and pops its next step. */
+  function nextStep(id: string, body: unknown): Step | undefined {
+    if (!requests.has(id)) requests.set(id, []);
+    requests.get(id)!.push(body);
+    return scripts.get(id)?.steps.shift();
+  }
+
   async function chatCompletions(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let body: unknown;
     try {
@@ -108,17 +123,12 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
       return sendJson(res, 400, { error: { message: "missing model", type: "invalid_request_error" } });
     }
     const id = body.model;
-    if (!requests.has(id)) requests.set(id, []);
-    requests.get(id)!.push(body);
-
-    const step = scripts.get(id)?.steps.shift();
+    const step = nextStep(id, body);
     if (!step) {
       return sendJson(res, 500, { error: { message: `script ${id} exhausted`, type: "server_error" } });
     }
     if (step.error) {
-      return sendJson(res, step.error.status, {
-        error: { message: step.error.message, type: "invalid_request_error" },
-      });
+      return sendJson(res, step.error.status, { error: { message: step.error.message, type: "invalid_request_error" } }, retryAfter(step));
     }
 
     const toolCalls: WireToolCall[] = (step.tool_calls ?? []).map((tc) => ({
@@ -130,8 +140,12 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
       },
     }));
     const finishReason = toolCalls.length > 0 ? "tool_calls" : "stop";
-    const usage = step.usage ?? DEFAULT_USAGE;
-    const usageWire = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+    const { cached_tokens, ...usage } = step.usage ?? DEFAULT_USAGE;
+    const usageWire = {
+      ...usage,
+      total_tokens: usage.prompt_tokens + usage.completion_tokens,
+      ...(cached_tokens ? { prompt_tokens_details: { cached_tokens } } : {}),
+    };
     const completionId = `chatcmpl-fake-${++completionCounter}`;
     const created = Math.floor(Date.now() / 1000);
     const text = step.text ?? "";
@@ -267,9 +281,9 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.destroyed) return;
-  res.writeHead(status, { "content-type": "application/json" });
+  res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(body));
 }
 

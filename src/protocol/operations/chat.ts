@@ -1,6 +1,7 @@
 // The AI SDK UI message stream protocol (issue 17): what an unmodified `useChat` with `DefaultChatTransport`
 // sends and reads.
 import { z } from "zod";
+import { DebounceMs, OnBusy } from "../busy";
 import { json, jsonBody, operation, Sid } from "./operation";
 
 const PART_TYPES = new Set(["text", "reasoning", "file", "source-url", "source-document", "step-start", "dynamic-tool"]);
@@ -21,6 +22,8 @@ export const ChatBody = z
     trigger: z.enum(["submit-message", "regenerate-message"]),
     messageId: z.string().min(1).optional(),
     agent: z.string().min(1).optional().meta({ description: "A body extra: the registered agent of a new session, when `id` names no session" }),
+    on_busy: OnBusy.optional().meta({ description: "A body extra: what to do when a turn is running; absent: the agent's chat_on_busy" }),
+    debounce_ms: DebounceMs.optional(),
   })
   .meta({ id: "ChatRequest" });
 export type ChatBody = z.infer<typeof ChatBody>;

@@ -1,5 +1,6 @@
 // Sessions (SPEC §4): open, list, read, fork, export and erase.
 import { z } from "zod";
+import { ResourceId } from "../memory";
 import { PolicySchema } from "../policy";
 import { SessionSummarySchema } from "../session-index";
 import { SnapshotSchema, ThreadSchema, ToolInventorySchema } from "../views";
@@ -16,6 +17,9 @@ export const CreateSessionBody = z
     }),
     metadata: z.record(z.string(), z.unknown()).optional(),
     owner: z.string().min(1).max(200).optional().meta({ description: "Who the session is for (an end user's id); a browser token's subject is used instead" }),
+    resource_id: ResourceId.optional().meta({
+      description: "The resource (end user or account) whose memory the session uses (default: the token's subject, else `owner`; none: no memory)",
+    }),
   })
   .meta({ id: "CreateSession" });
 

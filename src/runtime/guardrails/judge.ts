@@ -6,7 +6,7 @@ import type { JSONSchema7 } from "@ai-sdk/provider";
 import { z } from "zod";
 import { errorMessage } from "../../protocol/errors";
 import type { GuardrailStage } from "../../protocol/guardrails";
-import { streamModel } from "../model-stream";
+import { callOptions, type ModelRequest, streamModel } from "../model-stream";
 import type { Level, Turn } from "../turn-context";
 import { emptyUsage, type Usage } from "../turn-state";
 import type { CallRule, Decision } from "./run";
@@ -27,7 +27,7 @@ export async function judge(rule: Extract<CallRule, { type: "model" }>, text: st
   let usage: Usage = emptyUsage();
   let failed: Decision | null = null;
   try {
-    const request = {
+    const request: ModelRequest = {
       model: setup.resolveModel(rule.model),
       system: `${rule.instructions}\n\n${DIRECTIVE}`,
       messages: [{ role: "user" as const, content: `The ${stage.replace("_", " ")} to judge:\n\n${text}` }],
@@ -35,7 +35,7 @@ export async function judge(rule: Extract<CallRule, { type: "model" }>, text: st
       jsonSchema: VERDICT_JSON,
       signal: turn.signal,
     };
-    for await (const part of streamModel(request)) {
+    for await (const part of streamModel(request.model, { ...callOptions(request), abortSignal: turn.signal })) {
       if (part.type === "text") answer += part.text;
       else if (part.type === "finish") usage = part.usage;
     }

@@ -1,8 +1,10 @@
-// The built-in tools: `clock` and `calculator` here, and the workspace, memory and http_fetch tools.
+// The built-in tools: `clock` and `calculator` here, and ask_user, the workspace, memory and http_fetch tools.
+import { askUser } from "./ask-user";
 import { CalculatorError, evaluateExpression } from "./calculator-parser";
 import { httpFetch } from "./http-fetch";
 import { memoryTools } from "./memory-tools";
 import { agentOrchestrate } from "./orchestrate-tool";
+import { resourceMemoryTools } from "./resource-memory-tools";
 import { runSubtask } from "./subagent-tools";
 import { type ToolDefinition, ToolError } from "./types";
 import { workspaceTools } from "./workspace-tools";
@@ -58,5 +60,5 @@ const calculator: ToolDefinition = {
 };
 
 export const BUILTIN_TOOLS: ReadonlyMap<string, ToolDefinition> = new Map(
-  [clock, calculator, httpFetch, runSubtask, agentOrchestrate, ...workspaceTools, ...memoryTools].map((t) => [t.name, t]),
+  [clock, calculator, askUser, httpFetch, runSubtask, agentOrchestrate, ...workspaceTools, ...memoryTools, ...resourceMemoryTools].map((t) => [t.name, t]),
 );

@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import { type CallToolResult, McpError, type Tool as McpTool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 // The SDK's default validator (ajv) generates code, which Workers forbid.
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import type { AgentConfig, McpServerSpec } from "../../protocol/agent-config";
+import { type AgentConfig, type HitlTool, hitlRules, type McpServerSpec } from "../../protocol/agent-config";
 import type { PermissionClass } from "../../protocol/tool-classes";
 import { urlAllowed } from "../url-allowlist";
 import { injectedArgClashes } from "./injected-args";
@@ -61,8 +61,13 @@ export function mcpPermissionClass(server: Pick<McpServerSpec, "permission_class
   return server.permission_class;
 }
 
+/** The hitl_tools entry naming this tool (with its options), or null. */
+export function hitlRule(hitl: AgentConfig["hitl_tools"], tool: Pick<ToolDefinition, "name" | "mcp">): HitlTool | null {
+  return hitlRules(hitl).find((rule) => namedInHitl([rule.name], tool)) ?? null;
+}
+
 /** Whether `hitl_tools` names this tool: by its exposed name, as `mcp:<server>/<tool>`, or as `mcp:<server>/*`. */
-export function namedInHitl(hitl: readonly string[], tool: Pick<ToolDefinition, "name" | "mcp">): boolean {
+function namedInHitl(hitl: readonly string[], tool: Pick<ToolDefinition, "name" | "mcp">): boolean {
   if (hitl.includes(tool.name)) return true;
   return tool.mcp !== undefined && (hitl.includes(`${MCP_PREFIX}${tool.mcp.server}/${tool.mcp.tool}`) || hitl.includes(`${MCP_PREFIX}${tool.mcp.server}/*`));
 }

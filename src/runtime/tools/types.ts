@@ -1,4 +1,5 @@
 // What a tool is to the engine: a JSON Schema for the model, governance flags, and an executor.
+import type { RecallHit } from "../../protocol/memory";
 import type { PermissionClass } from "../../protocol/tool-classes";
 
 export type JsonSchema = Record<string, unknown>;
@@ -17,6 +18,8 @@ export interface ToolContext {
   workspace: WorkspaceStore;
   /** The session's key-value memory. */
   memory: MemoryStore;
+  /** The memory of the session's resource (absent: the session belongs to no resource). */
+  resource?: ResourceMemoryPort;
   /** Reports progress of this call while it runs (MCP notifications/progress); the runtime emits it as mcp.progress. */
   progress?(update: McpProgress): void;
 }
@@ -43,6 +46,13 @@ export interface MemoryStore {
   list(prefix: string, limit: number): { key: string; bytes: number }[];
 }
 
+/** A resource's memory as the tools reach it (docs/guides/memory.md). */
+export interface ResourceMemoryPort {
+  /** Applies a JSON merge patch to the working memory; throws ToolError (nothing stored) when the result is invalid. */
+  updateWorking(patch: Record<string, unknown>, toolCallId: string): Promise<{ version: number; document: unknown }>;
+  recall(query: string, limit: number): Promise<RecallHit[]>;
+}
+
 export interface ToolDefinition {
   name: string;
   description: string;
@@ -58,8 +68,8 @@ export interface ToolDefinition {
   handoff_target?: string;
   /** Set on tools of remote MCP servers: the configured server and the tool's own name there. */
   mcp?: { server: string; tool: string };
-  /** Tools the loop itself performs (they start sub-agents) instead of calling `execute`. */
-  loop_handled?: "run_subtask" | "spawn_subagents" | "finish_subtask" | "agent_orchestrate";
+  /** Tools the loop itself performs (they start sub-agents, or ask the user) instead of calling `execute`. */
+  loop_handled?: "run_subtask" | "spawn_subagents" | "finish_subtask" | "agent_orchestrate" | "ask_user";
   /** Returns the result (a string or JSON value); throws ToolError (or any error) for an error result. */
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
 }

@@ -28,6 +28,8 @@ function node(nodes: Nodes, e: EventOf<"tool.started" | "tool.result">): TreeNod
 
 const FOLD: EventTable<[Nodes], void> = {
   ...ignored(
+    "action.reminder",
+    "turn.rolled_back",
     "session.created",
     "session.forked",
     "turn.submitted",
@@ -55,12 +57,14 @@ const FOLD: EventTable<[Nodes], void> = {
     "context.compaction.completed",
     "output.spilled",
     "artifact.created",
+    "memory.updated",
     "message.injected",
     "cost.recorded",
     "runtime.warning",
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "model.fallback",
     "guardrail.checked",
   ),
   "tool.started": (e, nodes) => {

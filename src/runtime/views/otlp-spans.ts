@@ -89,6 +89,7 @@ const failed = (s: SpanDraft, error: string): void => {
 const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
   ...sameFor(
     nameless,
+    "turn.rolled_back",
     "session.created",
     "session.forked",
     "turn.submitted",
@@ -102,12 +103,14 @@ const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
     "tool.catalog.resolved",
     "mcp.progress",
     "action.required",
+    "action.reminder",
     "subagent.completed",
     "budget.exceeded",
     "context.compaction.started",
     "context.compaction.completed",
     "output.spilled",
     "artifact.created",
+    "memory.updated",
     "message.injected",
     "cost.recorded",
     "runtime.warning",
@@ -160,6 +163,11 @@ const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
     s.name = `invoke_agent ${e.payload.title}`;
   },
   "subagent.failed": (e, s) => failed(s, e.payload.error),
+  "model.fallback": (e, s) => {
+    const { from, to, reason } = e.payload;
+    const attributes: Attributes = { "agent_runtime.fallback.from": from, "agent_runtime.fallback.to": to, "agent_runtime.fallback.reason": reason };
+    s.events.push({ name: "model.fallback", attributes, time: hr(e.timestamp) });
+  },
   "guardrail.checked": (e, s) => {
     const { stage, rule, kind, verdict, failed } = e.payload;
     const attributes: Attributes = { "agent_runtime.guardrail.stage": stage, "agent_runtime.guardrail.rule": rule, "agent_runtime.guardrail.kind": kind };

@@ -72,6 +72,7 @@ const turnEnd = (e: EventOf<TerminalType>, v: SessionView): SessionView => {
 
 const FOLD: EventTable<[SessionView], SessionView> = {
   ...ignored(
+    "action.reminder",
     "session.forked",
     "schedule.created",
     "schedule.fired",
@@ -87,12 +88,14 @@ const FOLD: EventTable<[SessionView], SessionView> = {
     "context.compaction.completed",
     "output.spilled",
     "artifact.created",
+    "memory.updated",
     "message.injected",
     "cost.recorded",
     "runtime.warning",
     "runtime.error",
     "replay.diverged",
     "replay.completed",
+    "model.fallback",
     "guardrail.checked",
   ),
   "session.created": (e, v) => ({
@@ -159,6 +162,7 @@ const FOLD: EventTable<[SessionView], SessionView> = {
         tool_name: e.payload.tool_name,
         args: e.payload.args,
         expires_at: e.payload.expires_at,
+        ...(e.payload.question === undefined ? {} : { question: e.payload.question, response_schema: e.payload.response_schema }),
       },
     ],
   }),
@@ -169,6 +173,8 @@ const FOLD: EventTable<[SessionView], SessionView> = {
   "turn.completed": turnEnd,
   "turn.failed": turnEnd,
   "turn.cancelled": turnEnd,
+  // Its turn.cancelled came first; turn_count still counts it.
+  "turn.rolled_back": (e, v) => ({ ...v, turns: v.turns.filter((t) => t.turn_id !== e.payload.turn_id) }),
 };
 
 /** Pure: returns the view after `event`. */

@@ -29,6 +29,10 @@ export class ConversationFold {
   private readonly byId = new Map<string, TurnFold>();
 
   push(e: RuntimeEvent): void {
+    if (e.type === "turn.rolled_back") {
+      this.rolledBack(e.payload.turn_id);
+      return;
+    }
     if (!e.turn_id) return;
     if (e.type === "turn.submitted") {
       this.submitted(e);
@@ -42,6 +46,14 @@ export class ConversationFold {
 
   messages(): UIMessage[] {
     return this.turns.flatMap((t) => [...(t.user ? [t.user] : []), ...(t.hidden || t.assistant.parts.length === 0 ? [] : [t.assistant as UIMessage])]);
+  }
+
+  /** A rolled-back turn leaves the conversation, its user message too. */
+  private rolledBack(turnId: string): void {
+    const turn = this.byId.get(turnId);
+    if (!turn) return;
+    this.turns.splice(this.turns.indexOf(turn), 1);
+    this.byId.delete(turnId);
   }
 
   private submitted(e: EventOf<"turn.submitted">): void {

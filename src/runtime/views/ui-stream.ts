@@ -18,6 +18,8 @@ export interface ChatMessageMetadata {
   output?: unknown;
   error?: { code: string; message: string };
   cancel_reason?: string;
+  /** The turn that interrupted or rolled back this one (on_busy). */
+  superseded_by?: string;
 }
 
 /** A sub-agent as its `data-subagent` part shows it (the part's id is the tool call that runs it). */
@@ -90,6 +92,8 @@ export class TurnProjection {
 
   private static readonly PROJECT: EventTable<[TurnProjection, UiChunk[]], void> = {
     ...ignored(
+      "action.reminder",
+      "turn.rolled_back",
       "session.created",
       "session.forked",
       "turn.submitted",
@@ -104,12 +108,14 @@ export class TurnProjection {
       "context.compaction.started",
       "context.compaction.completed",
       "output.spilled",
+      "memory.updated",
       "message.injected",
       "cost.recorded",
       "runtime.warning",
       "runtime.error",
       "replay.diverged",
       "replay.completed",
+      "model.fallback",
       "guardrail.checked",
     ),
     "turn.started": (_e, p, out) => {
@@ -141,14 +147,15 @@ export class TurnProjection {
       }
     },
     "action.required": (e, p, out) => {
-      // A call waiting for approval has not started: its input comes with the request.
+      // A call waiting for approval has not started: its input comes with the request. A question (ask_user)
+      // stays a tool part in input-available: the client answers it with its tool output.
       p.announce(e, out, false);
-      out.push({ type: "tool-approval-request", approvalId: e.action_id!, toolCallId: e.tool_call_id! });
+      if (e.payload.kind === "tool_approval") out.push({ type: "tool-approval-request", approvalId: e.action_id!, toolCallId: e.tool_call_id! });
       p.awaiting.set(e.action_id!, e.tool_call_id!);
     },
     "action.resolved": (e, p) => {
       p.awaiting.delete(e.action_id!);
-      if (e.payload.decision !== "approved") p.refused.add(e.tool_call_id!);
+      if (e.payload.decision === "rejected" || e.payload.decision === "timed_out") p.refused.add(e.tool_call_id!);
     },
     "tool.result": (e, p, out) => {
       p.runningTools.delete(e.tool_call_id!);
@@ -296,8 +303,9 @@ export class TurnProjection {
       out.push({ type: "error", errorText: `${error.code}: ${error.message}` });
     } else {
       this.closeStep(out);
-      const { reason } = e.payload;
-      out.push({ type: "abort", reason }, { type: "finish", finishReason: "other", messageMetadata: { cancel_reason: reason } satisfies ChatMessageMetadata });
+      const { reason, by_turn_id } = e.payload;
+      const metadata: ChatMessageMetadata = { cancel_reason: reason, ...(by_turn_id ? { superseded_by: by_turn_id } : {}) };
+      out.push({ type: "abort", reason }, { type: "finish", finishReason: "other", messageMetadata: metadata });
     }
   }
 }

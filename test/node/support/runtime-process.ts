@@ -32,7 +32,9 @@ export function runtimeProcess(bundle: string, state: string, bindings: Record<s
     durableObjects: {
       SESSIONS: { className: "SessionObject", useSQLite: true },
       REGISTRY: { className: "RegistryObject", useSQLite: true },
+      INDEX: { className: "IndexShardObject", useSQLite: true },
       RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+      RESOURCES: { className: "ResourceMemoryObject", useSQLite: true },
     },
     r2Buckets: ["BLOBS"],
     defaultPersistRoot: state,

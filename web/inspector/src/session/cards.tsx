@@ -14,6 +14,7 @@ const APPROVAL_LABEL: Record<Approval["status"], string> = {
   approved: "approved",
   rejected: "rejected",
   timed_out: "approval timed out",
+  answered: "answered",
 };
 
 export function Items({ items }: { items: Item[] }) {

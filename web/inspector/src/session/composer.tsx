@@ -1,5 +1,6 @@
 // The message box: Send starts a turn when the session is idle and adds the message to the running turn
-// otherwise; while a turn runs the message can also be queued as the next turn, or the turn interrupted.
+// otherwise; while a turn runs the message can also be queued as the next turn, or run now in place of the
+// running turn (on_busy "interrupt"), or the turn interrupted.
 import { useState } from "preact/hooks";
 import type { RuntimeClient } from "../../../../src/client/index";
 import { ErrorText, useAction } from "../ui";
@@ -7,10 +8,13 @@ import { ErrorText, useAction } from "../ui";
 export function Composer({ client, sid, running, onDone }: { client: RuntimeClient; sid: string; running: boolean; onDone(): void }) {
   const [text, setText] = useState("");
   const action = useAction();
-  const send = async (how: "send" | "queue") => {
+  const send = async (how: "send" | "queue" | "now") => {
     const input = text.trim();
     if (!input || action.busy) return;
-    const ok = await action.run(() => (how === "queue" || !running ? client.submitTurn(sid, input) : client.injectMessage(sid, input)));
+    const ok = await action.run(() => {
+      if (how === "now") return client.submitTurn(sid, { input, on_busy: "interrupt" });
+      return how === "queue" || !running ? client.submitTurn(sid, input) : client.injectMessage(sid, input);
+    });
     if (ok) setText("");
     onDone();
   };
@@ -40,7 +44,7 @@ export function Composer({ client, sid, running, onDone }: { client: RuntimeClie
         }}
       />
       <p id="composer-hint" class="hint">
-        {running ? "Send adds the message to the running turn." : "Send starts a turn."} Ctrl+Enter sends.
+        {running ? "Send adds the message to the running turn; Run this now replaces the turn." : "Send starts a turn."} Ctrl+Enter sends.
       </p>
       <div class="buttons">
         <button type="submit" disabled={action.busy || !text.trim()}>
@@ -49,6 +53,17 @@ export function Composer({ client, sid, running, onDone }: { client: RuntimeClie
         {running && (
           <button type="button" class="quiet" disabled={action.busy || !text.trim()} onClick={() => send("queue")}>
             Queue as next turn
+          </button>
+        )}
+        {running && (
+          <button
+            type="button"
+            class="quiet"
+            title="Cancels the running turn (its partial answer stays) and runs this message next"
+            disabled={action.busy || !text.trim()}
+            onClick={() => send("now")}
+          >
+            Run this now
           </button>
         )}
         <button type="button" class="danger" disabled={!running || action.busy} onClick={interrupt}>

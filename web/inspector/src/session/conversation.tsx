@@ -30,6 +30,7 @@ function TurnView({ turn, n }: { turn: Turn; n: number }) {
         {turn.input_tokens + turn.output_tokens > 0 && (
           <span class="meta usage">
             {count(turn.input_tokens)} in · {count(turn.output_tokens)} out tokens · {usd(turn.cost_usd)}
+            {turn.cached_input_tokens > 0 && ` · ${Math.round((100 * turn.cached_input_tokens) / turn.input_tokens)}% cache hits`}
           </span>
         )}
       </h3>

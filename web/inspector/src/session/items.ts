@@ -2,7 +2,7 @@
 // live messages, tool calls), sub-agents inside the calls that started them, and approvals.
 
 export type CallStatus = "waiting" | "running" | "succeeded" | "failed" | "rejected" | "timed out";
-export type ApprovalStatus = "pending" | "approved" | "rejected" | "timed_out";
+export type ApprovalStatus = "pending" | "approved" | "rejected" | "timed_out" | "answered";
 export type TurnStatus = "queued" | "accepted" | "running" | "completed" | "failed" | "cancelled";
 
 export interface Approval {
@@ -85,6 +85,8 @@ export interface Turn extends Container {
   stop_reason: string | null;
   error: string | null;
   input_tokens: number;
+  /** Input tokens read from the provider's prompt cache (part of input_tokens). */
+  cached_input_tokens: number;
   output_tokens: number;
   /** Sum of cost.recorded; null while no call had a known price. */
   cost_usd: number | null;

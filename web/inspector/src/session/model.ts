@@ -62,6 +62,7 @@ export class SessionModel {
   private static readonly FOLD: EventTable<[SessionModel], void> = {
     // Nothing to show outside the timeline.
     ...ignored(
+      "action.reminder",
       "session.forked",
       "schedule.created",
       "schedule.fired",
@@ -70,6 +71,7 @@ export class SessionModel {
       "context.compaction.started",
       "output.spilled",
       "artifact.created",
+      "memory.updated",
       "replay.diverged",
       "replay.completed",
     ),
@@ -90,6 +92,12 @@ export class SessionModel {
     "turn.completed": (e, m) => m.endTurn(e),
     "turn.failed": (e, m) => m.endTurn(e),
     "turn.cancelled": (e, m) => m.endTurn(e),
+    // The inspector keeps the turn (the log does): it says that the model no longer sees it.
+    "turn.rolled_back": (e, m) => {
+      const undone = e.payload.side_effects.map((c) => c.name);
+      const text = `Rolled back by ${e.payload.by_turn_id}: the model no longer sees this turn${undone.length > 0 ? `; not undone: ${undone.join(", ")}` : ""}`;
+      m.note({ ...e, turn_id: e.payload.turn_id }, "warning", text);
+    },
     "run.status": (e, m) => m.runStatus(e),
     "model.requested": (e, m) => {
       m.containerOf(e).streaming = null;
@@ -119,6 +127,7 @@ export class SessionModel {
       const { reason, limit, observed } = e.payload;
       m.note(e, "error", `Budget exceeded: ${reason} (limit ${limit}, observed ${observed})`);
     },
+    "model.fallback": (e, m) => m.note(e, "warning", `Model ${e.payload.from} failed over to ${e.payload.to}: ${e.payload.reason}`),
     "context.compaction.completed": (e, m) => {
       m.note(e, "info", `History compacted from ${e.payload.before_tokens} to ${e.payload.after_tokens} tokens`);
     },
@@ -148,6 +157,7 @@ export class SessionModel {
         stop_reason: null,
         error: null,
         input_tokens: 0,
+        cached_input_tokens: 0,
         output_tokens: 0,
         cost_usd: null,
       };
@@ -284,7 +294,8 @@ export class SessionModel {
     approval.status = e.payload.decision;
     approval.reason = e.payload.reason;
     const call = e.tool_call_id ? this.calls.get(e.tool_call_id) : [...this.calls.values()].find((c) => c.approval === approval);
-    if (call && call.status === "waiting") call.status = approval.status === "approved" ? "running" : approval.status === "rejected" ? "rejected" : "timed out";
+    if (call && call.status === "waiting")
+      call.status = approval.status === "approved" || approval.status === "answered" ? "running" : approval.status === "rejected" ? "rejected" : "timed out";
   }
 
   private subagentSpawned(e: EventOf<"subagent.spawned">): void {
@@ -315,6 +326,7 @@ export class SessionModel {
     const turn = this.turnOf(e);
     const { usage, cost_usd } = e.payload;
     turn.input_tokens += usage.input_tokens;
+    turn.cached_input_tokens += usage.cached_input_tokens ?? 0;
     turn.output_tokens += usage.output_tokens;
     if (cost_usd !== null) turn.cost_usd = (turn.cost_usd ?? 0) + cost_usd;
   }

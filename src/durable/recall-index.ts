@@ -1,0 +1,51 @@
+// The recall index of one resource (in its memory object's SQLite): the user and assistant messages of its
+// sessions' ended turns, searched with FTS5 and ranked by bm25.
+import type { RecallEntry, RecallHit } from "../protocol/memory";
+
+/** The longest query, and the most words of it searched. */
+const MAX_QUERY_WORDS = 32;
+
+/** Writes the entries (an entry written again replaces itself, so a retried write converges). */
+export function indexEntries(sql: SqlStorage, entries: RecallEntry[]): void {
+  for (const e of entries) {
+    const id = `${e.turn_id}:${e.role}`;
+    // Through DELETE and INSERT, so the FTS triggers see the old text leave and the new one come.
+    sql.exec("DELETE FROM recall_entries WHERE id = ?", id);
+    sql.exec(
+      "INSERT INTO recall_entries (id, session_id, turn_id, role, at, text) VALUES (?, ?, ?, ?, ?, ?)",
+      id,
+      e.session_id,
+      e.turn_id,
+      e.role,
+      e.at,
+      e.text,
+    );
+  }
+}
+
+/**
+ * The words of a free-text query as an FTS5 expression: each word quoted (so no text is read as FTS syntax),
+ * any of them matching; bm25 ranks the entries that match more, and rarer, words first. Null when it has no word.
+ */
+export function ftsQuery(query: string): string | null {
+  const words = query.match(/[\p{L}\p{N}_]+/gu)?.slice(0, MAX_QUERY_WORDS) ?? [];
+  return words.length > 0 ? words.map((w) => `"${w}"`).join(" OR ") : null;
+}
+
+export function searchEntries(sql: SqlStorage, query: string, limit: number): RecallHit[] {
+  const match = ftsQuery(query);
+  if (match === null) return [];
+  return sql
+    .exec<RecallHit>(
+      `SELECT e.session_id, e.turn_id, e.role, e.at, snippet(recall_fts, 0, '', '', '…', 24) AS snippet, bm25(recall_fts) AS score
+       FROM recall_fts JOIN recall_entries e ON e.rowid = recall_fts.rowid
+       WHERE recall_fts MATCH ? ORDER BY score LIMIT ?`,
+      match,
+      limit,
+    )
+    .toArray();
+}
+
+export function forgetSession(sql: SqlStorage, sessionId: string): void {
+  sql.exec("DELETE FROM recall_entries WHERE session_id = ?", sessionId);
+}

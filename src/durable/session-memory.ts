@@ -1,0 +1,115 @@
+// The session's side of its resource's memory (issue 35, docs/guides/memory.md): the working memory shown at a
+// turn's start, the port the memory tools use (each change a memory.updated event), and the recall index fed
+// with each ended turn, off the turn's path and retried from the alarm until it lands (like the session index).
+import type { AgentConfig } from "../protocol/agent-config";
+import { type EventDraft, isTerminalTurnEvent } from "../protocol/events";
+import type { RecallEntry } from "../protocol/memory";
+import { type Json, workingMemoryPrompt } from "../runtime/memory/working-memory";
+import { type ResourceMemoryPort, ToolError } from "../runtime/tools/types";
+import { resourceMemory } from "./resource-memory-object";
+import type { Capability } from "./session-capability";
+import type { SessionContext } from "./session-context";
+
+/** Alarm entries `recall:<turn_id>`: an ended turn whose messages the recall index has not taken yet. */
+const RECALL = "recall:";
+const RETRY_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
+
+type MemorySession = Pick<SessionContext, "agent" | "armAlarm" | "bindings" | "row" | "store">;
+
+/** Where an agent's working memory lives in its resource's object: "" for the resource's own, else the agent's name. */
+export function workingScope(config: AgentConfig): { scope: string; agent: string | null } {
+  return config.memory?.working?.scope === "agent" ? { scope: config.name, agent: config.name } : { scope: "", agent: null };
+}
+
+/** The memory object of the session's resource (null: the session belongs to none). */
+function resourceOf(s: MemorySession) {
+  const rid = s.row().resource_id;
+  return rid === null ? null : { rid, stub: resourceMemory(s.bindings(), rid) };
+}
+
+/** The system prompt's working memory section for a turn of `config`; null without a resource or `memory.working`. */
+export async function workingMemorySection(s: MemorySession, config: AgentConfig): Promise<string | null> {
+  const working = config.memory?.working;
+  const target = resourceOf(s);
+  if (!working || !target) return null;
+  const stored = await target.stub.working(workingScope(config).scope, working.template);
+  return workingMemoryPrompt(JSON.parse(stored.json) as Json, config.tools.includes("update_working_memory"));
+}
+
+/** The memory tools' port for one turn; `emit` records memory.updated in the turn (undefined: no resource). */
+export function resourcePort(s: MemorySession, turnId: string, emit: (drafts: EventDraft[]) => void): ResourceMemoryPort | undefined {
+  const target = resourceOf(s);
+  if (!target) return undefined;
+  return {
+    updateWorking: async (patch, toolCallId) => {
+      const config = s.agent();
+      const working = config.memory?.working;
+      const { scope, agent } = workingScope(config);
+      const out = await target.stub.write({ scope, kind: "patch", value: patch, schema: working?.schema, template: working?.template });
+      if (!out.ok) throw new ToolError(`The working memory was not changed: ${out.problems.join("; ")}`);
+      emit([
+        { type: "memory.updated", turn_id: turnId, tool_call_id: toolCallId, payload: { resource_id: target.rid, agent, version: out.stored.version, patch } },
+      ]);
+      return { version: out.stored.version, document: JSON.parse(out.stored.json) as unknown };
+    },
+    recall: (query, limit) => target.stub.search(query, limit),
+  };
+}
+
+/** Feeds the recall index with the session's ended turns. */
+export class RecallIndexer {
+  private failures = 0;
+
+  constructor(private readonly s: MemorySession) {}
+
+  /** The ended turn's messages, as the recall index takes them. */
+  private entries(turnId: string): RecallEntry[] {
+    const turn = this.s.store.turn(turnId);
+    const end = this.s.store.terminalEvent(turnId);
+    if (!turn || !end) return [];
+    const base = { session_id: this.s.row().session_id, turn_id: turnId, at: end.timestamp };
+    const entries: RecallEntry[] = [{ ...base, role: "user", text: turn.input }];
+    const output = "output" in end.payload ? end.payload.output : undefined;
+    if (output !== undefined && output !== null && output !== "") {
+      entries.push({ ...base, role: "assistant", text: typeof output === "string" ? output : JSON.stringify(output) });
+    }
+    return entries;
+  }
+
+  /** Sends the turn's messages to the index; on failure, an alarm entry retries it with backoff. */
+  async index(turnId: string): Promise<void> {
+    const target = resourceOf(this.s);
+    if (!target) return;
+    const entry = `${RECALL}${turnId}`;
+    try {
+      await target.stub.index(this.entries(turnId));
+      this.failures = 0;
+      this.s.store.unschedule(entry);
+    } catch (err) {
+      console.error("recall index write failed; retrying from the alarm", err);
+      const delay = RETRY_MS[Math.min(this.failures, RETRY_MS.length - 1)]!;
+      this.failures += 1;
+      try {
+        this.s.store.schedule(entry, Date.now() + delay);
+        this.s.armAlarm();
+      } catch {
+        // the session was erased meanwhile: nothing left to index
+      }
+    }
+  }
+
+  /** Its alarm kind (an index write to retry) and its reaction to commits: each ended turn is indexed in a later task. */
+  capability(): Capability {
+    return {
+      alarms: [{ kind: RECALL, prefix: true, fire: (_now, turnId) => this.index(turnId) }],
+      committed: (events) => {
+        if (this.s.row().resource_id === null) return;
+        for (const e of events) {
+          if (!isTerminalTurnEvent(e.type)) continue;
+          const { turn_id } = JSON.parse(e.body) as { turn_id?: string };
+          if (turn_id) setTimeout(() => void this.index(turn_id), 0);
+        }
+      },
+    };
+  }
+}

@@ -1,0 +1,54 @@
+// Memory across sessions (issue 35, docs/guides/memory.md): the agent config's `memory` section, a resource's
+// working memory as the API serves it, and recall entries and hits.
+import { z } from "zod";
+
+/** A resource id: the end user or account a session belongs to (a token's subject, or given at creation). */
+export const ResourceId = z.string().min(1).max(200);
+
+export const MemoryConfigSchema = z.strictObject({
+  working: z
+    .strictObject({
+      schema: z
+        .record(z.string(), z.unknown())
+        .refine((s) => s.type === "object", { message: 'must be a JSON Schema whose root has type "object"' })
+        .optional()
+        .describe("every version of the document must be valid against it; update_working_memory refuses a patch that is not"),
+      template: z.record(z.string(), z.unknown()).optional().describe("the document before its first update"),
+      scope: z.enum(["resource", "agent"]).default("resource").describe("resource: one document per resource; agent: one per resource and agent"),
+    })
+    .optional()
+    .describe("the working memory shown to the model at each turn's start and kept by update_working_memory"),
+});
+export type MemoryConfig = z.infer<typeof MemoryConfigSchema>;
+
+export const WorkingMemorySchema = z
+  .object({
+    resource_id: z.string(),
+    agent: z.string().nullable().describe("the agent of an agent-scoped document; null for the resource's own"),
+    document: z.record(z.string(), z.unknown()),
+    version: z.int().describe("0 before the first write"),
+    updated_at: z.number().nullable(),
+  })
+  .meta({ id: "WorkingMemory" });
+export type WorkingMemory = z.infer<typeof WorkingMemorySchema>;
+
+/** One message of an ended turn in the recall index. */
+export type RecallEntry = {
+  session_id: string;
+  turn_id: string;
+  role: "user" | "assistant";
+  at: number;
+  text: string;
+};
+
+export const RecallHitSchema = z
+  .object({
+    session_id: z.string(),
+    turn_id: z.string(),
+    role: z.enum(["user", "assistant"]),
+    at: z.number().describe("when the turn ended, ms since the epoch"),
+    snippet: z.string(),
+    score: z.number().describe("bm25: lower is a better match"),
+  })
+  .meta({ id: "RecallHit" });
+export type RecallHit = z.infer<typeof RecallHitSchema>;

@@ -1,0 +1,81 @@
+// Resources (issue 35, docs/guides/memory.md): the memory of one end user or account across its sessions:
+// working memory, recall search, and erasure. A token reaches only its own subject's resource.
+import { z } from "zod";
+import { RecallHitSchema, WorkingMemorySchema } from "../memory";
+import { json, jsonBody, operation } from "./operation";
+
+const Rid = z.object({ rid: z.string().min(1).max(200).meta({ example: "user-42" }) });
+const AgentQuery = z.object({
+  agent: z.string().optional().meta({
+    description: "A registered agent whose `memory.working` applies: its scope (the agent's own document when scope is agent), schema and template",
+  }),
+});
+const Document = z.record(z.string(), z.unknown());
+
+export const getMemory = operation({
+  method: "get",
+  path: "/v1/resources/{rid}/memory",
+  operationId: "getMemory",
+  summary: "The resource's working memory (version 0 and the agent's template, or {}, before the first write)",
+  permission: "memory.read",
+  rateLimit: "request",
+  params: Rid,
+  query: AgentQuery,
+  responses: { 200: json(WorkingMemorySchema, "Working memory") },
+  errors: [401, 403, 404, 422],
+});
+
+export const putMemory = operation({
+  method: "put",
+  path: "/v1/resources/{rid}/memory",
+  operationId: "putMemory",
+  summary: "Replaces the working memory document (checked against the agent's schema with ?agent=; 422 stores nothing)",
+  permission: "memory.write",
+  rateLimit: "request",
+  params: Rid,
+  query: AgentQuery,
+  body: jsonBody(z.strictObject({ document: Document }).meta({ id: "PutMemory" })),
+  responses: { 200: json(WorkingMemorySchema, "Stored") },
+  errors: [400, 401, 403, 404, 413, 422],
+});
+
+export const patchMemory = operation({
+  method: "patch",
+  path: "/v1/resources/{rid}/memory",
+  operationId: "patchMemory",
+  summary: "Applies a JSON merge patch (RFC 7396) to the working memory (checked against the agent's schema with ?agent=; 422 stores nothing)",
+  permission: "memory.write",
+  rateLimit: "request",
+  params: Rid,
+  query: AgentQuery,
+  body: jsonBody(Document.meta({ description: "the merge patch: keys replace, nested objects merge, null removes" })),
+  responses: { 200: json(WorkingMemorySchema, "Stored") },
+  errors: [400, 401, 403, 404, 413, 422],
+});
+
+export const searchMemory = operation({
+  method: "get",
+  path: "/v1/resources/{rid}/memory/search",
+  operationId: "searchMemory",
+  summary: "Full-text search (FTS5, bm25) over the user and assistant messages of the resource's ended turns; limit 1-50 (default 10)",
+  permission: "memory.read",
+  rateLimit: "request",
+  params: Rid,
+  query: z.object({ q: z.string().min(1).max(500), limit: z.string().optional() }),
+  responses: { 200: json(z.object({ hits: z.array(RecallHitSchema) }), "Best matches first") },
+  errors: [401, 403, 404, 422],
+});
+
+export const eraseResource = operation({
+  method: "delete",
+  path: "/v1/resources/{rid}",
+  operationId: "eraseResource",
+  summary:
+    "Erases the resource's memory: its working memory with every version and its recall index; with ?sessions=true also every session opened for it (as DELETE /v1/sessions/:sid). Idempotent.",
+  permission: "resource.delete",
+  rateLimit: "request",
+  params: Rid,
+  query: z.object({ sessions: z.enum(["true", "false"]).optional() }),
+  responses: { 204: { description: "Erased" } },
+  errors: [401, 403, 404, 422],
+});

@@ -1,0 +1,82 @@
+// A resource's memory over HTTP (issue 35, docs/guides/memory.md): working memory read and written, recall
+// search, erasure. A token reaches its own subject's resource only: any other answers 404, as if it did not exist.
+import type { Context } from "hono";
+import { registry } from "../durable/registry-object";
+import { resourceMemory, type StoredDocument } from "../durable/resource-memory-object";
+import { workingScope } from "../durable/session-memory";
+import type { Env } from "../env";
+import type { AgentConfig } from "../protocol/agent-config";
+import { ApiError, unwrap } from "../protocol/errors";
+import type { WorkingMemory } from "../protocol/memory";
+import { resources as ops } from "../protocol/operations";
+import type { JsonSchema } from "../runtime/tools/types";
+import { type AppEnv, router, sessionStub } from "./http";
+import { route } from "./operation-route";
+
+/** The memory object of `rid`, for a caller that may reach it. */
+function resourceFor(c: Context<AppEnv>, rid: string) {
+  const principal = c.get("principal");
+  if (principal.kind === "token" && principal.subject !== rid) throw ApiError.notFound("Resource", rid);
+  return resourceMemory(c.env, rid);
+}
+
+type Target = { scope: string; agent: string | null; schema?: JsonSchema; template?: Record<string, unknown> };
+
+/** Which document `?agent=` names, and its schema and template (none: the resource's own document, unchecked). */
+async function targetOf(env: Env, agentName: string | undefined): Promise<Target> {
+  if (agentName === undefined) return { scope: "", agent: null };
+  // The stub types the config as never (its JSON Schema fields are not typed as serializable); it is an AgentConfig.
+  const config = (await registry(env).get(agentName)) as AgentConfig | null;
+  if (!config) throw ApiError.notFound("Agent", agentName);
+  const working = config.memory?.working;
+  return { ...workingScope(config), schema: working?.schema, template: working?.template };
+}
+
+const view = (resource_id: string, agent: string | null, d: StoredDocument): WorkingMemory => ({
+  resource_id,
+  agent,
+  document: JSON.parse(d.json) as Record<string, unknown>,
+  version: d.version,
+  updated_at: d.updated_at,
+});
+
+async function write(c: Context<AppEnv>, rid: string, agentName: string | undefined, kind: "put" | "patch", value: Record<string, unknown>) {
+  const stub = resourceFor(c, rid);
+  const t = await targetOf(c.env, agentName);
+  const out = await stub.write({ scope: t.scope, kind, value, schema: t.schema, template: t.template });
+  if (!out.ok) throw ApiError.validation(out.problems.map((reason) => ({ path: kind === "put" ? "document" : "(patch)", reason })));
+  return view(rid, t.agent, out.stored);
+}
+
+export const resources = router()
+  .openapi(route(ops.getMemory), async (c) => {
+    const { rid } = c.req.valid("param");
+    const stub = resourceFor(c, rid);
+    const t = await targetOf(c.env, c.req.valid("query").agent);
+    return c.json(view(rid, t.agent, await stub.working(t.scope, t.template)), 200);
+  })
+  .openapi(route(ops.putMemory), async (c) => {
+    const { rid } = c.req.valid("param");
+    return c.json(await write(c, rid, c.req.valid("query").agent, "put", c.req.valid("json").document), 200);
+  })
+  .openapi(route(ops.patchMemory), async (c) => {
+    const { rid } = c.req.valid("param");
+    return c.json(await write(c, rid, c.req.valid("query").agent, "patch", c.req.valid("json")), 200);
+  })
+  .openapi(route(ops.searchMemory), async (c) => {
+    const { rid } = c.req.valid("param");
+    const { q, limit: raw } = c.req.valid("query");
+    const limit = raw === undefined ? 10 : Number(raw);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw ApiError.validation([{ path: "limit", reason: "must be an integer from 1 to 50" }]);
+    return c.json({ hits: await resourceFor(c, rid).search(q, limit) }, 200);
+  })
+  .openapi(route(ops.eraseResource), async (c) => {
+    const { rid } = c.req.valid("param");
+    const stub = resourceFor(c, rid);
+    if (c.req.valid("query").sessions === "true") {
+      // The sessions first: each erase also takes its turns out of the index, which the resource's erase then empties.
+      for (const sid of await stub.sessions()) unwrap(await sessionStub(c.env, sid).erase());
+    }
+    await stub.erase();
+    return c.body(null, 204);
+  });

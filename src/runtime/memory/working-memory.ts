@@ -1,0 +1,40 @@
+// Working memory (issue 35): one JSON document per resource (or per resource and agent), changed by JSON merge
+// patches (RFC 7396) and checked against the agent's optional JSON Schema; and how it is shown to the model.
+import { schemaErrors } from "../json-schema";
+import type { JsonSchema } from "../tools/types";
+
+/** What the system prompt may spend on working memory, in characters (about 1,000 tokens). */
+export const WORKING_MEMORY_PROMPT_CHARS = 4_000;
+/** The largest working memory document, in bytes of its JSON. */
+export const MAX_WORKING_MEMORY_BYTES = 64 * 1024;
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+const isObject = (v: unknown): v is Record<string, Json> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** RFC 7396: objects merge key by key, `null` removes a key, anything else replaces. */
+export function mergePatch(target: Json, patch: Json): Json {
+  if (!isObject(patch)) return patch;
+  const out: Record<string, Json> = isObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else out[key] = mergePatch(out[key] ?? null, value);
+  }
+  return out;
+}
+
+/** Why `document` may not be stored (empty when it may): its size, then the schema's problems. */
+export function documentProblems(document: Json, schema: JsonSchema | undefined): string[] {
+  const bytes = new TextEncoder().encode(JSON.stringify(document)).length;
+  if (bytes > MAX_WORKING_MEMORY_BYTES) return [`the document is ${bytes} bytes, over the limit of ${MAX_WORKING_MEMORY_BYTES}`];
+  return schema ? schemaErrors(schema, document) : [];
+}
+
+/** The system prompt's section on working memory: the document, cut to the budget (the model is told when it is). */
+export function workingMemoryPrompt(document: Json, canUpdate: boolean): string {
+  let text = JSON.stringify(document, null, 1);
+  if (text.length > WORKING_MEMORY_PROMPT_CHARS)
+    text = `${text.slice(0, WORKING_MEMORY_PROMPT_CHARS)}\n... (cut: the document is longer than the prompt allows)`;
+  const how = canUpdate ? " Keep it current with update_working_memory (a JSON merge patch) when you learn something lasting about the user." : "";
+  return `Working memory (what is known about this user from earlier conversations):${how}\n${text}`;
+}
