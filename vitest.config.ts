@@ -54,6 +54,9 @@ export default defineConfig(async () => {
             SUBSCRIPTION_RETRY_BASE_MS: "50",
             SUBSCRIPTION_MAX_ATTEMPTS: "5",
             SUBSCRIPTION_TIMEOUT_MS: "500",
+            // Small file limits, so the tests reach them: 2 MiB a file, 3 MiB a session.
+            FILES_MAX_BYTES: "2097152",
+            FILES_MAX_SESSION_BYTES: "3145728",
           },
         },
       }),

@@ -5,17 +5,12 @@
 // request's round trip (the client's clock) and, in the log (the runtime's clock), the new turn's
 // turn.submitted to its model.requested. BENCH_BUSY_RUNS runs (default 21) after a warm-up; prints medians as
 // JSON. Never an assertion; docs/performance.md records the numbers.
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { median, quantile, round } from "./lib/client.mjs";
-import { startBundledWorker } from "./lib/miniflare.mjs";
+import { sleep, startBundledRuntime } from "./lib/miniflare.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const RUNS = Number(process.env.BENCH_BUSY_RUNS ?? 21);
-const KEY = "bench-key";
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const { call, dispose } = await startBundledWorker(ROOT, KEY, {});
+const { call, dispose } = await startBundledRuntime({});
 
 /** Polls the log until `match` finds an event; returns it. */
 async function eventOf(sid, match) {

@@ -7,16 +7,12 @@
 // runtime's clock); delivery rate is events received over the time from turn.submitted to the arrival of
 // the last one. Prints medians as JSON.
 import { createServer } from "node:http";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { median, round } from "./lib/client.mjs";
 import { startFakeLlm } from "./lib/fake-llm.mjs";
-import { startBundledWorker } from "./lib/miniflare.mjs";
+import { idleLog, sleep, startBundledRuntime } from "./lib/miniflare.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const DELTAS = Number(process.env.BENCH_SUB_DELTAS ?? 1000);
 const RUNS = Number(process.env.BENCH_SUB_RUNS ?? 7);
-const KEY = "bench-key";
 
 const llm = await startFakeLlm(0);
 
@@ -38,29 +34,15 @@ const receiver = createServer((req, res) => {
 await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
 const receiverUrl = `http://127.0.0.1:${receiver.address().port}/hook`;
 
-const { call, dispose } = await startBundledWorker(ROOT, KEY, {
-  OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${llm.port}/v1`,
-  TOOL_URL_ALLOWLIST: `${receiverUrl}`,
-});
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const runtime = await startBundledRuntime({ OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${llm.port}/v1`, TOOL_URL_ALLOWLIST: `${receiverUrl}` });
+const { call } = runtime;
 
 /** One turn of DELTAS text deltas; with `subscribed`, also how its events reached the receiver. */
 async function run(subscribed) {
   const { session_id: sid } = await call("POST", "/v1/sessions", { agent: { name: "bench", model: `openai-compatible:loop-s0-c0-d${DELTAS}` } });
   const sub = subscribed ? await call("POST", `/v1/sessions/${sid}/subscriptions`, { url: receiverUrl, after: 0 }) : null;
   await call("POST", `/v1/sessions/${sid}/turns`, { input: "talk" });
-  let events;
-  for (;;) {
-    const thread = await call("GET", `/v1/sessions/${sid}/thread`);
-    if (thread.status === "idle") {
-      events = (await call("GET", `/v1/sessions/${sid}/events?after=0&limit=1000`)).events;
-      const page2 = (await call("GET", `/v1/sessions/${sid}/events?after=${events.at(-1).sequence}&limit=1000`)).events;
-      events.push(...page2);
-      break;
-    }
-    await sleep(20);
-  }
+  const events = await idleLog(call, sid);
   const submitted = events.find((e) => e.type === "turn.submitted").timestamp;
   const completed = events.find((e) => e.type === "turn.completed").timestamp;
   const out = { turn_ms: completed - submitted, events: events.length };
@@ -101,7 +83,7 @@ try {
     ),
   );
 } finally {
-  await dispose();
+  await runtime.dispose();
   llm.server.close();
   receiver.close();
 }

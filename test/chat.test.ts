@@ -298,8 +298,9 @@ describe("bad bodies: 4xx JSON errors naming the field, and nothing changes", ()
       422,
       "messages.0.parts.0.type",
     );
-    const file = { type: "file", url: "data:text/plain;base64,eA==", mediaType: "text/plain" };
-    await refused({ id: sid, messages: [{ id: "u", role: "user", parts: [file] }], trigger: "submit-message" }, 422, "messages.0.parts.0.type");
+    // File parts are taken (test/turn-files.test.ts); one whose data URL is not base64 is not.
+    const file = { type: "file", url: "data:text/plain,x", mediaType: "text/plain" };
+    await refused({ id: sid, messages: [{ id: "u", role: "user", parts: [file] }], trigger: "submit-message" }, 422, "messages.0.parts.0.url");
     const assistantLast = { id: "a", role: "assistant", parts: [{ type: "text", text: "hi" }] };
     await refused({ id: sid, messages: [userMessage("x"), assistantLast], trigger: "submit-message" }, 422, "messages");
     await refused({ id: sid, messages: [userMessage("x".repeat(1024 * 1024))], trigger: "submit-message" }, 413);

@@ -1,16 +1,20 @@
-// The worker bundled as for deploy (`wrangler deploy --dry-run`), run in Miniflare with a clean persistence
-// directory: what the single-process benchmarks (subscriptions, busy) start from.
+// The worker bundled as for deploy (`wrangler deploy --dry-run`) and run in Miniflare, for the benchmarks
+// that drive the runtime in-process (subscriptions, busy, files): `call` is a JSON request with the bench key,
+// `fetch` any request, `dispose()` removes the bundle and the persistence directory.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 
-/** Starts the bundled worker with `bindings`; `call(method, path, body)` answers its JSON; `dispose()` removes everything. */
-export async function startBundledWorker(root, key, bindings) {
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const BENCH_KEY = "bench-key";
+
+export async function startBundledRuntime(bindings) {
   const bundle = mkdtempSync(join(tmpdir(), "bench-bundle-"));
   execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", bundle], {
-    cwd: root,
+    cwd: ROOT,
     stdio: "ignore",
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
   });
@@ -31,14 +35,12 @@ export async function startBundledWorker(root, key, bindings) {
     },
     r2Buckets: ["BLOBS"],
     defaultPersistRoot: state,
-    bindings: { API_KEYS: key, LOGS: "off", ...bindings },
+    bindings: { API_KEYS: BENCH_KEY, LOGS: "off", ...bindings },
   });
+  const fetch = (path, init = {}) =>
+    mf.dispatchFetch(`http://runtime${path}`, { ...init, headers: { authorization: `Bearer ${BENCH_KEY}`, ...(init.headers ?? {}) } });
   const call = async (method, path, body) => {
-    const res = await mf.dispatchFetch(`http://runtime${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const res = await fetch(path, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
     return res.json();
   };
   const dispose = async () => {
@@ -46,5 +48,19 @@ export async function startBundledWorker(root, key, bindings) {
     rmSync(state, { recursive: true, force: true });
     rmSync(bundle, { recursive: true, force: true });
   };
-  return { call, dispose };
+  return { mf, fetch, call, dispose };
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The session's whole log once it is idle (its turns ended), polling its thread. */
+export async function idleLog(call, sid) {
+  while ((await call("GET", `/v1/sessions/${sid}/thread`)).status !== "idle") await sleep(20);
+  const events = [];
+  for (let after = 0; ; ) {
+    const page = await call("GET", `/v1/sessions/${sid}/events?after=${after}&limit=1000`);
+    events.push(...page.events);
+    if (!page.has_more) return events;
+    after = page.next_after;
+  }
 }

@@ -105,6 +105,7 @@ export class ChatRenderer {
       "context.compaction.started",
       "context.compaction.completed",
       "output.spilled",
+      "artifact.created",
       "memory.updated",
       "message.injected",
       "cost.recorded",

@@ -4,6 +4,7 @@
 
 import { ApiError } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
+import type { FileRef } from "../protocol/input-parts";
 import { recordingOf } from "../runtime/recorded-model";
 import { recordedResults } from "../runtime/recorded-tools";
 import { turnSide } from "../runtime/replay-compare";
@@ -16,6 +17,8 @@ export type ReplaySource = {
   /** The sequence just before the turn started: every earlier turn had ended there. */
   at_sequence: number;
   input: string;
+  /** The files the turn was submitted with. */
+  files?: FileRef[];
   messages_json: string;
   /** JSON {calls, cut, results}: the completed model calls, why the turn ended early (or null), the tool results. */
   recording_json: string;
@@ -31,10 +34,12 @@ export function replaySource(store: SessionStore, turnId: string): ReplaySource 
   const started = events.find((e) => e.type === "turn.started");
   if (!started) throw new ApiError("conflict", `Turn '${turnId}' never started (it was cancelled in the queue); there is nothing to replay`);
   const at_sequence = started.sequence - 1;
+  const submitted = events.find((e) => e.type === "turn.submitted");
   const { messages } = historyAt(store, at_sequence);
   return {
     at_sequence,
     input: turn.input,
+    ...(submitted?.type === "turn.submitted" && submitted.payload.files ? { files: submitted.payload.files } : {}),
     messages_json: JSON.stringify(messages),
     recording_json: JSON.stringify({ ...recordingOf(events), results: recordedResults(events) }),
     original_json: JSON.stringify(turnSide(events)),

@@ -4,11 +4,13 @@
 import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
 import type { EventDraft, TerminalDraft } from "../protocol/events";
+import { fileLimits } from "../runtime/file-rules";
 import { randomId } from "../runtime/ids";
 import type { TurnPorts, TurnSetup } from "../runtime/loop";
 import type { TurnState } from "../runtime/turn-state";
 import { parseAllowlist } from "../runtime/url-allowlist";
 import { agentConfig } from "./agent-cache";
+import { addFile, fileStore } from "./file-store";
 import { sqlMemory } from "./memory-store";
 import { runChildSession } from "./orchestration-steps";
 import { registry } from "./registry-object";
@@ -98,6 +100,19 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
     listAgents: async () => {
       const agents: AgentConfig[] = await registry(env).list();
       return agents.map((a) => ({ name: a.name, description: (a.instructions.split("\n")[0] ?? "").slice(0, 200) || "(no instructions)" }));
+    },
+    readFile: async (fileId) => {
+      const object = await fileStore(env.BLOBS, session_id).get(fileId);
+      if (!object) return null;
+      return {
+        bytes: new Uint8Array(await object.arrayBuffer()),
+        media_type: object.httpMetadata?.contentType ?? "application/octet-stream",
+        filename: object.customMetadata?.filename || null,
+      };
+    },
+    saveFile: async (file) => {
+      const info = await addFile(fileStore(env.BLOBS, session_id), file, fileLimits(env), "file");
+      return { file_id: info.file_id, media_type: info.media_type, filename: info.filename, size: info.size };
     },
     spill: async (content, about) => {
       const id = randomId("art");

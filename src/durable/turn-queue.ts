@@ -5,6 +5,7 @@
 import type { OnBusy } from "../protocol/busy";
 import { ApiError } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TurnTrace } from "../protocol/events";
+import type { FileRef } from "../protocol/input-parts";
 import type { InjectResult, SubmitTurnBody, TurnAccepted, TurnSubmitted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
 import { redactStage, type Verdict } from "../runtime/guardrails/run";
@@ -14,6 +15,7 @@ import { DEBOUNCE, joinable } from "./debounce";
 import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import type { TurnRow } from "./session-store";
+import { turnInput, turnInputs } from "./turn-attachments";
 
 /**
  * Turns that may wait in the queue. Live messages that are still in the inbox count too: those that arrive
@@ -24,7 +26,10 @@ export const MAX_QUEUED_TURNS = 20;
 type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
 
 /** The slice of the session the queue works on. */
-export type QueueSession = Pick<SessionContext, "agent" | "armAlarm" | "commit" | "store" | "transact" | "view">;
+export type QueueSession = Pick<SessionContext, "agent" | "armAlarm" | "bindings" | "commit" | "row" | "store" | "transact" | "view">;
+
+/** A turn as the queue records it: its text, the references of its files (turn-attachments.ts), its key and on_busy. */
+export type TurnRequest = Omit<SubmitTurnBody, "input"> & { input: string; files?: FileRef[] };
 
 /** What the queue asks of the turn runner. */
 export interface QueueRunner {
@@ -45,7 +50,7 @@ export class TurnQueue {
    * `source` names what submitted it when the runtime did (a due schedule). While a turn runs, `body.on_busy`
    * decides (absent: enqueue): see docs/guides/busy-sessions.md.
    */
-  submit(body: SubmitTurnBody, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource): TurnSubmitted {
+  submit(body: TurnRequest, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource): TurnSubmitted {
     const { store } = this.s;
     const { input, verdicts } = this.redacted(body.input);
     body = { ...body, input };
@@ -60,7 +65,10 @@ export class TurnQueue {
       }
     }
     const running = store.runningTurn();
-    const onBusy = running ? (body.on_busy ?? "enqueue") : "enqueue";
+    // A live message is text alone: a turn with files is queued rather than injected.
+    const files = (body.files?.length ?? 0) > 0;
+    const asked = running ? (body.on_busy ?? "enqueue") : "enqueue";
+    const onBusy = asked === "inject" && files ? "enqueue" : asked;
     // The live message keeps no idempotency key: a retry that repeats it adds it again.
     if (running && onBusy === "inject") return this.injectInto(running.turn_id, { input, verdicts }, "input");
     this.checkSize("input", body.input);
@@ -74,7 +82,8 @@ export class TurnQueue {
     const openWindow = (turnId: string) => () => {
       if (debounce_ms) store.schedule(DEBOUNCE + turnId, now + debounce_ms);
     };
-    const joins = joinable(store, body, now);
+    // Files do not join a debounced turn (a live message is text alone): they start one of their own.
+    const joins = files ? null : joinable(store, body, now);
     // Each message that joins the turn restarts its wait.
     if (joins) return this.injectInto(joins, { input, verdicts }, "input", openWindow(joins));
     const queuedBefore = store.queuedTurns().map((t) => t.turn_id);
@@ -85,7 +94,12 @@ export class TurnQueue {
     const debounce = debounce_ms ? { on_busy: body.on_busy ?? "enqueue", debounce_ms } : {};
     const queued = busy || debounce_ms !== undefined;
     const drafts: EventDraft[] = [
-      { type: "turn.submitted", turn_id, trace, payload: { input: body.input, queued, ...key, ...(source ? { source } : {}), ...debounce } },
+      {
+        type: "turn.submitted",
+        turn_id,
+        trace,
+        payload: { input: body.input, ...(body.files ? { files: body.files } : {}), queued, ...key, ...(source ? { source } : {}), ...debounce },
+      },
     ];
     drafts.push(...verdictEvents(turn_id, verdicts));
     if (running && (onBusy === "interrupt" || onBusy === "rollback")) {
@@ -198,7 +212,11 @@ export class TurnQueue {
   capability(): Capability {
     return {
       operations: {
-        submitTurn: ({ body, trace, via }) => this.submit(this.withDefault(body as SubmitTurnBody, via), trace),
+        submitTurn: async ({ body, trace, via }) => {
+          const { input, ...rest } = this.withDefault(body as SubmitTurnBody, via);
+          const inputs = turnInputs(this.s.bindings(), this.s.row().session_id);
+          return this.submit({ ...rest, ...(await turnInput(input, inputs)) }, trace);
+        },
         injectMessage: ({ body }) => this.inject((body as { content: string }).content),
         removeQueued: ({ params }) => ({ queued: this.remove(params.turn_id!) }),
         promoteQueued: ({ params }) => ({ queued: this.promote(params.turn_id!) }),

@@ -6,6 +6,7 @@ import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
 import { errorMessage } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TerminalDraft } from "../protocol/events";
+import type { FileRef } from "../protocol/input-parts";
 import { turnOutcome } from "../protocol/turn-outcome";
 import { randomId } from "../runtime/ids";
 import { logLine } from "../runtime/log";
@@ -18,6 +19,7 @@ import { type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { ReplayTurns } from "./replay-turns";
 import type { Capability } from "./session-capability";
 import { HEARTBEAT_MS, type SessionContext } from "./session-context";
+import type { SessionStore } from "./session-store";
 import { type Executor, type RunnerHooks, TurnTakenError, turnPorts } from "./turn-ports";
 import { TurnSetups } from "./turn-setup";
 
@@ -51,7 +53,7 @@ export class TurnRunner {
     }
     if (held(store, next.turn_id, Date.now())) return; // its debounce window's alarm starts it
     const agent = this.s.agent();
-    const state = newTurnState(next.turn_id, next.input, Date.now());
+    const state = newTurnState(next.turn_id, next.input, Date.now(), submittedFiles(store, next.turn_id));
     const drafts: EventDraft[] = [];
     if (this.s.view().queued_turns.includes(next.turn_id)) drafts.push({ type: "queue.changed", payload: { queued: rest.map((t) => t.turn_id) } });
     // tool.catalog.resolved follows from launch, once the agent's MCP servers have been asked for their tools.
@@ -313,4 +315,10 @@ export class TurnRunner {
       ],
     };
   }
+}
+
+/** The files a turn was submitted with (its turn.submitted event's references). */
+function submittedFiles(store: SessionStore, turnId: string): FileRef[] | undefined {
+  const submitted = store.eventsOfTurn(turnId).find((e) => e.type === "turn.submitted");
+  return submitted?.type === "turn.submitted" ? submitted.payload.files : undefined;
 }

@@ -7,7 +7,7 @@ export const ERROR_CODES = {
   token_expired: { status: 401, meaning: "A browser token past its expiry; ask `POST /v1/tokens` for a new one." },
   invalid_token: { status: 401, meaning: "A token that is malformed, tampered with, or not signed by this deployment." },
   forbidden: { status: 403, meaning: "The key's role or the token's grants, session or agent do not allow this request." },
-  not_found: { status: 404, meaning: "The session, agent, turn, action, schedule, subscription or artifact does not exist (or was erased)." },
+  not_found: { status: 404, meaning: "The session, agent, turn, action, schedule, subscription, artifact or file does not exist (or was erased)." },
   conflict: {
     status: 409,
     meaning: "The request contradicts the current state: an idempotency key reused with another body, an action already decided, a turn not ended.",
@@ -16,7 +16,12 @@ export const ERROR_CODES = {
     status: 409,
     meaning: "A turn submitted with on_busy `reject` while another runs; `details.running_turn_id` names the running turn. Nothing was stored.",
   },
-  body_too_large: { status: 413, meaning: "A request body over 1 MiB." },
+  body_too_large: {
+    status: 413,
+    meaning: "A request body over 1 MiB, or a file over the limit of a file (`FILES_MAX_BYTES`) or of a session's files (`FILES_MAX_SESSION_BYTES`).",
+  },
+  unsupported_media_type: { status: 415, meaning: "A file whose media type is not on the deployment's allowlist (`FILES_MEDIA_TYPES`)." },
+  range_not_satisfiable: { status: 416, meaning: "A `Range` header that asks for bytes past the end of the file." },
   validation_failed: { status: 422, meaning: "A field is missing, unknown or invalid; `details` lists `{path, reason}` for each." },
   rate_limited: { status: 429, meaning: "Too many requests or turns a minute for this key, or the session's queue (20 turns and live messages) is full." },
   upgrade_required: { status: 426, meaning: "The WebSocket route called without a WebSocket upgrade." },

@@ -2,6 +2,7 @@
 // them, GET /v1/events/schema serves them as JSON Schema, and docs/reference/events.md is generated from them.
 import { z } from "zod";
 import { GUARDRAIL_STAGES } from "./guardrails";
+import { FileRef } from "./input-parts";
 
 const Usage = z
   .object({
@@ -120,7 +121,8 @@ export const EVENT_PAYLOADS = {
     .object({ from_session: z.string(), at_sequence: z.number() })
     .describe("the first event of a fork: its conversation is from_session's as of at_sequence"),
   "turn.submitted": z.object({
-    input: z.string(),
+    input: z.string().describe("the input's text (its text parts joined by blank lines)"),
+    files: z.array(FileRef).optional().describe("the files of an input sent as parts: references, never the bytes"),
     queued: z.boolean(),
     idempotency_key: z.string().optional(),
     message_id: z.string().optional().describe("set when a live message that arrived too late for its turn became this turn"),
@@ -261,6 +263,13 @@ export const EVENT_PAYLOADS = {
     dropped_messages: z.number().optional(),
   }),
   "output.spilled": z.object({ artifact_id: z.string(), bytes: z.number(), name: z.string().describe("the tool") }),
+  "artifact.created": z.object({
+    file_id: z.string().describe("a session file (GET /v1/sessions/:sid/files/:file_id)"),
+    media_type: z.string(),
+    size: z.number().int(),
+    filename: z.string().nullable(),
+    tool_call_id: z.string().describe("the call whose result returned it"),
+  }),
   "message.injected": z.object({ message_id: z.string(), content: z.string() }),
   "cost.recorded": z.object({
     model: z.string().describe("the model that answered (a fallback's when one did)"),

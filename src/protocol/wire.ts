@@ -1,11 +1,12 @@
 // Request bodies and WebSocket client frames (SPEC §4, §5), shared by the HTTP routes and the socket.
 import { z } from "zod";
 import { DebounceMs, OnBusy } from "./busy";
+import { InputParts } from "./input-parts";
 
 export const TurnInput = z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters");
 
 export const SubmitTurnBody = z.strictObject({
-  input: TurnInput,
+  input: z.union([TurnInput, InputParts]).describe("text, or parts: text and files (docs/guides/files.md)"),
   idempotency_key: z.string().min(1).max(200).optional(),
   on_busy: OnBusy.optional().meta({ description: "What to do when a turn is running; absent: the agent's on_busy, else enqueue" }),
   debounce_ms: DebounceMs.optional(),

@@ -3,6 +3,7 @@
 // to ask_user questions (the client's tool output for the call, `addToolOutput`).
 
 import { ApiError, type FieldIssue } from "../protocol/errors";
+import type { InputPart } from "../protocol/input-parts";
 import type { ChatBody } from "../protocol/operations/chat";
 import { TurnInput } from "../protocol/wire";
 import { ASK_USER } from "../runtime/tools/ask-user";
@@ -21,7 +22,10 @@ export interface Answer {
 
 export type ChatAction =
   | { kind: "decisions"; decisions: Decision[]; answers: Answer[] }
-  | { kind: "turn"; input: string; userMessageId: string; regenerate: boolean };
+  /** `files`: the message's file parts, as the turn's input parts (turn-attachments.ts stores them). */
+  | { kind: "turn"; input: string; files: FilePart[]; userMessageId: string; regenerate: boolean };
+
+type FilePart = Extract<InputPart, { type: "file" }>;
 
 type Message = ChatBody["messages"][number];
 type Part = Message["parts"][number];
@@ -45,25 +49,46 @@ export function chatAction(body: ChatBody): ChatAction {
       { path: "messages", reason: "must end with a user message (or messageId must name an assistant message with answered approvals)" },
     ]);
   }
-  return { kind: "turn", input: inputText(input, last), userMessageId: input.id, regenerate: body.trigger === "regenerate-message" };
+  return { kind: "turn", ...userInput(input, last), userMessageId: input.id, regenerate: body.trigger === "regenerate-message" };
 }
 
-/** The text parts of the user's message, joined: the turn's input. */
-function inputText(message: Message, index: number): string {
+/** A useChat file part (`{type: "file", mediaType, url, filename?}`, the url a data URL or a link) as an input part. */
+function filePart(part: Part, path: string, issues: FieldIssue[]): FilePart | null {
+  const { url, mediaType, filename } = part as { url?: unknown; mediaType?: unknown; filename?: unknown };
+  if (typeof mediaType !== "string" || mediaType === "") issues.push({ path: `${path}.mediaType`, reason: "must be a non-empty string" });
+  else if (filename !== undefined && typeof filename !== "string") issues.push({ path: `${path}.filename`, reason: "must be a string" });
+  else if (typeof url === "string" && url.startsWith("data:")) {
+    const data = /^data:[^,]*;base64,(.*)$/s.exec(url)?.[1];
+    if (data !== undefined) return { type: "file", data, media_type: mediaType, ...(filename ? { filename } : {}) };
+    issues.push({ path: `${path}.url`, reason: "must be a base64 data URL (data:<type>;base64,...)" });
+  } else if (typeof url === "string" && /^https?:\/\//.test(url)) return { type: "file", url, media_type: mediaType, ...(filename ? { filename } : {}) };
+  else issues.push({ path: `${path}.url`, reason: "must be a data URL or an http(s) URL" });
+  return null;
+}
+
+/** The user's message as the turn's input: its text parts joined, and its file parts. */
+function userInput(message: Message, index: number): { input: string; files: FilePart[] } {
   const issues: FieldIssue[] = [];
   const texts: string[] = [];
+  const files: FilePart[] = [];
   message.parts.forEach((part, j) => {
+    const path = `messages.${index}.parts.${j}`;
     if (part.type === "step-start") return;
-    if (part.type !== "text")
-      issues.push({ path: `messages.${index}.parts.${j}.type`, reason: "is not supported in the input: only text parts become a turn's input" });
-    else if (typeof part.text !== "string") issues.push({ path: `messages.${index}.parts.${j}.text`, reason: "must be a string" });
+    if (part.type === "file") {
+      const file = filePart(part, path, issues);
+      if (file) files.push(file);
+    } else if (part.type !== "text")
+      issues.push({ path: `${path}.type`, reason: "is not supported in the input: only text and file parts become a turn's input" });
+    else if (typeof part.text !== "string") issues.push({ path: `${path}.text`, reason: "must be a string" });
     else texts.push(part.text);
   });
   if (issues.length > 0) throw ApiError.validation(issues);
   const input = texts.join("\n");
+  // A message of files alone needs no text.
+  if (files.length > 0 && input.trim() === "") return { input: "", files };
   const checked = TurnInput.safeParse(input.trim() === "" ? "" : input);
   if (!checked.success) throw ApiError.validation([{ path: `messages.${index}.parts`, reason: `the text ${checked.error.issues[0]!.message}` }]);
-  return input;
+  return { input, files };
 }
 
 /** The ask_user parts of the message's last step that carry the client's output: the user's answers. */

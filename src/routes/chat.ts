@@ -102,8 +102,9 @@ export const chat = router()
     const sid = await chatSession(c.env, principal, body.id, body.agent, input);
     // A regenerated answer is a new turn of the same input; its key names the message it answers again.
     const key = action.regenerate ? regenerateKey(action.userMessageId, randomId("rgn")) : action.userMessageId;
+    const parts = action.files.length > 0 ? [{ type: "text" as const, text: action.input }, ...action.files] : action.input;
     const { on_busy, debounce_ms } = body;
-    const turn = { input: action.input, idempotency_key: key, ...(on_busy ? { on_busy } : {}), ...(debounce_ms ? { debounce_ms } : {}) };
+    const turn = { input: parts, idempotency_key: key, ...(on_busy ? { on_busy } : {}), ...(debounce_ms ? { debounce_ms } : {}) };
     const { turn_id } = await callSession<TurnSubmitted>(c.env, sid, "submitTurn", { body: turn, by: principal.id, via: "chat" });
     return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
   })

@@ -2,6 +2,7 @@
 // sequence of its log; the source is only read.
 
 import { agentConfig } from "../durable/agent-cache";
+import { copyFiles } from "../durable/file-store";
 import type { ForkSource } from "../durable/fork-history";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
@@ -34,5 +35,8 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
     owner: principal.kind === "token" ? principal.subject : source.owner,
     fork: { from_session: sid, at_sequence: body.at_sequence, messages_json: source.messages_json, paused_json: source.paused_json },
   });
-  return c.json({ ...unwrap(created), from_session: sid, at_sequence: body.at_sequence }, 201);
+  const forked = unwrap(created);
+  // The conversation names the source's files: the fork gets its own copies (the source may delete or erase its own).
+  await copyFiles(c.env.BLOBS, sid, session_id);
+  return c.json({ ...forked, from_session: sid, at_sequence: body.at_sequence }, 201);
 });

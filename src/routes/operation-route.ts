@@ -36,11 +36,12 @@ export type RouteOf<O extends Operation> = {
 
 /**
  * What runs before an operation's validators: nothing for a public one. `readsBody: false` for a handler that
- * hands the raw request on (the depth check would consume its body).
+ * hands the raw request on (the depth check would consume its body); `limitsBody: false` for one that bounds
+ * its body itself (a file upload).
  */
-export function guards(op: Operation, { readsBody = true } = {}): MiddlewareHandler<AppEnv>[] {
+export function guards(op: Operation, { readsBody = true, limitsBody = true } = {}): MiddlewareHandler<AppEnv>[] {
   if (op.permission === "public") return [];
-  const checks = [authenticate(op.queryCredential), authorize(op.permission), rateLimit(op.rateLimit), limitBody];
+  const checks = [authenticate(op.queryCredential), authorize(op.permission), rateLimit(op.rateLimit), ...(limitsBody ? [limitBody] : [])];
   return readsBody ? [...checks, limitJsonDepth] : checks;
 }
 

@@ -1,6 +1,7 @@
 // Replay (issue 21): POST /v1/sessions/:sid/turns/:turn_id/replay runs a recorded turn again in a new session
 // (a fork just before it) with a changed config, answering model calls from the recording while the requests
 // match; GET /v1/replays/:exec_id is the comparison with the original.
+import { copyFiles } from "../durable/file-store";
 import type { ForkSource } from "../durable/fork-history";
 import type { ReplaySource } from "../durable/replay-source";
 import { REPLAY_TURN_KEY } from "../durable/replay-turns";
@@ -46,7 +47,10 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
       },
     }),
   );
-  const replayed = { input: source.input, idempotency_key: REPLAY_TURN_KEY };
+  // The replayed turn's files, and those the earlier conversation names, are the replay session's own copies.
+  await copyFiles(c.env.BLOBS, sid, exec_id);
+  const files = source.files?.map((f) => ({ type: "file" as const, file_id: f.file_id, ...(f.filename ? { filename: f.filename } : {}) }));
+  const replayed = { input: files ? [{ type: "text" as const, text: source.input }, ...files] : source.input, idempotency_key: REPLAY_TURN_KEY };
   const turn = await callSession<TurnSubmitted>(c.env, exec_id, "submitTurn", { body: replayed, by: c.get("keyHash") });
   return c.json({ exec_id, turn_id: turn.turn_id, source_session: sid, source_turn_id: turn_id, at_sequence: source.at_sequence }, 201);
 });

@@ -1,5 +1,6 @@
 // A session's data as a whole: erase it (DELETE /v1/sessions/:sid) or export it
 // (GET /v1/sessions/:sid/export, the log as JSON lines, streamed page by page).
+import { fileStore } from "../durable/file-store";
 import { indexShard } from "../durable/index-shards";
 import type { ExportHeader } from "../durable/session-views";
 import { parseCursor } from "../protocol/cursor";
@@ -27,13 +28,18 @@ export const sessionData = router()
     const header = await callSession<ExportHeader>(c.env, sid, "exportHeader", { by });
     if (after > header.last_sequence) throw ApiError.validation([{ path: "after", reason: `is past the end of the log (${header.last_sequence})` }]);
     const artifacts = `/v1/sessions/${sid}/artifacts/{artifact_id}`;
+    // The session's files are listed, not inlined: the log names them by id, their route serves the bytes.
+    const files = await fileStore(c.env.BLOBS, sid).list();
+    const fileRoute = `/v1/sessions/${sid}/files/{file_id}`;
     let cursor = after;
     let sentHeader = false;
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
         if (!sentHeader) {
           sentHeader = true;
-          controller.enqueue(encoder.encode(`${JSON.stringify({ type: "session.export", ...header, after, artifact_route: artifacts })}\n`));
+          controller.enqueue(
+            encoder.encode(`${JSON.stringify({ type: "session.export", ...header, after, artifact_route: artifacts, file_route: fileRoute, files })}\n`),
+          );
           return;
         }
         // One page in memory at a time; the stored bodies are sent as they are.

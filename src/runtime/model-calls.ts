@@ -15,6 +15,7 @@ import {
   trimHistory,
   withAdvisories,
 } from "./context-budget";
+import { appendText, withFiles } from "./file-parts";
 import { type ModelChoice, streamChain } from "./model-fallback";
 import { callOptions, type ModelRequest } from "./model-stream";
 import { requestFingerprint } from "./request-fingerprint";
@@ -39,9 +40,7 @@ export function executorPrompt(state: TurnState, setup: TurnSetup): { system: st
   const system = systemPrompt(setup);
   const [input, ...rest] = state.messages;
   const withPlan: ModelMessage[] =
-    state.plan && input?.role === "user" && typeof input.content === "string"
-      ? [{ role: "user", content: `${input.content}\n\nPlan from the planning phase:\n${state.plan}` }, ...rest]
-      : state.messages;
+    state.plan && input?.role === "user" ? [appendText(input, `\n\nPlan from the planning phase:\n${state.plan}`), ...rest] : state.messages;
   let messages = [...setup.history, ...withPlan];
   if (budgetMode(setup.config)?.kind === "per-message") {
     messages = withAdvisories(messages, advisory(estimateTokens(system, messages), contextWindow(setup.config)));
@@ -216,6 +215,7 @@ async function callModel(
   const { state } = level;
   const { turn_id } = state;
   const { setup } = level.run;
+  request = { ...request, messages: await withFiles(request.messages, turn.ports.readFile, turn.withFiles) };
   const options = callOptions({ ...request, signal: turn.signal });
   const request_hash = await requestFingerprint(modelName, options);
   turn.signal.throwIfAborted();

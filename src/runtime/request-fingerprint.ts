@@ -12,6 +12,8 @@ class Canonical {
 /** JSON with object keys sorted at every level, so equal requests give equal text whatever their key order. */
 export function canonicalJson(value: unknown): string {
   if (value instanceof Canonical) return value.text;
+  // A file's bytes (file-parts.ts): as base64, not as an object of millions of numbered keys.
+  if (value instanceof Uint8Array) return JSON.stringify(base64(value));
   if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(",")}]`;
   if (value && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>)
@@ -36,6 +38,12 @@ export async function requestFingerprint(model: string, options: LanguageModelV3
   const text = canonicalJson({ model, prompt: messages, tools: tools && once(unmarked(tools)), toolChoice, temperature, maxOutputTokens, responseFormat });
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function base64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
 }
 
 const seen = new WeakMap<object, Canonical>();

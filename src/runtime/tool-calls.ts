@@ -7,6 +7,7 @@ import { guardToolCalls, guardToolResult } from "./guardrails/stages";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
 import { runSubagents } from "./subagents";
+import { keepToolFiles } from "./tool-files";
 import { responseSchemaOf, unansweredResult } from "./tools/ask-user";
 import { splitInjectedArgs } from "./tools/injected-args";
 import { hitlRule } from "./tools/mcp-client";
@@ -260,6 +261,9 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
       ({ output, is_error, events: checked } = await guardToolResult(level, turn, call, output, is_error));
     }
   }
+  // Files the tool returned become session files; the log and the model get their references.
+  const files = await keepToolFiles(output, ids, turn.ports.saveFile);
+  output = files.output;
   const started_at = call.started_at ?? turn.ports.now();
   const completed_at = turn.ports.now();
   // A result over max_tool_result_bytes goes to R2 whole; the log and the model get a preview and its id.
@@ -272,6 +276,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
     level,
     [
       ...checked,
+      ...files.events,
       ...(spilled.artifact
         ? [{ type: "output.spilled" as const, ...ids, payload: { artifact_id: spilled.artifact.id, bytes: spilled.artifact.bytes, name: call.name } }]
         : []),

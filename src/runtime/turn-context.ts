@@ -6,9 +6,11 @@ import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "../protocol/agen
 import type { TurnErrorCode } from "../protocol/event-payloads";
 import type { EventDraft, TerminalDraft } from "../protocol/events";
 import type { GuardrailStage } from "../protocol/guardrails";
+import type { ReadFile } from "./file-parts";
 import type { ModelTool } from "./model-stream";
 import type { OrchestrationLimits } from "./orchestration/types";
 import { costOf, type PriceOverrides } from "./pricing";
+import type { SaveFile } from "./tool-files";
 import { withInjectedArgs } from "./tools/injected-args";
 import type { ToolContext, ToolDefinition } from "./tools/types";
 import type { BudgetUsed, ChildRun, RecordedDecision, TurnState, Usage } from "./turn-state";
@@ -69,6 +71,10 @@ export interface TurnPorts extends TurnSignals {
   requestApproval(event: EventDraft, state: TurnState): void;
   /** The turn waits for human decisions (its state says since when): checkpoint it and let the executor go; a decision resumes it. */
   suspend(state: TurnState): void;
+  /** Reads a session file (a turn's attachment) for the model; null when it is gone. */
+  readFile: ReadFile;
+  /** Stores a file a tool returned as a session file (tool-files.ts). */
+  saveFile: SaveFile;
   /** Stores a payload too large for the log (in R2) and returns its artifact id. */
   spill(content: string, about: { turn_id: string; tool_call_id: string; tool_name: string; content_type: string }): Promise<string>;
   /** Runs a registered agent as its own child session `exec_id` and resolves with that turn's outcome. */
@@ -135,6 +141,8 @@ export class Turn {
   /** Aborted on interrupt, and when the budget is exhausted (which stops every running sub-agent). */
   readonly signal: AbortSignal;
   exceeded: BudgetExceededError | null = null;
+  /** The turn's messages with their files read (file-parts.ts), each kept for the turn's later model calls. */
+  readonly withFiles = new WeakMap<ModelMessage, ModelMessage>();
   private readonly controller = new AbortController();
 
   constructor(

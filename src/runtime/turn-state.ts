@@ -2,7 +2,9 @@
 // tool start, tool result), so the loop can continue from it after a restart.
 import type { ModelMessage } from "ai";
 import type { EventDraft, PayloadOf } from "../protocol/events";
+import type { FileRef } from "../protocol/input-parts";
 import type { ApprovalDecision } from "../protocol/wire";
+import { userMessage } from "./file-parts";
 import type { OrchestrationRecord } from "./orchestration/types";
 
 export interface Usage {
@@ -111,14 +113,14 @@ export function emptyUsage(): Usage {
   return { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
 }
 
-export function newTurnState(turnId: string, input: string, now: number): TurnState {
+export function newTurnState(turnId: string, input: string, now: number, files?: readonly FileRef[]): TurnState {
   return {
     version: 1,
     turn_id: turnId,
     started_at: now,
     step: 0,
     step_id: null,
-    messages: [{ role: "user", content: input }],
+    messages: [userMessage(input, files)],
     calls: null,
     usage: emptyUsage(),
     output: "",

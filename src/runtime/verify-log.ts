@@ -54,6 +54,7 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     "context.compaction.started",
     "context.compaction.completed",
     "output.spilled",
+    "artifact.created",
     "memory.updated",
     "message.injected",
     "cost.recorded",

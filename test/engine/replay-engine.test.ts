@@ -1,10 +1,12 @@
 // The replay engine (src/runtime/recorded-model.ts, recorded-tools.ts) driven through the loop: a turn is run
 // once with a scripted model, then again with the recorded model over a live model that counts its calls, and
 // with the recorded tools over tools that count their runs.
+
 import { describe, expect, it } from "vitest";
 import type { EventDraft } from "../../src/protocol/events";
 import { type Divergence, RecordedModel, recordedCalls, recordingOf } from "../../src/runtime/recorded-model";
 import { recordedResults, replayTools, type ToolReplayMode } from "../../src/runtime/recorded-tools";
+import { canonicalJson, requestFingerprint } from "../../src/runtime/request-fingerprint";
 import type { ToolDefinition } from "../../src/runtime/tools/types";
 import type { TurnSetup } from "../../src/runtime/turn-context";
 import { callTools, defineTool, makeSetup, runNewTurn, say, scriptedModel } from "./support/mock-model";
@@ -131,5 +133,21 @@ describe("RecordedModel", () => {
     const result = await replay(cut, scriptedModel(say("Live answer.")));
     expect(result.divergences).toEqual([{ step: 3, reason: expect.stringContaining("no more model calls") }]);
     expect(result).toMatchObject({ live: 1, output: "Live answer." });
+  });
+});
+
+describe("request fingerprints of files", () => {
+  const withImage = (bytes: Uint8Array) => ({
+    prompt: [{ role: "user" as const, content: [{ type: "file" as const, data: bytes, mediaType: "image/png" }] }],
+  });
+
+  it("writes a file's bytes as base64 (one string, not a key per byte), and tells different bytes apart", async () => {
+    expect(canonicalJson({ data: new Uint8Array([1, 2, 3]) })).toBe('{"data":"AQID"}');
+    const big = new Uint8Array(3 * 1024 * 1024).fill(7);
+    const same = await requestFingerprint("m", withImage(big.slice()));
+    expect(await requestFingerprint("m", withImage(big.slice()))).toBe(same);
+    const other = big.slice();
+    other[other.length - 1] = 8;
+    expect(await requestFingerprint("m", withImage(other))).not.toBe(same);
   });
 });

@@ -65,6 +65,10 @@ function processPorts(store: DurableStore, pause: (point: AwaitPoint | "other_sp
       checkpoint(state);
       store.suspended = true;
     },
+    readFile: async () => null,
+    saveFile: async () => {
+      throw new Error("no files here");
+    },
     spill: async (content, about) => {
       await pause(
         about.tool_name !== "fetch_big" ? "other_spill" : content.includes(BIG.slice(0, 100)) && content.startsWith("{") ? "spill_args" : "spill_result",

@@ -86,6 +86,9 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
       switch (path) {
         case "/v1/_tools/echo":
           return sendJson(res, 200, { received: body });
+        // A tool that returns files: the ones the model passed in its arguments (`{files: [...]}`).
+        case "/v1/_tools/files":
+          return sendJson(res, 200, { note: "made", files: (body as { args?: { files?: unknown } }).args?.files ?? [] });
         case "/v1/_tools/slow": {
           const ms = Number(url.searchParams.get("ms") ?? "0");
           const completed = await sleep(ms, res);

@@ -17,6 +17,8 @@ export const ERROR_TEXT = {
   404: "Not found",
   409: "Conflict",
   413: "Body too large",
+  415: "Media type not accepted",
+  416: "Range not satisfiable",
   422: "Validation failed; details lists each field and reason",
   429: "Rate limited",
 } as const;

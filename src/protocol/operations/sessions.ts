@@ -120,7 +120,7 @@ export const exportSession = operation({
   path: "/v1/sessions/{sid}/export",
   operationId: "exportSession",
   summary:
-    'The session as JSON lines (application/x-ndjson): a header line `{"type":"session.export", ...}` with its config, policy, metadata and owner, then every event after `after` (default 0) in order, streamed a page at a time. Spilled payloads are referenced by their artifact route, not inlined.',
+    'The session as JSON lines (application/x-ndjson): a header line `{"type":"session.export", ...}` with its config, policy, metadata and owner, then every event after `after` (default 0) in order, streamed a page at a time. Spilled payloads are referenced by their artifact route, not inlined; the header lists the session\'s files (`files`, with `file_route`).',
   permission: "session.read",
   rateLimit: "request",
   params: Sid,

@@ -4,6 +4,7 @@
 // before the model sees it. Every verdict is a guardrail.checked event.
 import type { EventDraft } from "../../protocol/events";
 import type { GuardrailStage } from "../../protocol/guardrails";
+import { userText } from "../file-parts";
 import type { Level, Outcome, Turn } from "../turn-context";
 import type { ToolCallRecord, TurnState } from "../turn-state";
 import { judge } from "./judge";
@@ -48,7 +49,7 @@ export async function guardInput(level: Level, turn: Turn): Promise<Outcome | nu
   const guarded = (state.input_guarded ??= { input: false, inbox: 0 });
   if (!guarded.input) {
     const first = state.messages[0];
-    const r = await check(level, turn, "input", typeof first?.content === "string" ? first.content : "", true);
+    const r = await check(level, turn, "input", userText(first), true);
     guarded.input = true;
     if (r.blocked && first) state.messages[0] = { role: "user", content: `[${blockedBy(r.blocked)}]` };
     turn.emit(level, verdictEvents(state, r.verdicts));

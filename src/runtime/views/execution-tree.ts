@@ -56,6 +56,7 @@ const FOLD: EventTable<[Nodes], void> = {
     "context.compaction.started",
     "context.compaction.completed",
     "output.spilled",
+    "artifact.created",
     "memory.updated",
     "message.injected",
     "cost.recorded",

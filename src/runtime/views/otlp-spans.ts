@@ -109,6 +109,7 @@ const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
     "context.compaction.started",
     "context.compaction.completed",
     "output.spilled",
+    "artifact.created",
     "memory.updated",
     "message.injected",
     "cost.recorded",

@@ -87,6 +87,7 @@ const FOLD: EventTable<[SessionView], SessionView> = {
     "context.compaction.started",
     "context.compaction.completed",
     "output.spilled",
+    "artifact.created",
     "memory.updated",
     "message.injected",
     "cost.recorded",

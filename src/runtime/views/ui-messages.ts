@@ -1,8 +1,9 @@
 // The session's conversation as AI SDK UIMessage[] (what useChat takes as its initial messages after a
 // reload), folded from the log: each turn is the user's input and the assistant message its UI stream
 // builds (ui-stream.ts), so a reload shows what a connected client built, with pending approvals asking.
-import type { UIMessage } from "ai";
+import type { FileUIPart, UIMessage } from "ai";
 import type { EventOf, RuntimeEvent } from "../../protocol/events";
+import { fileRoute } from "../../protocol/input-parts";
 import { type ChatMessageMetadata, TurnProjection, type UiChunk } from "./ui-stream";
 
 /** The idempotency key of a turn that regenerates the answer to user message `id`. */
@@ -69,7 +70,9 @@ export class ConversationFold {
       }
     }
     const turn: TurnFold = {
-      user: regenerated ? null : { id: key ?? `${turnId}-input`, role: "user", parts: [{ type: "text", text: input }] },
+      user: regenerated
+        ? null
+        : { id: key ?? `${turnId}-input`, role: "user", parts: [...(input ? [{ type: "text" as const, text: input }] : []), ...fileParts(e)] },
       assistant: { id: turnId, role: "assistant", metadata: { session_id: e.session_id }, parts: [] },
       projection: new TurnProjection(turnId),
       openText: new Map(),
@@ -78,6 +81,19 @@ export class ConversationFold {
     this.turns.push(turn);
     this.byId.set(turnId, turn);
   }
+}
+
+/**
+ * The turn's files as UI file parts. Their url is the file's route, relative to the runtime's base URL; a browser
+ * adds `?access_token=` (an <img> sends no header).
+ */
+function fileParts(e: EventOf<"turn.submitted">): FileUIPart[] {
+  return (e.payload.files ?? []).map((f) => ({
+    type: "file",
+    mediaType: f.media_type,
+    ...(f.filename ? { filename: f.filename } : {}),
+    url: fileRoute(e.session_id, f.file_id),
+  }));
 }
 
 export function conversation(events: Iterable<RuntimeEvent>): UIMessage[] {
@@ -141,6 +157,9 @@ function apply(turn: TurnFold, c: UiChunk): void {
       break;
     case "tool-output-denied":
       update(parts, c.toolCallId, { state: "output-denied" });
+      break;
+    case "file":
+      parts.push({ type: "file", mediaType: c.mediaType, url: c.url });
       break;
     case "start":
     case "finish":

@@ -5,6 +5,7 @@
 import type { UIMessageChunk } from "ai";
 import { type EventTable, ignored, onEvent } from "../../protocol/event-table";
 import type { EventOf, RuntimeEvent, TerminalType } from "../../protocol/events";
+import { fileRoute } from "../../protocol/input-parts";
 
 export type UiChunk = UIMessageChunk;
 
@@ -164,6 +165,10 @@ export class TurnProjection {
     "subagent.spawned": (e, p, out) => p.updateCard(e, out, (c) => Object.assign(c, { title: e.payload.title, index: e.payload.index })),
     "subagent.completed": (e, p, out) => p.updateCard(e, out, (c) => Object.assign(c, { status: "completed", result: e.payload.result })),
     "subagent.failed": (e, p, out) => p.updateCard(e, out, (c) => Object.assign(c, { status: "failed", error: e.payload.error || undefined })),
+    // A file a tool returned: a file part of the message, which the browser fetches from its route.
+    "artifact.created": (e, _p, out) => {
+      if (!nested(e)) out.push({ type: "file", url: fileRoute(e.session_id, e.payload.file_id), mediaType: e.payload.media_type });
+    },
     "turn.completed": (e, p, out) => p.end(e, out),
     "turn.failed": (e, p, out) => p.end(e, out),
     "turn.cancelled": (e, p, out) => p.end(e, out),

@@ -5,10 +5,12 @@
 
 import type { ModelMessage } from "ai";
 import type { EventDraft, EventType } from "../../../src/protocol/events";
+import type { FileRef } from "../../../src/protocol/input-parts";
 
 /** A recorded event; tests read payloads of many types, so the payload is left untyped here. */
 export type Recorded = Omit<EventDraft, "payload"> & { payload: any };
 
+import type { FileBytes } from "../../../src/runtime/file-parts";
 import type { TurnPorts, TurnSetup } from "../../../src/runtime/loop";
 import type { InjectedMessage } from "../../../src/runtime/turn-context";
 import type { RecordedDecision, TurnState } from "../../../src/runtime/turn-state";
@@ -81,6 +83,19 @@ export class MemoryPorts implements TurnPorts {
 
   /** Spilled payloads by artifact id, as R2 would keep them. */
   readonly artifacts = new Map<string, string>();
+
+  /** Session files (a turn's attachments) by id, as R2 would keep them. */
+  readonly sessionFiles = new Map<string, FileBytes>();
+
+  async readFile(fileId: string): Promise<FileBytes | null> {
+    return this.sessionFiles.get(fileId) ?? null;
+  }
+
+  async saveFile(file: FileBytes): Promise<FileRef> {
+    const file_id = this.newId("file");
+    this.sessionFiles.set(file_id, file);
+    return { file_id, media_type: file.media_type, filename: file.filename, size: file.bytes.byteLength };
+  }
 
   async spill(content: string): Promise<string> {
     const id = this.newId("art");

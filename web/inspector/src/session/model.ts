@@ -70,6 +70,7 @@ export class SessionModel {
       "tool.catalog.resolved",
       "context.compaction.started",
       "output.spilled",
+      "artifact.created",
       "memory.updated",
       "replay.diverged",
       "replay.completed",

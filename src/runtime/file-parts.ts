@@ -1,0 +1,82 @@
+// Files in the conversation: a turn's user message holds references to session files (in the checkpoint and
+// the history, so neither SQLite nor the log holds their bytes); each model call reads the bytes and hands
+// them to the provider as the AI SDK's file parts (images as images, PDFs as documents). Text-like files go
+// as text with their name, as a provider that takes no such file would refuse it.
+import type { FilePart, ModelMessage, TextPart, UserContent } from "ai";
+import type { FileRef } from "../protocol/input-parts";
+
+/** How a reference is written in a file part's `data`; no base64 or URL starts so. */
+const REF = "runtime-file:";
+
+export interface FileBytes {
+  bytes: Uint8Array;
+  media_type: string;
+  filename: string | null;
+}
+
+/** Reads a session file's bytes; null when it is gone (deleted, or the session erased). */
+export type ReadFile = (fileId: string) => Promise<FileBytes | null>;
+
+/** The user message of an input with files: its text, then a reference part per file. */
+export function userMessage(input: string, files: readonly FileRef[] | undefined): ModelMessage {
+  if (!files || files.length === 0) return { role: "user", content: input };
+  const refs: FilePart[] = files.map((f) => ({
+    type: "file",
+    data: `${REF}${f.file_id}`,
+    mediaType: f.media_type,
+    ...(f.filename ? { filename: f.filename } : {}),
+  }));
+  return { role: "user", content: [...(input ? [{ type: "text" as const, text: input }] : []), ...refs] };
+}
+
+/** The text of a user message, whether a string or parts (its files left out). */
+export function userText(m: ModelMessage | undefined): string {
+  if (m?.role !== "user") return "";
+  if (typeof m.content === "string") return m.content;
+  return m.content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n\n");
+}
+
+/** The user message with `text` added to its text (its files kept). */
+export function appendText(m: ModelMessage, text: string): ModelMessage {
+  if (m.role !== "user" || typeof m.content === "string") return { role: "user", content: `${userText(m)}${text}` };
+  return { role: "user", content: [...m.content, { type: "text", text }] };
+}
+
+const refOf = (part: UserContent[number]): string | null =>
+  typeof part === "object" && part.type === "file" && typeof part.data === "string" && part.data.startsWith(REF) ? part.data.slice(REF.length) : null;
+
+const TEXT_LIKE = /^(text\/|application\/json$)/;
+
+async function resolvedPart(part: FilePart, fileId: string, read: ReadFile): Promise<FilePart | TextPart> {
+  const name = part.filename ?? fileId;
+  const file = await read(fileId);
+  if (!file) return { type: "text", text: `[file ${name} (${part.mediaType}) is no longer available]` };
+  if (TEXT_LIKE.test(file.media_type)) return { type: "text", text: `[file ${name} (${file.media_type})]\n${new TextDecoder().decode(file.bytes)}` };
+  return { type: "file", data: file.bytes, mediaType: file.media_type, ...(part.filename ? { filename: part.filename } : {}) };
+}
+
+/**
+ * The messages with their file references replaced by the files. A message with none is returned as it is,
+ * and each resolved one is kept (by identity) in `cache`, so later steps of the turn reuse it and the model
+ * stream's per-message conversion (model-stream.ts) still finds it.
+ */
+export async function withFiles(messages: ModelMessage[], read: ReadFile, cache: WeakMap<ModelMessage, ModelMessage>): Promise<ModelMessage[]> {
+  if (!messages.some(hasRefs)) return messages;
+  return Promise.all(
+    messages.map(async (m) => {
+      if (!hasRefs(m)) return m;
+      let resolved = cache.get(m);
+      if (!resolved) {
+        const content = m.content as Exclude<UserContent, string>;
+        const parts = await Promise.all(content.map((p) => (refOf(p) ? resolvedPart(p as FilePart, refOf(p)!, read) : p)));
+        resolved = { role: "user", content: parts };
+        cache.set(m, resolved);
+      }
+      return resolved;
+    }),
+  );
+}
+
+function hasRefs(m: ModelMessage): boolean {
+  return m.role === "user" && Array.isArray(m.content) && m.content.some((p) => refOf(p) !== null);
+}

@@ -1,0 +1,129 @@
+// Session files through the public surface: upload, list, download (headers, ranges), delete; every limit's
+// 4xx with nothing stored; access by tokens; erase leaving no R2 object.
+import { env, SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { api, createSession, KEY } from "./support/api";
+import { download, sha256Hex, tinyPdf, tinyPng, upload } from "./support/files";
+
+const r2Keys = async (sid: string) => (await env.BLOBS.list({ prefix: `sessions/${sid}/` })).objects.map((o) => o.key);
+
+async function token(body: Record<string, unknown>): Promise<string> {
+  const res = await api("POST", "/v1/tokens", { ttl_s: 600, ...body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.token;
+}
+
+describe("files", () => {
+  it("uploads a PNG, lists it, serves its exact bytes with safe headers and ranges, and deletes it", async () => {
+    const sid = await createSession({ name: "files-basic", model: "demo:fast" });
+    const png = await tinyPng(4);
+    const up = await upload(sid, png, "image/png", "red dot.png");
+    expect(up.status, JSON.stringify(up.body)).toBe(201);
+    expect(up.body).toMatchObject({ media_type: "image/png", size: png.length, sha256: await sha256Hex(png), filename: "red dot.png" });
+    expect(up.body.file_id).toMatch(/^file_[0-9a-f]{24}$/);
+
+    expect((await api("GET", `/v1/sessions/${sid}/files`)).body.files).toEqual([up.body]);
+
+    const whole = await download(sid, up.body.file_id);
+    expect(whole.status).toBe(200);
+    expect(whole.bytes).toEqual(png);
+    expect(whole.headers.get("content-type")).toBe("image/png");
+    expect(whole.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(whole.headers.get("content-disposition")).toBe(`inline; filename="red dot.png"; filename*=UTF-8''red%20dot.png`);
+    expect(whole.headers.get("accept-ranges")).toBe("bytes");
+
+    const head = await download(sid, up.body.file_id, { range: "bytes=0-7" });
+    expect(head.status).toBe(206);
+    expect(head.bytes).toEqual(png.slice(0, 8));
+    expect(head.headers.get("content-range")).toBe(`bytes 0-7/${png.length}`);
+    const tail = await download(sid, up.body.file_id, { range: "bytes=-4" });
+    expect(tail.status).toBe(206);
+    expect(tail.bytes).toEqual(png.slice(-4));
+    const past = await download(sid, up.body.file_id, { range: `bytes=${png.length}-` });
+    expect(past.status).toBe(416);
+    expect(past.headers.get("content-range")).toBe(`bytes */${png.length}`);
+
+    const gone = await api("DELETE", `/v1/sessions/${sid}/files/${up.body.file_id}`);
+    expect(gone.status).toBe(204);
+    expect((await download(sid, up.body.file_id)).status).toBe(404);
+    expect((await api("DELETE", `/v1/sessions/${sid}/files/${up.body.file_id}`)).status).toBe(404);
+    expect((await api("GET", `/v1/sessions/${sid}/files`)).body.files).toEqual([]);
+    expect(await r2Keys(sid)).toEqual([]);
+  });
+
+  it("serves SVG as an attachment, text with its charset, and a PDF inline", async () => {
+    const sid = await createSession({ name: "files-kinds", model: "demo:fast" });
+    const svg = await upload(
+      sid,
+      new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'),
+      "image/svg+xml",
+      "x.svg",
+    );
+    expect((await download(sid, svg.body.file_id)).headers.get("content-disposition")).toMatch(/^attachment;/);
+    const text = await upload(sid, new TextEncoder().encode("hello"), "text/plain; charset=utf-8");
+    expect(text.body).toMatchObject({ media_type: "text/plain", filename: null });
+    const got = await download(sid, text.body.file_id);
+    expect(got.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    expect(got.headers.get("content-disposition")).toBe("inline");
+    const pdf = await upload(sid, tinyPdf(), "application/pdf", "doc.pdf");
+    expect(pdf.status).toBe(201);
+    expect((await download(sid, pdf.body.file_id)).headers.get("content-disposition")).toMatch(/^inline;/);
+  });
+
+  it("answers each limit with its 4xx, naming it, and stores nothing", async () => {
+    const sid = await createSession({ name: "files-limits", model: "demo:fast" });
+    const cases: [Uint8Array, string, string | undefined, number, RegExp][] = [
+      [new Uint8Array([1, 2, 3]), "application/zip", undefined, 415, /FILES_MEDIA_TYPES/],
+      [new Uint8Array(2 * 1024 * 1024 + 1).fill(65), "text/plain", undefined, 413, /FILES_MAX_BYTES/],
+      [new Uint8Array(), "text/plain", undefined, 422, /empty/],
+      [new TextEncoder().encode("not a png"), "image/png", undefined, 422, /does not look like image\/png/],
+      [new TextEncoder().encode("hi"), "text/plain", "../etc/passwd", 422, /filename/],
+      [new TextEncoder().encode("hi"), "", undefined, 422, /content-type/],
+    ];
+    for (const [bytes, type, filename, status, reason] of cases) {
+      const res = await upload(sid, bytes, type, filename);
+      expect(res.status, `${type} ${bytes.length}`).toBe(status);
+      expect(res.body.error.message).toMatch(reason);
+    }
+    expect(await r2Keys(sid)).toEqual([]);
+
+    // The session's total: 1.6 MiB fits, a second 1.6 MiB would pass 3 MiB.
+    const half = new Uint8Array(1.6 * 1024 * 1024).fill(66);
+    expect((await upload(sid, half, "text/csv")).status).toBe(201);
+    const over = await upload(sid, half, "text/csv");
+    expect(over.status).toBe(413);
+    expect(over.body.error.message).toMatch(/FILES_MAX_SESSION_BYTES/);
+    expect(await r2Keys(sid)).toHaveLength(1);
+  });
+
+  it("a token reaches only its session's files; a read-only token downloads (as access_token) but cannot upload", async () => {
+    const sid = await createSession({ name: "files-tokens", model: "demo:fast" });
+    const other = await createSession({ name: "files-tokens-other", model: "demo:fast" });
+    const { body: file } = await upload(sid, new TextEncoder().encode("mine"), "text/plain");
+    const stranger = await token({ subject: "s", session_id: other });
+    expect((await download(sid, file.file_id, {}, stranger)).status).toBe(403);
+    expect((await upload(sid, new TextEncoder().encode("x"), "text/plain", undefined, stranger)).status).toBe(403);
+
+    const reader = await token({ subject: "r", session_id: sid, scopes: ["read"] });
+    const viaQuery = await SELF.fetch(`https://runtime.test/v1/sessions/${sid}/files/${file.file_id}?access_token=${reader}`);
+    expect(new TextDecoder().decode(await viaQuery.arrayBuffer())).toBe("mine");
+    expect((await upload(sid, new TextEncoder().encode("x"), "text/plain", undefined, reader)).status).toBe(403);
+    expect((await api("GET", `/v1/sessions/${sid}/files`)).body.files).toHaveLength(1);
+  });
+
+  it("a missing session is 404; the export lists the files; erasing a session leaves none of its files in R2", async () => {
+    expect((await upload("ses_000000000000000000000000", new TextEncoder().encode("x"), "text/plain")).status).toBe(404);
+    const sid = await createSession({ name: "files-erase", model: "demo:fast" });
+    await upload(sid, await tinyPng(), "image/png");
+    await upload(sid, tinyPdf(), "application/pdf");
+    expect(await r2Keys(sid)).toHaveLength(2);
+    // The export lists them (not their bytes) in its header line.
+    const exported = await SELF.fetch(`https://runtime.test/v1/sessions/${sid}/export`, { headers: { authorization: `Bearer ${KEY}` } });
+    const header = JSON.parse((await exported.text()).split("\n")[0]!);
+    expect(header.files.map((f: any) => f.media_type).sort()).toEqual(["application/pdf", "image/png"]);
+    expect(header.file_route).toBe(`/v1/sessions/${sid}/files/{file_id}`);
+    expect((await api("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+    expect(await r2Keys(sid)).toEqual([]);
+    expect((await api("GET", `/v1/sessions/${sid}/files`)).status).toBe(404);
+  });
+});
