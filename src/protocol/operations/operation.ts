@@ -17,6 +17,7 @@ export const ERROR_TEXT = {
   404: "Not found",
   409: "Conflict",
   413: "Body too large",
+  415: "The body is not JSON (see the accepted media types)",
   422: "Validation failed; details lists each field and reason",
   429: "Rate limited",
 } as const;
