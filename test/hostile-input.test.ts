@@ -1,5 +1,5 @@
 // Defects found by a hostile client and a first-time user (issue 15), each through the public surface.
-import { SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_METADATA_ENTRIES } from "../src/protocol/metadata";
 import { MAX_JSON_DEPTH } from "../src/routes/json-depth";
@@ -126,14 +126,35 @@ describe("session metadata", () => {
 });
 
 describe("URL allowlist", () => {
-  it("refuses encoded traversal and ;-parameters in tool URLs at save time", async () => {
+  const SUFFIXES = [
+    ...["..%2fsecret", "%2e%2e%2fsecret", "..%5csecret", "..;/secret", "%2E%2E%2Fsecret", "a;b/c"],
+    // Double-encoded, overlong UTF-8, %u escapes, NUL and other controls, invalid escapes, deeper encodings.
+    ...["%252e%252e%252fsecret", "..%c0%afsecret", "%u002e%u002e/secret", "..%00/secret", "a%00b", "a%0ab", "%e0%80%ae%e0%80%ae/x"],
+    ...["a%zz", "%25", "%25252e%25252e/x", "%2525252e%2525252e/x", "..%255csecret", "a%253bb"],
+  ];
+  const refused = { reason: "is not under any TOOL_URL_ALLOWLIST prefix" };
+
+  it("refuses traversal at any level of encoding, %u escapes, NUL and invalid encodings in tool, MCP and subscription URLs", async () => {
     const base = toolURL("");
-    for (const suffix of ["..%2fsecret", "%2e%2e%2fsecret", "..%5csecret", "..;/secret", "%2E%2E%2Fsecret", "a;b/c"]) {
-      const res = await api("PUT", "/v1/agents/traversal", { model: "demo:fast", http_tools: [{ name: "t", url: `${base}${suffix}` }] });
-      expect(res.status, suffix).toBe(422);
-      expect(res.body.error.details).toContainEqual({ path: "http_tools.0.url", reason: "is not under any TOOL_URL_ALLOWLIST prefix" });
+    const mcpBase = `${(env as unknown as { MCP_TEST_BASE_URL: string }).MCP_TEST_BASE_URL}/`;
+    const sid = await createSession({ name: "allowlist", model: "demo:fast" });
+    for (const suffix of SUFFIXES) {
+      const tool = await api("PUT", "/v1/agents/traversal", { model: "demo:fast", http_tools: [{ name: "t", url: `${base}${suffix}` }] });
+      expect(tool.status, suffix).toBe(422);
+      expect(tool.body.error.details).toContainEqual({ path: "http_tools.0.url", ...refused });
+      const mcp = await api("PUT", "/v1/agents/traversal", { model: "demo:fast", mcp_servers: [{ name: "m", url: `${mcpBase}${suffix}` }] });
+      expect(mcp.status, suffix).toBe(422);
+      expect(mcp.body.error.details).toContainEqual({ path: "mcp_servers.0.url", ...refused });
+      const sub = await api("POST", `/v1/sessions/${sid}/subscriptions`, { url: `${base}${suffix}` });
+      expect(sub.status, suffix).toBe(422);
+      expect(sub.body.error.details).toEqual([{ path: "url", ...refused }]);
     }
+    expect((await api("GET", "/v1/agents/traversal")).status).toBe(404);
+    expect((await api("GET", `/v1/sessions/${sid}/subscriptions`)).body.subscriptions).toEqual([]);
+    // Plain paths, and an encoded character that decodes to nothing a server could read as a path, still pass.
     expect((await api("PUT", "/v1/agents/traversal", { model: "demo:fast", http_tools: [{ name: "t", url: `${base}echo` }] })).status).toBe(201);
+    expect((await api("PUT", "/v1/agents/traversal2", { model: "demo:fast", mcp_servers: [{ name: "m", url: `${mcpBase}a%20b` }] })).status).toBe(201);
+    expect((await api("POST", `/v1/sessions/${sid}/subscriptions`, { url: `${base}_receiver/a..b` })).status).toBe(201);
   });
 });
 
