@@ -54,6 +54,9 @@ export default defineConfig(async () => {
             SUBSCRIPTION_RETRY_BASE_MS: "50",
             SUBSCRIPTION_MAX_ATTEMPTS: "5",
             SUBSCRIPTION_TIMEOUT_MS: "500",
+            // test/fuzz.test.ts: how many requests, from which seed (FUZZ_REQUESTS=10000 for the full run).
+            FUZZ_REQUESTS: process.env.FUZZ_REQUESTS ?? "",
+            FUZZ_SEED: process.env.FUZZ_SEED ?? "",
           },
         },
       }),
