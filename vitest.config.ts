@@ -57,6 +57,9 @@ export default defineConfig(async () => {
             // Small file limits, so the tests reach them: 2 MiB a file, 3 MiB a session.
             FILES_MAX_BYTES: "2097152",
             FILES_MAX_SESSION_BYTES: "3145728",
+            // test/fuzz.test.ts: how many requests, from which seed (FUZZ_REQUESTS=10000 for the full run).
+            FUZZ_REQUESTS: process.env.FUZZ_REQUESTS ?? "",
+            FUZZ_SEED: process.env.FUZZ_SEED ?? "",
           },
         },
       }),

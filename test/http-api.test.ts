@@ -30,13 +30,16 @@ describe("auth", () => {
 });
 
 describe("errors", () => {
-  it("400 for malformed JSON and for a non-JSON content type, changing nothing", async () => {
+  it("400 for malformed JSON and 415 for a non-JSON content type, changing nothing", async () => {
     const bad = await api("PUT", "/v1/agents/broken", "{not json");
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe("malformed_body");
     const form = await api("PUT", "/v1/agents/broken", "name=x", { "content-type": "application/x-www-form-urlencoded" });
-    expect(form.status).toBe(400);
-    expect(form.body.error).toEqual({ code: "malformed_body", message: "Content-Type must be application/json" });
+    expect(form.status).toBe(415);
+    expect(form.body.error).toEqual({
+      code: "unsupported_media_type",
+      message: "Content-Type must be application/json (or application/<type>+json) for a request with a body",
+    });
     expect((await api("GET", "/v1/agents/broken")).status).toBe(404);
   });
 

@@ -2,6 +2,7 @@
 // missed several slots (it runs once), cron in a time zone, idempotent creation and deletion.
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { MAX_EVERY_S } from "../src/runtime/schedule-times";
 import { api, events, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { type Step, script, uniqueId } from "./support/fake-model";
 
@@ -34,6 +35,7 @@ async function rewind(sid: string, scheduleId: string, to: number): Promise<void
 describe("schedules", () => {
   it("refuses bad times with a 422 naming the field, and creates nothing", async () => {
     const sid = await session();
+    const tomorrow = new Date(Math.ceil(Date.now() / 1000) * 1000 + 24 * 3600_000);
     const cases: [unknown, string][] = [
       [{ input: "x", cron: "61 * * * *" }, "cron"],
       [{ input: "x", cron: "0 0 9 * * *" }, "cron"],
@@ -46,6 +48,14 @@ describe("schedules", () => {
       [{ input: "x", every_s: 60, cron: "* * * * *" }, "cron"],
       [{ input: "x" }, "at"],
       [{ input: "", every_s: 60 }, "input"],
+      // Beyond the bounds: every run must be a time a Date holds, and a time must say its offset.
+      [{ input: "x", every_s: 1e308 }, "every_s"],
+      [{ input: "x", every_s: 9007199254740992 }, "every_s"],
+      [{ input: "x", every_s: MAX_EVERY_S + 1 }, "every_s"],
+      [{ input: "x", at: tomorrow.toISOString().slice(0, 19) }, "at"],
+      [{ input: "x", at: tomorrow.toISOString().slice(0, 10) }, "at"],
+      [{ input: "x", at: "+275760-09-13T00:00:00.000Z" }, "at"],
+      [{ input: "x", at: new Date(Date.now() + 11 * 365 * 24 * 3600_000).toISOString() }, "at"],
     ];
     for (const [body, field] of cases) {
       const res = await schedule(sid, body);
@@ -54,6 +64,14 @@ describe("schedules", () => {
     }
     expect(await list(sid)).toEqual([]);
     expect((await events(sid)).map((e) => e.type)).toEqual(["session.created"]);
+    // The bounds themselves are accepted.
+    const longest = await schedule(sid, { input: "x", every_s: MAX_EVERY_S });
+    expect(longest.status).toBe(201);
+    expect(longest.body.next_run_at).toBe(longest.body.created_at + MAX_EVERY_S * 1000);
+    const inTokyo = `${new Date(tomorrow.getTime() + 9 * 3600_000).toISOString().slice(0, 19)}+09:00`;
+    const offset = await schedule(sid, { input: "x", at: inTokyo });
+    expect(offset.status).toBe(201);
+    expect(offset.body.at).toBe(tomorrow.getTime());
   });
 
   it("runs a one-off schedule at its time across an eviction, as a turn with its source, then removes it", async () => {

@@ -87,6 +87,7 @@ describe("GET /v1/sessions", () => {
       ["limit=ten", "limit"],
       ["cursor=not-a-cursor", "cursor"],
       ["created_after=yesterday", "created_after"],
+      ["active_after=99999999999999999", "active_after"],
       ["metadata.bad%22key=1", 'metadata.bad"key'],
     ]) {
       const res = await api("GET", `/v1/sessions?${query}`);
@@ -238,6 +239,11 @@ describe("GET /v1/usage", () => {
       ["group_by=model", "group_by"],
       ["from=soon", "from"],
       ["size=3", "size"],
+      // Outside the range of a Date, or a year a YYYY-MM-DD day cannot write.
+      ["from=99999999999999999", "from"],
+      ["to=8640000000000001", "to"],
+      ["from=%2B275760-09-13T00:00:00.000Z", "from"],
+      ["to=-000001-01-01T00:00:00Z", "to"],
     ]) {
       const res = await api("GET", `/v1/usage?${query}`);
       expect(res.status, query).toBe(422);

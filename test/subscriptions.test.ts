@@ -2,7 +2,7 @@
 // that fails, hangs, and sees the runtime crash mid-request: every matching event arrives, in order, in
 // signed batches of at most 100, each batch under one id however often it is resent.
 import { abortAllDurableObjects } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { api, events, submitTurn, waitForTurnEnd } from "./support/api";
 import { baseURL, script, uniqueId } from "./support/fake-model";
 
@@ -185,5 +185,23 @@ describe("subscriptions", () => {
     const read = await api("POST", `/v1/sessions/${sid}/subscriptions`, { url: `${baseURL}/_receiver/x` }, { authorization: "Bearer read-key" });
     expect(read.status).toBe(403);
     expect(await list(sid)).toEqual([]);
+  });
+
+  it("stops a delivery that was on its way when the session is erased, without touching the dropped tables", async () => {
+    const errors = vi.spyOn(console, "error");
+    const rcv = await receiver({ hang_on: [1] });
+    const sid = await session();
+    expect((await subscribe(sid, { url: rcv.url, secret: SECRET, after: 0 })).status).toBe(201);
+    const deadline = Date.now() + 10_000;
+    while ((await rcv.requests()).length === 0) {
+      if (Date.now() > deadline) throw new Error("the receiver got no request");
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect((await api("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+    // The hung request times out (SUBSCRIPTION_TIMEOUT_MS is 500 here) after the session is gone.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(errors.mock.calls.map((c) => String(c[0]))).not.toContain("subscription delivery failed");
+    expect(await rcv.requests()).toHaveLength(1);
+    errors.mockRestore();
   });
 });

@@ -261,6 +261,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
   protected async eraseNow(reason: string): Promise<void> {
     const sid = this.row().session_id;
     this.indexer.stop();
+    this.delivery.stop();
     for (const t of this.store.queuedTurns()) this.queue.remove(t.turn_id, reason);
     this.runner.interrupt(reason);
     await indexShard(this.env, sid).eraseFromIndex(sid);

@@ -36,6 +36,8 @@ export class SubscriptionDelivery {
   private readonly running = new Map<string, Promise<void>>();
   /** Active subscriptions (null: not counted yet), so that a session without any pays nothing per commit. */
   private active: number | null = null;
+  /** Set when the session is erased: a delivery on its way stops instead of writing to the dropped tables. */
+  private stopped = false;
 
   constructor(
     private readonly s: DeliverySession,
@@ -56,6 +58,7 @@ export class SubscriptionDelivery {
 
   /** Starts delivering every pending subscription that is not backing off; resolves when they are idle. */
   run(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
     const now = Date.now();
     let started = false;
     for (const row of this.table.pending()) {
@@ -90,6 +93,7 @@ export class SubscriptionDelivery {
       }
       if (row.batch_id !== batch.id) this.table.update(id, { batch_id: batch.id, batch_end: batch.end });
       const error = await this.send(row, batch.id, batch.body);
+      if (this.stopped) return;
       if (error === null) {
         this.table.update(id, { cursor: batch.end, batch_id: null, batch_end: null, attempts: 0, last_error: null, next_attempt_at: 0 });
         continue;
@@ -181,8 +185,14 @@ export class SubscriptionDelivery {
     }
   }
 
+  /** The session is being erased: no delivery starts or goes on, and the alarm is left alone. */
+  stop(): void {
+    this.stopped = true;
+  }
+
   /** Points the deadline entry at the next attempt: a backoff's end, or the backstop of a running delivery. */
   private rearm(): void {
+    if (this.stopped) return;
     const now = Date.now();
     const due = this.table
       .pending()

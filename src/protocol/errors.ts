@@ -2,7 +2,7 @@
 
 /** Every code a client can get in the error envelope, with its HTTP status and meaning (docs/reference/errors.md). */
 export const ERROR_CODES = {
-  malformed_body: { status: 400, meaning: "The body (or a WebSocket frame) is not valid JSON, or is not sent as `application/json`." },
+  malformed_body: { status: 400, meaning: "The body (or a WebSocket frame) is not valid JSON." },
   unauthorized: { status: 401, meaning: "No API key or token, or one the deployment does not know (also when no keys are configured)." },
   token_expired: { status: 401, meaning: "A browser token past its expiry; ask `POST /v1/tokens` for a new one." },
   invalid_token: { status: 401, meaning: "A token that is malformed, tampered with, or not signed by this deployment." },
@@ -20,7 +20,11 @@ export const ERROR_CODES = {
     status: 413,
     meaning: "A request body over 1 MiB, or a file over the limit of a file (`FILES_MAX_BYTES`) or of a session's files (`FILES_MAX_SESSION_BYTES`).",
   },
-  unsupported_media_type: { status: 415, meaning: "A file whose media type is not on the deployment's allowlist (`FILES_MEDIA_TYPES`)." },
+  unsupported_media_type: {
+    status: 415,
+    meaning:
+      "A request body sent under a Content-Type other than `application/json` or `application/<type>+json` (any case, with parameters), or a file whose media type is not on the deployment's allowlist (`FILES_MEDIA_TYPES`).",
+  },
   range_not_satisfiable: { status: 416, meaning: "A `Range` header that asks for bytes past the end of the file." },
   validation_failed: { status: 422, meaning: "A field is missing, unknown or invalid; `details` lists `{path, reason}` for each." },
   rate_limited: { status: 429, meaning: "Too many requests or turns a minute for this key, or the session's queue (20 turns and live messages) is full." },

@@ -7,6 +7,7 @@ import type { Env } from "../env";
 import { ApiError, unwrap, zodIssues } from "../protocol/errors";
 import type { SessionHandler } from "../protocol/operations/operation";
 import type { Principal } from "../protocol/permissions";
+import { unsupportedMediaType } from "./json-depth";
 
 export type AppEnv = { Bindings: Env; Variables: { principal: Principal; keyHash: string } };
 
@@ -27,7 +28,7 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof HTTPException) {
     if (err.status === 413) return new ApiError("body_too_large", "Request body is too large");
-    if (err.status === 415) return new ApiError("malformed_body", "Content-Type must be application/json");
+    if (err.status === 415) return unsupportedMediaType();
     if (err.status === 400) return new ApiError("malformed_body", err.message || "Malformed request body");
   }
   console.error("unhandled error", err);

@@ -1,11 +1,24 @@
-// JSON bodies nested deeper than MAX_JSON_DEPTH are refused with 422 before any object is touched: a
-// structure thousands of levels deep overflows the stack where it is copied (the Durable Object RPC
-// boundary, structured clone), which would otherwise fail as a 500 halfway through a request.
+// Request bodies of /v1: JSON only, and not nested deeper than MAX_JSON_DEPTH. A structure thousands of levels
+// deep overflows the stack where it is copied (the Durable Object RPC boundary, structured clone) or queried
+// (SQLite's JSON functions), which would otherwise fail as a 500 halfway through a request or later, on every
+// read of what it stored. The check applies to every body read as JSON, whatever the Content-Type's case or
+// suffix, and a body under any other media type is refused here rather than left for a route to skip.
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../protocol/errors";
 import type { AppEnv } from "./http";
 
 export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The media types a body is read as JSON under: `application/json` and `application/<type>+json` (letters, `.`
+ * and `-`), in any case, with parameters such as `; charset=utf-8`. The routes' validators accept the same set.
+ */
+const JSON_MEDIA_TYPE = /^application\/(?:[a-z.-]+\+)?json$/i;
+
+export const isJsonMediaType = (contentType: string) => JSON_MEDIA_TYPE.test(contentType.split(";")[0]!.trim());
+
+export const unsupportedMediaType = () =>
+  new ApiError("unsupported_media_type", "Content-Type must be application/json (or application/<type>+json) for a request with a body");
 
 /** The top-level field under which `value` nests deeper than `max` levels ("" for the body itself), or null. */
 export function tooDeep(value: unknown, max = MAX_JSON_DEPTH): string | null {
@@ -19,16 +32,18 @@ export function tooDeep(value: unknown, max = MAX_JSON_DEPTH): string | null {
   return null;
 }
 
-export const limitJsonDepth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if ((c.req.method === "POST" || c.req.method === "PUT") && (c.req.header("content-type") ?? "").includes("application/json")) {
-    let body: unknown;
-    try {
-      body = await c.req.json();
-    } catch {
-      return next(); // malformed JSON: the route's validator answers 400
-    }
-    const field = tooDeep(body);
-    if (field !== null) throw ApiError.validation([{ path: field, reason: `nests deeper than ${MAX_JSON_DEPTH} levels` }]);
+export const checkJsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (c.req.raw.body === null) return next();
+  const text = await c.req.text();
+  if (text === "") return next(); // no body: the route says whether it needs one
+  if (!isJsonMediaType(c.req.header("content-type") ?? "")) throw unsupportedMediaType();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return next(); // malformed JSON: the route's validator answers 400
   }
+  const field = tooDeep(body);
+  if (field !== null) throw ApiError.validation([{ path: field, reason: `nests deeper than ${MAX_JSON_DEPTH} levels` }]);
   await next();
 };

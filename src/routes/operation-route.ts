@@ -8,7 +8,7 @@ import { ApiError } from "../protocol/errors";
 import { ERROR_TEXT, ErrorBody, type Operation } from "../protocol/operations/operation";
 import { authenticate, authorize } from "./auth";
 import { type AppEnv, errorJson } from "./http";
-import { limitJsonDepth } from "./json-depth";
+import { checkJsonBody } from "./json-depth";
 import { rateLimit } from "./rate-limit";
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -42,7 +42,7 @@ export type RouteOf<O extends Operation> = {
 export function guards(op: Operation, { readsBody = true, limitsBody = true } = {}): MiddlewareHandler<AppEnv>[] {
   if (op.permission === "public") return [];
   const checks = [authenticate(op.queryCredential), authorize(op.permission), rateLimit(op.rateLimit), ...(limitsBody ? [limitBody] : [])];
-  return readsBody ? [...checks, limitJsonDepth] : checks;
+  return readsBody ? [...checks, checkJsonBody] : checks;
 }
 
 /** The OpenAPI route config of `op`, with its guards as route middleware. */

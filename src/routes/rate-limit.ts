@@ -12,8 +12,10 @@ export const rateLimit =
   async (c, next) => {
     const requests = kind === "none" ? null : limit(c.env.RATE_LIMIT_REQUESTS_PER_MIN);
     const turns = kind === "turn" ? limit(c.env.RATE_LIMIT_TURNS_PER_MIN) : null;
-    if (requests !== null || turns !== null) {
-      const principal = c.get("principal");
+    // Public operations (the event catalog) get no guards, so no principal: there is no caller to count them
+    // against; should one ever reach here without a principal, it is not counted (was a 500).
+    const principal = c.get("principal") as AppEnv["Variables"]["principal"] | undefined;
+    if (principal && (requests !== null || turns !== null)) {
       const caller = principal.kind === "key" ? principal.id : `token:${principal.subject}`;
       const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(caller));
       for (const [counted, perMinute] of [

@@ -32,11 +32,19 @@ function queryOf(c: Context<AppEnv>, known: Set<string>, allowMetadata: boolean)
   return { params, metadata };
 }
 
-/** A time as ms since the epoch, given as an ISO 8601 timestamp or milliseconds. */
+/** A time as ms since the epoch, given as an ISO 8601 timestamp or milliseconds, within the range of a Date. */
 function timeParam(name: string, raw: string): number {
   const t = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
-  if (!Number.isFinite(t)) throw ApiError.validation([{ path: name, reason: "must be an ISO 8601 time or milliseconds since the epoch" }]);
+  // new Date() of a number beyond ±8.64e15 ms is an invalid date, whose toISOString throws.
+  if (Number.isNaN(new Date(t).getTime())) throw ApiError.validation([{ path: name, reason: "must be an ISO 8601 time or milliseconds since the epoch" }]);
   return t;
+}
+
+/** The UTC day (YYYY-MM-DD) of a time parameter; a year outside 0000-9999 has no such form. */
+function dayParam(name: string, raw: string): string {
+  const iso = new Date(timeParam(name, raw)).toISOString();
+  if (!/^\d{4}-/.test(iso)) throw ApiError.validation([{ path: name, reason: "must be a time in the years 0000 to 9999" }]);
+  return iso.slice(0, 10);
 }
 
 function encodeCursor(createdAt: number, sid: string): string {
@@ -91,7 +99,7 @@ export const sessionIndex = router()
     const { params } = queryOf(c, USAGE_PARAMS, false);
     const day = (name: string, fallback: number) => {
       const raw = params.get(name);
-      return new Date(raw === undefined ? fallback : timeParam(name, raw)).toISOString().slice(0, 10);
+      return raw === undefined ? new Date(fallback).toISOString().slice(0, 10) : dayParam(name, raw);
     };
     const now = Date.now();
     const from = day("from", now - 6 * DAY_MS);

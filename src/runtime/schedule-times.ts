@@ -6,6 +6,12 @@ import { ApiError } from "../protocol/errors";
 
 /** Intervals shorter than this are refused: a schedule is not a busy loop. */
 export const MIN_EVERY_S = 60;
+/** Intervals longer than this (366 days) are refused: every run stays a time a Date can hold (a yearly run is a cron). */
+export const MAX_EVERY_S = 366 * 24 * 3600;
+/** A one-off time at most this far ahead (10 years). */
+export const MAX_AT_AHEAD_MS = 3653 * 24 * 3600 * 1000;
+/** ISO 8601 / RFC 3339 date and time with a UTC offset: without one, the time would depend on the server's zone. */
+const TIMESTAMP_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
 
 export type ScheduleSpec = { at: number } | { every_s: number } | { cron: string; timezone: string };
 
@@ -26,14 +32,15 @@ export function parseSchedule(req: ScheduleRequest, now: number): { spec: Schedu
     throw ApiError.validation([{ path: "timezone", reason: "applies to cron only (at carries its own offset)" }]);
   }
   if (req.at !== undefined) {
-    const at = Date.parse(req.at);
-    if (Number.isNaN(at)) throw ApiError.validation([{ path: "at", reason: "must be an ISO 8601 timestamp with an offset" }]);
+    const at = TIMESTAMP_WITH_OFFSET.test(req.at) ? Date.parse(req.at) : Number.NaN;
+    if (Number.isNaN(at)) throw ApiError.validation([{ path: "at", reason: "must be an ISO 8601 timestamp with a UTC offset (Z or ±hh:mm)" }]);
     if (at <= now) throw ApiError.validation([{ path: "at", reason: "is in the past" }]);
+    if (at > now + MAX_AT_AHEAD_MS) throw ApiError.validation([{ path: "at", reason: "is more than 10 years ahead" }]);
     return { spec: { at }, first: at };
   }
   if (req.every_s !== undefined) {
-    if (!Number.isInteger(req.every_s) || req.every_s < MIN_EVERY_S) {
-      throw ApiError.validation([{ path: "every_s", reason: `must be a whole number of seconds, at least ${MIN_EVERY_S}` }]);
+    if (!Number.isInteger(req.every_s) || req.every_s < MIN_EVERY_S || req.every_s > MAX_EVERY_S) {
+      throw ApiError.validation([{ path: "every_s", reason: `must be a whole number of seconds from ${MIN_EVERY_S} to ${MAX_EVERY_S} (366 days)` }]);
     }
     return { spec: { every_s: req.every_s }, first: now + req.every_s * 1000 };
   }

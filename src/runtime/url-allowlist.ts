@@ -11,17 +11,40 @@ export function parseAllowlist(raw: string | undefined): string[] {
 }
 
 /**
- * Encoded dots, slashes and backslashes, and `;` path parameters, survive URL normalization here but a
- * server behind may decode them into a traversal (`..%2f`, `%2e%2e/`, `..%5c`, `..;/`): such paths are refused.
+ * Encoded dots, slashes and backslashes, `;` path parameters and `%u` escapes survive URL normalization here
+ * but a server (or proxy) behind may decode them into a traversal (`..%2f`, `%2e%2e/`, `..%5c`, `..;/`,
+ * `%u002e`): such paths are refused, at every level of encoding (`%252e` is `%2e` once decoded).
  */
-const AMBIGUOUS_PATH = /%2e|%2f|%5c|;/i;
+const AMBIGUOUS_PATH = /%2e|%2f|%5c|%u|;/i;
+/** What a decoded path must not hold: a backslash, a NUL or another control character. */
+const unsafeChar = (ch: string) => ch === "\\" || ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f;
+/** Levels of percent-encoding looked through; a path still changing after that many decodings is refused. */
+const MAX_DECODINGS = 4;
+
+/** Whether a server decoding the path once or more could read a traversal or a byte the allowlist never saw. */
+function unsafePath(pathname: string): boolean {
+  let path = pathname;
+  for (let level = 0; ; level++) {
+    if (AMBIGUOUS_PATH.test(path)) return true;
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(path);
+    } catch {
+      return true; // an invalid escape or invalid UTF-8, such as the overlong `%c0%af`
+    }
+    if (decoded === path) break;
+    if (level === MAX_DECODINGS) return true;
+    path = decoded;
+  }
+  return [...path].some(unsafeChar) || path.split("/").some((segment) => segment === "." || segment === "..");
+}
 
 function parse(url: string): URL | null {
   try {
     const u = new URL(url);
     if (u.protocol !== "http:" && u.protocol !== "https:") return null;
     if (u.username || u.password) return null;
-    if (AMBIGUOUS_PATH.test(u.pathname)) return null;
+    if (unsafePath(u.pathname)) return null;
     return u;
   } catch {
     return null;

@@ -1,5 +1,6 @@
-// Rate limits per caller, on a runtime process started with RATE_LIMIT_TURNS_PER_MIN set: a flood of turns
-// from one token subject gets 429 with Retry-After and the JSON envelope; another subject is unaffected.
+// Rate limits per caller, on a runtime process started with RATE_LIMIT_TURNS_PER_MIN and
+// RATE_LIMIT_REQUESTS_PER_MIN set: a flood of turns from one token subject gets 429 with Retry-After and the
+// JSON envelope; another subject is unaffected; a public route, which has no caller, is answered.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevRuntime, startRuntime } from "./support/wrangler-dev";
 
@@ -7,7 +8,7 @@ const KEY = "rate-test-key";
 let rt: DevRuntime;
 
 beforeAll(async () => {
-  rt = await startRuntime({ API_KEYS: KEY, TOKEN_SIGNING_SECRET: "rate-test-secret", RATE_LIMIT_TURNS_PER_MIN: "3" });
+  rt = await startRuntime({ API_KEYS: KEY, TOKEN_SIGNING_SECRET: "rate-test-secret", RATE_LIMIT_TURNS_PER_MIN: "3", RATE_LIMIT_REQUESTS_PER_MIN: "100" });
 }, 90_000);
 afterAll(() => rt?.stop());
 
@@ -38,4 +39,12 @@ describe("rate limits", () => {
     // Reads are not turns: alice can still watch her session.
     expect((await call("GET", `/v1/sessions/${sid}/thread`, alice)).status).toBe(200);
   }, 60_000);
+
+  it("answers the public event catalog with or without a key", async () => {
+    for (const headers of [{}, { authorization: `Bearer ${KEY}` }] as Record<string, string>[]) {
+      const res = await fetch(`${rt.base}/v1/events/schema`, { headers });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { $schema?: string }).$schema).toContain("json-schema.org");
+    }
+  });
 });

@@ -17,7 +17,7 @@ export const ERROR_TEXT = {
   404: "Not found",
   409: "Conflict",
   413: "Body too large",
-  415: "Media type not accepted",
+  415: "Media type not accepted (a body that is not JSON, or a file type not on the allowlist)",
   416: "Range not satisfiable",
   422: "Validation failed; details lists each field and reason",
   429: "Rate limited",

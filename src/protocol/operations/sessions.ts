@@ -1,6 +1,7 @@
 // Sessions (SPEC §4): open, list, read, fork, export and erase.
 import { z } from "zod";
 import { ResourceId } from "../memory";
+import { Metadata } from "../metadata";
 import { PolicySchema } from "../policy";
 import { SessionSummarySchema } from "../session-index";
 import { SnapshotSchema, ThreadSchema, ToolInventorySchema } from "../views";
@@ -15,7 +16,7 @@ export const CreateSessionBody = z
     policy: PolicySchema.optional().meta({
       description: "Enabled permission classes (default: all but external_mutate and secrets) and the workspace root",
     }),
-    metadata: z.record(z.string(), z.unknown()).optional(),
+    metadata: Metadata.optional(),
     owner: z.string().min(1).max(200).optional().meta({ description: "Who the session is for (an end user's id); a browser token's subject is used instead" }),
     resource_id: ResourceId.optional().meta({
       description: "The resource (end user or account) whose memory the session uses (default: the token's subject, else `owner`; none: no memory)",
@@ -135,7 +136,7 @@ export const ForkBody = z
   .strictObject({
     at_sequence: z.int().meta({ description: "The fork holds the conversation as of this event of the source's log" }),
     agent: AgentRef.optional().meta({ description: "Another agent for the fork: a registered name or an inline AgentConfig (default: the source's)" }),
-    metadata: z.record(z.string(), z.unknown()).optional().meta({ description: "Default: the source's" }),
+    metadata: Metadata.optional().meta({ description: `${Metadata.description}; default: the source's` }),
   })
   .meta({ id: "ForkSession" });
 
