@@ -7,7 +7,8 @@ import type { Env } from "../env";
 import { ApiError, type Result, unwrap } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
 import { keepaliveMs, SSE_KEEPALIVE, TOKEN_EXPIRED } from "../runtime/keepalive";
-import { type ChatMessageMetadata, turnStream, type UiChunk } from "../runtime/views/ui-stream";
+import type { ChatMessageMetadata, UiChunk } from "../runtime/views/ui-stream";
+import { turnStream } from "../runtime/views/ui-turn-stream";
 import { sessionStub } from "./http";
 
 type SessionStub = ReturnType<typeof sessionStub>;

@@ -9,7 +9,7 @@ import { type PriceOverrides, priceOf } from "./pricing";
 import { BUILTIN_TOOLS } from "./tools/builtins";
 import { HANDOFF_PREFIX } from "./tools/handoff";
 import { injectedArgClashes } from "./tools/injected-args";
-import { parseMcpRef } from "./tools/mcp-client";
+import { parseMcpRef } from "./tools/mcp-names";
 import { SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import { ALL_CLASSES_POLICY, resolveToolbelt } from "./tools/toolbelt";
 import { urlAllowed } from "./url-allowlist";

@@ -10,7 +10,7 @@ import { runSubagents } from "./subagents";
 import { keepToolFiles } from "./tool-files";
 import { responseSchemaOf, unansweredResult } from "./tools/ask-user";
 import { splitInjectedArgs } from "./tools/injected-args";
-import { hitlRule } from "./tools/mcp-client";
+import { hitlRule } from "./tools/mcp-names";
 import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { McpProgress } from "./tools/types";
 import { type Level, type Turn, type TurnSetup, toModelTools } from "./turn-context";

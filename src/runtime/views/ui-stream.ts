@@ -1,7 +1,6 @@
 // The AI SDK UI message stream (protocol v1) of one turn, projected from the turn's events: the assistant
 // message's id is the turn id and every part id derives from a sequence, so replaying the log gives the
-// same chunks. `TurnProjection` maps events to chunks; `turnStream` is a whole response: the start, the
-// chunks, and its end (the turn's end, or a pause for approvals, which the client answers with a new POST).
+// same chunks. `TurnProjection` maps events to chunks; `turnStream` (ui-turn-stream.ts) makes a whole response of them.
 import type { UIMessageChunk } from "ai";
 import { type EventTable, ignored, onEvent } from "../../protocol/event-table";
 import type { EventOf, RuntimeEvent, TerminalType } from "../../protocol/events";
@@ -306,53 +305,6 @@ export class TurnProjection {
       const { reason, by_turn_id } = e.payload;
       const metadata: ChatMessageMetadata = { cancel_reason: reason, ...(by_turn_id ? { superseded_by: by_turn_id } : {}) };
       out.push({ type: "abort", reason }, { type: "finish", finishReason: "other", messageMetadata: metadata });
-    }
-  }
-}
-
-export interface TurnStreamOptions {
-  turnId: string;
-  /** The session's events from before the turn's first one, in order, then live. */
-  events: AsyncIterable<RuntimeEvent>;
-  metadata: ChatMessageMetadata;
-  /**
-   * The request answered these approvals: the client has the message up to the pause before them, so
-   * what precedes it is not sent again.
-   */
-  decided?: ReadonlySet<string>;
-  /** Whether the turn still waits for all of `actionIds` and nothing follows `sequence` in the log yet. */
-  stillWaiting(actionIds: string[], sequence: number): Promise<boolean>;
-}
-
-/**
- * One response of the UI message stream for a turn: `start`, its chunks, and the end of the turn or a pause
- * for approvals: the client answers those with a new request, which continues the same message.
- */
-export async function* turnStream(o: TurnStreamOptions): AsyncGenerator<UiChunk> {
-  yield { type: "start", messageId: o.turnId, messageMetadata: o.metadata };
-  const projection = new TurnProjection(o.turnId);
-  // Catching up to the pause the client answered: it has every chunk up to the last pause before the
-  // decisions; what came after that pause is sent once the first decision shows.
-  let held: UiChunk[] | null = o.decided ? [] : null;
-  for await (const e of o.events) {
-    let chunks = projection.push(e);
-    const paused = projection.pausedOn;
-    if (held) {
-      const ours = e.type === "action.resolved" && e.turn_id === o.turnId && o.decided?.has(e.action_id!);
-      if (!ours) {
-        held = paused ? [] : [...held, ...chunks];
-        continue;
-      }
-      chunks = [...held, ...chunks];
-      held = null;
-    }
-    yield* chunks;
-    if (projection.ended) return;
-    // A pause that lasts ends the response; the step stays open in the log, which the next step closes.
-    if (paused && (await o.stillWaiting(paused, e.sequence))) {
-      yield { type: "finish-step" };
-      yield { type: "finish", finishReason: "tool-calls" };
-      return;
     }
   }
 }
