@@ -1,4 +1,4 @@
-// What a fork of a session starts from (issue 21): the conversation as of one sequence of the source's log,
+// What a fork of a session starts from (docs/guides/fork-and-replay.md): the conversation as of one sequence of the source's log,
 // read in bulk from the stored history and a few indexed queries over the events, never event by event.
 import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";

@@ -1,4 +1,4 @@
-// What a replay of one of this session's turns starts from (issue 21): the conversation as it was when the turn
+// What a replay of one of this session's turns starts from (docs/guides/fork-and-replay.md): the conversation as it was when the turn
 // started (a fork there), the turn's input, its model calls and tool results as recorded, and its side of the
 // comparison, all read from the log.
 

@@ -1,4 +1,4 @@
-// A replay session's one replayed turn (issue 21): its model answers from the recording while the requests
+// A replay session's one replayed turn (docs/guides/fork-and-replay.md): its model answers from the recording while the requests
 // match and live from the first that differs (replay.diverged), its tools answer from the recorded results or
 // run again, and its end adds replay.completed, the comparison with the original, in the same commit.
 import type { EventDraft, RuntimeEvent } from "../protocol/events";

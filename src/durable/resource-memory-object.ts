@@ -1,4 +1,4 @@
-// One resource's memory (issue 35): a Durable Object per resource (an end user or account), so memory outlives
+// One resource's memory (docs/guides/memory.md): a Durable Object per resource (an end user or account), so memory outlives
 // sessions and scales with resources. It holds the working memory documents with every version, the ids of
 // the sessions opened for the resource (what erasing it with its sessions erases), and the recall index.
 import { DurableObject } from "cloudflare:workers";

@@ -1,4 +1,4 @@
-// The session's side of its resource's memory (issue 35, docs/guides/memory.md): the working memory shown at a
+// The session's side of its resource's memory (docs/guides/memory.md): the working memory shown at a
 // turn's start, the port the memory tools use (each change a memory.updated event), and the recall index fed
 // with each ended turn, off the turn's path and retried from the alarm until it lands (like the session index).
 import type { AgentConfig } from "../protocol/agent-config";

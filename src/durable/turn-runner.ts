@@ -28,7 +28,7 @@ export class TurnRunner {
   /** Callers of follow(), by turn, resolved when the turn ends. */
   private readonly waiters = new Map<string, ((outcome: StepOutcome) => void)[]>();
   readonly setups: TurnSetups;
-  /** The replayed turn of a replay session (issue 21). */
+  /** The replayed turn of a replay session (docs/guides/fork-and-replay.md). */
   readonly replays: ReplayTurns;
 
   constructor(

@@ -1,4 +1,4 @@
-// The payload of every event type (SPEC §5, §6), one zod schema each: the emitters are type-checked against
+// The payload of every event type (docs/reference/events.md, docs/guides/tools-and-permissions.md), one zod schema each: the emitters are type-checked against
 // them, GET /v1/events/schema serves them as JSON Schema, and docs/reference/events.md is generated from them.
 import { z } from "zod";
 import { GUARDRAIL_STAGES } from "./guardrails";
@@ -40,7 +40,7 @@ const TurnError = z
 /** Why the runtime could not submit a turn itself: the error POST .../turns would have answered. */
 const SubmitError = z
   .object({
-    code: z.string().describe("the API error code (SPEC §2): rate_limited for a full queue, validation_failed for an input over the budget, ..."),
+    code: z.string().describe("the API error code (errors.md): rate_limited for a full queue, validation_failed for an input over the budget, ..."),
     message: z.string(),
   })
   .meta({ id: "SubmitError" });

@@ -1,4 +1,4 @@
-// Memory across sessions (issue 35, docs/guides/memory.md): the agent config's `memory` section, a resource's
+// Memory across sessions (docs/guides/memory.md): the agent config's `memory` section, a resource's
 // working memory as the API serves it, and recall entries and hits.
 import { z } from "zod";
 

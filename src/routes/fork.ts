@@ -1,4 +1,4 @@
-// POST /v1/sessions/:sid/fork (issue 21): a new session whose conversation is the source's as of one
+// POST /v1/sessions/:sid/fork (docs/guides/fork-and-replay.md): a new session whose conversation is the source's as of one
 // sequence of its log; the source is only read.
 
 import { agentConfig } from "../durable/agent-cache";

@@ -1,4 +1,4 @@
-// Replay (issue 21): POST /v1/sessions/:sid/turns/:turn_id/replay runs a recorded turn again in a new session
+// Replay (docs/guides/fork-and-replay.md): POST /v1/sessions/:sid/turns/:turn_id/replay runs a recorded turn again in a new session
 // (a fork just before it) with a changed config, answering model calls from the recording while the requests
 // match; GET /v1/replays/:exec_id is the comparison with the original.
 import { copyFiles } from "../durable/file-store";

@@ -1,4 +1,4 @@
-// Opening a session (SPEC §4). The session's own operations are routed generically (session-operations.ts).
+// Opening a session (docs/reference/api.md). The session's own operations are routed generically (session-operations.ts).
 import { agentConfig } from "../durable/agent-cache";
 import { resourceMemory } from "../durable/resource-memory-object";
 import type { AgentConfig } from "../protocol/agent-config";

@@ -1,4 +1,4 @@
-// `provider:model` resolution through the AI SDK (SPEC §9).
+// `provider:model` resolution through the AI SDK (docs/guides/model-fallback-and-caching.md).
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";

@@ -1,4 +1,4 @@
-// Sessions (SPEC §4): open, list, read, fork, export and erase.
+// Sessions (docs/reference/api.md): open, list, read, fork, export and erase.
 import { z } from "zod";
 import { ResourceId } from "../memory";
 import { Metadata } from "../metadata";
