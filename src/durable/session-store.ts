@@ -2,7 +2,7 @@
 // The turns and actions tables are written only by the projections (projections.ts), from the events.
 import type { ModelMessage } from "ai";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
-import type { UsageDay } from "../protocol/session-index";
+import type { UsageDay } from "../protocol/session-list";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 import type { SessionView } from "../protocol/views";
 import type { ApprovalDecision } from "../protocol/wire";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ResourceId } from "../memory";
 import { Metadata } from "../metadata";
 import { PolicySchema } from "../policy";
-import { SessionSummarySchema } from "../session-index";
+import { SessionSummarySchema } from "../session-list";
 import { SnapshotSchema, ThreadSchema, ToolInventorySchema } from "../views";
 import { json, jsonBody, operation, Sid } from "./operation";
 

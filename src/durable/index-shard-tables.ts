@@ -1,6 +1,6 @@
 // The session index and usage tables in one index shard's SQLite (index-shard.ts): each session object upserts
 // its own row and its usage days (so a retried write converges), and erasing a session removes its row.
-import { type SessionListQuery, type SessionSummary, USAGE_COLUMNS, type UsageDay, type UsageQuery, type UsageRow } from "../protocol/session-index";
+import { type SessionListQuery, type SessionSummary, USAGE_COLUMNS, type UsageDay, type UsageQuery, type UsageRow } from "../protocol/session-list";
 
 const SUMMARY_COLUMNS = [
   "session_id",
