@@ -1,0 +1,157 @@
+// The long session of the long-run phase (issue 38): one session of M one-call turns of about 50 events
+// each (the scripted model's text deltas), so 2,000 turns make about 100,000 events. When the log passes
+// 1k, 10k, 50k and 100k events: workerd's memory (process RSS, and the isolate's heap after a full GC),
+// resuming from a cursor near the end of the log (WebSocket and SSE, time to the first event), the
+// snapshot, the thread read model and the conversation route, and the export's throughput.
+import { median, now, summary, terminalAny } from "./client.mjs";
+import { heapAfterGc } from "./cpuprofile.mjs";
+import { memoryOf } from "./procs.mjs";
+
+const EVENTS_PER_TURN = 50;
+const MARKS = [1000, 10_000, 50_000, 100_000];
+/** A resume starts this many events before the end of the log. */
+const RESUME_BEHIND = 10;
+/** Turns at each end of the build whose latencies are compared. */
+const EDGE = 50;
+
+async function memory(stack) {
+  const insp = stack.inspectors.runtime;
+  const heap = insp ? await heapAfterGc(insp).catch(() => null) : null;
+  const m = stack.rt.userPid ? memoryOf(stack.rt.userPid) : null;
+  return { rss: m?.rss ?? null, hwm: m?.hwm ?? null, heap_used: heap?.usedSize ?? null };
+}
+
+async function sample(reps, fn) {
+  const xs = [];
+  for (let i = 0; i < reps; i++) xs.push(await fn());
+  return summary(xs);
+}
+
+/** One turn on an open WebSocket, until its end frame. */
+async function turn(api, sub, sid) {
+  const done = sub.waitFor(terminalAny, 120_000);
+  const t0 = now();
+  await api.submit(sid);
+  const { t, s } = await done;
+  const end = JSON.parse(s);
+  if (end.type !== "turn.completed") throw new Error(`a turn ended ${end.type}: ${s.slice(0, 300)}`);
+  return { ms: t - t0, sequence: end.sequence };
+}
+
+async function openSession(api, model) {
+  const sid = await api.createSession(model, 2);
+  const sub = api.subscribe(sid, await api.lastSequence(sid), { deflate: false });
+  await sub.opened;
+  return { sid, sub };
+}
+
+async function measureAt(stack, sid, events, reps) {
+  const { api } = stack;
+  const after = events - RESUME_BEHIND;
+  const get = (path) => async () => {
+    const t0 = now();
+    await api.req("GET", path);
+    return now() - t0;
+  };
+  const mem = await memory(stack);
+  const resumeWs = await sample(reps, async () => {
+    const t0 = now();
+    const sub = api.subscribe(sid, after, { deflate: false });
+    const t = await sub.waitCount(1, 30_000);
+    sub.close();
+    return t - t0;
+  });
+  const resumeSse = await sample(reps, async () => (await api.sseReplay(sid, after, [1])).marks[0]);
+  const snapshot = await sample(reps, get(`/v1/sessions/${sid}`));
+  const thread = await sample(reps, get(`/v1/sessions/${sid}/thread`));
+  const messages = await sample(Math.min(reps, 5), get(`/v1/sessions/${sid}/messages`));
+  const t0 = now();
+  const exp = await api.exportLog(sid);
+  const ms = now() - t0;
+  return {
+    events,
+    memory: mem,
+    resume_ws: resumeWs,
+    resume_sse: resumeSse,
+    snapshot,
+    thread,
+    messages,
+    export: { ms, lines: exp.lines, bytes: exp.bytes, events_per_s: (events / ms) * 1000, mib_per_s: exp.bytes / 2 ** 20 / (ms / 1000) },
+  };
+}
+
+const mib = (b) => (b === null ? "-" : (b / 2 ** 20).toFixed(1));
+const p = (s) => `${s.p50.toFixed(1)}/${s.p99.toFixed(1)}`;
+
+export async function longSession(stack, cfg, say, sessions) {
+  const { api } = stack;
+  const { turns, reps } = cfg.long;
+  const before = await memory(stack);
+  // How many deltas make a turn of about EVENTS_PER_TURN events: a one-delta turn shows the other events.
+  const probe = await openSession(api, "loop-s0-c0-d1");
+  sessions.push(probe.sid);
+  const seq0 = await api.lastSequence(probe.sid);
+  const others = (await turn(api, probe.sub, probe.sid)).sequence - seq0 - 1;
+  probe.sub.close();
+  const deltas = Math.max(1, EVENTS_PER_TURN - others);
+
+  const { sid, sub } = await openSession(api, `loop-s0-c0-d${deltas}`);
+  sessions.push(sid);
+  const expected = (await api.lastSequence(sid)) + turns * (others + deltas);
+  const marks = MARKS.filter((m) => m <= expected);
+  const points = [];
+  const turnMs = [];
+  let measuring = 0;
+  let events = 0;
+  const t0 = now();
+  const c0 = stack.cpu().runtime_workerd;
+  let measureCpu = 0;
+  for (let i = 0; i < turns; i++) {
+    const r = await turn(api, sub, sid);
+    turnMs.push(r.ms);
+    events = r.sequence;
+    if (marks.length === 0 || events < marks[0]) continue;
+    while (marks.length > 0 && events >= marks[0]) marks.shift();
+    const m0 = now();
+    const mc = stack.cpu().runtime_workerd;
+    const at = await measureAt(stack, sid, events, reps);
+    measureCpu += stack.cpu().runtime_workerd - mc;
+    measuring += now() - m0;
+    points.push(at);
+    say(
+      `   at ${events} events: workerd RSS ${mib(at.memory.rss)} MiB, isolate heap ${mib(at.memory.heap_used)} MiB; resume near the end (ms p50/p99) WS ${p(at.resume_ws)}, SSE ${p(at.resume_sse)}; snapshot ${p(at.snapshot)}, thread ${p(at.thread)}, messages ${p(at.messages)}; export ${Math.round(at.export.events_per_s)} events/s, ${at.export.mib_per_s.toFixed(1)} MiB/s`,
+    );
+  }
+  sub.close();
+  const buildMs = now() - t0 - measuring;
+  if (points.length === 0) points.push(await measureAt(stack, sid, events, reps));
+  const buildCpu = stack.cpu().runtime_workerd - c0 - measureCpu;
+  const edge = Math.max(1, Math.min(EDGE, Math.floor(turns / 4)));
+  const first = points[0];
+  const last = points[points.length - 1];
+  const out = {
+    turns,
+    deltas_per_turn: deltas,
+    events_per_turn: others + deltas,
+    events,
+    memory_before: before,
+    build: {
+      ms: buildMs,
+      turns_per_s: (turns / buildMs) * 1000,
+      events_per_s: (events / buildMs) * 1000,
+      workerd_cpu_ms_per_turn: buildCpu / turns,
+      turn_ms_first: median(turnMs.slice(0, edge)),
+      turn_ms_last: median(turnMs.slice(-edge)),
+      edge,
+    },
+    points,
+    resume_ws_ratio: last.resume_ws.p50 / first.resume_ws.p50,
+    resume_sse_ratio: last.resume_sse.p50 / first.resume_sse.p50,
+    snapshot_ratio: last.snapshot.p50 / first.snapshot.p50,
+    thread_ratio: last.thread.p50 / first.thread.p50,
+  };
+  say(
+    `   built ${turns} turns (${out.events_per_turn} events each), ${events} events in ${(buildMs / 1000).toFixed(1)} s (${out.build.turns_per_s.toFixed(0)} turns/s, workerd CPU ${out.build.workerd_cpu_ms_per_turn.toFixed(1)} ms a turn); turn ${out.build.turn_ms_first.toFixed(1)} ms (first ${edge}) -> ${out.build.turn_ms_last.toFixed(1)} ms (last ${edge})`,
+  );
+  return out;
+}
