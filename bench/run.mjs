@@ -59,7 +59,7 @@ const CFG = {
     steps: num("BENCH_CONC_STEPS", 10, 2),
     calls: num("BENCH_CONC_CALLS", 4, 4),
   },
-  long: { steps: num("BENCH_LONG_STEPS", 300, 60), turns: num("BENCH_LONG_TURNS", 2000, 200), reps: num("BENCH_LONG_REPS", 20, 10) },
+  long: { steps: num("BENCH_LONG_STEPS", 300, 50), turns: num("BENCH_LONG_TURNS", 2000, 200), reps: num("BENCH_LONG_REPS", 20, 10) },
   scale: { sessions: num("BENCH_SCALE_SESSIONS", 10000, 1000), pages: num("BENCH_SCALE_PAGES", 50, 20), events: num("BENCH_SCALE_EVENTS", 100000, 10000) },
   replay: {
     counts: list("BENCH_REPLAY_EVENTS", "10000,100000", "2000,10000"),

@@ -2,7 +2,9 @@
 // each (the scripted model's text deltas), so 2,000 turns make about 100,000 events. When the log passes
 // 1k, 10k, 50k and 100k events: workerd's memory (process RSS, and the isolate's heap after a full GC),
 // resuming from a cursor near the end of the log (WebSocket and SSE, time to the first event), the
-// snapshot, the thread read model and the conversation route, and the export's throughput.
+// snapshot, the thread read model and the conversation route, and the export's throughput. Those reads are
+// timed, alternating, on a short session of 1k events too: the machine's load changes over the minutes the
+// build takes, so the long log is compared with the short one at the same moments.
 import { median, now, summary, terminalAny } from "./client.mjs";
 import { heapAfterGc } from "./cpuprofile.mjs";
 import { memoryOf } from "./procs.mjs";
@@ -21,10 +23,43 @@ async function memory(stack) {
   return { rss: m?.rss ?? null, hwm: m?.hwm ?? null, heap_used: heap?.usedSize ?? null };
 }
 
-async function sample(reps, fn) {
-  const xs = [];
-  for (let i = 0; i < reps; i++) xs.push(await fn());
-  return summary(xs);
+/** The reads whose time should not depend on the log's length, on session `sid` from cursor `after`. */
+function probes(api, sid, after) {
+  const get = (path) => async () => {
+    const t0 = now();
+    await api.req("GET", path);
+    return now() - t0;
+  };
+  return {
+    resume_ws: async () => {
+      const t0 = now();
+      const sub = api.subscribe(sid, after, { deflate: false });
+      const t = await sub.waitCount(1, 30_000);
+      sub.close();
+      return t - t0;
+    },
+    resume_sse: async () => (await api.sseReplay(sid, after, [1])).marks[0],
+    snapshot: get(`/v1/sessions/${sid}`),
+    thread: get(`/v1/sessions/${sid}/thread`),
+    messages: get(`/v1/sessions/${sid}/messages`),
+  };
+}
+
+/** Each probe `reps` times on the long session and on the short reference, alternating, so both see one load. */
+async function compare(reps, long, short) {
+  const out = { long: {}, short: {} };
+  for (const name of Object.keys(long)) {
+    const xs = [];
+    const ys = [];
+    for (let i = 0; i < (name === "messages" ? Math.min(reps, 5) : reps); i++) {
+      if (i % 2 === 0) xs.push(await long[name]());
+      ys.push(await short[name]());
+      if (i % 2 === 1) xs.push(await long[name]());
+    }
+    out.long[name] = summary(xs);
+    out.short[name] = summary(ys);
+  }
+  return out;
 }
 
 /** One turn on an open WebSocket, until its end frame. */
@@ -45,37 +80,18 @@ async function openSession(api, model) {
   return { sid, sub };
 }
 
-async function measureAt(stack, sid, events, reps) {
+async function measureAt(stack, sid, events, reps, reference) {
   const { api } = stack;
-  const after = events - RESUME_BEHIND;
-  const get = (path) => async () => {
-    const t0 = now();
-    await api.req("GET", path);
-    return now() - t0;
-  };
   const mem = await memory(stack);
-  const resumeWs = await sample(reps, async () => {
-    const t0 = now();
-    const sub = api.subscribe(sid, after, { deflate: false });
-    const t = await sub.waitCount(1, 30_000);
-    sub.close();
-    return t - t0;
-  });
-  const resumeSse = await sample(reps, async () => (await api.sseReplay(sid, after, [1])).marks[0]);
-  const snapshot = await sample(reps, get(`/v1/sessions/${sid}`));
-  const thread = await sample(reps, get(`/v1/sessions/${sid}/thread`));
-  const messages = await sample(Math.min(reps, 5), get(`/v1/sessions/${sid}/messages`));
+  const cmp = await compare(reps, probes(api, sid, events - RESUME_BEHIND), probes(api, reference.sid, reference.events - RESUME_BEHIND));
   const t0 = now();
   const exp = await api.exportLog(sid);
   const ms = now() - t0;
   return {
     events,
     memory: mem,
-    resume_ws: resumeWs,
-    resume_sse: resumeSse,
-    snapshot,
-    thread,
-    messages,
+    ...cmp.long,
+    reference: { events: reference.events, ...cmp.short },
     export: { ms, lines: exp.lines, bytes: exp.bytes, events_per_s: (events / ms) * 1000, mib_per_s: exp.bytes / 2 ** 20 / (ms / 1000) },
   };
 }
@@ -94,6 +110,13 @@ export async function longSession(stack, cfg, say, sessions) {
   const others = (await turn(api, probe.sub, probe.sid)).sequence - seq0 - 1;
   probe.sub.close();
   const deltas = Math.max(1, EVENTS_PER_TURN - others);
+
+  // A short session beside the long one: the reads are timed on both at the same moments.
+  const short = await openSession(api, `loop-s0-c0-d${deltas}`);
+  sessions.push(short.sid);
+  const reference = { sid: short.sid, events: 0 };
+  while (reference.events < MARKS[0]) reference.events = (await turn(api, short.sub, short.sid)).sequence;
+  short.sub.close();
 
   const { sid, sub } = await openSession(api, `loop-s0-c0-d${deltas}`);
   sessions.push(sid);
@@ -114,20 +137,19 @@ export async function longSession(stack, cfg, say, sessions) {
     while (marks.length > 0 && events >= marks[0]) marks.shift();
     const m0 = now();
     const mc = stack.cpu().runtime_workerd;
-    const at = await measureAt(stack, sid, events, reps);
+    const at = await measureAt(stack, sid, events, reps, reference);
     measureCpu += stack.cpu().runtime_workerd - mc;
     measuring += now() - m0;
     points.push(at);
     say(
-      `   at ${events} events: workerd RSS ${mib(at.memory.rss)} MiB, isolate heap ${mib(at.memory.heap_used)} MiB; resume near the end (ms p50/p99) WS ${p(at.resume_ws)}, SSE ${p(at.resume_sse)}; snapshot ${p(at.snapshot)}, thread ${p(at.thread)}, messages ${p(at.messages)}; export ${Math.round(at.export.events_per_s)} events/s, ${at.export.mib_per_s.toFixed(1)} MiB/s`,
+      `   at ${events} events: workerd RSS ${mib(at.memory.rss)} MiB, isolate heap ${mib(at.memory.heap_used)} MiB; ms p50/p99 here (and in the ${reference.events}-event session): resume near the end WS ${p(at.resume_ws)} (${p(at.reference.resume_ws)}), SSE ${p(at.resume_sse)} (${p(at.reference.resume_sse)}); snapshot ${p(at.snapshot)} (${p(at.reference.snapshot)}), thread ${p(at.thread)} (${p(at.reference.thread)}), messages ${p(at.messages)}; export ${Math.round(at.export.events_per_s)} events/s, ${at.export.mib_per_s.toFixed(1)} MiB/s`,
     );
   }
   sub.close();
   const buildMs = now() - t0 - measuring;
-  if (points.length === 0) points.push(await measureAt(stack, sid, events, reps));
+  if (points.length === 0) points.push(await measureAt(stack, sid, events, reps, reference));
   const buildCpu = stack.cpu().runtime_workerd - c0 - measureCpu;
   const edge = Math.max(1, Math.min(EDGE, Math.floor(turns / 4)));
-  const first = points[0];
   const last = points[points.length - 1];
   const out = {
     turns,
@@ -145,10 +167,8 @@ export async function longSession(stack, cfg, say, sessions) {
       edge,
     },
     points,
-    resume_ws_ratio: last.resume_ws.p50 / first.resume_ws.p50,
-    resume_sse_ratio: last.resume_sse.p50 / first.resume_sse.p50,
-    snapshot_ratio: last.snapshot.p50 / first.snapshot.p50,
-    thread_ratio: last.thread.p50 / first.thread.p50,
+    /** At the longest log, its p50 over the short session's at the same moments. */
+    ratios: Object.fromEntries(["resume_ws", "resume_sse", "snapshot", "thread"].map((k) => [k, last[k].p50 / last.reference[k].p50])),
   };
   say(
     `   built ${turns} turns (${out.events_per_turn} events each), ${events} events in ${(buildMs / 1000).toFixed(1)} s (${out.build.turns_per_s.toFixed(0)} turns/s, workerd CPU ${out.build.workerd_cpu_ms_per_turn.toFixed(1)} ms a turn); turn ${out.build.turn_ms_first.toFixed(1)} ms (first ${edge}) -> ${out.build.turn_ms_last.toFixed(1)} ms (last ${edge})`,
