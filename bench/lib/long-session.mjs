@@ -13,6 +13,8 @@ const EVENTS_PER_TURN = 50;
 const MARKS = [1000, 10_000, 50_000, 100_000];
 /** A resume starts this many events before the end of the log. */
 const RESUME_BEHIND = 10;
+/** The turns a snapshot lists at most (MAX_TURNS_IN_VIEW, src/runtime/views/read-model.ts). */
+const SHORT_TURNS = 100;
 /** Turns at each end of the build whose latencies are compared. */
 const EDGE = 50;
 
@@ -91,7 +93,7 @@ async function measureAt(stack, sid, events, reps, reference) {
     events,
     memory: mem,
     ...cmp.long,
-    reference: { events: reference.events, ...cmp.short },
+    reference: { events: reference.events, turns: reference.turns, ...cmp.short },
     export: { ms, lines: exp.lines, bytes: exp.bytes, events_per_s: (events / ms) * 1000, mib_per_s: exp.bytes / 2 ** 20 / (ms / 1000) },
   };
 }
@@ -111,11 +113,15 @@ export async function longSession(stack, cfg, say, sessions) {
   probe.sub.close();
   const deltas = Math.max(1, EVENTS_PER_TURN - others);
 
-  // A short session beside the long one: the reads are timed on both at the same moments.
-  const short = await openSession(api, `loop-s0-c0-d${deltas}`);
+  // A short session beside the long one, the reads timed on both at the same moments: 1k events in
+  // SHORT_TURNS shorter turns, so that its snapshot lists as many turns as the long session's.
+  const short = await openSession(api, `loop-s0-c0-d${Math.max(1, Math.ceil(MARKS[0] / SHORT_TURNS) - others)}`);
   sessions.push(short.sid);
-  const reference = { sid: short.sid, events: 0 };
-  while (reference.events < MARKS[0]) reference.events = (await turn(api, short.sub, short.sid)).sequence;
+  const reference = { sid: short.sid, events: 0, turns: 0 };
+  while (reference.turns < SHORT_TURNS || reference.events < MARKS[0]) {
+    reference.events = (await turn(api, short.sub, short.sid)).sequence;
+    reference.turns += 1;
+  }
   short.sub.close();
 
   const { sid, sub } = await openSession(api, `loop-s0-c0-d${deltas}`);
