@@ -153,8 +153,8 @@ export async function longSession(stack, cfg, say, sessions) {
   }
   sub.close();
   const buildMs = now() - t0 - measuring;
-  if (points.length === 0) points.push(await measureAt(stack, sid, events, reps, reference));
   const buildCpu = stack.cpu().runtime_workerd - c0 - measureCpu;
+  if (points.length === 0) points.push(await measureAt(stack, sid, events, reps, reference));
   const edge = Math.max(1, Math.min(EDGE, Math.floor(turns / 4)));
   const last = points[points.length - 1];
   const out = {
