@@ -2,7 +2,7 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { indexShard } from "../src/durable/index-shards";
-import { upsertSession } from "../src/durable/session-index";
+import { upsertSession } from "../src/durable/index-shard-tables";
 import { MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_METADATA_ENTRIES } from "../src/protocol/metadata";
 import { MAX_JSON_DEPTH } from "../src/routes/json-depth";
 import { api, createAgent, createSession, KEY, submitTurn, waitForTurnEnd } from "./support/api";
