@@ -32,15 +32,17 @@ export function ftsQuery(query: string): string | null {
   return words.length > 0 ? words.map((w) => `"${w}"`).join(" OR ") : null;
 }
 
-export function searchEntries(sql: SqlStorage, query: string, limit: number): RecallHit[] {
+/** The best `limit` matches; `exceptSession`: leaving out that session's messages (a turn's own session, already in its history). */
+export function searchEntries(sql: SqlStorage, query: string, limit: number, exceptSession?: string): RecallHit[] {
   const match = ftsQuery(query);
   if (match === null) return [];
   return sql
     .exec<RecallHit>(
       `SELECT e.session_id, e.turn_id, e.role, e.at, snippet(recall_fts, 0, '', '', '…', 24) AS snippet, bm25(recall_fts) AS score
        FROM recall_fts JOIN recall_entries e ON e.rowid = recall_fts.rowid
-       WHERE recall_fts MATCH ? ORDER BY score LIMIT ?`,
+       WHERE recall_fts MATCH ? AND e.session_id != ? ORDER BY score LIMIT ?`,
       match,
+      exceptSession ?? "",
       limit,
     )
     .toArray();

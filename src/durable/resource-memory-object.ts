@@ -106,8 +106,8 @@ export class ResourceMemoryObject extends DurableObject<Env> {
     if (kept.length > 0) this.ctx.storage.transactionSync(() => indexEntries(sql, kept));
   }
 
-  async search(query: string, limit: number): Promise<RecallHit[]> {
-    return searchEntries(this.ctx.storage.sql, query, limit);
+  async search(query: string, limit: number, exceptSession?: string): Promise<RecallHit[]> {
+    return searchEntries(this.ctx.storage.sql, query, limit, exceptSession);
   }
 
   /** An erased session: its messages leave the recall index and it leaves the resource. */

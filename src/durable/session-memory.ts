@@ -3,7 +3,7 @@
 // with each ended turn, off the turn's path and retried from the alarm until it lands (like the session index).
 import type { AgentConfig } from "../protocol/agent-config";
 import { type EventDraft, isTerminalTurnEvent } from "../protocol/events";
-import type { RecallEntry } from "../protocol/memory";
+import type { RecallEntry, RecallHit } from "../protocol/memory";
 import { type Json, workingMemoryPrompt } from "../runtime/memory/working-memory";
 import { type ResourceMemoryPort, ToolError } from "../runtime/tools/types";
 import { resourceMemory } from "./resource-memory-object";
@@ -34,6 +34,12 @@ export async function workingMemorySection(s: MemorySession, config: AgentConfig
   if (!working || !target) return null;
   const stored = await target.stub.working(workingScope(config).scope, working.template);
   return workingMemoryPrompt(JSON.parse(stored.json) as Json, config.tools.includes("update_working_memory"));
+}
+
+/** The resource's best matches for `query` from its other sessions, for automatic recall (null: the session has no resource). */
+export async function recallFor(s: MemorySession, query: string, limit: number): Promise<{ resource_id: string; hits: RecallHit[] } | null> {
+  const target = resourceOf(s);
+  return target ? { resource_id: target.rid, hits: await target.stub.search(query, limit, s.row().session_id) } : null;
 }
 
 /** The memory tools' port for one turn; `emit` records memory.updated in the turn (undefined: no resource). */

@@ -18,6 +18,19 @@ export const MemoryConfigSchema = z.strictObject({
     })
     .optional()
     .describe("the working memory shown to the model at each turn's start and kept by update_working_memory"),
+  recall: z
+    .strictObject({
+      auto: z
+        .strictObject({
+          top_k: z.int().min(1).max(20).default(3).describe("the most earlier messages added"),
+          max_tokens: z.int().min(1).max(4_000).default(500).describe("the most tokens (estimated) the added messages may take"),
+        })
+        .optional()
+        .describe(
+          "before a turn's first model call, search the resource's other sessions with the turn's input and add the best matches to the turn's system prompt (memory.recalled)",
+        ),
+    })
+    .optional(),
 });
 export type MemoryConfig = z.infer<typeof MemoryConfigSchema>;
 
@@ -52,3 +65,14 @@ export const RecallHitSchema = z
   })
   .meta({ id: "RecallHit" });
 export type RecallHit = z.infer<typeof RecallHitSchema>;
+
+export const MemoryRecalledSchema = z
+  .object({
+    resource_id: z.string().nullable().describe("null in a replay: the hits are the recorded turn's"),
+    query: z.string().describe("the turn's input, searched as words"),
+    hits: z.array(RecallHitSchema).describe("the messages added to the prompt, best first"),
+    tokens: z.int().describe("the estimated tokens the hits added to the prompt"),
+    replayed: z.boolean().optional().describe("true: the hits were taken from the replayed turn's memory.recalled, not searched"),
+  })
+  .describe("automatic recall (memory.recall.auto) added earlier conversations of the resource to the turn's prompt (docs/guides/memory.md)");
+export type MemoryRecalled = z.infer<typeof MemoryRecalledSchema>;
