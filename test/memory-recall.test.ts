@@ -3,7 +3,7 @@
 // resource's does not; a replay reuses the recorded hits without searching; forks and agent_orchestrate
 // children belong to their parent's resource (and are erased with it), a replay to none.
 import { describe, expect, it } from "vitest";
-import { api, createAgent, submitTurn, waitForTurnEnd } from "./support/api";
+import { api, createAgent, events, submitTurn, waitForTurnEnd } from "./support/api";
 import { requests, script, uniqueId } from "./support/fake-model";
 
 /** An agent on a scripted model that recalls automatically (and may call the memory tools). */
@@ -123,5 +123,32 @@ describe("the sessions a resource's memory reaches", () => {
     expect(replayLog.find((e) => e.type === "turn.completed").payload.output).toBe("It is 4711.");
     expect(await requests(s)).toHaveLength(0);
     expect((await api("GET", `/v1/sessions/${res.body.exec_id}`)).body.resource_id).toBeNull();
+  });
+
+  it("a fork and an agent_orchestrate child belong to their parent's resource: their turns are recalled there and erasing the resource erases them", async () => {
+    const rid = uniqueId("user");
+    const step = `mem-step-${uniqueId().slice(-8)}`;
+    await createAgent({ name: step, model: "demo:fast" });
+    const s = uniqueId("auto-orch");
+    const plan = { steps: [{ id: "s1", type: "agent", agent: step, prompt: "say something about albatrosses" }] };
+    await script(s, [{ tool_calls: [{ id: "orc_1", name: "agent_orchestrate", arguments: { plan } }] }, { text: "Done." }]);
+    const parent = await open({ name: "orchestrator", model: `openai-compatible:${s}`, tools: ["agent_orchestrate"] }, rid);
+    const { log } = await turn(parent, "coordinate");
+    const child = log.find((e) => e.type === "tool.result" && e.tool_call_id === "orc_1").payload.output.steps[0].exec_id;
+    expect((await api("GET", `/v1/sessions/${child}`)).body.resource_id).toBe(rid);
+    await indexed(rid, "albatrosses");
+
+    const last = (await events(parent)).at(-1).sequence;
+    const forked = await api("POST", `/v1/sessions/${parent}/fork`, { at_sequence: last, agent: step });
+    expect(forked.status, JSON.stringify(forked.body)).toBe(201);
+    const fork = forked.body.session_id;
+    expect((await api("GET", `/v1/sessions/${fork}`)).body.resource_id).toBe(rid);
+    await turn(fork, "tell me about pelicans");
+    await indexed(rid, "pelicans");
+    const hits = (await api("GET", `/v1/resources/${rid}/memory/search?q=pelicans`)).body.hits;
+    expect(hits[0].session_id).toBe(fork);
+
+    expect((await api("DELETE", `/v1/resources/${rid}?sessions=true`)).status).toBe(204);
+    for (const sid of [parent, child, fork]) expect((await api("GET", `/v1/sessions/${sid}`)).status, sid).toBe(404);
   });
 });

@@ -14,6 +14,15 @@ export function resourceMemory(env: Pick<Env, "RESOURCES">, rid: string) {
   return env.RESOURCES.get(env.RESOURCES.idFromName(rid));
 }
 
+/**
+ * Registers a session with resource `rid` (none when null) before the session is created, so erasing the
+ * resource finds every session that may exist; returns `rid` for the session's creation.
+ */
+export async function joinResource(env: Pick<Env, "RESOURCES">, rid: string | null, sessionId: string): Promise<string | null> {
+  if (rid !== null) await resourceMemory(env, rid).addSession(sessionId);
+  return rid;
+}
+
 /** A stored document; `json` is its text (a stub's types cannot carry arbitrary JSON values back). */
 export type StoredDocument = {
   json: string;
