@@ -152,3 +152,37 @@ describe("the sessions a resource's memory reaches", () => {
     for (const sid of [parent, child, fork]) expect((await api("GET", `/v1/sessions/${sid}`)).status, sid).toBe(404);
   });
 });
+
+describe("recall with an embedding model", () => {
+  it("finds an older session's message by meaning, with no word in common, through the openai-compatible provider", async () => {
+    const s = uniqueId("embed");
+    const rid = uniqueId("user");
+    await script(s, [{ text: "Noted." }, { tool_calls: [{ name: "recall", arguments: { query: "which automobile" } }] }, { text: "A red one." }]);
+    const agent = `embed-${s.slice(-8)}`;
+    await createAgent({
+      name: agent,
+      model: `openai-compatible:${s}`,
+      tools: ["recall"],
+      memory: { recall: { embedding_model: "openai-compatible:fake-embedding" } },
+    });
+    const older = await open(agent, rid);
+    const first = await turn(older, "I drive a red car");
+    await indexed(rid, "drive");
+    // By words alone (the HTTP search), "automobile" finds nothing.
+    expect((await api("GET", `/v1/resources/${rid}/memory/search?q=which%20automobile`)).body.hits).toEqual([]);
+
+    const { log } = await turn(await open(agent, rid), "what do I drive?");
+    const result = log.find((e) => e.type === "tool.result").payload;
+    expect(result.is_error).toBe(false);
+    expect(result.output[0]).toMatchObject({ session_id: older, turn_id: first.turn_id, role: "user", snippet: "I drive a red car" });
+  });
+
+  it("refuses an embedding model of a provider without embeddings, naming the field", async () => {
+    const res = await api("PUT", `/v1/agents/embed-bad-${uniqueId().slice(-8)}`, {
+      model: "demo:fast",
+      memory: { recall: { embedding_model: "anthropic:claude" } },
+    });
+    expect(res.status).toBe(422);
+    expect(JSON.stringify(res.body)).toContain("memory.recall.embedding_model");
+  });
+});

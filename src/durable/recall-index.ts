@@ -1,6 +1,7 @@
 // The recall index of one resource (in its memory object's SQLite): the user and assistant messages of its
 // sessions' ended turns, searched with FTS5 and ranked by bm25.
 import type { RecallEntry, RecallHit } from "../protocol/memory";
+import { fuse, nearest, vectorBlob } from "./recall-vectors";
 
 /** The longest query, and the most words of it searched. */
 const MAX_QUERY_WORDS = 32;
@@ -12,13 +13,14 @@ export function indexEntries(sql: SqlStorage, entries: RecallEntry[]): void {
     // Through DELETE and INSERT, so the FTS triggers see the old text leave and the new one come.
     sql.exec("DELETE FROM recall_entries WHERE id = ?", id);
     sql.exec(
-      "INSERT INTO recall_entries (id, session_id, turn_id, role, at, text) VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT INTO recall_entries (id, session_id, turn_id, role, at, text, vector) VALUES (?, ?, ?, ?, ?, ?, ?)",
       id,
       e.session_id,
       e.turn_id,
       e.role,
       e.at,
       e.text,
+      e.vector ? vectorBlob(e.vector) : null,
     );
   }
 }
@@ -32,8 +34,18 @@ export function ftsQuery(query: string): string | null {
   return words.length > 0 ? words.map((w) => `"${w}"`).join(" OR ") : null;
 }
 
-/** The best `limit` matches; `exceptSession`: leaving out that session's messages (a turn's own session, already in its history). */
-export function searchEntries(sql: SqlStorage, query: string, limit: number, exceptSession?: string): RecallHit[] {
+/**
+ * The best `limit` matches; `exceptSession`: leaving out that session's messages (a turn's own session, already in
+ * its history); `vector`: the query's embedding, ranking by words and meaning together.
+ */
+export function searchEntries(sql: SqlStorage, query: string, limit: number, exceptSession = "", vector?: number[]): RecallHit[] {
+  if (!vector) return byWords(sql, query, limit, exceptSession);
+  // Each ranking deeper than the result, so a message second in both can beat one first in only one.
+  const depth = limit * 2;
+  return fuse(byWords(sql, query, depth, exceptSession), nearest(sql, vector, depth, exceptSession), limit);
+}
+
+function byWords(sql: SqlStorage, query: string, limit: number, exceptSession: string): RecallHit[] {
   const match = ftsQuery(query);
   if (match === null) return [];
   return sql
@@ -42,7 +54,7 @@ export function searchEntries(sql: SqlStorage, query: string, limit: number, exc
        FROM recall_fts JOIN recall_entries e ON e.rowid = recall_fts.rowid
        WHERE recall_fts MATCH ? AND e.session_id != ? ORDER BY score LIMIT ?`,
       match,
-      exceptSession ?? "",
+      exceptSession,
       limit,
     )
     .toArray();

@@ -115,8 +115,9 @@ export class ResourceMemoryObject extends DurableObject<Env> {
     if (kept.length > 0) this.ctx.storage.transactionSync(() => indexEntries(sql, kept));
   }
 
-  async search(query: string, limit: number, exceptSession?: string): Promise<RecallHit[]> {
-    return searchEntries(this.ctx.storage.sql, query, limit, exceptSession);
+  /** `vector`: the query's embedding (the agent's memory.recall.embedding_model), for ranking by meaning too. */
+  async search(query: string, limit: number, exceptSession?: string, vector?: number[]): Promise<RecallHit[]> {
+    return searchEntries(this.ctx.storage.sql, query, limit, exceptSession, vector);
   }
 
   /** An erased session: its messages leave the recall index and it leaves the resource. */

@@ -1,6 +1,10 @@
 // Memory across sessions (issue 35, docs/guides/memory.md): the agent config's `memory` section, a resource's
 // working memory as the API serves it, and recall entries and hits.
 import { z } from "zod";
+import { modelSpecField, parseModelSpec } from "./model-spec";
+
+/** The providers whose embedding models recall can use. */
+export const EMBEDDING_PROVIDERS: readonly string[] = ["openai", "openai-compatible"];
 
 /** A resource id: the end user or account a session belongs to (a token's subject, or given at creation). */
 export const ResourceId = z.string().min(1).max(200);
@@ -29,6 +33,10 @@ export const MemoryConfigSchema = z.strictObject({
         .describe(
           "before a turn's first model call, search the resource's other sessions with the turn's input and add the best matches to the turn's system prompt (memory.recalled)",
         ),
+      embedding_model: modelSpecField
+        .refine((s) => EMBEDDING_PROVIDERS.includes(parseModelSpec(s)?.provider ?? ""), { message: `must be a model of ${EMBEDDING_PROVIDERS.join(" or ")}` })
+        .optional()
+        .describe("embed each indexed message and each query with this model (AI SDK embed) and rank by words and meaning together"),
     })
     .optional(),
 });
@@ -52,6 +60,8 @@ export type RecallEntry = {
   role: "user" | "assistant";
   at: number;
   text: string;
+  /** Its embedding, when the agent has memory.recall.embedding_model. */
+  vector?: number[];
 };
 
 export const RecallHitSchema = z
@@ -61,7 +71,7 @@ export const RecallHitSchema = z
     role: z.enum(["user", "assistant"]),
     at: z.number().describe("when the turn ended, ms since the epoch"),
     snippet: z.string(),
-    score: z.number().describe("bm25: lower is a better match"),
+    score: z.number().describe("lower is a better match: bm25, or with an embedding model minus the fused rank score of words and meaning"),
   })
   .meta({ id: "RecallHit" });
 export type RecallHit = z.infer<typeof RecallHitSchema>;

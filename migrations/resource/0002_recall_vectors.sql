@@ -1,0 +1,3 @@
+-- Recall with embeddings (memory.recall.embedding_model): each message's vector beside its text, as float32
+-- bytes (NULL: indexed without an embedding model); searched by brute force in the resource's object.
+ALTER TABLE recall_entries ADD COLUMN vector BLOB;
