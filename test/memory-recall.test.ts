@@ -186,3 +186,21 @@ describe("recall with an embedding model", () => {
     expect(JSON.stringify(res.body)).toContain("memory.recall.embedding_model");
   });
 });
+
+describe("recall's word search", () => {
+  it("leaves out a word most messages hold when the query has a rarer one", async () => {
+    const rid = uniqueId("user");
+    const agent = `common-${uniqueId().slice(-8)}`;
+    await createAgent({ name: agent, model: "demo:fast" });
+    const sid = await open(agent, rid);
+    // 26 turns: 52 messages holding "the" (the demo model's answer holds it too), more than 50 and 5% of all.
+    for (let i = 0; i < 26; i++) await turn(sid, `the weather is nice ${i}`);
+    await turn(sid, "a kestrel hunts");
+    await indexed(rid, "kestrel");
+    const hits = (await api("GET", `/v1/resources/${rid}/memory/search?q=the%20kestrel&limit=10`)).body.hits;
+    expect(hits.length).toBe(2); // the message and the demo model's echo of it; none of the 52 that only hold "the"
+    for (const h of hits) expect(h.snippet).toContain("kestrel");
+    // A query of common words only still searches the rarest of them.
+    expect((await api("GET", `/v1/resources/${rid}/memory/search?q=the&limit=3`)).body.hits).toHaveLength(3);
+  }, 120_000);
+});
