@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { GUARDRAIL_STAGES } from "./guardrails";
 import { FileRef } from "./input-parts";
+import { MemoryRecalledSchema } from "./memory";
 
 const Usage = z
   .object({
@@ -296,9 +297,10 @@ export const EVENT_PAYLOADS = {
       patch: z.unknown().describe("the JSON merge patch (RFC 7396) applied"),
     })
     .describe("update_working_memory changed the resource's working memory (docs/guides/memory.md); carries the tool call's id"),
+  "memory.recalled": MemoryRecalledSchema,
   "runtime.warning": z.object({
     message: z.string(),
-    code: z.string().optional().describe("mcp_server_unavailable, mcp_tool_not_found, mcp_tool_left_out"),
+    code: z.string().optional().describe("mcp_server_unavailable, mcp_tool_not_found, mcp_tool_left_out, working_memory_unavailable, recall_unavailable"),
     server: z.string().optional(),
     errors: z.array(z.string()).optional(),
     attempt: z.number().optional(),

@@ -37,6 +37,7 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
       policy: source.policy,
       metadata: JSON.parse(source.metadata) as Record<string, unknown>,
       owner: principal.kind === "token" ? principal.subject : source.owner,
+      // No resource: a replay reads memory only as the turn recorded it (its recall hits and tool results) and writes none.
       fork: { from_session: sid, at_sequence: source.at_sequence, messages_json: source.messages_json, paused_json: null },
       replay: {
         source_session: sid,

@@ -56,6 +56,7 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.recalled",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

@@ -58,6 +58,7 @@ const FOLD: EventTable<[Nodes], void> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.recalled",
     "message.injected",
     "cost.recorded",
     "runtime.warning",
