@@ -37,13 +37,23 @@ export class SessionModel {
   private readonly turnById = new Map<string, Turn>();
   private readonly calls = new Map<string, ToolCall>();
   private readonly agents = new Map<string, SubAgent>();
+  private readonly eventsByTurn = new Map<string, RuntimeEvent[]>();
 
   get lastSequence(): number {
     return this.events.at(-1)?.sequence ?? 0;
   }
 
   get pendingApprovals(): Approval[] {
-    return [...this.approvals.values()].filter((a) => a.status === "pending");
+    return [...this.approvals.values()].filter((a) => a.status === "pending" && a.kind === "tool_approval");
+  }
+
+  get pendingQuestions(): Approval[] {
+    return [...this.approvals.values()].filter((a) => a.status === "pending" && a.kind === "user_input");
+  }
+
+  /** A turn's events in log order (the waterfall folds them into spans). */
+  turnEvents(id: string): readonly RuntimeEvent[] {
+    return this.eventsByTurn.get(id) ?? [];
   }
 
   turn(id: string): Turn | undefined {
@@ -54,6 +64,11 @@ export class SessionModel {
   apply(e: RuntimeEvent): boolean {
     if (e.sequence <= this.lastSequence) return false;
     this.events.push(e);
+    if (e.turn_id) {
+      const of = this.eventsByTurn.get(e.turn_id);
+      if (of) of.push(e);
+      else this.eventsByTurn.set(e.turn_id, [e]);
+    }
     this.version++;
     onEvent(SessionModel.FOLD, e, this);
     return true;
@@ -70,7 +85,6 @@ export class SessionModel {
       "tool.catalog.resolved",
       "context.compaction.started",
       "output.spilled",
-      "artifact.created",
       "memory.updated",
       "replay.diverged",
       "replay.completed",
@@ -118,6 +132,10 @@ export class SessionModel {
       m.callOf(e).progress = message ?? `${progress}${total !== null ? ` / ${total}` : ""}`;
     },
     "tool.result": (e, m) => m.toolResult(e),
+    "artifact.created": (e, m) => {
+      const { file_id, media_type, filename, size } = e.payload;
+      m.calls.get(e.payload.tool_call_id)?.files.push({ file_id, media_type, filename, size });
+    },
     "action.required": (e, m) => m.actionRequired(e),
     "action.resolved": (e, m) => m.actionResolved(e),
     "subagent.spawned": (e, m) => m.subagentSpawned(e),
@@ -150,6 +168,7 @@ export class SessionModel {
       turn = {
         id,
         input: e.type === "turn.submitted" ? e.payload.input : "",
+        files: e.type === "turn.submitted" ? [...(e.payload.files ?? [])] : [],
         status: "accepted",
         items: [],
         streaming: null,
@@ -191,6 +210,7 @@ export class SessionModel {
         progress: null,
         agents: [],
         steps: [],
+        files: [],
       };
       this.calls.set(id, call);
       const container = this.containerOf(e);
@@ -275,9 +295,13 @@ export class SessionModel {
   private actionRequired(e: EventOf<"action.required">): void {
     const approval: Approval = {
       action_id: e.action_id ?? e.event_id,
+      kind: e.payload.kind,
       turn_id: e.turn_id ?? null,
       tool_name: e.payload.tool_name,
       args: e.payload.args,
+      question: e.payload.question ?? null,
+      response_schema: e.payload.response_schema ?? null,
+      args_schema: e.payload.args_schema ?? null,
       expires_at: e.payload.expires_at,
       status: "pending",
       reason: null,
