@@ -1,7 +1,7 @@
 // The runtime's TypeScript client (no Cloudflare imports; Node 20+, browsers, workerd).
 
-export type { SpanWait, TurnSpan, WaterfallRow } from "../runtime/views/turn-spans";
-export { spanLabel, turnSpans, waitedMs, waterfall } from "../runtime/views/turn-spans";
+export type { SpanWait, TurnSpan, WaterfallRow } from "../protocol/turn-spans";
+export { spanLabel, turnSpans, waitedMs, waterfall } from "../protocol/turn-spans";
 export { runCli } from "./cli";
 export type { CliDeps, CliIO, ParsedArgs } from "./cli-args";
 export { EXIT, errorLine, intFlag, parseArgs, USAGE, UsageError } from "./cli-args";

@@ -1,5 +1,5 @@
 // A turn's events as OpenTelemetry spans, serialized to OTLP/HTTP JSON by OpenTelemetry's own transformer.
-// The spans are those of the shared fold (turn-spans.ts: the turn, each model call, tool call and sub-agent,
+// The spans are those of the shared fold (protocol/turn-spans.ts: the turn, each model call, tool call and sub-agent,
 // parent-linked); each runs from its first to its last event, so an approval wait is part of its tool
 // call's duration. An agent_orchestrate step (a child session) is a span under its call, from its dispatch
 // for the elapsed time its result records. Attributes follow the GenAI semantic conventions.
@@ -8,7 +8,7 @@ import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 import type { RuntimeEvent } from "../../protocol/events";
-import { type TurnSpan, turnSpans } from "./turn-spans";
+import { type TurnSpan, turnSpans } from "../../protocol/turn-spans";
 
 const RESOURCE = resourceFromAttributes({ "service.name": "agent-runtime" });
 const SCOPE = { name: "agent-runtime" };

@@ -1,11 +1,11 @@
 // A turn's events folded into its spans: the turn, each model call, tool call and sub-agent (the span ids
 // trace.ts derives from the log's ids, parent-linked), each running from its first to its last event, with
-// the waits on a person (approvals, ask_user questions) inside its tool call. Plain TypeScript over the
-// protocol only, so the OTLP export (otlp-spans.ts), the inspector's waterfall and the CLI's `timeline` draw
-// the same spans from the same fold.
-import { type EventTable, onEvent, sameFor } from "../../protocol/event-table";
-import type { RuntimeEvent } from "../../protocol/events";
-import { spanId } from "../trace";
+// the waits on a person (approvals, ask_user questions) inside its tool call. Plain TypeScript in the
+// protocol (the client may import nothing of the server), so the OTLP export (runtime/views/otlp-spans.ts),
+// the inspector's waterfall and the CLI's `timeline` draw the same spans from the same fold.
+import { type EventTable, onEvent, sameFor } from "./event-table";
+import type { RuntimeEvent } from "./events";
+import { spanId } from "./span-id";
 
 export type SpanAttributes = Record<string, string | number | boolean | string[]>;
 export type SpanKind = "turn" | "model" | "tool" | "agent" | "other";
