@@ -365,6 +365,61 @@ describe("the inspector's turn views", () => {
     await page.close();
   });
 
+  it("a resource page shows and edits its working memory and searches its recall index; the session links to it", async () => {
+    const model = await fake.script([{ text: "Noted." }]);
+    await api.putAgent("rememberer", { model });
+    const { session_id: remembered } = await api.createSession({ agent: "rememberer", resource_id: "user-7" });
+    await api.submitTurn(remembered, "my locker code is 4711");
+    await expect.poll(async () => (await readLog(remembered)).at(-1)?.type, { timeout: 15_000 }).toBe("turn.completed");
+    await api.putMemory("user-7", { name: "Ada" });
+    const page = await newPage();
+    const requests: { method: string; path: string; body: unknown }[] = [];
+    page.on("request", (r) => {
+      const url = new URL(r.url());
+      if (url.pathname.startsWith("/v1/resources/"))
+        requests.push({ method: r.method(), path: url.pathname + url.search, body: r.postData() ? r.postDataJSON() : null });
+    });
+    await signIn(page, runtime, `/inspect/sessions/${remembered}`);
+    await live(page);
+    await page.locator(".session-head").getByRole("link", { name: "user-7" }).click();
+    await page.getByRole("heading", { name: "Resource user-7" }).waitFor();
+    expect(page.url()).toBe(`${runtime.base}/inspect/resources/user-7`);
+    const memory = page.getByRole("region", { name: "Working memory" });
+    await memory.locator(".memory-document").waitFor();
+    expect(JSON.parse((await memory.locator(".memory-document").textContent())!)).toEqual({ name: "Ada" });
+    expect(await memory.locator(".meta").textContent()).toMatch(/^version 1 · updated /);
+
+    await memory.getByRole("button", { name: "Edit" }).click();
+    await memory.getByLabel("Working memory (JSON)").fill("{name: Ada}");
+    await memory.getByRole("button", { name: "Save" }).click();
+    expect(await memory.getByRole("alert").textContent()).toMatch(/^Working memory: not valid JSON/);
+    await memory.getByLabel("Working memory (JSON)").fill('{"name": "Ada", "city": "Lyon"}');
+    await memory.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => memory.locator(".meta").textContent()).toMatch(/^version 2/);
+    expect(await api.getMemory("user-7")).toMatchObject({ document: { name: "Ada", city: "Lyon" }, version: 2 });
+
+    // The index is written after the turn's end: search until the turn is there.
+    const recall = page.getByRole("region", { name: "Recall" });
+    await recall.getByLabel("Search earlier conversations").fill("locker");
+    await expect
+      .poll(async () => {
+        await recall.getByRole("button", { name: "Search" }).click();
+        return recall.locator(".hits li p:first-child").allTextContents();
+      })
+      .toEqual(["my locker code is 4711"]);
+    expect(await recall.locator(".hits li .meta").textContent()).toContain(`user · `);
+    expect(await recall.getByRole("link").getAttribute("href")).toBe(`/inspect/sessions/${remembered}`);
+    expect(requests.filter((r) => r.method !== "GET")).toEqual([
+      { method: "PUT", path: "/v1/resources/user-7/memory", body: { document: { name: "Ada", city: "Lyon" } } },
+    ]);
+    expect(requests.at(-1)).toEqual({ method: "GET", path: "/v1/resources/user-7/memory/search?q=locker&limit=20", body: null });
+    await screenshot(page, "28-resource");
+    await page.setViewportSize({ width: 375, height: 812 });
+    expect(await overflow(page)).toBe(0);
+    await screenshot(page, "29-phone-resource");
+    await page.close();
+  });
+
   it("no page broke its CSP or threw", () => {
     expect(pageProblems).toEqual([]);
   });

@@ -110,3 +110,9 @@ export interface Turn extends Container {
   /** Sum of cost.recorded; null while no call had a known price. */
   cost_usd: number | null;
 }
+
+/** A turn as its first event shows it: accepted, nothing said or spent yet. */
+export function newTurn(id: string, input: string, files: FileRef[]): Turn {
+  const usage = { input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, cost_usd: null };
+  return { id, input, files, status: "accepted", items: [], streaming: null, output: null, stop_reason: null, error: null, ...usage };
+}

@@ -3,7 +3,7 @@
 // Objects are updated in place (a long stream of text deltas would otherwise copy the conversation per
 // event); `version` grows with every applied event so the view knows when to draw again.
 import { type EventOf, type EventTable, ignored, onEvent, type RuntimeEvent, type TerminalType, turnOutcome } from "../../../../src/client/index";
-import type { Approval, CallStatus, Container, NoteItem, SubAgent, TextItem, ToolCall, Turn } from "./items";
+import { type Approval, type CallStatus, type Container, type NoteItem, newTurn, type SubAgent, type TextItem, type ToolCall, type Turn } from "./items";
 
 /** finish_reason values of a model call that did not end on its own (a restart, an interrupt, a provider error). */
 const INTERRUPTED = new Set(["cancelled", "interrupted", "error"]);
@@ -30,6 +30,8 @@ export class SessionModel {
   readonly turns: Turn[] = [];
   readonly approvals = new Map<string, Approval>();
   agent = "";
+  /** The resource whose memory the session uses (null: none). */
+  resource: string | null = null;
   queued: string[] = [];
   activeTurnId: string | null = null;
   recovering = false;
@@ -91,6 +93,7 @@ export class SessionModel {
     ),
     "session.created": (e, m) => {
       m.agent = e.payload.agent;
+      m.resource = e.payload.resource_id ?? null;
     },
     "turn.submitted": (e, m) => {
       m.turnOf(e).status = e.payload.queued ? "queued" : "accepted";
@@ -165,21 +168,7 @@ export class SessionModel {
     const id = e.turn_id ?? "";
     let turn = this.turnById.get(id);
     if (!turn) {
-      turn = {
-        id,
-        input: e.type === "turn.submitted" ? e.payload.input : "",
-        files: e.type === "turn.submitted" ? [...(e.payload.files ?? [])] : [],
-        status: "accepted",
-        items: [],
-        streaming: null,
-        output: null,
-        stop_reason: null,
-        error: null,
-        input_tokens: 0,
-        cached_input_tokens: 0,
-        output_tokens: 0,
-        cost_usd: null,
-      };
+      turn = e.type === "turn.submitted" ? newTurn(id, e.payload.input, [...(e.payload.files ?? [])]) : newTurn(id, "", []);
       this.turnById.set(id, turn);
       this.turns.push(turn);
     }

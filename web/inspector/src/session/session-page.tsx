@@ -4,7 +4,7 @@ import { useMemo } from "preact/hooks";
 import type { RuntimeClient } from "../../../../src/client/index";
 import { RuntimeError } from "../../../../src/client/index";
 import { describeError } from "../format";
-import { BASE, followLink } from "../router";
+import { BASE, followLink, resourcePath } from "../router";
 import { Approvals } from "./approvals";
 import { Budget } from "./budget";
 import { Composer } from "./composer";
@@ -50,6 +50,15 @@ export function SessionPage({ client, sid, onUnauthorized }: { client: RuntimeCl
             {model.agent && (
               <>
                 agent <strong>{model.agent}</strong> ·{" "}
+              </>
+            )}
+            {model.resource && (
+              <>
+                resource{" "}
+                <a href={resourcePath(model.resource)} onClick={followLink}>
+                  {model.resource}
+                </a>{" "}
+                ·{" "}
               </>
             )}
             <span class={`badge thread-${status.replace(/ /g, "-")}`}>{status}</span>
