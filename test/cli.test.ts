@@ -13,6 +13,7 @@ import {
   EXIT,
   errorLine,
   formatTree,
+  formatWaterfall,
   oneLine,
   parseApproval,
   parseArgs,
@@ -235,6 +236,23 @@ describe("chat", () => {
     const json = new ScriptedIO();
     expect(await cli(["tree", sid, turnId, "--json"], json)).toBe(EXIT.ok);
     expect(JSON.parse(json.out)).toEqual(await client.tree(sid, turnId));
+
+    // The timeline command: the turn's waterfall (the spans of the OTLP export), the sub-agent's calls under it.
+    const timeline = new ScriptedIO();
+    expect(await cli(["timeline", sid, turnId], timeline)).toBe(EXIT.ok);
+    const rows = timeline.out.trimEnd().split("\n");
+    expect(
+      rows.map((r) =>
+        r
+          .split(" |")[0]!
+          .trimEnd()
+          .replace(/openai-compatible:\S+/, "M"),
+      ),
+    ).toEqual([`turn ${agent}`, "  model M", "  tool run_subtask", "  agent Multiply", "    model M", "    tool calculator", "    model M", "  model M"]);
+    for (const r of rows) expect(r).toMatch(/ \|[█ ]{40}\| \d+ ms$/);
+    const missing = new ScriptedIO();
+    expect(await cli(["timeline", sid, "trn_nothing"], missing)).toBe(EXIT.usage);
+    expect(missing.err).toContain(`session ${sid} has no turn trn_nothing`);
   });
 
   it("Ctrl-C interrupts the running turn; the chat goes on", async () => {
@@ -477,6 +495,33 @@ describe("events, agents, tree and errors", () => {
 });
 
 describe("pure parts", () => {
+  it("draws a waterfall: parallel calls side by side, a wait on a person shaded, an open span running until now", () => {
+    const ids = { trace_id: "t".repeat(32), session_id: "ses_w", thread_id: "ses_w", turn_id: "trn_w", schema_version: 1 as const };
+    let sequence = 0;
+    const at = (timestamp: number, span_id: string, parent_span_id: string | null, type: string, payload: unknown, more: object = {}) =>
+      ({ ...ids, ...more, event_id: `evt_${++sequence}`, sequence, timestamp, span_id, parent_span_id, type, payload }) as RuntimeEvent;
+    const events = [
+      at(0, "turn", null, "turn.started", { agent: "ops", model: "m" }),
+      at(0, "m1", "turn", "model.requested", { model: "m", phase: "main", step: 1 }),
+      at(100, "m1", "turn", "model.completed", { finish_reason: "tool-calls", usage: { input_tokens: 1, output_tokens: 1 } }),
+      at(100, "a", "turn", "tool.started", { name: "lookup", args: {}, injected_args: {} }),
+      at(100, "b", "turn", "action.required", { kind: "tool_approval", tool_name: "deploy", args: {}, injected_args: {}, expires_at: 1e9 }),
+      at(300, "b", "turn", "action.resolved", { decision: "approved", tool_name: "deploy", by: "k", reason: null }),
+      at(300, "b", "turn", "tool.started", { name: "deploy", args: {}, injected_args: {} }),
+      at(200, "a", "turn", "tool.result", { name: "lookup", output: 1, is_error: false, metadata: { status: "success", execution_time_ms: 100 } }),
+      at(400, "b", "turn", "tool.result", { name: "deploy", output: 1, is_error: false, metadata: { status: "success", execution_time_ms: 100 } }),
+    ];
+    expect(formatWaterfall(events, 8, 800)).toBe(
+      [
+        "turn ops      |████████| 800 ms (running)",
+        "  model m     |█       | 100 ms",
+        "  tool lookup | █      | 100 ms",
+        "  tool deploy | ░░█    | 300 ms (waited 200 ms for a person)",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("parses arguments", () => {
     expect(parseArgs(["chat", "--url", "http://x", "--key=k", "--agent", "a"])).toEqual({
       positionals: ["chat"],

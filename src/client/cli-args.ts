@@ -38,6 +38,7 @@ commands:
   agents put <file.json> [--name <name>] create or replace an agent from a JSON file
   agents get <name> | agents list | agents delete <name>
   tree <session> <turn> [--json]         a turn's tool calls, nested by sub-agent
+  timeline <session> <turn>              a turn's waterfall: model calls, tool calls, sub-agents, waits
   memory get <resource> | memory set <resource> <file.json> [--agent <name>]
                                          a resource's working memory (set replaces the document)
   memory search <resource> <words...> [--limit N]

@@ -1,6 +1,7 @@
 // The runtime's HTTP API (docs/reference/api.md, GET /openapi.json) as typed calls: agents, sessions, turns, approvals, queue, log pages,
 // trees, tools and artifacts. RuntimeClient (client.ts) adds the resuming event stream on top.
 import type { RuntimeEvent } from "../protocol/events";
+import type { FileInfo } from "../protocol/operations/files";
 import type { BackoffOptions, FetchLike, RuntimeClientOptions } from "./client-options";
 import { type ResponseLike, RuntimeError } from "./errors";
 import type { WebSocketConstructorLike, WebSocketFactory } from "./socket";
@@ -185,6 +186,21 @@ export class HttpApi {
     return this.respondAction(sessionId, actionId, { response });
   }
 
+  // ---- files ----
+
+  /** `POST /v1/sessions/:sid/files`: stores the bytes under their media type (413/415/422 name the limit). */
+  async uploadFile(sessionId: string, bytes: ArrayBuffer, mediaType: string, filename?: string): Promise<FileInfo> {
+    const query = filename ? `?${new URLSearchParams({ filename })}` : "";
+    const res = await this.request("POST", `/v1/sessions/${enc(sessionId)}/files${query}`, bytes, undefined, mediaType);
+    return JSON.parse(await res.text()) as FileInfo;
+  }
+
+  /** `GET /v1/sessions/:sid/files/:file_id`: the bytes and their media type. */
+  async downloadFile(sessionId: string, fileId: string): Promise<{ bytes: ArrayBuffer; media_type: string }> {
+    const res = await this.request("GET", `/v1/sessions/${enc(sessionId)}/files/${enc(fileId)}`);
+    return { bytes: await res.arrayBuffer(), media_type: res.headers.get("content-type") ?? "application/octet-stream" };
+  }
+
   removeQueued(sessionId: string, turnId: string): Promise<QueueResult> {
     return this.json("DELETE", `/v1/sessions/${enc(sessionId)}/queue/${enc(turnId)}`);
   }
@@ -235,15 +251,16 @@ export class HttpApi {
     return `${this.baseUrl.replace(/^http/i, "ws")}/v1/sessions/${enc(sessionId)}/ws?${q}`;
   }
 
-  protected async request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<ResponseLike> {
+  /** `rawType`: `body` is an ArrayBuffer sent as it is under that media type (else it is sent as JSON). */
+  protected async request(method: string, path: string, body?: unknown, signal?: AbortSignal, rawType?: string): Promise<ResponseLike> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: "application/json" };
-    if (body !== undefined) headers["content-type"] = "application/json";
+    if (body !== undefined) headers["content-type"] = rawType ?? "application/json";
     let res: ResponseLike;
     try {
       res = await this.fetchImpl(`${this.baseUrl}${path}`, {
         method,
         headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(body === undefined ? {} : { body: rawType ? (body as ArrayBuffer) : JSON.stringify(body) }),
         ...(signal ? { signal } : {}),
       });
     } catch (err) {
