@@ -3,7 +3,9 @@
 // loop applies it to the turn's state, and a turn suspended waiting for it is resumed.
 
 import { ApiError } from "../protocol/errors";
+import type { EventDraft } from "../protocol/events";
 import type { ActionResolved, ApprovalDecision } from "../protocol/wire";
+import { redactStage } from "../runtime/guardrails/run";
 import { schemaIssues } from "../runtime/json-schema";
 import { ACTION_REMINDER, APPROVAL_DEADLINE } from "./projections";
 import type { Capability } from "./session-capability";
@@ -11,7 +13,7 @@ import type { SessionContext } from "./session-context";
 import type { ActionRow } from "./session-store";
 
 /** The slice of the session approvals works on. */
-export type ApprovalsSession = Pick<SessionContext, "commit" | "store">;
+export type ApprovalsSession = Pick<SessionContext, "commit" | "store" | "agent">;
 
 export class Approvals {
   constructor(
@@ -26,18 +28,14 @@ export class Approvals {
     reason: string | null,
     by: string,
     given?: { response: unknown } | { args: Record<string, unknown> },
+    before: EventDraft[] = [],
   ): ActionResolved {
     const action = this.pending(actionId);
     this.s.commit([
+      ...before,
       {
         type: "action.resolved",
-        turn_id: action.turn_id,
-        action_id: actionId,
-        tool_call_id: action.tool_call_id,
-        // The same envelope as its action.required: a sub-agent's decision stays under its parent call.
-        parent_id: action.parent_id,
-        depth: action.depth,
-        ...(action.subagent_id ? { subagent_id: action.subagent_id } : {}),
+        ...envelope(action),
         payload: { decision, tool_name: action.tool_name, by, reason, ...given },
       },
     ]);
@@ -85,7 +83,11 @@ export class Approvals {
     if (action.args_schema === null)
       throw ApiError.validation([{ path: "args", reason: `the arguments of "${action.tool_name}" may not be edited (allow_edits: false)` }]);
     checkAgainst(JSON.parse(action.args_schema), body.args, "args");
-    return this.decide(actionId, "approved", reason, by, { args: body.args });
+    // An edit passes the tool_input guardrails like the model's arguments: the redactions here, before it is
+    // stored (their verdicts logged with it); the other rules in the turn, before the call starts (tool-calls.ts).
+    const { value, verdicts } = redactStage(this.s.agent().guardrails, "tool_input", body.args);
+    const checked: EventDraft[] = verdicts.map((v) => ({ type: "guardrail.checked", ...envelope(action), payload: v }));
+    return this.decide(actionId, "approved", reason, by, { args: value as Record<string, unknown> }, checked);
   }
 
   /** The alarm found an approval's deadline due: nobody decided in time. */
@@ -101,12 +103,7 @@ export class Approvals {
     this.s.commit([
       {
         type: "action.reminder",
-        turn_id: action.turn_id,
-        action_id: actionId,
-        tool_call_id: action.tool_call_id,
-        parent_id: action.parent_id,
-        depth: action.depth,
-        ...(action.subagent_id ? { subagent_id: action.subagent_id } : {}),
+        ...envelope(action),
         payload: { kind: action.kind, tool_name: action.tool_name, expires_at: action.expires_at, next_at: next < action.expires_at ? next : null },
       },
     ]);
@@ -124,6 +121,18 @@ export class Approvals {
       ],
     };
   }
+}
+
+/** The envelope of an action's events: the same as its action.required's, so a sub-agent's stay under its parent call. */
+function envelope(action: ActionRow) {
+  return {
+    turn_id: action.turn_id,
+    action_id: action.action_id,
+    tool_call_id: action.tool_call_id,
+    parent_id: action.parent_id,
+    depth: action.depth,
+    ...(action.subagent_id ? { subagent_id: action.subagent_id } : {}),
+  };
 }
 
 type DecisionBody = { decision?: "approve" | "reject"; reason?: string; response?: unknown; args?: Record<string, unknown> };

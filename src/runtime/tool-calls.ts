@@ -3,7 +3,7 @@
 import { toolPayloadLimit } from "../protocol/agent-config";
 import { errorMessage } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
-import { guardToolCalls, guardToolResult } from "./guardrails/stages";
+import { guardEditedCalls, guardToolCalls, guardToolResult } from "./guardrails/stages";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
 import { runSubagents } from "./subagents";
@@ -53,6 +53,7 @@ export async function runToolCalls(level: Level, turn: Turn): Promise<"done" | "
     // Decisions can arrive while tools run: each round applies the ones recorded so far (at every level, since
     // a sub-agent's call may wait too) and picks up the calls that became runnable.
     applyDecisions(turn.root, turn.ports.decisions());
+    await guardEditedCalls(level, turn);
     const runnable = calls.filter((c) => c.status !== "done" && c.approval?.status !== "pending" && !waiting.has(c));
     if (runnable.length === 0) break;
     const parallel = runnable.filter((c) => !lost.has(c) && (tools.get(c.name)?.parallel_safe ?? true));

@@ -29,8 +29,8 @@ export interface ToolCallRecord {
     expires_at: number;
     reason?: string | null;
     response?: unknown;
-    /** Approved with edits: the arguments it runs with (injected ones aside), and who edited them. */
-    edited?: { args: Record<string, unknown>; by: string };
+    /** Approved with edits: the arguments it runs with (injected ones aside), who edited them, and whether the tool_input guardrails checked them. */
+    edited?: { args: Record<string, unknown>; by: string; guarded?: boolean };
   };
   started_at?: number;
   result?: { output: unknown; is_error: boolean };
