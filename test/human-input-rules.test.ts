@@ -1,9 +1,10 @@
 // The rules around a person's decision, through HTTP: an approver's edit passes the agent's tool_input
 // guardrails like the model's arguments, quorums of distinct approvers, and what a deadline does per tool.
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
+import { api, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { toolRequests, toolURL } from "./support/fake-model";
-import { asking, only, respond } from "./support/hitl";
+import { asking, DEPLOY, deployCall, KEY_HASH, only, respond, sleepUntil, stub } from "./support/hitl";
 import { closeAllSockets } from "./support/ws";
 
 /** A webhook tool with free-text arguments, on the fake server's echo. */
@@ -15,6 +16,17 @@ const NOTIFY = {
 };
 const notifyCall = (args: Record<string, unknown>) => ({ tool_calls: [{ name: "notify", arguments: args }] });
 const toolArgs = async (sid: string) => (await toolRequests()).filter((r: any) => r?.session_id === sid).map((r: any) => r.args);
+
+/** A second principal: another API key of the test deployment (vitest.config.ts). */
+const SECOND = { authorization: "Bearer second-key" };
+
+/** A session whose model calls deploy({env: "prod"}) once, under the given hitl_tools entry. */
+async function deploying(entry: Record<string, unknown>) {
+  const { sid } = await asking([deployCall({ env: "prod" }), { text: "Done." }], { http_tools: [DEPLOY], hitl_tools: [{ name: "deploy", ...entry }] });
+  const { turn_id } = await submitTurn(sid, "deploy");
+  const required = await waitForEvent(sid, (e) => e.type === "action.required");
+  return { sid, turn_id, required };
+}
 
 afterEach(async () => {
   await closeAllSockets();
@@ -66,5 +78,107 @@ describe("edited arguments and guardrails", () => {
       "no-ops",
     );
     expect(await toolArgs(sid)).toEqual([redacted]);
+  });
+});
+
+describe("quorum", () => {
+  it("approvals: 2 runs the call once two distinct principals approved; the same principal twice is 409, an edit 422", async () => {
+    const { sid, turn_id, required } = await deploying({ approvals: 2 });
+    const { action_id, tool_call_id } = required;
+    expect(required.payload).toMatchObject({ kind: "tool_approval", approvals_required: 2 });
+    expect(required.payload.args_schema).toBeUndefined();
+    const edit = await respond(sid, action_id, { decision: "approve", args: { env: "staging" } });
+    expect(edit.status).toBe(422);
+    expect(edit.body.error.details).toEqual([{ path: "args", reason: expect.stringContaining("2 approvals") }]);
+
+    const first = await respond(sid, action_id, { decision: "approve", reason: "looks fine" });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body).toEqual({ action_id, turn_id, tool_call_id, decision: "pending", approvals: { recorded: 1, required: 2 } });
+    const thread = (await api("GET", `/v1/sessions/${sid}/thread`)).body;
+    expect(thread.status).toBe("waiting_permission");
+    expect(thread.pending_actions).toEqual([expect.objectContaining({ action_id, approvals_required: 2, approved_by: [expect.stringMatching(KEY_HASH)] })]);
+    const before = await events(sid);
+    const again = await respond(sid, action_id, { decision: "approve" });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe("conflict");
+    expect(await events(sid)).toEqual(before);
+    expect(await toolArgs(sid)).toEqual([]);
+
+    const second = await respond(sid, action_id, { decision: "approve" }, SECOND);
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect(second.body).toMatchObject({ decision: "approved", approvals: { recorded: 2, required: 2 } });
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    const recorded = log.filter((e) => e.type === "action.approval.recorded");
+    expect(recorded.map((e) => [e.action_id, e.tool_call_id, e.payload.approvals, e.payload.approvals_required])).toEqual([
+      [action_id, tool_call_id, 1, 2],
+      [action_id, tool_call_id, 2, 2],
+    ]);
+    const [a, b] = recorded.map((e) => e.payload.by);
+    expect(a).toMatch(KEY_HASH);
+    expect(b).toMatch(KEY_HASH);
+    expect(a).not.toBe(b);
+    expect(recorded[0].payload.reason).toBe("looks fine");
+    expect(only(log, "action.resolved", tool_call_id).payload).toMatchObject({ decision: "approved", by: b, approved_by: [a, b] });
+    expect(only(log, "tool.result", tool_call_id).payload.metadata).toMatchObject({ status: "success", approval_status: "approved" });
+    expect(await toolArgs(sid)).toEqual([{ env: "prod" }]);
+    expect(log.at(-1).type).toBe("turn.completed");
+  });
+
+  it("a rejection by any approver rejects, after another approved", async () => {
+    const { sid, turn_id, required } = await deploying({ approvals: 2 });
+    expect((await respond(sid, required.action_id, { decision: "approve" })).body.decision).toBe("pending");
+    const no = await respond(sid, required.action_id, { decision: "reject", reason: "not today" }, SECOND);
+    expect(no.body).toMatchObject({ decision: "rejected" });
+    expect((await respond(sid, required.action_id, { decision: "approve" }, SECOND)).status).toBe(409);
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    expect(only(log, "action.resolved", required.tool_call_id).payload).toMatchObject({ decision: "rejected", reason: "not today" });
+    expect(only(log, "tool.result", required.tool_call_id).payload.metadata.status).toBe("rejected");
+    expect(await toolArgs(sid)).toEqual([]);
+  });
+
+  it("ask_user takes no quorum and no approving deadline (422 naming the field)", async () => {
+    const res = await api("POST", "/v1/sessions", {
+      agent: { name: "asker", model: "demo:fast", tools: ["ask_user"], hitl_tools: [{ name: "ask_user", approvals: 2, on_timeout: "approve" }] },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([
+      { path: "agent.hitl_tools.0.approvals", reason: expect.stringContaining("ask_user takes one answer") },
+      { path: "agent.hitl_tools.0.on_timeout", reason: expect.stringContaining("cannot be approved") },
+    ]);
+  });
+});
+
+describe("deadlines per tool", () => {
+  it("the tool's timeout_ms is the deadline of the whole quorum: one approval of two, then the deadline, is timed_out", async () => {
+    const { sid, turn_id, required } = await deploying({ approvals: 2, timeout_ms: 1000 });
+    // The tool's own deadline, not the agent's approval_timeout_ms (15 minutes).
+    expect(required.payload.expires_at - required.timestamp).toBeLessThanOrEqual(1000);
+    expect((await respond(sid, required.action_id, { decision: "approve" })).body.decision).toBe("pending");
+    await sleepUntil(required.payload.expires_at + 50);
+    await runDurableObjectAlarm(stub(sid));
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    expect(only(log, "action.resolved", required.tool_call_id).payload).toMatchObject({ decision: "timed_out", by: "runtime" });
+    expect(only(log, "tool.result", required.tool_call_id).payload.metadata.status).toBe("timed_out");
+    expect(await toolArgs(sid)).toEqual([]);
+  });
+
+  it('on_timeout: "approve" runs the call nobody decided when its deadline comes', async () => {
+    const { sid, turn_id, required } = await deploying({ timeout_ms: 1000, on_timeout: "approve" });
+    expect(required.payload.on_timeout).toBe("approve");
+    await sleepUntil(required.payload.expires_at + 50);
+    await runDurableObjectAlarm(stub(sid));
+    const log = await waitForTurnEnd(sid, turn_id);
+    expectGapless(log);
+    expect(only(log, "action.resolved", required.tool_call_id).payload).toMatchObject({
+      decision: "approved",
+      by: "runtime",
+      reason: expect.stringContaining("on_timeout"),
+    });
+    expect(only(log, "tool.result", required.tool_call_id).payload.metadata).toMatchObject({ status: "success", approval_status: "approved" });
+    expect(await toolArgs(sid)).toEqual([{ env: "prod" }]);
+    expect((await respond(sid, required.action_id, { decision: "reject" })).status).toBe(409);
   });
 });

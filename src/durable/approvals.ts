@@ -27,7 +27,7 @@ export class Approvals {
     decision: ApprovalDecision,
     reason: string | null,
     by: string,
-    given?: { response: unknown } | { args: Record<string, unknown> },
+    given?: { response: unknown } | { args: Record<string, unknown> } | { approved_by: string[] },
     before: EventDraft[] = [],
   ): ActionResolved {
     const action = this.pending(actionId);
@@ -79,6 +79,7 @@ export class Approvals {
       if (body.args !== undefined) throw ApiError.validation([{ path: "args", reason: "edits go with decision: approve" }]);
       return this.decide(actionId, "rejected", reason, by);
     }
+    if (action.approvals_required > 1) return this.approveInQuorum(action, body, by);
     if (body.args === undefined) return this.decide(actionId, "approved", reason, by);
     if (action.args_schema === null)
       throw ApiError.validation([{ path: "args", reason: `the arguments of "${action.tool_name}" may not be edited (allow_edits: false)` }]);
@@ -90,9 +91,44 @@ export class Approvals {
     return this.decide(actionId, "approved", reason, by, { args: value as Record<string, unknown> }, checked);
   }
 
-  /** The alarm found an approval's deadline due: nobody decided in time. */
+  /**
+   * One approval toward a quorum of distinct principals: recorded as action.approval.recorded, and the last one
+   * needed resolves the action (approved, by every approver). The same principal twice is 409.
+   */
+  private approveInQuorum(action: ActionRow, body: DecisionBody, by: string): ActionResolved {
+    const required = action.approvals_required;
+    if (body.args !== undefined)
+      throw ApiError.validation([
+        { path: "args", reason: `"${action.tool_name}" needs ${required} approvals: it runs with the arguments as the model made them` },
+      ]);
+    const approvedBy = action.approved_by ? (JSON.parse(action.approved_by) as string[]) : [];
+    if (approvedBy.includes(by)) {
+      throw new ApiError("conflict", `Action '${action.action_id}' was already approved by this principal; it needs ${required} distinct approvers`, {
+        approved_by: approvedBy,
+      });
+    }
+    const reason = body.reason ?? null;
+    const approvals = approvedBy.length + 1;
+    const recorded: EventDraft = {
+      type: "action.approval.recorded",
+      ...envelope(action),
+      payload: { tool_name: action.tool_name, by, reason, approvals, approvals_required: required },
+    };
+    const progress = { approvals: { recorded: approvals, required } };
+    if (approvals === required) {
+      const resolved = this.decide(action.action_id, "approved", reason, by, { approved_by: [...approvedBy, by] }, [recorded]);
+      return { ...resolved, ...progress };
+    }
+    this.s.commit([recorded]);
+    return { action_id: action.action_id, turn_id: action.turn_id, tool_call_id: action.tool_call_id, decision: "pending", ...progress };
+  }
+
+  /** The alarm found an approval's deadline due: nobody decided in time; the tool's on_timeout says what that means. */
   expire(actionId: string): void {
-    if (this.s.store.action(actionId)?.status === "pending") this.decide(actionId, "timed_out", "no decision before the deadline", "runtime");
+    const action = this.s.store.action(actionId);
+    if (action?.status !== "pending") return;
+    if (action.on_timeout === "approve") this.decide(actionId, "approved", "no decision before the deadline (on_timeout: approve)", "runtime");
+    else this.decide(actionId, "timed_out", "no decision before the deadline", "runtime");
   }
 
   /** A reminder is due: the action still waits, say so (and when the next reminder comes, if before the deadline). */

@@ -38,6 +38,8 @@ const PendingAction = z.object({
   expires_at: z.number().optional(),
   question: z.string().optional().describe("user_input: the question"),
   response_schema: z.record(z.string(), z.unknown()).optional().describe("user_input: the JSON Schema of the answer"),
+  approvals_required: z.number().optional().describe("a tool that needs several approvals"),
+  approved_by: z.array(z.string()).optional().describe("with approvals_required: who approved so far"),
 });
 
 const LastOutcome = z

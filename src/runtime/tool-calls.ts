@@ -91,16 +91,18 @@ function needsApproval(call: ToolCallRecord, setup: TurnSetup): boolean {
 async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn): Promise<void> {
   const { state } = level;
   const action_id = turn.ports.newId("act");
-  const expires_at = turn.ports.now() + setup.config.approval_timeout_ms;
+  const tool = setup.tools.get(call.name)!;
+  const rule = hitlRule(setup.config.hitl_tools, tool);
+  const expires_at = turn.ports.now() + (rule?.timeout_ms ?? setup.config.approval_timeout_ms);
   const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
   const args = await forLog(executable, call, state, setup, turn);
   call.approval = { action_id, status: "pending", expires_at };
-  const tool = setup.tools.get(call.name)!;
   const asked = tool.loop_handled === "ask_user";
   const question = { question: String(executable.question), response_schema: responseSchemaOf(executable) };
+  // A quorum approves the arguments as the model made them: each approver must see what the others approved.
+  const quorum = rule?.approvals && rule.approvals > 1 ? { approvals_required: rule.approvals } : {};
   // The tool's parameters go with an approval whose arguments may be edited: edits are checked against them.
-  const rule = hitlRule(setup.config.hitl_tools, tool);
-  const editable = !asked && rule?.allow_edits ? { args_schema: tool.parameters } : {};
+  const editable = !asked && rule?.allow_edits && !quorum.approvals_required ? { args_schema: tool.parameters } : {};
   turn.ports.requestApproval(
     {
       type: "action.required",
@@ -119,6 +121,8 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
         expires_at,
         ...(asked ? question : editable),
         ...(rule?.remind_after_ms ? { remind_after_ms: rule.remind_after_ms } : {}),
+        ...quorum,
+        ...(rule?.on_timeout === "approve" ? { on_timeout: "approve" as const } : {}),
       },
       ...refsOf(args.artifact),
     },

@@ -29,6 +29,7 @@ function node(nodes: Nodes, e: EventOf<"tool.started" | "tool.result">): TreeNod
 const FOLD: EventTable<[Nodes], void> = {
   ...ignored(
     "action.reminder",
+    "action.approval.recorded",
     "turn.rolled_back",
     "session.created",
     "session.forked",

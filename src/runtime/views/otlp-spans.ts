@@ -104,6 +104,7 @@ const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
     "mcp.progress",
     "action.required",
     "action.reminder",
+    "action.approval.recorded",
     "subagent.completed",
     "budget.exceeded",
     "context.compaction.started",
