@@ -123,6 +123,26 @@ describe("quorum", () => {
     expect(only(log, "tool.result", tool_call_id).payload.metadata).toMatchObject({ status: "success", approval_status: "approved" });
     expect(await toolArgs(sid)).toEqual([{ env: "prod" }]);
     expect(log.at(-1).type).toBe("turn.completed");
+
+    // The execution tree shows the wait on the call, and who approved.
+    const tree = (await api("GET", `/v1/sessions/${sid}/turns/${turn_id}/tree`)).body;
+    const resolvedAt = only(log, "action.resolved", tool_call_id).timestamp;
+    expect(tree.nodes).toEqual([
+      expect.objectContaining({
+        id: tool_call_id,
+        name: "deploy",
+        human_wait: {
+          kind: "tool_approval",
+          action_id,
+          asked_at: required.timestamp,
+          decided_at: resolvedAt,
+          duration_ms: resolvedAt - required.timestamp,
+          decision: "approved",
+          by: b,
+          approved_by: [a, b],
+        },
+      }),
+    ]);
   });
 
   it("a rejection by any approver rejects, after another approved", async () => {

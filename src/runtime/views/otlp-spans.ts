@@ -1,7 +1,7 @@
 // A turn's events as OpenTelemetry spans, serialized to OTLP/HTTP JSON by OpenTelemetry's own transformer.
 // The spans are those the events already name (trace.ts: the turn, each model call, tool call and sub-agent,
 // parent-linked); each runs from its first to its last event, so an approval wait is part of its tool
-// call's duration. An agent_orchestrate step (a child session) is a span under its call, from its dispatch
+// call's duration, and has a span of its own under the call (await_human, with who decided). An agent_orchestrate step (a child session) is a span under its call, from its dispatch
 // for the elapsed time its result records. Attributes follow the GenAI semantic conventions.
 import { type Attributes, type HrTime, SpanKind, SpanStatusCode, TraceFlags } from "@opentelemetry/api";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
@@ -81,6 +81,11 @@ const nameless = (e: RuntimeEvent, s: SpanDraft): void => {
   s.name ||= e.type;
 };
 
+/** The span of the time a call waits on a person: a child of the call's span, from action.required to action.resolved. */
+function humanWait(e: RuntimeEvent, call: SpanDraft, turn: Turn): SpanDraft {
+  return turn.draft(call.trace_id, spanId(call.trace_id, `wait:${e.action_id}`), call.span_id, e.timestamp);
+}
+
 const failed = (s: SpanDraft, error: string): void => {
   s.error = error;
 };
@@ -102,9 +107,7 @@ const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
     "reasoning.summary",
     "tool.catalog.resolved",
     "mcp.progress",
-    "action.required",
     "action.reminder",
-    "action.approval.recorded",
     "subagent.completed",
     "budget.exceeded",
     "context.compaction.started",
@@ -152,8 +155,21 @@ const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
     Object.assign(s.attributes, { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": e.payload.name, "gen_ai.tool.call.id": e.tool_call_id ?? "" });
     s.name = `execute_tool ${e.payload.name}`;
   },
-  "action.resolved": (e, s) => {
+  "action.required": (e, s, turn) => {
+    nameless(e, s);
+    const wait = humanWait(e, s, turn);
+    wait.name = `await_human ${e.payload.tool_name}`;
+    Object.assign(wait.attributes, { "agent_runtime.action.id": e.action_id ?? "", "agent_runtime.action.kind": e.payload.kind });
+  },
+  "action.approval.recorded": (e, s, turn) => {
+    const attributes: Attributes = { "agent_runtime.action.by": e.payload.by, "agent_runtime.action.approvals": e.payload.approvals };
+    humanWait(e, s, turn).events.push({ name: "action.approval.recorded", attributes, time: hr(e.timestamp) });
+  },
+  "action.resolved": (e, s, turn) => {
     s.attributes["agent_runtime.approval"] = e.payload.decision;
+    const wait = humanWait(e, s, turn);
+    Object.assign(wait.attributes, { "agent_runtime.action.decision": e.payload.decision, "agent_runtime.action.by": e.payload.by });
+    if (e.payload.decision === "timed_out") wait.error = "nobody decided before the deadline";
   },
   "tool.result": (e, s, turn) => {
     if (e.payload.is_error) failed(s, `tool ${e.payload.name}: ${e.payload.metadata.status}`);
