@@ -3,7 +3,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { api, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
-import { toolRequests, toolURL } from "./support/fake-model";
+import { requests, script, toolRequests, toolURL } from "./support/fake-model";
 import { asking, DEPLOY, deployCall, KEY_HASH, only, respond, sleepUntil, stub } from "./support/hitl";
 import { closeAllSockets } from "./support/ws";
 
@@ -200,5 +200,45 @@ describe("deadlines per tool", () => {
     expect(only(log, "tool.result", required.tool_call_id).payload.metadata).toMatchObject({ status: "success", approval_status: "approved" });
     expect(await toolArgs(sid)).toEqual([{ env: "prod" }]);
     expect((await respond(sid, required.action_id, { decision: "reject" })).status).toBe(409);
+  });
+});
+
+describe("replay", () => {
+  it("answers the recorded question and approval from the recording (nobody is asked again) and gets the same result", async () => {
+    const { sid, scriptId } = await asking(
+      [
+        { tool_calls: [{ name: "ask_user", arguments: { question: "Which env?", choices: ["staging", "prod"] } }] },
+        deployCall({ env: "prod" }),
+        { text: "Deployed to staging." },
+      ],
+      { http_tools: [DEPLOY], hitl_tools: ["deploy"] },
+    );
+    const source = await submitTurn(sid, "deploy");
+    const question = await waitForEvent(sid, (e) => e.type === "action.required");
+    expect((await respond(sid, question.action_id, { response: "staging" })).status).toBe(200);
+    const approval = await waitForEvent(sid, (e) => e.type === "action.required" && e.payload.kind === "tool_approval");
+    expect((await respond(sid, approval.action_id, { decision: "approve", args: { env: "staging" }, reason: "not prod" })).status).toBe(200);
+    await waitForTurnEnd(sid, source.turn_id);
+
+    await script(scriptId, []); // a live model call would fail now
+    const started = await api("POST", `/v1/sessions/${sid}/turns/${source.turn_id}/replay`, {});
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const { exec_id, turn_id } = started.body;
+    const log = await waitForTurnEnd(exec_id, turn_id);
+    expectGapless(log);
+    const resolved = log.filter((e) => e.type === "action.resolved").map((e) => e.payload);
+    expect(resolved).toEqual([
+      { decision: "answered", tool_name: "ask_user", by: "replay", reason: null, response: "staging" },
+      { decision: "approved", tool_name: "deploy", by: "replay", reason: "not prod", args: { env: "staging" } },
+    ]);
+    const results = log.filter((e) => e.type === "tool.result").map((e) => [e.payload.name, e.payload.output]);
+    expect(results[0]).toEqual(["ask_user", "staging"]);
+    expect(only(log, "tool.started", log.find((e) => e.type === "tool.result" && e.payload.name === "deploy").tool_call_id).payload.args).toEqual({
+      env: "staging",
+    });
+    const done = await waitForEvent(exec_id, (e) => e.type === "replay.completed");
+    expect(done.payload).toMatchObject({ diverged: null, output_changed: false, replay: { status: "completed", output: "Deployed to staging." } });
+    expect(await requests(scriptId)).toEqual([]);
+    expect(await toolArgs(exec_id)).toEqual([]); // deploy answered from its recorded result too
   });
 });

@@ -6,6 +6,7 @@ import type { EventDraft } from "../protocol/events";
 import { guardEditedCalls, guardToolCalls, guardToolResult } from "./guardrails/stages";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
+import { replayedDecision } from "./recorded-decisions";
 import { runSubagents } from "./subagents";
 import { keepToolFiles } from "./tool-files";
 import { responseSchemaOf, unansweredResult } from "./tools/ask-user";
@@ -128,6 +129,10 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
     },
     turn.root,
   );
+  // A replay answers what the recorded turn was answered (nobody is asked again); the loop applies it as any decision.
+  const recorded = setup.recordedDecision?.(call.name, args.value);
+  if (recorded)
+    turn.emit(level, [replayedDecision(recorded, { turn_id: state.turn_id, step_id: state.step_id ?? undefined, tool_call_id: call.tool_call_id, action_id })]);
 }
 
 /** Whether the call still has to start: not started before a restart, and not refused by a human. */
