@@ -198,6 +198,42 @@ describe("chat", () => {
     expect(lines.slice(-2)).toEqual(["> ", ""]);
   });
 
+  it("asks an ask_user question at the prompt: a choice, a typed answer the server refuses (asked again), and a declined one", async () => {
+    const agent = await scriptedAgent(
+      [
+        { tool_calls: [{ name: "ask_user", arguments: { question: "Which size?", choices: ["S", "M", "L"] } }] },
+        { tool_calls: [{ name: "ask_user", arguments: { question: "How many?", response_schema: { type: "integer", minimum: 1 } } }] },
+        { tool_calls: [{ name: "ask_user", arguments: { question: "Gift note?" } }] },
+        { text: "Ordered." },
+      ],
+      { tools: ["ask_user"] },
+    );
+    const io = new ScriptedIO(["order a shirt", "XL", "m", "lots", "0", "2", "", null]);
+    expect(await cli(["chat", "--agent", agent], io)).toBe(EXIT.ok);
+    expect(io.err).toBe("");
+    const lines = io.out.split("\n");
+    const asked = lines.filter((l) => l.startsWith("? ") || l.startsWith("✓") || l.startsWith("agent-runtime:"));
+    expect(asked).toEqual([
+      "? Which size? [S/M/L] XL", // not a choice: asked again
+      "? Which size? [S/M/L] m",
+      '✓ answered: "M"',
+      "? How many? (integer) lots", // not a number: asked again
+      "? How many? (integer) 0",
+      "agent-runtime: error: Validation failed: response: 0 is less than 1. (422 validation_failed)", // the server's 422, then asked again
+      "? How many? (integer) 2",
+      "✓ answered: 2",
+      "? Gift note? ",
+    ]);
+    expect(lines).toContain("✗ ask_user rejected (declined at the command line)");
+    expect(lines.slice(-3)).toEqual(["Ordered.", "> ", ""]);
+    const log = await client.eventsPage(sessionOf(io)!, { limit: 1000 });
+    expect(log.events.filter((e) => e.type === "tool.result").map((e) => (e.payload as { output: unknown }).output)).toEqual([
+      "M",
+      2,
+      { status: "rejected", message: expect.stringContaining("declined at the command line") },
+    ]);
+  });
+
   it("nests a sub-agent's tool calls under the run_subtask card", async () => {
     const agent = await scriptedAgent(
       [

@@ -152,6 +152,10 @@ export class ChatRenderer {
       if (e.tool_call_id) r.started.set(e.tool_call_id, { name: e.payload.tool_name, args: e.payload.args, depth });
       return r.lineStart();
     },
+    "action.approval.recorded": (e, r, depth) => {
+      const { tool_name, by, approvals, approvals_required } = e.payload;
+      return r.line(depth, r.tone("green", `✓ ${tool_name} approved by ${by} (${approvals} of ${approvals_required})`));
+    },
     "action.resolved": (e, r, depth) => {
       const { decision, tool_name, reason } = e.payload;
       if (decision === "approved") return r.line(depth, r.tone("green", `✓ ${tool_name} approved`));

@@ -5,6 +5,7 @@
 import { ApiError } from "../protocol/errors";
 import type { PayloadOf, RuntimeEvent } from "../protocol/events";
 import type { FileRef } from "../protocol/input-parts";
+import { recordedDecisions } from "../runtime/recorded-decisions";
 import { recordingOf } from "../runtime/recorded-model";
 import { recordedResults } from "../runtime/recorded-tools";
 import { turnSide } from "../runtime/replay-compare";
@@ -20,7 +21,7 @@ export type ReplaySource = {
   /** The files the turn was submitted with. */
   files?: FileRef[];
   messages_json: string;
-  /** JSON {calls, cut, results}: the completed model calls, why the turn ended early (or null), the tool results. */
+  /** JSON {calls, cut, results, decisions}: the completed model calls, why the turn ended early (or null), the tool results, the human decisions. */
   recording_json: string;
   /** JSON: the turn's side of the comparison. */
   original_json: string;
@@ -41,7 +42,12 @@ export function replaySource(store: SessionStore, turnId: string): ReplaySource 
     input: turn.input,
     ...(submitted?.type === "turn.submitted" && submitted.payload.files ? { files: submitted.payload.files } : {}),
     messages_json: JSON.stringify(messages),
-    recording_json: JSON.stringify({ ...recordingOf(events), results: recordedResults(events), recalled: recordedRecall(events) }),
+    recording_json: JSON.stringify({
+      ...recordingOf(events),
+      results: recordedResults(events),
+      recalled: recordedRecall(events),
+      decisions: recordedDecisions(events),
+    }),
     original_json: JSON.stringify(turnSide(events)),
   };
 }

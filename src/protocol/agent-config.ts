@@ -86,17 +86,34 @@ export type McpServerSpec = z.infer<typeof McpServerSchema>;
 const BUDGET_AWARENESS = /^(per-message|limit:(\d{1,3}))$/;
 
 /** A hitl_tools entry with options (a bare name takes the defaults). */
-const HitlToolSchema = z.strictObject({
-  name: z.string().min(1),
-  /** Whether an approver may change the call's arguments when approving it. */
-  allow_edits: z.boolean().default(true),
-  /** While a call waits, an action.reminder this often (subscriptions deliver it, so a webhook can page someone). */
-  remind_after_ms: z
-    .int()
-    .min(1000)
-    .max(7 * 24 * 3600 * 1000)
-    .optional(),
-});
+const HitlToolSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    /** Whether an approver may change the call's arguments when approving it. */
+    allow_edits: z.boolean().default(true),
+    /** While a call waits, an action.reminder this often (subscriptions deliver it, so a webhook can page someone). */
+    remind_after_ms: z
+      .int()
+      .min(1000)
+      .max(7 * 24 * 3600 * 1000)
+      .optional(),
+    /** Distinct principals who must approve a call before it runs (default 1); any rejection rejects it. */
+    approvals: z.int().min(1).max(10).optional(),
+    /** This tool's deadline, instead of the agent's approval_timeout_ms. */
+    timeout_ms: z
+      .int()
+      .min(1000)
+      .max(7 * 24 * 3600 * 1000)
+      .optional(),
+    /** What the deadline does to a call nobody decided: reject it (timed_out, the default) or approve it. */
+    on_timeout: z.enum(["reject", "approve"]).optional(),
+  })
+  .superRefine((rule, ctx) => {
+    // A question has an answer or none: nobody can approve one, alone or together.
+    if (rule.name !== "ask_user") return;
+    if ((rule.approvals ?? 1) > 1) ctx.addIssue({ code: "custom", path: ["approvals"], message: "ask_user takes one answer; a quorum is for tool approvals" });
+    if (rule.on_timeout === "approve") ctx.addIssue({ code: "custom", path: ["on_timeout"], message: "an unanswered question cannot be approved" });
+  });
 
 export const AgentConfigSchema = z.strictObject({
   name: nameField,

@@ -231,7 +231,18 @@ export const EVENT_PAYLOADS = {
       .optional()
       .describe("tool_approval: the tool's parameters, which edited args must match; absent when the tool forbids edits"),
     remind_after_ms: z.number().optional().describe("the hitl_tools entry's remind_after_ms: action.reminder this often while it waits"),
+    approvals_required: z.number().optional().describe("tool_approval: distinct principals who must approve (absent: one)"),
+    on_timeout: z.literal("approve").optional().describe("tool_approval: the deadline approves the call (absent: it is timed_out)"),
   }),
+  "action.approval.recorded": z
+    .object({
+      tool_name: z.string(),
+      by: z.string(),
+      reason: z.string().nullable(),
+      approvals: z.number().describe("approvals recorded so far, this one included"),
+      approvals_required: z.number(),
+    })
+    .describe("one approver's approval of an action that needs several (approvals_required); action.resolved follows at the last"),
   "action.reminder": z
     .object({
       kind: z.enum(["tool_approval", "user_input"]),
@@ -247,6 +258,7 @@ export const EVENT_PAYLOADS = {
     reason: z.string().nullable(),
     response: z.unknown().optional().describe("answered: the answer, valid against the action's response_schema"),
     args: z.record(z.string(), z.unknown()).optional().describe("approved with edits: the arguments the call runs with (action.required keeps the original)"),
+    approved_by: z.array(z.string()).optional().describe("approved by a quorum: every approver, in order"),
   }),
   "subagent.spawned": z.object({ title: z.string(), depth: z.number(), index: z.number(), tools: z.array(z.string()) }),
   "subagent.completed": z.object({ result: z.unknown() }),

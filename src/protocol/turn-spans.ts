@@ -13,10 +13,15 @@ export type SpanKind = "turn" | "model" | "tool" | "agent" | "other";
 /** A wait on a person inside a tool call: from action.required to action.resolved (end null while it waits). */
 export interface SpanWait {
   kind: "tool_approval" | "user_input";
+  action_id: string;
   start: number;
   end: number | null;
   /** approved, rejected, answered or timed_out; null while it waits. */
   outcome: string | null;
+  /** Who decided (a principal, `runtime` for a deadline, `replay`); null while it waits. */
+  by: string | null;
+  /** The approvals of a quorum as each was recorded. */
+  approvals: { by: string; approvals: number; time: number }[];
 }
 
 export interface TurnSpan {
@@ -175,12 +180,15 @@ const DESCRIBE: EventTable<[TurnSpan, TurnDraft], void> = {
   // The wait comes before the call starts (and the call never does when rejected): it names the span too.
   "action.required": (e, s) => {
     toolSpan(s, e.payload.tool_name, e.tool_call_id);
-    s.waits.push({ kind: e.payload.kind, start: e.timestamp, end: null, outcome: null });
+    s.waits.push({ kind: e.payload.kind, action_id: e.action_id ?? "", start: e.timestamp, end: null, outcome: null, by: null, approvals: [] });
+  },
+  "action.approval.recorded": (e, s) => {
+    s.waits.find((w) => w.action_id === e.action_id)?.approvals.push({ by: e.payload.by, approvals: e.payload.approvals, time: e.timestamp });
   },
   "action.resolved": (e, s) => {
     s.attributes["agent_runtime.approval"] = e.payload.decision;
-    const wait = s.waits.find((w) => w.end === null);
-    if (wait) Object.assign(wait, { end: e.timestamp, outcome: e.payload.decision });
+    const wait = s.waits.find((w) => w.action_id === e.action_id) ?? s.waits.find((w) => w.end === null);
+    if (wait) Object.assign(wait, { end: e.timestamp, outcome: e.payload.decision, by: e.payload.by });
   },
   "tool.result": (e, s, turn) => {
     if (e.payload.is_error) failed(s, `tool ${e.payload.name}: ${e.payload.metadata.status}`);

@@ -40,7 +40,7 @@ const FIELD_NOTES: Record<Section, Record<string, string>> = {
       '`"per-message"` (tell the model its context use on every message) or `"limit:<0-100>"` (compact older turns past that percentage of the window).',
     context_window: "Overrides the model's known context window (tokens), for budget awareness.",
     hitl_tools:
-      "Tools whose every call waits for a human decision; each must be a tool of the agent. An entry is a name or {name, allow_edits (default true), remind_after_ms}.",
+      "Tools whose every call waits for a human decision; each must be a tool of the agent. An entry is a name or {name, allow_edits (default true), remind_after_ms, approvals (distinct approvers, default 1), timeout_ms (instead of approval_timeout_ms), on_timeout (reject or approve)}.",
     approval_timeout_ms: "How long a call waits for a decision before it is resolved `timed_out`.",
     emit_mcp_progress: "Emit `mcp.progress` events for MCP tool calls; `false` only silences them.",
     injected_tool_args:

@@ -1,5 +1,6 @@
 // What every part of a running turn shares: the ports to the world, the turn's budget, and the level
 // (the root agent, or a sub-agent inside it) a piece of work belongs to.
+
 import type { JSONSchema7, LanguageModelV3 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "../protocol/agent-config";
@@ -10,6 +11,7 @@ import type { ReadFile } from "./file-parts";
 import type { ModelTool } from "./model-stream";
 import type { OrchestrationLimits } from "./orchestration/types";
 import { costOf, type PriceOverrides } from "./pricing";
+import type { RecordedAnswer } from "./recorded-decisions";
 import type { SaveFile } from "./tool-files";
 import { withInjectedArgs } from "./tools/injected-args";
 import type { ToolContext, ToolDefinition } from "./tools/types";
@@ -34,6 +36,8 @@ export interface TurnSetup {
   working_memory?: string;
   /** What automatic recall found in the resource's earlier conversations, as the system prompt shows it. */
   recalled?: string;
+  /** A replayed turn: the recorded decision on a call that asks for approval or an answer, if the recording has one. */
+  recordedDecision?: (toolName: string, args: unknown) => RecordedAnswer | null;
 }
 
 /** A live message recorded in the session's inbox for the running turn; `seq` orders the inbox. */

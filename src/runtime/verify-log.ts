@@ -88,6 +88,9 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     log.openActions.set(e.action_id ?? "", e.turn_id ?? "");
     log.required.add(e.action_id ?? "");
   },
+  "action.approval.recorded": (e, log, at) => {
+    if (!log.openActions.has(e.action_id ?? "")) log.problems.push(`${at}: action.approval.recorded for ${e.action_id}, which is not pending`);
+  },
   "action.resolved": (e, log, at) => {
     if (!log.required.has(e.action_id ?? "")) log.problems.push(`${at}: action.resolved for ${e.action_id} without action.required`);
     log.openActions.delete(e.action_id ?? "");

@@ -80,6 +80,7 @@ export class SessionModel {
     // Nothing to show outside the timeline.
     ...ignored(
       "action.reminder",
+      "action.approval.recorded",
       "session.forked",
       "schedule.created",
       "schedule.fired",
