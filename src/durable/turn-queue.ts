@@ -214,7 +214,7 @@ export class TurnQueue {
       operations: {
         submitTurn: async ({ body, trace, via }) => {
           const { input, ...rest } = this.withDefault(body as SubmitTurnBody, via);
-          const inputs = turnInputs(this.s.bindings(), this.s.row().session_id);
+          const inputs = turnInputs(this.s.bindings(), this.s.row().session_id, this.s.agent().model);
           return this.submit({ ...rest, ...(await turnInput(input, inputs)) }, trace);
         },
         injectMessage: ({ body }) => this.inject((body as { content: string }).content),
