@@ -5,7 +5,7 @@ import type { Env } from "../env";
 import type { SessionListQuery, SessionSummary, UsageDay, UsageQuery, UsageRow } from "../protocol/session-index";
 import { randomId } from "../runtime/ids";
 import { INDEX_MIGRATIONS, migrate } from "./migrate";
-import { eraseSession, getSession, type IndexRows, importRows, isErased, listSessions, upsertSession, usageTotals } from "./session-index";
+import { eraseSession, getSession, type IndexRows, importRows, isErased, listSessions, storedBytes, upsertSession, usageTotals } from "./session-index";
 
 export class IndexShardObject extends DurableObject<Env> {
   /** Test hooks (TEST_HOOKS=1 only): index writes that fail before they land, and writes held until released. */
@@ -48,6 +48,10 @@ export class IndexShardObject extends DurableObject<Env> {
 
   async usage(query: UsageQuery): Promise<UsageRow[]> {
     return usageTotals(this.ctx.storage.sql, query);
+  }
+
+  async storedBytes(query: Pick<UsageQuery, "agent" | "owner">): Promise<number> {
+    return storedBytes(this.ctx.storage.sql, query);
   }
 
   /** Rows moved here from elsewhere (the registry's index before sharding, or a smaller shard set). */

@@ -2,6 +2,7 @@
 import registry0001 from "../../migrations/registry/0001_init.sql";
 import registry0002 from "../../migrations/registry/0002_session_index.sql";
 import registry0003 from "../../migrations/registry/0003_cached_tokens.sql";
+import registry0004 from "../../migrations/registry/0004_stored_bytes.sql";
 import resource0001 from "../../migrations/resource/0001_init.sql";
 import session0001 from "../../migrations/session/0001_init.sql";
 import session0002 from "../../migrations/session/0002_turn_messages.sql";
@@ -42,6 +43,7 @@ export const REGISTRY_MIGRATIONS: Migration[] = [
 export const INDEX_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0002 },
   { version: 2, sql: registry0003 },
+  { version: 3, sql: registry0004 },
 ];
 export const RESOURCE_MIGRATIONS: Migration[] = [{ version: 1, sql: resource0001 }];
 

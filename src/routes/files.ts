@@ -81,7 +81,9 @@ export const files = router()
     const media_type = bareMediaType(c.req.header("content-type"));
     checkMediaType(media_type, limits);
     const bytes = await readCapped(c, limits.maxFileBytes, (size) => tooLarge(size, limits));
-    return c.json(await addFile(store, { bytes, media_type, filename: filename ?? null }, limits), 201);
+    const info = await addFile(store, { bytes, media_type, filename: filename ?? null }, limits);
+    await sessionStub(c.env, sid).filesChanged();
+    return c.json(info, 201);
   })
   .openapi(route(ops.listFiles), async (c) => {
     const store = await sessionFiles(c.env, c.req.valid("param").sid);
@@ -117,5 +119,6 @@ export const files = router()
     const { sid, file_id } = c.req.valid("param");
     const store = await sessionFiles(c.env, sid);
     if (!(await store.delete(file_id))) throw ApiError.notFound("File", file_id);
+    await sessionStub(c.env, sid).filesChanged();
     return c.body(null, 204);
   });
