@@ -7,7 +7,7 @@ import type { ActionDecisionRequest, Decision } from "./types";
 /** The part of `fetch` the client uses (the global fetch, or workerd's `SELF.fetch` in tests). */
 export type FetchLike = (
   url: string,
-  init?: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal },
+  init?: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array | Blob; signal?: AbortSignal },
 ) => Promise<ResponseLike>;
 
 export interface BackoffOptions {
