@@ -97,6 +97,48 @@ describe("files", () => {
     expect(await r2Keys(sid)).toHaveLength(1);
   });
 
+  it("takes a browser form (multipart/form-data) with the same limits and errors as raw bytes", async () => {
+    const sid = await createSession({ name: "files-form", model: "demo:fast" });
+    const post = async (form: FormData, query = "") => {
+      const res = await SELF.fetch(`https://runtime.test/v1/sessions/${sid}/files${query}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEY}` },
+        body: form,
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const formOf = (file: Blob | string, name = "photo.png") => {
+      const form = new FormData();
+      if (typeof file === "string") form.set("file", file);
+      else form.set("file", file, name);
+      return form;
+    };
+    const png = await tinyPng(2);
+    const stored = await post(formOf(new Blob([png], { type: "image/png" })));
+    expect(stored.status, JSON.stringify(stored.body)).toBe(201);
+    expect(stored.body).toMatchObject({ media_type: "image/png", size: png.length, filename: "photo.png" });
+    expect((await download(sid, stored.body.file_id)).bytes).toEqual(png);
+    // ?filename= wins over the form's name, as for raw bytes.
+    expect((await post(formOf(new Blob(["hi"], { type: "text/plain" }), "a.txt"), "?filename=b.txt")).body.filename).toBe("b.txt");
+
+    const cases: [FormData, number, RegExp, string?][] = [
+      [formOf(new Blob([new Uint8Array([1, 2])], { type: "application/zip" })), 415, /file.media_type application\/zip is not accepted/],
+      [formOf(new Blob([new Uint8Array(2 * 1024 * 1024 + 1).fill(65)], { type: "text/plain" })), 413, /FILES_MAX_BYTES/],
+      [formOf(new Blob(["not a png"], { type: "image/png" })), 422, /does not look like image\/png/, "file"],
+      [formOf(new Blob([], { type: "text/plain" })), 422, /empty/, "file"],
+      [formOf(new Blob(["hi"], { type: "text/plain" }), "../x.txt"), 422, /filename/, "file.filename"],
+      [formOf("just text"), 422, /one file field/, "file"],
+      [new FormData(), 422, /one file field/, "file"],
+    ];
+    for (const [form, status, reason, path] of cases) {
+      const res = await post(form);
+      expect(res.status, JSON.stringify(res.body)).toBe(status);
+      expect(res.body.error.message).toMatch(reason);
+      if (path) expect(res.body.error.details.map((d: any) => d.path)).toEqual([path]);
+    }
+    expect(await r2Keys(sid)).toHaveLength(2);
+  });
+
   it("a token reaches only its session's files; a read-only token downloads (as access_token) but cannot upload", async () => {
     const sid = await createSession({ name: "files-tokens", model: "demo:fast" });
     const other = await createSession({ name: "files-tokens-other", model: "demo:fast" });
