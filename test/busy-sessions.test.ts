@@ -4,7 +4,7 @@
 import { abortAllDurableObjects, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { api, createAgent, createSession, events, expectGapless, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
-import { requests, type Step, script, uniqueId } from "./support/fake-model";
+import { requests, type Step, script, toolURL, uniqueId } from "./support/fake-model";
 import { closeAllSockets, openWs } from "./support/ws";
 
 afterEach(closeAllSockets);
@@ -215,6 +215,28 @@ describe("on_busy interrupt", () => {
     expect(res.status).toBe(429);
     expect(await events(sid)).toEqual(before);
     await api("POST", `/v1/sessions/${sid}/interrupt`);
+  });
+});
+
+describe("on_busy interrupt while a tool call is in flight", () => {
+  it("the cut records the call's outcome: the log has a tool.result for every tool.started, and the next model call sees it", async () => {
+    const { sid, scriptId } = await scriptedSession([{ tool_calls: [{ id: "call_slow", name: "slow", arguments: {} }] }, { text: "hi" }], {
+      http_tools: [{ name: "slow", description: "slow", url: `${toolURL("slow")}?ms=5000`, parameters: { type: "object", properties: {} } }],
+    });
+    const { turn_id: first } = await submitTurn(sid, "run the slow tool");
+    await waitForEvent(sid, (e) => e.type === "tool.started" && e.turn_id === first);
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, { input: "never mind, say hi", on_busy: "interrupt" });
+    expect(res.status).toBe(202);
+    const log = await waitForTurnEnd(sid, res.body.turn_id);
+    expectGapless(log);
+    const started = log.filter((e) => e.type === "tool.started" && e.turn_id === first).map((e) => e.tool_call_id);
+    const results = log.filter((e) => e.type === "tool.result" && e.turn_id === first);
+    expect(started).toEqual(["call_slow"]);
+    expect(results.map((e) => [e.tool_call_id, e.payload.is_error])).toEqual([["call_slow", true]]);
+    const cancelled = log.findIndex((e) => e.type === "turn.cancelled" && e.turn_id === first);
+    expect(log.indexOf(results[0])).toBeLessThan(cancelled);
+    const [, second] = await requests(scriptId);
+    expect(second.messages.find((m: any) => m.role === "tool")).toMatchObject({ tool_call_id: "call_slow" });
   });
 });
 
