@@ -5,6 +5,7 @@ import { abortAllDurableObjects, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { api, createAgent, createSession, events, expectGapless, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { requests, type Step, script, toolURL, uniqueId } from "./support/fake-model";
+import { tinyPng, toBase64 } from "./support/files";
 import { closeAllSockets, openWs } from "./support/ws";
 
 afterEach(closeAllSockets);
@@ -350,6 +351,34 @@ describe("on_busy inject", () => {
     ]);
   });
 
+  it("files travel with the live message: the running turn's next model call gets them, the log names them", async () => {
+    const { sid, scriptId } = await scriptedSession([{ text: "A slow first answer.", chunk_size: 2, delay_ms: 60 }, { text: "A dot." }]);
+    const { turn_id } = await submitTurn(sid, "question");
+    await waitForEvent(sid, (e) => e.type === "model.delta" && e.turn_id === turn_id);
+    const png = await tinyPng(2);
+    const input = [
+      { type: "text", text: "and this?" },
+      { type: "file", data: toBase64(png), media_type: "image/png", filename: "dot.png" },
+    ];
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, { input, on_busy: "inject" });
+    expect(res.body).toEqual({ turn_id, status: "injected", message_id: expect.stringMatching(/^msg_/) });
+    const log = await waitForTurnEnd(sid, turn_id);
+    expect(log.filter((e) => e.type === "turn.submitted")).toHaveLength(1);
+    const [file] = (await api("GET", `/v1/sessions/${sid}/files`)).body.files;
+    expect(log.find((e) => e.type === "message.injected").payload).toEqual({
+      message_id: res.body.message_id,
+      content: "and this?",
+      files: [{ file_id: file.file_id, media_type: "image/png", filename: "dot.png", size: png.length }],
+    });
+    expect((await requests(scriptId))[1].messages.at(-1)).toEqual({
+      role: "user",
+      content: [
+        { type: "text", text: "and this?" },
+        { type: "image_url", image_url: { url: `data:image/png;base64,${toBase64(png)}` } },
+      ],
+    });
+  });
+
   it("over the WebSocket, and a new turn when none runs", async () => {
     const sid = await createSession({ name: "busy-inject-idle", model: "demo:x" });
     const ws = await openWs(sid);
@@ -427,6 +456,28 @@ describe("debounce_ms", () => {
       { role: "user", content: "one" },
       { role: "user", content: "two" },
       { role: "user", content: "three" },
+    ]);
+  });
+
+  it("a message with files joins the waiting turn like any other: its first model call gets them", async () => {
+    const { sid, scriptId } = await scriptedSession([{ text: "Both." }]);
+    const a = await api("POST", `/v1/sessions/${sid}/turns`, { input: "one", debounce_ms: 1000 });
+    const png = await tinyPng(2);
+    const file = { type: "file", data: toBase64(png), media_type: "image/png" };
+    const b = await api("POST", `/v1/sessions/${sid}/turns`, { input: [{ type: "text", text: "two" }, file], debounce_ms: 1000 });
+    expect(b.body).toEqual({ turn_id: a.body.turn_id, status: "injected", message_id: expect.stringMatching(/^msg_/) });
+    const log = await waitForTurnEnd(sid, a.body.turn_id);
+    expect(log.filter((e) => e.type === "turn.submitted")).toHaveLength(1);
+    expect(log.find((e) => e.type === "message.injected").payload.files).toHaveLength(1);
+    expect((await requests(scriptId))[0].messages).toEqual([
+      { role: "user", content: "one" },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "two" },
+          { type: "image_url", image_url: { url: `data:image/png;base64,${toBase64(png)}` } },
+        ],
+      },
     ]);
   });
 

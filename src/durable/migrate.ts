@@ -15,6 +15,7 @@ import session0008 from "../../migrations/session/0008_replay.sql";
 import session0009 from "../../migrations/session/0009_cached_tokens.sql";
 import session0010 from "../../migrations/session/0010_human_input.sql";
 import session0011 from "../../migrations/session/0011_resource.sql";
+import session0012 from "../../migrations/session/0012_inbox_files.sql";
 
 export interface Migration {
   version: number;
@@ -33,6 +34,7 @@ export const SESSION_MIGRATIONS: Migration[] = [
   { version: 9, sql: session0009 },
   { version: 10, sql: session0010 },
   { version: 11, sql: session0011 },
+  { version: 12, sql: session0012 },
 ];
 export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0001 },

@@ -197,8 +197,9 @@ export class SessionIndexer {
         },
       ],
       committed: (events) => {
-        // Files a turn brought (inline or by URL) or a tool returned: counted at the turn's end.
-        if (events.some((e) => e.type === "artifact.created" || (e.type === "turn.submitted" && withFiles(e.body)))) this.filesChanged();
+        // Files a turn or a live message brought (inline or by URL) or a tool returned: counted at the turn's end.
+        if (events.some((e) => e.type === "artifact.created" || ((e.type === "turn.submitted" || e.type === "message.injected") && withFiles(e.body))))
+          this.filesChanged();
         if (events.some((e) => e.type === "session.created" || isTerminalTurnEvent(e.type))) setTimeout(() => void this.sync(), 0);
       },
     };
