@@ -241,6 +241,41 @@ describe("on_busy interrupt while a tool call is in flight", () => {
   });
 });
 
+describe("on_busy interrupt during compaction", () => {
+  it("cuts the compaction call; the history stays uncompacted and whole, and the new turn compacts it again", async () => {
+    const long1 = `first ${"a".repeat(1600)}`;
+    const long2 = `second ${"b".repeat(1600)}`;
+    const third = `third ${"c".repeat(1000)}`;
+    const { sid, scriptId } = await scriptedSession(
+      [{ text: "ok1" }, { text: "ok2" }, { hang: true, text: "SUMM", chunk_size: 1000 }, { text: "SUMMARY-AFTER-CUT" }, { text: "short answer" }],
+      { budget_awareness: "limit:50", context_window: 2048 },
+    );
+    for (const input of [long1, long2]) await waitForTurnEnd(sid, (await submitTurn(sid, input)).turn_id);
+    const { turn_id: cut } = await submitTurn(sid, third);
+    await waitForEvent(sid, (e) => e.type === "model.requested" && e.turn_id === cut && e.payload.phase === "compaction");
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, { input: "a short question", on_busy: "interrupt" });
+    expect(res.status).toBe(202);
+    const log = await waitForTurnEnd(sid, res.body.turn_id);
+    expectGapless(log);
+
+    const ofCut = log.filter((e) => e.turn_id === cut && e.type !== "model.delta").map((e) => e.type);
+    expect(ofCut.slice(-4)).toEqual(["context.compaction.started", "model.requested", "model.completed", "turn.cancelled"]);
+    expect(log.find((e) => e.type === "model.completed" && e.turn_id === cut).payload.finish_reason).toBe("cancelled");
+    expect(log.find((e) => e.type === "turn.cancelled" && e.turn_id === cut).payload).toEqual({ reason: "superseded", by_turn_id: res.body.turn_id });
+    // The new turn found the history as it was (the cut compaction replaced nothing), compacted it, and answered.
+    const ofNew = log.filter((e) => e.turn_id === res.body.turn_id);
+    expect(ofNew.filter((e) => e.type === "model.requested").map((e) => e.payload.phase)).toEqual(["compaction", "executor"]);
+    expect(ofNew.at(-1)).toMatchObject({ type: "turn.completed", payload: { output: "short answer" } });
+    const [, , , compaction, executor] = await requests(scriptId);
+    expect(JSON.stringify(compaction.messages)).toContain(long1);
+    expect(JSON.stringify(executor.messages)).toContain("SUMMARY-AFTER-CUT");
+    expect(executor.messages.slice(-2)).toEqual([
+      { role: "user", content: third },
+      { role: "user", content: "a short question" },
+    ]);
+  });
+});
+
 describe("on_busy rollback", () => {
   it("cancels the running turn and takes it out of the conversation and the read model's turns; the log keeps it, with its side effects listed", async () => {
     const { sid, scriptId } = await scriptedSession(
