@@ -5,55 +5,15 @@
 // retries wait nothing) with the same model as its fallback run the same one-call turn, BENCH_FALLBACK_RUNS
 // times each. Turn time is turn.submitted to turn.completed in the log (the runtime's clock). Prints medians
 // as JSON: the added time is the three failed requests and the switch to the next model.
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Miniflare } from "miniflare";
 import { median, round } from "./lib/client.mjs";
 import { startFakeLlm } from "./lib/fake-llm.mjs";
+import { sleep, startBundledRuntime } from "./lib/miniflare.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const RUNS = Number(process.env.BENCH_FALLBACK_RUNS ?? 15);
-const KEY = "bench-key";
 const ANSWER = "openai-compatible:loop-s0-c0-d20";
 
-const bundle = mkdtempSync(join(tmpdir(), "bench-fallback-bundle-"));
-execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", bundle], {
-  cwd: ROOT,
-  stdio: "ignore",
-  env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-});
 const llm = await startFakeLlm(0);
-const state = mkdtempSync(join(tmpdir(), "bench-fallback-state-"));
-const mf = new Miniflare({
-  modules: true,
-  scriptPath: join(bundle, "worker.js"),
-  modulesRoot: bundle,
-  modulesRules: [{ type: "Text", include: ["**/*.sql"], fallthrough: true }],
-  compatibilityDate: "2026-04-01",
-  compatibilityFlags: ["nodejs_compat", "enable_request_signal"],
-  durableObjects: {
-    SESSIONS: { className: "SessionObject", useSQLite: true },
-    REGISTRY: { className: "RegistryObject", useSQLite: true },
-    RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
-  },
-  r2Buckets: ["BLOBS"],
-  defaultPersistRoot: state,
-  bindings: { API_KEYS: KEY, OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${llm.port}/v1`, LOGS: "off" },
-});
-
-async function call(method, path, body) {
-  const res = await mf.dispatchFetch(`http://runtime${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return res.json();
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const { call, dispose } = await startBundledRuntime({ OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${llm.port}/v1` });
 
 /** One turn's time (ms, the runtime's clock); with `fallback`, its model is down and ANSWER its fallback. */
 async function run(fallback) {
@@ -86,8 +46,6 @@ try {
     JSON.stringify({ runs: RUNS, direct_turn_ms: round(d), fallback_turn_ms: round(f), added_ms: round(f - d), samples: { direct, fellBack } }, null, 2),
   );
 } finally {
-  await mf.dispose();
+  await dispose();
   llm.server.close();
-  rmSync(state, { recursive: true, force: true });
-  rmSync(bundle, { recursive: true, force: true });
 }

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WS_KIND } from "./lib/client.mjs";
 import { e2eRows } from "./lib/e2e.mjs";
+import { longRows } from "./lib/long-run.mjs";
 import { PHASES } from "./lib/phases.mjs";
 import { stopAll, treeHash } from "./lib/procs.mjs";
 import { scaleRows } from "./lib/scale.mjs";
@@ -26,7 +27,8 @@ const list = (name, full, quick) =>
 const flag = (name, dflt) => (process.env[name] === undefined ? dflt : process.env[name] === "1");
 
 // Profile runs early, while the isolate holds few sessions; replay last of the runtime phases (its log is large).
-const ALL_PHASES = ["e2e", "scale", "loop", "latency", "profile", "concurrency", "fanout", "footprint", "replay", "micro"].filter((p) => PHASES[p]);
+// long runs early too, so its memory readings see little else; it erases its sessions when done.
+const ALL_PHASES = ["e2e", "long", "scale", "loop", "latency", "profile", "concurrency", "fanout", "footprint", "replay", "micro"].filter((p) => PHASES[p]);
 const CFG = {
   quick: QUICK,
   phases: pick("BENCH_PHASES", ALL_PHASES.join(","), ALL_PHASES.join(","))
@@ -57,6 +59,7 @@ const CFG = {
     steps: num("BENCH_CONC_STEPS", 10, 2),
     calls: num("BENCH_CONC_CALLS", 4, 4),
   },
+  long: { steps: num("BENCH_LONG_STEPS", 300, 50), turns: num("BENCH_LONG_TURNS", 2000, 200), reps: num("BENCH_LONG_REPS", 20, 10) },
   scale: { sessions: num("BENCH_SCALE_SESSIONS", 10000, 1000), pages: num("BENCH_SCALE_PAGES", 50, 20), events: num("BENCH_SCALE_EVENTS", 100000, 10000) },
   replay: {
     counts: list("BENCH_REPLAY_EVENTS", "10000,100000", "2000,10000"),
@@ -192,6 +195,8 @@ function table(o) {
   lines.push("|---|---|---|");
   const failed = (name) => r[name]?.error && row(`${name} phase`, "failed", r[name].error.slice(0, 120));
   if (r.e2e && !r.e2e.error) e2eRows(r.e2e, row, f);
+  if (r.long && !r.long.error) longRows(r.long, row, f);
+  else failed("long");
   if (r.scale && !r.scale.error) scaleRows(r.scale, row, f);
   if (r.loop && !r.loop.error) {
     const l = r.loop;

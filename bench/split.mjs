@@ -19,7 +19,7 @@ const FRAMES = ["turn.submitted", "model.requested", "turn.completed"];
 const stack = await startStack({ root: ROOT, log: () => {} });
 // performance.now() and the server's process.hrtime() are both the monotonic clock, from different origins.
 const originUs = Number(process.hrtime.bigint() / 1000n) - now() * 1000;
-const marks = async () => (await fetch(`${stack.fake.baseUrl.replace(/\/v1$/, "")}/marks`)).json();
+const marks = stack.fake.marks;
 const { model, maxSteps } = e2eShapes({ steps: 10, calls: 4, deltas: 5 })[SHAPE];
 
 function split(t0, t1, requests) {

@@ -4,7 +4,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { type IndexLayout, indexShard, shardOf } from "../src/durable/index-shards";
-import type { SessionSummary, UsageDay } from "../src/protocol/session-index";
+import type { SessionSummary, UsageDay } from "../src/protocol/session-list";
 import { type ApiResponse, api, createAgent, submitTurn, waitForTurnEnd } from "./support/api";
 import { until } from "./support/chat-client";
 

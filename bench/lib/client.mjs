@@ -60,6 +60,19 @@ export class Api {
     }
   }
 
+  /** Reads GET .../export to its end: its lines (the header line, then one per event) and bytes. */
+  async exportLog(sid) {
+    const res = await fetch(`${this.base}/v1/sessions/${sid}/export`, { headers: this.headers });
+    if (res.status !== 200) throw new Error(`GET /v1/sessions/${sid}/export: ${res.status} ${(await res.text()).slice(0, 300)}`);
+    let lines = 0;
+    let bytes = 0;
+    for await (const chunk of res.body) {
+      bytes += chunk.length;
+      for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines += 1;
+    }
+    return { lines, bytes };
+  }
+
   wsUrl(sid, after) {
     return `${this.base.replace(/^http/, "ws")}/v1/sessions/${sid}/ws?after=${after}`;
   }
@@ -209,6 +222,8 @@ export class Sub {
   }
 }
 
+/** A frame that ends a turn, whichever turn. */
+export const terminalAny = (s) => /"type":"turn\.(completed|failed|cancelled)"/.test(s);
 export const isTerminal = (turnId) => (s) => s.includes(turnId) && /"type":"turn\.(completed|failed|cancelled)"/.test(s);
 export const isType = (type, turnId) => (s) => s.includes(`"type":"${type}"`) && (!turnId || s.includes(turnId));
 

@@ -4,10 +4,8 @@
 // bare generateText loop in this Node process with a `lookup` tool POSTing to the same webhook, and the
 // same bare loop inside workerd (the baseline worker: the floor on this platform).
 import { bareLoop } from "./bare-loop.mjs";
-import { median, now } from "./client.mjs";
+import { median, now, terminalAny } from "./client.mjs";
 import { splitTurn } from "./timeline.mjs";
-
-const terminalAny = (s) => /"type":"turn\.(completed|failed|cancelled)"/.test(s);
 
 /** The e2e turns' agent: the scripted model and the scripted server's webhook as its `lookup` http tool. */
 export function benchAgent(stack, model, maxSteps) {

@@ -11,7 +11,8 @@
 // The model `down` answers every request 503 at once (with retry-after-ms: 0), a provider in an outage.
 // POST /v1/_tools/lookup is a zero-latency webhook tool: it answers every call with a small JSON result.
 // GET /marks answers (and forgets) when each request since the last GET /marks arrived and when its response
-// was sent, in microseconds of the monotonic clock (process.hrtime, which every process here shares).
+// was sent, in microseconds of the monotonic clock (process.hrtime, which every process here shares), and
+// its body's size in bytes.
 //
 // Which response to give is read from the conversation: the number of assistant messages with tool
 // calls after the last user message. Streaming (`stream: true`, as the runtime's streamText uses) and
@@ -107,7 +108,7 @@ export function startFakeLlm(port = 0) {
       marks = [];
       return;
     }
-    const mark = { url: req.url, arrived_us: micros(), sent_us: 0 };
+    const mark = { url: req.url, arrived_us: micros(), sent_us: 0, bytes: 0 };
     marks.push(mark);
     res.on("finish", () => {
       mark.sent_us = micros();
@@ -116,6 +117,7 @@ export function startFakeLlm(port = 0) {
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
       const raw = Buffer.concat(chunks);
+      mark.bytes = raw.length;
       stats.requests += 1;
       stats.bytesIn += raw.length;
       if (req.method === "GET" && req.url === "/stats") {

@@ -1,5 +1,6 @@
 // The worker bundled as for deploy (`wrangler deploy --dry-run`) and run in Miniflare, for the benchmarks
-// that drive the runtime in-process (subscriptions, busy, files): `call` is a JSON request with the bench key,
+// that drive the runtime in-process (subscriptions, busy, files, fallback) and the Node-side tests that restart
+// a whole runtime process (test/node/support/runtime-process.ts): `call` is a JSON request with the bench key,
 // `fetch` any request, `dispose()` removes the bundle and the persistence directory.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -7,36 +8,44 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const BENCH_KEY = "bench-key";
 
-export async function startBundledRuntime(bindings) {
-  const bundle = mkdtempSync(join(tmpdir(), "bench-bundle-"));
+/** Bundles the worker as for deploy (`wrangler deploy --dry-run`) into a fresh directory; returns it. */
+export function bundleWorker() {
+  const bundle = mkdtempSync(join(tmpdir(), "agent-runtime-bundle-"));
   execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", bundle], {
     cwd: ROOT,
     stdio: "ignore",
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
   });
-  const state = mkdtempSync(join(tmpdir(), "bench-state-"));
-  const mf = new Miniflare({
+  return bundle;
+}
+
+/**
+ * Miniflare options running `bundle` on the persisted state directory `state`: bindings, Durable Objects,
+ * buckets and compatibility come from wrangler.toml (so a new object class needs no change here), without
+ * the inspector's static assets.
+ */
+export function runtimeOptions(bundle, state, bindings) {
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, "wrangler.toml"));
+  const { assets: _assets, ...options } = workerOptions;
+  return {
+    ...options,
     modules: true,
     scriptPath: join(bundle, "worker.js"),
     modulesRoot: bundle,
-    modulesRules: [{ type: "Text", include: ["**/*.sql"], fallthrough: true }],
-    compatibilityDate: "2026-04-01",
-    compatibilityFlags: ["nodejs_compat", "enable_request_signal"],
-    durableObjects: {
-      SESSIONS: { className: "SessionObject", useSQLite: true },
-      REGISTRY: { className: "RegistryObject", useSQLite: true },
-      INDEX: { className: "IndexShardObject", useSQLite: true },
-      RESOURCES: { className: "ResourceMemoryObject", useSQLite: true },
-      RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
-    },
-    r2Buckets: ["BLOBS"],
     defaultPersistRoot: state,
-    bindings: { API_KEYS: BENCH_KEY, LOGS: "off", ...bindings },
-  });
+    bindings: { ...options.bindings, ...bindings },
+  };
+}
+
+export async function startBundledRuntime(bindings) {
+  const bundle = bundleWorker();
+  const state = mkdtempSync(join(tmpdir(), "bench-state-"));
+  const mf = new Miniflare(runtimeOptions(bundle, state, { API_KEYS: BENCH_KEY, LOGS: "off", ...bindings }));
   const fetch = (path, init = {}) =>
     mf.dispatchFetch(`http://runtime${path}`, { ...init, headers: { authorization: `Bearer ${BENCH_KEY}`, ...(init.headers ?? {}) } });
   const call = async (method, path, body) => {

@@ -4,16 +4,17 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { Api, isType, median, now, quantile, summary } from "./client.mjs";
+import { Api, isType, median, now, quantile, summary, terminalAny } from "./client.mjs";
 import { heapAfterGc, startProfile } from "./cpuprofile.mjs";
 import { e2e } from "./e2e.mjs";
+import { long } from "./long-run.mjs";
 import { memoryOf } from "./procs.mjs";
 import { scale } from "./scale.mjs";
+import { sessionDbDir } from "./session-db.mjs";
 import { cpuDiff } from "./stack.mjs";
 import { splitTurn } from "./timeline.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const terminalAny = (s) => /"type":"turn\.(completed|failed|cancelled)"/.test(s);
 const loopModel = (steps, calls, deltas) => `loop-s${steps}-c${calls}-d${deltas}`;
 
 /** A fresh session with a WebSocket already open on it; run() submits one turn and times it. */
@@ -63,6 +64,7 @@ const perRun = (acc, n) => Object.fromEntries(Object.entries(acc ?? {}).map(([k,
 
 export const PHASES = {
   e2e,
+  long,
   scale,
   /** Loop overhead: the same turn through the runtime and in a plain AI SDK loop, interleaved. */
   async loop(stack, cfg, say) {
@@ -278,7 +280,7 @@ export const PHASES = {
     // Many turns in one session.
     const T = cfg.footprint.turns;
     const model = loopModel(0, 0, 5);
-    const doDir = join(stack.rt.persistTo ?? "", "v3", "do", "agent-runtime-SessionObject");
+    const doDir = sessionDbDir(stack);
     const filesBefore = new Set(existsSync(doDir) ? readdirSync(doDir) : []);
     const fsid = await api.createSession(model, 11);
     const sub = api.subscribe(fsid, await api.lastSequence(fsid), { deflate: cfg.deflate });

@@ -1,8 +1,6 @@
 // Sessions at scale: listing an index of many sessions with a filter, exporting a large log, and erasing it.
-import { now, quantile } from "./client.mjs";
+import { now, quantile, terminalAny } from "./client.mjs";
 import { memoryOf } from "./procs.mjs";
-
-const terminalAny = (s) => /"type":"turn\.(completed|failed|cancelled)"/.test(s);
 
 async function inParallel(n, width, fn) {
   let next = 0;
@@ -67,13 +65,7 @@ export async function scale(stack, cfg, say) {
   const sampler = setInterval(() => {
     peak = Math.max(peak, memoryOf(pid).rss);
   }, 20);
-  const exported = await timed(async () => {
-    const res = await fetch(`${api.base}/v1/sessions/${sid}/export`, { headers: api.headers });
-    let lines = 0;
-    const decoder = new TextDecoder();
-    for await (const chunk of res.body) for (const c of decoder.decode(chunk, { stream: true })) if (c === "\n") lines++;
-    return lines;
-  });
+  const exported = await timed(async () => (await api.exportLog(sid)).lines);
   clearInterval(sampler);
   const erased = await timed(() => fetch(`${api.base}/v1/sessions/${sid}`, { method: "DELETE", headers: api.headers }));
   const out = {

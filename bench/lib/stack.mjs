@@ -19,6 +19,8 @@ export async function startStack({ root, log, liveSrc = false, viaProxy = false,
   const fake = await startFakeLlmProcess(join(root, "bench", "lib", "fake-llm.mjs"), fakePort, log);
   const baseUrl = `http://127.0.0.1:${fakePort}/v1`;
   fake.baseUrl = baseUrl;
+  /** The scripted server's request marks since the last call (fake-llm.mjs, GET /marks). */
+  fake.marks = async () => (await fetch(`http://127.0.0.1:${fakePort}/marks`)).json();
   const config = liveSrc ? join(root, "wrangler.toml") : snapshotRuntime(root, join(root, "bench", ".cache", "runtime"));
   const [rt, bl] = await Promise.all([
     startWrangler({

@@ -53,12 +53,12 @@ const version = (dir, pkg) => {
   }
 };
 
-/** Runs `npm install` in bench/peer unless every pinned dependency is installed at its version. */
+/** Runs `npm ci` (exactly the lockfile) in bench/peer unless every pinned dependency is installed at its version. */
 function ensureInstalled() {
   const { dependencies } = JSON.parse(readFileSync(join(PEER, "package.json"), "utf8"));
   if (Object.entries(dependencies).every(([pkg, v]) => version(PEER, pkg) === v)) return;
-  say("installing the peer's packages (npm install in bench/peer) ...");
-  execFileSync("npm", ["install", "--no-audit", "--no-fund"], { cwd: PEER, stdio: "inherit" });
+  say("installing the peer's packages (npm ci in bench/peer) ...");
+  execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: PEER, stdio: "inherit" });
 }
 
 /** The peer worker under `wrangler dev`, with the DevTools relays off as for the other workers. */

@@ -1,4 +1,4 @@
-// `agent-runtime eval`: a session's recorded turns replayed with a changed agent config (issue 21), one row each:
+// `agent-runtime eval`: a session's recorded turns replayed with a changed agent config (docs/guides/fork-and-replay.md), one row each:
 // where the replay left the recording, whether the output changed, the tokens and cost it made. Exit 1 when a
 // turn that completed before does not complete now, so a prompt or model change can be gated on real traffic.
 import { type CliIO, EXIT, type ParsedArgs, str, UsageError } from "./cli-args";

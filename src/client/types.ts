@@ -6,7 +6,7 @@ import { type EventOf, type EventRef, type EventType, isTerminalTurnEvent, type 
 import type { BodyOf, ResponseOf, resources, sessions, streams, turns, usage } from "../protocol/operations";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 
-export type { SessionSummary, UsageRow } from "../protocol/session-index";
+export type { SessionSummary, UsageRow } from "../protocol/session-list";
 export type { TerminalEvent, TurnOutcome } from "../protocol/turn-outcome";
 
 /** A page of GET /v1/sessions. */

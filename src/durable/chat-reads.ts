@@ -1,4 +1,4 @@
-// What the AI SDK chat routes (issue 17) read from a session's log: where a turn's events begin, and the
+// What the AI SDK chat routes (docs/guides/use-chat.md) read from a session's log: where a turn's events begin, and the
 // conversation folded into UIMessage[] (src/runtime/views/ui-messages.ts).
 import { ApiError } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";

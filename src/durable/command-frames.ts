@@ -1,4 +1,4 @@
-// WebSocket command frames (SPEC §4): parse and validate a client frame, run it against the session, and
+// WebSocket command frames (docs/reference/api.md): parse and validate a client frame, run it against the session, and
 // answer with a reply frame carrying its request_id. Malformed frames get ok:false; the socket stays open.
 
 import { ApiError, type Result, zodIssues } from "../protocol/errors";

@@ -1,4 +1,4 @@
-// A fork cut while a turn waited for approvals (issue 21): the turn comes back in the fork as a running turn
+// A fork cut while a turn waited for approvals (docs/guides/fork-and-replay.md): the turn comes back in the fork as a running turn
 // suspended at the same approvals, with new action ids and fresh deadlines, so they can be decided differently.
 import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";

@@ -2,8 +2,8 @@
 // way, a shard set of another count, see docs/scale.md). Rows are stored in their shard before they are
 // deleted here, so a move cut short repeats a batch and loses nothing.
 import type { Env } from "../env";
+import { deleteRows, INDEX_TABLES, type IndexRows, takeRows } from "./index-shard-tables";
 import { type IndexLayout, indexLayout, shardAt, shardOf } from "./index-shards";
-import { deleteRows, INDEX_TABLES, type IndexRows, takeRows } from "./session-index";
 
 const BATCH = 500;
 

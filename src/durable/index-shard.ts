@@ -2,10 +2,10 @@
 // id hashes to it (index-shards.ts). A session writes only to its own shard; lists and usage read every shard.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import type { SessionListQuery, SessionSummary, UsageDay, UsageQuery, UsageRow } from "../protocol/session-index";
+import type { SessionListQuery, SessionSummary, UsageDay, UsageQuery, UsageRow } from "../protocol/session-list";
 import { randomId } from "../runtime/ids";
+import { eraseSession, getSession, type IndexRows, importRows, isErased, listSessions, storedBytes, upsertSession, usageTotals } from "./index-shard-tables";
 import { INDEX_MIGRATIONS, migrate } from "./migrate";
-import { eraseSession, getSession, type IndexRows, importRows, isErased, listSessions, storedBytes, upsertSession, usageTotals } from "./session-index";
 
 export class IndexShardObject extends DurableObject<Env> {
   /** Test hooks (TEST_HOOKS=1 only): index writes that fail before they land, and writes held until released. */

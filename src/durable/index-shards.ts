@@ -3,7 +3,7 @@
 // in parallel and merge (src/runtime/index-merge.ts). The count is part of the names, so a deployment that
 // changes it starts a new, empty set: see docs/scale.md for moving the rows over.
 import type { Env } from "../env";
-import type { SessionListQuery, SessionSummary, UsageQuery, UsageRow } from "../protocol/session-index";
+import type { SessionListQuery, SessionSummary, UsageQuery, UsageRow } from "../protocol/session-list";
 import { mergePages, mergeUsage } from "../runtime/index-merge";
 
 export const DEFAULT_INDEX_SHARDS = 16;

@@ -4,6 +4,7 @@ import registry0002 from "../../migrations/registry/0002_session_index.sql";
 import registry0003 from "../../migrations/registry/0003_cached_tokens.sql";
 import registry0004 from "../../migrations/registry/0004_stored_bytes.sql";
 import resource0001 from "../../migrations/resource/0001_init.sql";
+import resource0002 from "../../migrations/resource/0002_recall_vectors.sql";
 import session0001 from "../../migrations/session/0001_init.sql";
 import session0002 from "../../migrations/session/0002_turn_messages.sql";
 import session0003 from "../../migrations/session/0003_governance.sql";
@@ -47,7 +48,10 @@ export const INDEX_MIGRATIONS: Migration[] = [
   { version: 2, sql: registry0003 },
   { version: 3, sql: registry0004 },
 ];
-export const RESOURCE_MIGRATIONS: Migration[] = [{ version: 1, sql: resource0001 }];
+export const RESOURCE_MIGRATIONS: Migration[] = [
+  { version: 1, sql: resource0001 },
+  { version: 2, sql: resource0002 },
+];
 
 /** Whether this object's storage was ever initialized (a fresh object reads nothing and writes nothing). */
 export function isInitialized(storage: DurableObjectStorage): boolean {

@@ -3,7 +3,7 @@
 // the append. Nothing else writes these tables, so they can always be rebuilt from the log alone.
 import { type EventTable, ignored, onEvent } from "../protocol/event-table";
 import type { RuntimeEvent } from "../protocol/events";
-import { USAGE_COLUMNS } from "../protocol/session-index";
+import { USAGE_COLUMNS } from "../protocol/session-list";
 import type { TurnRow } from "./session-store";
 
 /** The schedule entry of an approval's deadline (the alarm decides it as timed out). */
@@ -55,6 +55,7 @@ const USAGE: EventTable<[], Usage> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.recalled",
     "message.injected",
     "runtime.warning",
     "runtime.error",
@@ -104,6 +105,7 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.recalled",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

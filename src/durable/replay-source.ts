@@ -1,9 +1,9 @@
-// What a replay of one of this session's turns starts from (issue 21): the conversation as it was when the turn
+// What a replay of one of this session's turns starts from (docs/guides/fork-and-replay.md): the conversation as it was when the turn
 // started (a fork there), the turn's input, its model calls and tool results as recorded, and its side of the
 // comparison, all read from the log.
 
 import { ApiError } from "../protocol/errors";
-import type { RuntimeEvent } from "../protocol/events";
+import type { PayloadOf, RuntimeEvent } from "../protocol/events";
 import type { FileRef } from "../protocol/input-parts";
 import { recordingOf } from "../runtime/recorded-model";
 import { recordedResults } from "../runtime/recorded-tools";
@@ -41,9 +41,15 @@ export function replaySource(store: SessionStore, turnId: string): ReplaySource 
     input: turn.input,
     ...(submitted?.type === "turn.submitted" && submitted.payload.files ? { files: submitted.payload.files } : {}),
     messages_json: JSON.stringify(messages),
-    recording_json: JSON.stringify({ ...recordingOf(events), results: recordedResults(events) }),
+    recording_json: JSON.stringify({ ...recordingOf(events), results: recordedResults(events), recalled: recordedRecall(events) }),
     original_json: JSON.stringify(turnSide(events)),
   };
+}
+
+/** The turn's automatic recall as recorded: a replay adds the same hits to its prompt and searches nothing. */
+function recordedRecall(events: readonly RuntimeEvent[]): PayloadOf<"memory.recalled"> | null {
+  const recalled = events.find((e) => e.type === "memory.recalled");
+  return recalled?.type === "memory.recalled" ? recalled.payload : null;
 }
 
 /** Its session operations: what a replay of a turn starts from, and (in a replay session) the replay's outcome. */

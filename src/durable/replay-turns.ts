@@ -1,7 +1,8 @@
-// A replay session's one replayed turn (issue 21): its model answers from the recording while the requests
+// A replay session's one replayed turn (docs/guides/fork-and-replay.md): its model answers from the recording while the requests
 // match and live from the first that differs (replay.diverged), its tools answer from the recorded results or
 // run again, and its end adds replay.completed, the comparison with the original, in the same commit.
 import type { EventDraft, RuntimeEvent } from "../protocol/events";
+import type { MemoryRecalled } from "../protocol/memory";
 import type { TurnSetup } from "../runtime/loop";
 import { type Divergence, isCutCall, type RecordedCall, RecordedModel } from "../runtime/recorded-model";
 import { type RecordedResult, replayTools, type ToolReplayMode } from "../runtime/recorded-tools";
@@ -45,6 +46,12 @@ export class ReplayTurns {
     const made = events.filter((e) => e.type === "model.completed" && !isCutCall(e.payload.finish_reason)).length;
     const model = new RecordedModel(setup.model, setup.config.model, { calls, cut: cut ?? null }, diverged, { made, divergence: divergenceIn(events) });
     return { ...setup, model, tools: replayTools(setup.tools, results, row.tools) };
+  }
+
+  /** The replayed turn's recorded automatic recall (null: `turnId` is not the replayed turn, or it recalled nothing). */
+  recalled(turnId: string): MemoryRecalled | null {
+    const row = this.replayed(turnId);
+    return row ? ((JSON.parse(row.recording_json) as { recalled?: MemoryRecalled | null }).recalled ?? null) : null;
   }
 
   /** replay.completed for the end of `turnId` (`ending`: its last events, not yet stored), when it is the replayed turn. */

@@ -25,7 +25,7 @@ import { PendingWrites } from "./pending-writes";
 import { project } from "./projections";
 import { replayCapability } from "./replay-source";
 import { resourceMemory } from "./resource-memory-object";
-import { Schedules } from "./schedules";
+import { Schedules } from "./schedule-table";
 import { alarmFor, type Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import { eraseSessionBlobs } from "./session-erase";

@@ -7,7 +7,7 @@
 // Also the session's retention deadline: idle that long (a pending approval counts as activity until its
 // deadline), the session erases itself.
 import { isTerminalTurnEvent } from "../protocol/events";
-import type { SessionSummary, UsageDay } from "../protocol/session-index";
+import type { SessionSummary, UsageDay } from "../protocol/session-list";
 import { fileStore } from "./file-store";
 import { indexShard } from "./index-shards";
 import type { Capability } from "./session-capability";

@@ -3,7 +3,7 @@
 import type { ModelMessage } from "ai";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
 import type { FileRef } from "../protocol/input-parts";
-import type { UsageDay } from "../protocol/session-index";
+import type { UsageDay } from "../protocol/session-list";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 import type { SessionView } from "../protocol/views";
 import type { ApprovalDecision } from "../protocol/wire";

@@ -1,4 +1,4 @@
-// The agent configuration (SPEC §3): one zod schema for validation and defaults. The checks that need the
+// The agent configuration (docs/reference/configuration.md): one zod schema for validation and defaults. The checks that need the
 // deployment (configured providers, known tools, the URL allowlist) are in deployment-checks.ts.
 import { z } from "zod";
 import { OnBusy } from "./busy";
@@ -35,7 +35,7 @@ export type HttpToolSpec = z.infer<typeof HttpToolSchema>;
 
 const PROPERTY_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
-/** The per-turn limits (SPEC §7); an agent's `budget` may only lower them. */
+/** The per-turn limits (docs/guides/subagents-and-budgets.md); an agent's `budget` may only lower them. */
 export const BUDGET_CAPS = {
   max_depth: 3,
   max_iterations_per_level: 20,

@@ -1,4 +1,4 @@
-// One error type for everything a client can be told about; routes turn it into the SPEC §2 envelope.
+// One error type for everything a client can be told about; routes turn it into the error envelope (docs/reference/errors.md).
 
 /** Every code a client can get in the error envelope, with its HTTP status and meaning (docs/reference/errors.md). */
 export const ERROR_CODES = {

@@ -1,8 +1,9 @@
-// The payload of every event type (SPEC §5, §6), one zod schema each: the emitters are type-checked against
+// The payload of every event type (docs/reference/events.md, docs/guides/tools-and-permissions.md), one zod schema each: the emitters are type-checked against
 // them, GET /v1/events/schema serves them as JSON Schema, and docs/reference/events.md is generated from them.
 import { z } from "zod";
 import { GUARDRAIL_STAGES } from "./guardrails";
 import { FileRef } from "./input-parts";
+import { MemoryRecalledSchema } from "./memory";
 
 const Usage = z
   .object({
@@ -40,7 +41,7 @@ const TurnError = z
 /** Why the runtime could not submit a turn itself: the error POST .../turns would have answered. */
 const SubmitError = z
   .object({
-    code: z.string().describe("the API error code (SPEC §2): rate_limited for a full queue, validation_failed for an input over the budget, ..."),
+    code: z.string().describe("the API error code (errors.md): rate_limited for a full queue, validation_failed for an input over the budget, ..."),
     message: z.string(),
   })
   .meta({ id: "SubmitError" });
@@ -300,9 +301,10 @@ export const EVENT_PAYLOADS = {
       patch: z.unknown().describe("the JSON merge patch (RFC 7396) applied"),
     })
     .describe("update_working_memory changed the resource's working memory (docs/guides/memory.md); carries the tool call's id"),
+  "memory.recalled": MemoryRecalledSchema,
   "runtime.warning": z.object({
     message: z.string(),
-    code: z.string().optional().describe("mcp_server_unavailable, mcp_tool_not_found, mcp_tool_left_out"),
+    code: z.string().optional().describe("mcp_server_unavailable, mcp_tool_not_found, mcp_tool_left_out, working_memory_unavailable, recall_unavailable"),
     server: z.string().optional(),
     errors: z.array(z.string()).optional(),
     attempt: z.number().optional(),

@@ -1,4 +1,4 @@
-// The event envelope (SPEC §5) and the typed event catalog: `RuntimeEvent` is a union discriminated on
+// The event envelope (docs/reference/events.md) and the typed event catalog: `RuntimeEvent` is a union discriminated on
 // `type`, each with its payload schema (event-payloads.ts). Producers build an EventDraft; the event store
 // stamps ids, sequence, timestamp and trace fields.
 import { z } from "zod";

@@ -1,4 +1,4 @@
-// Guardrails in the agent config (issue 36): rules per stage, each a check of some text with an action. The
+// Guardrails in the agent config (docs/guides/guardrails.md): rules per stage, each a check of some text with an action. The
 // deterministic kinds (regex, pii, max_length) may redact; the model judge and the webhook only decide, so
 // they may block or warn. Regexes are compiled here, so an invalid one is 422 when the agent is saved.
 import { z } from "zod";

@@ -1,4 +1,4 @@
-// `provider:model` strings (SPEC §9): which providers exist and how a model string splits.
+// `provider:model` strings (docs/guides/model-fallback-and-caching.md): which providers exist and how a model string splits.
 import { z } from "zod";
 
 export const PROVIDERS = ["openai", "anthropic", "openai-compatible", "workers-ai", "demo"] as const;

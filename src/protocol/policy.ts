@@ -1,4 +1,4 @@
-// A session's policy (SPEC §6): which permission classes of tools are exposed, and the workspace root.
+// A session's policy (docs/guides/tools-and-permissions.md): which permission classes of tools are exposed, and the workspace root.
 import { z } from "zod";
 import { PERMISSION_CLASSES, type PermissionClass } from "./tool-classes";
 import { normalizeWorkspaceRoot } from "./workspace-path";

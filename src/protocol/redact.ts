@@ -1,4 +1,4 @@
-// Write-only fields (issue 29): what every reader of an agent config or a subscription sees in place of a
+// Write-only fields (docs/guides/access-and-tokens.md): what every reader of an agent config or a subscription sees in place of a
 // secret. The runtime keeps the real values for execution; every route, stream, export and page that shows a
 // config shows it through these functions, for every principal, admins included.
 import type { AgentConfig } from "./agent-config";

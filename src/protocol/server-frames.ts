@@ -1,4 +1,4 @@
-// What the server sends on a session's WebSocket besides events (SPEC §4): the reply to a command frame.
+// What the server sends on a session's WebSocket besides events (docs/reference/api.md): the reply to a command frame.
 // docs/reference/websocket.md is generated from it.
 import { z } from "zod";
 

@@ -1,4 +1,4 @@
-// The read models a client reads (SPEC §8): the session snapshot, the thread, turn summaries and the
+// The read models a client reads (docs/architecture.md): the session snapshot, the thread, turn summaries and the
 // execution tree, as zod schemas (for OpenAPI and the client's types); the folds that build them from the
 // log are in src/runtime/.
 import { z } from "zod";

@@ -1,4 +1,4 @@
-// Request bodies and WebSocket client frames (SPEC §4, §5), shared by the HTTP routes and the socket.
+// Request bodies and WebSocket client frames (docs/reference/api.md, docs/reference/events.md), shared by the HTTP routes and the socket.
 import { z } from "zod";
 import { DebounceMs, OnBusy } from "./busy";
 import { InputParts } from "./input-parts";

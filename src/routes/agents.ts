@@ -1,4 +1,4 @@
-// Agent registry routes (SPEC §4).
+// Agent registry routes (docs/reference/api.md).
 import { forgetAgent } from "../durable/agent-cache";
 import { providerEnv } from "../durable/providers";
 import { registry } from "../durable/registry-object";

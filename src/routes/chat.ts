@@ -1,4 +1,4 @@
-// The AI SDK UI message stream protocol (issue 17), so an unmodified `useChat` with
+// The AI SDK UI message stream protocol (docs/guides/use-chat.md), so an unmodified `useChat` with
 // `DefaultChatTransport({ api: base + "/v1/chat" })` talks to a session: POST /v1/chat (a turn, or decisions
 // on approvals), GET /v1/chat/:sid/stream (resume) and GET /v1/sessions/:sid/messages (after a reload).
 // The streams are projections of the session's log (src/runtime/views/ui-stream.ts).

@@ -1,9 +1,10 @@
-// POST /v1/sessions/:sid/fork (issue 21): a new session whose conversation is the source's as of one
+// POST /v1/sessions/:sid/fork (docs/guides/fork-and-replay.md): a new session whose conversation is the source's as of one
 // sequence of its log; the source is only read.
 
 import { agentConfig } from "../durable/agent-cache";
 import { copyFiles } from "../durable/file-store";
 import type { ForkSource } from "../durable/fork-history";
+import { joinResource } from "../durable/resource-memory-object";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
@@ -27,12 +28,15 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
   const source = await callSession<ForkSource>(c.env, sid, "forkSource", { body: { at_sequence: body.at_sequence }, by: c.get("keyHash") });
   const agent = body.agent === undefined ? source.agent : await forkAgent(body.agent, c.env);
   const session_id = randomId("ses");
+  // A fork belongs to its source's resource: it shares that memory (copying none) and is erased with it.
+  const resource_id = await joinResource(c.env, source.resource_id, session_id);
   const created = await sessionStub(c.env, session_id).create({
     session_id,
     agent,
     policy: source.policy,
     metadata: body.metadata ?? (JSON.parse(source.metadata) as Record<string, unknown>),
     owner: principal.kind === "token" ? principal.subject : source.owner,
+    resource_id,
     fork: { from_session: sid, at_sequence: body.at_sequence, messages_json: source.messages_json, paused_json: source.paused_json },
   });
   const forked = unwrap(created);

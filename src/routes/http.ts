@@ -11,7 +11,7 @@ import { unsupportedMediaType } from "./json-depth";
 
 export type AppEnv = { Bindings: Env; Variables: { principal: Principal; keyHash: string } };
 
-/** A router whose validation failures become the SPEC §2 422 envelope. */
+/** A router whose validation failures become the 422 error envelope (docs/reference/errors.md). */
 export function router(): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {

@@ -1,4 +1,4 @@
-// Replay (issue 21): POST /v1/sessions/:sid/turns/:turn_id/replay runs a recorded turn again in a new session
+// Replay (docs/guides/fork-and-replay.md): POST /v1/sessions/:sid/turns/:turn_id/replay runs a recorded turn again in a new session
 // (a fork just before it) with a changed config, answering model calls from the recording while the requests
 // match; GET /v1/replays/:exec_id is the comparison with the original.
 import { copyFiles } from "../durable/file-store";
@@ -37,6 +37,7 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
       policy: source.policy,
       metadata: JSON.parse(source.metadata) as Record<string, unknown>,
       owner: principal.kind === "token" ? principal.subject : source.owner,
+      // No resource: a replay reads memory only as the turn recorded it (its recall hits and tool results) and writes none.
       fork: { from_session: sid, at_sequence: source.at_sequence, messages_json: source.messages_json, paused_json: null },
       replay: {
         source_session: sid,

@@ -1,4 +1,4 @@
-// A resource's memory over HTTP (issue 35, docs/guides/memory.md): working memory read and written, recall
+// A resource's memory over HTTP (docs/guides/memory.md): working memory read and written, recall
 // search, erasure. A token reaches its own subject's resource only: any other answers 404, as if it did not exist.
 import type { Context } from "hono";
 import { registry } from "../durable/registry-object";

@@ -1,4 +1,4 @@
-// Event delivery routes (SPEC §4, §5): JSON pages, SSE, and WebSocket. The session object serves the
+// Event delivery routes (docs/reference/api.md, docs/reference/events.md): JSON pages, SSE, and WebSocket. The session object serves the
 // streams itself; these routes authenticate and forward.
 import type { Context } from "hono";
 import { EXPIRES_HEADER, GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-streams";

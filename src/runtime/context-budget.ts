@@ -1,4 +1,4 @@
-// Budget awareness (SPEC §7 budget_awareness): how much of the model's context window a prompt uses, the
+// Budget awareness (`budget_awareness`, docs/guides/subagents-and-budgets.md): how much of the model's context window a prompt uses, the
 // per-message advisory, and the limit:N threshold.
 import type { ModelMessage } from "ai";
 import { type AgentConfig, BUDGET_CAPS } from "../protocol/agent-config";

@@ -2,7 +2,7 @@
 // would give. Pages: every shard answers the same predicate and keyset position with its own first `limit`
 // rows, newest first; the first `limit` rows of all of them are the first `limit` of their union, because
 // each of those rows is among the first `limit` of its own shard. Usage: sums per key, added up.
-import { type SessionSummary, USAGE_COLUMNS, type UsageRow } from "../protocol/session-index";
+import { type SessionSummary, USAGE_COLUMNS, type UsageRow } from "../protocol/session-list";
 
 /** SQLite's order of the index, descending: created_at, then session_id (ASCII ids compare alike in both). */
 function newerFirst(a: SessionSummary, b: SessionSummary): number {

@@ -30,8 +30,10 @@ const COMPACTION_DIRECTIVE =
 
 type Phase = "executor" | "planner" | "compaction";
 
-function systemPrompt({ config, working_memory }: TurnSetup): string | undefined {
-  const parts = [config.instructions, config.output_schema ? outputInstructions(config.output_schema) : "", working_memory ?? ""].filter(Boolean);
+function systemPrompt({ config, working_memory, recalled }: TurnSetup): string | undefined {
+  const parts = [config.instructions, config.output_schema ? outputInstructions(config.output_schema) : "", working_memory ?? "", recalled ?? ""].filter(
+    Boolean,
+  );
   return parts.length > 0 ? parts.join("\n\n") : undefined;
 }
 

@@ -1,4 +1,4 @@
-// Model fallback (issue 36): one model call tried on each model of the agent's chain (`model`, then
+// Model fallback (docs/guides/model-fallback-and-caching.md): one model call tried on each model of the agent's chain (`model`, then
 // `fallback_models`) with the same request, until one answers. A model is given up after the retries of a
 // retryable error (429, 5xx, network), or when it sends nothing within first_token_timeout_ms; once a model has
 // streamed part of its answer, a failure fails the call (what reached clients cannot be taken back).

@@ -1,4 +1,4 @@
-// Prompt caching (issue 36): each step of a turn resends the whole conversation, so the provider's prompt cache
+// Prompt caching (docs/guides/model-fallback-and-caching.md): each step of a turn resends the whole conversation, so the provider's prompt cache
 // is asked to keep its stable prefix. Anthropic models get cache breakpoints (cache_control) on the last tool,
 // the system prompt and the last message, which the next step's request repeats unchanged; OpenAI models get
 // a prompt_cache_key per session, which routes a session's requests to the same cache. Both are provider

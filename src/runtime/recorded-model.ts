@@ -1,4 +1,4 @@
-// The model of a replayed turn (issue 21): it answers each call from the recorded turn while the call is the
+// The model of a replayed turn (docs/guides/fork-and-replay.md): it answers each call from the recorded turn while the call is the
 // recorded one (same request_hash: prompt, tool schemas, parameters), and from the first call that differs, or
 // goes past the recording, hands every call to the live model. A LanguageModelV3, so the loop runs unchanged.
 // The recording holds completed calls only: a call cut short (interrupted, cancelled, failed, or the turn's

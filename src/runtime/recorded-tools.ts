@@ -1,4 +1,4 @@
-// The tools of a replayed turn (issue 21): a call with the same name and arguments as a recorded one gets the
+// The tools of a replayed turn (docs/guides/fork-and-replay.md): a call with the same name and arguments as a recorded one gets the
 // recorded result ("recorded") or runs again ("live"); a call the recording never made runs live only when it
 // cannot change anything (permission class safe or knowledge), and otherwise gets an error result saying so. A
 // call the recorded turn's end cut short never returned: it has no recorded result, only the cut's error.

@@ -1,4 +1,4 @@
-// What a replay ends with (issue 21): the replayed turn against the original, each side read from a turn's
+// What a replay ends with (docs/guides/fork-and-replay.md): the replayed turn against the original, each side read from a turn's
 // events, so the comparison is the same whether made live or later from the logs.
 import type { EventDraft, PayloadOf } from "../protocol/events";
 import type { Divergence } from "./recorded-model";

@@ -1,4 +1,4 @@
-// A fingerprint of what a model call is asked (issue 21): model, system prompt, messages, tool schemas and
+// A fingerprint of what a model call is asked (docs/guides/fork-and-replay.md): model, system prompt, messages, tool schemas and
 // parameters, hashed from a canonical JSON form. model.requested records it, so a replay of the turn can tell
 // whether the request it would send now is the recorded one (and answer it from the recording) or not.
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";

@@ -1,4 +1,4 @@
-// output_schema (SPEC §3): the final answer must be JSON valid against the agent's JSON Schema. The
+// output_schema (docs/reference/configuration.md): the final answer must be JSON valid against the agent's JSON Schema. The
 // provider's structured-output mode is requested where it has one; the runtime validates either way.
 import { schemaErrors } from "./json-schema";
 import type { JsonSchema } from "./tools/types";

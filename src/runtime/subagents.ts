@@ -1,4 +1,4 @@
-// Sub-agents (SPEC §7): run_subtask and spawn_subagents start child loops inside the turn. A child has an
+// Sub-agents (docs/guides/subagents-and-budgets.md): run_subtask and spawn_subagents start child loops inside the turn. A child has an
 // isolated conversation (only its instructions), a subset of its parent's tools, the turn's shared budget,
 // and its state inside its parent's tool call, so it is checkpointed and resumed with the turn.
 import { errorMessage } from "../protocol/errors";

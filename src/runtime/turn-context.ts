@@ -33,6 +33,8 @@ export interface TurnSetup {
   cacheKey?: string;
   /** The resource's working memory as the system prompt shows it (read at the turn's start). */
   working_memory?: string;
+  /** What automatic recall found in the resource's earlier conversations, as the system prompt shows it. */
+  recalled?: string;
 }
 
 /** A live message recorded in the session's inbox for the running turn; `seq` orders the inbox. */

@@ -152,7 +152,7 @@ export function finalMessages(state: TurnState, unrunReason: string): ModelMessa
   return [...state.messages, { role: "tool", content: parts }];
 }
 
-/** The §6 metadata of a tool result. */
+/** The metadata of a tool result (docs/guides/tools-and-permissions.md). */
 export function resultMetadata(
   call: Pick<ToolCallRecord, "approval">,
   is_error: boolean,

@@ -1,4 +1,4 @@
-// The event-log invariants (issue 6), checkable on any prefix of a session's log: tests run it over every
+// The event-log invariants (docs/architecture.md), checkable on any prefix of a session's log: tests run it over every
 // log they read, so a violation anywhere fails the suite.
 import { type EventTable, ignored, onEvent } from "../protocol/event-table";
 import type { RuntimeEvent, TerminalType } from "../protocol/events";
@@ -56,6 +56,7 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.recalled",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

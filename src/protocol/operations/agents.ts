@@ -1,4 +1,4 @@
-// The agent registry (SPEC §4).
+// The agent registry (docs/reference/api.md).
 import { z } from "zod";
 import { AgentConfigSchema } from "../agent-config";
 import { REDACTED } from "../redact";

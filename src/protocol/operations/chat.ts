@@ -1,4 +1,4 @@
-// The AI SDK UI message stream protocol (issue 17): what an unmodified `useChat` with `DefaultChatTransport`
+// The AI SDK UI message stream protocol (docs/guides/use-chat.md): what an unmodified `useChat` with `DefaultChatTransport`
 // sends and reads.
 import { z } from "zod";
 import { DebounceMs, OnBusy } from "../busy";

@@ -7,7 +7,7 @@ import type { Permission } from "../permissions";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
-/** The error envelope (SPEC §2) every failing request answers. */
+/** The error envelope (docs/reference/errors.md) every failing request answers. */
 export const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }) }).meta({ id: "Error" });
 
 export const ERROR_TEXT = {

@@ -1,4 +1,4 @@
-// Resources (issue 35, docs/guides/memory.md): the memory of one end user or account across its sessions:
+// Resources (docs/guides/memory.md): the memory of one end user or account across its sessions:
 // working memory, recall search, and erasure. A token reaches only its own subject's resource.
 import { z } from "zod";
 import { RecallHitSchema, WorkingMemorySchema } from "../memory";

@@ -1,6 +1,6 @@
 // Scheduled turns of a session: create, list, delete (the session object validates times and runs them).
 import { z } from "zod";
-import { CreateScheduleBody, ScheduleSchema } from "../schedules";
+import { CreateScheduleBody, ScheduleSchema } from "../schedule-types";
 import { json, jsonBody, operation, Sid, sidWith } from "./operation";
 
 export const createSchedule = operation({

@@ -1,9 +1,9 @@
-// Sessions (SPEC §4): open, list, read, fork, export and erase.
+// Sessions (docs/reference/api.md): open, list, read, fork, export and erase.
 import { z } from "zod";
 import { ResourceId } from "../memory";
 import { Metadata } from "../metadata";
 import { PolicySchema } from "../policy";
-import { SessionSummarySchema } from "../session-index";
+import { SessionSummarySchema } from "../session-list";
 import { SnapshotSchema, ThreadSchema, ToolInventorySchema } from "../views";
 import { json, jsonBody, operation, Sid } from "./operation";
 

@@ -1,4 +1,4 @@
-// Event delivery (SPEC §4, §5): JSON pages, SSE, the WebSocket, and spilled outputs.
+// Event delivery (docs/reference/api.md, docs/reference/events.md): JSON pages, SSE, the WebSocket, and spilled outputs.
 import { z } from "zod";
 import { parseCursor } from "../cursor";
 import { RuntimeEventSchema } from "../events";

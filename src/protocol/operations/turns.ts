@@ -1,4 +1,4 @@
-// Turns of a session (SPEC §4): submit, interrupt, inject, approvals, the queue, execution trees, and replays.
+// Turns of a session (docs/reference/api.md): submit, interrupt, inject, approvals, the queue, execution trees, and replays.
 import { z } from "zod";
 import { ReplayComparison } from "../event-payloads";
 import { TreeNodeSchema } from "../views";

@@ -1,6 +1,6 @@
 // Usage totals from the session index.
 import { z } from "zod";
-import { UsageRowSchema } from "../session-index";
+import { UsageRowSchema } from "../session-list";
 import { json, operation } from "./operation";
 
 export const UsageReport = z.object({

@@ -1,4 +1,4 @@
-// Working memory (issue 35): one JSON document per resource (or per resource and agent), changed by JSON merge
+// Working memory (docs/guides/memory.md): one JSON document per resource (or per resource and agent), changed by JSON merge
 // patches (RFC 7396) and checked against the agent's optional JSON Schema; and how it is shown to the model.
 import { schemaErrors } from "../json-schema";
 import type { JsonSchema } from "../tools/types";

@@ -1,4 +1,4 @@
-// agent_orchestrate plans (SPEC §7): sequential agent steps and parallel groups, validated with errors that
+// agent_orchestrate plans (docs/guides/subagents-and-budgets.md): sequential agent steps and parallel groups, validated with errors that
 // name the step, and a small template renderer for {{ bindings.<key> }} (no code runs).
 import { z } from "zod";
 

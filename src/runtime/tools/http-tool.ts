@@ -1,4 +1,4 @@
-// Webhook tools (SPEC §6 HttpTool): POST the call as JSON to the configured URL, answer with the body.
+// Webhook tools (`HttpTool`, docs/guides/tools-and-permissions.md): POST the call as JSON to the configured URL, answer with the body.
 import type { HttpToolSpec } from "../../protocol/agent-config";
 import { urlAllowed } from "../url-allowlist";
 import { callTimeout, readCapped } from "./http-io";

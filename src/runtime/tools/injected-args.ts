@@ -1,4 +1,4 @@
-// Injected tool args (SPEC §7): extra optional string properties on every exposed tool schema that the
+// Injected tool args (docs/guides/subagents-and-budgets.md): extra optional string properties on every exposed tool schema that the
 // model fills in (for example a UI correlation id). They are split off before the tool runs and recorded.
 import type { JsonSchema } from "./types";
 

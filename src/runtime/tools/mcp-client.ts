@@ -1,4 +1,4 @@
-// Tools of remote MCP servers (SPEC §3 mcp_servers): reached over Streamable HTTP with the official SDK's
+// Tools of remote MCP servers (`mcp_servers`, docs/reference/configuration.md): reached over Streamable HTTP with the official SDK's
 // Client, discovered at turn start (cached per session for a short while, dropped when the server says
 // notifications/tools/list_changed), exposed under provider-safe names, and called with a progress token
 // whose notifications reach the turn through ToolContext.progress.

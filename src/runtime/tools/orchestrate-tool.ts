@@ -1,4 +1,4 @@
-// agent_orchestrate (SPEC §7): runs registered agents as sequential steps and parallel groups, each step a
+// agent_orchestrate (docs/guides/subagents-and-budgets.md): runs registered agents as sequential steps and parallel groups, each step a
 // child session. The loop runs it (src/runtime/orchestration/run.ts).
 import { runByTheLoop, type ToolDefinition } from "./types";
 

@@ -1,4 +1,4 @@
-// The sub-agent tools (SPEC §7). The loop runs them itself: each call starts child loops inside the turn.
+// The sub-agent tools (docs/guides/subagents-and-budgets.md). The loop runs them itself: each call starts child loops inside the turn.
 import { type JsonSchema, runByTheLoop, type ToolDefinition } from "./types";
 
 export const RUN_SUBTASK = "run_subtask";

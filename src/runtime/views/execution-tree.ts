@@ -1,4 +1,4 @@
-// The execution tree of a turn (SPEC §8): its tool calls, with each sub-agent call containing the calls made
+// The execution tree of a turn (docs/architecture.md): its tool calls, with each sub-agent call containing the calls made
 // inside it. A fold over the same events the channels carry, so the live log and a reload give one tree.
 import { type EventTable, ignored, onEvent } from "../../protocol/event-table";
 import type { EventOf, RuntimeEvent } from "../../protocol/events";
@@ -58,6 +58,7 @@ const FOLD: EventTable<[Nodes], void> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.recalled",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

@@ -111,6 +111,7 @@ const DESCRIBE: EventTable<[SpanDraft, Turn], void> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.recalled",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

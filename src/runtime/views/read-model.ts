@@ -1,4 +1,4 @@
-// The session's read models are folds over its event log (ARCHITECTURE §1): the same `foldEvent`
+// The session's read models are folds over its event log (docs/architecture.md): the same `foldEvent`
 // serves live updates and a rebuild from the log.
 import { type EventTable, ignored, onEvent } from "../../protocol/event-table";
 import type { EventOf, RuntimeEvent, TerminalType } from "../../protocol/events";
@@ -89,6 +89,7 @@ const FOLD: EventTable<[SessionView], SessionView> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.recalled",
     "message.injected",
     "cost.recorded",
     "runtime.warning",

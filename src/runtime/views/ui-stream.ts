@@ -108,6 +108,7 @@ export class TurnProjection {
       "context.compaction.completed",
       "output.spilled",
       "memory.updated",
+      "memory.recalled",
       "message.injected",
       "cost.recorded",
       "runtime.warning",

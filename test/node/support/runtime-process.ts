@@ -1,45 +1,14 @@
-// A whole runtime process for Node-side tests: the worker bundled as for deploy (wrangler --dry-run), run by
+// A whole runtime process for Node-side tests: the worker bundled as for deploy (bench/lib/miniflare.mjs), run by
 // Miniflare on a persisted state directory, so a test can dispose it (the workerd process ends, as in a crash
 // or a deploy) and start another on the same state.
-import { execFile } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import { Miniflare } from "miniflare";
+import { bundleWorker, runtimeOptions } from "../../../bench/lib/miniflare.mjs";
 
-const ROOT = join(import.meta.dirname, "..", "..", "..");
-
-/** Bundles the worker into a fresh directory; returns it. */
-export async function bundleWorker(): Promise<string> {
-  const bundle = mkdtempSync(join(tmpdir(), "agent-runtime-bundle-"));
-  await promisify(execFile)("npx", ["wrangler", "deploy", "--dry-run", "--outdir", bundle], {
-    cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-  });
-  return bundle;
-}
+export { bundleWorker };
 
 /** A runtime process on `state`; disposing it ends the process. */
 export function runtimeProcess(bundle: string, state: string, bindings: Record<string, string>): Miniflare {
-  return new Miniflare({
-    modules: true,
-    scriptPath: join(bundle, "worker.js"),
-    modulesRoot: bundle,
-    modulesRules: [{ type: "Text", include: ["**/*.sql"], fallthrough: true }],
-    compatibilityDate: "2026-04-01",
-    compatibilityFlags: ["nodejs_compat", "enable_request_signal"],
-    durableObjects: {
-      SESSIONS: { className: "SessionObject", useSQLite: true },
-      REGISTRY: { className: "RegistryObject", useSQLite: true },
-      INDEX: { className: "IndexShardObject", useSQLite: true },
-      RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
-      RESOURCES: { className: "ResourceMemoryObject", useSQLite: true },
-    },
-    r2Buckets: ["BLOBS"],
-    defaultPersistRoot: state,
-    bindings,
-  });
+  return new Miniflare(runtimeOptions(bundle, state, bindings));
 }
 
 /** One API call with bearer `key`; the parsed JSON answer. */

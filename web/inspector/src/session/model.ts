@@ -72,6 +72,7 @@ export class SessionModel {
       "output.spilled",
       "artifact.created",
       "memory.updated",
+      "memory.recalled",
       "replay.diverged",
       "replay.completed",
     ),

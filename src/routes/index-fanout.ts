@@ -5,7 +5,7 @@ import type { Context } from "hono";
 import { listAcross, requestLayout, storedAcross, TEST_LAYOUT_HEADER, usageAcross } from "../durable/index-shards";
 import { ApiError, type FieldIssue } from "../protocol/errors";
 import { sessions as ops, usage } from "../protocol/operations";
-import type { SessionListQuery, UsageQuery } from "../protocol/session-index";
+import type { SessionListQuery, UsageQuery } from "../protocol/session-list";
 import { type AppEnv, router } from "./http";
 import { route } from "./operation-route";
 

@@ -1,6 +1,7 @@
 // The session index and usage tables in one index shard's SQLite (index-shard.ts): each session object upserts
 // its own row and its usage days (so a retried write converges), and erasing a session removes its row.
-import { type SessionListQuery, type SessionSummary, USAGE_COLUMNS, type UsageDay, type UsageQuery, type UsageRow } from "../protocol/session-index";
+import { readableMetadata } from "../protocol/metadata";
+import { type SessionListQuery, type SessionSummary, USAGE_COLUMNS, type UsageDay, type UsageQuery, type UsageRow } from "../protocol/session-list";
 
 const SUMMARY_COLUMNS = [
   "session_id",
@@ -54,7 +55,7 @@ export function getSession(sql: SqlStorage, sessionId: string): SessionSummary |
 }
 
 function toSummary(row: Record<string, SqlStorageValue>): SessionSummary {
-  return { ...(row as unknown as SessionSummary), metadata: JSON.parse(String(row.metadata)) as Record<string, unknown> };
+  return { ...(row as unknown as SessionSummary), metadata: readableMetadata(JSON.parse(String(row.metadata)) as Record<string, unknown>) };
 }
 
 /** Newest first, one page past the keyset position. */
@@ -70,8 +71,10 @@ export function listSessions(sql: SqlStorage, q: SessionListQuery): SessionSumma
   if (q.owner !== undefined) add("owner = ?", q.owner);
   if (q.created_after !== undefined) add("created_at > ?", q.created_after);
   if (q.active_after !== undefined) add("last_activity > ?", q.active_after);
-  // Metadata values are compared as text, as they arrive in the query string.
-  for (const [key, value] of q.metadata) add("CAST(json_extract(metadata, ?) AS TEXT) = ?", `$."${key}"`, value);
+  // Metadata values are compared as text, as they arrive in the query string. A row SQLite cannot parse (stored
+  // before metadata was bounded at write time, nested past its 1,000 levels) matches no metadata filter:
+  // json_extract would fail the whole listing.
+  for (const [key, value] of q.metadata) add("CASE WHEN json_valid(metadata) THEN CAST(json_extract(metadata, ?) AS TEXT) = ? END", `$."${key}"`, value);
   if (q.before) add("(created_at < ? OR (created_at = ? AND session_id < ?))", q.before[0], q.before[0], q.before[1]);
   const sqlText = `SELECT * FROM session_index ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, session_id DESC LIMIT ?`;
   return sql

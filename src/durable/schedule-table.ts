@@ -5,7 +5,7 @@
 
 import { ApiError } from "../protocol/errors";
 import type { PayloadOf } from "../protocol/events";
-import type { CreateScheduleBody, Schedule } from "../protocol/schedules";
+import type { CreateScheduleBody, Schedule } from "../protocol/schedule-types";
 import { randomId } from "../runtime/ids";
 import { nextRun, parseSchedule, type ScheduleSpec } from "../runtime/schedule-times";
 import type { Capability } from "./session-capability";
