@@ -50,6 +50,8 @@ export interface Env {
   ORCHESTRATE_MAX_PARALLEL?: string;
   /** The deployment's own model prices, JSON: {"<model string or name prefix>": {"input": usd, "output": usd}} per million tokens. */
   MODEL_PRICES?: string;
+  /** What models take besides text, JSON: {"<model string or name prefix>": {"images": false}} (model-capabilities.ts). */
+  MODEL_CAPABILITIES?: string;
   /** Objects the session index is split over (default 16, 1-256). Fixed per deployment: changing it starts an
    * empty shard set, see docs/scale.md for the migration. */
   INDEX_SHARDS?: string;

@@ -377,6 +377,36 @@ describe("chat", () => {
     );
   });
 
+  it("--on-busy interrupt: a message typed while another client's turn runs supersedes it; a bad strategy is a usage error", async () => {
+    const agent = await scriptedAgent([{ hang: true, text: "a long answer", chunk_size: 1000 }, { text: "Hi." }]);
+    let running = "";
+    // The user types while a turn started elsewhere (another client) is running.
+    const typeWhileBusy = async (io: ScriptedIO) => {
+      const sid = sessionOf(io)!;
+      running = (await client.submitTurn(sid, "a long question")).turn_id;
+      let streamed = false;
+      await until(
+        () => streamed,
+        "the other turn's text",
+        8000,
+        async () => void (streamed = (await client.eventsPage(sid)).events.some((e) => e.type === "model.delta")),
+      );
+      io.out += "just say hi\n";
+      return "just say hi";
+    };
+    const io = new ScriptedIO([typeWhileBusy, null]);
+    expect(await cli(["chat", "--agent", agent, "--on-busy", "interrupt"], io)).toBe(EXIT.ok);
+    expect(io.out).toMatch(/> just say hi\nHi\.\n> \n$/);
+    const log = [];
+    for await (const e of client.readLog(sessionOf(io)!)) log.push(e);
+    const cut = log.find((e) => e.type === "turn.cancelled" && e.turn_id === running);
+    expect(cut?.payload).toMatchObject({ reason: "superseded" });
+
+    const usage = new ScriptedIO();
+    expect(await cli(["chat", "--agent", agent, "--on-busy", "later"], usage)).toBe(EXIT.usage);
+    expect(usage.err).toBe("agent-runtime: --on-busy must be one of enqueue, reject, interrupt, rollback, inject (see --help)\n");
+  });
+
   it("a failing turn prints its error; chat without an agent is a usage error", async () => {
     const agent = await scriptedAgent([{ error: { status: 400, message: "bad request from the provider" } }]);
     const io = new ScriptedIO(["hello", null]);

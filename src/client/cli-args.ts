@@ -33,6 +33,9 @@ export const USAGE = `usage: agent-runtime <command> [options]
 
 commands:
   chat --agent <name> | --session <id>   interactive chat (Ctrl-C interrupts the turn, twice exits; Ctrl-D exits)
+       [--on-busy <strategy>] [--debounce-ms N]
+                                         what a message does while a turn of the session runs: enqueue,
+                                         reject, interrupt, rollback or inject (docs/guides/busy-sessions.md)
   events <session> [--after N] [--follow] [--channel <id>]
                                          the session's events as JSON lines (--follow: live, until Ctrl-C)
   agents put <file.json> [--name <name>] create or replace an agent from a JSON file
@@ -54,7 +57,7 @@ options:
   --help
 `;
 
-const VALUE_FLAGS = new Set(["url", "key", "agent", "session", "after", "channel", "name", "turns", "tools", "limit"]);
+const VALUE_FLAGS = new Set(["url", "key", "agent", "session", "after", "channel", "name", "turns", "tools", "limit", "on-busy", "debounce-ms"]);
 const BOOLEAN_FLAGS = new Set(["follow", "json", "help", "no-color"]);
 
 export class UsageError extends Error {

@@ -1,17 +1,33 @@
 // `agent-runtime chat`: an interactive session in the terminal, with approvals and ask_user questions asked
 // inline and a running turn picked up again on --session.
 
+import type { OnBusy } from "../protocol/busy";
 import { parseAnswer, questionPrompt } from "./cli-answer";
-import { anySignal, type CliIO, EXIT, errorLine, type ParsedArgs, str, UsageError } from "./cli-args";
-import type { RuntimeClient, StreamStatus } from "./client";
+import { anySignal, type CliIO, EXIT, errorLine, intFlag, type ParsedArgs, str, UsageError } from "./cli-args";
+import type { RuntimeClient, StreamStatus, SubmitAndWaitOptions } from "./client";
 import { RuntimeError } from "./errors";
 import { approvalPrompt, ChatRenderer, type FormatOptions, parseApproval } from "./format";
 import type { RuntimeEvent, TerminalEvent } from "./types";
+
+// The strategies, spelled out here so the client imports nothing of the server's at run time; `satisfies`
+// fails to compile when the server's list changes.
+const STRATEGIES = Object.keys({ enqueue: 1, reject: 1, interrupt: 1, rollback: 1, inject: 1 } satisfies Record<OnBusy, 1>);
+
+/** --on-busy and --debounce-ms as the turns' options. */
+function busyOptions(flags: ParsedArgs["flags"]): Pick<SubmitAndWaitOptions, "on_busy" | "debounce_ms"> {
+  const onBusy = str(flags["on-busy"]);
+  if (flags["on-busy"] !== undefined && !(onBusy && STRATEGIES.includes(onBusy))) {
+    throw new UsageError(`--on-busy must be one of ${STRATEGIES.join(", ")}`);
+  }
+  const debounce = intFlag(flags, "debounce-ms", 0);
+  return { ...(onBusy ? { on_busy: onBusy as OnBusy } : {}), ...(debounce > 0 ? { debounce_ms: debounce } : {}) };
+}
 
 export async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["flags"], fmt: FormatOptions): Promise<number> {
   const agent = str(flags.agent);
   let sessionId = str(flags.session);
   if (!agent && !sessionId) throw new UsageError("chat needs --agent <name> (a new session) or --session <id> (resume one)");
+  const busy = busyOptions(flags);
   const renderer = new ChatRenderer(fmt);
   const out = (text: string) => text && io.stdout(text);
   // While a question waits, the cursor is after its prompt: a message goes on the next line.
@@ -187,7 +203,7 @@ export async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["
         continue;
       }
       const ok = await follow((signal, onApproval) =>
-        client.submitAndWait(sid, input, { signal, onApproval, onStatus, onEvent: (e) => void out(renderer.render(e)) }),
+        client.submitAndWait(sid, input, { ...busy, signal, onApproval, onStatus, onEvent: (e) => void out(renderer.render(e)) }),
       );
       if (!ok) return EXIT.interrupted;
     }

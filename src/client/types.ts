@@ -6,7 +6,6 @@ import { type EventOf, type EventRef, type EventType, isTerminalTurnEvent, type 
 import type { BodyOf, ResponseOf, resources, sessions, streams, turns, usage } from "../protocol/operations";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 
-export type { FileInfo } from "../protocol/operations/files";
 export type { SessionSummary, UsageRow } from "../protocol/session-list";
 export type { TerminalEvent, TurnOutcome } from "../protocol/turn-outcome";
 
@@ -99,6 +98,19 @@ export interface Artifact {
   bytes: Uint8Array;
   /** The bytes decoded as UTF-8. */
   text(): string;
+}
+
+/** A session file's description (`POST`/`GET .../files`), a turn's input part, and a file reference in the log. */
+export type { FileRef, InputPart } from "../protocol/input-parts";
+export type { FileInfo } from "../protocol/operations/files";
+
+/** A downloaded session file (or the range of it asked for): its bytes and the headers that describe them. */
+export interface DownloadedFile extends Artifact {
+  /** 200 for the whole file, 206 for a range. */
+  status: number;
+  contentDisposition: string | null;
+  /** `bytes a-b/size` for a range. */
+  contentRange: string | null;
 }
 
 /** Whether `e` ends its turn (one module decides that for the server and the client alike). */

@@ -17,6 +17,7 @@ const SUMMARY_COLUMNS = [
   "cost_usd",
   "unpriced_model_calls",
   "log_events",
+  "stored_bytes",
 ] as const;
 
 /** Upserts the row and usage days; a write older than the stored row (a late one, overtaken by a retry) changes nothing. */
@@ -80,6 +81,18 @@ export function listSessions(sql: SqlStorage, q: SessionListQuery): SessionSumma
     .exec<Record<string, SqlStorageValue>>(sqlText, ...args, q.limit)
     .toArray()
     .map(toSummary);
+}
+
+/** The bytes the files of the indexed sessions (of `q.agent`, `q.owner` when given) take now: erased ones are not indexed. */
+export function storedBytes(sql: SqlStorage, q: Pick<UsageQuery, "agent" | "owner">): number {
+  const where = ["1"];
+  const args: SqlStorageValue[] = [];
+  for (const k of ["agent", "owner"] as const) {
+    if (q[k] === undefined) continue;
+    where.push(`${k} = ?`);
+    args.push(q[k]);
+  }
+  return sql.exec<{ n: number }>(`SELECT coalesce(sum(stored_bytes), 0) AS n FROM session_index WHERE ${where.join(" AND ")}`, ...args).one().n;
 }
 
 export function usageTotals(sql: SqlStorage, q: UsageQuery): UsageRow[] {

@@ -2,6 +2,7 @@
 import registry0001 from "../../migrations/registry/0001_init.sql";
 import registry0002 from "../../migrations/registry/0002_session_index.sql";
 import registry0003 from "../../migrations/registry/0003_cached_tokens.sql";
+import registry0004 from "../../migrations/registry/0004_stored_bytes.sql";
 import resource0001 from "../../migrations/resource/0001_init.sql";
 import resource0002 from "../../migrations/resource/0002_recall_vectors.sql";
 import session0001 from "../../migrations/session/0001_init.sql";
@@ -16,6 +17,7 @@ import session0009 from "../../migrations/session/0009_cached_tokens.sql";
 import session0010 from "../../migrations/session/0010_human_input.sql";
 import session0011 from "../../migrations/session/0011_resource.sql";
 import session0012 from "../../migrations/session/0012_quorum.sql";
+import session0013 from "../../migrations/session/0013_inbox_files.sql";
 
 export interface Migration {
   version: number;
@@ -35,6 +37,7 @@ export const SESSION_MIGRATIONS: Migration[] = [
   { version: 10, sql: session0010 },
   { version: 11, sql: session0011 },
   { version: 12, sql: session0012 },
+  { version: 13, sql: session0013 },
 ];
 export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0001 },
@@ -45,6 +48,7 @@ export const REGISTRY_MIGRATIONS: Migration[] = [
 export const INDEX_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0002 },
   { version: 2, sql: registry0003 },
+  { version: 3, sql: registry0004 },
 ];
 export const RESOURCE_MIGRATIONS: Migration[] = [
   { version: 1, sql: resource0001 },

@@ -235,7 +235,7 @@ export class TurnRunner {
       ? []
       : [...finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`), ...(cut.partial ?? [])];
     const before = cut.before ?? [];
-    const late = store.inbox(turnId, state.messages_taken ?? 0).map((m) => ({ turn_id: randomId("trn"), input: m.content, message_id: m.message_id }));
+    const late = store.inbox(turnId, state.messages_taken ?? 0).map((m) => ({ ...m, turn_id: randomId("trn") }));
     const closing = closingEvents(state, status === "cancelled" ? "cancelled" : "interrupted", Date.now(), undefined, store.decisions(turnId));
     const drafts: EventDraft[] = [
       ...before,
@@ -248,7 +248,7 @@ export class TurnRunner {
           type: "turn.submitted",
           turn_id: t.turn_id,
           trace: traceFrom(null, randomTraceId),
-          payload: { input: t.input, queued: true, message_id: t.message_id },
+          payload: { input: t.content, ...(t.files ? { files: t.files } : {}), queued: true, message_id: t.message_id },
         }),
       ),
     ];

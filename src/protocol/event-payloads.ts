@@ -283,7 +283,11 @@ export const EVENT_PAYLOADS = {
     filename: z.string().nullable(),
     tool_call_id: z.string().describe("the call whose result returned it"),
   }),
-  "message.injected": z.object({ message_id: z.string(), content: z.string() }),
+  "message.injected": z.object({
+    message_id: z.string(),
+    content: z.string(),
+    files: z.array(FileRef).optional().describe("files sent with the message: references, never the bytes"),
+  }),
   "cost.recorded": z.object({
     model: z.string().describe("the model that answered (a fallback's when one did)"),
     phase: z.enum([...Phase.options, "guardrail"]).describe("guardrail: a model rule's judge call (it has no model.requested)"),

@@ -41,6 +41,6 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
   });
   const forked = unwrap(created);
   // The conversation names the source's files: the fork gets its own copies (the source may delete or erase its own).
-  await copyFiles(c.env.BLOBS, sid, session_id);
+  if ((await copyFiles(c.env.BLOBS, sid, session_id)) > 0) await sessionStub(c.env, session_id).filesChanged();
   return c.json({ ...forked, from_session: sid, at_sequence: body.at_sequence }, 201);
 });

@@ -12,6 +12,7 @@ import { z } from "zod";
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
+import { DebounceMs, OnBusy } from "../protocol/busy";
 import { ApiError, unwrap } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
 import { system } from "../protocol/operations";
@@ -64,6 +65,8 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
         inputSchema: {
           input: TurnInput.describe("The user message for the turn"),
           session_id: z.string().optional().describe("Continue this session (from an earlier result); a new session is opened when absent"),
+          on_busy: OnBusy.optional(),
+          debounce_ms: DebounceMs.optional(),
         },
         outputSchema: {
           session_id: z.string(),
@@ -73,7 +76,7 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
           output: z.unknown(),
         },
       },
-      async ({ input, session_id }, extra) => {
+      async ({ input, session_id, on_busy, debounce_ms }, extra) => {
         const token = extra._meta?.progressToken;
         const progress =
           token === undefined
@@ -81,7 +84,8 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
             : (params: { progress: number; message: string }) =>
                 extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...params } } as ServerNotification);
         try {
-          return await runAgentTurn(env, agent, input, session_id, progress, extra.signal, waitUntil);
+          const busy = { ...(on_busy ? { on_busy } : {}), ...(debounce_ms ? { debounce_ms } : {}) };
+          return await runAgentTurn(env, agent, { input, ...busy }, session_id, progress, extra.signal, waitUntil);
         } catch (err) {
           const message = err instanceof ApiError ? err.message : err instanceof Error ? err.message : String(err);
           return { content: [{ type: "text", text: message }], isError: true };
@@ -92,11 +96,14 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
   return server;
 }
 
-/** Runs one turn (in `sessionId`, or a new session of `agent`) and follows its events to the end. */
+/**
+ * Runs one turn (in `sessionId`, or a new session of `agent`) and follows its events to the end. With
+ * `on_busy: "inject"` (or a debounce window joined) the message joins a turn: that turn is followed.
+ */
 async function runAgentTurn(
   env: Env,
   agent: AgentConfig,
-  input: string,
+  turn: { input: string; on_busy?: OnBusy; debounce_ms?: number },
   sessionId: string | undefined,
   progress: ((params: { progress: number; message: string }) => Promise<void>) | undefined,
   /** Aborted when the caller goes away. */
@@ -105,7 +112,7 @@ async function runAgentTurn(
 ): Promise<CallToolResult> {
   let sid = sessionId;
   if (!sid) {
-    checkInputFits(agent, input, "input"); // before the session exists: a refused input opens none
+    checkInputFits(agent, turn.input, "input"); // before the session exists: a refused input opens none
     sid = randomId("ses");
     unwrap(await sessionStub(env, sid).create({ session_id: sid, agent, policy: DEFAULT_POLICY, metadata: { source: "mcp" } }));
   }
@@ -120,10 +127,12 @@ async function runAgentTurn(
   }
   const { last_sequence } = await callSession<{ last_sequence: number }>(env, sid, "snapshot", { by: "mcp" });
   signal.throwIfAborted();
-  const submitted = callSession<TurnSubmitted>(env, sid, "submitTurn", { body: { input }, by: "mcp" }).then((t) => t.turn_id);
+  const accepted = callSession<TurnSubmitted>(env, sid, "submitTurn", { body: turn, by: "mcp" });
+  const submitted = accepted.then((t) => t.turn_id);
   // From here on, a turn nobody follows any more (the caller went away, or following it failed) is cancelled;
-  // waitUntil keeps the cancellation alive past the request.
-  const cancelTurn = (reason: string) => waitUntil(submitted.then((id) => stub.cancelTurn(id, reason)).catch(() => {}));
+  // waitUntil keeps the cancellation alive past the request. A turn the message only joined is not the caller's to cancel.
+  const cancelTurn = (reason: string) =>
+    waitUntil(accepted.then((t) => (t.status === "injected" ? undefined : stub.cancelTurn(t.turn_id, reason))).catch(() => {}));
   let reader: ReadableStreamDefaultReader<string> | undefined;
   const onAbort = () => {
     cancelTurn("the MCP client disconnected");

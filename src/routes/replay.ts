@@ -49,7 +49,7 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
     }),
   );
   // The replayed turn's files, and those the earlier conversation names, are the replay session's own copies.
-  await copyFiles(c.env.BLOBS, sid, exec_id);
+  if ((await copyFiles(c.env.BLOBS, sid, exec_id)) > 0) await sessionStub(c.env, exec_id).filesChanged();
   const files = source.files?.map((f) => ({ type: "file" as const, file_id: f.file_id, ...(f.filename ? { filename: f.filename } : {}) }));
   const replayed = { input: files ? [{ type: "text" as const, text: source.input }, ...files] : source.input, idempotency_key: REPLAY_TURN_KEY };
   const turn = await callSession<TurnSubmitted>(c.env, exec_id, "submitTurn", { body: replayed, by: c.get("keyHash") });

@@ -7,6 +7,7 @@ import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "../protocol/agen
 import type { TurnErrorCode } from "../protocol/event-payloads";
 import type { EventDraft, TerminalDraft } from "../protocol/events";
 import type { GuardrailStage } from "../protocol/guardrails";
+import type { FileRef } from "../protocol/input-parts";
 import type { ReadFile } from "./file-parts";
 import type { ModelTool } from "./model-stream";
 import type { OrchestrationLimits } from "./orchestration/types";
@@ -45,6 +46,8 @@ export type InjectedMessage = {
   seq: number;
   message_id: string;
   content: string;
+  /** Files sent with it (references; the model call reads their bytes). */
+  files?: FileRef[];
 };
 
 /**

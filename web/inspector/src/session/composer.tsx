@@ -10,7 +10,7 @@ import { ErrorText, useAction } from "../ui";
 /** Uploads the files and answers the turn's input as parts: the text (if any), then a file part per upload. */
 async function uploadParts(client: RuntimeClient, sid: string, text: string, files: File[]): Promise<SubmitTurnRequest["input"]> {
   const uploaded = [];
-  for (const f of files) uploaded.push(await client.uploadFile(sid, await f.arrayBuffer(), f.type || "application/octet-stream", f.name));
+  for (const f of files) uploaded.push(await client.uploadFile(sid, f, { mediaType: f.type || "application/octet-stream", filename: f.name }));
   const textPart = text ? [{ type: "text" as const, text }] : [];
   return [...textPart, ...uploaded.map((u) => ({ type: "file" as const, file_id: u.file_id, media_type: u.media_type }))];
 }

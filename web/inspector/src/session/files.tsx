@@ -29,8 +29,8 @@ export function Files({ files, label }: { files: FileRef[]; label: string }) {
 const nameOf = (f: FileRef) => f.filename ?? f.file_id;
 
 async function blobOf(source: { client: RuntimeClient; sid: string }, f: FileRef): Promise<Blob> {
-  const { bytes: data, media_type } = await source.client.downloadFile(source.sid, f.file_id);
-  return new Blob([data], { type: media_type });
+  const { bytes, contentType } = await source.client.downloadFile(source.sid, f.file_id);
+  return new Blob([bytes as Uint8Array<ArrayBuffer>], { type: contentType });
 }
 
 function Thumbnail({ file }: { file: FileRef }) {
