@@ -4,6 +4,7 @@ import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
 import { errorMessage } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
+import { budgetMaxima } from "../runtime/budget-limits";
 import type { TurnSetup } from "../runtime/loop";
 import { resolveModel } from "../runtime/models";
 import { parsePriceOverrides } from "../runtime/pricing";
@@ -38,6 +39,7 @@ export class TurnSetups {
       resolveModel: (spec) => resolveModel(spec, providers),
       orchestration: { ...orchestrationLimits(this.s.bindings()), depth: this.s.row().orchestration_depth },
       prices: parsePriceOverrides(this.s.bindings().MODEL_PRICES),
+      budgetMaxima: budgetMaxima(this.s.bindings()),
       cacheKey: this.s.row().session_id,
       ...(memory.section ? { working_memory: memory.section } : {}),
     };
