@@ -2,9 +2,10 @@
 // parameters, hashed from a canonical JSON form. model.requested records it, so a replay of the turn can tell
 // whether the request it would send now is the recorded one (and answer it from the recording) or not.
 //
-// Version 2 ("v2:<hex>", issue 38) hashes the messages as a chain, each link the hash of the one before and the
-// message's canonical text, so a step hashes only the messages that are new: the whole prompt hashed at every
-// step cost a time that grew with the turn. Version 1 (bare hex: logs recorded before) hashed the whole
+// Version 2 ("v2:<hex>", issue 38) hashes the messages as a chain seeded with the hash of the rest of the request
+// (model, system prompt, tool schemas, parameters), each link the hash of the one before and the message's
+// canonical text, so a step hashes only the messages that are new: the whole prompt hashed at every step cost a
+// time that grew with the turn. Version 1 (bare hex: logs recorded before) hashed the whole
 // canonical request at once; a replay compares a recorded fingerprint with the same version's.
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { unmarked } from "./prompt-cache";
@@ -43,15 +44,20 @@ export function fingerprintVersion(hash: string): FingerprintVersion | null {
  * parameters) for the model spec `model`; the recorded model of a replay hashes the calls it is asked the same way.
  */
 export async function requestFingerprint(model: string, options: LanguageModelV3CallOptions, version: FingerprintVersion = "v2"): Promise<string> {
-  if (version === "v1")
-    return sha256Hex(
-      canonicalRequest(
-        model,
-        options,
-        options.prompt.map((m) => once(unmarked(m))),
-      ),
-    );
-  return `v2:${await sha256Hex(canonicalRequest(model, options, await promptChain(options.prompt)))}`;
+  const canonical = (m: object) => once(unmarked(m));
+  if (version === "v1") return sha256Hex(canonicalRequest(model, options, options.prompt.map(canonical)));
+  const leading = options.prompt.findIndex((m) => m.role !== "system");
+  const split = leading === -1 ? options.prompt.length : leading;
+  const seed = await seedOf(canonicalRequest(model, options, options.prompt.slice(0, split).map(canonical)));
+  return `v2:${await promptChain(seed, options.prompt.slice(split))}`;
+}
+
+/** The last seed hashed: a turn's steps share it (same model, system prompt and tools), so it is hashed once. */
+let lastSeed = { text: "", hash: "" };
+
+async function seedOf(text: string): Promise<string> {
+  if (lastSeed.text !== text) lastSeed = { text, hash: await sha256Hex(text) };
+  return lastSeed.hash;
 }
 
 function canonicalRequest(model: string, options: LanguageModelV3CallOptions, prompt: unknown): string {
@@ -68,9 +74,9 @@ const links = new WeakMap<object, { before: string; after: string }>();
  * (toPrompt converts each message once), so a message's link is kept by identity and is hashed again only when
  * what precedes it changed.
  */
-async function promptChain(prompt: LanguageModelV3CallOptions["prompt"]): Promise<string> {
-  let chain = "";
-  for (const m of prompt) {
+async function promptChain(seed: string, messages: LanguageModelV3CallOptions["prompt"]): Promise<string> {
+  let chain = seed;
+  for (const m of messages) {
     const message = unmarked(m);
     const link = links.get(message);
     if (link?.before === chain) {
