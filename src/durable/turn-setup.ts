@@ -5,6 +5,7 @@ import type { AgentConfig } from "../protocol/agent-config";
 import { errorMessage } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
 import type { MemoryRecalled } from "../protocol/memory";
+import { budgetMaxima } from "../runtime/budget-limits";
 import type { TurnSetup } from "../runtime/loop";
 import { recalledPrompt, withinBudget } from "../runtime/memory/auto-recall";
 import { resolveModel } from "../runtime/models";
@@ -43,6 +44,7 @@ export class TurnSetups {
       resolveModel: (spec) => resolveModel(spec, providers),
       orchestration: { ...orchestrationLimits(this.s.bindings()), depth: this.s.row().orchestration_depth },
       prices: parsePriceOverrides(this.s.bindings().MODEL_PRICES),
+      budgetMaxima: budgetMaxima(this.s.bindings()),
       cacheKey: this.s.row().session_id,
       ...(memory.section ? { working_memory: memory.section } : {}),
       ...(recalled ? { recalled } : {}),

@@ -1,6 +1,7 @@
 // The agent configuration (docs/reference/configuration.md): one zod schema for validation and defaults. The checks that need the
 // deployment (configured providers, known tools, the URL allowlist) are in deployment-checks.ts.
 import { z } from "zod";
+import { BUDGET_MAXIMA } from "./budget-maxima";
 import { OnBusy } from "./busy";
 import { GuardrailsSchema } from "./guardrails";
 import { MemoryConfigSchema } from "./memory";
@@ -35,7 +36,10 @@ export type HttpToolSpec = z.infer<typeof HttpToolSchema>;
 
 const PROPERTY_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
-/** The per-turn limits (docs/guides/subagents-and-budgets.md); an agent's `budget` may only lower them. */
+/**
+ * The per-turn limits (docs/guides/subagents-and-budgets.md); an agent's `budget` may lower them, and raise the model calls, tool calls and
+ * wall clock up to the deployment's maximum (budget-maxima.ts).
+ */
 export const BUDGET_CAPS = {
   max_depth: 3,
   max_iterations_per_level: 20,
@@ -57,15 +61,18 @@ export function toolPayloadLimit(config: Pick<AgentConfig, "budget">): number {
 }
 
 const budgetField = (cap: number, min = 1) => z.int().min(min).max(cap, `must be at most the deployment cap ${cap}`).optional();
+/** A raisable limit: the schema holds the var's ceiling; the deployment's own maximum is checked when the agent is saved. */
+const raisableField = ({ ceiling, setting }: { ceiling: number; setting: string }, min = 1) =>
+  z.int().min(min).max(ceiling, `must be at most ${ceiling}, the ceiling of ${setting}`).optional();
 
 export const BudgetSchema = z.strictObject({
   max_depth: budgetField(BUDGET_CAPS.max_depth, 0),
   max_iterations_per_level: budgetField(BUDGET_CAPS.max_iterations_per_level),
   max_parallel_per_turn: budgetField(BUDGET_CAPS.max_parallel_per_turn),
   max_total_subtasks: budgetField(BUDGET_CAPS.max_total_subtasks, 0),
-  max_total_llm_calls: budgetField(BUDGET_CAPS.max_total_llm_calls),
-  max_total_tool_calls: budgetField(BUDGET_CAPS.max_total_tool_calls, 0),
-  max_wall_clock_ms: budgetField(BUDGET_CAPS.max_wall_clock_ms),
+  max_total_llm_calls: raisableField(BUDGET_MAXIMA.max_total_llm_calls),
+  max_total_tool_calls: raisableField(BUDGET_MAXIMA.max_total_tool_calls, 0),
+  max_wall_clock_ms: raisableField(BUDGET_MAXIMA.max_wall_clock_ms),
   max_tool_result_bytes: budgetField(BUDGET_CAPS.max_tool_result_bytes),
   max_history_tokens: budgetField(BUDGET_CAPS.max_history_tokens),
   /** USD a turn may spend over its whole sub-agent tree (the model needs a known price). */

@@ -1,4 +1,4 @@
-// The human decisions of a recorded turn, for its replay (issue 32): a call that asks for the same approval or
+// The human decisions of a recorded turn, for its replay (docs/guides/fork-and-replay.md): a call that asks for the same approval or
 // question as a recorded one (same tool, same arguments) is answered with the recorded decision at once, instead
 // of waiting for a person again. Decisions the recorded turn's end made (it was cut short) are not replayed, and
 // a call the recording never asked about waits as usual.

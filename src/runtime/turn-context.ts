@@ -3,7 +3,8 @@
 
 import type { JSONSchema7, LanguageModelV3 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
-import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "../protocol/agent-config";
+import type { AgentConfig, TurnBudget } from "../protocol/agent-config";
+import type { BudgetMaxima } from "../protocol/budget-maxima";
 import type { TurnErrorCode } from "../protocol/event-payloads";
 import type { EventDraft, TerminalDraft } from "../protocol/events";
 import type { GuardrailStage } from "../protocol/guardrails";
@@ -31,6 +32,8 @@ export interface TurnSetup {
   orchestration?: OrchestrationLimits;
   /** The deployment's own model prices (MODEL_PRICES). */
   prices?: PriceOverrides;
+  /** The deployment's maxima of the raisable budget limits (BUDGET_MAX_*; defaults when absent). */
+  budgetMaxima?: BudgetMaxima;
   /** The session's key for the provider's prompt cache (OpenAI's prompt_cache_key). */
   cacheKey?: string;
   /** The resource's working memory as the system prompt shows it (read at the turn's start). */
@@ -146,7 +149,6 @@ export class ModelCallError extends Error {}
 
 /** The turn as every level sees it. */
 export class Turn {
-  readonly budget: TurnBudget;
   /** Aborted on interrupt, and when the budget is exhausted (which stops every running sub-agent). */
   readonly signal: AbortSignal;
   exceeded: BudgetExceededError | null = null;
@@ -157,11 +159,10 @@ export class Turn {
   constructor(
     readonly root: TurnState,
     readonly ports: TurnPorts,
-    config: AgentConfig,
+    readonly budget: TurnBudget,
     /** Runs one level to its outcome (the loop's; injected so sub-agents and tools need not import the loop). */
     readonly runLevel: (level: Level, turn: Turn) => Promise<Outcome>,
   ) {
-    this.budget = { ...BUDGET_CAPS, ...config.budget };
     this.signal = this.controller.signal;
     if (ports.signal.aborted) this.controller.abort(ports.signal.reason);
     else ports.signal.addEventListener("abort", () => this.controller.abort(ports.signal.reason), { once: true });
