@@ -20,8 +20,16 @@ export const OUTPUT = join(ROOT, "test-output", "inspector");
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
-/** The fake model server; `script(steps)` stores a script and answers the model string that plays it. */
-export async function startFakeModel(): Promise<{ baseUrl: string; script(steps: Step[]): Promise<string>; close(): Promise<void> }> {
+/**
+ * The fake model server; `script(steps)` stores a script and answers the model string that plays it,
+ * `requests(model)` the Chat Completions bodies that model's calls sent.
+ */
+export async function startFakeModel(): Promise<{
+  baseUrl: string;
+  script(steps: Step[]): Promise<string>;
+  requests(model: string): Promise<any[]>;
+  close(): Promise<void>;
+}> {
   const port = await freePort();
   const server = await startFakeOpenAI(port);
   let n = 0;
@@ -36,6 +44,10 @@ export async function startFakeModel(): Promise<{ baseUrl: string; script(steps:
       });
       if (!res.ok) throw new Error(`scripting the fake model failed: ${res.status} ${await res.text()}`);
       return `openai-compatible:${id}`;
+    },
+    async requests(model) {
+      const id = model.slice("openai-compatible:".length);
+      return (await fetch(`http://127.0.0.1:${port}/v1/_scripts/${id}/requests`)).json();
     },
     close: () => server.close(),
   };

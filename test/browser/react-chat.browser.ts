@@ -1,7 +1,8 @@
 // The example front end (examples/react-chat: a stock `useChat` with DefaultChatTransport) in Chromium against
 // the runtime under `wrangler dev`, served by Vite's preview server (which forwards /v1 to the runtime, as the
 // example's dev server does). A streamed tool turn asks for an approval, takes it, and is picked up again
-// after a page reload in the middle of its answer; Stop interrupts. Screenshots go to test-output/react-chat/.
+// after a page reload in the middle of its answer; Stop interrupts; an attached picture reaches the model and
+// stays in the conversation. Screenshots go to test-output/react-chat/.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -9,6 +10,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RuntimeClient, RuntimeEvent } from "../../src/client/index";
 import { freePort } from "../node/support/wrangler-dev";
+import { tinyPng } from "../support/tiny-files";
 import { EXAMPLE, launchBrowser, ROOT, Runtime, startFakeModel } from "./harness";
 
 const SHOTS = join(ROOT, "test-output", "react-chat");
@@ -88,6 +90,21 @@ async function readLog(sid: string): Promise<RuntimeEvent[]> {
 const ready = (page: Page) => page.getByRole("button", { name: "Send" }).and(page.locator(":enabled")).waitFor({ timeout: 30_000 });
 const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 const assistantText = (page: Page) => page.locator("article.assistant > p").allTextContents();
+/** Whether the page shows `selector` as a decoded image `width` pixels wide (so its bytes were fetched). */
+const imageShown = (page: Page, selector: string, width: number) =>
+  page.waitForFunction(
+    ([selector, width]) => {
+      const img = document.querySelector<HTMLImageElement>(selector as string);
+      return img?.complete === true && img.naturalWidth === width;
+    },
+    [selector, width],
+    { timeout: 30_000 },
+  );
+/** The image_url parts of the user messages in one Chat Completions request. */
+const imageUrls = (request: any): string[] =>
+  request.messages
+    .filter((m: any) => m.role === "user" && Array.isArray(m.content))
+    .flatMap((m: any) => m.content.filter((c: any) => c.type === "image_url").map((c: any) => c.image_url.url));
 
 describe("examples/react-chat: a stock useChat page", () => {
   it("streams a tool turn, asks for and takes an approval, and picks the running turn up after a reload", async () => {
@@ -177,6 +194,57 @@ describe("examples/react-chat: a stock useChat page", () => {
     expect((await api.getSession(sid)).agent.name).toBe("demo-chat");
     // An icon of its own, so the browser asks for no /favicon.ico (a 404 from the dev server).
     expect(await page.locator('link[rel="icon"]').getAttribute("href")).toMatch(/^data:/);
+    await page.close();
+  });
+
+  it("attaches a picture: a thumbnail before sending, the image in the model's request, in the sent message also after a reload", async () => {
+    const model = await fake.script([{ text: "A red square." }, { text: "Still red." }]);
+    await api.putAgent("vision-chat", { model });
+    const png = Buffer.from(await tinyPng(48, [220, 40, 40]));
+    const page = await openPage();
+    await page.getByLabel("Agent").selectOption("vision-chat");
+    await page.getByRole("button", { name: "New chat" }).click();
+    await page.waitForFunction(() => location.hash.length > 1);
+    const sid = await page.evaluate(() => location.hash.slice(1));
+
+    const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.getByRole("button", { name: "Attach" }).click()]);
+    await chooser.setFiles({ name: "red.png", mimeType: "image/png", buffer: png });
+    await imageShown(page, 'form img[alt="red.png"]', 48);
+    await page.getByPlaceholder(/Try:/).fill("what colour is this?");
+    await shot(page, "6-attached");
+    await page.setViewportSize({ width: 375, height: 700 });
+    await shot(page, "6-attached-375");
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.getByRole("button", { name: "Send" }).click();
+
+    await page.waitForFunction(() => document.querySelector("article.assistant > p")?.textContent === "A red square.", null, { timeout: 30_000 });
+    await ready(page);
+    await imageShown(page, 'article.user img[alt="red.png"]', 48);
+    expect(await page.locator("form img").count()).toBe(0);
+    expect(await page.locator("article.user > p").allTextContents()).toEqual(["what colour is this?"]);
+    const dataUrl = `data:image/png;base64,${png.toString("base64")}`;
+    expect((await fake.requests(model)).map(imageUrls)).toEqual([[dataUrl]]);
+
+    // The next message posts the conversation without the earlier message's inline image (the runtime holds it,
+    // and the model's next request still has it from there).
+    const post = page.waitForRequest((r) => r.method() === "POST" && r.url().endsWith("/v1/chat"));
+    await page.getByPlaceholder(/Try:/).fill("and now?");
+    await page.getByRole("button", { name: "Send" }).click();
+    const sent = (await post).postDataJSON();
+    expect(sent.messages.flatMap((m: any) => m.parts.filter((p: any) => p.type === "file"))).toEqual([]);
+    await page.waitForFunction(() => document.body.textContent?.includes("Still red."), null, { timeout: 30_000 });
+    expect((await fake.requests(model)).map(imageUrls)).toEqual([[dataUrl], [dataUrl]]);
+    await ready(page);
+
+    // After a reload the message comes from GET .../messages: the image is the runtime's file, fetched with the key.
+    await page.reload();
+    await imageShown(page, 'article.user img[alt="red.png"]', 48);
+    expect(await page.locator("article.user img").getAttribute("src")).toMatch(new RegExp(`^/v1/sessions/${sid}/files/file_\\w+\\?access_token=`));
+    await shot(page, "7-sent-after-reload");
+    await page.setViewportSize({ width: 375, height: 700 });
+    await shot(page, "7-sent-after-reload-375");
+    await page.setViewportSize({ width: 1280, height: 900 });
+    expect(pageErrors).toEqual([]);
     await page.close();
   });
 });

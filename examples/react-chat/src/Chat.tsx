@@ -1,9 +1,12 @@
-// A stock useChat: DefaultChatTransport pointed at the runtime's /v1/chat, resume on mount, and approvals
-// answered with addToolApprovalResponse (sent once every pending one has an answer).
+// A stock useChat: DefaultChatTransport pointed at the runtime's /v1/chat, resume on mount, approvals
+// answered with addToolApprovalResponse (sent once every pending one has an answer), and attached files sent
+// as the user message's file parts.
 import { useChat } from "@ai-sdk/react";
-import { DefaultChatTransport, type DynamicToolUIPart, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
-import { type FormEvent, useMemo, useState } from "react";
-import { BASE, interrupt } from "./api";
+import { DefaultChatTransport, type DynamicToolUIPart, type FileUIPart, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
+import { useMemo } from "react";
+import { BASE, fileSrc, interrupt } from "./api";
+import { Composer } from "./Composer";
+import { FileView } from "./FileView";
 
 interface Subagent {
   subagent_id: string;
@@ -14,7 +17,20 @@ interface Subagent {
 }
 
 export function Chat({ apiKey, sid, initial }: { apiKey: string; sid: string; initial: UIMessage[] }) {
-  const transport = useMemo(() => new DefaultChatTransport({ api: `${BASE}/v1/chat`, headers: { authorization: `Bearer ${apiKey}` } }), [apiKey]);
+  const transport = useMemo(
+    () =>
+      new DefaultChatTransport({
+        api: `${BASE}/v1/chat`,
+        headers: { authorization: `Bearer ${apiKey}` },
+        // useChat posts the whole conversation, and the runtime reads only its last message (and the one whose
+        // approvals it answers): earlier messages go without their files, so inline images are sent once, and
+        // a chat with pictures stays under the runtime's 1 MiB request limit.
+        prepareSendMessagesRequest: ({ body, id, messages, trigger, messageId }) => ({
+          body: { ...body, id, trigger, messageId, messages: messages.map((m, i) => (i === messages.length - 1 ? m : withoutFiles(m))) },
+        }),
+      }),
+    [apiKey],
+  );
   const { messages, sendMessage, status, error, addToolApprovalResponse } = useChat({
     id: sid,
     messages: initial,
@@ -22,15 +38,10 @@ export function Chat({ apiKey, sid, initial }: { apiKey: string; sid: string; in
     resume: true,
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   });
-  const [input, setInput] = useState("");
   const busy = status === "submitted" || status === "streaming";
 
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    if (!input.trim()) return;
-    void sendMessage({ text: input });
-    setInput("");
-  };
+  // Files only (no text) are a message too.
+  const send = (text: string, files: FileUIPart[]) => void sendMessage(text.trim() ? { text, files } : { files });
 
   const answer = (id: string, approved: boolean) => addToolApprovalResponse({ id, approved, ...(approved ? {} : { reason: "denied in the page" }) });
 
@@ -41,6 +52,7 @@ export function Chat({ apiKey, sid, initial }: { apiKey: string; sid: string; in
           {message.parts.map((part, i) => {
             const key = `${message.id}-${i}`;
             if (part.type === "text") return <p key={key}>{part.text}</p>;
+            if (part.type === "file") return <FileView key={key} part={part} src={fileSrc(apiKey, part.url)} />;
             if (part.type === "reasoning") return <blockquote key={key}>Plan: {part.text}</blockquote>;
             if (part.type === "dynamic-tool") return <ToolCard key={key} part={part} message={message} onAnswer={answer} />;
             return null; // step boundaries; data-subagent parts are drawn inside their tool's card
@@ -48,19 +60,12 @@ export function Chat({ apiKey, sid, initial }: { apiKey: string; sid: string; in
         </article>
       ))}
       {error && <p className="error">{error.message}</p>}
-      <form onSubmit={submit}>
-        <input value={input} onChange={(e) => setInput(e.target.value)} placeholder="Try: what is 2 * (3 + 4)?" />
-        <button type="submit" disabled={busy}>
-          Send
-        </button>
-        {/* stop() would only disconnect (the stream is resumable): interrupt cancels the turn itself. */}
-        <button type="button" disabled={!busy} onClick={() => interrupt(apiKey, sid)}>
-          Stop
-        </button>
-      </form>
+      <Composer busy={busy} onSend={send} onStop={() => void interrupt(apiKey, sid)} />
     </section>
   );
 }
+
+const withoutFiles = (message: UIMessage): UIMessage => ({ ...message, parts: message.parts.filter((p) => p.type !== "file") });
 
 function ToolCard({ part, message, onAnswer }: { part: DynamicToolUIPart; message: UIMessage; onAnswer: (id: string, approved: boolean) => void }) {
   const nested = message.parts.find((p) => p.type === "data-subagent" && p.id === part.toolCallId) as { data: { subagents: Subagent[] } } | undefined;

@@ -30,3 +30,9 @@ export const openSession = (key: string, agent: string) => call<{ session_id: st
 export const loadMessages = (key: string, sid: string) => call<UIMessage[]>(key, "GET", `/v1/sessions/${sid}/messages`);
 
 export const interrupt = (key: string, sid: string) => call(key, "POST", `/v1/sessions/${sid}/interrupt`, { reason: "stopped in the page" });
+
+/**
+ * Where the page loads a file part from: a data URL (not sent yet) as it is; the runtime's file route (what GET
+ * .../messages gives) on the runtime, with the key as `?access_token=`, as an <img> sends no header.
+ */
+export const fileSrc = (key: string, url: string) => (url.startsWith("/v1/") ? `${BASE}${url}?access_token=${encodeURIComponent(key)}` : url);
