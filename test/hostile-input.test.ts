@@ -117,7 +117,7 @@ describe("session metadata", () => {
       unpriced_model_calls: 0,
       log_events: 1,
     };
-    await runInDurableObject(indexShard(env, old), (_o, state) => upsertSession(state.storage.sql, { ...row, ...totals } as never, []));
+    await runInDurableObject(indexShard(env, old), (_o, state) => upsertSession(state.storage.sql, { ...row, ...totals } as never, [], row.agent));
     for (const query of ["metadata.a=x", "metadata.deep=1&agent=meta-old", "agent=meta-old"]) {
       const listed = await api("GET", `/v1/sessions?${query}`);
       expect(listed.status, query).toBe(200);

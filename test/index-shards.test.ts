@@ -100,7 +100,7 @@ describe("the index over 1 and over 16 shards", () => {
     const agents = ["ag-a", "ag-b", "ag-c"];
     const sessions = seededSessions(240, 37, agents);
     for (const layout of [one, sixteen]) {
-      await Promise.all(sessions.map(({ row, days }) => indexShard(env, row.session_id, layout).indexSession(row, days)));
+      await Promise.all(sessions.map(({ row, days }) => indexShard(env, row.session_id, layout).indexSession(row, days, row.agent)));
     }
     expect(new Set(sessions.map(({ row }) => shardOf(row.session_id, 16))).size).toBe(16);
 

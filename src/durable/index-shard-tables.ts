@@ -21,11 +21,12 @@ const SUMMARY_COLUMNS = [
 ] as const;
 
 /** Upserts the row and usage days; a write older than the stored row (a late one, overtaken by a retry) changes nothing. */
-export function upsertSession(sql: SqlStorage, row: SessionSummary, days: UsageDay[]): void {
+export function upsertSession(sql: SqlStorage, row: SessionSummary, days: UsageDay[], openedAgent: string): void {
   const stored = sql.exec<{ log_events: number }>("SELECT log_events FROM session_index WHERE session_id = ?", row.session_id).toArray()[0];
   if (stored && stored.log_events > row.log_events) return;
   const values = SUMMARY_COLUMNS.map((c) => (c === "metadata" ? JSON.stringify(row.metadata) : row[c]));
-  sql.exec(`INSERT OR REPLACE INTO session_index (${SUMMARY_COLUMNS.join(", ")}) VALUES (${SUMMARY_COLUMNS.map(() => "?").join(", ")})`, ...values);
+  const columns = [...SUMMARY_COLUMNS, "opened_agent"];
+  sql.exec(`INSERT OR REPLACE INTO session_index (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`, ...values, openedAgent);
   for (const d of days) {
     sql.exec(
       `INSERT OR REPLACE INTO usage_days (session_id, day, agent, owner, ${USAGE_COLUMNS.join(", ")}) VALUES (?, ?, ?, ?, ${USAGE_COLUMNS.map(() => "?").join(", ")})`,
@@ -54,7 +55,8 @@ export function getSession(sql: SqlStorage, sessionId: string): SessionSummary |
   return row ? toSummary(row) : null;
 }
 
-function toSummary(row: Record<string, SqlStorageValue>): SessionSummary {
+/** A row as the API shows it: `opened_agent` only filters agent-bound tokens' listings. */
+function toSummary({ opened_agent: _, ...row }: Record<string, SqlStorageValue>): SessionSummary {
   return { ...(row as unknown as SessionSummary), metadata: readableMetadata(JSON.parse(String(row.metadata)) as Record<string, unknown>) };
 }
 
@@ -67,6 +69,8 @@ export function listSessions(sql: SqlStorage, q: SessionListQuery): SessionSumma
     args.push(...values);
   };
   if (q.agent !== undefined) add("agent = ?", q.agent);
+  // A row written before opened_agent was kept names its current agent only.
+  if (q.opened_agent !== undefined) add("coalesce(opened_agent, agent) = ?", q.opened_agent);
   if (q.status !== undefined) add("status = ?", q.status);
   if (q.owner !== undefined) add("owner = ?", q.owner);
   if (q.created_after !== undefined) add("created_at > ?", q.created_after);

@@ -19,7 +19,8 @@ export class IndexShardObject extends DurableObject<Env> {
     });
   }
 
-  async indexSession(row: SessionSummary, days: UsageDay[]): Promise<void> {
+  /** `openedAgent`: the agent the session was opened with, kept beside the row for agent-bound tokens' listings. */
+  async indexSession(row: SessionSummary, days: UsageDay[], openedAgent: string): Promise<void> {
     if (this.held) await this.held.until;
     if (this.failingWrites > 0) {
       this.failingWrites -= 1;
@@ -27,7 +28,7 @@ export class IndexShardObject extends DurableObject<Env> {
     }
     // A session erased meanwhile (a late write from its last turn) is not indexed again.
     if (isErased(this.ctx.storage.sql, row.session_id)) return;
-    this.ctx.storage.transactionSync(() => upsertSession(this.ctx.storage.sql, row, days));
+    this.ctx.storage.transactionSync(() => upsertSession(this.ctx.storage.sql, row, days, openedAgent));
   }
 
   async eraseFromIndex(sessionId: string): Promise<void> {

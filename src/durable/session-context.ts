@@ -15,6 +15,8 @@ export interface SessionContext {
   row(): SessionRow;
   /** The agent the session runs now (a handoff changes it). */
   agent(): AgentConfig;
+  /** The agent the session was opened with (what an agent-bound token is checked against). */
+  openedAgent(): string;
   policy(): Policy;
   /** The read model folded up to the last committed event. */
   view(): SessionView;

@@ -47,6 +47,8 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
   protected session: SessionRow | null = null;
   /** The parsed agent config of `session.agent`. */
   protected config: AgentConfig | null = null;
+  /** `openedAgent()`, read once from the log. */
+  private opened: string | null = null;
   protected readonly hub: SocketHub;
   protected readonly runner: TurnRunner;
   protected readonly queue: TurnQueue;
@@ -187,6 +189,12 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     return this.config;
   }
 
+  openedAgent(): string {
+    this.row();
+    this.opened ??= this.store.openedAgent();
+    return this.opened;
+  }
+
   policy(): Policy {
     return { ...DEFAULT_POLICY, ...(JSON.parse(this.row().policy) as Partial<Policy>) };
   }
@@ -274,6 +282,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     await this.ctx.storage.deleteAll();
     this.session = null;
     this.config = null;
+    this.opened = null;
     this.folded = emptyView();
   }
 }

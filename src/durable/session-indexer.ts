@@ -21,7 +21,7 @@ const WRITE_TIMEOUT_MS = 30_000;
 const DAY_MS = 24 * 3600 * 1000;
 
 /** The slice of the session the indexer works on. */
-export type IndexerSession = Pick<SessionContext, "agent" | "armAlarm" | "bindings" | "row" | "store" | "view">;
+export type IndexerSession = Pick<SessionContext, "agent" | "armAlarm" | "bindings" | "openedAgent" | "row" | "store" | "view">;
 
 export class SessionIndexer {
   private failures = 0;
@@ -117,7 +117,7 @@ export class SessionIndexer {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`no answer in ${WRITE_TIMEOUT_MS} ms`)), WRITE_TIMEOUT_MS);
       });
-      await Promise.race([indexShard(this.s.bindings(), summary.session_id).indexSession(summary, this.days()), timeout]);
+      await Promise.race([indexShard(this.s.bindings(), summary.session_id).indexSession(summary, this.days(), this.s.openedAgent()), timeout]);
     } catch (err) {
       console.error("session index write failed; retrying from the alarm", err);
       written = false;

@@ -105,9 +105,12 @@ export class SessionObject extends SessionCore {
     });
   }
 
-  /** Who owns the session and which agent it runs (for the access check of agent-bound tokens). */
-  async access(): Promise<Result<{ access: { owner: string | null; agent: string } }>> {
-    return toResult(() => this.existing(() => ({ access: { owner: this.row().owner, agent: this.agent().name } })));
+  /**
+   * Who owns the session, which agent runs it now and which agent it was opened with (what an agent-bound
+   * token is checked against: a handoff changes `agent`, not `opened_agent`).
+   */
+  async access(): Promise<Result<{ access: { owner: string | null; agent: string; opened_agent: string } }>> {
+    return toResult(() => this.existing(() => ({ access: { owner: this.row().owner, agent: this.agent().name, opened_agent: this.openedAgent() } })));
   }
 
   /** The file routes (or a fork's copy) changed the session's files: its index row counts their bytes again. */

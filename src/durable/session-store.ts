@@ -119,6 +119,12 @@ export class SessionStore {
     return row ? (JSON.parse(row.body) as TerminalEvent) : null;
   }
 
+  /** The agent the session was opened with, from its `session.created` (the log's first or second event). */
+  openedAgent(): string {
+    const { body } = this.sql.exec<{ body: string }>("SELECT body FROM events WHERE type = 'session.created' ORDER BY sequence LIMIT 1").one();
+    return (JSON.parse(body) as { payload: { agent: string } }).payload.agent;
+  }
+
   session(): SessionRow | null {
     return (
       this.sql

@@ -52,7 +52,10 @@ export const UsageRowSchema = z
 export type UsageRow = z.infer<typeof UsageRowSchema>;
 
 export interface SessionListQuery {
+  /** The agent running the session now (a handoff changes it). */
   agent?: string;
+  /** The agent the session was opened with: an agent-bound token lists by it. */
+  opened_agent?: string;
   status?: string;
   owner?: string;
   metadata: [key: string, value: string][];

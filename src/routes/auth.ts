@@ -124,7 +124,7 @@ export const authorize =
     await next();
   };
 
-/** A token reaches one session: the one it is bound to, or (bound to an agent) its subject's sessions of that agent. */
+/** A token reaches one session: the one it is bound to, or (bound to an agent) its subject's sessions opened with that agent. */
 export async function checkTokenSession(env: Env, token: Extract<Principal, { kind: "token" }>, sid: string): Promise<void> {
   if (token.session_id) {
     if (sid !== token.session_id) throw new ApiError("forbidden", "This token is for another session");
@@ -132,7 +132,7 @@ export async function checkTokenSession(env: Env, token: Extract<Principal, { ki
   }
   const { access } = unwrap(await sessionStub(env, sid).access());
   if (access.owner !== token.subject) throw new ApiError("forbidden", "This token's subject does not own this session");
-  if (access.agent !== token.agent) throw new ApiError("forbidden", `This token reaches sessions of agent "${token.agent}" only`);
+  if (access.opened_agent !== token.agent) throw new ApiError("forbidden", `This token reaches sessions of agent "${token.agent}" only`);
 }
 
 /** What a principal may do on a session's WebSocket (sent to the object with the upgrade). */

@@ -86,8 +86,10 @@ export const sessionIndex = router()
       if ((query.owner !== undefined && query.owner !== principal.subject) || (query.agent !== undefined && query.agent !== principal.agent)) {
         throw new ApiError("forbidden", "This token lists its own subject's sessions of its agent only");
       }
+      // Its agent is the one its subject opened the session with: after a handoff the session runs another.
       query.owner = principal.subject;
-      query.agent = principal.agent ?? undefined;
+      delete query.agent;
+      query.opened_agent = principal.agent ?? undefined;
     }
     // The RPC's serialization types lose the metadata record; the rows are SessionSummary as stored.
     const rows = await listAcross(c.env, requestLayout(c.env, c.req.header(TEST_LAYOUT_HEADER)), query);
