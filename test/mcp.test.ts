@@ -389,7 +389,7 @@ describe("the runtime as an MCP server (POST /mcp)", () => {
     const tool = tools.find((t) => t.name === `run_agent_${name}`)!;
     expect(tool).toBeDefined();
     expect(tool.description).toContain("Answers arithmetic.");
-    expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual(["input", "session_id"]);
+    expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual(["debounce_ms", "input", "on_busy", "session_id"]);
     expect(tool.inputSchema.required).toEqual(["input"]);
 
     const progress: { progress: number; message?: string }[] = [];

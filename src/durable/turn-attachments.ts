@@ -4,7 +4,7 @@
 
 import type { Env } from "../env";
 import { ApiError } from "../protocol/errors";
-import type { FileRef, InputPart } from "../protocol/input-parts";
+import { type FileRef, type InputPart, inputText } from "../protocol/input-parts";
 import { bareMediaType, type FileLimits, fileLimits, tooLarge } from "../runtime/file-rules";
 import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
 import { addFile, type FileStore, fileStore } from "./file-store";
@@ -59,11 +59,9 @@ async function fileOf(part: Extract<InputPart, { type: "file" }>, path: string, 
 /** The input's text and file references (a string input is its own text, with no files). */
 export async function turnInput(input: string | InputPart[], deps: TurnInputs): Promise<{ input: string; files?: FileRef[] }> {
   if (typeof input === "string") return { input };
-  const texts: string[] = [];
   const files: FileRef[] = [];
   for (const [i, part] of input.entries()) {
-    if (part.type === "text") texts.push(part.text);
-    else files.push(await fileOf(part, `input[${i}]`, deps));
+    if (part.type === "file") files.push(await fileOf(part, `input[${i}]`, deps));
   }
-  return { input: texts.join("\n\n"), ...(files.length > 0 ? { files } : {}) };
+  return { input: inputText(input), ...(files.length > 0 ? { files } : {}) };
 }

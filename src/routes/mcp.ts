@@ -1,10 +1,11 @@
 // The runtime as an MCP server: `POST /mcp` speaks Streamable HTTP (stateless: every POST is answered on its
 // own, so any Worker instance can serve it) and exposes each registered agent as a tool `run_agent_<name>`
 // that runs one turn in a session and returns its output. While the turn runs, its events flow back as
-// notifications/progress when the caller sent a progress token.
+// notifications/progress when the caller sent a progress token, and its questions as elicitation requests
+// when the client can answer them (mcp-elicitation.ts).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { CallToolResult, ServerNotification } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, isInitializeRequest, type JSONRPCRequest, type ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 // The SDK's default validator (ajv) generates code, which Workers forbid.
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { every } from "hono/combine";
@@ -14,14 +15,16 @@ import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
+import { inputText } from "../protocol/input-parts";
 import { system } from "../protocol/operations";
 import { DEFAULT_POLICY } from "../protocol/policy";
 import { followTurn, type TerminalEvent, turnOutcome } from "../protocol/turn-outcome";
-import { TurnInput, type TurnSubmitted } from "../protocol/wire";
+import { SubmitTurnBody, type TurnSubmitted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
 import { randomId } from "../runtime/ids";
 import { authenticate } from "./auth";
 import { callSession, router, sessionStub } from "./http";
+import { clientElicits, elicitationRequest, mcpSessionId, recordAnswers } from "./mcp-elicitation";
 import { guards, route } from "./operation-route";
 
 export const RUN_AGENT_PREFIX = "run_agent_";
@@ -33,22 +36,34 @@ const { middleware: _, ...documented } = route(system.mcp);
 mcp.openAPIRegistry.registerPath(documented);
 
 mcp.post(system.mcp.path, every(...guards(system.mcp, { readsBody: false })), async (c) => {
-  const server = await agentServer(c.env, (work) => c.executionCtx.waitUntil(work));
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  // Answers to our elicitation requests are recorded here; the transport gets the rest (an invalid body whole).
+  const body: unknown = await c.req.raw
+    .clone()
+    .json()
+    .catch(() => undefined);
+  const rest = body === undefined ? undefined : await recordAnswers(c.env, c.get("principal"), body);
+  if (rest === null) return c.body(null, 202);
+  const initialize = (Array.isArray(rest) ? rest : [rest]).find(isInitializeRequest);
+  const server = await agentServer(c.env, (work) => c.executionCtx.waitUntil(work), clientElicits(c.req.raw));
+  // Nothing is kept between requests: the session id handed out at initialize only carries what the client can
+  // answer, and a later request is served whatever session id it sends.
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: initialize ? () => mcpSessionId(initialize.params.capabilities) : undefined,
+  });
   await server.connect(transport);
   // A caller that goes away (the enable_request_signal flag) closes the transport, which aborts the running
   // tool calls' signals: their turns are cancelled instead of running on for nobody.
   c.req.raw.signal.addEventListener("abort", () => void transport.close(), { once: true });
-  return transport.handleRequest(c.req.raw);
+  return transport.handleRequest(c.req.raw, rest === body ? undefined : { parsedBody: rest });
 });
 
-// Stateless: no standalone notification stream (GET) and no session to end (DELETE).
+// No standalone notification stream (GET) and no session to end (DELETE).
 mcp.on(["GET", "DELETE"], system.mcp.path, authenticate(undefined), (c) =>
   c.json({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this server is stateless; use POST" }, id: null }, 405, { allow: "POST" }),
 );
 
 /** A server whose tools are the registered agents, as they are now. `waitUntil` keeps work alive past the request. */
-async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void): Promise<McpServer> {
+async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void, elicits: boolean): Promise<McpServer> {
   const server = new McpServer(
     { name: "agent-runtime", version: "0.1.0" },
     { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
@@ -62,8 +77,12 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
         title: agent.name,
         description: `Runs the agent "${agent.name}" for one turn and returns its final output.${summary ? ` The agent: ${summary}` : ""}`,
         inputSchema: {
-          input: TurnInput.describe("The user message for the turn"),
+          input: SubmitTurnBody.shape.input.describe(
+            "The user message for the turn: text, or parts: {type: text, text} and {type: file, data (base64) | file_id | url, media_type, filename?}, e.g. images",
+          ),
           session_id: z.string().optional().describe("Continue this session (from an earlier result); a new session is opened when absent"),
+          on_busy: SubmitTurnBody.shape.on_busy,
+          debounce_ms: SubmitTurnBody.shape.debounce_ms,
         },
         outputSchema: {
           session_id: z.string(),
@@ -73,17 +92,19 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
           output: z.unknown(),
         },
       },
-      async ({ input, session_id }, extra) => {
+      async ({ session_id, ...body }, extra) => {
         const token = extra._meta?.progressToken;
         const progress =
           token === undefined
             ? undefined
             : (params: { progress: number; message: string }) =>
                 extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...params } } as ServerNotification);
+        // On the stream of this tools/call, which the client reads until the result.
+        const elicit = elicits ? async (request: JSONRPCRequest) => server.server.transport?.send(request, { relatedRequestId: extra.requestId }) : undefined;
         try {
-          return await runAgentTurn(env, agent, input, session_id, progress, extra.signal, waitUntil);
+          return await runAgentTurn(env, agent, body, session_id, { progress, elicit, signal: extra.signal, waitUntil });
         } catch (err) {
-          const message = err instanceof ApiError ? err.message : err instanceof Error ? err.message : String(err);
+          const message = err instanceof ApiError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
           return { content: [{ type: "text", text: message }], isError: true };
         }
       },
@@ -92,20 +113,26 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
   return server;
 }
 
+interface Follow {
+  progress?: (params: { progress: number; message: string }) => Promise<void>;
+  /** Sends an elicitation request to the client; absent when it cannot answer one. */
+  elicit?: (request: JSONRPCRequest) => Promise<void>;
+  /** Aborted when the caller goes away. */
+  signal: AbortSignal;
+  waitUntil: (work: Promise<unknown>) => void;
+}
+
 /** Runs one turn (in `sessionId`, or a new session of `agent`) and follows its events to the end. */
 async function runAgentTurn(
   env: Env,
   agent: AgentConfig,
-  input: string,
+  body: Omit<SubmitTurnBody, "idempotency_key">,
   sessionId: string | undefined,
-  progress: ((params: { progress: number; message: string }) => Promise<void>) | undefined,
-  /** Aborted when the caller goes away. */
-  signal: AbortSignal,
-  waitUntil: (work: Promise<unknown>) => void,
+  { progress, elicit, signal, waitUntil }: Follow,
 ): Promise<CallToolResult> {
   let sid = sessionId;
   if (!sid) {
-    checkInputFits(agent, input, "input"); // before the session exists: a refused input opens none
+    checkInputFits(agent, inputText(body.input), "input"); // before the session exists: a refused input opens none
     sid = randomId("ses");
     unwrap(await sessionStub(env, sid).create({ session_id: sid, agent, policy: DEFAULT_POLICY, metadata: { source: "mcp" } }));
   }
@@ -120,10 +147,12 @@ async function runAgentTurn(
   }
   const { last_sequence } = await callSession<{ last_sequence: number }>(env, sid, "snapshot", { by: "mcp" });
   signal.throwIfAborted();
-  const submitted = callSession<TurnSubmitted>(env, sid, "submitTurn", { body: { input }, by: "mcp" }).then((t) => t.turn_id);
+  const submitted = callSession<TurnSubmitted>(env, sid, "submitTurn", { body, by: "mcp" });
   // From here on, a turn nobody follows any more (the caller went away, or following it failed) is cancelled;
-  // waitUntil keeps the cancellation alive past the request.
-  const cancelTurn = (reason: string) => waitUntil(submitted.then((id) => stub.cancelTurn(id, reason)).catch(() => {}));
+  // waitUntil keeps the cancellation alive past the request. A message injected into a running turn leaves
+  // that turn to whoever started it.
+  const cancelTurn = (reason: string) =>
+    waitUntil(submitted.then((t) => (t.status === "injected" ? undefined : stub.cancelTurn(t.turn_id, reason))).catch(() => {}));
   let reader: ReadableStreamDefaultReader<string> | undefined;
   const onAbort = () => {
     cancelTurn("the MCP client disconnected");
@@ -132,7 +161,7 @@ async function runAgentTurn(
   signal.addEventListener("abort", onAbort, { once: true });
   let count = 0;
   try {
-    const turn_id = await submitted;
+    const { turn_id } = await submitted;
     // The session's log from before the submission, replayed then live: nothing of the turn is missed.
     const res = await stub.fetch(`https://session/v1/sessions/${sid}/events?after=${last_sequence}`, { headers: { accept: "text/event-stream" } });
     if (!res.ok || !res.body) throw new Error(`Following session ${sid} failed (HTTP ${res.status})`);
@@ -141,6 +170,10 @@ async function runAgentTurn(
     const end = await followTurn(sseEvents(reader), turn_id, async (event) => {
       const message = describe(event);
       if (progress && message) await progress({ progress: ++count, message }).catch(() => {});
+      // A question a form cannot ask (or that cannot be sent) waits for an answer through /v1, as it does for a
+      // client without forms.
+      const ask = elicit && event.type === "action.required" && event.payload.kind === "user_input" ? elicitationRequest(sid, event) : null;
+      if (ask) await elicit?.(ask).catch(() => {});
     });
     if (!end) throw new Error(`The event stream of session ${sid} ended before turn ${turn_id} did`);
     return turnResult(sid, turn_id, end);
@@ -199,7 +232,9 @@ function describe(e: RuntimeEvent): string | null {
       return `${p.server}/${p.tool}: ${p.progress}${p.total != null ? `/${p.total}` : ""}${p.message ? ` ${p.message}` : ""}`;
     }
     case "action.required":
-      return `waiting for approval of ${e.payload.tool_name} (action ${e.action_id})`;
+      return e.payload.kind === "user_input"
+        ? `waiting for an answer to "${e.payload.question}" (action ${e.action_id})`
+        : `waiting for approval of ${e.payload.tool_name} (action ${e.action_id})`;
     case "action.resolved":
       return `action ${e.action_id} ${e.payload.decision}`;
     case "subagent.spawned":
