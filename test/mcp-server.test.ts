@@ -25,7 +25,7 @@ function recordingFetch(posted: unknown[]): typeof fetch {
  * A connected SDK client. With `answer`, it declares form elicitation and answers each elicitation/create
  * with it (keeping the requests in `asked`).
  */
-async function connect(answer?: (req: ElicitRequest) => ElicitResult) {
+async function connect(answer?: (req: ElicitRequest, signal: AbortSignal) => ElicitResult | Promise<ElicitResult>) {
   const asked: ElicitRequest[] = [];
   const posted: unknown[] = [];
   const client = new Client(
@@ -33,9 +33,9 @@ async function connect(answer?: (req: ElicitRequest) => ElicitResult) {
     { capabilities: answer ? { elicitation: { form: {} } } : {}, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   );
   if (answer) {
-    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    client.setRequestHandler(ElicitRequestSchema, async (req, extra) => {
       asked.push(req);
-      return answer(req);
+      return answer(req, extra.signal);
     });
   }
   const transport = new StreamableHTTPClientTransport(new URL(BASE), {
@@ -181,6 +181,32 @@ describe("ask_user over MCP elicitation", () => {
     expect(posted.some((m: any) => typeof m.id === "string" && m.id.startsWith("elicitation:"))).toBe(false);
     const [, second] = await requests(scriptId);
     expect(toolMessage(second)).toBe("Grace");
+    await client.close();
+  });
+
+  it("a question answered through /v1 while the client's form is open withdraws the form (notifications/cancelled)", async () => {
+    const { tool } = await scripted("mcpwithdraw", [{ tool_calls: [{ name: "ask_user", arguments: { question: "Your name?" } }] }, { text: "Hello, Ada." }]);
+    let withdrawn: unknown;
+    // The "user" never submits the form; it stays open until the server withdraws it.
+    const { client, asked, posted } = await connect(
+      (_req, signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener("abort", () => {
+            withdrawn = signal.reason;
+            resolve({ action: "cancel" });
+          }),
+        ),
+    );
+    const call = client.callTool({ name: tool, arguments: { input: "greet me" } });
+    const sid = await sessionOf(tool);
+    const required = await waitForEvent(sid, (e) => e.type === "action.required");
+    const deadline = Date.now() + 10_000;
+    while (asked.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect((await api("POST", `/v1/sessions/${sid}/actions/${required.action_id}`, { response: "Ada" })).status).toBe(200);
+    expect((await call).structuredContent).toMatchObject({ status: "completed", output: "Hello, Ada." });
+    expect(withdrawn).toBe("The question was resolved elsewhere (answered)");
+    // The withdrawn form sent no answer.
+    expect(posted.some((m: any) => typeof m.id === "string" && m.id.startsWith("elicitation:"))).toBe(false);
     await client.close();
   });
 

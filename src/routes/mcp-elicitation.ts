@@ -8,10 +8,10 @@
 //   the session and the action, so the client's answer (a POST of its own, to whichever instance) is recorded
 //   straight as the action's answer, like POST /v1/sessions/:sid/actions/:action_id, and the tools/call sees
 //   the turn go on in the session's log.
-import type { ClientCapabilities, JSONRPCMessage, JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { ClientCapabilities, JSONRPCMessage, JSONRPCNotification, JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Env } from "../env";
 import { ApiError } from "../protocol/errors";
-import type { EventOf } from "../protocol/events";
+import type { EventOf, RuntimeEvent } from "../protocol/events";
 import { allows, type Principal } from "../protocol/permissions";
 import { randomId } from "../runtime/ids";
 import { callSession } from "./http";
@@ -76,7 +76,7 @@ export function elicitationForm(responseSchema: Schema): { requestedSchema: Sche
 }
 
 /** The elicitation request for a question (an action.required of kind user_input), or null when a form cannot ask it. */
-export function elicitationRequest(sid: string, question: EventOf<"action.required">): JSONRPCRequest | null {
+function elicitationRequest(sid: string, question: EventOf<"action.required">): JSONRPCRequest | null {
   const form = elicitationForm(question.payload.response_schema ?? { type: "string" });
   if (!form || !question.action_id) return null;
   const id = `${ID_PREFIX}${sid}:${question.action_id}:${form.wrapped ? "w" : "o"}`;
@@ -85,6 +85,32 @@ export function elicitationRequest(sid: string, question: EventOf<"action.requir
     id,
     method: "elicitation/create",
     params: { mode: "form", message: question.payload.question ?? "", requestedSchema: form.requestedSchema },
+  };
+}
+
+/** Withdraws an elicitation request whose question was resolved otherwise. */
+function elicitationCancelled(requestId: string | number, decision: string): JSONRPCNotification {
+  return { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId, reason: `The question was resolved elsewhere (${decision})` } };
+}
+
+/**
+ * What a tools/call following a turn of session `sid` does with its events for a client that answers forms:
+ * each question it can ask goes to the client through `send`; one resolved while the client's form is open
+ * (answered through /v1, or its deadline passed) withdraws it. A question a form cannot ask, or whose request
+ * cannot be sent, waits for an answer through /v1, as it does for a client without forms.
+ */
+export function askingClient(sid: string, send: (message: JSONRPCMessage) => Promise<void>): (event: RuntimeEvent) => Promise<void> {
+  const asked = new Map<string, string | number>();
+  return async (event) => {
+    if (event.type === "action.required" && event.payload.kind === "user_input") {
+      const request = elicitationRequest(sid, event);
+      if (!request) return;
+      await send(request).catch(() => {});
+      asked.set(event.action_id!, request.id);
+    }
+    // A client that answered the question itself ignores the cancellation of a request it has completed.
+    const requestId = event.type === "action.resolved" ? asked.get(event.action_id!) : undefined;
+    if (event.type === "action.resolved" && requestId !== undefined) await send(elicitationCancelled(requestId, event.payload.decision)).catch(() => {});
   };
 }
 

@@ -5,7 +5,7 @@
 // when the client can answer them (mcp-elicitation.ts).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { type CallToolResult, isInitializeRequest, type JSONRPCRequest, type ServerNotification } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, isInitializeRequest, type JSONRPCMessage, type ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 // The SDK's default validator (ajv) generates code, which Workers forbid.
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { every } from "hono/combine";
@@ -24,7 +24,7 @@ import { checkInputFits } from "../runtime/context-budget";
 import { randomId } from "../runtime/ids";
 import { authenticate } from "./auth";
 import { callSession, router, sessionStub } from "./http";
-import { clientElicits, elicitationRequest, mcpSessionId, recordAnswers } from "./mcp-elicitation";
+import { askingClient, clientElicits, mcpSessionId, recordAnswers } from "./mcp-elicitation";
 import { guards, route } from "./operation-route";
 
 export const RUN_AGENT_PREFIX = "run_agent_";
@@ -100,7 +100,7 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
             : (params: { progress: number; message: string }) =>
                 extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...params } } as ServerNotification);
         // On the stream of this tools/call, which the client reads until the result.
-        const elicit = elicits ? async (request: JSONRPCRequest) => server.server.transport?.send(request, { relatedRequestId: extra.requestId }) : undefined;
+        const elicit = elicits ? async (message: JSONRPCMessage) => server.server.transport?.send(message, { relatedRequestId: extra.requestId }) : undefined;
         try {
           return await runAgentTurn(env, agent, body, session_id, { progress, elicit, signal: extra.signal, waitUntil });
         } catch (err) {
@@ -115,8 +115,8 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
 
 interface Follow {
   progress?: (params: { progress: number; message: string }) => Promise<void>;
-  /** Sends an elicitation request to the client; absent when it cannot answer one. */
-  elicit?: (request: JSONRPCRequest) => Promise<void>;
+  /** Sends elicitation requests (and their cancellations) to the client; absent when it cannot answer one. */
+  elicit?: (message: JSONRPCMessage) => Promise<void>;
   /** Aborted when the caller goes away. */
   signal: AbortSignal;
   waitUntil: (work: Promise<unknown>) => void;
@@ -160,6 +160,7 @@ async function runAgentTurn(
   };
   signal.addEventListener("abort", onAbort, { once: true });
   let count = 0;
+  const questions = elicit && askingClient(sid, elicit);
   try {
     const { turn_id } = await submitted;
     // The session's log from before the submission, replayed then live: nothing of the turn is missed.
@@ -170,10 +171,7 @@ async function runAgentTurn(
     const end = await followTurn(sseEvents(reader), turn_id, async (event) => {
       const message = describe(event);
       if (progress && message) await progress({ progress: ++count, message }).catch(() => {});
-      // A question a form cannot ask (or that cannot be sent) waits for an answer through /v1, as it does for a
-      // client without forms.
-      const ask = elicit && event.type === "action.required" && event.payload.kind === "user_input" ? elicitationRequest(sid, event) : null;
-      if (ask) await elicit?.(ask).catch(() => {});
+      await questions?.(event);
     });
     if (!end) throw new Error(`The event stream of session ${sid} ended before turn ${turn_id} did`);
     return turnResult(sid, turn_id, end);
