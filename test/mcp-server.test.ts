@@ -259,6 +259,10 @@ describe("run_agent_<name> input and on_busy", () => {
     expect(bad.isError).toBe(true);
     expect((bad.content as any[])[0].text).toMatch(/^validation_failed: .*input\[0\]/);
     expect((await events(session_id)).filter((e) => e.type === "turn.submitted")).toHaveLength(1);
+    // Refused in a new session: the call leaves no session behind.
+    const refused = await client.callTool({ name: tool, arguments: { input: [{ type: "file", data: "%%%", media_type: "image/png" }] } });
+    expect((refused.content as any[])[0].text).toMatch(/^validation_failed: .*input\[0\]\.data: is not valid base64/);
+    expect((await api("GET", `/v1/sessions?agent=${tool.slice("run_agent_".length)}`)).body.sessions.map((s: any) => s.session_id)).toEqual([session_id]);
     await client.close();
   });
 

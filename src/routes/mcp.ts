@@ -177,12 +177,16 @@ async function runAgentTurn(
     return turnResult(sid, turn_id, end);
   } catch (err) {
     if (!signal.aborted) cancelTurn(`the MCP call could not follow the turn: ${err instanceof Error ? err.message : String(err)}`);
+    // An input refused in the session this call opened (a file the session does not take) leaves no session.
+    if (!sessionId) await submitted.then(noop, () => stub.erase()).catch(noop);
     throw err;
   } finally {
     signal.removeEventListener("abort", onAbort);
     await reader?.cancel().catch(() => {});
   }
 }
+
+const noop = () => {};
 
 /** The events of an SSE stream of the log. */
 async function* sseEvents(reader: ReadableStreamDefaultReader<string>): AsyncGenerator<RuntimeEvent> {
