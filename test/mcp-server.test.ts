@@ -287,4 +287,23 @@ describe("run_agent_<name> input and on_busy", () => {
     });
     await client.close();
   });
+
+  it("on_busy inject joins the running turn as a live message, and the call returns that turn's result", async () => {
+    const { tool, scriptId } = await scripted("mcpinject", [
+      { text: "A slow first answer, streamed two characters at a time.", chunk_size: 2, delay_ms: 60 },
+      { text: "With the follow-up." },
+    ]);
+    const sid = (await api("POST", "/v1/sessions", { agent: tool.slice("run_agent_".length) })).body.session_id as string;
+    const { client } = await connect();
+    const first = await submitTurn(sid, "question");
+    await waitForEvent(sid, (e) => e.type === "model.delta" && e.turn_id === first.turn_id);
+    const res = await client.callTool({ name: tool, arguments: { input: "follow-up", session_id: sid, on_busy: "inject" } });
+    expect(res.structuredContent).toMatchObject({ turn_id: first.turn_id, status: "completed", output: "With the follow-up." });
+    const log = await events(sid);
+    expect(log.filter((e) => e.type === "turn.submitted")).toHaveLength(1);
+    expect(log.find((e) => e.type === "message.injected")).toMatchObject({ turn_id: first.turn_id, payload: { content: "follow-up" } });
+    const [, second] = await requests(scriptId);
+    expect(second.messages.at(-1)).toEqual({ role: "user", content: "follow-up" });
+    await client.close();
+  });
 });
