@@ -41,6 +41,8 @@ export default defineConfig(async () => {
             // Scripted models named priced-* cost 1000 USD per million tokens (0.015 USD for the fake's 10 + 5 tokens).
             // Models named cache-* cost the same, and 100 USD per million input tokens read from the prompt cache.
             MODEL_PRICES: JSON.stringify({ "priced-": { input: 1000, output: 1000 }, "cache-": { input: 1000, output: 1000, cached_input: 100 } }),
+            // Scripted models named text-only-* take no images (model-capabilities.ts).
+            MODEL_CAPABILITIES: JSON.stringify({ "text-only-": { images: false } }),
             OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${port}/v1`,
             // anthropic: models answer from the fake Messages API (test/support/fake-anthropic.ts) on the same server.
             ANTHROPIC_API_KEY: "test-anthropic-key",

@@ -5,7 +5,10 @@
 // machine's timings move by 30% between runs). Prints medians, the ratio, and workerd CPU per turn.
 // BENCH_E2E_RUNS (default 15) measured turns per side and shape after 2 warm-ups; BENCH_AB_SHAPES (say
 // "one_call") measures only the shapes it names; the shape "create" (not measured unless named) is the
-// session's creation alone, POST /v1/sessions, with the e2e turns' agent.
+// session's creation alone, POST /v1/sessions, with the e2e turns' agent; the shape "long_turn" (not measured
+// unless named) is one turn of BENCH_AB_LONG_STEPS (default 300) webhook steps whose arguments carry
+// BENCH_AB_LONG_PAD (default 1000) characters each, and also prints the time per step early (steps 5-15) and
+// late (the last 15 but 5) in the turn, from its events' timestamps (needs a REV with the raisable budget caps).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +16,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Api, median, now } from "./lib/client.mjs";
 import { connectInspector } from "./lib/cpuprofile.mjs";
-import { benchAgent, e2eShapes, runtimeTurn } from "./lib/e2e.mjs";
+import { benchAgent, e2eShapes, longTurnShape, runtimeTurn, stepMs } from "./lib/e2e.mjs";
 import { cpuMsOf, freePort, snapshotRuntime, startFakeLlmProcess, startWrangler, stopAll } from "./lib/procs.mjs";
 import { withoutDevRelays } from "./lib/stack.mjs";
 
@@ -67,21 +70,29 @@ try {
   console.log(`${REV} (before) against the working tree (after), ${RUNS} turns each after ${WARMUP} warm-ups, alternating`);
   const only = process.env.BENCH_AB_SHAPES?.split(",");
   const turns = e2eShapes({ steps: 10, calls: 4, deltas: 5 });
-  const shapes = { ...turns, create: turns.one_call };
+  const longSteps = Number(process.env.BENCH_AB_LONG_STEPS ?? 300);
+  const long = longTurnShape({ steps: longSteps, pad: Number(process.env.BENCH_AB_LONG_PAD ?? 1000) });
+  const shapes = { ...turns, create: turns.one_call, long_turn: long };
   for (const [shape, { model, maxSteps }] of Object.entries(shapes)) {
-    if (only ? !only.includes(shape) : shape === "create") continue;
+    if (only ? !only.includes(shape) : shape === "create" || shape === "long_turn") continue;
     const ms = { before: [], after: [] };
     const cpu = { before: [], after: [] };
+    const steps = { before: { early: [], late: [] }, after: { early: [], late: [] } };
     for (let i = 0; i < WARMUP + RUNS; i++) {
       // Alternate which side goes first, so neither always follows the other's leftovers.
       const order = i % 2 === 0 ? ["before", "after"] : ["after", "before"];
       for (const side of order) {
         const s = stacks[side];
         const c0 = cpuMsOf(s.w.userPid);
-        const { ms: t } = shape === "create" ? await created(s, model, maxSteps) : await runtimeTurn(s, model, maxSteps);
+        const { ms: t, sid } = shape === "create" ? await created(s, model, maxSteps) : await runtimeTurn(s, model, maxSteps);
         if (i < WARMUP) continue;
         ms[side].push(t);
         cpu[side].push(cpuMsOf(s.w.userPid) - c0);
+        if (shape === "long_turn") {
+          const events = await s.api.events(sid);
+          steps[side].early.push(stepMs(events, 5, 15));
+          steps[side].late.push(stepMs(events, longSteps - 15, longSteps - 5));
+        }
       }
     }
     const m = { before: median(ms.before), after: median(ms.after) };
@@ -91,6 +102,15 @@ try {
     console.log(
       `${shape}: before ${m.before.toFixed(1)} ms, after ${m.after.toFixed(1)} ms (${((100 * (m.after - m.before)) / m.before).toFixed(1)}%; median paired difference ${paired.toFixed(2)} ms); workerd CPU per turn (session creation included) ${median(cpu.before).toFixed(2)} -> ${median(cpu.after).toFixed(2)} ms (median paired difference ${pairedCpu.toFixed(2)} ms)`,
     );
+    if (shape === "long_turn") {
+      for (const side of ["before", "after"]) {
+        const early = median(steps[side].early);
+        const late = median(steps[side].late);
+        console.log(
+          `  ${side}: ms per step, steps 5-15 ${early.toFixed(1)}, steps ${longSteps - 15}-${longSteps - 5} ${late.toFixed(1)} (late/early ${(late / early).toFixed(2)}x)`,
+        );
+      }
+    }
   }
 } finally {
   await stopAll();

@@ -48,8 +48,15 @@ export interface Env {
   ORCHESTRATE_MAX_DEPTH?: string;
   ORCHESTRATE_MAX_STEPS?: string;
   ORCHESTRATE_MAX_PARALLEL?: string;
+  /** The most an agent's budget may set for a turn's model calls, tool calls and wall-clock ms (defaults 1000,
+   * 5000, 3600000; at most 100000, 500000, 86400000); an agent that sets nothing gets 60, 200, 180000. */
+  BUDGET_MAX_LLM_CALLS?: string;
+  BUDGET_MAX_TOOL_CALLS?: string;
+  BUDGET_MAX_WALL_CLOCK_MS?: string;
   /** The deployment's own model prices, JSON: {"<model string or name prefix>": {"input": usd, "output": usd}} per million tokens. */
   MODEL_PRICES?: string;
+  /** What models take besides text, JSON: {"<model string or name prefix>": {"images": false}} (model-capabilities.ts). */
+  MODEL_CAPABILITIES?: string;
   /** Objects the session index is split over (default 16, 1-256). Fixed per deployment: changing it starts an
    * empty shard set, see docs/scale.md for the migration. */
   INDEX_SHARDS?: string;

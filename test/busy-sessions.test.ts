@@ -4,7 +4,8 @@
 import { abortAllDurableObjects, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { api, createAgent, createSession, events, expectGapless, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
-import { requests, type Step, script, uniqueId } from "./support/fake-model";
+import { requests, type Step, script, toolURL, uniqueId } from "./support/fake-model";
+import { tinyPng, toBase64 } from "./support/files";
 import { closeAllSockets, openWs } from "./support/ws";
 
 afterEach(closeAllSockets);
@@ -218,6 +219,63 @@ describe("on_busy interrupt", () => {
   });
 });
 
+describe("on_busy interrupt while a tool call is in flight", () => {
+  it("the cut records the call's outcome: the log has a tool.result for every tool.started, and the next model call sees it", async () => {
+    const { sid, scriptId } = await scriptedSession([{ tool_calls: [{ id: "call_slow", name: "slow", arguments: {} }] }, { text: "hi" }], {
+      http_tools: [{ name: "slow", description: "slow", url: `${toolURL("slow")}?ms=5000`, parameters: { type: "object", properties: {} } }],
+    });
+    const { turn_id: first } = await submitTurn(sid, "run the slow tool");
+    await waitForEvent(sid, (e) => e.type === "tool.started" && e.turn_id === first);
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, { input: "never mind, say hi", on_busy: "interrupt" });
+    expect(res.status).toBe(202);
+    const log = await waitForTurnEnd(sid, res.body.turn_id);
+    expectGapless(log);
+    const started = log.filter((e) => e.type === "tool.started" && e.turn_id === first).map((e) => e.tool_call_id);
+    const results = log.filter((e) => e.type === "tool.result" && e.turn_id === first);
+    expect(started).toEqual(["call_slow"]);
+    expect(results.map((e) => [e.tool_call_id, e.payload.is_error])).toEqual([["call_slow", true]]);
+    const cancelled = log.findIndex((e) => e.type === "turn.cancelled" && e.turn_id === first);
+    expect(log.indexOf(results[0])).toBeLessThan(cancelled);
+    const [, second] = await requests(scriptId);
+    expect(second.messages.find((m: any) => m.role === "tool")).toMatchObject({ tool_call_id: "call_slow" });
+  });
+});
+
+describe("on_busy interrupt during compaction", () => {
+  it("cuts the compaction call; the history stays uncompacted and whole, and the new turn compacts it again", async () => {
+    const long1 = `first ${"a".repeat(1600)}`;
+    const long2 = `second ${"b".repeat(1600)}`;
+    const third = `third ${"c".repeat(1000)}`;
+    const { sid, scriptId } = await scriptedSession(
+      [{ text: "ok1" }, { text: "ok2" }, { hang: true, text: "SUMM", chunk_size: 1000 }, { text: "SUMMARY-AFTER-CUT" }, { text: "short answer" }],
+      { budget_awareness: "limit:50", context_window: 2048 },
+    );
+    for (const input of [long1, long2]) await waitForTurnEnd(sid, (await submitTurn(sid, input)).turn_id);
+    const { turn_id: cut } = await submitTurn(sid, third);
+    await waitForEvent(sid, (e) => e.type === "model.requested" && e.turn_id === cut && e.payload.phase === "compaction");
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, { input: "a short question", on_busy: "interrupt" });
+    expect(res.status).toBe(202);
+    const log = await waitForTurnEnd(sid, res.body.turn_id);
+    expectGapless(log);
+
+    const ofCut = log.filter((e) => e.turn_id === cut && e.type !== "model.delta").map((e) => e.type);
+    expect(ofCut.slice(-4)).toEqual(["context.compaction.started", "model.requested", "model.completed", "turn.cancelled"]);
+    expect(log.find((e) => e.type === "model.completed" && e.turn_id === cut).payload.finish_reason).toBe("cancelled");
+    expect(log.find((e) => e.type === "turn.cancelled" && e.turn_id === cut).payload).toEqual({ reason: "superseded", by_turn_id: res.body.turn_id });
+    // The new turn found the history as it was (the cut compaction replaced nothing), compacted it, and answered.
+    const ofNew = log.filter((e) => e.turn_id === res.body.turn_id);
+    expect(ofNew.filter((e) => e.type === "model.requested").map((e) => e.payload.phase)).toEqual(["compaction", "executor"]);
+    expect(ofNew.at(-1)).toMatchObject({ type: "turn.completed", payload: { output: "short answer" } });
+    const [, , , compaction, executor] = await requests(scriptId);
+    expect(JSON.stringify(compaction.messages)).toContain(long1);
+    expect(JSON.stringify(executor.messages)).toContain("SUMMARY-AFTER-CUT");
+    expect(executor.messages.slice(-2)).toEqual([
+      { role: "user", content: third },
+      { role: "user", content: "a short question" },
+    ]);
+  });
+});
+
 describe("on_busy rollback", () => {
   it("cancels the running turn and takes it out of the conversation and the read model's turns; the log keeps it, with its side effects listed", async () => {
     const { sid, scriptId } = await scriptedSession(
@@ -328,6 +386,34 @@ describe("on_busy inject", () => {
     ]);
   });
 
+  it("files travel with the live message: the running turn's next model call gets them, the log names them", async () => {
+    const { sid, scriptId } = await scriptedSession([{ text: "A slow first answer.", chunk_size: 2, delay_ms: 60 }, { text: "A dot." }]);
+    const { turn_id } = await submitTurn(sid, "question");
+    await waitForEvent(sid, (e) => e.type === "model.delta" && e.turn_id === turn_id);
+    const png = await tinyPng(2);
+    const input = [
+      { type: "text", text: "and this?" },
+      { type: "file", data: toBase64(png), media_type: "image/png", filename: "dot.png" },
+    ];
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, { input, on_busy: "inject" });
+    expect(res.body).toEqual({ turn_id, status: "injected", message_id: expect.stringMatching(/^msg_/) });
+    const log = await waitForTurnEnd(sid, turn_id);
+    expect(log.filter((e) => e.type === "turn.submitted")).toHaveLength(1);
+    const [file] = (await api("GET", `/v1/sessions/${sid}/files`)).body.files;
+    expect(log.find((e) => e.type === "message.injected").payload).toEqual({
+      message_id: res.body.message_id,
+      content: "and this?",
+      files: [{ file_id: file.file_id, media_type: "image/png", filename: "dot.png", size: png.length }],
+    });
+    expect((await requests(scriptId))[1].messages.at(-1)).toEqual({
+      role: "user",
+      content: [
+        { type: "text", text: "and this?" },
+        { type: "image_url", image_url: { url: `data:image/png;base64,${toBase64(png)}` } },
+      ],
+    });
+  });
+
   it("over the WebSocket, and a new turn when none runs", async () => {
     const sid = await createSession({ name: "busy-inject-idle", model: "demo:x" });
     const ws = await openWs(sid);
@@ -405,6 +491,28 @@ describe("debounce_ms", () => {
       { role: "user", content: "one" },
       { role: "user", content: "two" },
       { role: "user", content: "three" },
+    ]);
+  });
+
+  it("a message with files joins the waiting turn like any other: its first model call gets them", async () => {
+    const { sid, scriptId } = await scriptedSession([{ text: "Both." }]);
+    const a = await api("POST", `/v1/sessions/${sid}/turns`, { input: "one", debounce_ms: 1000 });
+    const png = await tinyPng(2);
+    const file = { type: "file", data: toBase64(png), media_type: "image/png" };
+    const b = await api("POST", `/v1/sessions/${sid}/turns`, { input: [{ type: "text", text: "two" }, file], debounce_ms: 1000 });
+    expect(b.body).toEqual({ turn_id: a.body.turn_id, status: "injected", message_id: expect.stringMatching(/^msg_/) });
+    const log = await waitForTurnEnd(sid, a.body.turn_id);
+    expect(log.filter((e) => e.type === "turn.submitted")).toHaveLength(1);
+    expect(log.find((e) => e.type === "message.injected").payload.files).toHaveLength(1);
+    expect((await requests(scriptId))[0].messages).toEqual([
+      { role: "user", content: "one" },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "two" },
+          { type: "image_url", image_url: { url: `data:image/png;base64,${toBase64(png)}` } },
+        ],
+      },
     ]);
   });
 

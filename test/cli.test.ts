@@ -13,6 +13,7 @@ import {
   EXIT,
   errorLine,
   formatTree,
+  formatWaterfall,
   oneLine,
   parseApproval,
   parseArgs,
@@ -197,6 +198,42 @@ describe("chat", () => {
     expect(lines.slice(-2)).toEqual(["> ", ""]);
   });
 
+  it("asks an ask_user question at the prompt: a choice, a typed answer the server refuses (asked again), and a declined one", async () => {
+    const agent = await scriptedAgent(
+      [
+        { tool_calls: [{ name: "ask_user", arguments: { question: "Which size?", choices: ["S", "M", "L"] } }] },
+        { tool_calls: [{ name: "ask_user", arguments: { question: "How many?", response_schema: { type: "integer", minimum: 1 } } }] },
+        { tool_calls: [{ name: "ask_user", arguments: { question: "Gift note?" } }] },
+        { text: "Ordered." },
+      ],
+      { tools: ["ask_user"] },
+    );
+    const io = new ScriptedIO(["order a shirt", "XL", "m", "lots", "0", "2", "", null]);
+    expect(await cli(["chat", "--agent", agent], io)).toBe(EXIT.ok);
+    expect(io.err).toBe("");
+    const lines = io.out.split("\n");
+    const asked = lines.filter((l) => l.startsWith("? ") || l.startsWith("✓") || l.startsWith("agent-runtime:"));
+    expect(asked).toEqual([
+      "? Which size? [S/M/L] XL", // not a choice: asked again
+      "? Which size? [S/M/L] m",
+      '✓ answered: "M"',
+      "? How many? (integer) lots", // not a number: asked again
+      "? How many? (integer) 0",
+      "agent-runtime: error: Validation failed: response: 0 is less than 1. (422 validation_failed)", // the server's 422, then asked again
+      "? How many? (integer) 2",
+      "✓ answered: 2",
+      "? Gift note? ",
+    ]);
+    expect(lines).toContain("✗ ask_user rejected (declined at the command line)");
+    expect(lines.slice(-3)).toEqual(["Ordered.", "> ", ""]);
+    const log = await client.eventsPage(sessionOf(io)!, { limit: 1000 });
+    expect(log.events.filter((e) => e.type === "tool.result").map((e) => (e.payload as { output: unknown }).output)).toEqual([
+      "M",
+      2,
+      { status: "rejected", message: expect.stringContaining("declined at the command line") },
+    ]);
+  });
+
   it("nests a sub-agent's tool calls under the run_subtask card", async () => {
     const agent = await scriptedAgent(
       [
@@ -235,6 +272,23 @@ describe("chat", () => {
     const json = new ScriptedIO();
     expect(await cli(["tree", sid, turnId, "--json"], json)).toBe(EXIT.ok);
     expect(JSON.parse(json.out)).toEqual(await client.tree(sid, turnId));
+
+    // The timeline command: the turn's waterfall (the spans of the OTLP export), the sub-agent's calls under it.
+    const timeline = new ScriptedIO();
+    expect(await cli(["timeline", sid, turnId], timeline)).toBe(EXIT.ok);
+    const rows = timeline.out.trimEnd().split("\n");
+    expect(
+      rows.map((r) =>
+        r
+          .split(" |")[0]!
+          .trimEnd()
+          .replace(/openai-compatible:\S+/, "M"),
+      ),
+    ).toEqual([`turn ${agent}`, "  model M", "  tool run_subtask", "  agent Multiply", "    model M", "    tool calculator", "    model M", "  model M"]);
+    for (const r of rows) expect(r).toMatch(/ \|[█ ]{40}\| \d+ ms$/);
+    const missing = new ScriptedIO();
+    expect(await cli(["timeline", sid, "trn_nothing"], missing)).toBe(EXIT.usage);
+    expect(missing.err).toContain(`session ${sid} has no turn trn_nothing`);
   });
 
   it("Ctrl-C interrupts the running turn; the chat goes on", async () => {
@@ -321,6 +375,36 @@ describe("chat", () => {
         `^session ${sid} \\(agent ${agent}, 1 turn so far\\)\\nattaching to the running turn ${turn_id}\\n\\? allow deploy\\(\\{"env":"prod"\\}\\)\\? \\[y/N\\] y\\n✓ deploy approved\\n⚙ deploy\\(\\{"env":"prod"\\}\\) → .*\\nDeployed after all\\.\\n> hi\\nHello again\\.\\n> \\n$`,
       ),
     );
+  });
+
+  it("--on-busy interrupt: a message typed while another client's turn runs supersedes it; a bad strategy is a usage error", async () => {
+    const agent = await scriptedAgent([{ hang: true, text: "a long answer", chunk_size: 1000 }, { text: "Hi." }]);
+    let running = "";
+    // The user types while a turn started elsewhere (another client) is running.
+    const typeWhileBusy = async (io: ScriptedIO) => {
+      const sid = sessionOf(io)!;
+      running = (await client.submitTurn(sid, "a long question")).turn_id;
+      let streamed = false;
+      await until(
+        () => streamed,
+        "the other turn's text",
+        8000,
+        async () => void (streamed = (await client.eventsPage(sid)).events.some((e) => e.type === "model.delta")),
+      );
+      io.out += "just say hi\n";
+      return "just say hi";
+    };
+    const io = new ScriptedIO([typeWhileBusy, null]);
+    expect(await cli(["chat", "--agent", agent, "--on-busy", "interrupt"], io)).toBe(EXIT.ok);
+    expect(io.out).toMatch(/> just say hi\nHi\.\n> \n$/);
+    const log = [];
+    for await (const e of client.readLog(sessionOf(io)!)) log.push(e);
+    const cut = log.find((e) => e.type === "turn.cancelled" && e.turn_id === running);
+    expect(cut?.payload).toMatchObject({ reason: "superseded" });
+
+    const usage = new ScriptedIO();
+    expect(await cli(["chat", "--agent", agent, "--on-busy", "later"], usage)).toBe(EXIT.usage);
+    expect(usage.err).toBe("agent-runtime: --on-busy must be one of enqueue, reject, interrupt, rollback, inject (see --help)\n");
   });
 
   it("a failing turn prints its error; chat without an agent is a usage error", async () => {
@@ -477,6 +561,33 @@ describe("events, agents, tree and errors", () => {
 });
 
 describe("pure parts", () => {
+  it("draws a waterfall: parallel calls side by side, a wait on a person shaded, an open span running until now", () => {
+    const ids = { trace_id: "t".repeat(32), session_id: "ses_w", thread_id: "ses_w", turn_id: "trn_w", schema_version: 1 as const };
+    let sequence = 0;
+    const at = (timestamp: number, span_id: string, parent_span_id: string | null, type: string, payload: unknown, more: object = {}) =>
+      ({ ...ids, ...more, event_id: `evt_${++sequence}`, sequence, timestamp, span_id, parent_span_id, type, payload }) as RuntimeEvent;
+    const events = [
+      at(0, "turn", null, "turn.started", { agent: "ops", model: "m" }),
+      at(0, "m1", "turn", "model.requested", { model: "m", phase: "main", step: 1 }),
+      at(100, "m1", "turn", "model.completed", { finish_reason: "tool-calls", usage: { input_tokens: 1, output_tokens: 1 } }),
+      at(100, "a", "turn", "tool.started", { name: "lookup", args: {}, injected_args: {} }),
+      at(100, "b", "turn", "action.required", { kind: "tool_approval", tool_name: "deploy", args: {}, injected_args: {}, expires_at: 1e9 }),
+      at(300, "b", "turn", "action.resolved", { decision: "approved", tool_name: "deploy", by: "k", reason: null }),
+      at(300, "b", "turn", "tool.started", { name: "deploy", args: {}, injected_args: {} }),
+      at(200, "a", "turn", "tool.result", { name: "lookup", output: 1, is_error: false, metadata: { status: "success", execution_time_ms: 100 } }),
+      at(400, "b", "turn", "tool.result", { name: "deploy", output: 1, is_error: false, metadata: { status: "success", execution_time_ms: 100 } }),
+    ];
+    expect(formatWaterfall(events, 8, 800)).toBe(
+      [
+        "turn ops      |████████| 800 ms (running)",
+        "  model m     |█       | 100 ms",
+        "  tool lookup | █      | 100 ms",
+        "  tool deploy | ░░█    | 300 ms (waited 200 ms for a person)",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("parses arguments", () => {
     expect(parseArgs(["chat", "--url", "http://x", "--key=k", "--agent", "a"])).toEqual({
       positionals: ["chat"],

@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { backoffDelay, RuntimeClient, RuntimeError, type RuntimeEvent, type StreamStatus, type WebSocketLike } from "../src/client";
 import { verifyLog } from "../src/runtime/verify-log";
 import { KEY } from "./support/api";
-import { type Step, script, toolURL, uniqueId } from "./support/fake-model";
+import { requests, type Step, script, toolURL, uniqueId } from "./support/fake-model";
+import { tinyPng, toBase64 } from "./support/files";
 
 const BASE = "https://runtime.test";
 const FAST = { initialMs: 5, maxMs: 40 };
@@ -273,6 +274,42 @@ describe("typed calls", () => {
     expect(art.contentType).toMatch(/json/);
     expect(art.bytes.byteLength).toBe(spilled.payload.bytes);
     expect(JSON.parse(art.text()).received.args.blob).toHaveLength(60_000);
+  });
+
+  it("files: uploads bytes and a Blob, lists, downloads a range, sends file parts in a turn, deletes; refusals are RuntimeErrors", async () => {
+    const { client } = harness();
+    const sid = await scriptedSession(client, [{ text: "a dot" }]);
+    const png = await tinyPng(3);
+    const image = await client.uploadFile(sid, png, { mediaType: "image/png", filename: "dot.png" });
+    expect(image).toMatchObject({ media_type: "image/png", size: png.length, filename: "dot.png" });
+    const notes = await client.uploadFile(sid, new Blob(["meeting at 3 pm"], { type: "text/plain" }));
+    expect(notes).toMatchObject({ media_type: "text/plain", size: 15, filename: null });
+    expect((await client.listFiles(sid)).map((f) => f.file_id)).toEqual([image.file_id, notes.file_id]);
+
+    const whole = await client.downloadFile(sid, image.file_id);
+    expect(whole).toMatchObject({ status: 200, contentType: "image/png", contentDisposition: "inline; filename=\"dot.png\"; filename*=UTF-8''dot.png" });
+    expect(whole.bytes).toEqual(png);
+    const part = await client.downloadFile(sid, notes.file_id, { range: { start: 11 } });
+    expect([part.status, part.text(), part.contentRange]).toEqual([206, "3 pm", "bytes 11-14/15"]);
+
+    const { turn_id } = await client.submitTurn(sid, [
+      { type: "text", text: "What is this?" },
+      { type: "file", file_id: image.file_id },
+    ]);
+    await client.waitForTurn(sid, turn_id);
+    const model = (await client.getSession(sid)).agent.model;
+    const [request] = await requests(model.slice(model.indexOf(":") + 1));
+    const user = request.messages.find((m: any) => m.role === "user");
+    expect(user.content[1]).toEqual({ type: "image_url", image_url: { url: `data:image/png;base64,${toBase64(png)}` } });
+
+    await client.deleteFile(sid, notes.file_id);
+    expect((await client.listFiles(sid)).map((f) => f.file_id)).toEqual([image.file_id]);
+    expect(await rejection(client.downloadFile(sid, notes.file_id))).toMatchObject({ status: 404, code: "not_found" });
+    expect(await rejection(client.uploadFile(sid, new Uint8Array([1, 2]), { mediaType: "application/zip" }))).toMatchObject({
+      status: 415,
+      code: "unsupported_media_type",
+    });
+    expect(() => client.uploadFile(sid, new Uint8Array([1]))).toThrow(/mediaType/);
   });
 });
 

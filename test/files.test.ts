@@ -2,8 +2,9 @@
 // 4xx with nothing stored; access by tokens; erase leaving no R2 object.
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createSession, KEY } from "./support/api";
-import { download, sha256Hex, tinyPdf, tinyPng, upload } from "./support/files";
+import { api, createSession, KEY, waitForTurnEnd } from "./support/api";
+import { until } from "./support/chat-client";
+import { download, sha256Hex, tinyPdf, tinyPng, toBase64, upload } from "./support/files";
 
 const r2Keys = async (sid: string) => (await env.BLOBS.list({ prefix: `sessions/${sid}/` })).objects.map((o) => o.key);
 
@@ -96,6 +97,48 @@ describe("files", () => {
     expect(await r2Keys(sid)).toHaveLength(1);
   });
 
+  it("takes a browser form (multipart/form-data) with the same limits and errors as raw bytes", async () => {
+    const sid = await createSession({ name: "files-form", model: "demo:fast" });
+    const post = async (form: FormData, query = "") => {
+      const res = await SELF.fetch(`https://runtime.test/v1/sessions/${sid}/files${query}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEY}` },
+        body: form,
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const formOf = (file: Blob | string, name = "photo.png") => {
+      const form = new FormData();
+      if (typeof file === "string") form.set("file", file);
+      else form.set("file", file, name);
+      return form;
+    };
+    const png = await tinyPng(2);
+    const stored = await post(formOf(new Blob([png], { type: "image/png" })));
+    expect(stored.status, JSON.stringify(stored.body)).toBe(201);
+    expect(stored.body).toMatchObject({ media_type: "image/png", size: png.length, filename: "photo.png" });
+    expect((await download(sid, stored.body.file_id)).bytes).toEqual(png);
+    // ?filename= wins over the form's name, as for raw bytes.
+    expect((await post(formOf(new Blob(["hi"], { type: "text/plain" }), "a.txt"), "?filename=b.txt")).body.filename).toBe("b.txt");
+
+    const cases: [FormData, number, RegExp, string?][] = [
+      [formOf(new Blob([new Uint8Array([1, 2])], { type: "application/zip" })), 415, /file.media_type application\/zip is not accepted/],
+      [formOf(new Blob([new Uint8Array(2 * 1024 * 1024 + 1).fill(65)], { type: "text/plain" })), 413, /FILES_MAX_BYTES/],
+      [formOf(new Blob(["not a png"], { type: "image/png" })), 422, /does not look like image\/png/, "file"],
+      [formOf(new Blob([], { type: "text/plain" })), 422, /empty/, "file"],
+      [formOf(new Blob(["hi"], { type: "text/plain" }), "../x.txt"), 422, /filename/, "file.filename"],
+      [formOf("just text"), 422, /one file field/, "file"],
+      [new FormData(), 422, /one file field/, "file"],
+    ];
+    for (const [form, status, reason, path] of cases) {
+      const res = await post(form);
+      expect(res.status, JSON.stringify(res.body)).toBe(status);
+      expect(res.body.error.message).toMatch(reason);
+      if (path) expect(res.body.error.details.map((d: any) => d.path)).toEqual([path]);
+    }
+    expect(await r2Keys(sid)).toHaveLength(2);
+  });
+
   it("a token reaches only its session's files; a read-only token downloads (as access_token) but cannot upload", async () => {
     const sid = await createSession({ name: "files-tokens", model: "demo:fast" });
     const other = await createSession({ name: "files-tokens-other", model: "demo:fast" });
@@ -125,5 +168,37 @@ describe("files", () => {
     expect((await api("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
     expect(await r2Keys(sid)).toEqual([]);
     expect((await api("GET", `/v1/sessions/${sid}/files`)).status).toBe(404);
+  });
+
+  it("counts the files' stored bytes in the session's index row and GET /v1/usage, on upload, attachment, delete and erase", async () => {
+    const agent = `files-usage-${crypto.randomUUID().slice(0, 8)}`;
+    const [a, b] = [await createSession({ name: agent, model: "demo:fast" }), await createSession({ name: agent, model: "demo:fast" })];
+    const storedOf = async (sid: string) =>
+      (await api("GET", `/v1/sessions?agent=${agent}`)).body.sessions.find((s: any) => s.session_id === sid)?.stored_bytes;
+    const tenant = async () => (await api("GET", `/v1/usage?agent=${agent}`)).body.stored_bytes;
+    const settled = (sid: string, bytes: number) => until(async () => (await storedOf(sid)) === bytes, `${bytes} bytes stored for ${sid}`);
+
+    const png = await tinyPng(4);
+    const pdf = tinyPdf();
+    const image = (await upload(a, png, "image/png")).body;
+    await upload(a, pdf, "application/pdf");
+    await upload(b, new TextEncoder().encode("twelve bytes"), "text/plain");
+    await settled(a, png.length + pdf.length);
+    await settled(b, 12);
+    expect(await tenant()).toBe(png.length + pdf.length + 12);
+
+    // A file sent inline with a turn is stored too, and counted once the turn has ended.
+    const notes = new TextEncoder().encode("inline notes");
+    const turn = await api("POST", `/v1/sessions/${b}/turns`, { input: [{ type: "file", data: toBase64(notes), media_type: "text/plain" }] });
+    await waitForTurnEnd(b, turn.body.turn_id);
+    await settled(b, 12 + notes.length);
+
+    expect((await api("DELETE", `/v1/sessions/${a}/files/${image.file_id}`)).status).toBe(204);
+    await settled(a, pdf.length);
+    expect(await tenant()).toBe(pdf.length + 12 + notes.length);
+
+    // An erased session leaves the index, and its bytes the totals.
+    expect((await api("DELETE", `/v1/sessions/${a}`)).status).toBe(204);
+    await until(async () => (await tenant()) === 12 + notes.length, "the erased session's bytes gone from the totals");
   });
 });

@@ -1,6 +1,8 @@
 // Defects found by a hostile client and a first-time user (issue 15), each through the public surface.
-import { env, SELF } from "cloudflare:test";
+import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { upsertSession } from "../src/durable/index-shard-tables";
+import { indexShard } from "../src/durable/index-shards";
 import { MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_METADATA_ENTRIES } from "../src/protocol/metadata";
 import { MAX_JSON_DEPTH } from "../src/routes/json-depth";
 import { api, createAgent, createSession, KEY, submitTurn, waitForTurnEnd } from "./support/api";
@@ -100,6 +102,28 @@ describe("session metadata", () => {
       expect(listed.status).toBe(200);
       expect(listed.body.sessions.map((s: any) => s.session_id)).toEqual([ok.body.session_id]);
     }
+  });
+
+  it("a row stored before the bounds, nested past SQLite's JSON depth, does not fail metadata listings", async () => {
+    const old = `ses_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+    const row = { session_id: old, agent: "meta-old", owner: null, metadata: { a: "x", deep: nested(3000) }, created_at: Date.now() };
+    const totals = {
+      last_activity: Date.now(),
+      status: "idle",
+      turns: 0,
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_usd: 0,
+      unpriced_model_calls: 0,
+      log_events: 1,
+    };
+    await runInDurableObject(indexShard(env, old), (_o, state) => upsertSession(state.storage.sql, { ...row, ...totals } as never, []));
+    for (const query of ["metadata.a=x", "metadata.deep=1&agent=meta-old", "agent=meta-old"]) {
+      const listed = await api("GET", `/v1/sessions?${query}`);
+      expect(listed.status, query).toBe(200);
+    }
+    const listed = (await api("GET", "/v1/sessions?agent=meta-old")).body.sessions;
+    expect(listed.map((s: any) => [s.session_id, s.metadata])).toEqual([[old, { a: "x", deep: "[too deep]" }]]);
   });
 
   it(`is bounded at write time (${MAX_METADATA_DEPTH} levels, ${MAX_METADATA_ENTRIES} entries, ${MAX_METADATA_BYTES} bytes): 422 naming the field`, async () => {

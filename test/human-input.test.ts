@@ -1,17 +1,14 @@
 // Human input beyond approve/reject, through HTTP: the ask_user tool's question waits like an approval
 // (durable, with a deadline), its typed answer is checked against the response schema and becomes the call's result.
-import { abortAllDurableObjects, env, evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { lastAssistantMessageIsCompleteWithToolCalls, type UIMessage } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { api, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { until } from "./support/chat-client";
 import { chatOn, expectConsistent, textOf } from "./support/chat-fixtures";
-import { baseURL, requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
+import { baseURL, requests, script, toolRequests, uniqueId } from "./support/fake-model";
+import { asking, DEPLOY, deployCall, KEY_HASH, only, respond, sleepUntil, stub, toolMessages } from "./support/hitl";
 import { closeAllSockets, openWs } from "./support/ws";
-
-const KEY_HASH = /^key_[0-9a-f]{16}$/;
-const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
-const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
 
 const PERSON = {
   type: "object",
@@ -19,35 +16,6 @@ const PERSON = {
   required: ["name", "age"],
   additionalProperties: false,
 };
-
-/** The deploy webhook tool on the fake server: {env (required), replicas}. */
-const DEPLOY = {
-  name: "deploy",
-  description: "Deploys",
-  url: toolURL("echo"),
-  parameters: { type: "object", properties: { env: { type: "string", enum: ["staging", "prod"] }, replicas: { type: "integer" } }, required: ["env"] },
-};
-const deployCall = (args: Record<string, unknown>): Step => ({ tool_calls: [{ name: "deploy", arguments: args }] });
-
-/** A session whose scripted model may call ask_user. */
-async function asking(steps: Step[], config: Record<string, unknown> = {}): Promise<{ sid: string; scriptId: string }> {
-  const scriptId = uniqueId("ask");
-  await script(scriptId, steps);
-  const res = await api("POST", "/v1/sessions", { agent: { name: "asker", model: `openai-compatible:${scriptId}`, tools: ["ask_user"], ...config } });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return { sid: res.body.session_id, scriptId };
-}
-
-const respond = (sid: string, actionId: string, body: unknown) => api("POST", `/v1/sessions/${sid}/actions/${actionId}`, body);
-
-function only(log: any[], type: string, toolCallId: string): any {
-  const found = log.filter((e) => e.type === type && e.tool_call_id === toolCallId);
-  expect(found, `${type} for ${toolCallId}`).toHaveLength(1);
-  return found[0];
-}
-
-/** Tool messages of a Chat Completions request, as [tool_call_id, content]. */
-const toolMessages = (request: any) => request.messages.filter((m: any) => m.role === "tool").map((m: any) => [m.tool_call_id, m.content]);
 
 afterEach(async () => {
   await closeAllSockets();

@@ -72,6 +72,7 @@ function seededSessions(n: number, seed: number, agents: string[]): { row: Sessi
       cost_usd: r() * 0.1,
       unpriced_model_calls: int(3),
       log_events: 1 + int(200),
+      stored_bytes: int(5000),
     };
     return { row, days };
   });

@@ -417,6 +417,33 @@ describe("the runtime as an MCP server (POST /mcp)", () => {
     await client.close();
   });
 
+  it("takes on_busy: reject is an error result naming the running turn; interrupt supersedes it and answers from the new turn", async () => {
+    const name = uniqueId("mcpbusy").replace(/-/g, "_").slice(0, 40);
+    const scriptId = uniqueId("mcpbusy");
+    await script(scriptId, [{ text: "an answer that never finishes", chunk_size: 4, hang: true }, { text: "Hi." }]);
+    await createAgent({ name, model: `openai-compatible:${scriptId}` });
+    const sid = (await api("POST", "/v1/sessions", { agent: name })).body.session_id as string;
+    const running = await submitTurn(sid, "first");
+    await waitForEvent(sid, (e) => e.type === "model.delta" && e.turn_id === running.turn_id);
+
+    const { client, connect } = mcpClient(selfFetch, BASE, { authorization: `Bearer ${KEY}` });
+    await connect();
+    const tool = `run_agent_${name}`;
+    const refused = await client.callTool({ name: tool, arguments: { input: "second", session_id: sid, on_busy: "reject" } });
+    expect(refused.isError).toBe(true);
+    expect((refused.content as any[])[0].text).toContain(`Turn '${running.turn_id}' is running`);
+    const bad = await client.callTool({ name: tool, arguments: { input: "second", session_id: sid, on_busy: "later" } });
+    expect(bad.isError).toBe(true);
+
+    const replaced = await client.callTool({ name: tool, arguments: { input: "just say hi", session_id: sid, on_busy: "interrupt" } });
+    expect(replaced.structuredContent).toMatchObject({ session_id: sid, status: "completed", output: "Hi." });
+    const log = await events(sid);
+    const second = (replaced.structuredContent as { turn_id: string }).turn_id;
+    expect(log.find((e) => e.type === "turn.cancelled" && e.turn_id === running.turn_id).payload).toEqual({ reason: "superseded", by_turn_id: second });
+    expect(log.filter((e) => e.type === "turn.submitted").map((e) => e.turn_id)).toEqual([running.turn_id, second]);
+    await client.close();
+  });
+
   it("an input over the agent's max_history_tokens is an error result that opens no session", async () => {
     const name = uniqueId("mcptoolong").replace(/-/g, "_").slice(0, 40);
     await createAgent({ name, model: "demo:fast", budget: { max_history_tokens: 50 } });

@@ -78,6 +78,14 @@ describe("OTLP subscriptions", () => {
     expect(nanos(calc.endTimeUnixNano) - nanos(calc.startTimeUnixNano)).toBeGreaterThanOrEqual(300_000_000n);
     const resolved = log.find((e) => e.type === "action.resolved");
     expect(nanos(calc.endTimeUnixNano)).toBeGreaterThanOrEqual(BigInt(resolved.timestamp) * 1_000_000n);
+    // The wait itself is a span under the call: from the question to the decision, with who decided.
+    const wait = spans.find((s) => s.parentSpanId === calc.spanId);
+    expect(wait).toMatchObject({ name: "await_human calculator", status: { code: 1 } });
+    expect(nanos(wait.startTimeUnixNano)).toBe(BigInt(required.timestamp) * 1_000_000n);
+    expect(nanos(wait.endTimeUnixNano)).toBe(BigInt(resolved.timestamp) * 1_000_000n);
+    expect(attr(wait, "agent_runtime.action.id")).toBe(required.action_id);
+    expect(attr(wait, "agent_runtime.action.decision")).toBe("approved");
+    expect(attr(wait, "agent_runtime.action.by")).toBe(resolved.payload.by);
     const end = log.find((e) => e.type === "turn.completed");
     expect(nanos(root.endTimeUnixNano)).toBe(BigInt(end.timestamp) * 1_000_000n);
     for (const s of spans) {

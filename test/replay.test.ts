@@ -159,10 +159,11 @@ describe("POST /v1/sessions/:sid/turns/:turn_id/replay", () => {
   it("goes on from the recording after the replay session restarts while it waits for an approval", async () => {
     const source = await recorded([lookup("l1", "fork"), calc("c1", "1 + 1"), { text: "done" }], { hitl_tools: ["lookup"] });
     await script(source.scriptId, []); // any live model call would fail now
-    const started = await api("POST", `/v1/sessions/${source.sid}/turns/${source.turn_id}/replay`, {});
+    // The recorded approval of lookup answers its call again; calculator, approved by nobody in the recording, waits.
+    const started = await api("POST", `/v1/sessions/${source.sid}/turns/${source.turn_id}/replay`, { agent: { hitl_tools: ["lookup", "calculator"] } });
     expect(started.status).toBe(201);
     const { exec_id, turn_id } = started.body;
-    const waiting = await waitForEvent(exec_id, (e) => e.type === "action.required");
+    const waiting = await waitForEvent(exec_id, (e) => e.type === "action.required" && e.payload.tool_name === "calculator");
     await abortAllDurableObjects();
     expect((await api("POST", `/v1/sessions/${exec_id}/actions/${waiting.action_id}`, { decision: "approve" })).status).toBe(200);
     const log = await waitForTurnEnd(exec_id, turn_id);

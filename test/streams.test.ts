@@ -1,8 +1,9 @@
 // Event delivery through the public surface (SPEC §4-§5, ARCHITECTURE §4): WebSocket replay-then-live,
 // resume from a cursor, remote channels with acks, command frames, SSE, auth and errors, and sockets
 // surviving a Durable Object eviction (hibernation).
-import { env, evictDurableObject, SELF } from "cloudflare:test";
+import { env, evictDurableObject, runInDurableObject, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import type { SessionObject } from "../src/durable/session-object";
 import type { Env } from "../src/env";
 import { api, createSession, events, expectGapless, KEY, submitTurn, waitForTurnEnd } from "./support/api";
 import { type Step, script, uniqueId } from "./support/fake-model";
@@ -577,6 +578,30 @@ describe("SSE", () => {
     await stream.waitForCount(log.length - lastSeen);
     expect(stream.messages[0]!.id).toBe(String(lastSeen + 1));
     expectSameEvents(stream.events, log.slice(lastSeen));
+  });
+
+  it("a stream the client cancels or aborts leaves the session's fan-out at once; a live stream still gets new events", async () => {
+    const sid = await createSession(demoAgent);
+    const liveSinks = () => runInDurableObject(sessionStub(sid), (o: SessionObject) => o["hub"]["sse"].size);
+    for (let i = 0; i < 40; i++) {
+      const abort = new AbortController();
+      const res = await SELF.fetch(`${BASE}/v1/sessions/${sid}/events`, {
+        headers: { accept: "text/event-stream", authorization: `Bearer ${KEY}` },
+        signal: abort.signal,
+      });
+      const reader = res.body!.getReader();
+      await reader.read(); // session.created: the stream is open and subscribed
+      if (i % 2 === 0) await reader.cancel();
+      else abort.abort();
+    }
+    // Well before any keep-alive (25 s), whose write was the only thing that noticed a client gone.
+    await until(async () => (await liveSinks()) === 0, "every cancelled stream to leave the fan-out");
+
+    const stream = await sse(sid);
+    await stream.waitForCount(1);
+    expect(await liveSinks()).toBe(1);
+    const { turn_id } = await submitTurn(sid, "what is 5 + 5?");
+    expect((await stream.waitForTurnEnd(turn_id)).type).toBe("turn.completed");
   });
 });
 

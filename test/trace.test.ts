@@ -1,7 +1,7 @@
 // A turn joins the caller's W3C trace: every event of the turn carries its trace_id; the turn, each model
 // call and each tool call are spans, parent-linked, so the events line up with the caller's own spans.
 import { describe, expect, it } from "vitest";
-import { spanId } from "../src/runtime/trace";
+import { spanId } from "../src/protocol/span-id";
 import { api, createSession, waitForTurnEnd } from "./support/api";
 
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";

@@ -107,6 +107,51 @@ describe("turn input as parts", () => {
   });
 });
 
+describe("models that take no images", () => {
+  it("refuses an image for a model declared text-only with 422 naming the part and the model, storing nothing; a PDF still goes", async () => {
+    const id = uniqueId("text-only-files"); // MODEL_CAPABILITIES (vitest.config.ts) declares text-only-* so
+    await script(id, [{ text: "read it" }]);
+    const sid = await createSession({ name: "text-only-model", model: `openai-compatible:${id}` });
+    const image = (await upload(sid, await tinyPng(2, [9, 9, 9]), "image/png", "dot.png")).body;
+    const pdf = { type: "file", data: toBase64(tinyPdf()), media_type: "application/pdf", filename: "doc.pdf" };
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, {
+      input: [{ type: "text", text: "What is this?" }, pdf, { type: "file", file_id: image.file_id }],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(422);
+    expect(res.body.error.details).toEqual([
+      { path: "input[2]", reason: `is an image (image/png), and the agent's model "openai-compatible:${id}" takes no images` },
+    ]);
+    // The inline PDF before it was not stored either: only the upload is there, and the log has no turn.
+    expect((await api("GET", `/v1/sessions/${sid}/files`)).body.files.map((f: any) => f.file_id)).toEqual([image.file_id]);
+    expect((await events(sid)).map((e) => e.type)).toEqual(["session.created"]);
+
+    const ok = await api("POST", `/v1/sessions/${sid}/turns`, { input: [{ type: "text", text: "And this?" }, pdf] });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(202);
+    expect((await waitForTurnEnd(sid, ok.body.turn_id)).at(-1).type).toBe("turn.completed");
+    expect(userContent((await requests(id))[0])[1]).toMatchObject({ type: "file" });
+  });
+
+  it("refuses a useChat image for the built-in demo:text-only model, and demo:fast takes it", async () => {
+    const png = await tinyPng(2, [1, 2, 3]);
+    const files = [{ type: "file" as const, mediaType: "image/png", filename: "sq.png", url: `data:image/png;base64,${toBase64(png)}` }];
+    const sid = await createSession({ name: "demo-text-only", model: "demo:text-only" });
+    const chat = new HeadlessChat({ id: sid });
+    await chat.sendMessage({ text: "what is this?", files }).catch(() => {});
+    const res = chat.log.exchanges[0]!;
+    expect(res.status).toBe(422);
+    // The chat route hands the message to the turn as [its text, ...its files]: the image is input[1].
+    expect(JSON.parse(await res.raw).error.details).toEqual([
+      { path: "input[1]", reason: `is an image (image/png), and the agent's model "demo:text-only" takes no images` },
+    ]);
+    expect((await events(sid)).map((e) => e.type)).toEqual(["session.created"]);
+    expect((await env.BLOBS.list({ prefix: `sessions/${sid}/` })).objects).toEqual([]);
+
+    const seeing = await createSession({ name: "demo-sees", model: "demo:fast" });
+    await new HeadlessChat({ id: seeing }).sendMessage({ text: "what is this?", files });
+    expect((await events(seeing)).some((e) => e.type === "turn.completed")).toBe(true);
+  });
+});
+
 describe("useChat file parts", () => {
   it("takes a data-URL file part through POST /v1/chat to the model, and /messages gives it back with a fetchable URL", async () => {
     const id = await scripted(1);

@@ -14,6 +14,8 @@ export function benchAgent(stack, model, maxSteps) {
     name: "bench-e2e",
     model: `openai-compatible:${model}`,
     max_steps: maxSteps,
+    // A long turn raises the default caps (60 model calls, 200 tool calls) up to the deployment's maxima.
+    ...(maxSteps > 60 ? { budget: { max_total_llm_calls: maxSteps, max_total_tool_calls: 4 * maxSteps } } : {}),
     http_tools: [
       { name: "lookup", description: "Looks something up.", url: lookupUrl, parameters: { type: "object", properties: { query: { type: "string" } } } },
     ],
@@ -42,6 +44,21 @@ export async function workerdLoop(stack, model, steps, path = "/run") {
   const j = await res.json();
   if (res.status !== 200) throw new Error(`baseline ${res.status}: ${JSON.stringify(j)}`);
   return { ms: now() - t0 };
+}
+
+/**
+ * A long turn (issue 38, bench/ab.mjs's `long_turn`): `steps` webhook calls one per step, each call's arguments
+ * padded with `pad` characters, so the conversation the runtime resends grows by about that much a step.
+ */
+export function longTurnShape({ steps = 300, pad = 1000 } = {}) {
+  return { model: `loop-s${steps}-c1-d5-a${pad}-tlookup`, maxSteps: steps + 2 };
+}
+
+/** Median time (ms) from one step's model.requested to the next, over the steps [from, to) of a turn's events. */
+export function stepMs(events, from, to) {
+  const at = events.filter((e) => e.type === "model.requested").map((e) => e.timestamp);
+  const gaps = at.slice(from + 1, to + 1).map((t, i) => t - at[from + i]);
+  return median(gaps);
 }
 
 /** The two turns compared (also by bench/peer/run.mjs): the scripted model's name and the step limit. */

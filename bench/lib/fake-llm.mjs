@@ -3,10 +3,12 @@
 // The behaviour is encoded in the model name, so any number of sessions and runs can share one server
 // and nothing has to be uploaded first:
 //
-//   loop-s<S>-c<C>-d<D>[-w<W>][-t<TOOL>]
+//   loop-s<S>-c<C>-d<D>[-w<W>][-a<A>][-t<TOOL>]
 //     S  model calls that ask for tools before the final answer
 //     C  parallel tool calls in each of those responses: `calculator`, or TOOL (`lookup`: the webhook below)
 //     D  text deltas (SSE chunks) in the final answer, each W characters (default 2)
+//     A  characters of padding in each TOOL call's arguments (a `note`), so the conversation grows by about A
+//        a call, as with a model that writes files or long queries (default 0)
 //
 // The model `down` answers every request 503 at once (with retry-after-ms: 0), a provider in an outage.
 // POST /v1/_tools/lookup is a zero-latency webhook tool: it answers every call with a small JSON result.
@@ -23,9 +25,9 @@ import { createServer } from "node:http";
 const USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
 
 export function parseModel(name) {
-  const m = /^loop-s(\d+)-c(\d+)-d(\d+)(?:-w(\d+))?(?:-t([a-z_]+))?$/.exec(name);
+  const m = /^loop-s(\d+)-c(\d+)-d(\d+)(?:-w(\d+))?(?:-a(\d+))?(?:-t([a-z_]+))?$/.exec(name);
   if (!m) return null;
-  return { steps: Number(m[1]), calls: Number(m[2]), deltas: Number(m[3]), width: Number(m[4] ?? 2), tool: m[5] ?? "calculator" };
+  return { steps: Number(m[1]), calls: Number(m[2]), deltas: Number(m[3]), width: Number(m[4] ?? 2), pad: Number(m[5] ?? 0), tool: m[6] ?? "calculator" };
 }
 
 let callCounter = 0;
@@ -53,7 +55,7 @@ export function respond(body) {
         function:
           spec.tool === "calculator"
             ? { name: "calculator", arguments: JSON.stringify({ expression: `(${done} + ${i}) * 3 - 1` }) }
-            : { name: spec.tool, arguments: JSON.stringify({ query: `item ${done}.${i}` }) },
+            : { name: spec.tool, arguments: JSON.stringify({ query: `item ${done}.${i}`, ...(spec.pad ? { note: "n".repeat(spec.pad) } : {}) }) },
       });
     }
     return { calls };

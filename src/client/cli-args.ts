@@ -33,11 +33,15 @@ export const USAGE = `usage: agent-runtime <command> [options]
 
 commands:
   chat --agent <name> | --session <id>   interactive chat (Ctrl-C interrupts the turn, twice exits; Ctrl-D exits)
+       [--on-busy <strategy>] [--debounce-ms N]
+                                         what a message does while a turn of the session runs: enqueue,
+                                         reject, interrupt, rollback or inject (docs/guides/busy-sessions.md)
   events <session> [--after N] [--follow] [--channel <id>]
                                          the session's events as JSON lines (--follow: live, until Ctrl-C)
   agents put <file.json> [--name <name>] create or replace an agent from a JSON file
   agents get <name> | agents list | agents delete <name>
   tree <session> <turn> [--json]         a turn's tool calls, nested by sub-agent
+  timeline <session> <turn>              a turn's waterfall: model calls, tool calls, sub-agents, waits
   memory get <resource> | memory set <resource> <file.json> [--agent <name>]
                                          a resource's working memory (set replaces the document)
   memory search <resource> <words...> [--limit N]
@@ -53,7 +57,7 @@ options:
   --help
 `;
 
-const VALUE_FLAGS = new Set(["url", "key", "agent", "session", "after", "channel", "name", "turns", "tools", "limit"]);
+const VALUE_FLAGS = new Set(["url", "key", "agent", "session", "after", "channel", "name", "turns", "tools", "limit", "on-busy", "debounce-ms"]);
 const BOOLEAN_FLAGS = new Set(["follow", "json", "help", "no-color"]);
 
 export class UsageError extends Error {

@@ -1,16 +1,33 @@
-// `agent-runtime chat`: an interactive session in the terminal, with approvals asked inline and a running
-// turn picked up again on --session.
+// `agent-runtime chat`: an interactive session in the terminal, with approvals and ask_user questions asked
+// inline and a running turn picked up again on --session.
 
-import { anySignal, type CliIO, EXIT, errorLine, type ParsedArgs, str, UsageError } from "./cli-args";
-import type { RuntimeClient, StreamStatus } from "./client";
+import type { OnBusy } from "../protocol/busy";
+import { parseAnswer, questionPrompt } from "./cli-answer";
+import { anySignal, type CliIO, EXIT, errorLine, intFlag, type ParsedArgs, str, UsageError } from "./cli-args";
+import type { RuntimeClient, StreamStatus, SubmitAndWaitOptions } from "./client";
 import { RuntimeError } from "./errors";
 import { approvalPrompt, ChatRenderer, type FormatOptions, parseApproval } from "./format";
 import type { RuntimeEvent, TerminalEvent } from "./types";
+
+// The strategies, spelled out here so the client imports nothing of the server's at run time; `satisfies`
+// fails to compile when the server's list changes.
+const STRATEGIES = Object.keys({ enqueue: 1, reject: 1, interrupt: 1, rollback: 1, inject: 1 } satisfies Record<OnBusy, 1>);
+
+/** --on-busy and --debounce-ms as the turns' options. */
+function busyOptions(flags: ParsedArgs["flags"]): Pick<SubmitAndWaitOptions, "on_busy" | "debounce_ms"> {
+  const onBusy = str(flags["on-busy"]);
+  if (flags["on-busy"] !== undefined && !(onBusy && STRATEGIES.includes(onBusy))) {
+    throw new UsageError(`--on-busy must be one of ${STRATEGIES.join(", ")}`);
+  }
+  const debounce = intFlag(flags, "debounce-ms", 0);
+  return { ...(onBusy ? { on_busy: onBusy as OnBusy } : {}), ...(debounce > 0 ? { debounce_ms: debounce } : {}) };
+}
 
 export async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["flags"], fmt: FormatOptions): Promise<number> {
   const agent = str(flags.agent);
   let sessionId = str(flags.session);
   if (!agent && !sessionId) throw new UsageError("chat needs --agent <name> (a new session) or --session <id> (resume one)");
+  const busy = busyOptions(flags);
   const renderer = new ChatRenderer(fmt);
   const out = (text: string) => text && io.stdout(text);
   // While a question waits, the cursor is after its prompt: a message goes on the next line.
@@ -67,6 +84,30 @@ export async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["
     }
   };
 
+  /**
+   * An ask_user question: asked until a line reads as an answer the server takes (a 422 says why and asks
+   * again); an empty line declines it. Answered here, so the client has nothing to send (null).
+   */
+  const answer = async (e: Extract<RuntimeEvent, { type: "action.required" }>, signal: AbortSignal): Promise<null> => {
+    out(renderer.lineStart());
+    const schema = e.payload.response_schema;
+    for (;;) {
+      const line = await askLine(questionPrompt(e.payload.question ?? "", schema, e.depth ?? 0), signal);
+      if (line === null) return null;
+      const parsed = parseAnswer(line, schema);
+      if (!parsed) continue;
+      const body = "decline" in parsed ? { decision: "reject" as const, reason: "declined at the command line" } : { response: parsed.response };
+      try {
+        await client.respondAction(sessionId!, e.action_id!, body);
+        return null;
+      } catch (err) {
+        if (err instanceof RuntimeError && err.status === 409) return null; // decided already; the log says how
+        if (!(err instanceof RuntimeError && err.status === 422)) throw err;
+        note(errorLine(err));
+      }
+    }
+  };
+
   // A blip (the socket closed, the next connection works) is silent; failing reconnections are shown.
   let reconnecting = false;
   const onStatus = (s: StreamStatus) => {
@@ -85,8 +126,10 @@ export async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["
     const current = { abort: new AbortController(), interrupted: false };
     turn = current;
     const onApproval = async (e: RuntimeEvent) => {
+      const signal = anySignal(current.abort.signal, exit.signal);
+      if (e.type === "action.required" && e.payload.kind === "user_input") return answer(e, signal);
       const [name, args] = e.type === "action.required" ? [e.payload.tool_name, e.payload.args] : ["tool", undefined];
-      return ask(name, args, e.depth ?? 0, anySignal(current.abort.signal, exit.signal));
+      return ask(name, args, e.depth ?? 0, signal);
     };
     try {
       await wait(exit.signal, onApproval);
@@ -113,13 +156,14 @@ export async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["
           for (const a of thread.pending_actions) {
             // The approval as its action.required said it (the read model keeps what the prompt needs).
             const payload = {
-              kind: "tool_approval" as const,
+              kind: a.kind === "user_input" ? ("user_input" as const) : ("tool_approval" as const),
               tool_name: a.tool_name ?? "tool",
               args: a.args,
               injected_args: {},
               expires_at: a.expires_at ?? 0,
+              ...(a.question === undefined ? {} : { question: a.question, response_schema: a.response_schema }),
             };
-            const decision = await onApproval({ type: "action.required", payload, depth: 0 } as RuntimeEvent);
+            const decision = await onApproval({ type: "action.required", action_id: a.action_id, payload, depth: 0 } as RuntimeEvent);
             if (decision) await client.respondAction(sessionId!, a.action_id, decision).catch(() => undefined);
           }
           return client.waitForTurn(sessionId!, turnId, {
@@ -159,7 +203,7 @@ export async function chat(client: RuntimeClient, io: CliIO, flags: ParsedArgs["
         continue;
       }
       const ok = await follow((signal, onApproval) =>
-        client.submitAndWait(sid, input, { signal, onApproval, onStatus, onEvent: (e) => void out(renderer.render(e)) }),
+        client.submitAndWait(sid, input, { ...busy, signal, onApproval, onStatus, onEvent: (e) => void out(renderer.render(e)) }),
       );
       if (!ok) return EXIT.interrupted;
     }

@@ -7,6 +7,8 @@ import { evalCommand } from "./cli-eval";
 import { memoryCommand } from "./cli-memory";
 import { RuntimeClient } from "./client";
 import { type FormatOptions, formatTree } from "./format";
+import { formatWaterfall } from "./format-timeline";
+import type { RuntimeEvent } from "./types";
 
 /** Runs one command; resolves with the process exit code. */
 export async function runCli(argv: readonly string[], io: CliIO, deps: CliDeps = {}): Promise<number> {
@@ -43,6 +45,14 @@ export async function runCli(argv: readonly string[], io: CliIO, deps: CliDeps =
         expectArgs(rest, 2, "tree <session> <turn>");
         const tree = await client.tree(rest[0]!, rest[1]!);
         io.stdout(args.flags.json ? `${JSON.stringify(tree, null, 2)}\n` : formatTree(tree, fmt));
+        return EXIT.ok;
+      }
+      case "timeline": {
+        expectArgs(rest, 2, "timeline <session> <turn>");
+        const events: RuntimeEvent[] = [];
+        for await (const e of client.readLog(rest[0]!)) if (e.turn_id === rest[1]) events.push(e);
+        if (events.length === 0) throw new UsageError(`session ${rest[0]} has no turn ${rest[1]}`);
+        io.stdout(formatWaterfall(events));
         return EXIT.ok;
       }
       default:

@@ -1,4 +1,5 @@
 // Options and callbacks of the client (the HTTP calls, the event stream and submitAndWait).
+import type { OnBusy } from "../protocol/busy";
 import type { RuntimeEvent } from "../protocol/events";
 import type { ResponseLike, RuntimeError } from "./errors";
 import type { WebSocketConstructorLike, WebSocketFactory } from "./socket";
@@ -7,7 +8,7 @@ import type { ActionDecisionRequest, Decision } from "./types";
 /** The part of `fetch` the client uses (the global fetch, or workerd's `SELF.fetch` in tests). */
 export type FetchLike = (
   url: string,
-  init?: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal },
+  init?: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array | Blob; signal?: AbortSignal },
 ) => Promise<ResponseLike>;
 
 export interface BackoffOptions {
@@ -67,6 +68,10 @@ export type ApprovalAnswer = Decision | ActionDecisionRequest | null | undefined
 
 export interface SubmitAndWaitOptions {
   idempotency_key?: string;
+  /** What the turn does if one is already running (docs/guides/busy-sessions.md); inject follows the running turn. */
+  on_busy?: OnBusy;
+  /** The turn waits this long (ms) for more messages with the same on_busy to join it. */
+  debounce_ms?: number;
   /** Every event of this turn, in order (sub-agent events included), before its handling here. */
   onEvent?: (event: RuntimeEvent) => void | Promise<void>;
   /** Asked for each `action.required` of the turn; its answer is sent with `respondAction`. */

@@ -145,9 +145,12 @@ export class RuntimeClient extends HttpApi {
     this.requireWebSocket();
     // Watch from the current end of the log, so nothing of the new turn can be missed.
     const { last_sequence } = await this.getThread(sessionId);
+    const { idempotency_key, on_busy, debounce_ms } = options;
     const accepted = await this.submitTurn(sessionId, {
       input,
-      ...(options.idempotency_key === undefined ? {} : { idempotency_key: options.idempotency_key }),
+      ...(idempotency_key === undefined ? {} : { idempotency_key }),
+      ...(on_busy === undefined ? {} : { on_busy }),
+      ...(debounce_ms === undefined ? {} : { debounce_ms }),
     });
     return this.waitForTurn(sessionId, accepted.turn_id, { ...options, after: accepted.duplicate ? 0 : last_sequence });
   }

@@ -107,6 +107,7 @@ export class ChatRenderer {
       "output.spilled",
       "artifact.created",
       "memory.updated",
+      "memory.recalled",
       "message.injected",
       "cost.recorded",
       "replay.diverged",
@@ -150,6 +151,10 @@ export class ChatRenderer {
       // call never starts, so its result card finds its name here.
       if (e.tool_call_id) r.started.set(e.tool_call_id, { name: e.payload.tool_name, args: e.payload.args, depth });
       return r.lineStart();
+    },
+    "action.approval.recorded": (e, r, depth) => {
+      const { tool_name, by, approvals, approvals_required } = e.payload;
+      return r.line(depth, r.tone("green", `✓ ${tool_name} approved by ${by} (${approvals} of ${approvals_required})`));
     },
     "action.resolved": (e, r, depth) => {
       const { decision, tool_name, reason } = e.payload;

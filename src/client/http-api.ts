@@ -1,5 +1,5 @@
 // The runtime's HTTP API (docs/reference/api.md, GET /openapi.json) as typed calls: agents, sessions, turns, approvals, queue, log pages,
-// trees, tools and artifacts. RuntimeClient (client.ts) adds the resuming event stream on top.
+// trees, tools, artifacts and files. RuntimeClient (client.ts) adds the resuming event stream on top.
 import type { RuntimeEvent } from "../protocol/events";
 import type { BackoffOptions, FetchLike, RuntimeClientOptions } from "./client-options";
 import { type ResponseLike, RuntimeError } from "./errors";
@@ -12,10 +12,13 @@ import type {
   Artifact,
   CreateSessionBody,
   Decision,
+  DownloadedFile,
   EventsPage,
   ExecutionTree,
+  FileInfo,
   ForkSessionBody,
   InjectResult,
+  InputPart,
   InterruptResult,
   QueueResult,
   RecallSearch,
@@ -36,6 +39,14 @@ import type {
 } from "./types";
 
 export const enc = encodeURIComponent;
+
+/** A request body sent as it is (a file upload), rather than as JSON. */
+class RawBody {
+  constructor(
+    readonly bytes: Uint8Array | Blob,
+    readonly contentType: string,
+  ) {}
+}
 const agentQuery = (agent: string | undefined) => (agent === undefined ? "" : `?agent=${enc(agent)}`);
 
 export class HttpApi {
@@ -154,9 +165,51 @@ export class HttpApi {
     return this.json("GET", `/v1/sessions/${enc(sessionId)}/thread`);
   }
 
-  /** `POST .../turns`: 202 `{turn_id, status}`; it runs after the answer. */
-  submitTurn(sessionId: string, input: string | SubmitTurnRequest): Promise<TurnSubmitted> {
-    return this.json("POST", `/v1/sessions/${enc(sessionId)}/turns`, typeof input === "string" ? { input } : input);
+  /**
+   * `POST .../turns`: 202 `{turn_id, status}`; it runs after the answer. The input is text, parts (text and
+   * files: `{type: "file", file_id}` of an upload, or `data` in base64 with `media_type`), or the whole body.
+   */
+  submitTurn(sessionId: string, input: string | InputPart[] | SubmitTurnRequest): Promise<TurnSubmitted> {
+    return this.json("POST", `/v1/sessions/${enc(sessionId)}/turns`, typeof input === "string" || Array.isArray(input) ? { input } : input);
+  }
+
+  // ---- files ----
+
+  /**
+   * `POST .../files`: stores the bytes as a session file. The media type is `options.mediaType`, else the
+   * Blob's own type; the runtime refuses one off its allowlist (415), too large (413) or unlike its bytes (422).
+   */
+  uploadFile(sessionId: string, data: Blob | Uint8Array, options: { mediaType?: string; filename?: string } = {}): Promise<FileInfo> {
+    const mediaType = options.mediaType ?? (data instanceof Uint8Array ? "" : data.type);
+    if (!mediaType) throw new TypeError("uploadFile: pass options.mediaType (the data has no type of its own)");
+    const query = options.filename === undefined ? "" : `?filename=${enc(options.filename)}`;
+    return this.json("POST", `/v1/sessions/${enc(sessionId)}/files${query}`, new RawBody(data, mediaType));
+  }
+
+  /** `GET .../files`: the session's files, oldest first. */
+  async listFiles(sessionId: string): Promise<FileInfo[]> {
+    return (await this.json<{ files: FileInfo[] }>("GET", `/v1/sessions/${enc(sessionId)}/files`)).files;
+  }
+
+  /** `GET .../files/:file_id`: the bytes, or with `range` (`{start, end?}`, inclusive) only those (206). */
+  async downloadFile(sessionId: string, fileId: string, options: { range?: { start: number; end?: number } } = {}): Promise<DownloadedFile> {
+    const { range } = options;
+    const headers = range ? { range: `bytes=${range.start}-${range.end ?? ""}` } : undefined;
+    const res = await this.request("GET", `/v1/sessions/${enc(sessionId)}/files/${enc(fileId)}`, undefined, undefined, headers);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    return {
+      status: res.status,
+      contentType: res.headers.get("content-type") ?? "application/octet-stream",
+      contentDisposition: res.headers.get("content-disposition"),
+      contentRange: res.headers.get("content-range"),
+      bytes,
+      text: () => new TextDecoder().decode(bytes),
+    };
+  }
+
+  /** `DELETE .../files/:file_id` (turns that named it keep their reference). */
+  async deleteFile(sessionId: string, fileId: string): Promise<void> {
+    await this.request("DELETE", `/v1/sessions/${enc(sessionId)}/files/${enc(fileId)}`);
   }
 
   /** Cancels the running turn (`turn.cancelled`); a no-op when idle. */
@@ -235,15 +288,16 @@ export class HttpApi {
     return `${this.baseUrl.replace(/^http/i, "ws")}/v1/sessions/${enc(sessionId)}/ws?${q}`;
   }
 
-  protected async request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<ResponseLike> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: "application/json" };
-    if (body !== undefined) headers["content-type"] = "application/json";
+  protected async request(method: string, path: string, body?: unknown, signal?: AbortSignal, extra?: Record<string, string>): Promise<ResponseLike> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: "application/json", ...extra };
+    const raw = body instanceof RawBody ? body : null;
+    if (body !== undefined) headers["content-type"] = raw ? raw.contentType : "application/json";
     let res: ResponseLike;
     try {
       res = await this.fetchImpl(`${this.baseUrl}${path}`, {
         method,
         headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(body === undefined ? {} : { body: raw ? raw.bytes : JSON.stringify(body) }),
         ...(signal ? { signal } : {}),
       });
     } catch (err) {

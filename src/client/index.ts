@@ -1,5 +1,7 @@
 // The runtime's TypeScript client (no Cloudflare imports; Node 20+, browsers, workerd).
 
+export type { SpanWait, TurnSpan, WaterfallRow } from "../protocol/turn-spans";
+export { spanLabel, turnSpans, waitedMs, waterfall } from "../protocol/turn-spans";
 export { runCli } from "./cli";
 export type { CliDeps, CliIO, ParsedArgs } from "./cli-args";
 export { EXIT, errorLine, intFlag, parseArgs, USAGE, UsageError } from "./cli-args";
@@ -9,5 +11,6 @@ export type { ResponseLike } from "./errors";
 export { RuntimeError } from "./errors";
 export type { FormatOptions } from "./format";
 export { approvalPrompt, ChatRenderer, callLabel, formatTree, indent, oneLine, parseApproval, toolCard } from "./format";
+export { formatMs, formatWaterfall } from "./format-timeline";
 export type { WebSocketConstructorLike, WebSocketFactory, WebSocketLike } from "./socket";
 export * from "./types";

@@ -100,6 +100,19 @@ export interface Artifact {
   text(): string;
 }
 
+/** A session file's description (`POST`/`GET .../files`), a turn's input part, and a file reference in the log. */
+export type { FileRef, InputPart } from "../protocol/input-parts";
+export type { FileInfo } from "../protocol/operations/files";
+
+/** A downloaded session file (or the range of it asked for): its bytes and the headers that describe them. */
+export interface DownloadedFile extends Artifact {
+  /** 200 for the whole file, 206 for a range. */
+  status: number;
+  contentDisposition: string | null;
+  /** `bytes a-b/size` for a range. */
+  contentRange: string | null;
+}
+
 /** Whether `e` ends its turn (one module decides that for the server and the client alike). */
 export function isTerminal(e: RuntimeEvent): e is TerminalEvent {
   return isTerminalTurnEvent(e.type);

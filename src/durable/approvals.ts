@@ -3,7 +3,9 @@
 // loop applies it to the turn's state, and a turn suspended waiting for it is resumed.
 
 import { ApiError } from "../protocol/errors";
+import type { EventDraft } from "../protocol/events";
 import type { ActionResolved, ApprovalDecision } from "../protocol/wire";
+import { redactStage } from "../runtime/guardrails/run";
 import { schemaIssues } from "../runtime/json-schema";
 import { ACTION_REMINDER, APPROVAL_DEADLINE } from "./projections";
 import type { Capability } from "./session-capability";
@@ -11,7 +13,7 @@ import type { SessionContext } from "./session-context";
 import type { ActionRow } from "./session-store";
 
 /** The slice of the session approvals works on. */
-export type ApprovalsSession = Pick<SessionContext, "commit" | "store">;
+export type ApprovalsSession = Pick<SessionContext, "commit" | "store" | "agent">;
 
 export class Approvals {
   constructor(
@@ -25,19 +27,15 @@ export class Approvals {
     decision: ApprovalDecision,
     reason: string | null,
     by: string,
-    given?: { response: unknown } | { args: Record<string, unknown> },
+    given?: { response: unknown } | { args: Record<string, unknown> } | { approved_by: string[] },
+    before: EventDraft[] = [],
   ): ActionResolved {
     const action = this.pending(actionId);
     this.s.commit([
+      ...before,
       {
         type: "action.resolved",
-        turn_id: action.turn_id,
-        action_id: actionId,
-        tool_call_id: action.tool_call_id,
-        // The same envelope as its action.required: a sub-agent's decision stays under its parent call.
-        parent_id: action.parent_id,
-        depth: action.depth,
-        ...(action.subagent_id ? { subagent_id: action.subagent_id } : {}),
+        ...envelope(action),
         payload: { decision, tool_name: action.tool_name, by, reason, ...given },
       },
     ]);
@@ -81,16 +79,56 @@ export class Approvals {
       if (body.args !== undefined) throw ApiError.validation([{ path: "args", reason: "edits go with decision: approve" }]);
       return this.decide(actionId, "rejected", reason, by);
     }
+    if (action.approvals_required > 1) return this.approveInQuorum(action, body, by);
     if (body.args === undefined) return this.decide(actionId, "approved", reason, by);
     if (action.args_schema === null)
       throw ApiError.validation([{ path: "args", reason: `the arguments of "${action.tool_name}" may not be edited (allow_edits: false)` }]);
     checkAgainst(JSON.parse(action.args_schema), body.args, "args");
-    return this.decide(actionId, "approved", reason, by, { args: body.args });
+    // An edit passes the tool_input guardrails like the model's arguments: the redactions here, before it is
+    // stored (their verdicts logged with it); the other rules in the turn, before the call starts (tool-calls.ts).
+    const { value, verdicts } = redactStage(this.s.agent().guardrails, "tool_input", body.args);
+    const checked: EventDraft[] = verdicts.map((v) => ({ type: "guardrail.checked", ...envelope(action), payload: v }));
+    return this.decide(actionId, "approved", reason, by, { args: value as Record<string, unknown> }, checked);
   }
 
-  /** The alarm found an approval's deadline due: nobody decided in time. */
+  /**
+   * One approval toward a quorum of distinct principals: recorded as action.approval.recorded, and the last one
+   * needed resolves the action (approved, by every approver). The same principal twice is 409.
+   */
+  private approveInQuorum(action: ActionRow, body: DecisionBody, by: string): ActionResolved {
+    const required = action.approvals_required;
+    if (body.args !== undefined)
+      throw ApiError.validation([
+        { path: "args", reason: `"${action.tool_name}" needs ${required} approvals: it runs with the arguments as the model made them` },
+      ]);
+    const approvedBy = action.approved_by ? (JSON.parse(action.approved_by) as string[]) : [];
+    if (approvedBy.includes(by)) {
+      throw new ApiError("conflict", `Action '${action.action_id}' was already approved by this principal; it needs ${required} distinct approvers`, {
+        approved_by: approvedBy,
+      });
+    }
+    const reason = body.reason ?? null;
+    const approvals = approvedBy.length + 1;
+    const recorded: EventDraft = {
+      type: "action.approval.recorded",
+      ...envelope(action),
+      payload: { tool_name: action.tool_name, by, reason, approvals, approvals_required: required },
+    };
+    const progress = { approvals: { recorded: approvals, required } };
+    if (approvals === required) {
+      const resolved = this.decide(action.action_id, "approved", reason, by, { approved_by: [...approvedBy, by] }, [recorded]);
+      return { ...resolved, ...progress };
+    }
+    this.s.commit([recorded]);
+    return { action_id: action.action_id, turn_id: action.turn_id, tool_call_id: action.tool_call_id, decision: "pending", ...progress };
+  }
+
+  /** The alarm found an approval's deadline due: nobody decided in time; the tool's on_timeout says what that means. */
   expire(actionId: string): void {
-    if (this.s.store.action(actionId)?.status === "pending") this.decide(actionId, "timed_out", "no decision before the deadline", "runtime");
+    const action = this.s.store.action(actionId);
+    if (action?.status !== "pending") return;
+    if (action.on_timeout === "approve") this.decide(actionId, "approved", "no decision before the deadline (on_timeout: approve)", "runtime");
+    else this.decide(actionId, "timed_out", "no decision before the deadline", "runtime");
   }
 
   /** A reminder is due: the action still waits, say so (and when the next reminder comes, if before the deadline). */
@@ -101,12 +139,7 @@ export class Approvals {
     this.s.commit([
       {
         type: "action.reminder",
-        turn_id: action.turn_id,
-        action_id: actionId,
-        tool_call_id: action.tool_call_id,
-        parent_id: action.parent_id,
-        depth: action.depth,
-        ...(action.subagent_id ? { subagent_id: action.subagent_id } : {}),
+        ...envelope(action),
         payload: { kind: action.kind, tool_name: action.tool_name, expires_at: action.expires_at, next_at: next < action.expires_at ? next : null },
       },
     ]);
@@ -124,6 +157,18 @@ export class Approvals {
       ],
     };
   }
+}
+
+/** The envelope of an action's events: the same as its action.required's, so a sub-agent's stay under its parent call. */
+function envelope(action: ActionRow) {
+  return {
+    turn_id: action.turn_id,
+    action_id: action.action_id,
+    tool_call_id: action.tool_call_id,
+    parent_id: action.parent_id,
+    depth: action.depth,
+    ...(action.subagent_id ? { subagent_id: action.subagent_id } : {}),
+  };
 }
 
 type DecisionBody = { decision?: "approve" | "reject"; reason?: string; response?: unknown; args?: Record<string, unknown> };

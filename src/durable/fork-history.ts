@@ -10,7 +10,15 @@ import type { SessionContext } from "./session-context";
 import type { SessionStore } from "./session-store";
 
 /** What a fork is made from; the messages as JSON, as they are stored. */
-export type ForkSource = { agent: AgentConfig; policy: Policy; metadata: string; owner: string | null; messages_json: string; paused_json: string | null };
+export type ForkSource = {
+  agent: AgentConfig;
+  policy: Policy;
+  metadata: string;
+  owner: string | null;
+  resource_id: string | null;
+  messages_json: string;
+  paused_json: string | null;
+};
 
 /** Rows of the messages table that belong to no turn: a fork's starting history and a compacted one. */
 const SEEDS = ["fork", "compaction"];
@@ -92,7 +100,7 @@ export type SourceSession = Pick<SessionContext, "agent" | "policy" | "row" | "s
 
 /** What a fork or a replay of this session takes from it besides the conversation: its config, metadata and owner. */
 export function sourceConfig(s: SourceSession): Omit<ForkSource, "messages_json" | "paused_json"> {
-  return { agent: s.agent(), policy: s.policy(), metadata: s.row().metadata, owner: s.row().owner };
+  return { agent: s.agent(), policy: s.policy(), metadata: s.row().metadata, owner: s.row().owner, resource_id: s.row().resource_id };
 }
 
 /** Its session operation: what a fork at `at_sequence` starts from. */

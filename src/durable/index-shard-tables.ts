@@ -1,5 +1,6 @@
 // The session index and usage tables in one index shard's SQLite (index-shard.ts): each session object upserts
 // its own row and its usage days (so a retried write converges), and erasing a session removes its row.
+import { readableMetadata } from "../protocol/metadata";
 import { type SessionListQuery, type SessionSummary, USAGE_COLUMNS, type UsageDay, type UsageQuery, type UsageRow } from "../protocol/session-list";
 
 const SUMMARY_COLUMNS = [
@@ -16,6 +17,7 @@ const SUMMARY_COLUMNS = [
   "cost_usd",
   "unpriced_model_calls",
   "log_events",
+  "stored_bytes",
 ] as const;
 
 /** Upserts the row and usage days; a write older than the stored row (a late one, overtaken by a retry) changes nothing. */
@@ -53,7 +55,7 @@ export function getSession(sql: SqlStorage, sessionId: string): SessionSummary |
 }
 
 function toSummary(row: Record<string, SqlStorageValue>): SessionSummary {
-  return { ...(row as unknown as SessionSummary), metadata: JSON.parse(String(row.metadata)) as Record<string, unknown> };
+  return { ...(row as unknown as SessionSummary), metadata: readableMetadata(JSON.parse(String(row.metadata)) as Record<string, unknown>) };
 }
 
 /** Newest first, one page past the keyset position. */
@@ -69,14 +71,28 @@ export function listSessions(sql: SqlStorage, q: SessionListQuery): SessionSumma
   if (q.owner !== undefined) add("owner = ?", q.owner);
   if (q.created_after !== undefined) add("created_at > ?", q.created_after);
   if (q.active_after !== undefined) add("last_activity > ?", q.active_after);
-  // Metadata values are compared as text, as they arrive in the query string.
-  for (const [key, value] of q.metadata) add("CAST(json_extract(metadata, ?) AS TEXT) = ?", `$."${key}"`, value);
+  // Metadata values are compared as text, as they arrive in the query string. A row SQLite cannot parse (stored
+  // before metadata was bounded at write time, nested past its 1,000 levels) matches no metadata filter:
+  // json_extract would fail the whole listing.
+  for (const [key, value] of q.metadata) add("CASE WHEN json_valid(metadata) THEN CAST(json_extract(metadata, ?) AS TEXT) = ? END", `$."${key}"`, value);
   if (q.before) add("(created_at < ? OR (created_at = ? AND session_id < ?))", q.before[0], q.before[0], q.before[1]);
   const sqlText = `SELECT * FROM session_index ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, session_id DESC LIMIT ?`;
   return sql
     .exec<Record<string, SqlStorageValue>>(sqlText, ...args, q.limit)
     .toArray()
     .map(toSummary);
+}
+
+/** The bytes the files of the indexed sessions (of `q.agent`, `q.owner` when given) take now: erased ones are not indexed. */
+export function storedBytes(sql: SqlStorage, q: Pick<UsageQuery, "agent" | "owner">): number {
+  const where = ["1"];
+  const args: SqlStorageValue[] = [];
+  for (const k of ["agent", "owner"] as const) {
+    if (q[k] === undefined) continue;
+    where.push(`${k} = ?`);
+    args.push(q[k]);
+  }
+  return sql.exec<{ n: number }>(`SELECT coalesce(sum(stored_bytes), 0) AS n FROM session_index WHERE ${where.join(" AND ")}`, ...args).one().n;
 }
 
 export function usageTotals(sql: SqlStorage, q: UsageQuery): UsageRow[] {

@@ -4,7 +4,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { SessionListQuery, SessionSummary, UsageDay, UsageQuery, UsageRow } from "../protocol/session-list";
 import { randomId } from "../runtime/ids";
-import { eraseSession, getSession, type IndexRows, importRows, isErased, listSessions, upsertSession, usageTotals } from "./index-shard-tables";
+import { eraseSession, getSession, type IndexRows, importRows, isErased, listSessions, storedBytes, upsertSession, usageTotals } from "./index-shard-tables";
 import { INDEX_MIGRATIONS, migrate } from "./migrate";
 
 export class IndexShardObject extends DurableObject<Env> {
@@ -48,6 +48,10 @@ export class IndexShardObject extends DurableObject<Env> {
 
   async usage(query: UsageQuery): Promise<UsageRow[]> {
     return usageTotals(this.ctx.storage.sql, query);
+  }
+
+  async storedBytes(query: Pick<UsageQuery, "agent" | "owner">): Promise<number> {
+    return storedBytes(this.ctx.storage.sql, query);
   }
 
   /** Rows moved here from elsewhere (the registry's index before sharding, or a smaller shard set). */

@@ -65,6 +65,11 @@ export async function listAcross(env: IndexEnv, layout: IndexLayout, query: Sess
   return mergePages(pages, query.limit);
 }
 
+/** The bytes the matching sessions' files take now, over every shard. */
+export async function storedAcross(env: IndexEnv, layout: IndexLayout, query: Pick<UsageQuery, "agent" | "owner">): Promise<number> {
+  return (await Promise.all(everyShard(env, layout).map((s) => s.storedBytes(query)))).reduce((a, b) => a + b, 0);
+}
+
 export async function usageAcross(env: IndexEnv, layout: IndexLayout, query: UsageQuery): Promise<UsageRow[]> {
   return mergeUsage(await Promise.all(everyShard(env, layout).map((s) => s.usage(query))));
 }

@@ -9,6 +9,7 @@ import type { TurnPorts } from "../runtime/loop";
 import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../runtime/orchestration/types";
 import { callTimeout } from "../runtime/tools/http-io";
 import { agentConfig } from "./agent-cache";
+import { joinResource } from "./resource-memory-object";
 
 export type StepOutcome = { status: "success" | "failed"; output?: unknown; error?: string };
 
@@ -44,7 +45,7 @@ export function orchestrationLimits(env: Env): Omit<OrchestrationLimits, "depth"
  */
 export async function runChildSession(
   env: Env,
-  parent: { session_id: string; turn_id: string; policy: Policy },
+  parent: { session_id: string; turn_id: string; policy: Policy; resource_id: string | null },
   request: Parameters<TurnPorts["runAgent"]>[0],
 ): Promise<StepOutcome> {
   const { exec_id, agent, input, timeout_ms, signal, depth } = request;
@@ -52,7 +53,16 @@ export async function runChildSession(
   if (!config) return { status: "failed", error: `Agent "${agent}" is not registered` };
   const child = env.SESSIONS.get(env.SESSIONS.idFromName(exec_id));
   const metadata = { parent_session_id: parent.session_id, parent_turn_id: parent.turn_id };
-  const created = (await child.create({ session_id: exec_id, agent: config, policy: parent.policy, metadata, orchestration_depth: depth })) as Result<unknown>;
+  // The child acts for the parent's end user: it uses that resource's memory and is erased with it.
+  const resource_id = await joinResource(env, parent.resource_id, exec_id);
+  const created = (await child.create({
+    session_id: exec_id,
+    agent: config,
+    policy: parent.policy,
+    metadata,
+    orchestration_depth: depth,
+    resource_id,
+  })) as Result<unknown>;
   if (!created.ok && created.error.code !== "conflict") return { status: "failed", error: created.error.message };
   const limit = callTimeout(timeout_ms, signal);
   const stopped = new Promise<never>((_, reject) => limit.signal.addEventListener("abort", () => reject(limit.signal.reason), { once: true }));

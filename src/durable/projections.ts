@@ -27,6 +27,7 @@ const ADD_USAGE = `INSERT INTO usage_days (day, ${USAGE_COLUMNS.join(", ")}) VAL
 const USAGE: EventTable<[], Usage> = {
   ...ignored(
     "action.reminder",
+    "action.approval.recorded",
     "turn.rolled_back",
     "session.created",
     "session.forked",
@@ -55,6 +56,7 @@ const USAGE: EventTable<[], Usage> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.recalled",
     "message.injected",
     "runtime.warning",
     "runtime.error",
@@ -104,6 +106,7 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.recalled",
     "message.injected",
     "cost.recorded",
     "runtime.warning",
@@ -138,8 +141,8 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
   "action.required": (e, sql) => {
     const p = e.payload;
     sql.exec(
-      `INSERT INTO actions (action_id, turn_id, tool_call_id, tool_name, status, expires_at, parent_id, depth, subagent_id, kind, response_schema, args_schema, remind_after_ms)
-       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO actions (action_id, turn_id, tool_call_id, tool_name, status, expires_at, parent_id, depth, subagent_id, kind, response_schema, args_schema, remind_after_ms, approvals_required, on_timeout)
+       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       e.action_id,
       e.turn_id,
       e.tool_call_id,
@@ -152,6 +155,8 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
       p.response_schema ? JSON.stringify(p.response_schema) : null,
       p.args_schema ? JSON.stringify(p.args_schema) : null,
       p.remind_after_ms ?? null,
+      p.approvals_required ?? 1,
+      p.on_timeout ?? "reject",
     );
     const remindAt = p.remind_after_ms ? e.timestamp + p.remind_after_ms : Number.POSITIVE_INFINITY;
     if (remindAt < p.expires_at) sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", `${ACTION_REMINDER}${e.action_id}`, remindAt);
@@ -170,6 +175,9 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
       e.action_id,
     );
     sql.exec("DELETE FROM schedule WHERE kind IN (?, ?)", `${APPROVAL_DEADLINE}${e.action_id}`, `${ACTION_REMINDER}${e.action_id}`);
+  },
+  "action.approval.recorded": (e, sql) => {
+    sql.exec("UPDATE actions SET approved_by = json_insert(coalesce(approved_by, '[]'), '$[#]', ?) WHERE action_id = ?", e.payload.by, e.action_id);
   },
   "action.reminder": (e, sql) => {
     const next = e.payload.next_at;

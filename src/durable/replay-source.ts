@@ -3,8 +3,9 @@
 // comparison, all read from the log.
 
 import { ApiError } from "../protocol/errors";
-import type { RuntimeEvent } from "../protocol/events";
+import type { PayloadOf, RuntimeEvent } from "../protocol/events";
 import type { FileRef } from "../protocol/input-parts";
+import { recordedDecisions } from "../runtime/recorded-decisions";
 import { recordingOf } from "../runtime/recorded-model";
 import { recordedResults } from "../runtime/recorded-tools";
 import { turnSide } from "../runtime/replay-compare";
@@ -20,7 +21,7 @@ export type ReplaySource = {
   /** The files the turn was submitted with. */
   files?: FileRef[];
   messages_json: string;
-  /** JSON {calls, cut, results}: the completed model calls, why the turn ended early (or null), the tool results. */
+  /** JSON {calls, cut, results, decisions}: the completed model calls, why the turn ended early (or null), the tool results, the human decisions. */
   recording_json: string;
   /** JSON: the turn's side of the comparison. */
   original_json: string;
@@ -41,9 +42,20 @@ export function replaySource(store: SessionStore, turnId: string): ReplaySource 
     input: turn.input,
     ...(submitted?.type === "turn.submitted" && submitted.payload.files ? { files: submitted.payload.files } : {}),
     messages_json: JSON.stringify(messages),
-    recording_json: JSON.stringify({ ...recordingOf(events), results: recordedResults(events) }),
+    recording_json: JSON.stringify({
+      ...recordingOf(events),
+      results: recordedResults(events),
+      recalled: recordedRecall(events),
+      decisions: recordedDecisions(events),
+    }),
     original_json: JSON.stringify(turnSide(events)),
   };
+}
+
+/** The turn's automatic recall as recorded: a replay adds the same hits to its prompt and searches nothing. */
+function recordedRecall(events: readonly RuntimeEvent[]): PayloadOf<"memory.recalled"> | null {
+  const recalled = events.find((e) => e.type === "memory.recalled");
+  return recalled?.type === "memory.recalled" ? recalled.payload : null;
 }
 
 /** Its session operations: what a replay of a turn starts from, and (in a replay session) the replay's outcome. */

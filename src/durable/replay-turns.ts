@@ -2,7 +2,9 @@
 // match and live from the first that differs (replay.diverged), its tools answer from the recorded results or
 // run again, and its end adds replay.completed, the comparison with the original, in the same commit.
 import type { EventDraft, RuntimeEvent } from "../protocol/events";
+import type { MemoryRecalled } from "../protocol/memory";
 import type { TurnSetup } from "../runtime/loop";
+import { decisionsFrom, REPLAY_DECIDER, type RecordedAnswer } from "../runtime/recorded-decisions";
 import { type Divergence, isCutCall, type RecordedCall, RecordedModel } from "../runtime/recorded-model";
 import { type RecordedResult, replayTools, type ToolReplayMode } from "../runtime/recorded-tools";
 import { compareTurns, type ReplayComparison, type ReplaySide, turnSide } from "../runtime/replay-compare";
@@ -39,12 +41,24 @@ export class ReplayTurns {
   setupFor(turnId: string, setup: TurnSetup, diverged: (d: Divergence) => void): TurnSetup {
     const row = this.replayed(turnId);
     if (!row) return setup;
-    const { calls, results, cut } = JSON.parse(row.recording_json) as { calls: RecordedCall[]; results: RecordedResult[]; cut?: string | null };
+    const { calls, results, cut, decisions } = JSON.parse(row.recording_json) as {
+      calls: RecordedCall[];
+      results: RecordedResult[];
+      cut?: string | null;
+      decisions?: RecordedAnswer[];
+    };
     // A resumed turn goes on where it was: the recorded calls it has had answered, and whether it left the recording.
     const events = this.s.store.eventsOfTurn(turnId).filter((e) => !e.subagent_id);
     const made = events.filter((e) => e.type === "model.completed" && !isCutCall(e.payload.finish_reason)).length;
     const model = new RecordedModel(setup.model, setup.config.model, { calls, cut: cut ?? null }, diverged, { made, divergence: divergenceIn(events) });
-    return { ...setup, model, tools: replayTools(setup.tools, results, row.tools) };
+    const recordedDecision = decisionsFrom(decisions ?? [], answeredFromRecording(events));
+    return { ...setup, model, tools: replayTools(setup.tools, results, row.tools), recordedDecision };
+  }
+
+  /** The replayed turn's recorded automatic recall (null: `turnId` is not the replayed turn, or it recalled nothing). */
+  recalled(turnId: string): MemoryRecalled | null {
+    const row = this.replayed(turnId);
+    return row ? ((JSON.parse(row.recording_json) as { recalled?: MemoryRecalled | null }).recalled ?? null) : null;
   }
 
   /** replay.completed for the end of `turnId` (`ending`: its last events, not yet stored), when it is the replayed turn. */
@@ -82,6 +96,12 @@ export class ReplayTurns {
 }
 
 export type ReplayResult = NonNullable<ReturnType<ReplayTurns["result"]>>;
+
+/** The calls the replayed turn had answered from the recording so far (before a restart). */
+function answeredFromRecording(events: readonly EventDraft[]): { tool_name: string; args: unknown }[] {
+  const replayed = new Set(events.filter((e) => e.type === "action.resolved" && e.payload.by === REPLAY_DECIDER).map((e) => e.action_id));
+  return events.flatMap((e) => (e.type === "action.required" && replayed.has(e.action_id) ? [{ tool_name: e.payload.tool_name, args: e.payload.args }] : []));
+}
 
 /** Where the replayed turn left its recording, from its replay.diverged event (null: it has not). */
 function divergenceIn(events: readonly EventDraft[]): Divergence | null {

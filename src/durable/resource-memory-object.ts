@@ -14,6 +14,15 @@ export function resourceMemory(env: Pick<Env, "RESOURCES">, rid: string) {
   return env.RESOURCES.get(env.RESOURCES.idFromName(rid));
 }
 
+/**
+ * Registers a session with resource `rid` (none when null) before the session is created, so erasing the
+ * resource finds every session that may exist; returns `rid` for the session's creation.
+ */
+export async function joinResource(env: Pick<Env, "RESOURCES">, rid: string | null, sessionId: string): Promise<string | null> {
+  if (rid !== null) await resourceMemory(env, rid).addSession(sessionId);
+  return rid;
+}
+
 /** A stored document; `json` is its text (a stub's types cannot carry arbitrary JSON values back). */
 export type StoredDocument = {
   json: string;
@@ -106,8 +115,9 @@ export class ResourceMemoryObject extends DurableObject<Env> {
     if (kept.length > 0) this.ctx.storage.transactionSync(() => indexEntries(sql, kept));
   }
 
-  async search(query: string, limit: number): Promise<RecallHit[]> {
-    return searchEntries(this.ctx.storage.sql, query, limit);
+  /** `vector`: the query's embedding (the agent's memory.recall.embedding_model), for ranking by meaning too. */
+  async search(query: string, limit: number, exceptSession?: string, vector?: number[]): Promise<RecallHit[]> {
+    return searchEntries(this.ctx.storage.sql, query, limit, exceptSession, vector);
   }
 
   /** An erased session: its messages leave the recall index and it leaves the resource. */

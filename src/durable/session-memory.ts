@@ -1,11 +1,15 @@
 // The session's side of its resource's memory (docs/guides/memory.md): the working memory shown at a
 // turn's start, the port the memory tools use (each change a memory.updated event), and the recall index fed
-// with each ended turn, off the turn's path and retried from the alarm until it lands (like the session index).
+// with each ended turn (embedded first when the agent has an embedding model), off the turn's path and retried
+// from the alarm until it lands (like the session index).
+import { embedMany } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
 import { type EventDraft, isTerminalTurnEvent } from "../protocol/events";
-import type { RecallEntry } from "../protocol/memory";
+import type { RecallEntry, RecallHit } from "../protocol/memory";
 import { type Json, workingMemoryPrompt } from "../runtime/memory/working-memory";
+import { resolveEmbeddingModel } from "../runtime/models";
 import { type ResourceMemoryPort, ToolError } from "../runtime/tools/types";
+import { providerEnv } from "./providers";
 import { resourceMemory } from "./resource-memory-object";
 import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
@@ -36,6 +40,26 @@ export async function workingMemorySection(s: MemorySession, config: AgentConfig
   return workingMemoryPrompt(JSON.parse(stored.json) as Json, config.tools.includes("update_working_memory"));
 }
 
+/** Embeddings with the session agent's memory.recall.embedding_model, in order; undefined without one. */
+async function embedAll(s: MemorySession, texts: string[]): Promise<number[][] | undefined> {
+  const spec = s.agent().memory?.recall?.embedding_model;
+  if (!spec || texts.length === 0) return undefined;
+  const { embeddings } = await embedMany({ model: resolveEmbeddingModel(spec, providerEnv(s.bindings())), values: texts, maxRetries: 1 });
+  return embeddings;
+}
+
+/** The resource's best matches for `query`, by words and (with an embedding model) meaning; `exceptSession` left out. */
+async function search(s: MemorySession, stub: ReturnType<typeof resourceMemory>, query: string, limit: number, exceptSession?: string) {
+  const vector = (await embedAll(s, [query]))?.[0];
+  return stub.search(query, limit, exceptSession, vector);
+}
+
+/** The resource's best matches for `query` from its other sessions, for automatic recall (null: the session has no resource). */
+export async function recallFor(s: MemorySession, query: string, limit: number): Promise<{ resource_id: string; hits: RecallHit[] } | null> {
+  const target = resourceOf(s);
+  return target ? { resource_id: target.rid, hits: await search(s, target.stub, query, limit, s.row().session_id) } : null;
+}
+
 /** The memory tools' port for one turn; `emit` records memory.updated in the turn (undefined: no resource). */
 export function resourcePort(s: MemorySession, turnId: string, emit: (drafts: EventDraft[]) => void): ResourceMemoryPort | undefined {
   const target = resourceOf(s);
@@ -52,7 +76,7 @@ export function resourcePort(s: MemorySession, turnId: string, emit: (drafts: Ev
       ]);
       return { version: out.stored.version, document: JSON.parse(out.stored.json) as unknown };
     },
-    recall: (query, limit) => target.stub.search(query, limit),
+    recall: (query, limit) => search(s, target.stub, query, limit),
   };
 }
 
@@ -82,7 +106,13 @@ export class RecallIndexer {
     if (!target) return;
     const entry = `${RECALL}${turnId}`;
     try {
-      await target.stub.index(this.entries(turnId));
+      const entries = this.entries(turnId);
+      // Embedded here, so a failing embedding model is retried with the write.
+      const vectors = await embedAll(
+        this.s,
+        entries.map((e) => e.text),
+      );
+      await target.stub.index(vectors ? entries.map((e, i) => ({ ...e, vector: vectors[i]! })) : entries);
       this.failures = 0;
       this.s.store.unschedule(entry);
     } catch (err) {

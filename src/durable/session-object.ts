@@ -110,6 +110,17 @@ export class SessionObject extends SessionCore {
     return toResult(() => this.existing(() => ({ access: { owner: this.row().owner, agent: this.agent().name } })));
   }
 
+  /** The file routes (or a fork's copy) changed the session's files: its index row counts their bytes again. */
+  async filesChanged(): Promise<Result<null>> {
+    return toResult(() =>
+      this.existing(() => {
+        this.indexer.filesChanged();
+        void this.indexer.sync();
+        return null;
+      }),
+    );
+  }
+
   /** Ends one turn, whether it runs or waits in the queue; a turn that already ended is left alone. */
   async cancelTurn(turnId: string, reason: string): Promise<Result<{ cancelled: boolean }>> {
     return toResult(() =>

@@ -38,6 +38,12 @@ export type ActionRow = {
   args: string | null;
   /** How often an action.reminder is emitted while it waits (null: never). */
   remind_after_ms: number | null;
+  /** Distinct principals who must approve (1 for most). */
+  approvals_required: number;
+  /** The principals who approved so far, toward approvals_required (JSON array; null: none). */
+  approved_by: string | null;
+  /** What the deadline does: reject (timed_out) or approve. */
+  on_timeout: "reject" | "approve";
   decided_by: string | null;
   decided_at: number | null;
   reason: string | null;

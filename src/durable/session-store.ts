@@ -2,6 +2,7 @@
 // The turns and actions tables are written only by the projections (projections.ts), from the events.
 import type { ModelMessage } from "ai";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
+import type { FileRef } from "../protocol/input-parts";
 import type { UsageDay } from "../protocol/session-list";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 import type { SessionView } from "../protocol/views";
@@ -231,15 +232,23 @@ export class SessionStore {
     );
   }
 
-  /** Records a live message for the running turn; returns its inbox position. */
-  addToInbox(turnId: string, messageId: string, content: string, now: number): number {
-    this.sql.exec("INSERT INTO inbox (turn_id, message_id, content, created_at) VALUES (?, ?, ?, ?)", turnId, messageId, content, now);
+  /** Records a live message (with the references of its files) for the running turn; returns its inbox position. */
+  addToInbox(turnId: string, messageId: string, content: string, now: number, files?: FileRef[]): number {
+    const refs = files?.length ? JSON.stringify(files) : null;
+    this.sql.exec("INSERT INTO inbox (turn_id, message_id, content, created_at, files) VALUES (?, ?, ?, ?, ?)", turnId, messageId, content, now, refs);
     return this.sql.exec<{ seq: number }>("SELECT last_insert_rowid() AS seq").one().seq;
   }
 
   /** A turn's live messages after inbox position `after`, oldest first. */
   inbox(turnId: string, after: number): InjectedMessage[] {
-    return this.sql.exec<InjectedMessage>("SELECT seq, message_id, content FROM inbox WHERE turn_id = ? AND seq > ? ORDER BY seq", turnId, after).toArray();
+    return this.sql
+      .exec<Omit<InjectedMessage, "files"> & { files: string | null }>(
+        "SELECT seq, message_id, content, files FROM inbox WHERE turn_id = ? AND seq > ? ORDER BY seq",
+        turnId,
+        after,
+      )
+      .toArray()
+      .map(({ files, ...m }) => (files ? { ...m, files: JSON.parse(files) as FileRef[] } : m));
   }
 
   /** Live messages waiting in the inbox (of any turn). */

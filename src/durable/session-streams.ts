@@ -33,5 +33,5 @@ export function openStream(request: Request, store: SessionStore, channels: Chan
     const key_hash = request.headers.get(KEY_HASH_HEADER) ?? "unknown";
     return hub.acceptWebSocket(after, { channel, key_hash, grants, ...(expiresAt === null ? {} : { expires_at: expiresAt }) });
   }
-  return hub.openSse(after, expiresAt);
+  return hub.openSse(after, expiresAt, request.signal);
 }

@@ -1,9 +1,10 @@
 // What the session's read routes answer: the snapshot, the thread read model and pages of the log, all
 // read from the folded read model or the stored event bodies.
-import { type AgentConfig, BUDGET_CAPS } from "../protocol/agent-config";
+import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError } from "../protocol/errors";
 import type { Policy } from "../protocol/policy";
 import { redactAgentConfig } from "../protocol/redact";
+import { budgetMaxima, turnBudget } from "../runtime/budget-limits";
 import { buildTree } from "../runtime/views/execution-tree";
 import type { ChannelRow, ChannelStore } from "./channel-store";
 import { conversationJson } from "./chat-reads";
@@ -46,7 +47,7 @@ export function threadView(s: SessionContext) {
     pending_actions: view.pending_actions,
     queued_turns: view.queued_turns,
     last_outcome: view.last_outcome,
-    budget: { used: view.usage, limits: { max_steps: config.max_steps, ...BUDGET_CAPS, ...config.budget } },
+    budget: { used: view.usage, limits: { max_steps: config.max_steps, ...turnBudget(config.budget, budgetMaxima(s.bindings())) } },
     last_sequence: view.last_sequence,
   };
 }

@@ -97,8 +97,8 @@ export class SocketHub {
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  openSse(after: number, expiresAt: number | null): Response {
-    const sink = new SseSink({ keepaliveMs: this.limits.keepaliveMs, expiresAt, onEnd: (s) => this.dropSse(s) });
+  openSse(after: number, expiresAt: number | null, signal: AbortSignal): Response {
+    const sink = new SseSink({ keepaliveMs: this.limits.keepaliveMs, expiresAt, signal, onEnd: (s) => this.dropSse(s) });
     this.sse.add(sink);
     void this.replay(sink, after);
     return sink.response;

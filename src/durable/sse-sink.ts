@@ -3,8 +3,11 @@
 // uncaught "Network connection lost", whatever catches it. So nothing but the stream's own request writes to
 // the client: the others queue text and ring a doorbell (a stream this object reads itself, which never
 // fails), and a loop in the stream's request writes what is queued. A write to a client that went away then
-// rejects here and ends the sink quietly. The sink sends a keep-alive comment every interval, and a stream
-// opened with a browser token ends at the token's expiry.
+// rejects here and ends the sink quietly. A client that cancels the stream ends the sink at once, through the
+// request's signal: workerd does not error the writer of a cancelled response until something is written to
+// it, so without the signal each cancelled stream stayed in the fan-out, with its timers, until the next
+// keep-alive. The sink sends a keep-alive comment every interval, and a stream opened with a browser token
+// ends at the token's expiry.
 
 import { SSE_KEEPALIVE, TOKEN_EXPIRED } from "../runtime/keepalive";
 import type { StoredEvent } from "./session-store";
@@ -18,6 +21,8 @@ export interface SseOptions {
   keepaliveMs: number;
   /** When the token that opened the stream expires (ms since the epoch); null for API keys. */
   expiresAt: number | null;
+  /** The opening request's signal: it aborts when the client cancels the stream (enable_request_signal). */
+  signal: AbortSignal;
   /** Called once, when the sink ends for any reason. */
   onEnd: (sink: SseSink) => void;
 }
@@ -47,6 +52,8 @@ export class SseSink {
     void this.writeLoop(bell.readable.getReader());
     this.keepalive = setInterval(() => this.queue(SSE_KEEPALIVE), o.keepaliveMs);
     this.expiry = o.expiresAt === null ? null : setTimeout(() => this.end(TOKEN_EXPIRED), Math.max(0, o.expiresAt - Date.now()));
+    if (o.signal.aborted) this.cancelled();
+    else o.signal.addEventListener("abort", () => this.cancelled(), { once: true });
   }
 
   /** The whole batch as one chunk. */
@@ -95,6 +102,12 @@ export class SseSink {
       if (this.ending) break;
     }
     this.stop();
+  }
+
+  /** The client went away: nothing more is written, and a write under way is abandoned. */
+  private cancelled(): void {
+    this.stop();
+    this.client.abort().catch(() => {});
   }
 
   private stop(): void {

@@ -1,11 +1,13 @@
 // A turn's input sent as parts, made into what the queue records: the text (its text parts joined) and a
 // reference per file. Files sent inline (base64) or by URL are stored as session files first, under the same
-// checks as uploads; a file_id must name a file of this session. Each refusal names the part.
+// checks as uploads; a file_id must name a file of this session; an image needs a model that takes images.
+// Each refusal names the part.
 
 import type { Env } from "../env";
 import { ApiError } from "../protocol/errors";
 import { type FileRef, type InputPart, inputText } from "../protocol/input-parts";
 import { bareMediaType, type FileLimits, fileLimits, tooLarge } from "../runtime/file-rules";
+import { capabilitiesOf, isImage, parseCapabilityOverrides } from "../runtime/model-capabilities";
 import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
 import { addFile, type FileStore, fileStore } from "./file-store";
 
@@ -14,11 +16,15 @@ export interface TurnInputs {
   limits: FileLimits;
   urlAllowlist: string[];
   fetch: typeof fetch;
+  /** The agent's model when it is known to take no images (model-capabilities.ts), else null. */
+  textOnlyModel: string | null;
 }
 
-/** What a session's turn inputs are checked and stored with. */
-export function turnInputs(env: Env, sessionId: string): TurnInputs {
+/** What a session's turn inputs, for an agent on `model`, are checked and stored with. */
+export function turnInputs(env: Env, sessionId: string, model: string): TurnInputs {
+  const takesImages = capabilitiesOf(model, parseCapabilityOverrides(env.MODEL_CAPABILITIES)).images;
   return {
+    textOnlyModel: takesImages ? null : model,
     files: fileStore(env.BLOBS, sessionId),
     limits: fileLimits(env),
     urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST),
@@ -43,25 +49,49 @@ async function fetched(url: string, path: string, deps: TurnInputs): Promise<{ b
   return { bytes: new Uint8Array(await res.arrayBuffer()), media_type: bareMediaType(res.headers.get("content-type")) };
 }
 
-async function fileOf(part: Extract<InputPart, { type: "file" }>, path: string, deps: TurnInputs): Promise<FileRef> {
+/** A file part made ready to store: a file of the session already, or bytes sent inline or fetched. */
+type Resolved = { ref: FileRef } | { bytes: Uint8Array; media_type: string; filename: string | null };
+
+async function resolved(part: Extract<InputPart, { type: "file" }>, path: string, deps: TurnInputs): Promise<Resolved> {
   const filename = part.filename ?? null;
   if (part.file_id !== undefined) {
     const info = await deps.files.head(part.file_id);
     if (!info) throw ApiError.validation([{ path: `${path}.file_id`, reason: "is not a file of this session" }]);
-    return { file_id: info.file_id, media_type: info.media_type, filename: filename ?? info.filename, size: info.size };
+    return { ref: { file_id: info.file_id, media_type: info.media_type, filename: filename ?? info.filename, size: info.size } };
   }
   const sent = part.data !== undefined ? { bytes: base64Bytes(part.data, `${path}.data`), media_type: "" } : await fetched(part.url!, `${path}.url`, deps);
-  const media_type = part.media_type ? bareMediaType(part.media_type) : sent.media_type;
-  const info = await addFile(deps.files, { bytes: sent.bytes, media_type, filename }, deps.limits, path);
-  return { file_id: info.file_id, media_type: info.media_type, filename: info.filename, size: info.size };
+  return { bytes: sent.bytes, media_type: part.media_type ? bareMediaType(part.media_type) : sent.media_type, filename };
 }
 
-/** The input's text and file references (a string input is its own text, with no files). */
+/** Refuses an image for a model known to take none (model-capabilities.ts). */
+function checkModelTakes(file: Resolved, path: string, deps: TurnInputs): void {
+  const mediaType = "ref" in file ? file.ref.media_type : file.media_type;
+  if (deps.textOnlyModel && isImage(mediaType)) {
+    throw ApiError.validation([{ path, reason: `is an image (${mediaType}), and the agent's model "${deps.textOnlyModel}" takes no images` }]);
+  }
+}
+
+/**
+ * The input's text and file references (a string input is its own text, with no files). Every part is checked
+ * before any is stored, so a refused input leaves no file behind for its model's sake.
+ */
 export async function turnInput(input: string | InputPart[], deps: TurnInputs): Promise<{ input: string; files?: FileRef[] }> {
   if (typeof input === "string") return { input };
-  const files: FileRef[] = [];
+  const pending: [Resolved, string][] = [];
   for (const [i, part] of input.entries()) {
-    if (part.type === "file") files.push(await fileOf(part, `input[${i}]`, deps));
+    if (part.type === "file") {
+      const file = await resolved(part, `input[${i}]`, deps);
+      checkModelTakes(file, `input[${i}]`, deps);
+      pending.push([file, `input[${i}]`]);
+    }
+  }
+  const files: FileRef[] = [];
+  for (const [file, path] of pending) {
+    if ("ref" in file) files.push(file.ref);
+    else {
+      const info = await addFile(deps.files, file, deps.limits, path);
+      files.push({ file_id: info.file_id, media_type: info.media_type, filename: info.filename, size: info.size });
+    }
   }
   return { input: inputText(input), ...(files.length > 0 ? { files } : {}) };
 }

@@ -96,7 +96,7 @@ export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks)
     },
     injected: (after) => store.inbox(turnId, after),
     decisions: () => store.decisions(turnId),
-    runAgent: (request) => runChildSession(env, { session_id, turn_id: turnId, policy: s.policy() }, request),
+    runAgent: (request) => runChildSession(env, { session_id, turn_id: turnId, policy: s.policy(), resource_id: s.row().resource_id }, request),
     listAgents: async () => {
       const agents: AgentConfig[] = await registry(env).list();
       return agents.map((a) => ({ name: a.name, description: (a.instructions.split("\n")[0] ?? "").slice(0, 200) || "(no instructions)" }));

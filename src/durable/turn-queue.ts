@@ -65,12 +65,10 @@ export class TurnQueue {
       }
     }
     const running = store.runningTurn();
-    // A live message is text alone: a turn with files is queued rather than injected.
-    const files = (body.files?.length ?? 0) > 0;
-    const asked = running ? (body.on_busy ?? "enqueue") : "enqueue";
-    const onBusy = asked === "inject" && files ? "enqueue" : asked;
+    const onBusy = running ? (body.on_busy ?? "enqueue") : "enqueue";
+    const message = { input, verdicts, files: body.files };
     // The live message keeps no idempotency key: a retry that repeats it adds it again.
-    if (running && onBusy === "inject") return this.injectInto(running.turn_id, { input, verdicts }, "input");
+    if (running && onBusy === "inject") return this.injectInto(running.turn_id, message, "input");
     this.checkSize("input", body.input);
     if (running && onBusy === "reject") {
       throw new ApiError("session_busy", `Turn '${running.turn_id}' is running; on_busy "reject" refuses a new turn meanwhile`, {
@@ -82,10 +80,9 @@ export class TurnQueue {
     const openWindow = (turnId: string) => () => {
       if (debounce_ms) store.schedule(DEBOUNCE + turnId, now + debounce_ms);
     };
-    // Files do not join a debounced turn (a live message is text alone): they start one of their own.
-    const joins = files ? null : joinable(store, body, now);
+    const joins = joinable(store, body, now);
     // Each message that joins the turn restarts its wait.
-    if (joins) return this.injectInto(joins, { input, verdicts }, "input", openWindow(joins));
+    if (joins) return this.injectInto(joins, message, "input", openWindow(joins));
     const queuedBefore = store.queuedTurns().map((t) => t.turn_id);
     const busy = running !== null || queuedBefore.length > 0;
     if (busy) this.checkRoom();
@@ -127,16 +124,21 @@ export class TurnQueue {
   }
 
   /**
-   * Records the (redacted) `input` in the inbox of `turnId` (running, or waiting for its debounce window),
-   * with `also` in the same transaction; `path` names the field in a refusal.
+   * Records the (redacted) `input` and its files' references in the inbox of `turnId` (running, or waiting for
+   * its debounce window), with `also` in the same transaction; `path` names the field in a refusal.
    */
-  private injectInto(turnId: string, { input, verdicts }: { input: string; verdicts: Verdict[] }, path: string, also = () => {}): TurnSubmitted {
+  private injectInto(
+    turnId: string,
+    { input, verdicts, files }: { input: string; verdicts: Verdict[]; files?: FileRef[] },
+    path: string,
+    also = () => {},
+  ): TurnSubmitted {
     const { store } = this.s;
     this.checkSize(path, input);
     this.checkRoom();
     const message_id = randomId("msg");
     const add = () => {
-      store.addToInbox(turnId, message_id, input, Date.now());
+      store.addToInbox(turnId, message_id, input, Date.now(), files);
       also();
     };
     if (verdicts.length === 0) this.s.transact(add);
@@ -214,7 +216,7 @@ export class TurnQueue {
       operations: {
         submitTurn: async ({ body, trace, via }) => {
           const { input, ...rest } = this.withDefault(body as SubmitTurnBody, via);
-          const inputs = turnInputs(this.s.bindings(), this.s.row().session_id);
+          const inputs = turnInputs(this.s.bindings(), this.s.row().session_id, this.s.agent().model);
           return this.submit({ ...rest, ...(await turnInput(input, inputs)) }, trace);
         },
         injectMessage: ({ body }) => this.inject((body as { content: string }).content),

@@ -150,6 +150,8 @@ export class TurnRunner {
   private launch(state: TurnState, mode: { fresh?: boolean; recovering?: string }): void {
     const exec: Executor = { turnId: state.turn_id, abort: new AbortController() };
     this.executor = exec;
+    /** The turn's recalled conversations, kept by a handoff's setup. */
+    let recalled: string | null = null;
     const ports = turnPorts(this.s, exec, {
       owns: (e) => this.executor === e && !e.abort.signal.aborted,
       finish: (e, event, st) => {
@@ -172,7 +174,7 @@ export class TurnRunner {
         const mcp = await this.setups.discover(config);
         const memory = await this.setups.workingMemory(config);
         if (this.executor !== e) throw new TurnTakenError("turn no longer owned by this executor");
-        const setup = this.setups.setupFor(config, mcp, memory);
+        const setup = this.setups.setupFor(config, mcp, memory, recalled);
         const from = this.s.agent().name;
         this.switchAgent(config, [
           { type: "run.status", turn_id: state.turn_id, payload: { phase: "handoff", from, to: config.name, reason: reason ?? null } },
@@ -188,15 +190,17 @@ export class TurnRunner {
       // The tools of the agent's MCP servers are known only now; servers that do not answer are left out.
       const mcp = await this.setups.discover(config);
       const memory = await this.setups.workingMemory(config);
+      const recall = await this.setups.recall(config, state.turn_id, this.replays.recalled(state.turn_id));
+      recalled = recall.section;
       let setup: TurnSetup;
       try {
         const diverged = (payload: PayloadOf<"replay.diverged">) => ports.emit([{ type: "replay.diverged", turn_id: state.turn_id, payload }]);
-        setup = this.replays.setupFor(state.turn_id, this.setups.setupFor(config, mcp, memory), diverged);
+        setup = this.replays.setupFor(state.turn_id, this.setups.setupFor(config, mcp, memory, recalled), diverged);
       } catch (err) {
         ports.finish({ type: "turn.failed", turn_id: state.turn_id, payload: { error: { code: "configuration_error", message: errorMessage(err) } } }, state);
         return;
       }
-      const drafts = this.setups.warnings(state.turn_id, mcp, memory);
+      const drafts = [...this.setups.warnings(state.turn_id, mcp, memory), ...recall.drafts];
       if (mode.fresh) drafts.push(this.setups.catalogEvent(state.turn_id, setup));
       if (drafts.length > 0) ports.emit(drafts);
       await runTurn(state, setup, ports, mode.recovering);
@@ -231,7 +235,7 @@ export class TurnRunner {
       ? []
       : [...finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`), ...(cut.partial ?? [])];
     const before = cut.before ?? [];
-    const late = store.inbox(turnId, state.messages_taken ?? 0).map((m) => ({ turn_id: randomId("trn"), input: m.content, message_id: m.message_id }));
+    const late = store.inbox(turnId, state.messages_taken ?? 0).map((m) => ({ ...m, turn_id: randomId("trn") }));
     const closing = closingEvents(state, status === "cancelled" ? "cancelled" : "interrupted", Date.now(), undefined, store.decisions(turnId));
     const drafts: EventDraft[] = [
       ...before,
@@ -244,7 +248,7 @@ export class TurnRunner {
           type: "turn.submitted",
           turn_id: t.turn_id,
           trace: traceFrom(null, randomTraceId),
-          payload: { input: t.input, queued: true, message_id: t.message_id },
+          payload: { input: t.content, ...(t.files ? { files: t.files } : {}), queued: true, message_id: t.message_id },
         }),
       ),
     ];

@@ -4,7 +4,10 @@ import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
 import { errorMessage } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
+import type { MemoryRecalled } from "../protocol/memory";
+import { budgetMaxima } from "../runtime/budget-limits";
 import type { TurnSetup } from "../runtime/loop";
+import { recalledPrompt, withinBudget } from "../runtime/memory/auto-recall";
 import { resolveModel } from "../runtime/models";
 import { parsePriceOverrides } from "../runtime/pricing";
 import { discoverMcpTools, McpConnections, type McpDiscovery } from "../runtime/tools/mcp-client";
@@ -13,11 +16,14 @@ import { parseAllowlist } from "../runtime/url-allowlist";
 import { orchestrationLimits } from "./orchestration-steps";
 import { providerEnv } from "./providers";
 import type { SessionContext } from "./session-context";
-import { workingMemorySection } from "./session-memory";
+import { recallFor, workingMemorySection } from "./session-memory";
 
 /** The working memory read for a turn: its prompt section (null: none), or why it could not be read. */
 export type WorkingMemoryRead = { section: string | null; warning: string | null };
 const NO_MEMORY: WorkingMemoryRead = { section: null, warning: null };
+/** A turn's automatic recall: its prompt section (null: none) and what to record (memory.recalled, or a warning). */
+export type RecallRead = { section: string | null; drafts: EventDraft[] };
+const NO_RECALL: RecallRead = { section: null, drafts: [] };
 
 export class TurnSetups {
   /** Clients of the agent's MCP servers, kept between turns (tool listings are cached for a short while). */
@@ -27,7 +33,7 @@ export class TurnSetups {
 
   constructor(private readonly s: SessionContext) {}
 
-  setupFor(config: AgentConfig, mcp: McpDiscovery, memory: WorkingMemoryRead = NO_MEMORY): TurnSetup {
+  setupFor(config: AgentConfig, mcp: McpDiscovery, memory: WorkingMemoryRead = NO_MEMORY, recalled: string | null = null): TurnSetup {
     const providers = providerEnv(this.s.bindings());
     this.history ??= this.s.store.history();
     return {
@@ -38,8 +44,10 @@ export class TurnSetups {
       resolveModel: (spec) => resolveModel(spec, providers),
       orchestration: { ...orchestrationLimits(this.s.bindings()), depth: this.s.row().orchestration_depth },
       prices: parsePriceOverrides(this.s.bindings().MODEL_PRICES),
+      budgetMaxima: budgetMaxima(this.s.bindings()),
       cacheKey: this.s.row().session_id,
       ...(memory.section ? { working_memory: memory.section } : {}),
+      ...(recalled ? { recalled } : {}),
     };
   }
 
@@ -63,6 +71,30 @@ export class TurnSetups {
       return { section: await workingMemorySection(this.s, config), warning: null };
     } catch (err) {
       return { section: null, warning: `The working memory could not be read; the turn runs without it: ${errorMessage(err)}` };
+    }
+  }
+
+  /**
+   * Automatic recall (memory.recall.auto) for `turnId`: the resource's other sessions searched with the turn's
+   * input. A resumed turn keeps the hits it recorded; a replayed one takes the `recorded` turn's and searches
+   * nothing (a replay must not depend on the resource's memory now). Never fails: a search that does not answer
+   * is a warning and the turn runs without recall.
+   */
+  async recall(config: AgentConfig, turnId: string, recorded: MemoryRecalled | null): Promise<RecallRead> {
+    const earlier = this.s.store.eventsOfTurn(turnId).find((e) => e.type === "memory.recalled");
+    if (earlier?.type === "memory.recalled") return { section: recalledPrompt(earlier.payload.hits), drafts: [] };
+    const auto = config.memory?.recall?.auto;
+    if (!auto) return NO_RECALL;
+    const query = this.s.store.turn(turnId)?.input ?? "";
+    try {
+      const found = recorded ? { resource_id: null, hits: recorded.hits } : await recallFor(this.s, query, auto.top_k);
+      if (!found) return NO_RECALL;
+      const { hits, tokens } = withinBudget(found.hits, auto.top_k, auto.max_tokens);
+      const payload: MemoryRecalled = { resource_id: found.resource_id, query, hits, tokens, ...(recorded ? { replayed: true } : {}) };
+      return { section: recalledPrompt(hits), drafts: [{ type: "memory.recalled", turn_id: turnId, payload }] };
+    } catch (err) {
+      const message = `Earlier conversations could not be searched; the turn runs without them: ${errorMessage(err)}`;
+      return { section: null, drafts: [{ type: "runtime.warning", turn_id: turnId, payload: { code: "recall_unavailable", message } }] };
     }
   }
 

@@ -1,6 +1,7 @@
 // The agent configuration (docs/reference/configuration.md): one zod schema for validation and defaults. The checks that need the
 // deployment (configured providers, known tools, the URL allowlist) are in deployment-checks.ts.
 import { z } from "zod";
+import { BUDGET_MAXIMA } from "./budget-maxima";
 import { OnBusy } from "./busy";
 import { GuardrailsSchema } from "./guardrails";
 import { MemoryConfigSchema } from "./memory";
@@ -35,7 +36,10 @@ export type HttpToolSpec = z.infer<typeof HttpToolSchema>;
 
 const PROPERTY_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
-/** The per-turn limits (docs/guides/subagents-and-budgets.md); an agent's `budget` may only lower them. */
+/**
+ * The per-turn limits (docs/guides/subagents-and-budgets.md); an agent's `budget` may lower them, and raise the model calls, tool calls and
+ * wall clock up to the deployment's maximum (budget-maxima.ts).
+ */
 export const BUDGET_CAPS = {
   max_depth: 3,
   max_iterations_per_level: 20,
@@ -57,15 +61,18 @@ export function toolPayloadLimit(config: Pick<AgentConfig, "budget">): number {
 }
 
 const budgetField = (cap: number, min = 1) => z.int().min(min).max(cap, `must be at most the deployment cap ${cap}`).optional();
+/** A raisable limit: the schema holds the var's ceiling; the deployment's own maximum is checked when the agent is saved. */
+const raisableField = ({ ceiling, setting }: { ceiling: number; setting: string }, min = 1) =>
+  z.int().min(min).max(ceiling, `must be at most ${ceiling}, the ceiling of ${setting}`).optional();
 
 export const BudgetSchema = z.strictObject({
   max_depth: budgetField(BUDGET_CAPS.max_depth, 0),
   max_iterations_per_level: budgetField(BUDGET_CAPS.max_iterations_per_level),
   max_parallel_per_turn: budgetField(BUDGET_CAPS.max_parallel_per_turn),
   max_total_subtasks: budgetField(BUDGET_CAPS.max_total_subtasks, 0),
-  max_total_llm_calls: budgetField(BUDGET_CAPS.max_total_llm_calls),
-  max_total_tool_calls: budgetField(BUDGET_CAPS.max_total_tool_calls, 0),
-  max_wall_clock_ms: budgetField(BUDGET_CAPS.max_wall_clock_ms),
+  max_total_llm_calls: raisableField(BUDGET_MAXIMA.max_total_llm_calls),
+  max_total_tool_calls: raisableField(BUDGET_MAXIMA.max_total_tool_calls, 0),
+  max_wall_clock_ms: raisableField(BUDGET_MAXIMA.max_wall_clock_ms),
   max_tool_result_bytes: budgetField(BUDGET_CAPS.max_tool_result_bytes),
   max_history_tokens: budgetField(BUDGET_CAPS.max_history_tokens),
   /** USD a turn may spend over its whole sub-agent tree (the model needs a known price). */
@@ -86,17 +93,34 @@ export type McpServerSpec = z.infer<typeof McpServerSchema>;
 const BUDGET_AWARENESS = /^(per-message|limit:(\d{1,3}))$/;
 
 /** A hitl_tools entry with options (a bare name takes the defaults). */
-const HitlToolSchema = z.strictObject({
-  name: z.string().min(1),
-  /** Whether an approver may change the call's arguments when approving it. */
-  allow_edits: z.boolean().default(true),
-  /** While a call waits, an action.reminder this often (subscriptions deliver it, so a webhook can page someone). */
-  remind_after_ms: z
-    .int()
-    .min(1000)
-    .max(7 * 24 * 3600 * 1000)
-    .optional(),
-});
+const HitlToolSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    /** Whether an approver may change the call's arguments when approving it. */
+    allow_edits: z.boolean().default(true),
+    /** While a call waits, an action.reminder this often (subscriptions deliver it, so a webhook can page someone). */
+    remind_after_ms: z
+      .int()
+      .min(1000)
+      .max(7 * 24 * 3600 * 1000)
+      .optional(),
+    /** Distinct principals who must approve a call before it runs (default 1); any rejection rejects it. */
+    approvals: z.int().min(1).max(10).optional(),
+    /** This tool's deadline, instead of the agent's approval_timeout_ms. */
+    timeout_ms: z
+      .int()
+      .min(1000)
+      .max(7 * 24 * 3600 * 1000)
+      .optional(),
+    /** What the deadline does to a call nobody decided: reject it (timed_out, the default) or approve it. */
+    on_timeout: z.enum(["reject", "approve"]).optional(),
+  })
+  .superRefine((rule, ctx) => {
+    // A question has an answer or none: nobody can approve one, alone or together.
+    if (rule.name !== "ask_user") return;
+    if ((rule.approvals ?? 1) > 1) ctx.addIssue({ code: "custom", path: ["approvals"], message: "ask_user takes one answer; a quorum is for tool approvals" });
+    if (rule.on_timeout === "approve") ctx.addIssue({ code: "custom", path: ["on_timeout"], message: "an unanswered question cannot be approved" });
+  });
 
 export const AgentConfigSchema = z.strictObject({
   name: nameField,

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { GUARDRAIL_STAGES } from "./guardrails";
 import { FileRef } from "./input-parts";
+import { MemoryRecalledSchema } from "./memory";
 
 const Usage = z
   .object({
@@ -195,7 +196,9 @@ export const EVENT_PAYLOADS = {
     request_hash: z
       .string()
       .optional()
-      .describe("SHA-256 of the request (model, system prompt, messages, tool schemas, parameters); absent in logs recorded before it"),
+      .describe(
+        '"v2:" and the SHA-256 of the request (model, system prompt, messages as a hash chain, tool schemas, parameters); bare hex (the whole request hashed at once) in logs recorded before it, absent in older ones',
+      ),
   }),
   "model.delta": z.object({ text: z.string() }),
   "model.completed": z.object({
@@ -230,7 +233,18 @@ export const EVENT_PAYLOADS = {
       .optional()
       .describe("tool_approval: the tool's parameters, which edited args must match; absent when the tool forbids edits"),
     remind_after_ms: z.number().optional().describe("the hitl_tools entry's remind_after_ms: action.reminder this often while it waits"),
+    approvals_required: z.number().optional().describe("tool_approval: distinct principals who must approve (absent: one)"),
+    on_timeout: z.literal("approve").optional().describe("tool_approval: the deadline approves the call (absent: it is timed_out)"),
   }),
+  "action.approval.recorded": z
+    .object({
+      tool_name: z.string(),
+      by: z.string(),
+      reason: z.string().nullable(),
+      approvals: z.number().describe("approvals recorded so far, this one included"),
+      approvals_required: z.number(),
+    })
+    .describe("one approver's approval of an action that needs several (approvals_required); action.resolved follows at the last"),
   "action.reminder": z
     .object({
       kind: z.enum(["tool_approval", "user_input"]),
@@ -246,6 +260,7 @@ export const EVENT_PAYLOADS = {
     reason: z.string().nullable(),
     response: z.unknown().optional().describe("answered: the answer, valid against the action's response_schema"),
     args: z.record(z.string(), z.unknown()).optional().describe("approved with edits: the arguments the call runs with (action.required keeps the original)"),
+    approved_by: z.array(z.string()).optional().describe("approved by a quorum: every approver, in order"),
   }),
   "subagent.spawned": z.object({ title: z.string(), depth: z.number(), index: z.number(), tools: z.array(z.string()) }),
   "subagent.completed": z.object({ result: z.unknown() }),
@@ -270,7 +285,11 @@ export const EVENT_PAYLOADS = {
     filename: z.string().nullable(),
     tool_call_id: z.string().describe("the call whose result returned it"),
   }),
-  "message.injected": z.object({ message_id: z.string(), content: z.string() }),
+  "message.injected": z.object({
+    message_id: z.string(),
+    content: z.string(),
+    files: z.array(FileRef).optional().describe("files sent with the message: references, never the bytes"),
+  }),
   "cost.recorded": z.object({
     model: z.string().describe("the model that answered (a fallback's when one did)"),
     phase: z.enum([...Phase.options, "guardrail"]).describe("guardrail: a model rule's judge call (it has no model.requested)"),
@@ -296,9 +315,10 @@ export const EVENT_PAYLOADS = {
       patch: z.unknown().describe("the JSON merge patch (RFC 7396) applied"),
     })
     .describe("update_working_memory changed the resource's working memory (docs/guides/memory.md); carries the tool call's id"),
+  "memory.recalled": MemoryRecalledSchema,
   "runtime.warning": z.object({
     message: z.string(),
-    code: z.string().optional().describe("mcp_server_unavailable, mcp_tool_not_found, mcp_tool_left_out"),
+    code: z.string().optional().describe("mcp_server_unavailable, mcp_tool_not_found, mcp_tool_left_out, working_memory_unavailable, recall_unavailable"),
     server: z.string().optional(),
     errors: z.array(z.string()).optional(),
     attempt: z.number().optional(),

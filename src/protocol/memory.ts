@@ -1,6 +1,10 @@
 // Memory across sessions (docs/guides/memory.md): the agent config's `memory` section, a resource's
 // working memory as the API serves it, and recall entries and hits.
 import { z } from "zod";
+import { modelSpecField, parseModelSpec } from "./model-spec";
+
+/** The providers whose embedding models recall can use. */
+export const EMBEDDING_PROVIDERS: readonly string[] = ["openai", "openai-compatible"];
 
 /** A resource id: the end user or account a session belongs to (a token's subject, or given at creation). */
 export const ResourceId = z.string().min(1).max(200);
@@ -18,6 +22,23 @@ export const MemoryConfigSchema = z.strictObject({
     })
     .optional()
     .describe("the working memory shown to the model at each turn's start and kept by update_working_memory"),
+  recall: z
+    .strictObject({
+      auto: z
+        .strictObject({
+          top_k: z.int().min(1).max(20).default(3).describe("the most earlier messages added"),
+          max_tokens: z.int().min(1).max(4_000).default(500).describe("the most tokens (estimated) the added messages may take"),
+        })
+        .optional()
+        .describe(
+          "before a turn's first model call, search the resource's other sessions with the turn's input and add the best matches to the turn's system prompt (memory.recalled)",
+        ),
+      embedding_model: modelSpecField
+        .refine((s) => EMBEDDING_PROVIDERS.includes(parseModelSpec(s)?.provider ?? ""), { message: `must be a model of ${EMBEDDING_PROVIDERS.join(" or ")}` })
+        .optional()
+        .describe("embed each indexed message and each query with this model (AI SDK embed) and rank by words and meaning together"),
+    })
+    .optional(),
 });
 export type MemoryConfig = z.infer<typeof MemoryConfigSchema>;
 
@@ -39,6 +60,8 @@ export type RecallEntry = {
   role: "user" | "assistant";
   at: number;
   text: string;
+  /** Its embedding, when the agent has memory.recall.embedding_model. */
+  vector?: number[];
 };
 
 export const RecallHitSchema = z
@@ -48,7 +71,18 @@ export const RecallHitSchema = z
     role: z.enum(["user", "assistant"]),
     at: z.number().describe("when the turn ended, ms since the epoch"),
     snippet: z.string(),
-    score: z.number().describe("bm25: lower is a better match"),
+    score: z.number().describe("lower is a better match: bm25, or with an embedding model minus the fused rank score of words and meaning"),
   })
   .meta({ id: "RecallHit" });
 export type RecallHit = z.infer<typeof RecallHitSchema>;
+
+export const MemoryRecalledSchema = z
+  .object({
+    resource_id: z.string().nullable().describe("null in a replay: the hits are the recorded turn's"),
+    query: z.string().describe("the turn's input, searched as words"),
+    hits: z.array(RecallHitSchema).describe("the messages added to the prompt, best first"),
+    tokens: z.int().describe("the estimated tokens the hits added to the prompt"),
+    replayed: z.boolean().optional().describe("true: the hits were taken from the replayed turn's memory.recalled, not searched"),
+  })
+  .describe("automatic recall (memory.recall.auto) added earlier conversations of the resource to the turn's prompt (docs/guides/memory.md)");
+export type MemoryRecalled = z.infer<typeof MemoryRecalledSchema>;

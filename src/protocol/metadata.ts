@@ -26,6 +26,29 @@ function overBound(metadata: Record<string, unknown>): string | null {
   return bytes > MAX_METADATA_BYTES ? `is larger than ${MAX_METADATA_BYTES} bytes as JSON (${bytes})` : null;
 }
 
+/** How deep stored metadata may nest and still be returned as is (well past what the RPC boundary copies). */
+const READABLE_DEPTH = 64;
+
+/**
+ * Stored metadata as a listing returns it: a top-level value nested deeper than READABLE_DEPTH (a row stored
+ * before metadata was bounded) is shown as "[too deep]", since copying it over RPC overflows the stack.
+ */
+export function readableMetadata(metadata: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(metadata)) {
+    let deep = false;
+    const stack: { v: unknown; depth: number }[] = [{ v: value, depth: 2 }];
+    while (stack.length > 0 && !deep) {
+      const { v, depth } = stack.pop()!;
+      if (v === null || typeof v !== "object") continue;
+      deep = depth > READABLE_DEPTH;
+      for (const child of Object.values(v)) stack.push({ v: child, depth: depth + 1 });
+    }
+    out[key] = deep ? "[too deep]" : value;
+  }
+  return out;
+}
+
 export const Metadata = z
   .record(z.string(), z.unknown())
   .superRefine((metadata, ctx) => {

@@ -15,3 +15,13 @@ export function parseModelSpec(spec: string): { provider: Provider; model: strin
 export const modelSpecField = z.string().refine((s) => parseModelSpec(s) !== null, {
   message: `must be "provider:model" with provider one of ${PROVIDERS.join(", ")}`,
 });
+
+/**
+ * A deployment's entry for a model (MODEL_PRICES, MODEL_CAPABILITIES): keyed by the whole model string, or by
+ * a prefix of the model's name.
+ */
+export function byModel<T>(table: Record<string, T>, modelSpec: string): T | undefined {
+  const spec = parseModelSpec(modelSpec);
+  if (!spec) return undefined;
+  return table[modelSpec] ?? Object.entries(table).find(([prefix]) => spec.model.startsWith(prefix))?.[1];
+}

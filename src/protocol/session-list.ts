@@ -16,6 +16,7 @@ export const SessionSummarySchema = z
     cost_usd: z.number().describe("the cost of the calls whose model has a known price"),
     unpriced_model_calls: z.number().describe("model calls whose model has no known price (not counted in cost_usd)"),
     log_events: z.number().describe("the size of the session's log (its last sequence)"),
+    stored_bytes: z.number().describe("bytes of the session's files in R2 now (uploads, attachments, files tools returned)"),
   })
   .openapi("SessionSummary");
 export type SessionSummary = z.infer<typeof SessionSummarySchema>;

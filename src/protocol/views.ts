@@ -38,6 +38,8 @@ const PendingAction = z.object({
   expires_at: z.number().optional(),
   question: z.string().optional().describe("user_input: the question"),
   response_schema: z.record(z.string(), z.unknown()).optional().describe("user_input: the JSON Schema of the answer"),
+  approvals_required: z.number().optional().describe("a tool that needs several approvals"),
+  approved_by: z.array(z.string()).optional().describe("with approvals_required: who approved so far"),
 });
 
 const LastOutcome = z
@@ -108,8 +110,22 @@ export interface TreeNode {
   is_error: boolean;
   /** Null while the call runs. */
   duration_ms: number | null;
+  /** The time the call waited on a person (an approval, or an ask_user question), and who decided. */
+  human_wait?: HumanWait;
   children: TreeNode[];
 }
+
+const HumanWaitSchema = z.object({
+  kind: z.enum(["tool_approval", "user_input"]),
+  action_id: z.string(),
+  asked_at: z.number(),
+  decided_at: z.number().nullable().describe("null while it waits"),
+  duration_ms: z.number().nullable(),
+  decision: z.enum(["approved", "rejected", "timed_out", "answered"]).nullable(),
+  by: z.string().nullable().describe("who decided: a principal, or runtime (the deadline, the turn's end)"),
+  approved_by: z.array(z.string()).optional().describe("a quorum's approvers so far"),
+});
+export type HumanWait = z.infer<typeof HumanWaitSchema>;
 
 export const TreeNodeSchema: z.ZodType<TreeNode> = z
   .object({
@@ -121,6 +137,7 @@ export const TreeNodeSchema: z.ZodType<TreeNode> = z
     result_preview: z.string().nullable(),
     is_error: z.boolean(),
     duration_ms: z.number().nullable(),
+    human_wait: HumanWaitSchema.optional(),
     get children() {
       return z.array(TreeNodeSchema);
     },

@@ -78,11 +78,14 @@ export const ActionResolved = z.object({
   action_id: z.string(),
   turn_id: z.string(),
   tool_call_id: z.string(),
-  decision: z.enum(["approved", "rejected", "timed_out", "answered"]),
+  decision: z
+    .enum(["approved", "rejected", "timed_out", "answered", "pending"])
+    .describe("pending: an approval toward a quorum that is not reached yet (approvals says how far)"),
+  approvals: z.object({ recorded: z.number(), required: z.number() }).optional().describe("a tool that needs several approvals"),
 });
 export type ActionResolved = z.infer<typeof ActionResolved>;
 /** How a pending approval ended. */
-export type ApprovalDecision = ActionResolved["decision"];
+export type ApprovalDecision = Exclude<ActionResolved["decision"], "pending">;
 
 export const InterruptResult = z.object({ interrupted: z.boolean(), turn_id: z.string().nullable() });
 export type InterruptResult = z.infer<typeof InterruptResult>;

@@ -3,6 +3,7 @@
 // for fields without one, from FIELD_NOTES below. A field with neither makes generation fail.
 import { z } from "zod";
 import { AgentConfigSchema, BUDGET_CAPS, MAX_COST_USD_CAP } from "../protocol/agent-config";
+import { BUDGET_MAXIMA, type RaisableLimit } from "../protocol/budget-maxima";
 import { cell, generatedNote, type JsonSchema } from "../protocol/schema-markdown";
 
 /** Where each object of the config is documented: its section title and anchor. */
@@ -40,14 +41,14 @@ const FIELD_NOTES: Record<Section, Record<string, string>> = {
       '`"per-message"` (tell the model its context use on every message) or `"limit:<0-100>"` (compact older turns past that percentage of the window).',
     context_window: "Overrides the model's known context window (tokens), for budget awareness.",
     hitl_tools:
-      "Tools whose every call waits for a human decision; each must be a tool of the agent. An entry is a name or {name, allow_edits (default true), remind_after_ms}.",
+      "Tools whose every call waits for a human decision; each must be a tool of the agent. An entry is a name or {name, allow_edits (default true), remind_after_ms, approvals (distinct approvers, default 1), timeout_ms (instead of approval_timeout_ms), on_timeout (reject or approve)}.",
     approval_timeout_ms: "How long a call waits for a decision before it is resolved `timed_out`.",
     emit_mcp_progress: "Emit `mcp.progress` events for MCP tool calls; `false` only silences them.",
     injected_tool_args:
       "`{name: description}`: optional string arguments added to every tool's schema (at most 16); a clash with a tool's own parameter is 422.",
     allow_parallel_subagents: "Expose `spawn_subagents`.",
     max_parallel_subagents: "Jobs per `spawn_subagents` call.",
-    budget: "The turn budget; each value may only lower the deployment's cap.",
+    budget: "The turn budget; each value may lower the deployment's cap, and model calls, tool calls and wall clock may go up to its maximum.",
     subscriptions:
       "Outbound subscriptions every session of this agent gets, from the start of its log (their secrets are write-only and read as `[redacted]`).",
   },
@@ -84,9 +85,14 @@ const FIELD_NOTES: Record<Section, Record<string, string>> = {
   subscriptions: {},
 };
 
-/** The default column of the budget: its values default to the deployment's caps. */
+/** The default column of the budget: the deployment's caps, and for the raisable limits their default and maximum. */
 const BUDGET_DEFAULTS: Record<string, string> = {
-  ...Object.fromEntries(Object.entries(BUDGET_CAPS).map(([k, v]) => [k, `the cap, ${v}`])),
+  ...Object.fromEntries(
+    Object.entries(BUDGET_CAPS).map(([k, v]) => {
+      const max = BUDGET_MAXIMA[k as RaisableLimit];
+      return [k, max ? `${v}; at most \`${max.setting}\` (default ${max.default}, itself at most ${max.ceiling})` : `the cap, ${v}`];
+    }),
+  ),
   max_cost_usd: "none",
 };
 
@@ -194,7 +200,7 @@ export function configurationMarkdown(): string {
     "",
     `## ${SECTIONS.budget}`,
     "",
-    `\`budget\`: each field lowers the deployment's cap for every turn of the agent; \`max_cost_usd\` (at most ${MAX_COST_USD_CAP}) needs a model with a known price.`,
+    `\`budget\`: each field lowers the deployment's cap for every turn of the agent; \`max_total_llm_calls\`, \`max_total_tool_calls\` and \`max_wall_clock_ms\` may also raise it, up to the deployment's maximum (a wrangler var; a value over it is 422 when the agent is saved, and a lowered maximum also holds back agents saved before); \`max_cost_usd\` (at most ${MAX_COST_USD_CAP}) needs a model with a known price.`,
     "Crossing a limit emits `budget.exceeded` and ends the turn `turn.failed` with `budget_exceeded`, unless the field says otherwise.",
     "",
     ...table("budget", prop("budget"), BUDGET_DEFAULTS),

@@ -8,6 +8,7 @@ import { ApiError, zodIssues } from "../protocol/errors";
 import { keepStoredSecrets } from "../protocol/keep-secrets";
 import { agents as ops } from "../protocol/operations";
 import { redactAgentConfig } from "../protocol/redact";
+import { budgetMaxima } from "../runtime/budget-limits";
 import { deploymentIssues } from "../runtime/deployment-checks";
 import { parsePriceOverrides } from "../runtime/pricing";
 import { parseAllowlist } from "../runtime/url-allowlist";
@@ -29,6 +30,7 @@ export async function validateAgentConfig(input: unknown, env: Env, pathPrefix =
     urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST),
     agentNames,
     prices: parsePriceOverrides(env.MODEL_PRICES),
+    budgetMaxima: budgetMaxima(env),
   });
   if (issues.length > 0) throw ApiError.validation(issues.map((i) => ({ ...i, path: [pathPrefix, i.path].filter(Boolean).join(".") })));
   return parsed.data;

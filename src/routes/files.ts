@@ -1,11 +1,13 @@
-// A session's files over HTTP: upload (the raw bytes, bounded here rather than by the 1 MiB JSON limit),
+// A session's files over HTTP: upload (the raw bytes or a browser's form, bounded here rather than by the 1 MiB JSON limit),
 // list, download (with ranges, and headers that keep a browser from running what it downloads) and delete.
 import type { Context } from "hono";
 import { addFile, type FileStore, fileStore } from "../durable/file-store";
 import type { Env } from "../env";
 import { ApiError, unwrap } from "../protocol/errors";
 import { files as ops } from "../protocol/operations";
+import type { FileInfo } from "../protocol/operations/files";
 import { bareMediaType, checkMediaType, fileLimits, tooLarge } from "../runtime/file-rules";
+import { FORM_OVERHEAD_BYTES, formFile } from "./file-form";
 import { type AppEnv, router, sessionStub } from "./http";
 import { guards, route } from "./operation-route";
 
@@ -78,10 +80,20 @@ export const files = router()
     const { filename } = c.req.valid("query");
     const store = await sessionFiles(c.env, sid);
     const limits = fileLimits(c.env);
-    const media_type = bareMediaType(c.req.header("content-type"));
-    checkMediaType(media_type, limits);
-    const bytes = await readCapped(c, limits.maxFileBytes, (size) => tooLarge(size, limits));
-    return c.json(await addFile(store, { bytes, media_type, filename: filename ?? null }, limits), 201);
+    const contentType = c.req.header("content-type");
+    const media_type = bareMediaType(contentType);
+    const tooBig = (size: number) => tooLarge(size, limits);
+    let info: FileInfo;
+    if (media_type === "multipart/form-data") {
+      const file = await formFile(await readCapped(c, limits.maxFileBytes + FORM_OVERHEAD_BYTES, tooBig), contentType!);
+      info = await addFile(store, { ...file, filename: filename ?? file.filename }, limits, "file");
+    } else {
+      checkMediaType(media_type, limits);
+      const bytes = await readCapped(c, limits.maxFileBytes, tooBig);
+      info = await addFile(store, { bytes, media_type, filename: filename ?? null }, limits);
+    }
+    await sessionStub(c.env, sid).filesChanged();
+    return c.json(info, 201);
   })
   .openapi(route(ops.listFiles), async (c) => {
     const store = await sessionFiles(c.env, c.req.valid("param").sid);
@@ -117,5 +129,6 @@ export const files = router()
     const { sid, file_id } = c.req.valid("param");
     const store = await sessionFiles(c.env, sid);
     if (!(await store.delete(file_id))) throw ApiError.notFound("File", file_id);
+    await sessionStub(c.env, sid).filesChanged();
     return c.body(null, 204);
   });

@@ -4,6 +4,7 @@
 import { agentConfig } from "../durable/agent-cache";
 import { copyFiles } from "../durable/file-store";
 import type { ForkSource } from "../durable/fork-history";
+import { joinResource } from "../durable/resource-memory-object";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
@@ -27,16 +28,19 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
   const source = await callSession<ForkSource>(c.env, sid, "forkSource", { body: { at_sequence: body.at_sequence }, by: c.get("keyHash") });
   const agent = body.agent === undefined ? source.agent : await forkAgent(body.agent, c.env);
   const session_id = randomId("ses");
+  // A fork belongs to its source's resource: it shares that memory (copying none) and is erased with it.
+  const resource_id = await joinResource(c.env, source.resource_id, session_id);
   const created = await sessionStub(c.env, session_id).create({
     session_id,
     agent,
     policy: source.policy,
     metadata: body.metadata ?? (JSON.parse(source.metadata) as Record<string, unknown>),
     owner: principal.kind === "token" ? principal.subject : source.owner,
+    resource_id,
     fork: { from_session: sid, at_sequence: body.at_sequence, messages_json: source.messages_json, paused_json: source.paused_json },
   });
   const forked = unwrap(created);
   // The conversation names the source's files: the fork gets its own copies (the source may delete or erase its own).
-  await copyFiles(c.env.BLOBS, sid, session_id);
+  if ((await copyFiles(c.env.BLOBS, sid, session_id)) > 0) await sessionStub(c.env, session_id).filesChanged();
   return c.json({ ...forked, from_session: sid, at_sequence: body.at_sequence }, 201);
 });

@@ -2,7 +2,7 @@
 // and GET /v1/usage (totals per agent, owner or day). Both read every shard of the index the session objects
 // keep current (src/durable/index-shards.ts), in parallel, and merge.
 import type { Context } from "hono";
-import { listAcross, requestLayout, TEST_LAYOUT_HEADER, usageAcross } from "../durable/index-shards";
+import { listAcross, requestLayout, storedAcross, TEST_LAYOUT_HEADER, usageAcross } from "../durable/index-shards";
 import { ApiError, type FieldIssue } from "../protocol/errors";
 import { sessions as ops, usage } from "../protocol/operations";
 import type { SessionListQuery, UsageQuery } from "../protocol/session-list";
@@ -113,5 +113,7 @@ export const sessionIndex = router()
       const v = params.get(k);
       if (v !== undefined) query[k] = v;
     }
-    return c.json({ from, to, group_by: query.group_by, rows: await usageAcross(c.env, requestLayout(c.env, c.req.header(TEST_LAYOUT_HEADER)), query) }, 200);
+    const layout = requestLayout(c.env, c.req.header(TEST_LAYOUT_HEADER));
+    const [rows, stored_bytes] = await Promise.all([usageAcross(c.env, layout, query), storedAcross(c.env, layout, query)]);
+    return c.json({ from, to, group_by: query.group_by, rows, stored_bytes }, 200);
   });

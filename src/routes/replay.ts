@@ -37,6 +37,7 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
       policy: source.policy,
       metadata: JSON.parse(source.metadata) as Record<string, unknown>,
       owner: principal.kind === "token" ? principal.subject : source.owner,
+      // No resource: a replay reads memory only as the turn recorded it (its recall hits and tool results) and writes none.
       fork: { from_session: sid, at_sequence: source.at_sequence, messages_json: source.messages_json, paused_json: null },
       replay: {
         source_session: sid,
@@ -48,7 +49,7 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
     }),
   );
   // The replayed turn's files, and those the earlier conversation names, are the replay session's own copies.
-  await copyFiles(c.env.BLOBS, sid, exec_id);
+  if ((await copyFiles(c.env.BLOBS, sid, exec_id)) > 0) await sessionStub(c.env, exec_id).filesChanged();
   const files = source.files?.map((f) => ({ type: "file" as const, file_id: f.file_id, ...(f.filename ? { filename: f.filename } : {}) }));
   const replayed = { input: files ? [{ type: "text" as const, text: source.input }, ...files] : source.input, idempotency_key: REPLAY_TURN_KEY };
   const turn = await callSession<TurnSubmitted>(c.env, exec_id, "submitTurn", { body: replayed, by: c.get("keyHash") });

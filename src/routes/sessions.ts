@@ -1,6 +1,6 @@
 // Opening a session (docs/reference/api.md). The session's own operations are routed generically (session-operations.ts).
 import { agentConfig } from "../durable/agent-cache";
-import { resourceMemory } from "../durable/resource-memory-object";
+import { joinResource } from "../durable/resource-memory-object";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as sessionOps } from "../protocol/operations";
@@ -32,8 +32,7 @@ export const sessions = router().openapi(route(sessionOps.createSession), async 
   }
   const session_id = randomId("ses");
   const policy = body.policy ?? DEFAULT_POLICY;
-  // Registered with the resource first, so erasing the resource finds every session that may exist.
-  if (resource_id !== null) await resourceMemory(c.env, resource_id).addSession(session_id);
+  await joinResource(c.env, resource_id, session_id);
   const result = await sessionStub(c.env, session_id).create({ session_id, agent, policy, metadata: body.metadata ?? {}, owner, resource_id });
   return c.json(unwrap(result), 201);
 });

@@ -1,8 +1,10 @@
 // Agent config checks that need the deployment rather than the JSON alone: configured providers, known
 // tools, handoff targets and the URL allowlist.
 import { type AgentConfig, hitlRules } from "../protocol/agent-config";
+import type { BudgetMaxima } from "../protocol/budget-maxima";
 import type { FieldIssue } from "../protocol/errors";
 import { type Provider, parseModelSpec } from "../protocol/model-spec";
+import { budgetIssues } from "./budget-limits";
 import { guardrailIssues } from "./guardrails/config-checks";
 import { type ProviderEnv, providerConfigured } from "./models";
 import { type PriceOverrides, priceOf } from "./pricing";
@@ -31,6 +33,8 @@ export interface DeploymentContext {
   agentNames: Set<string>;
   /** The deployment's own model prices (MODEL_PRICES). */
   prices?: PriceOverrides;
+  /** The deployment's maxima of the raisable budget limits (BUDGET_MAX_*). */
+  budgetMaxima: BudgetMaxima;
 }
 
 /** Checks that depend on the deployment rather than on the JSON alone. */
@@ -52,6 +56,7 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
   if (config.budget.max_cost_usd !== undefined && unpriced) {
     issues.push({ path: "budget.max_cost_usd", reason: `model "${unpriced}" has no known price: set one in MODEL_PRICES first` });
   }
+  issues.push(...budgetIssues(config.budget, ctx.budgetMaxima));
   issues.push(...guardrailIssues(config, ctx));
   const httpNames = new Set<string>();
   config.http_tools.forEach((t, i) => {

@@ -6,6 +6,7 @@
 
 import { errorMessage } from "../protocol/errors";
 import type { TurnErrorCode } from "../protocol/event-payloads";
+import { turnBudget } from "./budget-limits";
 import { guardInput, guardOutput } from "./guardrails/stages";
 import { fitContext, modelStep, planStep } from "./model-calls";
 import { correctionMessage, MAX_OUTPUT_RETRIES, parseFinalAnswer } from "./structured-output";
@@ -28,7 +29,7 @@ export const MAX_RECOVERIES = 3;
  */
 export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPorts, recovering?: string): Promise<void> {
   const { turn_id } = state;
-  const turn = new Turn(state, ports, setup.config, runLevel);
+  const turn = new Turn(state, ports, turnBudget(setup.config.budget, setup.budgetMaxima), runLevel);
   if (state.paused_at) {
     // Time spent waiting for people does not count against the wall-clock budget.
     state.waited_ms = (state.waited_ms ?? 0) + (ports.now() - state.paused_at);

@@ -15,7 +15,7 @@ import {
   trimHistory,
   withAdvisories,
 } from "./context-budget";
-import { appendText, withFiles } from "./file-parts";
+import { appendText, userMessage, withFiles } from "./file-parts";
 import { type ModelChoice, streamChain } from "./model-fallback";
 import { callOptions, type ModelRequest } from "./model-stream";
 import { requestFingerprint } from "./request-fingerprint";
@@ -30,8 +30,10 @@ const COMPACTION_DIRECTIVE =
 
 type Phase = "executor" | "planner" | "compaction";
 
-function systemPrompt({ config, working_memory }: TurnSetup): string | undefined {
-  const parts = [config.instructions, config.output_schema ? outputInstructions(config.output_schema) : "", working_memory ?? ""].filter(Boolean);
+function systemPrompt({ config, working_memory, recalled }: TurnSetup): string | undefined {
+  const parts = [config.instructions, config.output_schema ? outputInstructions(config.output_schema) : "", working_memory ?? "", recalled ?? ""].filter(
+    Boolean,
+  );
   return parts.length > 0 ? parts.join("\n\n") : undefined;
 }
 
@@ -59,10 +61,14 @@ export async function modelStep(level: Level, turn: Turn): Promise<void> {
     // holds them also records how far the inbox was taken, so a restart takes none twice.
     state.messages_taken = inbox[inbox.length - 1]!.seq;
     state.answered = false;
-    for (const m of inbox) state.messages.push({ role: "user", content: m.content });
+    for (const m of inbox) state.messages.push(userMessage(m.content, m.files));
     turn.emit(
       level,
-      inbox.map((m) => ({ type: "message.injected" as const, turn_id, payload: { message_id: m.message_id, content: m.content } })),
+      inbox.map((m) => ({
+        type: "message.injected" as const,
+        turn_id,
+        payload: { message_id: m.message_id, content: m.content, ...(m.files ? { files: m.files } : {}) },
+      })),
     );
   }
   const { system, messages } = executorPrompt(state, level.run.setup);

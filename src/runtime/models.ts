@@ -2,7 +2,7 @@
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { EmbeddingModelV3, LanguageModelV3 } from "@ai-sdk/provider";
 import { type Provider, parseModelSpec } from "../protocol/model-spec";
 import { DemoModel } from "./demo-model";
 
@@ -66,6 +66,24 @@ export function resolveModel(spec: string, env: ProviderEnv): LanguageModelV3 {
     made.set(key, model);
   }
   return model;
+}
+
+/** The embedding model of `spec` (memory.recall.embedding_model: an openai or openai-compatible model). */
+export function resolveEmbeddingModel(spec: string, env: ProviderEnv): EmbeddingModelV3 {
+  const parsed = parseModelSpec(spec);
+  if (!parsed || !providerConfigured(parsed.provider, env)) throw new Error(`Embedding model "${spec}" is not available in this deployment`);
+  switch (parsed.provider) {
+    case "openai":
+      return createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined }).embedding(parsed.model);
+    case "openai-compatible":
+      return createOpenAICompatible({
+        name: "openai-compatible",
+        baseURL: env.OPENAI_COMPATIBLE_BASE_URL!,
+        apiKey: env.OPENAI_COMPATIBLE_API_KEY || undefined,
+      }).embeddingModel(parsed.model);
+    default:
+      throw new Error(`Provider "${parsed.provider}" has no embedding models here`);
+  }
 }
 
 function makeModel({ provider, model }: NonNullable<ReturnType<typeof parseModelSpec>>, env: ProviderEnv): LanguageModelV3 {

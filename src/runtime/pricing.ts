@@ -1,6 +1,6 @@
 // Known model prices, for cost.recorded (USD per million tokens: input, output, and input read from the
 // provider's prompt cache). Unknown models cost null.
-import { parseModelSpec } from "../protocol/model-spec";
+import { byModel, parseModelSpec } from "../protocol/model-spec";
 import type { Usage } from "./turn-state";
 
 /** USD per million tokens. */
@@ -54,7 +54,7 @@ export function parsePriceOverrides(raw: string | undefined): PriceOverrides {
 export function priceOf(modelSpec: string, overrides: PriceOverrides = {}): Price | null {
   const spec = parseModelSpec(modelSpec);
   if (!spec) return null;
-  const own = overrides[modelSpec] ?? Object.entries(overrides).find(([prefix]) => spec.model.startsWith(prefix))?.[1];
+  const own = byModel(overrides, modelSpec);
   if (own) return own;
   if (spec.provider === "demo") return { input: 0, output: 0, cached_input: 0 };
   const price = PRICES.find(([prefix]) => spec.model.startsWith(prefix));

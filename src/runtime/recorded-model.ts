@@ -7,7 +7,7 @@
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
 import type { EventDraft } from "../protocol/events";
 import { REPLAY_METADATA } from "./model-stream";
-import { requestFingerprint } from "./request-fingerprint";
+import { fingerprintVersion, requestFingerprint } from "./request-fingerprint";
 import type { Usage } from "./turn-state";
 
 export interface RecordedCall {
@@ -134,7 +134,10 @@ export class RecordedModel implements LanguageModelV3 {
   private async mismatch(recorded: RecordedCall | undefined, options: LanguageModelV3CallOptions): Promise<string | null> {
     if (!recorded) return this.recording.cut ? `the recording ends here: ${this.recording.cut}` : "the recorded turn made no more model calls";
     if (!recorded.request_hash) return "the recording has no request fingerprint";
-    const hash = await requestFingerprint(this.spec, options);
+    // A recording made before the current fingerprint is compared with the algorithm it was made with.
+    const version = fingerprintVersion(recorded.request_hash);
+    if (!version) return "the recording's request fingerprint is of a version this runtime does not know";
+    const hash = await requestFingerprint(this.spec, options, version);
     return hash === recorded.request_hash ? null : "the request differs from the recorded one (messages, tool schemas or parameters)";
   }
 

@@ -3,9 +3,10 @@
 import { toolPayloadLimit } from "../protocol/agent-config";
 import { errorMessage } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
-import { guardToolCalls, guardToolResult } from "./guardrails/stages";
+import { guardEditedCalls, guardToolCalls, guardToolResult } from "./guardrails/stages";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
+import { replayedDecision } from "./recorded-decisions";
 import { runSubagents } from "./subagents";
 import { keepToolFiles } from "./tool-files";
 import { responseSchemaOf, unansweredResult } from "./tools/ask-user";
@@ -53,6 +54,7 @@ export async function runToolCalls(level: Level, turn: Turn): Promise<"done" | "
     // Decisions can arrive while tools run: each round applies the ones recorded so far (at every level, since
     // a sub-agent's call may wait too) and picks up the calls that became runnable.
     applyDecisions(turn.root, turn.ports.decisions());
+    await guardEditedCalls(level, turn);
     const runnable = calls.filter((c) => c.status !== "done" && c.approval?.status !== "pending" && !waiting.has(c));
     if (runnable.length === 0) break;
     const parallel = runnable.filter((c) => !lost.has(c) && (tools.get(c.name)?.parallel_safe ?? true));
@@ -90,16 +92,18 @@ function needsApproval(call: ToolCallRecord, setup: TurnSetup): boolean {
 async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn): Promise<void> {
   const { state } = level;
   const action_id = turn.ports.newId("act");
-  const expires_at = turn.ports.now() + setup.config.approval_timeout_ms;
+  const tool = setup.tools.get(call.name)!;
+  const rule = hitlRule(setup.config.hitl_tools, tool);
+  const expires_at = turn.ports.now() + (rule?.timeout_ms ?? setup.config.approval_timeout_ms);
   const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
   const args = await forLog(executable, call, state, setup, turn);
   call.approval = { action_id, status: "pending", expires_at };
-  const tool = setup.tools.get(call.name)!;
   const asked = tool.loop_handled === "ask_user";
   const question = { question: String(executable.question), response_schema: responseSchemaOf(executable) };
+  // A quorum approves the arguments as the model made them: each approver must see what the others approved.
+  const quorum = rule?.approvals && rule.approvals > 1 ? { approvals_required: rule.approvals } : {};
   // The tool's parameters go with an approval whose arguments may be edited: edits are checked against them.
-  const rule = hitlRule(setup.config.hitl_tools, tool);
-  const editable = !asked && rule?.allow_edits ? { args_schema: tool.parameters } : {};
+  const editable = !asked && rule?.allow_edits && !quorum.approvals_required ? { args_schema: tool.parameters } : {};
   turn.ports.requestApproval(
     {
       type: "action.required",
@@ -118,11 +122,17 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
         expires_at,
         ...(asked ? question : editable),
         ...(rule?.remind_after_ms ? { remind_after_ms: rule.remind_after_ms } : {}),
+        ...quorum,
+        ...(rule?.on_timeout === "approve" ? { on_timeout: "approve" as const } : {}),
       },
       ...refsOf(args.artifact),
     },
     turn.root,
   );
+  // A replay answers what the recorded turn was answered (nobody is asked again); the loop applies it as any decision.
+  const recorded = setup.recordedDecision?.(call.name, args.value);
+  if (recorded)
+    turn.emit(level, [replayedDecision(recorded, { turn_id: state.turn_id, step_id: state.step_id ?? undefined, tool_call_id: call.tool_call_id, action_id })]);
 }
 
 /** Whether the call still has to start: not started before a restart, and not refused by a human. */

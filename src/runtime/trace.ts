@@ -4,6 +4,7 @@
 // without any state, and a replay of the log gives the same spans.
 
 import type { TurnTrace } from "../protocol/events";
+import { spanId } from "../protocol/span-id";
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
 
@@ -17,32 +18,6 @@ export function traceFrom(traceparent: string | null | undefined, random: () => 
 /** A fresh 32-hex-digit trace id. */
 export function randomTraceId(): string {
   return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-/** Span ids already derived: a turn's events ask for the same few (its own, its calls') again and again. */
-const spans = new Map<string, string>();
-
-/** A 16-hex-digit span id derived from the trace and an id of the log (FNV-1a, two 32-bit lanes). */
-export function spanId(traceId: string, of: string): string {
-  const text = `${traceId}/${of}`;
-  let id = spans.get(text);
-  if (id === undefined) {
-    if (spans.size >= 4096) spans.clear();
-    id = hashSpan(text);
-    spans.set(text, id);
-  }
-  return id;
-}
-
-function hashSpan(text: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ 0x5bd1e995;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 13);
-  }
-  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0");
 }
 
 /** The envelope's trace fields for an event of a turn: the span of its model call, tool call or sub-agent, else the turn's. */

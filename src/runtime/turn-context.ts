@@ -1,15 +1,19 @@
 // What every part of a running turn shares: the ports to the world, the turn's budget, and the level
 // (the root agent, or a sub-agent inside it) a piece of work belongs to.
+
 import type { JSONSchema7, LanguageModelV3 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
-import { type AgentConfig, BUDGET_CAPS, type TurnBudget } from "../protocol/agent-config";
+import type { AgentConfig, TurnBudget } from "../protocol/agent-config";
+import type { BudgetMaxima } from "../protocol/budget-maxima";
 import type { TurnErrorCode } from "../protocol/event-payloads";
 import type { EventDraft, TerminalDraft } from "../protocol/events";
 import type { GuardrailStage } from "../protocol/guardrails";
+import type { FileRef } from "../protocol/input-parts";
 import type { ReadFile } from "./file-parts";
 import type { ModelTool } from "./model-stream";
 import type { OrchestrationLimits } from "./orchestration/types";
 import { costOf, type PriceOverrides } from "./pricing";
+import type { RecordedAnswer } from "./recorded-decisions";
 import type { SaveFile } from "./tool-files";
 import { withInjectedArgs } from "./tools/injected-args";
 import type { ToolContext, ToolDefinition } from "./tools/types";
@@ -28,10 +32,16 @@ export interface TurnSetup {
   orchestration?: OrchestrationLimits;
   /** The deployment's own model prices (MODEL_PRICES). */
   prices?: PriceOverrides;
+  /** The deployment's maxima of the raisable budget limits (BUDGET_MAX_*; defaults when absent). */
+  budgetMaxima?: BudgetMaxima;
   /** The session's key for the provider's prompt cache (OpenAI's prompt_cache_key). */
   cacheKey?: string;
   /** The resource's working memory as the system prompt shows it (read at the turn's start). */
   working_memory?: string;
+  /** What automatic recall found in the resource's earlier conversations, as the system prompt shows it. */
+  recalled?: string;
+  /** A replayed turn: the recorded decision on a call that asks for approval or an answer, if the recording has one. */
+  recordedDecision?: (toolName: string, args: unknown) => RecordedAnswer | null;
 }
 
 /** A live message recorded in the session's inbox for the running turn; `seq` orders the inbox. */
@@ -39,6 +49,8 @@ export type InjectedMessage = {
   seq: number;
   message_id: string;
   content: string;
+  /** Files sent with it (references; the model call reads their bytes). */
+  files?: FileRef[];
 };
 
 /**
@@ -137,7 +149,6 @@ export class ModelCallError extends Error {}
 
 /** The turn as every level sees it. */
 export class Turn {
-  readonly budget: TurnBudget;
   /** Aborted on interrupt, and when the budget is exhausted (which stops every running sub-agent). */
   readonly signal: AbortSignal;
   exceeded: BudgetExceededError | null = null;
@@ -148,11 +159,10 @@ export class Turn {
   constructor(
     readonly root: TurnState,
     readonly ports: TurnPorts,
-    config: AgentConfig,
+    readonly budget: TurnBudget,
     /** Runs one level to its outcome (the loop's; injected so sub-agents and tools need not import the loop). */
     readonly runLevel: (level: Level, turn: Turn) => Promise<Outcome>,
   ) {
-    this.budget = { ...BUDGET_CAPS, ...config.budget };
     this.signal = this.controller.signal;
     if (ports.signal.aborted) this.controller.abort(ports.signal.reason);
     else ports.signal.addEventListener("abort", () => this.controller.abort(ports.signal.reason), { once: true });

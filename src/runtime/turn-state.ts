@@ -29,8 +29,8 @@ export interface ToolCallRecord {
     expires_at: number;
     reason?: string | null;
     response?: unknown;
-    /** Approved with edits: the arguments it runs with (injected ones aside), and who edited them. */
-    edited?: { args: Record<string, unknown>; by: string };
+    /** Approved with edits: the arguments it runs with (injected ones aside), who edited them, and whether the tool_input guardrails checked them. */
+    edited?: { args: Record<string, unknown>; by: string; guarded?: boolean };
   };
   started_at?: number;
   result?: { output: unknown; is_error: boolean };
@@ -244,6 +244,8 @@ export function hasDecisionToApply(root: TurnState, decisions: ReadonlyMap<strin
 
 /** The error result of a tool call the turn's end cut short (it never returned); a replay tells it from a real one. */
 export const cutToolOutput = (reason: "cancelled" | "interrupted") => `Tool call ${reason}`;
+/** The reason of the rejection that closes an approval left waiting when its turn is cut short. */
+export const cutDecisionReason = (reason: "cancelled" | "interrupted") => `the turn was ${reason}`;
 
 /**
  * Events that close what a turn left open when it is cut short (interrupted, lost), at every level of
@@ -293,7 +295,7 @@ export function closingEvents(
           ...envelope,
           action_id: c.approval.action_id,
           tool_call_id: c.tool_call_id,
-          payload: { decision: "rejected", tool_name: c.name, by: "runtime", reason: `the turn was ${reason}` },
+          payload: { decision: "rejected", tool_name: c.name, by: "runtime", reason: cutDecisionReason(reason) },
         });
       }
     }

@@ -56,6 +56,7 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.recalled",
     "message.injected",
     "cost.recorded",
     "runtime.warning",
@@ -86,6 +87,9 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     log.asked.add(e.tool_call_id ?? "");
     log.openActions.set(e.action_id ?? "", e.turn_id ?? "");
     log.required.add(e.action_id ?? "");
+  },
+  "action.approval.recorded": (e, log, at) => {
+    if (!log.openActions.has(e.action_id ?? "")) log.problems.push(`${at}: action.approval.recorded for ${e.action_id}, which is not pending`);
   },
   "action.resolved": (e, log, at) => {
     if (!log.required.has(e.action_id ?? "")) log.problems.push(`${at}: action.resolved for ${e.action_id} without action.required`);

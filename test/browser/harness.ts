@@ -53,10 +53,11 @@ export class Runtime {
     private readonly vars: Record<string, string>,
   ) {}
 
-  static async create(fakeModelBaseUrl: string): Promise<Runtime> {
+  /** `vars` adds to the runtime's environment (e.g. MODEL_PRICES). */
+  static async create(fakeModelBaseUrl: string, vars: Record<string, string> = {}): Promise<Runtime> {
     mkdirSync(OUTPUT, { recursive: true });
     const port = await freePort();
-    return new Runtime(port, { OPENAI_COMPATIBLE_BASE_URL: fakeModelBaseUrl, TOOL_URL_ALLOWLIST: `${fakeModelBaseUrl}/` });
+    return new Runtime(port, { OPENAI_COMPATIBLE_BASE_URL: fakeModelBaseUrl, TOOL_URL_ALLOWLIST: `${fakeModelBaseUrl}/`, ...vars });
   }
 
   get base(): string {
@@ -140,3 +141,21 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 }
 
 export type { freePort };
+
+/** A new tab of `context` at the given size; CSP reports and uncaught errors go to `problems`. */
+export async function openPage(context: BrowserContext, problems: string[], width = 1280, height = 900): Promise<Page> {
+  const page = await context.newPage();
+  await page.setViewportSize({ width, height });
+  page.on("console", (m) => {
+    if (m.type() === "error" && /Content.Security.Policy|Refused to/i.test(m.text())) problems.push(m.text());
+  });
+  page.on("pageerror", (err) => problems.push(String(err)));
+  return page;
+}
+
+/** Opens `path` and signs in with the runtime's key (each new tab signs in: the key lives in its sessionStorage). */
+export async function signIn(page: Page, runtime: Runtime, path: string): Promise<void> {
+  await page.goto(`${runtime.base}${path}`);
+  await page.getByLabel("API key").fill(runtime.key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}

@@ -4,7 +4,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RuntimeClient, RuntimeEvent } from "../../src/client/index";
-import { launchBrowser, Runtime, screenshot, startFakeModel } from "./harness";
+import { launchBrowser, openPage, Runtime, screenshot, signIn as signInTo, startFakeModel } from "./harness";
 
 let fake: Awaited<ReturnType<typeof startFakeModel>>;
 let runtime: Runtime;
@@ -27,22 +27,8 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function newPage(width = 1280, height = 900): Promise<Page> {
-  const page = await browser.context.newPage();
-  await page.setViewportSize({ width, height });
-  page.on("console", (m) => {
-    if (m.type() === "error" && /Content.Security.Policy|Refused to/i.test(m.text())) pageProblems.push(m.text());
-  });
-  page.on("pageerror", (err) => pageProblems.push(String(err)));
-  return page;
-}
-
-/** Opens `path` and signs in with the runtime's key (each new tab signs in: the key lives in its sessionStorage). */
-async function signIn(page: Page, path: string): Promise<void> {
-  await page.goto(`${runtime.base}${path}`);
-  await page.getByLabel("API key").fill(runtime.key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-}
+const newPage = (width?: number, height?: number) => openPage(browser.context, pageProblems, width, height);
+const signIn = (page: Page, path: string) => signInTo(page, runtime, path);
 
 const live = (page: Page) => page.locator('[role="status"][data-state="live"]').waitFor({ timeout: 30_000 });
 const turnAt = (page: Page, n: number) => page.locator(".turn").nth(n);

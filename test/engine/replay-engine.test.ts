@@ -2,6 +2,7 @@
 // once with a scripted model, then again with the recorded model over a live model that counts its calls, and
 // with the recorded tools over tools that count their runs.
 
+import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
 import type { EventDraft } from "../../src/protocol/events";
 import { type Divergence, RecordedModel, recordedCalls, recordingOf } from "../../src/runtime/recorded-model";
@@ -28,16 +29,18 @@ function lookup(answers: string[], overrides: Partial<ToolDefinition> = {}): Too
   );
 }
 
-/** The recorded turn: two lookups in two steps, then an answer (three model calls). */
-async function record(): Promise<EventDraft[]> {
+/** The recorded turn: two lookups in two steps, then an answer (three model calls); with the calls' options. */
+async function recordWithCalls() {
   const model = scriptedModel(
     callTools([["call_1", "lookup", { word: "fork" }]]),
     callTools([["call_2", "lookup", { word: "branch" }]]),
     say("A fork is a branch."),
   );
   const { ports } = await runNewTurn(makeSetup({ model, tools: [lookup(["split", "copy"])] }), "what is a fork?");
-  return ports.events as EventDraft[];
+  return { events: ports.events as EventDraft[], calls: model.doStreamCalls };
 }
+
+const record = async (): Promise<EventDraft[]> => (await recordWithCalls()).events;
 
 async function replay(
   recording: EventDraft[],
@@ -59,7 +62,7 @@ describe("RecordedModel", () => {
   it("reads a turn's model calls from its events: request hash, text, tool calls, usage", async () => {
     const calls = recordedCalls(await record());
     expect(calls).toHaveLength(3);
-    for (const c of calls) expect(c.request_hash).toMatch(/^[0-9a-f]{64}$/);
+    for (const c of calls) expect(c.request_hash).toMatch(/^v2:[0-9a-f]{64}$/);
     expect(calls.map((c) => c.tool_calls.map((t) => [t.tool_call_id, t.name, t.args]))).toEqual([
       [["call_1", "lookup", { word: "fork" }]],
       [["call_2", "lookup", { word: "branch" }]],
@@ -133,6 +136,37 @@ describe("RecordedModel", () => {
     const result = await replay(cut, scriptedModel(say("Live answer.")));
     expect(result.divergences).toEqual([{ step: 3, reason: expect.stringContaining("no more model calls") }]);
     expect(result).toMatchObject({ live: 1, output: "Live answer." });
+  });
+});
+
+describe("fingerprint versions", () => {
+  /** The recording with each model.requested's request_hash replaced by `rehash` of the call's options. */
+  async function rehashed(rehash: (options: LanguageModelV3CallOptions) => Promise<string>): Promise<EventDraft[]> {
+    const { events, calls } = await recordWithCalls();
+    let i = 0;
+    const out: EventDraft[] = [];
+    for (const e of events) {
+      if (e.type !== "model.requested") out.push(e);
+      else out.push({ ...e, payload: { ...e.payload, request_hash: await rehash(calls[i++]!) } });
+    }
+    return out;
+  }
+
+  it("replays a recording made before version 2 (bare-hex fingerprints of the whole request) from the recording", async () => {
+    const old = await rehashed((options) => requestFingerprint("openai:gpt-4o", options, "v1"));
+    const hashes = old.filter((e) => e.type === "model.requested").map((e) => (e.payload as { request_hash: string }).request_hash);
+    for (const h of hashes) expect(h).toMatch(/^[0-9a-f]{64}$/);
+    expect(await replay(old, scriptedModel())).toMatchObject({ divergences: [], live: 0, output: "A fork is a branch." });
+    // The old algorithm still tells a changed request apart.
+    const changed = await replay(old, scriptedModel(say("Forks split.")), { config: { instructions: "Be terse." } });
+    expect(changed.divergences).toEqual([{ step: 1, reason: expect.stringContaining("request differs") }]);
+  });
+
+  it("names a fingerprint of a version it does not know as the reason the replay goes live", async () => {
+    const unknown = await rehashed(async () => `v9:${"0".repeat(64)}`);
+    const result = await replay(unknown, scriptedModel(say("Live.")));
+    expect(result.divergences).toEqual([{ step: 1, reason: "the recording's request fingerprint is of a version this runtime does not know" }]);
+    expect(result).toMatchObject({ live: 1, output: "Live." });
   });
 });
 

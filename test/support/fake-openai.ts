@@ -68,6 +68,12 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
       return chatCompletions(req, res);
     }
 
+    if (path === "/v1/embeddings" && method === "POST") {
+      const body = parseMaybeJson(await readBody(req)) as { input?: string[]; model?: string };
+      const data = (body.input ?? []).map((text, index) => ({ object: "embedding", index, embedding: fakeEmbedding(text) }));
+      return sendJson(res, 200, { object: "list", data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } });
+    }
+
     if (path === "/anthropic/v1/messages" && method === "POST") {
       const body = parseMaybeJson(await readBody(req));
       const step = isRecord(body) && typeof body.model === "string" ? nextStep(body.model, body) : undefined;
@@ -307,4 +313,19 @@ function sleep(ms: number, res: ServerResponse): Promise<boolean> {
     }, ms);
     res.once("close", onClose);
   });
+}
+
+/** Words the fake embedding model takes as one meaning, so a test can find a message by meaning with no shared word. */
+const FAKE_SYNONYMS: Record<string, string> = { automobile: "car", vehicle: "car", car: "car" };
+
+/** A deterministic embedding: each word's meaning hashed into one of 32 dimensions. */
+function fakeEmbedding(text: string): number[] {
+  const v = new Array<number>(32).fill(0);
+  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    const meaning = FAKE_SYNONYMS[word] ?? word;
+    let h = 0;
+    for (const c of meaning) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+    v[h % 32]! += 1;
+  }
+  return v;
 }

@@ -22,7 +22,7 @@ export const uploadFile = operation({
   path: "/v1/sessions/{sid}/files",
   operationId: "uploadFile",
   summary:
-    "Upload a file: the body is its raw bytes, sent with their Content-Type (on the FILES_MEDIA_TYPES allowlist), at most FILES_MAX_BYTES (default 20 MiB) a file and FILES_MAX_SESSION_BYTES (default 100 MiB) a session",
+    "Upload a file: the body is its raw bytes, sent with their Content-Type (on the FILES_MEDIA_TYPES allowlist), or a multipart/form-data form whose one `file` field is the file (its type and name from the form), at most FILES_MAX_BYTES (default 20 MiB) a file and FILES_MAX_SESSION_BYTES (default 100 MiB) a session",
   permission: "session.submit",
   rateLimit: "request",
   params: Sid,

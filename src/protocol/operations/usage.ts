@@ -3,14 +3,20 @@ import { z } from "zod";
 import { UsageRowSchema } from "../session-list";
 import { json, operation } from "./operation";
 
-export const UsageReport = z.object({ from: z.string(), to: z.string(), group_by: z.enum(["agent", "owner", "day"]), rows: z.array(UsageRowSchema) });
+export const UsageReport = z.object({
+  from: z.string(),
+  to: z.string(),
+  group_by: z.enum(["agent", "owner", "day"]),
+  rows: z.array(UsageRowSchema),
+  stored_bytes: z.number().describe("bytes the files of the sessions (of the agent or owner asked for) take in R2 now, whatever the time range"),
+});
 
 export const getUsage = operation({
   method: "get",
   path: "/v1/usage",
   operationId: "getUsage",
   summary:
-    "Usage totals from the session index: turns, failures, model and tool calls, tokens and cost in USD (unpriced model calls counted apart), per UTC day, between from and to (inclusive, YYYY-MM-DD or ISO 8601; default the last 7 days), grouped by agent (default), owner or day, optionally for one agent or owner",
+    "Usage totals from the session index: turns, failures, model and tool calls, tokens and cost in USD (unpriced model calls counted apart), per UTC day, between from and to (inclusive, YYYY-MM-DD or ISO 8601; default the last 7 days), grouped by agent (default), owner or day, optionally for one agent or owner; and the bytes those sessions' files store now",
   permission: "usage.read",
   rateLimit: "request",
   query: z.object({

@@ -120,6 +120,24 @@ export async function guardToolCalls(level: Level, turn: Turn): Promise<void> {
   }
 }
 
+/**
+ * tool_input on the arguments an approver edited, once the decision is applied and before the call starts: the
+ * same rules as the model's arguments (their redactions ran when the decision was recorded: durable/approvals.ts).
+ * A block makes the call's result an error naming the rule, as for the model's arguments.
+ */
+export async function guardEditedCalls(level: Level, turn: Turn): Promise<void> {
+  const { state } = level;
+  if (!hasRules(level.run.setup.config.guardrails, "tool_input", "decide")) return;
+  for (const c of state.calls ?? []) {
+    const edited = c.approval?.edited;
+    if (!edited || edited.guarded || c.status !== "pending") continue;
+    const r = await check(level, turn, "tool_input", edited.args, true);
+    edited.guarded = true;
+    if (r.blocked) c.blocked = blockedBy(r.blocked);
+    turn.emit(level, verdictEvents(state, r.verdicts, { tool_call_id: c.tool_call_id }));
+  }
+}
+
 function replaceArgs(state: TurnState, call: ToolCallRecord, args: unknown): void {
   call.args = args;
   for (const m of state.messages) {

@@ -7,14 +7,15 @@ import { preview } from "./read-model";
 
 type Nodes = Map<string, TreeNode>;
 
-function node(nodes: Nodes, e: EventOf<"tool.started" | "tool.result">): TreeNode {
+function node(nodes: Nodes, e: EventOf<"tool.started" | "tool.result" | "action.required">): TreeNode {
   const id = e.tool_call_id!;
   let n = nodes.get(id);
   if (!n) {
     n = {
       id,
       parent_id: e.parent_id ?? null,
-      name: e.payload.name,
+      // A call that waits for a person shows up first in action.required.
+      name: e.type === "action.required" ? e.payload.tool_name : e.payload.name,
       args_preview: null,
       result_preview: null,
       is_error: false,
@@ -48,8 +49,6 @@ const FOLD: EventTable<[Nodes], void> = {
     "reasoning.summary",
     "tool.catalog.resolved",
     "mcp.progress",
-    "action.required",
-    "action.resolved",
     "subagent.completed",
     "subagent.failed",
     "budget.exceeded",
@@ -58,6 +57,7 @@ const FOLD: EventTable<[Nodes], void> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.recalled",
     "message.injected",
     "cost.recorded",
     "runtime.warning",
@@ -78,6 +78,30 @@ const FOLD: EventTable<[Nodes], void> = {
     n.result_preview = preview(e.payload.output);
     n.is_error = e.payload.is_error;
     n.duration_ms = e.payload.metadata.execution_time_ms;
+  },
+  "action.required": (e, nodes) => {
+    const n = node(nodes, e);
+    n.args_preview ??= preview(e.payload.args);
+    const quorum = e.payload.approvals_required ? { approved_by: [] } : {};
+    n.human_wait = {
+      kind: e.payload.kind,
+      action_id: e.action_id!,
+      asked_at: e.timestamp,
+      decided_at: null,
+      duration_ms: null,
+      decision: null,
+      by: null,
+      ...quorum,
+    };
+  },
+  "action.approval.recorded": (e, nodes) => {
+    const wait = nodes.get(e.tool_call_id!)?.human_wait;
+    if (wait) wait.approved_by = [...(wait.approved_by ?? []), e.payload.by];
+  },
+  "action.resolved": (e, nodes) => {
+    const wait = nodes.get(e.tool_call_id!)?.human_wait;
+    if (!wait) return;
+    Object.assign(wait, { decided_at: e.timestamp, duration_ms: e.timestamp - wait.asked_at, decision: e.payload.decision, by: e.payload.by });
   },
   "subagent.spawned": (e, nodes) => {
     const parent = e.parent_id ? nodes.get(e.parent_id) : undefined;

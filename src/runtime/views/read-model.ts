@@ -89,6 +89,7 @@ const FOLD: EventTable<[SessionView], SessionView> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.recalled",
     "message.injected",
     "cost.recorded",
     "runtime.warning",
@@ -163,8 +164,13 @@ const FOLD: EventTable<[SessionView], SessionView> = {
         args: e.payload.args,
         expires_at: e.payload.expires_at,
         ...(e.payload.question === undefined ? {} : { question: e.payload.question, response_schema: e.payload.response_schema }),
+        ...(e.payload.approvals_required ? { approvals_required: e.payload.approvals_required, approved_by: [] } : {}),
       },
     ],
+  }),
+  "action.approval.recorded": (e, v) => ({
+    ...v,
+    pending_actions: v.pending_actions.map((a) => (a.action_id === e.action_id ? { ...a, approved_by: [...(a.approved_by ?? []), e.payload.by] } : a)),
   }),
   "action.resolved": (e, v) => {
     const pending = v.pending_actions.filter((a) => a.action_id !== e.action_id);

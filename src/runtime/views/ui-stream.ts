@@ -92,6 +92,7 @@ export class TurnProjection {
   private static readonly PROJECT: EventTable<[TurnProjection, UiChunk[]], void> = {
     ...ignored(
       "action.reminder",
+      "action.approval.recorded",
       "turn.rolled_back",
       "session.created",
       "session.forked",
@@ -108,6 +109,7 @@ export class TurnProjection {
       "context.compaction.completed",
       "output.spilled",
       "memory.updated",
+      "memory.recalled",
       "message.injected",
       "cost.recorded",
       "runtime.warning",

@@ -3,6 +3,7 @@
 import { useMemo, useState } from "preact/hooks";
 import { clientFor, storedKey, storeKey } from "./auth";
 import { Home } from "./home";
+import { ResourcePage } from "./resource-page";
 import { BASE, followLink, useRoute } from "./router";
 import { SessionPage } from "./session/session-page";
 import { SignIn } from "./sign-in";
@@ -39,6 +40,8 @@ export function App() {
           <Home client={client} />
         ) : route.name === "session" ? (
           <SessionPage key={route.sid} client={client} sid={route.sid} onUnauthorized={signOut} />
+        ) : route.name === "resource" ? (
+          <ResourcePage key={route.rid} client={client} rid={route.rid} />
         ) : (
           <section class="panel">
             <h1>Not found</h1>

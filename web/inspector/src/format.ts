@@ -46,3 +46,8 @@ export function describeError(err: unknown): string {
   }
   return err instanceof Error ? err.message : String(err);
 }
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  return n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}

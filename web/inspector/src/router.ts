@@ -1,19 +1,21 @@
-// The inspector's addresses: /inspect (sessions) and /inspect/sessions/<sid> (one session). The Worker
+// The inspector's addresses: /inspect (sessions), /inspect/sessions/<sid> (one session) and
+// /inspect/resources/<rid> (a resource's memory). The Worker
 // serves the same page for every path under /inspect; this module reads the path and moves between them
 // with the History API.
 import { useEffect, useState } from "preact/hooks";
 
 export const BASE = "/inspect";
 
-export type Route = { name: "home" } | { name: "session"; sid: string } | { name: "missing" };
+export type Route = { name: "home" } | { name: "session"; sid: string } | { name: "resource"; rid: string } | { name: "missing" };
 
 export function parseRoute(pathname: string): Route {
   const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length).replace(/\/+$/, "") : null;
   if (rest === "") return { name: "home" };
-  const m = rest === null ? null : /^\/sessions\/([^/]+)$/.exec(rest);
-  if (m?.[1]) {
+  const m = rest === null ? null : /^\/(sessions|resources)\/([^/]+)$/.exec(rest);
+  if (m?.[2]) {
     try {
-      return { name: "session", sid: decodeURIComponent(m[1]) };
+      const id = decodeURIComponent(m[2]);
+      return m[1] === "sessions" ? { name: "session", sid: id } : { name: "resource", rid: id };
     } catch {
       return { name: "missing" };
     }
@@ -22,6 +24,7 @@ export function parseRoute(pathname: string): Route {
 }
 
 export const sessionPath = (sid: string): string => `${BASE}/sessions/${encodeURIComponent(sid)}`;
+export const resourcePath = (rid: string): string => `${BASE}/resources/${encodeURIComponent(rid)}`;
 
 export function navigate(path: string): void {
   if (path === location.pathname) return;

@@ -4,6 +4,7 @@
 import { useState } from "preact/hooks";
 import { duration, pretty, preview } from "../format";
 import { followLink, sessionPath } from "../router";
+import { Files } from "./files";
 import type { Approval, Item, SubAgent, ToolCall } from "./items";
 
 /** Tools whose calls hold other agents' work. */
@@ -65,7 +66,7 @@ export function ToolCard({ call }: { call: ToolCall }) {
         <span class={`badge status-${call.status.replace(/ /g, "-")}`}>{call.status}</span>
         {call.approval && (
           <span class={`badge approval-${call.approval.status}`} data-approval={call.approval.status}>
-            {APPROVAL_LABEL[call.approval.status]}
+            {call.approval.kind === "user_input" && call.approval.status === "pending" ? "awaiting an answer" : APPROVAL_LABEL[call.approval.status]}
           </span>
         )}
         {call.duration_ms !== null && <span class="meta">{duration(call.duration_ms)}</span>}
@@ -82,6 +83,7 @@ export function ToolCard({ call }: { call: ToolCall }) {
         </p>
       )}
       {call.progress && <p class="preview progress">{call.progress}</p>}
+      <Files files={call.files} label={`Files from ${call.name}`} />
       <div id={bodyId} class="card-body" hidden={!open}>
         {open && <Details call={call} />}
         {call.agents.map((agent) => (

@@ -2,8 +2,10 @@
 // cost (tokens and money, from cost.recorded, sub-agents included).
 import { count, pretty, usd } from "../format";
 import { Items } from "./cards";
+import { Files } from "./files";
 import type { Turn } from "./items";
 import type { SessionModel } from "./model";
+import { Waterfall } from "./waterfall";
 
 export function Conversation({ model }: { model: SessionModel }) {
   return (
@@ -14,7 +16,7 @@ export function Conversation({ model }: { model: SessionModel }) {
       ) : (
         <ol class="turns">
           {model.turns.map((turn, i) => (
-            <TurnView key={turn.id} turn={turn} n={i + 1} />
+            <TurnView key={turn.id} turn={turn} n={i + 1} model={model} />
           ))}
         </ol>
       )}
@@ -22,7 +24,7 @@ export function Conversation({ model }: { model: SessionModel }) {
   );
 }
 
-function TurnView({ turn, n }: { turn: Turn; n: number }) {
+function TurnView({ turn, n, model }: { turn: Turn; n: number; model: SessionModel }) {
   return (
     <li class={`turn turn-${turn.status}`} data-turn-id={turn.id} data-status={turn.status}>
       <h3 class="turn-head">
@@ -36,9 +38,11 @@ function TurnView({ turn, n }: { turn: Turn; n: number }) {
       </h3>
       <div class="msg user">
         <span class="who">You</span>
-        <p>{turn.input}</p>
+        {turn.input && <p>{turn.input}</p>}
+        <Files files={turn.files} label={`Files sent in turn ${n}`} />
       </div>
       <Items items={turn.items} />
+      <Waterfall events={model.turnEvents(turn.id)} title={`Waterfall of turn ${n}`} />
       {turn.status === "completed" && turn.output !== null && typeof turn.output !== "string" && (
         <figure class="output">
           <figcaption class="meta">Structured output</figcaption>

@@ -7,12 +7,27 @@ export type TurnStatus = "queued" | "accepted" | "running" | "completed" | "fail
 
 export interface Approval {
   action_id: string;
+  /** tool_approval: approve or reject a call; user_input: an ask_user question to answer. */
+  kind: "tool_approval" | "user_input";
   turn_id: string | null;
   tool_name: string;
   args: unknown;
+  question: string | null;
+  /** user_input: the JSON Schema of the answer. */
+  response_schema: Record<string, unknown> | null;
+  /** tool_approval: the tool's parameters when it allows edited arguments (null: no edits). */
+  args_schema: Record<string, unknown> | null;
   expires_at: number | null;
   status: ApprovalStatus;
   reason: string | null;
+}
+
+/** A session file: an input's attachment or a tool's artifact (GET /v1/sessions/:sid/files/:file_id). */
+export interface FileRef {
+  file_id: string;
+  media_type: string;
+  filename: string | null;
+  size: number;
 }
 
 export interface TextItem {
@@ -58,6 +73,8 @@ export interface ToolCall {
   /** The sub-agents this call started (run_subtask, spawn_subagents), in order. */
   agents: SubAgent[];
   steps: OrchestrationStep[];
+  /** Files the call returned (artifact.created). */
+  files: FileRef[];
 }
 
 export type Item = TextItem | NoteItem | InjectedItem | ToolCall;
@@ -80,6 +97,8 @@ export interface SubAgent extends Container {
 export interface Turn extends Container {
   id: string;
   input: string;
+  /** The files sent with the input. */
+  files: FileRef[];
   status: TurnStatus;
   output: unknown;
   stop_reason: string | null;
@@ -90,4 +109,10 @@ export interface Turn extends Container {
   output_tokens: number;
   /** Sum of cost.recorded; null while no call had a known price. */
   cost_usd: number | null;
+}
+
+/** A turn as its first event shows it: accepted, nothing said or spent yet. */
+export function newTurn(id: string, input: string, files: FileRef[]): Turn {
+  const usage = { input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, cost_usd: null };
+  return { id, input, files, status: "accepted", items: [], streaming: null, output: null, stop_reason: null, error: null, ...usage };
 }

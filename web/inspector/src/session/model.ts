@@ -3,7 +3,7 @@
 // Objects are updated in place (a long stream of text deltas would otherwise copy the conversation per
 // event); `version` grows with every applied event so the view knows when to draw again.
 import { type EventOf, type EventTable, ignored, onEvent, type RuntimeEvent, type TerminalType, turnOutcome } from "../../../../src/client/index";
-import type { Approval, CallStatus, Container, NoteItem, SubAgent, TextItem, ToolCall, Turn } from "./items";
+import { type Approval, type CallStatus, type Container, type NoteItem, newTurn, type SubAgent, type TextItem, type ToolCall, type Turn } from "./items";
 
 /** finish_reason values of a model call that did not end on its own (a restart, an interrupt, a provider error). */
 const INTERRUPTED = new Set(["cancelled", "interrupted", "error"]);
@@ -30,6 +30,8 @@ export class SessionModel {
   readonly turns: Turn[] = [];
   readonly approvals = new Map<string, Approval>();
   agent = "";
+  /** The resource whose memory the session uses (null: none). */
+  resource: string | null = null;
   queued: string[] = [];
   activeTurnId: string | null = null;
   recovering = false;
@@ -37,13 +39,23 @@ export class SessionModel {
   private readonly turnById = new Map<string, Turn>();
   private readonly calls = new Map<string, ToolCall>();
   private readonly agents = new Map<string, SubAgent>();
+  private readonly eventsByTurn = new Map<string, RuntimeEvent[]>();
 
   get lastSequence(): number {
     return this.events.at(-1)?.sequence ?? 0;
   }
 
   get pendingApprovals(): Approval[] {
-    return [...this.approvals.values()].filter((a) => a.status === "pending");
+    return [...this.approvals.values()].filter((a) => a.status === "pending" && a.kind === "tool_approval");
+  }
+
+  get pendingQuestions(): Approval[] {
+    return [...this.approvals.values()].filter((a) => a.status === "pending" && a.kind === "user_input");
+  }
+
+  /** A turn's events in log order (the waterfall folds them into spans). */
+  turnEvents(id: string): readonly RuntimeEvent[] {
+    return this.eventsByTurn.get(id) ?? [];
   }
 
   turn(id: string): Turn | undefined {
@@ -54,6 +66,11 @@ export class SessionModel {
   apply(e: RuntimeEvent): boolean {
     if (e.sequence <= this.lastSequence) return false;
     this.events.push(e);
+    if (e.turn_id) {
+      const of = this.eventsByTurn.get(e.turn_id);
+      if (of) of.push(e);
+      else this.eventsByTurn.set(e.turn_id, [e]);
+    }
     this.version++;
     onEvent(SessionModel.FOLD, e, this);
     return true;
@@ -63,6 +80,7 @@ export class SessionModel {
     // Nothing to show outside the timeline.
     ...ignored(
       "action.reminder",
+      "action.approval.recorded",
       "session.forked",
       "schedule.created",
       "schedule.fired",
@@ -70,13 +88,14 @@ export class SessionModel {
       "tool.catalog.resolved",
       "context.compaction.started",
       "output.spilled",
-      "artifact.created",
       "memory.updated",
+      "memory.recalled",
       "replay.diverged",
       "replay.completed",
     ),
     "session.created": (e, m) => {
       m.agent = e.payload.agent;
+      m.resource = e.payload.resource_id ?? null;
     },
     "turn.submitted": (e, m) => {
       m.turnOf(e).status = e.payload.queued ? "queued" : "accepted";
@@ -118,6 +137,10 @@ export class SessionModel {
       m.callOf(e).progress = message ?? `${progress}${total !== null ? ` / ${total}` : ""}`;
     },
     "tool.result": (e, m) => m.toolResult(e),
+    "artifact.created": (e, m) => {
+      const { file_id, media_type, filename, size } = e.payload;
+      m.calls.get(e.payload.tool_call_id)?.files.push({ file_id, media_type, filename, size });
+    },
     "action.required": (e, m) => m.actionRequired(e),
     "action.resolved": (e, m) => m.actionResolved(e),
     "subagent.spawned": (e, m) => m.subagentSpawned(e),
@@ -147,20 +170,7 @@ export class SessionModel {
     const id = e.turn_id ?? "";
     let turn = this.turnById.get(id);
     if (!turn) {
-      turn = {
-        id,
-        input: e.type === "turn.submitted" ? e.payload.input : "",
-        status: "accepted",
-        items: [],
-        streaming: null,
-        output: null,
-        stop_reason: null,
-        error: null,
-        input_tokens: 0,
-        cached_input_tokens: 0,
-        output_tokens: 0,
-        cost_usd: null,
-      };
+      turn = e.type === "turn.submitted" ? newTurn(id, e.payload.input, [...(e.payload.files ?? [])]) : newTurn(id, "", []);
       this.turnById.set(id, turn);
       this.turns.push(turn);
     }
@@ -191,6 +201,7 @@ export class SessionModel {
         progress: null,
         agents: [],
         steps: [],
+        files: [],
       };
       this.calls.set(id, call);
       const container = this.containerOf(e);
@@ -275,9 +286,13 @@ export class SessionModel {
   private actionRequired(e: EventOf<"action.required">): void {
     const approval: Approval = {
       action_id: e.action_id ?? e.event_id,
+      kind: e.payload.kind,
       turn_id: e.turn_id ?? null,
       tool_name: e.payload.tool_name,
       args: e.payload.args,
+      question: e.payload.question ?? null,
+      response_schema: e.payload.response_schema ?? null,
+      args_schema: e.payload.args_schema ?? null,
       expires_at: e.payload.expires_at,
       status: "pending",
       reason: null,
