@@ -19,7 +19,7 @@ import { callSession } from "./http";
 const ELICITS = ".elicitation";
 const ID_PREFIX = "elicitation:";
 /** The one property a question whose answer is not an object is asked as (MCP forms are flat objects). */
-export const WRAPPED_ANSWER = "answer";
+const WRAPPED_ANSWER = "answer";
 
 /** The Mcp-Session-Id for a client that declared `capabilities`: random, and marked when it can answer forms. */
 export function mcpSessionId(capabilities: ClientCapabilities | undefined): string {
@@ -108,9 +108,10 @@ export function askingClient(sid: string, send: (message: JSONRPCMessage) => Pro
       await send(request).catch(() => {});
       asked.set(event.action_id!, request.id);
     }
+    if (event.type !== "action.resolved") return;
     // A client that answered the question itself ignores the cancellation of a request it has completed.
-    const requestId = event.type === "action.resolved" ? asked.get(event.action_id!) : undefined;
-    if (event.type === "action.resolved" && requestId !== undefined) await send(elicitationCancelled(requestId, event.payload.decision)).catch(() => {});
+    const requestId = asked.get(event.action_id!);
+    if (requestId !== undefined) await send(elicitationCancelled(requestId, event.payload.decision)).catch(() => {});
   };
 }
 
