@@ -431,7 +431,8 @@ describe("the runtime as an MCP server (POST /mcp)", () => {
     const tool = `run_agent_${name}`;
     const refused = await client.callTool({ name: tool, arguments: { input: "second", session_id: sid, on_busy: "reject" } });
     expect(refused.isError).toBe(true);
-    expect((refused.content as any[])[0].text).toContain(`Turn '${running.turn_id}' is running`);
+    expect((refused.content as any[])[0].text).toMatch(new RegExp(`^session_busy: Turn '${running.turn_id}' is running`));
+    expect((await events(sid)).filter((e) => e.type === "turn.submitted")).toHaveLength(1);
     const bad = await client.callTool({ name: tool, arguments: { input: "second", session_id: sid, on_busy: "later" } });
     expect(bad.isError).toBe(true);
 

@@ -5,7 +5,7 @@
 
 import type { Env } from "../env";
 import { ApiError } from "../protocol/errors";
-import type { FileRef, InputPart } from "../protocol/input-parts";
+import { type FileRef, type InputPart, inputText } from "../protocol/input-parts";
 import { bareMediaType, type FileLimits, fileLimits, tooLarge } from "../runtime/file-rules";
 import { capabilitiesOf, isImage, parseCapabilityOverrides } from "../runtime/model-capabilities";
 import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
@@ -77,11 +77,9 @@ function checkModelTakes(file: Resolved, path: string, deps: TurnInputs): void {
  */
 export async function turnInput(input: string | InputPart[], deps: TurnInputs): Promise<{ input: string; files?: FileRef[] }> {
   if (typeof input === "string") return { input };
-  const texts: string[] = [];
   const pending: [Resolved, string][] = [];
   for (const [i, part] of input.entries()) {
-    if (part.type === "text") texts.push(part.text);
-    else {
+    if (part.type === "file") {
       const file = await resolved(part, `input[${i}]`, deps);
       checkModelTakes(file, `input[${i}]`, deps);
       pending.push([file, `input[${i}]`]);
@@ -95,5 +93,5 @@ export async function turnInput(input: string | InputPart[], deps: TurnInputs): 
       files.push({ file_id: info.file_id, media_type: info.media_type, filename: info.filename, size: info.size });
     }
   }
-  return { input: texts.join("\n\n"), ...(files.length > 0 ? { files } : {}) };
+  return { input: inputText(input), ...(files.length > 0 ? { files } : {}) };
 }

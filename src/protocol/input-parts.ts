@@ -33,3 +33,9 @@ export const InputParts = z
   .max(20, "must have at most 20 parts")
   .refine((parts) => parts.some((p) => p.type === "text" && p.text.trim() !== "") || parts.some((p) => p.type === "file"), "must have some text or a file")
   .meta({ id: "InputParts" });
+
+/** The text of a turn's input: a string is its own text; parts give their text parts, joined. */
+export function inputText(input: string | InputPart[]): string {
+  if (typeof input === "string") return input;
+  return input.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n\n");
+}

@@ -1,10 +1,11 @@
 // The runtime as an MCP server: `POST /mcp` speaks Streamable HTTP (stateless: every POST is answered on its
 // own, so any Worker instance can serve it) and exposes each registered agent as a tool `run_agent_<name>`
 // that runs one turn in a session and returns its output. While the turn runs, its events flow back as
-// notifications/progress when the caller sent a progress token.
+// notifications/progress when the caller sent a progress token, and its questions as elicitation requests
+// when the client can answer them (mcp-elicitation.ts).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { CallToolResult, ServerNotification } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, isInitializeRequest, type JSONRPCMessage, type ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 // The SDK's default validator (ajv) generates code, which Workers forbid.
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { every } from "hono/combine";
@@ -12,17 +13,18 @@ import { z } from "zod";
 import { registry } from "../durable/registry-object";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
-import { DebounceMs, OnBusy } from "../protocol/busy";
 import { ApiError, unwrap } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
+import { inputText } from "../protocol/input-parts";
 import { system } from "../protocol/operations";
 import { DEFAULT_POLICY } from "../protocol/policy";
 import { followTurn, type TerminalEvent, turnOutcome } from "../protocol/turn-outcome";
-import { TurnInput, type TurnSubmitted } from "../protocol/wire";
+import { SubmitTurnBody, type TurnSubmitted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
 import { randomId } from "../runtime/ids";
 import { authenticate } from "./auth";
 import { callSession, router, sessionStub } from "./http";
+import { askingClient, clientElicits, mcpSessionId, recordAnswers } from "./mcp-elicitation";
 import { guards, route } from "./operation-route";
 
 export const RUN_AGENT_PREFIX = "run_agent_";
@@ -34,22 +36,34 @@ const { middleware: _, ...documented } = route(system.mcp);
 mcp.openAPIRegistry.registerPath(documented);
 
 mcp.post(system.mcp.path, every(...guards(system.mcp, { readsBody: false })), async (c) => {
-  const server = await agentServer(c.env, (work) => c.executionCtx.waitUntil(work));
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  // Answers to our elicitation requests are recorded here; the transport gets the rest (an invalid body whole).
+  const body: unknown = await c.req.raw
+    .clone()
+    .json()
+    .catch(() => undefined);
+  const rest = body === undefined ? undefined : await recordAnswers(c.env, c.get("principal"), body);
+  if (rest === null) return c.body(null, 202);
+  const initialize = (Array.isArray(rest) ? rest : [rest]).find(isInitializeRequest);
+  const server = await agentServer(c.env, (work) => c.executionCtx.waitUntil(work), clientElicits(c.req.raw));
+  // Nothing is kept between requests: the session id handed out at initialize only carries what the client can
+  // answer, and a later request is served whatever session id it sends.
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: initialize ? () => mcpSessionId(initialize.params.capabilities) : undefined,
+  });
   await server.connect(transport);
   // A caller that goes away (the enable_request_signal flag) closes the transport, which aborts the running
   // tool calls' signals: their turns are cancelled instead of running on for nobody.
   c.req.raw.signal.addEventListener("abort", () => void transport.close(), { once: true });
-  return transport.handleRequest(c.req.raw);
+  return transport.handleRequest(c.req.raw, rest === body ? undefined : { parsedBody: rest });
 });
 
-// Stateless: no standalone notification stream (GET) and no session to end (DELETE).
+// No standalone notification stream (GET) and no session to end (DELETE).
 mcp.on(["GET", "DELETE"], system.mcp.path, authenticate(undefined), (c) =>
   c.json({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this server is stateless; use POST" }, id: null }, 405, { allow: "POST" }),
 );
 
 /** A server whose tools are the registered agents, as they are now. `waitUntil` keeps work alive past the request. */
-async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void): Promise<McpServer> {
+async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void, elicits: boolean): Promise<McpServer> {
   const server = new McpServer(
     { name: "agent-runtime", version: "0.1.0" },
     { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
@@ -63,10 +77,12 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
         title: agent.name,
         description: `Runs the agent "${agent.name}" for one turn and returns its final output.${summary ? ` The agent: ${summary}` : ""}`,
         inputSchema: {
-          input: TurnInput.describe("The user message for the turn"),
+          input: SubmitTurnBody.shape.input.describe(
+            "The user message for the turn: text, or parts: {type: text, text} and {type: file, data (base64) | file_id | url, media_type, filename?}, e.g. images",
+          ),
           session_id: z.string().optional().describe("Continue this session (from an earlier result); a new session is opened when absent"),
-          on_busy: OnBusy.optional(),
-          debounce_ms: DebounceMs.optional(),
+          on_busy: SubmitTurnBody.shape.on_busy,
+          debounce_ms: SubmitTurnBody.shape.debounce_ms,
         },
         outputSchema: {
           session_id: z.string(),
@@ -76,18 +92,19 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
           output: z.unknown(),
         },
       },
-      async ({ input, session_id, on_busy, debounce_ms }, extra) => {
+      async ({ session_id, ...body }, extra) => {
         const token = extra._meta?.progressToken;
         const progress =
           token === undefined
             ? undefined
             : (params: { progress: number; message: string }) =>
                 extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...params } } as ServerNotification);
+        // On the stream of this tools/call, which the client reads until the result.
+        const elicit = elicits ? async (message: JSONRPCMessage) => server.server.transport?.send(message, { relatedRequestId: extra.requestId }) : undefined;
         try {
-          const busy = { ...(on_busy ? { on_busy } : {}), ...(debounce_ms ? { debounce_ms } : {}) };
-          return await runAgentTurn(env, agent, { input, ...busy }, session_id, progress, extra.signal, waitUntil);
+          return await runAgentTurn(env, agent, body, session_id, { progress, elicit, signal: extra.signal, waitUntil });
         } catch (err) {
-          const message = err instanceof ApiError ? err.message : err instanceof Error ? err.message : String(err);
+          const message = err instanceof ApiError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
           return { content: [{ type: "text", text: message }], isError: true };
         }
       },
@@ -96,23 +113,26 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
   return server;
 }
 
-/**
- * Runs one turn (in `sessionId`, or a new session of `agent`) and follows its events to the end. With
- * `on_busy: "inject"` (or a debounce window joined) the message joins a turn: that turn is followed.
- */
+interface Follow {
+  progress?: (params: { progress: number; message: string }) => Promise<void>;
+  /** Sends elicitation requests (and their cancellations) to the client; absent when it cannot answer one. */
+  elicit?: (message: JSONRPCMessage) => Promise<void>;
+  /** Aborted when the caller goes away. */
+  signal: AbortSignal;
+  waitUntil: (work: Promise<unknown>) => void;
+}
+
+/** Runs one turn (in `sessionId`, or a new session of `agent`) and follows its events to the end. */
 async function runAgentTurn(
   env: Env,
   agent: AgentConfig,
-  turn: { input: string; on_busy?: OnBusy; debounce_ms?: number },
+  body: Omit<SubmitTurnBody, "idempotency_key">,
   sessionId: string | undefined,
-  progress: ((params: { progress: number; message: string }) => Promise<void>) | undefined,
-  /** Aborted when the caller goes away. */
-  signal: AbortSignal,
-  waitUntil: (work: Promise<unknown>) => void,
+  { progress, elicit, signal, waitUntil }: Follow,
 ): Promise<CallToolResult> {
   let sid = sessionId;
   if (!sid) {
-    checkInputFits(agent, turn.input, "input"); // before the session exists: a refused input opens none
+    checkInputFits(agent, inputText(body.input), "input"); // before the session exists: a refused input opens none
     sid = randomId("ses");
     unwrap(await sessionStub(env, sid).create({ session_id: sid, agent, policy: DEFAULT_POLICY, metadata: { source: "mcp" } }));
   }
@@ -127,12 +147,12 @@ async function runAgentTurn(
   }
   const { last_sequence } = await callSession<{ last_sequence: number }>(env, sid, "snapshot", { by: "mcp" });
   signal.throwIfAborted();
-  const accepted = callSession<TurnSubmitted>(env, sid, "submitTurn", { body: turn, by: "mcp" });
-  const submitted = accepted.then((t) => t.turn_id);
+  const submitted = callSession<TurnSubmitted>(env, sid, "submitTurn", { body, by: "mcp" });
   // From here on, a turn nobody follows any more (the caller went away, or following it failed) is cancelled;
-  // waitUntil keeps the cancellation alive past the request. A turn the message only joined is not the caller's to cancel.
+  // waitUntil keeps the cancellation alive past the request. A message injected into a running turn leaves
+  // that turn to whoever started it.
   const cancelTurn = (reason: string) =>
-    waitUntil(accepted.then((t) => (t.status === "injected" ? undefined : stub.cancelTurn(t.turn_id, reason))).catch(() => {}));
+    waitUntil(submitted.then((t) => (t.status === "injected" ? undefined : stub.cancelTurn(t.turn_id, reason))).catch(() => {}));
   let reader: ReadableStreamDefaultReader<string> | undefined;
   const onAbort = () => {
     cancelTurn("the MCP client disconnected");
@@ -140,8 +160,9 @@ async function runAgentTurn(
   };
   signal.addEventListener("abort", onAbort, { once: true });
   let count = 0;
+  const questions = elicit && askingClient(sid, elicit);
   try {
-    const turn_id = await submitted;
+    const { turn_id } = await submitted;
     // The session's log from before the submission, replayed then live: nothing of the turn is missed.
     const res = await stub.fetch(`https://session/v1/sessions/${sid}/events?after=${last_sequence}`, { headers: { accept: "text/event-stream" } });
     if (!res.ok || !res.body) throw new Error(`Following session ${sid} failed (HTTP ${res.status})`);
@@ -150,17 +171,22 @@ async function runAgentTurn(
     const end = await followTurn(sseEvents(reader), turn_id, async (event) => {
       const message = describe(event);
       if (progress && message) await progress({ progress: ++count, message }).catch(() => {});
+      await questions?.(event);
     });
     if (!end) throw new Error(`The event stream of session ${sid} ended before turn ${turn_id} did`);
     return turnResult(sid, turn_id, end);
   } catch (err) {
     if (!signal.aborted) cancelTurn(`the MCP call could not follow the turn: ${err instanceof Error ? err.message : String(err)}`);
+    // An input refused in the session this call opened (a file the session does not take) leaves no session.
+    if (!sessionId) await submitted.then(noop, () => stub.erase()).catch(noop);
     throw err;
   } finally {
     signal.removeEventListener("abort", onAbort);
     await reader?.cancel().catch(() => {});
   }
 }
+
+const noop = () => {};
 
 /** The events of an SSE stream of the log. */
 async function* sseEvents(reader: ReadableStreamDefaultReader<string>): AsyncGenerator<RuntimeEvent> {
@@ -208,7 +234,9 @@ function describe(e: RuntimeEvent): string | null {
       return `${p.server}/${p.tool}: ${p.progress}${p.total != null ? `/${p.total}` : ""}${p.message ? ` ${p.message}` : ""}`;
     }
     case "action.required":
-      return `waiting for approval of ${e.payload.tool_name} (action ${e.action_id})`;
+      return e.payload.kind === "user_input"
+        ? `waiting for an answer to "${e.payload.question}" (action ${e.action_id})`
+        : `waiting for approval of ${e.payload.tool_name} (action ${e.action_id})`;
     case "action.resolved":
       return `action ${e.action_id} ${e.payload.decision}`;
     case "subagent.spawned":

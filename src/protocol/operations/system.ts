@@ -28,7 +28,8 @@ export const mcp = operation({
   method: "post",
   path: "/mcp",
   operationId: "mcp",
-  summary: "MCP server (Streamable HTTP, stateless): each registered agent is a tool run_agent_<name> {input, session_id?}",
+  summary:
+    "MCP server (Streamable HTTP, stateless): each registered agent is a tool run_agent_<name> {input, session_id?, on_busy?, debounce_ms?}; ask_user becomes elicitation/create for clients with forms",
   permission: "mcp",
   rateLimit: "request",
   body: jsonBody(z.record(z.string(), z.unknown()).meta({ description: "A JSON-RPC message or batch" })),
