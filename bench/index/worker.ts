@@ -3,9 +3,9 @@
 // and filtered pages through the same fan-out and merge as GET /v1/sessions.
 
 import { type IndexLayout, indexShard, listAcross, shardAt, shardOf } from "../../src/durable/index-shards";
-import type { IndexRows } from "../../src/durable/session-index";
+import type { IndexRows } from "../../src/durable/index-shard-tables";
 import type { Env } from "../../src/env";
-import type { SessionListQuery, SessionSummary, UsageDay } from "../../src/protocol/session-index";
+import type { SessionListQuery, SessionSummary, UsageDay } from "../../src/protocol/session-list";
 
 export { IndexShardObject } from "../../src/durable/index-shard";
 
@@ -72,7 +72,7 @@ async function upserts(env: Env, layout: IndexLayout, from: number, n: number, c
   const worker = async () => {
     while (next < from + n) {
       const { row, days } = session(next++);
-      await indexShard(env, row.session_id, layout).indexSession({ ...row, log_events: row.log_events + 1 }, days);
+      await indexShard(env, row.session_id, layout).indexSession({ ...row, log_events: row.log_events + 1 }, days, row.agent);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
