@@ -30,6 +30,7 @@ function session(i: number): { row: SessionSummary; days: UsageDay[] } {
     cost_usd: (i % 100) / 1000,
     unpriced_model_calls: 0,
     log_events: 10 + (i % 400),
+    stored_bytes: (i % 50) * 1024,
   };
   const day = new Date(created_at).toISOString().slice(0, 10);
   const days = [
