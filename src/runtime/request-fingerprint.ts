@@ -35,7 +35,7 @@ export function canonicalJson(value: unknown): string {
  * `model`, from its canonical JSON; the recorded model of a replay hashes the calls it is asked the same way.
  */
 export function requestFingerprint(model: string, options: LanguageModelV3CallOptions): string {
-  const prompt = options.prompt.map((m) => unmarked(m));
+  const { prompt } = options;
   const split = leadingSystem(prompt);
   const { head, tail } = frame(model, options, prompt.slice(0, split));
   return throughMessages(head, split > 0, prompt.slice(split))
@@ -61,17 +61,22 @@ const runs = new WeakMap<object, Run>();
  * objects (toPrompt converts each message once), so while the messages hashed before are the prompt's first ones,
  * only the new ones are hashed; otherwise (a trimmed or rewritten conversation) it starts over.
  */
-function throughMessages(head: string, afterSystem: boolean, messages: object[]): Hash {
-  const first = messages[0];
-  if (!first) return createHash("sha256").update(head);
+function throughMessages(head: string, afterSystem: boolean, prompt: object[]): Hash {
+  // Prompt cache marks are provider options, not what is asked: the unmarked messages are hashed. Only a few
+  // messages are marked (copies), so the others are compared as they are, without a lookup each.
+  const messageAt = (i: number): object => unmarked(prompt[i]!);
+  const hashedAt = (m: object, i: number) => prompt[i] === m || messageAt(i) === m;
+  if (prompt.length === 0) return createHash("sha256").update(head);
+  const first = messageAt(0);
   let run = runs.get(first);
-  if (run?.head !== head || run.hashed.length > messages.length || run.hashed.some((m, i) => m !== messages[i])) {
+  if (run?.head !== head || run.hashed.length > prompt.length || !run.hashed.every(hashedAt)) {
     run = { head, hashed: [], hash: createHash("sha256").update(head) };
     runs.set(first, run);
   }
-  for (const message of messages.slice(run.hashed.length)) {
+  for (let i = run.hashed.length; i < prompt.length; i++) {
+    const message = messageAt(i);
     // The message's text is hashed and dropped: a long turn's conversation is not held twice in the isolate.
-    run.hash.update((afterSystem || run.hashed.length > 0 ? "," : "") + canonicalJson(message));
+    run.hash.update((afterSystem || i > 0 ? "," : "") + canonicalJson(message));
     run.hashed.push(message);
   }
   return run.hash;
@@ -94,7 +99,7 @@ function frame(model: string, options: LanguageModelV3CallOptions, system: objec
   // Prompt cache marks are provider options, not what is asked: the fingerprint reads the unmarked parts.
   const text = canonicalJson({ model, prompt: PLACE, tools: tools && once(unmarked(tools)), toolChoice, temperature, maxOutputTokens, responseFormat });
   const at = text.indexOf(PLACE.text);
-  return { head: `${text.slice(0, at)}[${system.map((m) => canonicalJson(m)).join(",")}`, tail: `]${text.slice(at + PLACE.text.length)}` };
+  return { head: `${text.slice(0, at)}[${system.map((m) => canonicalJson(unmarked(m))).join(",")}`, tail: `]${text.slice(at + PLACE.text.length)}` };
 }
 
 function base64(bytes: Uint8Array): string {
