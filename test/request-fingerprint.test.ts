@@ -29,7 +29,7 @@ describe("model.requested request_hash", () => {
   it("is the same for the same request in another session, and differs with a tool result, the instructions or a tool schema", async () => {
     const first = await hashes("Be brief.");
     expect(first).toHaveLength(2);
-    for (const h of first) expect(h).toMatch(/^v2:[0-9a-f]{64}$/);
+    for (const h of first) expect(h).toMatch(/^[0-9a-f]{64}$/);
     expect(first[0]).not.toBe(first[1]);
     // Step 2 carries the tool's result, which differs: the echo endpoint answers with the session id it was sent.
     const again = await hashes("Be brief.");

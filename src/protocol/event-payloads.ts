@@ -196,9 +196,7 @@ export const EVENT_PAYLOADS = {
     request_hash: z
       .string()
       .optional()
-      .describe(
-        '"v2:" and the SHA-256 of the request (model, system prompt, messages as a hash chain, tool schemas, parameters); bare hex (the whole request hashed at once) in logs recorded before it, absent in older ones',
-      ),
+      .describe("SHA-256 of the request (model, system prompt, messages, tool schemas, parameters); absent in logs recorded before it"),
   }),
   "model.delta": z.object({ text: z.string() }),
   "model.completed": z.object({

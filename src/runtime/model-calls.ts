@@ -223,7 +223,7 @@ async function callModel(
   const { setup } = level.run;
   request = { ...request, messages: await withFiles(request.messages, turn.ports.readFile, turn.withFiles) };
   const options = callOptions({ ...request, signal: turn.signal });
-  const request_hash = await requestFingerprint(modelName, options);
+  const request_hash = requestFingerprint(modelName, options);
   turn.signal.throwIfAborted();
   turn.checkWallClock();
   turn.charge("llm_calls");

@@ -7,7 +7,7 @@
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
 import type { EventDraft } from "../protocol/events";
 import { REPLAY_METADATA } from "./model-stream";
-import { fingerprintVersion, requestFingerprint } from "./request-fingerprint";
+import { requestFingerprint } from "./request-fingerprint";
 import type { Usage } from "./turn-state";
 
 export interface RecordedCall {
@@ -123,7 +123,7 @@ export class RecordedModel implements LanguageModelV3 {
     const recorded = this.recording.calls[this.made];
     this.made += 1;
     if (!this.divergence) {
-      const reason = await this.mismatch(recorded, options);
+      const reason = this.mismatch(recorded, options);
       if (!reason && recorded) return { stream: replayed(recorded) };
       this.diverge(reason ?? "the recording has no more model calls");
     }
@@ -131,13 +131,10 @@ export class RecordedModel implements LanguageModelV3 {
     return this.live.doStream(options);
   }
 
-  private async mismatch(recorded: RecordedCall | undefined, options: LanguageModelV3CallOptions): Promise<string | null> {
+  private mismatch(recorded: RecordedCall | undefined, options: LanguageModelV3CallOptions): string | null {
     if (!recorded) return this.recording.cut ? `the recording ends here: ${this.recording.cut}` : "the recorded turn made no more model calls";
     if (!recorded.request_hash) return "the recording has no request fingerprint";
-    // A recording made before the current fingerprint is compared with the algorithm it was made with.
-    const version = fingerprintVersion(recorded.request_hash);
-    if (!version) return "the recording's request fingerprint is of a version this runtime does not know";
-    const hash = await requestFingerprint(this.spec, options, version);
+    const hash = requestFingerprint(this.spec, options);
     return hash === recorded.request_hash ? null : "the request differs from the recorded one (messages, tool schemas or parameters)";
   }
 

@@ -2,11 +2,11 @@
 // parameters, hashed from a canonical JSON form. model.requested records it, so a replay of the turn can tell
 // whether the request it would send now is the recorded one (and answer it from the recording) or not.
 //
-// Version 2 ("v2:<hex>", issue 38) hashes the messages as a chain seeded with the hash of the rest of the request
-// (model, system prompt, tool schemas, parameters), each link the hash of the one before and the message's
-// canonical text, so a step hashes only the messages that are new: the whole prompt hashed at every step cost a
-// time that grew with the turn. Version 1 (bare hex: logs recorded before) hashed the whole
-// canonical request at once; a replay compares a recorded fingerprint with the same version's.
+// The canonical text repeats the conversation so far at every step, so it is not built and hashed whole: a
+// SHA-256 state over the text up to each message is kept, and a step hashes only its new messages and the text
+// after them. The hash is the same as of the whole text at once (logs recorded before replay).
+
+import { createHash, type Hash } from "node:crypto";
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { unmarked } from "./prompt-cache";
 
@@ -30,71 +30,76 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-export type FingerprintVersion = "v1" | "v2";
-
-/** The version of a recorded fingerprint; null for one this runtime does not know. */
-export function fingerprintVersion(hash: string): FingerprintVersion | null {
-  if (/^[0-9a-f]{64}$/.test(hash)) return "v1";
-  if (/^v2:[0-9a-f]{64}$/.test(hash)) return "v2";
-  return null;
+/**
+ * SHA-256 (hex) of the call as it goes to the provider (prompt, tool schemas, parameters) for the model spec
+ * `model`, from its canonical JSON; the recorded model of a replay hashes the calls it is asked the same way.
+ */
+export function requestFingerprint(model: string, options: LanguageModelV3CallOptions): string {
+  const { prompt } = options;
+  const split = leadingSystem(prompt);
+  const { head, tail } = frame(model, options, prompt.slice(0, split));
+  return throughMessages(head, split > 0, prompt.slice(split))
+    .copy()
+    .update(tail)
+    .digest("hex");
 }
 
 /**
- * The fingerprint (current version, v2) of the call as it goes to the provider (prompt, tool schemas,
- * parameters) for the model spec `model`; the recorded model of a replay hashes the calls it is asked the same way.
+ * A conversation's hashing so far, by its first message after the system prompt (each turn's conversation, each
+ * sub-agent's, has its own): the text before the messages, the messages hashed, and the hash state after them.
  */
-export async function requestFingerprint(model: string, options: LanguageModelV3CallOptions, version: FingerprintVersion = "v2"): Promise<string> {
-  const canonical = (m: object) => once(unmarked(m));
-  if (version === "v1") return sha256Hex(canonicalRequest(model, options, options.prompt.map(canonical)));
-  const leading = options.prompt.findIndex((m) => m.role !== "system");
-  const split = leading === -1 ? options.prompt.length : leading;
-  const seed = await seedOf(canonicalRequest(model, options, options.prompt.slice(0, split).map(canonical)));
-  return `v2:${await promptChain(seed, options.prompt.slice(split))}`;
+interface Run {
+  head: string;
+  hashed: object[];
+  hash: Hash;
 }
 
-/** The last seed hashed: a turn's steps share it (same model, system prompt and tools), so it is hashed once. */
-let lastSeed = { text: "", hash: "" };
+const runs = new WeakMap<object, Run>();
 
-async function seedOf(text: string): Promise<string> {
-  if (lastSeed.text !== text) lastSeed = { text, hash: await sha256Hex(text) };
-  return lastSeed.hash;
+/**
+ * The hash state after `head` and the messages. Each step's prompt repeats the conversation so far, the same
+ * objects (toPrompt converts each message once), so while the messages hashed before are the prompt's first ones,
+ * only the new ones are hashed; otherwise (a trimmed or rewritten conversation) it starts over.
+ */
+function throughMessages(head: string, afterSystem: boolean, prompt: object[]): Hash {
+  // Prompt cache marks are provider options, not what is asked: the unmarked messages are hashed. Only a few
+  // messages are marked (copies), so the others are compared as they are, without a lookup each.
+  const messageAt = (i: number): object => unmarked(prompt[i]!);
+  const hashedAt = (m: object, i: number) => prompt[i] === m || messageAt(i) === m;
+  if (prompt.length === 0) return createHash("sha256").update(head);
+  const first = messageAt(0);
+  let run = runs.get(first);
+  if (run?.head !== head || run.hashed.length > prompt.length || !run.hashed.every(hashedAt)) {
+    run = { head, hashed: [], hash: createHash("sha256").update(head) };
+    runs.set(first, run);
+  }
+  for (let i = run.hashed.length; i < prompt.length; i++) {
+    const message = messageAt(i);
+    // The message's text is hashed and dropped: a long turn's conversation is not held twice in the isolate.
+    run.hash.update((afterSystem || i > 0 ? "," : "") + canonicalJson(message));
+    run.hashed.push(message);
+  }
+  return run.hash;
 }
 
-function canonicalRequest(model: string, options: LanguageModelV3CallOptions, prompt: unknown): string {
+function leadingSystem(prompt: LanguageModelV3CallOptions["prompt"]): number {
+  const at = prompt.findIndex((m) => m.role !== "system");
+  return at === -1 ? prompt.length : at;
+}
+
+/** No canonical text holds a raw control character (JSON escapes them), so this marks the messages' place. */
+const PLACE = new Canonical("\u0000");
+
+/**
+ * The canonical text of the request before its messages (up to `"prompt":[` and the system messages) and after
+ * them (from the closing bracket): its keys are sorted, so the prompt sits between model and the parameters.
+ */
+function frame(model: string, options: LanguageModelV3CallOptions, system: object[]): { head: string; tail: string } {
   const { tools, toolChoice, temperature, maxOutputTokens, responseFormat } = options;
   // Prompt cache marks are provider options, not what is asked: the fingerprint reads the unmarked parts.
-  return canonicalJson({ model, prompt, tools: tools && once(unmarked(tools)), toolChoice, temperature, maxOutputTokens, responseFormat });
-}
-
-/** Each message's link: the chain before it, and the chain with it. */
-const links = new WeakMap<object, { before: string; after: string }>();
-
-/**
- * The hash chain of the prompt's messages. Each step's prompt repeats the conversation so far, the same objects
- * (toPrompt converts each message once), so a message's link is kept by identity and is hashed again only when
- * what precedes it changed.
- */
-async function promptChain(seed: string, messages: LanguageModelV3CallOptions["prompt"]): Promise<string> {
-  let chain = seed;
-  for (const m of messages) {
-    const message = unmarked(m);
-    const link = links.get(message);
-    if (link?.before === chain) {
-      chain = link.after;
-      continue;
-    }
-    // Canonical JSON holds no raw newline, so the separator keeps every link unambiguous. The text is not kept
-    // (the link is): a long turn's conversation is not held twice in the isolate.
-    const after = await sha256Hex(`${chain}\n${canonicalJson(message)}`);
-    links.set(message, { before: chain, after });
-    chain = after;
-  }
-  return chain;
-}
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const text = canonicalJson({ model, prompt: PLACE, tools: tools && once(unmarked(tools)), toolChoice, temperature, maxOutputTokens, responseFormat });
+  const at = text.indexOf(PLACE.text);
+  return { head: `${text.slice(0, at)}[${system.map((m) => canonicalJson(unmarked(m))).join(",")}`, tail: `]${text.slice(at + PLACE.text.length)}` };
 }
 
 function base64(bytes: Uint8Array): string {
@@ -105,7 +110,7 @@ function base64(bytes: Uint8Array): string {
 
 const seen = new WeakMap<object, Canonical>();
 
-/** A part's canonical text, kept by identity: conversation parts and tool schemas never change once made. */
+/** The tool schemas' canonical text, kept by identity: a turn's steps share them, and they never change once made. */
 function once(value: object): Canonical {
   let canonical = seen.get(value);
   if (!canonical) {

@@ -2,7 +2,6 @@
 // once with a scripted model, then again with the recorded model over a live model that counts its calls, and
 // with the recorded tools over tools that count their runs.
 
-import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
 import type { EventDraft } from "../../src/protocol/events";
 import { type Divergence, RecordedModel, recordedCalls, recordingOf } from "../../src/runtime/recorded-model";
@@ -11,6 +10,7 @@ import { canonicalJson, requestFingerprint } from "../../src/runtime/request-fin
 import type { ToolDefinition } from "../../src/runtime/tools/types";
 import type { TurnSetup } from "../../src/runtime/turn-context";
 import { callTools, defineTool, makeSetup, runNewTurn, say, scriptedModel } from "./support/mock-model";
+import { wholeRequestHash } from "./support/whole-request-hash";
 
 /** Runs of the lookup tool of the last lookup() made. */
 let lookups = 0;
@@ -62,7 +62,7 @@ describe("RecordedModel", () => {
   it("reads a turn's model calls from its events: request hash, text, tool calls, usage", async () => {
     const calls = recordedCalls(await record());
     expect(calls).toHaveLength(3);
-    for (const c of calls) expect(c.request_hash).toMatch(/^v2:[0-9a-f]{64}$/);
+    for (const c of calls) expect(c.request_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(calls.map((c) => c.tool_calls.map((t) => [t.tool_call_id, t.name, t.args]))).toEqual([
       [["call_1", "lookup", { word: "fork" }]],
       [["call_2", "lookup", { word: "branch" }]],
@@ -139,34 +139,18 @@ describe("RecordedModel", () => {
   });
 });
 
-describe("fingerprint versions", () => {
-  /** The recording with each model.requested's request_hash replaced by `rehash` of the call's options. */
-  async function rehashed(rehash: (options: LanguageModelV3CallOptions) => Promise<string>): Promise<EventDraft[]> {
+describe("recordings made before the incremental fingerprint", () => {
+  it("replay from the recording: their hashes, of each whole request at once, are the ones made now", async () => {
     const { events, calls } = await recordWithCalls();
     let i = 0;
-    const out: EventDraft[] = [];
-    for (const e of events) {
-      if (e.type !== "model.requested") out.push(e);
-      else out.push({ ...e, payload: { ...e.payload, request_hash: await rehash(calls[i++]!) } });
-    }
-    return out;
-  }
-
-  it("replays a recording made before version 2 (bare-hex fingerprints of the whole request) from the recording", async () => {
-    const old = await rehashed((options) => requestFingerprint("openai:gpt-4o", options, "v1"));
-    const hashes = old.filter((e) => e.type === "model.requested").map((e) => (e.payload as { request_hash: string }).request_hash);
-    for (const h of hashes) expect(h).toMatch(/^[0-9a-f]{64}$/);
+    // The recording as a log from before has it: each request_hash the SHA-256 of the whole canonical request.
+    const old = events.map((e) =>
+      e.type === "model.requested" ? { ...e, payload: { ...e.payload, request_hash: wholeRequestHash("openai:gpt-4o", calls[i++]!) } } : e,
+    );
+    expect(i).toBe(3);
     expect(await replay(old, scriptedModel())).toMatchObject({ divergences: [], live: 0, output: "A fork is a branch." });
-    // The old algorithm still tells a changed request apart.
     const changed = await replay(old, scriptedModel(say("Forks split.")), { config: { instructions: "Be terse." } });
     expect(changed.divergences).toEqual([{ step: 1, reason: expect.stringContaining("request differs") }]);
-  });
-
-  it("names a fingerprint of a version it does not know as the reason the replay goes live", async () => {
-    const unknown = await rehashed(async () => `v9:${"0".repeat(64)}`);
-    const result = await replay(unknown, scriptedModel(say("Live.")));
-    expect(result.divergences).toEqual([{ step: 1, reason: "the recording's request fingerprint is of a version this runtime does not know" }]);
-    expect(result).toMatchObject({ live: 1, output: "Live." });
   });
 });
 
