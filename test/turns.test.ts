@@ -389,7 +389,9 @@ describe("durability", () => {
         "schema_version",
       ]),
     );
-    expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(SESSION_MIGRATIONS.length);
+    expect(await runInDurableObject(stub(sid), (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM schema_version").one().n)).toBe(
+      SESSION_MIGRATIONS.length,
+    );
   });
 
   it("loses nothing across a restart between turns, and the read model equals a replay of the log", async () => {

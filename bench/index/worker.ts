@@ -2,8 +2,8 @@
 // shards' batch import (the path rows take when the index moves), single-row upserts as sessions write them,
 // and filtered pages through the same fan-out and merge as GET /v1/sessions.
 
-import { type IndexLayout, indexShard, listAcross, shardAt, shardOf } from "../../src/durable/index-shards";
 import type { IndexRows } from "../../src/durable/index-shard-tables";
+import { type IndexLayout, indexShard, listAcross, shardAt, shardOf } from "../../src/durable/index-shards";
 import type { Env } from "../../src/env";
 import type { SessionListQuery, SessionSummary, UsageDay } from "../../src/protocol/session-list";
 
