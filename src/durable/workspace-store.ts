@@ -1,9 +1,12 @@
 // The workspace tools' file tree, in R2 under the session's prefix and the policy's workspace root. Paths
-// arrive already checked (src/runtime/tools/workspace-path.ts); this only maps them to object keys.
+// arrive already checked (src/runtime/tools/workspace-path.ts); this only maps them to object keys. The
+// session's files (file-store.ts) are reachable too, read-only.
 import type { WorkspaceStore } from "../runtime/tools/types";
+import { fileStore } from "./file-store";
 
 export function r2Workspace(bucket: R2Bucket, sessionId: string, root: string): WorkspaceStore {
   const base = `sessions/${sessionId}/workspace${root === "/" ? "" : root}/`;
+  const files = fileStore(bucket, sessionId);
   return {
     async read(path) {
       const object = await bucket.get(base + path);
@@ -16,6 +19,13 @@ export function r2Workspace(bucket: R2Bucket, sessionId: string, root: string): 
     async list(prefix, limit) {
       const listed = await bucket.list({ prefix: base + prefix, limit });
       return listed.objects.map((o) => ({ path: o.key.slice(base.length), bytes: o.size }));
+    },
+    async files() {
+      return (await files.list()).map(({ file_id, media_type, filename, size }) => ({ file_id, media_type, filename, size }));
+    },
+    async fileBytes(fileId) {
+      const object = await files.get(fileId);
+      return object ? new Uint8Array(await object.arrayBuffer()) : null;
     },
   };
 }

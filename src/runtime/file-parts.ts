@@ -1,8 +1,10 @@
 // Files in the conversation: a turn's user message holds references to session files (in the checkpoint and
 // the history, so neither SQLite nor the log holds their bytes); each model call reads the bytes and hands
 // them to the provider as the AI SDK's file parts (images as images, PDFs as documents). Text-like files go
-// as text with their name, as a provider that takes no such file would refuse it.
-import type { FilePart, ModelMessage, TextPart, UserContent } from "ai";
+// as text with their name, as a provider that takes no such file would refuse it. A workspace_read of an
+// image or PDF (tools/session-files.ts) hands the model the file the same way: tool results carry only text
+// with most providers, so the file follows the step's results as a user message of file references.
+import type { FilePart, ModelMessage, TextPart, ToolContent, UserContent } from "ai";
 import type { FileRef } from "../protocol/input-parts";
 
 /** How a reference is written in a file part's `data`; no base64 or URL starts so. */
@@ -47,34 +49,67 @@ const refOf = (part: UserContent[number]): string | null =>
 
 const TEXT_LIKE = /^(text\/|application\/json$)/;
 
+/** A media type given to the model as text rather than as a file. */
+export const isTextLike = (mediaType: string): boolean => TEXT_LIKE.test(mediaType);
+
+/** The result of a workspace_read of a file the model receives as a file part after the step's results. */
+export interface AttachedFile {
+  attached_file: FileRef;
+  note: string;
+}
+
+const ATTACHING_TOOL = "workspace_read";
+
+export const attachedFile = (ref: FileRef): AttachedFile => ({
+  attached_file: ref,
+  note: "The file's content follows the tool results as a file in a user message.",
+});
+
+function attachedRefs(m: ModelMessage): FileRef[] {
+  if (m.role !== "tool") return [];
+  return (m.content as ToolContent).flatMap((p) => {
+    if (p.type !== "tool-result" || p.toolName !== ATTACHING_TOOL || p.output.type !== "json") return [];
+    const ref = (p.output.value as Partial<AttachedFile> | null)?.attached_file;
+    return ref && typeof ref.file_id === "string" ? [ref] : [];
+  });
+}
+
 async function resolvedPart(part: FilePart, fileId: string, read: ReadFile): Promise<FilePart | TextPart> {
   const name = part.filename ?? fileId;
   const file = await read(fileId);
   if (!file) return { type: "text", text: `[file ${name} (${part.mediaType}) is no longer available]` };
-  if (TEXT_LIKE.test(file.media_type)) return { type: "text", text: `[file ${name} (${file.media_type})]\n${new TextDecoder().decode(file.bytes)}` };
+  if (isTextLike(file.media_type)) return { type: "text", text: `[file ${name} (${file.media_type})]\n${new TextDecoder().decode(file.bytes)}` };
   return { type: "file", data: file.bytes, mediaType: file.media_type, ...(part.filename ? { filename: part.filename } : {}) };
 }
 
 /**
- * The messages with their file references replaced by the files. A message with none is returned as it is,
- * and each resolved one is kept (by identity) in `cache`, so later steps of the turn reuse it and the model
+ * The messages with their file references replaced by the files, and the files tools read given after their
+ * results. A message with none is returned as it is, and each resolved one is kept (by identity) in `cache`
+ * (a tool message's entry is the message of its files), so later steps of the turn reuse it and the model
  * stream's per-message conversion (model-stream.ts) still finds it.
  */
 export async function withFiles(messages: ModelMessage[], read: ReadFile, cache: WeakMap<ModelMessage, ModelMessage>): Promise<ModelMessage[]> {
-  if (!messages.some(hasRefs)) return messages;
-  return Promise.all(
-    messages.map(async (m) => {
-      if (!hasRefs(m)) return m;
-      let resolved = cache.get(m);
-      if (!resolved) {
-        const content = m.content as Exclude<UserContent, string>;
-        const parts = await Promise.all(content.map((p) => (refOf(p) ? resolvedPart(p as FilePart, refOf(p)!, read) : p)));
-        resolved = { role: "user", content: parts };
-        cache.set(m, resolved);
-      }
-      return resolved;
-    }),
-  );
+  if (!messages.some((m) => hasRefs(m) || attachedRefs(m).length > 0)) return messages;
+  const resolvedOnce = async (m: ModelMessage, withRefs: () => ModelMessage): Promise<ModelMessage> => {
+    let resolved = cache.get(m);
+    if (!resolved) {
+      const content = withRefs().content as Exclude<UserContent, string>;
+      const parts = await Promise.all(content.map((p) => (refOf(p) ? resolvedPart(p as FilePart, refOf(p)!, read) : p)));
+      resolved = { role: "user", content: parts };
+      cache.set(m, resolved);
+    }
+    return resolved;
+  };
+  const out: ModelMessage[] = [];
+  // A step's results may span consecutive tool messages (model-stream.ts joins them): the files follow them all.
+  const files: ModelMessage[] = [];
+  for (const m of messages) {
+    if (m.role !== "tool") out.push(...files.splice(0));
+    const attached = attachedRefs(m);
+    out.push(hasRefs(m) ? await resolvedOnce(m, () => m) : m);
+    if (attached.length > 0) files.push(await resolvedOnce(m, () => userMessage("[files read by workspace_read]", attached)));
+  }
+  return [...out, ...files];
 }
 
 function hasRefs(m: ModelMessage): boolean {

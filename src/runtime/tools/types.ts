@@ -1,4 +1,5 @@
 // What a tool is to the engine: a JSON Schema for the model, governance flags, and an executor.
+import type { FileRef } from "../../protocol/input-parts";
 import type { RecallHit } from "../../protocol/memory";
 import type { PermissionClass } from "../../protocol/tool-classes";
 
@@ -38,6 +39,10 @@ export interface WorkspaceStore {
   /** Returns the bytes written. */
   write(path: string, content: string): Promise<number>;
   list(prefix: string, limit: number): Promise<{ path: string; bytes: number }[]>;
+  /** The session's files (uploads, attachments, files tools returned: docs/guides/files.md), oldest first. */
+  files(): Promise<FileRef[]>;
+  /** A session file's bytes; null when the session has no such file. */
+  fileBytes(fileId: string): Promise<Uint8Array | null>;
 }
 
 export interface MemoryStore {

@@ -69,6 +69,8 @@ export class MemoryPorts implements TurnPorts {
           .filter(([p]) => p.startsWith(prefix))
           .slice(0, limit)
           .map(([path, c]) => ({ path, bytes: new TextEncoder().encode(c).byteLength })),
+      files: async () => [],
+      fileBytes: async () => null,
     },
     memory: {
       get: (key) => this.memory.get(key) ?? null,
