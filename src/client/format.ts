@@ -107,6 +107,7 @@ export class ChatRenderer {
       "output.spilled",
       "artifact.created",
       "memory.updated",
+      "memory.loaded",
       "memory.recalled",
       "message.injected",
       "cost.recorded",

@@ -5,6 +5,7 @@
 import { ApiError } from "../protocol/errors";
 import type { PayloadOf, RuntimeEvent } from "../protocol/events";
 import type { FileRef } from "../protocol/input-parts";
+import { loadedWorkingMemory } from "../runtime/memory/working-memory";
 import { recordedDecisions } from "../runtime/recorded-decisions";
 import { recordingOf } from "../runtime/recorded-model";
 import { recordedResults } from "../runtime/recorded-tools";
@@ -21,7 +22,10 @@ export type ReplaySource = {
   /** The files the turn was submitted with. */
   files?: FileRef[];
   messages_json: string;
-  /** JSON {calls, cut, results, decisions}: the completed model calls, why the turn ended early (or null), the tool results, the human decisions. */
+  /**
+   * JSON {calls, cut, results, recalled, working, decisions}: the completed model calls, why the turn ended early (or null),
+   * the tool results, the automatic recall, the working memory shown, the human decisions.
+   */
   recording_json: string;
   /** JSON: the turn's side of the comparison. */
   original_json: string;
@@ -46,6 +50,7 @@ export function replaySource(store: SessionStore, turnId: string): ReplaySource 
       ...recordingOf(events),
       results: recordedResults(events),
       recalled: recordedRecall(events),
+      working: loadedWorkingMemory(events),
       decisions: recordedDecisions(events),
     }),
     original_json: JSON.stringify(turnSide(events)),

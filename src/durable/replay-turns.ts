@@ -2,7 +2,7 @@
 // match and live from the first that differs (replay.diverged), its tools answer from the recorded results or
 // run again, and its end adds replay.completed, the comparison with the original, in the same commit.
 import type { EventDraft, RuntimeEvent } from "../protocol/events";
-import type { MemoryRecalled } from "../protocol/memory";
+import type { MemoryLoaded, MemoryRecalled } from "../protocol/memory";
 import type { TurnSetup } from "../runtime/loop";
 import { decisionsFrom, REPLAY_DECIDER, type RecordedAnswer } from "../runtime/recorded-decisions";
 import { type Divergence, isCutCall, type RecordedCall, RecordedModel } from "../runtime/recorded-model";
@@ -59,6 +59,12 @@ export class ReplayTurns {
   recalled(turnId: string): MemoryRecalled | null {
     const row = this.replayed(turnId);
     return row ? ((JSON.parse(row.recording_json) as { recalled?: MemoryRecalled | null }).recalled ?? null) : null;
+  }
+
+  /** The replayed turn's recorded working memory reads, in order (none: `turnId` is not the replayed turn, or it showed none). */
+  working(turnId: string): MemoryLoaded[] {
+    const row = this.replayed(turnId);
+    return row ? ((JSON.parse(row.recording_json) as { working?: MemoryLoaded[] }).working ?? []) : [];
   }
 
   /** replay.completed for the end of `turnId` (`ending`: its last events, not yet stored), when it is the replayed turn. */

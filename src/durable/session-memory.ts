@@ -5,8 +5,7 @@
 import { embedMany } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
 import { type EventDraft, isTerminalTurnEvent } from "../protocol/events";
-import type { RecallEntry, RecallHit } from "../protocol/memory";
-import { type Json, workingMemoryPrompt } from "../runtime/memory/working-memory";
+import type { MemoryLoaded, RecallEntry, RecallHit } from "../protocol/memory";
 import { resolveEmbeddingModel } from "../runtime/models";
 import { type ResourceMemoryPort, ToolError } from "../runtime/tools/types";
 import { providerEnv } from "./providers";
@@ -31,13 +30,14 @@ function resourceOf(s: MemorySession) {
   return rid === null ? null : { rid, stub: resourceMemory(s.bindings(), rid) };
 }
 
-/** The system prompt's working memory section for a turn of `config`; null without a resource or `memory.working`. */
-export async function workingMemorySection(s: MemorySession, config: AgentConfig): Promise<string | null> {
+/** The working memory a turn of `config` is shown, as memory.loaded records it; null without a resource or `memory.working`. */
+export async function workingMemoryFor(s: MemorySession, config: AgentConfig): Promise<MemoryLoaded | null> {
   const working = config.memory?.working;
   const target = resourceOf(s);
   if (!working || !target) return null;
-  const stored = await target.stub.working(workingScope(config).scope, working.template);
-  return workingMemoryPrompt(JSON.parse(stored.json) as Json, config.tools.includes("update_working_memory"));
+  const { scope, agent } = workingScope(config);
+  const stored = await target.stub.working(scope, working.template);
+  return { resource_id: target.rid, agent, version: stored.version, document: JSON.parse(stored.json) as Record<string, unknown> };
 }
 
 /** Embeddings with the session agent's memory.recall.embedding_model, in order; undefined without one. */

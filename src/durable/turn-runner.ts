@@ -172,7 +172,7 @@ export class TurnRunner {
       },
       handoff: async (e, config, reason) => {
         const mcp = await this.setups.discover(config);
-        const memory = await this.setups.workingMemory(config);
+        const memory = await this.setups.workingMemory(config, state.turn_id, false, this.replays.working(state.turn_id));
         if (this.executor !== e) throw new TurnTakenError("turn no longer owned by this executor");
         const setup = this.setups.setupFor(config, mcp, memory, recalled);
         const from = this.s.agent().name;
@@ -189,7 +189,7 @@ export class TurnRunner {
       const config = this.s.agent();
       // The tools of the agent's MCP servers are known only now; servers that do not answer are left out.
       const mcp = await this.setups.discover(config);
-      const memory = await this.setups.workingMemory(config);
+      const memory = await this.setups.workingMemory(config, state.turn_id, true, this.replays.working(state.turn_id));
       const recall = await this.setups.recall(config, state.turn_id, this.replays.recalled(state.turn_id));
       recalled = recall.section;
       let setup: TurnSetup;

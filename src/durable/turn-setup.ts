@@ -4,10 +4,11 @@ import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
 import { errorMessage } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
-import type { MemoryRecalled } from "../protocol/memory";
+import type { MemoryLoaded, MemoryRecalled } from "../protocol/memory";
 import { budgetMaxima } from "../runtime/budget-limits";
 import type { TurnSetup } from "../runtime/loop";
 import { recalledPrompt, withinBudget } from "../runtime/memory/auto-recall";
+import { type Json, loadedWorkingMemory, workingMemoryPrompt } from "../runtime/memory/working-memory";
 import { resolveModel } from "../runtime/models";
 import { parsePriceOverrides } from "../runtime/pricing";
 import { discoverMcpTools, McpConnections, type McpDiscovery } from "../runtime/tools/mcp-client";
@@ -16,11 +17,11 @@ import { parseAllowlist } from "../runtime/url-allowlist";
 import { orchestrationLimits } from "./orchestration-steps";
 import { providerEnv } from "./providers";
 import type { SessionContext } from "./session-context";
-import { recallFor, workingMemorySection } from "./session-memory";
+import { recallFor, workingMemoryFor } from "./session-memory";
 
-/** The working memory read for a turn: its prompt section (null: none), or why it could not be read. */
-export type WorkingMemoryRead = { section: string | null; warning: string | null };
-const NO_MEMORY: WorkingMemoryRead = { section: null, warning: null };
+/** The working memory read for a turn: its prompt section (null: none) and what to record (memory.loaded, or a warning). */
+export type WorkingMemoryRead = { section: string | null; drafts: EventDraft[] };
+const NO_MEMORY: WorkingMemoryRead = { section: null, drafts: [] };
 /** A turn's automatic recall: its prompt section (null: none) and what to record (memory.recalled, or a warning). */
 export type RecallRead = { section: string | null; drafts: EventDraft[] };
 const NO_RECALL: RecallRead = { section: null, drafts: [] };
@@ -65,12 +66,26 @@ export class TurnSetups {
     return [...resolveToolbelt(config, this.s.policy(), mcp.tools).values()].map(describeTool);
   }
 
-  /** The working memory of the session's resource for a turn of `config`; never fails (a memory object that does not answer is a warning). */
-  async workingMemory(config: AgentConfig): Promise<WorkingMemoryRead> {
+  /**
+   * The working memory `turnId` shows a turn of `config`: the resource's document, read and recorded
+   * (memory.loaded). With `keep` (the turn's start), a resumed turn keeps the document it recorded; a replayed
+   * one takes the `recorded` turn's (one per read, in order: the start, then each handoff) and reads nothing (a
+   * replay must not depend on the resource's memory now). Never fails: a memory object that does not answer is
+   * a warning and the turn runs without it.
+   */
+  async workingMemory(config: AgentConfig, turnId: string, keep: boolean, recorded: readonly MemoryLoaded[]): Promise<WorkingMemoryRead> {
+    const shown = loadedWorkingMemory(this.s.store.eventsOfTurn(turnId));
+    const section = (m: MemoryLoaded) => workingMemoryPrompt(m.document as Json, config.tools.includes("update_working_memory"));
+    const kept = keep ? shown.at(-1) : undefined;
+    if (kept) return { section: section(kept), drafts: [] };
+    const replayed = recorded[shown.length];
     try {
-      return { section: await workingMemorySection(this.s, config), warning: null };
+      const loaded = replayed ? { ...replayed, resource_id: null, replayed: true } : await workingMemoryFor(this.s, config);
+      if (!loaded) return NO_MEMORY;
+      return { section: section(loaded), drafts: [{ type: "memory.loaded", turn_id: turnId, payload: loaded }] };
     } catch (err) {
-      return { section: null, warning: `The working memory could not be read; the turn runs without it: ${errorMessage(err)}` };
+      const message = `The working memory could not be read; the turn runs without it: ${errorMessage(err)}`;
+      return { section: null, drafts: [{ type: "runtime.warning", turn_id: turnId, payload: { code: "working_memory_unavailable", message } }] };
     }
   }
 
@@ -98,15 +113,14 @@ export class TurnSetups {
     }
   }
 
-  /** A runtime.warning per MCP server or tool that discovery had to leave out, and for working memory that could not be read. */
+  /** A runtime.warning per MCP server or tool that discovery had to leave out, and what the working memory read records. */
   warnings(turnId: string, mcp: McpDiscovery, memory: WorkingMemoryRead = NO_MEMORY): EventDraft[] {
     const drafts: EventDraft[] = mcp.warnings.map((w) => ({
       type: "runtime.warning",
       turn_id: turnId,
       payload: { code: w.code, server: w.server, message: w.message },
     }));
-    if (memory.warning) drafts.push({ type: "runtime.warning", turn_id: turnId, payload: { code: "working_memory_unavailable", message: memory.warning } });
-    return drafts;
+    return [...drafts, ...memory.drafts];
   }
 
   catalogEvent(turnId: string, setup: TurnSetup): EventDraft {

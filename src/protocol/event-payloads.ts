@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { GUARDRAIL_STAGES } from "./guardrails";
 import { FileRef } from "./input-parts";
-import { MemoryRecalledSchema } from "./memory";
+import { MemoryLoadedSchema, MemoryRecalledSchema } from "./memory";
 
 const Usage = z
   .object({
@@ -313,6 +313,7 @@ export const EVENT_PAYLOADS = {
       patch: z.unknown().describe("the JSON merge patch (RFC 7396) applied"),
     })
     .describe("update_working_memory changed the resource's working memory (docs/guides/memory.md); carries the tool call's id"),
+  "memory.loaded": MemoryLoadedSchema,
   "memory.recalled": MemoryRecalledSchema,
   "runtime.warning": z.object({
     message: z.string(),

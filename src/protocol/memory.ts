@@ -86,3 +86,16 @@ export const MemoryRecalledSchema = z
   })
   .describe("automatic recall (memory.recall.auto) added earlier conversations of the resource to the turn's prompt (docs/guides/memory.md)");
 export type MemoryRecalled = z.infer<typeof MemoryRecalledSchema>;
+
+export const MemoryLoadedSchema = z
+  .object({
+    resource_id: z.string().nullable().describe("null in a replay: the document is the recorded turn's"),
+    agent: z.string().nullable().describe("the agent of an agent-scoped document; null for the resource's own"),
+    version: z.int().describe("the document's version (0 before the first write)"),
+    document: z.record(z.string(), z.unknown()).describe("the document as the turn's system prompt showed it (before any cut to the prompt's budget)"),
+    replayed: z.boolean().optional().describe("true: the document was taken from the replayed turn's memory.loaded, not read"),
+  })
+  .describe(
+    "the working memory (memory.working) shown to the model from the turn's start, or from a handoff to an agent with it (docs/guides/memory.md); a resumed turn keeps it",
+  );
+export type MemoryLoaded = z.infer<typeof MemoryLoadedSchema>;

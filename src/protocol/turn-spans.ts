@@ -129,6 +129,7 @@ const DESCRIBE: EventTable<[TurnSpan, TurnDraft], void> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.loaded",
     "memory.recalled",
     "message.injected",
     "cost.recorded",

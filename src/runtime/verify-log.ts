@@ -56,6 +56,7 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.loaded",
     "memory.recalled",
     "message.injected",
     "cost.recorded",

@@ -1,5 +1,7 @@
 // Working memory (docs/guides/memory.md): one JSON document per resource (or per resource and agent), changed by JSON merge
 // patches (RFC 7396) and checked against the agent's optional JSON Schema; and how it is shown to the model.
+import type { EventDraft } from "../../protocol/events";
+import type { MemoryLoaded } from "../../protocol/memory";
 import { schemaErrors } from "../json-schema";
 import type { JsonSchema } from "../tools/types";
 
@@ -37,4 +39,9 @@ export function workingMemoryPrompt(document: Json, canUpdate: boolean): string 
     text = `${text.slice(0, WORKING_MEMORY_PROMPT_CHARS)}\n... (cut: the document is longer than the prompt allows)`;
   const how = canUpdate ? " Keep it current with update_working_memory (a JSON merge patch) when you learn something lasting about the user." : "";
   return `Working memory (what is known about this user from earlier conversations):${how}\n${text}`;
+}
+
+/** The working memory a turn's log shows it was given (memory.loaded), in order: its start, then each handoff. */
+export function loadedWorkingMemory(events: readonly EventDraft[]): MemoryLoaded[] {
+  return events.flatMap((e) => (e.type === "memory.loaded" && !e.subagent_id ? [e.payload] : []));
 }

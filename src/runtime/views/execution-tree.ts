@@ -57,6 +57,7 @@ const FOLD: EventTable<[Nodes], void> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.loaded",
     "memory.recalled",
     "message.injected",
     "cost.recorded",

@@ -89,6 +89,7 @@ const FOLD: EventTable<[SessionView], SessionView> = {
     "output.spilled",
     "artifact.created",
     "memory.updated",
+    "memory.loaded",
     "memory.recalled",
     "message.injected",
     "cost.recorded",

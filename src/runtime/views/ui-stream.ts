@@ -109,6 +109,7 @@ export class TurnProjection {
       "context.compaction.completed",
       "output.spilled",
       "memory.updated",
+      "memory.loaded",
       "memory.recalled",
       "message.injected",
       "cost.recorded",

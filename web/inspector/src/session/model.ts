@@ -89,6 +89,7 @@ export class SessionModel {
       "context.compaction.started",
       "output.spilled",
       "memory.updated",
+      "memory.loaded",
       "memory.recalled",
       "replay.diverged",
       "replay.completed",
