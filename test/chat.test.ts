@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { api, createSession, events } from "./support/api";
 import { HeadlessChat, plain, until } from "./support/chat-client";
 import { chatOn, expectConsistent, partTypes, scriptedAgent, serverMessages, textOf } from "./support/chat-fixtures";
+import { requests } from "./support/fake-model";
 import { shortLivedToken } from "./support/tokens";
 
 describe("POST /v1/chat: a turn as the UI message stream", () => {
@@ -146,17 +147,47 @@ describe("POST /v1/chat: a turn as the UI message stream", () => {
     expect(chat.log.failures).toEqual([]);
   });
 
-  it("regenerate submits the same input as a new turn whose answer replaces the old one", async () => {
-    const { sid, chat } = await chatOn([{ text: "first answer" }, { text: "second answer" }]);
+  it("regenerate rolls back the last turn and answers its input again: the model and the reloaded messages no longer have the old answer", async () => {
+    const { sid, chat } = await chatOn([{ text: "first answer" }, { text: "second answer" }, { text: "third answer" }]);
     await chat.sendMessage({ text: "question" });
     const first = chat.lastMessage!.id;
+    const user = chat.messages[0]!.id;
     await chat.regenerate();
     expect(chat.messages).toHaveLength(2);
-    expect(chat.lastMessage!.id).not.toBe(first);
+    expect(chat.messages[0]!.id).toBe(user);
+    const second = chat.lastMessage!.id;
+    expect(second).not.toBe(first);
     expect(textOf(chat.lastMessage)).toBe("second answer");
-    const submitted = (await events(sid)).filter((e) => e.type === "turn.submitted");
-    expect(submitted.map((e) => e.payload.input)).toEqual(["question", "question"]);
+    const log = await events(sid);
+    expect(log.filter((e) => e.type === "turn.submitted").map((e) => e.payload.input)).toEqual(["question", "question"]);
+    expect(log.find((e) => e.type === "turn.rolled_back").payload).toMatchObject({ turn_id: first, by_turn_id: second });
+    const model = (await api("GET", `/v1/sessions/${sid}`)).body.agent.model.split(":")[1];
+    expect((await requests(model))[1].messages).toEqual([{ role: "user", content: "question" }]);
     await expectConsistent(chat, sid);
+
+    // The next message's model call has the regenerated answer only; the turns are those the client shows.
+    await chat.sendMessage({ text: "and then?" });
+    expect((await requests(model))[2].messages).toEqual([
+      { role: "user", content: "question" },
+      { role: "assistant", content: "second answer" },
+      { role: "user", content: "and then?" },
+    ]);
+    const turns = (await api("GET", `/v1/sessions/${sid}`)).body.turns.map((t: any) => t.turn_id);
+    expect(turns).toEqual([second, chat.lastMessage!.id]);
+    await expectConsistent(chat, sid);
+  });
+
+  it("regenerate of an answer that is not the last one is refused (409 naming the turn), and nothing changes", async () => {
+    const { sid, chat } = await chatOn([{ text: "one" }, { text: "two" }]);
+    await chat.sendMessage({ text: "a" });
+    const first = chat.lastMessage!.id;
+    await chat.sendMessage({ text: "b" });
+    const before = await events(sid);
+    await chat.regenerate({ messageId: first });
+    expect(chat.status).toBe("error");
+    const res = chat.log.exchanges.at(-1)!;
+    expect(res.status).toBe(409);
+    expect(await events(sid)).toEqual(before);
   });
 
   it("a planner's plan is a reasoning part; a sub-agent's work is a data-subagent part of its call", async () => {

@@ -6,6 +6,7 @@ import type { OnBusy } from "../protocol/busy";
 import { ApiError } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TurnTrace } from "../protocol/events";
 import type { FileRef } from "../protocol/input-parts";
+import type { RegenerateBody, TurnRegenerated } from "../protocol/operations/turns";
 import type { InjectResult, SubmitTurnBody, TurnAccepted, TurnSubmitted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
 import { redactStage, type Verdict } from "../runtime/guardrails/run";
@@ -16,6 +17,7 @@ import type { Capability } from "./session-capability";
 import type { SessionContext } from "./session-context";
 import type { TurnRow } from "./session-store";
 import { turnInput, turnInputs } from "./turn-attachments";
+import { submittedFiles } from "./turn-runner";
 
 /**
  * Turns that may wait in the queue. Live messages that are still in the inbox count too: those that arrive
@@ -37,6 +39,8 @@ export interface QueueRunner {
   startNext(): void;
   /** Cancels (or rolls back) the running turn for `byTurnId`, recording `drafts` (that turn's submission) in the same transaction. */
   supersede(byTurnId: string, drafts: EventDraft[], rollback: boolean): void;
+  /** Rolls back the ended turn `turnId` for `byTurnId`, recording `drafts` (that turn's submission) in the same transaction. */
+  rollBackEnded(turnId: string, byTurnId: string, drafts: EventDraft[]): void;
 }
 
 export class TurnQueue {
@@ -48,9 +52,9 @@ export class TurnQueue {
   /**
    * Queues a turn; it joins `trace` (the caller's, from its traceparent) or starts a trace of its own.
    * `source` names what submitted it when the runtime did (a due schedule). While a turn runs, `body.on_busy`
-   * decides (absent: enqueue): see docs/guides/busy-sessions.md.
+   * decides (absent: enqueue): see docs/guides/busy-sessions.md. `replaces` names an ended turn this one rolls back (regenerate).
    */
-  submit(body: TurnRequest, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource): TurnSubmitted {
+  submit(body: TurnRequest, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource, replaces?: string): TurnSubmitted {
     const { store } = this.s;
     const { input, verdicts } = this.redacted(body.input);
     body = { ...body, input };
@@ -108,11 +112,44 @@ export class TurnQueue {
       this.s.armAlarm();
       return { turn_id, status: debounce_ms ? "queued" : "accepted", superseded_turn_id: running.turn_id };
     }
+    if (replaces) {
+      this.runner.rollBackEnded(replaces, turn_id, drafts);
+      return { turn_id, status: "accepted" };
+    }
     if (queued) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore, turn_id] } });
     this.s.commit(drafts, openWindow(turn_id));
     this.runner.startNext();
     if (debounce_ms) this.s.armAlarm();
     return { turn_id, status: queued ? "queued" : "accepted" };
+  }
+
+  /**
+   * Answers the session's last turn again (docs/guides/busy-sessions.md): it is rolled back, running or ended, and a
+   * new turn with the input and files it was submitted with starts. A turn before the last, or a queued one, is refused.
+   */
+  regenerate(turnId: string, idempotency_key: string | undefined, trace?: TurnTrace): TurnRegenerated {
+    const { store } = this.s;
+    const turn = store.turn(turnId);
+    if (!turn) throw ApiError.notFound("Turn", turnId);
+    // A retry with the key answers the turn it started (it is the last turn now, not the one it names).
+    if (!(idempotency_key && store.turnByIdempotencyKey(idempotency_key))) this.checkLast(turnId);
+    const request = { input: turn.input, files: submittedFiles(store, turnId), ...(idempotency_key ? { idempotency_key } : {}) };
+    const running = store.runningTurn()?.turn_id === turnId;
+    const r = running ? this.submit({ ...request, on_busy: "rollback" }, trace) : this.submit(request, trace, undefined, turnId);
+    return { turn_id: r.turn_id, status: "accepted", rolled_back_turn_id: turnId, ...(r.duplicate ? { duplicate: true } : {}) };
+  }
+
+  /** Refuses to regenerate a turn that is not the session's last one, or that has not answered yet. */
+  private checkLast(turnId: string): void {
+    const last = this.s.view().turns.at(-1);
+    if (last?.turn_id !== turnId) {
+      const detail = last ? ` (its last turn is '${last.turn_id}')` : "";
+      throw new ApiError("conflict", `Turn '${turnId}' is not the session's last turn${detail}; only the last turn can be regenerated`, {
+        turn_id: turnId,
+        last_turn_id: last?.turn_id ?? null,
+      });
+    }
+    if (last.status === "queued") throw new ApiError("conflict", `Turn '${turnId}' is queued: it has no answer to regenerate yet`, { turn_id: turnId });
   }
 
   /** A live message: the running turn takes it before its next model call; with none running it is a new turn. */
@@ -210,10 +247,11 @@ export class TurnQueue {
     return turn;
   }
 
-  /** Its session operations: submitting, live messages, and queue control. */
+  /** Its session operations: submitting, regenerating, live messages, and queue control. */
   capability(): Capability {
     return {
       operations: {
+        regenerate: ({ params, body, trace }) => this.regenerate(params.turn_id!, (body as RegenerateBody | undefined)?.idempotency_key, trace),
         submitTurn: async ({ body, trace, via }) => {
           const { input, ...rest } = this.withDefault(body as SubmitTurnBody, via);
           const inputs = turnInputs(this.s.bindings(), this.s.row().session_id, this.s.agent().model);

@@ -4,7 +4,7 @@
 
 import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
-import { errorMessage } from "../protocol/errors";
+import { ApiError, errorMessage } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TerminalDraft } from "../protocol/events";
 import type { FileRef } from "../protocol/input-parts";
 import { turnOutcome } from "../protocol/turn-outcome";
@@ -108,6 +108,26 @@ export class TurnRunner {
    */
   supersede(byTurnId: string, drafts: EventDraft[], rollback: boolean): void {
     this.cut({ reason: rollback ? "rolled_back" : "superseded", by_turn_id: byTurnId }, drafts);
+  }
+
+  /**
+   * Rolls back the ended turn `turnId` for the turn `byTurnId` (regenerate): `drafts` (its submission) and
+   * turn.rolled_back are recorded as the turn's messages leave the history, in one transaction; then the new turn starts.
+   */
+  rollBackEnded(turnId: string, byTurnId: string, drafts: EventDraft[]): void {
+    const { store } = this.s;
+    const stored = store.sql.exec<{ n: number }>("SELECT count(*) AS n FROM messages WHERE turn_id = ?", turnId).one().n;
+    if (stored === 0) {
+      throw new ApiError("conflict", `The history was compacted after turn '${turnId}': its answer is part of the summary and cannot be rolled back`, {
+        turn_id: turnId,
+      });
+    }
+    const rolledBack = { turn_id: turnId, by_turn_id: byTurnId, side_effects: startedCalls(store.eventsOfTurn(turnId)) };
+    this.s.commit([...drafts, { type: "turn.rolled_back", payload: rolledBack }], () => store.sql.exec("DELETE FROM messages WHERE turn_id = ?", turnId), {
+      snapshot: true,
+    });
+    this.setups.replaced(store.history());
+    this.startNext();
   }
 
   private cut(payload: PayloadOf<"turn.cancelled">, before: EventDraft[] = []): { interrupted: boolean; turn_id: string | null } {
@@ -322,7 +342,7 @@ export class TurnRunner {
 }
 
 /** The files a turn was submitted with (its turn.submitted event's references). */
-function submittedFiles(store: SessionStore, turnId: string): FileRef[] | undefined {
+export function submittedFiles(store: SessionStore, turnId: string): FileRef[] | undefined {
   const submitted = store.eventsOfTurn(turnId).find((e) => e.type === "turn.submitted");
   return submitted?.type === "turn.submitted" ? submitted.payload.files : undefined;
 }

@@ -158,7 +158,7 @@ export const EVENT_PAYLOADS = {
         .describe("the tool calls the turn had started (completed: whether their result arrived): their effects are not undone"),
     })
     .describe(
-      'follows the turn.cancelled {reason: "rolled_back"} of a turn cancelled by on_busy "rollback": it leaves the conversation the model sees and the turns of the read model; its events stay in the log',
+      'follows the turn.cancelled {reason: "rolled_back"} of a turn cancelled by on_busy "rollback" or regenerate, or the new turn\'s turn.submitted when regenerate rolls back an ended turn: it leaves the conversation the model sees and the turns of the read model; its events stay in the log',
     ),
   "schedule.created": z.object({
     schedule_id: z.string(),

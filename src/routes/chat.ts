@@ -7,8 +7,11 @@ import { indexShard } from "../durable/index-shards";
 import type { Env } from "../env";
 import { ApiError, unwrap } from "../protocol/errors";
 import { chat as ops } from "../protocol/operations";
+import type { ChatBody } from "../protocol/operations/chat";
+import type { TurnRegenerated } from "../protocol/operations/turns";
 import { allows, type Principal } from "../protocol/permissions";
 import { DEFAULT_POLICY } from "../protocol/policy";
+import type { SessionView } from "../protocol/views";
 import type { ActionResolved, TurnSubmitted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
 import { randomId } from "../runtime/ids";
@@ -65,6 +68,17 @@ async function chatSession(env: Env, principal: Principal, id: string, agent: st
 }
 
 /**
+ * useChat's regenerate(): the turn of the assistant message it dropped (`messageId`, the turn's id), else the
+ * session's last turn, is rolled back and answered again (regenerateTurn); with no turn yet it is a new turn.
+ */
+async function regenerate(env: Env, sid: string, body: ChatBody, key: string, by: Principal, submit: () => Promise<TurnSubmitted>): Promise<string> {
+  const dropped = body.messageId && !body.messages.some((m) => m.id === body.messageId) ? body.messageId : undefined;
+  const turnId = dropped ?? (await callSession<SessionView>(env, sid, "snapshot", { by: by.id })).turns.at(-1)?.turn_id;
+  if (!turnId) return (await submit()).turn_id;
+  return (await callSession<TurnRegenerated>(env, sid, "regenerate", { params: { turn_id: turnId }, body: { idempotency_key: key }, by: by.id })).turn_id;
+}
+
+/**
  * Records the decisions and answers and returns their turn and actions. One on an action that is not pending is
  * tried first, so its 404 or 409 comes before anything is recorded; an answer names its question by tool call.
  */
@@ -100,12 +114,13 @@ export const chat = router()
     }
     const input = { text: action.input, path: `messages.${body.messages.length - 1}.parts` };
     const sid = await chatSession(c.env, principal, body.id, body.agent, input);
-    // A regenerated answer is a new turn of the same input; its key names the message it answers again.
+    // A regenerated answer replaces the last turn; its key names the message it answers again.
     const key = action.regenerate ? regenerateKey(action.userMessageId, randomId("rgn")) : action.userMessageId;
     const parts = action.files.length > 0 ? [{ type: "text" as const, text: action.input }, ...action.files] : action.input;
     const { on_busy, debounce_ms } = body;
     const turn = { input: parts, idempotency_key: key, ...(on_busy ? { on_busy } : {}), ...(debounce_ms ? { debounce_ms } : {}) };
-    const { turn_id } = await callSession<TurnSubmitted>(c.env, sid, "submitTurn", { body: turn, by: principal.id, via: "chat" });
+    const submit = () => callSession<TurnSubmitted>(c.env, sid, "submitTurn", { body: turn, by: principal.id, via: "chat" });
+    const turn_id = action.regenerate ? await regenerate(c.env, sid, body, key, principal, submit) : (await submit()).turn_id;
     return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
   })
   .openapi(route(ops.resumeChat), async (c) => {

@@ -36,6 +36,7 @@ export type SessionHandler =
   | "thread"
   | "exportHeader"
   | "submitTurn"
+  | "regenerate"
   | "interrupt"
   | "injectMessage"
   | "resolveAction"

@@ -1,4 +1,4 @@
-// Turns of a session (docs/reference/api.md): submit, interrupt, inject, approvals, the queue, execution trees, and replays.
+// Turns of a session (docs/reference/api.md): submit, regenerate, interrupt, inject, approvals, the queue, execution trees, and replays.
 import { z } from "zod";
 import { ReplayComparison } from "../event-payloads";
 import { TreeNodeSchema } from "../views";
@@ -97,6 +97,42 @@ export const promoteQueuedTurn = operation({
   responses: { 200: json(QueueResult, "The queue after promotion") },
   errors: [401, 404, 409],
   session: "promoteQueued",
+});
+
+export const RegenerateBody = z
+  .strictObject({
+    idempotency_key: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .meta({ description: "The new turn's key: a retry with it answers the turn it started instead of regenerating again" }),
+  })
+  .meta({ id: "RegenerateTurn" });
+export type RegenerateBody = z.infer<typeof RegenerateBody>;
+
+export const TurnRegenerated = z
+  .object({
+    turn_id: z.string().meta({ description: "The new turn, with the rolled-back turn's input and files" }),
+    status: z.literal("accepted"),
+    rolled_back_turn_id: z.string(),
+    duplicate: z.boolean().optional(),
+  })
+  .meta({ id: "TurnRegenerated" });
+export type TurnRegenerated = z.infer<typeof TurnRegenerated>;
+
+export const regenerateTurn = operation({
+  method: "post",
+  path: "/v1/sessions/{sid}/turns/{turn_id}/regenerate",
+  operationId: "regenerateTurn",
+  summary: "Answer the session's last turn again: it is rolled back (running or ended; turn.rolled_back) and a new turn with the same input and files starts",
+  permission: "session.submit",
+  rateLimit: "turn",
+  params: SidTurn,
+  body: jsonBody(RegenerateBody, false),
+  responses: { 202: json(TurnRegenerated, "Accepted") },
+  errors: [400, 401, 404, 409, 422, 429],
+  session: "regenerate",
 });
 
 export const ExecutionTree = z.object({ version: z.literal(1), nodes: z.array(TreeNodeSchema) });

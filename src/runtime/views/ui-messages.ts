@@ -30,7 +30,7 @@ export class ConversationFold {
 
   push(e: RuntimeEvent): void {
     if (e.type === "turn.rolled_back") {
-      this.rolledBack(e.payload.turn_id);
+      this.rolledBack(e.payload.turn_id, e.payload.by_turn_id);
       return;
     }
     if (!e.turn_id) return;
@@ -48,10 +48,15 @@ export class ConversationFold {
     return this.turns.flatMap((t) => [...(t.user ? [t.user] : []), ...(t.hidden || t.assistant.parts.length === 0 ? [] : [t.assistant as UIMessage])]);
   }
 
-  /** A rolled-back turn leaves the conversation, its user message too. */
-  private rolledBack(turnId: string): void {
+  /**
+   * A rolled-back turn leaves the conversation, its user message too, unless the turn that replaced it
+   * regenerates it (it has no user message of its own): then that turn answers the same user message.
+   */
+  private rolledBack(turnId: string, byTurnId: string): void {
     const turn = this.byId.get(turnId);
     if (!turn) return;
+    const by = this.byId.get(byTurnId);
+    if (by && !by.user) by.user = turn.user;
     this.turns.splice(this.turns.indexOf(turn), 1);
     this.byId.delete(turnId);
   }
