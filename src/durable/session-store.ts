@@ -207,6 +207,16 @@ export class SessionStore {
     for (const m of messages) this.sql.exec("INSERT INTO messages (turn_id, message) VALUES (?, ?)", turnId, JSON.stringify(m));
   }
 
+  /** How many of the history's messages one turn added (0 once a compaction summarized them). */
+  turnMessageCount(turnId: string): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM messages WHERE turn_id = ?", turnId).one().n;
+  }
+
+  /** Removes one turn's messages from the history (a rolled back turn that had ended). */
+  removeTurnMessages(turnId: string): void {
+    this.sql.exec("DELETE FROM messages WHERE turn_id = ?", turnId);
+  }
+
   /** Replaces the whole thread history (compaction). */
   replaceHistory(messages: ModelMessage[]): void {
     this.sql.exec("DELETE FROM messages");

@@ -116,14 +116,13 @@ export class TurnRunner {
    */
   rollBackEnded(turnId: string, byTurnId: string, drafts: EventDraft[]): void {
     const { store } = this.s;
-    const stored = store.sql.exec<{ n: number }>("SELECT count(*) AS n FROM messages WHERE turn_id = ?", turnId).one().n;
-    if (stored === 0) {
+    if (store.turnMessageCount(turnId) === 0) {
       throw new ApiError("conflict", `The history was compacted after turn '${turnId}': its answer is part of the summary and cannot be rolled back`, {
         turn_id: turnId,
       });
     }
     const rolledBack = { turn_id: turnId, by_turn_id: byTurnId, side_effects: startedCalls(store.eventsOfTurn(turnId)) };
-    this.s.commit([...drafts, { type: "turn.rolled_back", payload: rolledBack }], () => store.sql.exec("DELETE FROM messages WHERE turn_id = ?", turnId), {
+    this.s.commit([...drafts, { type: "turn.rolled_back", payload: rolledBack }], () => store.removeTurnMessages(turnId), {
       snapshot: true,
     });
     this.setups.replaced(store.history());
