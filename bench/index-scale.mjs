@@ -8,12 +8,11 @@
 //     clock does not advance while it computes, so it cannot time this itself).
 // Writes bench/results/index-scale.json and prints a table. Locally every object runs in one workerd
 // process on this machine's cores, so 16 shards show the cost of the fan-out, not their parallel capacity.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { now, quantile, round } from "./lib/client.mjs";
-import { freePort, startWrangler, stopAll } from "./lib/procs.mjs";
+import { startBenchWorker } from "./lib/procs.mjs";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "..", "..");
 const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -27,25 +26,7 @@ const QUERIES = {
   metadata: "metadata.customer=c-5",
 };
 
-const tmp = mkdtempSync(join(tmpdir(), "agent-runtime-bench-index-"));
-const log = (line) => process.env.BENCH_VERBOSE && process.stderr.write(line);
-const w = await startWrangler({
-  cwd: ROOT,
-  config: join(ROOT, "bench", "index", "wrangler.toml"),
-  port: await freePort(),
-  inspectorPort: await freePort(),
-  persistTo: join(tmp, "state"),
-  vars: {},
-  readyPath: "/healthz",
-  log,
-  label: "index",
-});
-const base = w.base;
-const get = async (path) => {
-  const res = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(300_000) });
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json();
-};
+const { get, dispose } = await startBenchWorker(ROOT, "index");
 
 const results = [];
 try {
@@ -73,8 +54,7 @@ try {
     }
   }
 } finally {
-  await stopAll();
-  rmSync(tmp, { recursive: true, force: true });
+  await dispose();
 }
 
 mkdirSync(join(ROOT, "bench", "results"), { recursive: true });

@@ -9,12 +9,12 @@
 // Then the same with vectors (`--vector-sizes=1000,10000 --dims=1536`): recall with an embedding model, whose
 // nearest neighbours are found by brute force (the query's embedding call itself is not included).
 // Writes bench/results/memory.json and prints a table.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { now, quantile, round } from "./lib/client.mjs";
-import { freePort, startWrangler, stopAll } from "./lib/procs.mjs";
+import { startBenchWorker } from "./lib/procs.mjs";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "..", "..");
 const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -26,24 +26,7 @@ const SEARCHES = Number(arg("searches", "300"));
 const WRITES = Number(arg("writes", "300"));
 const SEED_BATCH = 500;
 
-const tmp = mkdtempSync(join(tmpdir(), "agent-runtime-bench-memory-"));
-const log = (line) => process.env.BENCH_VERBOSE && process.stderr.write(line);
-const w = await startWrangler({
-  cwd: ROOT,
-  config: join(ROOT, "bench", "memory", "wrangler.toml"),
-  port: await freePort(),
-  inspectorPort: await freePort(),
-  persistTo: join(tmp, "state"),
-  vars: {},
-  readyPath: "/healthz",
-  log,
-  label: "memory",
-});
-const get = async (path) => {
-  const res = await fetch(`${w.base}${path}`, { signal: AbortSignal.timeout(300_000) });
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json();
-};
+const { get, dispose } = await startBenchWorker(ROOT, "memory");
 const timed = async (n, path) => {
   const ms = [];
   for (let i = 0; i < n; i++) {
@@ -76,8 +59,7 @@ try {
     console.log(JSON.stringify(row));
   }
 } finally {
-  await stopAll();
-  rmSync(tmp, { recursive: true, force: true });
+  await dispose();
 }
 
 mkdirSync(join(ROOT, "bench", "results"), { recursive: true });

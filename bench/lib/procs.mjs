@@ -2,8 +2,9 @@
 // instances and the fake model server, and the workerd process behind a wrangler instance.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 export function freePort() {
@@ -171,6 +172,35 @@ export async function startWrangler({ cwd, config, port, inspectorPort, persistT
     }
   }
   return { child, base: `http://127.0.0.1:${port}`, direct, proxyPid, userPid, inspectorPort, persistTo, stop: () => stopChild(child) };
+}
+
+/**
+ * A bench worker of its own (`bench/<name>/wrangler.toml`) under `wrangler dev` on a fresh state directory;
+ * `get(path)` is a GET answered with JSON (a non-2xx throws), `dispose()` stops every process and removes the state.
+ */
+export async function startBenchWorker(root, name) {
+  const tmp = mkdtempSync(join(tmpdir(), `agent-runtime-bench-${name}-`));
+  const w = await startWrangler({
+    cwd: root,
+    config: join(root, "bench", name, "wrangler.toml"),
+    port: await freePort(),
+    inspectorPort: await freePort(),
+    persistTo: join(tmp, "state"),
+    vars: {},
+    readyPath: "/healthz",
+    log: (line) => process.env.BENCH_VERBOSE && process.stderr.write(line),
+    label: name,
+  });
+  const get = async (path) => {
+    const res = await fetch(`${w.base}${path}`, { signal: AbortSignal.timeout(300_000) });
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return res.json();
+  };
+  const dispose = async () => {
+    await stopAll();
+    rmSync(tmp, { recursive: true, force: true });
+  };
+  return { get, dispose };
 }
 
 export function stopChild(child) {
