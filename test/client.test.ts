@@ -234,6 +234,13 @@ describe("typed calls", () => {
     expect(await client.submitTurn(sid, { input: "hello", idempotency_key: "k-1" })).toEqual({ ...again, duplicate: true });
     await client.waitForTurn(sid, again.turn_id);
 
+    // Regenerate: the last turn is rolled back and its input answered again; an earlier one is 409.
+    const redo = await client.regenerate(sid, again.turn_id);
+    expect(redo).toMatchObject({ turn_id: expect.any(String), status: "accepted", rolled_back_turn_id: again.turn_id });
+    expect(await client.waitForTurn(sid, redo.turn_id)).toMatchObject({ type: "turn.completed" });
+    expect((await rejection(client.regenerate(sid, accepted.turn_id))).status).toBe(409);
+    expect((await client.getSession(sid)).turns.map((t) => t.turn_id)).not.toContain(again.turn_id);
+
     expect(await client.deleteAgent(name)).toEqual({ deleted: true, name });
     expect((await rejection(client.getAgent(name))).status).toBe(404);
   });

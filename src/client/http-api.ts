@@ -33,6 +33,7 @@ import type {
   SubmitTurnRequest,
   ThreadView,
   ToolInventory,
+  TurnRegenerated,
   TurnSubmitted,
   UsageReport,
   WorkingMemory,
@@ -171,6 +172,14 @@ export class HttpApi {
    */
   submitTurn(sessionId: string, input: string | InputPart[] | SubmitTurnRequest): Promise<TurnSubmitted> {
     return this.json("POST", `/v1/sessions/${enc(sessionId)}/turns`, typeof input === "string" || Array.isArray(input) ? { input } : input);
+  }
+
+  /**
+   * `POST .../turns/:turn_id/regenerate`: the session's last turn (running or ended) is rolled back and a new
+   * turn with its input and files starts; 409 when `turnId` is not the last turn.
+   */
+  regenerate(sessionId: string, turnId: string, options: { idempotency_key?: string } = {}): Promise<TurnRegenerated> {
+    return this.json("POST", `/v1/sessions/${enc(sessionId)}/turns/${enc(turnId)}/regenerate`, options);
   }
 
   // ---- files ----
