@@ -139,9 +139,9 @@ describe("models that take no images", () => {
     await chat.sendMessage({ text: "what is this?", files }).catch(() => {});
     const res = chat.log.exchanges[0]!;
     expect(res.status).toBe(422);
-    // The chat route hands the message to the turn as [its text, ...its files]: the image is input[1].
+    // The refusal names the image where the request has it: the SDK puts a message's files before its text.
     expect(JSON.parse(await res.raw).error.details).toEqual([
-      { path: "input[1]", reason: `is an image (image/png), and the agent's model "demo:text-only" takes no images` },
+      { path: "messages.0.parts.0", reason: `is an image (image/png), and the agent's model "demo:text-only" takes no images` },
     ]);
     expect((await events(sid)).map((e) => e.type)).toEqual(["session.created"]);
     expect((await env.BLOBS.list({ prefix: `sessions/${sid}/` })).objects).toEqual([]);

@@ -22,8 +22,11 @@ export interface Answer {
 
 export type ChatAction =
   | { kind: "decisions"; decisions: Decision[]; answers: Answer[] }
-  /** `files`: the message's file parts, as the turn's input parts (turn-attachments.ts stores them). */
-  | { kind: "turn"; input: string; files: FilePart[]; userMessageId: string; regenerate: boolean };
+  /**
+   * `files`: the message's file parts, as the turn's input parts (turn-attachments.ts stores them); `filePaths`:
+   * where each came from in the request (`messages.N.parts.M`), so a refusal names the client's own field.
+   */
+  | { kind: "turn"; input: string; files: FilePart[]; filePaths: string[]; userMessageId: string; regenerate: boolean };
 
 type FilePart = Extract<InputPart, { type: "file" }>;
 
@@ -67,16 +70,20 @@ function filePart(part: Part, path: string, issues: FieldIssue[]): FilePart | nu
 }
 
 /** The user's message as the turn's input: its text parts joined, and its file parts. */
-function userInput(message: Message, index: number): { input: string; files: FilePart[] } {
+function userInput(message: Message, index: number): { input: string; files: FilePart[]; filePaths: string[] } {
   const issues: FieldIssue[] = [];
   const texts: string[] = [];
   const files: FilePart[] = [];
+  const filePaths: string[] = [];
   message.parts.forEach((part, j) => {
     const path = `messages.${index}.parts.${j}`;
     if (part.type === "step-start") return;
     if (part.type === "file") {
       const file = filePart(part, path, issues);
-      if (file) files.push(file);
+      if (file) {
+        files.push(file);
+        filePaths.push(path);
+      }
     } else if (part.type !== "text")
       issues.push({ path: `${path}.type`, reason: "is not supported in the input: only text and file parts become a turn's input" });
     else if (typeof part.text !== "string") issues.push({ path: `${path}.text`, reason: "must be a string" });
@@ -85,10 +92,23 @@ function userInput(message: Message, index: number): { input: string; files: Fil
   if (issues.length > 0) throw ApiError.validation(issues);
   const input = texts.join("\n");
   // A message of files alone needs no text.
-  if (files.length > 0 && input.trim() === "") return { input: "", files };
+  if (files.length > 0 && input.trim() === "") return { input: "", files, filePaths };
   const checked = TurnInput.safeParse(input.trim() === "" ? "" : input);
   if (!checked.success) throw ApiError.validation([{ path: `messages.${index}.parts`, reason: `the text ${checked.error.issues[0]!.message}` }]);
-  return { input, files };
+  return { input, files, filePaths };
+}
+
+/**
+ * A refusal of the turn's input, its paths named as the chat request has them: the turn's input is
+ * [the text, ...the files], so `input[k]` (k >= 1) is the (k-1)th file part's place in the message.
+ */
+export function inChatTerms(err: unknown, filePaths: string[]): unknown {
+  if (!(err instanceof ApiError) || err.code !== "validation_failed" || !Array.isArray(err.details)) return err;
+  const issues = (err.details as FieldIssue[]).map((issue) => ({
+    ...issue,
+    path: issue.path.replace(/^input\[(\d+)\]/, (whole, k: string) => filePaths[Number(k) - 1] ?? whole),
+  }));
+  return ApiError.validation(issues);
 }
 
 /** The ask_user parts of the message's last step that carry the client's output: the user's answers. */

@@ -17,7 +17,7 @@ import { checkInputFits } from "../runtime/context-budget";
 import { randomId } from "../runtime/ids";
 import { regenerateKey } from "../runtime/views/ui-messages";
 import { checkTokenSession } from "./auth";
-import { type Answer, chatAction, type Decision } from "./chat-body";
+import { type Answer, chatAction, type Decision, inChatTerms } from "./chat-body";
 import { threadResult, turnResponse } from "./chat-stream";
 import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
@@ -119,7 +119,10 @@ export const chat = router()
     const parts = action.files.length > 0 ? [{ type: "text" as const, text: action.input }, ...action.files] : action.input;
     const { on_busy, debounce_ms } = body;
     const turn = { input: parts, idempotency_key: key, ...(on_busy ? { on_busy } : {}), ...(debounce_ms ? { debounce_ms } : {}) };
-    const submit = () => callSession<TurnSubmitted>(c.env, sid, "submitTurn", { body: turn, by: principal.id, via: "chat" });
+    const submit = () =>
+      callSession<TurnSubmitted>(c.env, sid, "submitTurn", { body: turn, by: principal.id, via: "chat" }).catch((err: unknown) => {
+        throw inChatTerms(err, action.filePaths);
+      });
     const turn_id = action.regenerate ? await regenerate(c.env, sid, body, key, principal, submit) : (await submit()).turn_id;
     return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
   })
