@@ -1,7 +1,7 @@
 // The message box: Send starts a turn when the session is idle and adds the message to the running turn
 // otherwise; while a turn runs the message can also be queued as the next turn, or run now in place of the
 // running turn (on_busy "interrupt"), or the turn interrupted. Attached files are uploaded first and sent as
-// file parts of a turn (a message to the running turn carries text only, so with files Send queues a turn).
+// file parts, with the message whichever way it goes (on_busy "inject" carries them into the running turn).
 import { useState } from "preact/hooks";
 import type { RuntimeClient, SubmitTurnRequest } from "../../../../src/client/index";
 import { bytes } from "../format";
@@ -25,9 +25,8 @@ export function Composer({ client, sid, running, onDone }: { client: RuntimeClie
     if (!ready || action.busy) return;
     const ok = await action.run(async () => {
       const parts = attached.length > 0 ? await uploadParts(client, sid, input, attached) : null;
-      if (how === "now") return client.submitTurn(sid, { input: parts ?? input, on_busy: "interrupt" });
-      if (parts) return client.submitTurn(sid, { input: parts });
-      return how === "queue" || !running ? client.submitTurn(sid, input) : client.injectMessage(sid, input);
+      const on_busy = how === "now" ? "interrupt" : how === "queue" || !running ? null : "inject";
+      return client.submitTurn(sid, { input: parts ?? input, ...(on_busy ? { on_busy } : {}) });
     });
     if (ok) {
       setText("");
