@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevRuntime, startRuntime } from "./support/wrangler-dev";
 
 const KEY = "budget-settings-key";
-const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 let rt: DevRuntime;
 
 beforeAll(async () => {
@@ -13,11 +12,7 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(() => rt?.stop());
 
-const call = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${rt.base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-};
+const call = (method: string, path: string, body?: unknown) => rt.call(method, path, body);
 
 describe("budget settings of the deployment", () => {
   it("refuses a budget over the lowered maxima and holds a turn to them", async () => {

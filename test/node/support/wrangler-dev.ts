@@ -23,6 +23,8 @@ export interface DevRuntime {
   base: string;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
+  /** A JSON request with the first of the vars' API_KEYS: its status and its parsed body (null when empty). */
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   stop(): Promise<void>;
 }
 
@@ -54,9 +56,15 @@ export async function startRuntime(vars: Record<string, string>): Promise<DevRun
     if (Date.now() > deadline) throw new Error("wrangler dev did not start within 60 s");
     await new Promise((r) => setTimeout(r, 200));
   }
+  const headers = { authorization: `Bearer ${vars.API_KEYS?.split(",")[0]}`, "content-type": "application/json" };
   return {
     base,
     output: () => stdout,
+    async call(method, path, body) {
+      const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    },
     async stop() {
       try {
         process.kill(-child.pid!, "SIGTERM");
