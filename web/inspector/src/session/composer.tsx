@@ -25,7 +25,8 @@ export function Composer({ client, sid, running, onDone }: { client: RuntimeClie
     if (!ready || action.busy) return;
     const ok = await action.run(async () => {
       const parts = attached.length > 0 ? await uploadParts(client, sid, input, attached) : null;
-      const on_busy = how === "now" ? "interrupt" : how === "queue" || !running ? null : "inject";
+      // Said explicitly while a turn runs: the agent's own default (`on_busy`) may be another strategy.
+      const on_busy = how === "now" ? "interrupt" : !running ? null : how === "queue" ? "enqueue" : "inject";
       return client.submitTurn(sid, { input: parts ?? input, ...(on_busy ? { on_busy } : {}) });
     });
     if (ok) {
