@@ -33,5 +33,13 @@ export interface SessionContext {
   armAlarm(): void;
 }
 
+/**
+ * What one part of the session object uses of it: the members `K` of the context and, of its store, only the
+ * methods `M` it calls. The store is reached through the context because it opens after the parts are made.
+ */
+export type SessionSlice<K extends Exclude<keyof SessionContext, "store">, M extends keyof SessionStore = never> = Pick<SessionContext, K> & {
+  readonly store: Pick<SessionStore, M>;
+};
+
 /** While a turn is active the object re-arms this alarm; it resumes a turn whose executor is gone. */
 export const HEARTBEAT_MS = 30_000;
