@@ -1,5 +1,6 @@
 // What the parts of a session object (queue, approvals, turn runner) share: its storage, its one way to
-// record a transition (`commit`), and the session's settings. The object implements it.
+// record a transition (`commit`), and the session's settings. The object implements it; each part takes
+// only its `SessionSlice` of it.
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
 import type { EventDraft } from "../protocol/events";
