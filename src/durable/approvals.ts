@@ -9,11 +9,11 @@ import { redactStage } from "../runtime/guardrails/run";
 import { schemaIssues } from "../runtime/json-schema";
 import { ACTION_REMINDER, APPROVAL_DEADLINE } from "./projections";
 import type { Capability } from "./session-capability";
-import type { SessionContext } from "./session-context";
+import type { SessionSlice } from "./session-context";
 import type { ActionRow } from "./session-store";
 
 /** The slice of the session approvals works on. */
-export type ApprovalsSession = Pick<SessionContext, "commit" | "store" | "agent">;
+export type ApprovalsSession = SessionSlice<"agent" | "commit", "action" | "runningTurn">;
 
 export class Approvals {
   constructor(

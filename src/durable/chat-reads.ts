@@ -8,14 +8,14 @@ import type { SessionStore } from "./session-store";
 const PAGE = 1000;
 
 /** The sequence just before the turn's first event: a stream of the turn reads the log after it. */
-export function turnCursor(store: SessionStore, turnId: string): number {
+export function turnCursor(store: Pick<SessionStore, "sql">, turnId: string): number {
   const first = store.sql.exec<{ s: number | null }>("SELECT min(sequence) AS s FROM events WHERE turn_id = ?", turnId).one().s;
   if (first === null) throw ApiError.notFound("Turn", turnId);
   return first - 1;
 }
 
 /** The conversation as a JSON array of UIMessages, folded page by page from the log. */
-export function conversationJson(store: SessionStore): string {
+export function conversationJson(store: Pick<SessionStore, "readEvents">): string {
   const fold = new ConversationFold();
   for (let after = 0; ; ) {
     const page = store.readEvents(after, PAGE);

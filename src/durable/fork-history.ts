@@ -6,7 +6,7 @@ import { ApiError } from "../protocol/errors";
 import type { Policy } from "../protocol/policy";
 import { type PausedCut, pausedCut, recordedResults } from "./fork-paused";
 import type { Capability } from "./session-capability";
-import type { SessionContext } from "./session-context";
+import type { SessionContext, SessionSlice } from "./session-context";
 import type { SessionStore } from "./session-store";
 
 /** What a fork is made from; the messages as JSON, as they are stored. */
@@ -27,7 +27,10 @@ const SEEDS = ["fork", "compaction"];
  * The conversation as of `at`: turns ended by then whole, and the completed steps of a turn cut there; or, when
  * that turn waited for approvals at `at`, the turn itself (it comes back waiting in the fork).
  */
-export function historyAt(store: SessionStore, at: number): { messages: ModelMessage[]; paused: PausedCut | null } {
+/** The store reads that find the conversation at a point of the log. */
+export type HistoryStore = Pick<SessionStore, "lastSequence" | "sql" | "turn" | "turnState">;
+
+export function historyAt(store: HistoryStore, at: number): { messages: ModelMessage[]; paused: PausedCut | null } {
   if (!Number.isInteger(at) || at < 1 || at > store.lastSequence) {
     throw ApiError.validation([{ path: "at_sequence", reason: `must be a sequence of the log (1 to ${store.lastSequence})` }]);
   }
@@ -56,7 +59,7 @@ export function historyAt(store: SessionStore, at: number): { messages: ModelMes
 }
 
 /** The turn that was running at `at`: its completed steps, or the whole turn when it waited for approvals there. */
-function cutTurn(store: SessionStore, at: number, ended: Set<string>): { messages: ModelMessage[]; paused: PausedCut | null } {
+function cutTurn(store: HistoryStore, at: number, ended: Set<string>): { messages: ModelMessage[]; paused: PausedCut | null } {
   const started = store.sql
     .exec<{ turn_id: string }>("SELECT turn_id FROM events WHERE sequence <= ? AND type = 'turn.started' ORDER BY sequence DESC LIMIT 1", at)
     .toArray()[0]?.turn_id;
@@ -95,11 +98,11 @@ export function completedPrefix(messages: ModelMessage[], steps: number, results
   return out;
 }
 
-/** The slice of the session a fork or a replay reads. */
-export type SourceSession = Pick<SessionContext, "agent" | "policy" | "row" | "store">;
+/** The slice of the session a fork reads. */
+export type SourceSession = SessionSlice<"agent" | "policy" | "row", keyof HistoryStore>;
 
 /** What a fork or a replay of this session takes from it besides the conversation: its config, metadata and owner. */
-export function sourceConfig(s: SourceSession): Omit<ForkSource, "messages_json" | "paused_json"> {
+export function sourceConfig(s: Pick<SessionContext, "agent" | "policy" | "row">): Omit<ForkSource, "messages_json" | "paused_json"> {
   return { agent: s.agent(), policy: s.policy(), metadata: s.row().metadata, owner: s.row().owner, resource_id: s.row().resource_id };
 }
 

@@ -21,7 +21,7 @@ export interface PausedCut {
 }
 
 /** The results of the turn's tool calls recorded by `at` (its own level only), by call id. */
-export function recordedResults(store: SessionStore, turnId: string, at: number): Map<string, Result> {
+export function recordedResults(store: Pick<SessionStore, "sql">, turnId: string, at: number): Map<string, Result> {
   const rows = store.sql
     .exec<{ id: string; payload: string }>(
       `SELECT json_extract(body, '$.tool_call_id') AS id, json_extract(body, '$.payload') AS payload FROM events
@@ -40,7 +40,7 @@ export function recordedResults(store: SessionStore, turnId: string, at: number)
 
 /** The cut turn when it waited for approvals at `at` (requested by then, not yet decided); null otherwise. */
 export function pausedCut(
-  store: SessionStore,
+  store: Pick<SessionStore, "sql" | "turn">,
   turnId: string,
   at: number,
   prefix: ModelMessage[],

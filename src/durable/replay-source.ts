@@ -10,9 +10,10 @@ import { recordedDecisions } from "../runtime/recorded-decisions";
 import { recordingOf } from "../runtime/recorded-model";
 import { recordedResults } from "../runtime/recorded-tools";
 import { turnSide } from "../runtime/replay-compare";
-import { historyAt, type SourceSession, sourceConfig } from "./fork-history";
+import { type HistoryStore, historyAt, type SourceSession, sourceConfig } from "./fork-history";
 import type { ReplayTurns } from "./replay-turns";
 import type { Capability } from "./session-capability";
+import type { SessionSlice } from "./session-context";
 import type { SessionStore } from "./session-store";
 
 export type ReplaySource = {
@@ -31,7 +32,7 @@ export type ReplaySource = {
   original_json: string;
 };
 
-export function replaySource(store: SessionStore, turnId: string): ReplaySource {
+export function replaySource(store: HistoryStore & Pick<SessionStore, "eventsOfTurn" | "terminalEvent">, turnId: string): ReplaySource {
   const turn = store.turn(turnId);
   if (!turn) throw ApiError.notFound("Turn", turnId);
   if (!store.terminalEvent(turnId)) throw new ApiError("conflict", `Turn '${turnId}' has not ended; replay it once it has`);
@@ -64,7 +65,7 @@ function recordedRecall(events: readonly RuntimeEvent[]): PayloadOf<"memory.reca
 }
 
 /** Its session operations: what a replay of a turn starts from, and (in a replay session) the replay's outcome. */
-export function replayCapability(s: SourceSession, replays: ReplayTurns): Capability {
+export function replayCapability(s: SourceSession & SessionSlice<never, "eventsOfTurn" | "terminalEvent">, replays: Pick<ReplayTurns, "result">): Capability {
   return {
     operations: {
       replaySource: ({ params }) => ({ ...replaySource(s.store, params.turn_id!), ...sourceConfig(s) }),

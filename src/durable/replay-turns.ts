@@ -8,7 +8,7 @@ import { decisionsFrom, REPLAY_DECIDER, type RecordedAnswer } from "../runtime/r
 import { type Divergence, isCutCall, type RecordedCall, RecordedModel } from "../runtime/recorded-model";
 import { type RecordedResult, replayTools, type ToolReplayMode } from "../runtime/recorded-tools";
 import { compareTurns, type ReplayComparison, type ReplaySide, turnSide } from "../runtime/replay-compare";
-import type { SessionContext } from "./session-context";
+import type { SessionSlice } from "./session-context";
 
 /** The idempotency key of the replay session's replayed turn. */
 export const REPLAY_TURN_KEY = "replay";
@@ -16,7 +16,7 @@ export const REPLAY_TURN_KEY = "replay";
 export type ReplaySpec = { source_session: string; source_turn_id: string; tools: ToolReplayMode; recording_json: string; original_json: string };
 
 /** The slice of the session replayed turns works on. */
-export type ReplaySession = Pick<SessionContext, "store">;
+export type ReplaySession = SessionSlice<never, "eventsOfTurn" | "sql" | "turn">;
 
 export class ReplayTurns {
   /** The session's replay row, read once (it is written only when the session is created): every turn asks. */

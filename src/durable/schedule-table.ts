@@ -9,7 +9,7 @@ import type { CreateScheduleBody, Schedule } from "../protocol/schedule-types";
 import { randomId } from "../runtime/ids";
 import { nextRun, parseSchedule, type ScheduleSpec } from "../runtime/schedule-times";
 import type { Capability } from "./session-capability";
-import type { SessionContext } from "./session-context";
+import type { SessionSlice } from "./session-context";
 import type { TurnQueue } from "./turn-queue";
 
 /** The deadline entry (in the object's schedule table) for the earliest scheduled turn. */
@@ -20,12 +20,12 @@ export const MAX_SCHEDULES = 100;
 type Row = { schedule_id: string; input: string; spec: string; idempotency_key: string | null; next_run_at: number; created_at: number };
 
 /** The slice of the session schedules works on. */
-export type SchedulesSession = Pick<SessionContext, "armAlarm" | "commit" | "store" | "transact">;
+export type SchedulesSession = SessionSlice<"armAlarm" | "commit" | "transact", "schedule" | "sql" | "unschedule">;
 
 export class Schedules {
   constructor(
     private readonly s: SchedulesSession,
-    private readonly queue: TurnQueue,
+    private readonly queue: Pick<TurnQueue, "checkSize" | "redacted" | "submit">,
   ) {}
 
   create(body: CreateScheduleBody): Schedule & { duplicate?: boolean } {

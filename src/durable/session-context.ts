@@ -1,5 +1,6 @@
 // What the parts of a session object (queue, approvals, turn runner) share: its storage, its one way to
-// record a transition (`commit`), and the session's settings. The object implements it.
+// record a transition (`commit`), and the session's settings. The object implements it; each part takes
+// only its `SessionSlice` of it.
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
 import type { EventDraft } from "../protocol/events";
@@ -32,6 +33,14 @@ export interface SessionContext {
   /** Sets the object's one alarm at or before the earliest entry of the schedule table. */
   armAlarm(): void;
 }
+
+/**
+ * What one part of the session object uses of it: the members `K` of the context and, of its store, only the
+ * methods `M` it calls. The store is reached through the context because it opens after the parts are made.
+ */
+export type SessionSlice<K extends Exclude<keyof SessionContext, "store">, M extends keyof SessionStore = never> = Pick<SessionContext, K> & {
+  readonly store: Pick<SessionStore, M>;
+};
 
 /** While a turn is active the object re-arms this alarm; it resumes a turn whose executor is gone. */
 export const HEARTBEAT_MS = 30_000;

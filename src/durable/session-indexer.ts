@@ -11,7 +11,7 @@ import type { SessionSummary, UsageDay } from "../protocol/session-list";
 import { fileStore } from "./file-store";
 import { indexShard } from "./index-shards";
 import type { Capability } from "./session-capability";
-import type { SessionContext } from "./session-context";
+import type { SessionSlice } from "./session-context";
 
 /** Schedule entries of the alarm. */
 export const INDEX_RETRY = "index";
@@ -21,7 +21,10 @@ const WRITE_TIMEOUT_MS = 30_000;
 const DAY_MS = 24 * 3600 * 1000;
 
 /** The slice of the session the indexer works on. */
-export type IndexerSession = Pick<SessionContext, "agent" | "armAlarm" | "bindings" | "openedAgent" | "row" | "store" | "view">;
+export type IndexerSession = SessionSlice<
+  "agent" | "armAlarm" | "bindings" | "openedAgent" | "row" | "view",
+  "lastEventTime" | "schedule" | "unschedule" | "usageDays"
+>;
 
 export class SessionIndexer {
   private failures = 0;

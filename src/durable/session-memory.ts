@@ -11,13 +11,16 @@ import { type ResourceMemoryPort, ToolError } from "../runtime/tools/types";
 import { providerEnv } from "./providers";
 import { resourceMemory } from "./resource-memory-object";
 import type { Capability } from "./session-capability";
-import type { SessionContext } from "./session-context";
+import type { SessionContext, SessionSlice } from "./session-context";
 
 /** Alarm entries `recall:<turn_id>`: an ended turn whose messages the recall index has not taken yet. */
 const RECALL = "recall:";
 const RETRY_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
 
-type MemorySession = Pick<SessionContext, "agent" | "armAlarm" | "bindings" | "row" | "store">;
+/** What reading and writing the resource's memory uses of the session. */
+export type MemorySession = Pick<SessionContext, "agent" | "bindings" | "row">;
+/** What feeding the recall index uses: the ended turn, and its alarm entry for retries. */
+type RecallSession = MemorySession & SessionSlice<"armAlarm", "schedule" | "terminalEvent" | "turn" | "unschedule">;
 
 /** Where an agent's working memory lives in its resource's object: "" for the resource's own, else the agent's name. */
 export function workingScope(config: AgentConfig): { scope: string; agent: string | null } {
@@ -84,7 +87,7 @@ export function resourcePort(s: MemorySession, turnId: string, emit: (drafts: Ev
 export class RecallIndexer {
   private failures = 0;
 
-  constructor(private readonly s: MemorySession) {}
+  constructor(private readonly s: RecallSession) {}
 
   /** The ended turn's messages, as the recall index takes them. */
   private entries(turnId: string): RecallEntry[] {

@@ -14,7 +14,7 @@ export const GRANTS_HEADER = "x-runtime-grants";
 /** Carries when the caller's browser token expires, in ms (set by the Worker only; absent for API keys). */
 export const EXPIRES_HEADER = "x-runtime-token-expires";
 
-export function openStream(request: Request, store: SessionStore, channels: ChannelStore, hub: SocketHub): Response {
+export function openStream(request: Request, store: Pick<SessionStore, "lastSequence">, channels: ChannelStore, hub: SocketHub): Response {
   const url = new URL(request.url);
   const channel = url.searchParams.get("channel");
   // An EventSource reconnects to the same URL (with its original `after`) and adds Last-Event-ID: that wins.

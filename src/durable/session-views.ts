@@ -9,13 +9,13 @@ import { buildTree } from "../runtime/views/execution-tree";
 import type { ChannelRow, ChannelStore } from "./channel-store";
 import { conversationJson } from "./chat-reads";
 import type { Capability } from "./session-capability";
-import type { SessionContext } from "./session-context";
+import type { SessionContext, SessionSlice } from "./session-context";
 import type { SessionStore } from "./session-store";
 
 export const MAX_EVENTS_PAGE = 1000;
 export const MAX_PAGE_BYTES = 1_000_000;
 
-export function snapshotView(s: SessionContext, channels: ChannelRow[]) {
+export function snapshotView(s: Pick<SessionContext, "agent" | "policy" | "row" | "view">, channels: ChannelRow[]) {
   const row = s.row();
   const view = s.view();
   return {
@@ -36,7 +36,7 @@ export function snapshotView(s: SessionContext, channels: ChannelRow[]) {
   };
 }
 
-export function threadView(s: SessionContext) {
+export function threadView(s: Pick<SessionContext, "agent" | "bindings" | "view">) {
   const config = s.agent();
   const view = s.view();
   return {
@@ -52,14 +52,14 @@ export function threadView(s: SessionContext) {
   };
 }
 
-export function checkCursor(store: SessionStore, after: number, name = "after"): void {
+export function checkCursor(store: Pick<SessionStore, "lastSequence">, after: number, name = "after"): void {
   if (after > store.lastSequence) {
     throw ApiError.validation([{ path: name, reason: `is beyond the last sequence (${store.lastSequence})` }]);
   }
 }
 
 /** Events after `after` as one JSON document, built from the stored bodies without re-serializing them. */
-export function eventsPage(store: SessionStore, after: number, limit: number): string {
+export function eventsPage(store: Pick<SessionStore, "lastSequence" | "readEvents">, after: number, limit: number): string {
   checkCursor(store, after);
   const page = store.readEvents(after, Math.min(limit, MAX_EVENTS_PAGE));
   // A page also stops at about MAX_PAGE_BYTES (always at least one event), so one response stays small.
@@ -82,7 +82,7 @@ export interface ExportHeader {
   last_sequence: number;
 }
 
-export function exportHeader(s: SessionContext): ExportHeader {
+export function exportHeader(s: SessionSlice<"agent" | "policy" | "row", "lastSequence">): ExportHeader {
   const row = s.row();
   const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
   return {
@@ -98,7 +98,10 @@ export function exportHeader(s: SessionContext): ExportHeader {
 }
 
 /** The read operations: the snapshot, the thread, pages of the log and the export's header, turns' trees, the chat's messages. */
-export function viewsCapability(s: SessionContext, channels: () => ChannelStore): Capability {
+export function viewsCapability(
+  s: SessionSlice<"agent" | "bindings" | "policy" | "row" | "view", "eventsOfTurn" | "lastSequence" | "readEvents" | "turn">,
+  channels: () => ChannelStore,
+): Capability {
   return {
     operations: {
       snapshot: () => snapshotView(s, channels().list()),

@@ -8,7 +8,7 @@ import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
 import { otlpTraceBody } from "../runtime/views/otlp-spans";
 import { BATCH_ID_HEADER, SIGNATURE_HEADER, signBody } from "../runtime/webhook-signature";
 import type { Capability } from "./session-capability";
-import type { SessionContext } from "./session-context";
+import type { SessionContext, SessionSlice } from "./session-context";
 import type { SubscriptionRow, SubscriptionTable } from "./subscriptions";
 
 /** The deadline entry (in the object's schedule table) for the next delivery attempt. */
@@ -30,7 +30,10 @@ interface Batch {
 }
 
 /** The slice of the session delivery works on. */
-export type DeliverySession = Pick<SessionContext, "armAlarm" | "bindings" | "row" | "store" | "transact">;
+export type DeliverySession = SessionSlice<
+  "armAlarm" | "bindings" | "row" | "transact",
+  "eventsOfTurn" | "lastSequence" | "readEvents" | "schedule" | "sql" | "unschedule"
+>;
 
 export class SubscriptionDelivery {
   private readonly running = new Map<string, Promise<void>>();
@@ -41,7 +44,7 @@ export class SubscriptionDelivery {
 
   constructor(
     private readonly s: DeliverySession,
-    private readonly table: SubscriptionTable,
+    private readonly table: Pick<SubscriptionTable, "count" | "pending" | "row" | "update">,
   ) {}
 
   /** After a commit: new events may be due to a subscription that is idle. */

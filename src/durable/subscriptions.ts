@@ -7,7 +7,7 @@ import type { CreateSubscriptionBody, Subscription, SubscriptionSpec } from "../
 import { randomId } from "../runtime/ids";
 import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
 import type { Capability } from "./session-capability";
-import type { SessionContext } from "./session-context";
+import type { SessionSlice } from "./session-context";
 
 /** Subscriptions one session may hold. */
 export const MAX_SUBSCRIPTIONS = 20;
@@ -20,7 +20,7 @@ export type SubscriptionRow = Omit<Subscription, "types"> & {
 };
 
 /** The slice of the session the subscription table works on. */
-export type SubscriptionsSession = Pick<SessionContext, "bindings" | "store" | "transact">;
+export type SubscriptionsSession = SessionSlice<"bindings" | "transact", "lastSequence" | "sql">;
 
 export class SubscriptionTable {
   constructor(

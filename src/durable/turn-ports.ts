@@ -14,8 +14,8 @@ import { addFile, fileStore } from "./file-store";
 import { sqlMemory } from "./memory-store";
 import { runChildSession } from "./orchestration-steps";
 import { registry } from "./registry-object";
-import type { SessionContext } from "./session-context";
-import { resourcePort } from "./session-memory";
+import type { SessionSlice } from "./session-context";
+import { type MemorySession, resourcePort } from "./session-memory";
 import { r2Workspace } from "./workspace-store";
 
 /** Where a spilled payload lives in R2: under its session, so one session cannot read another's. */
@@ -49,7 +49,11 @@ export interface RunnerHooks {
   hold(drafts: EventDraft[], checkpoint: () => void): void;
 }
 
-export function turnPorts(s: SessionContext, exec: Executor, hooks: RunnerHooks): TurnPorts {
+/** What the ports use of the session: its commit and settings, the turn's checkpoint, inbox and decisions, and the SQL the memory tool keeps its rows in. */
+export type PortsSession = MemorySession &
+  SessionSlice<"armAlarm" | "bindings" | "commit" | "policy" | "row", "decisions" | "dropFromInbox" | "inbox" | "replaceHistory" | "saveTurnState" | "sql">;
+
+export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): TurnPorts {
   const { store } = s;
   const env = s.bindings();
   const { turnId } = exec;

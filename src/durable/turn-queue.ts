@@ -14,7 +14,7 @@ import { randomId } from "../runtime/ids";
 import { randomTraceId, traceFrom } from "../runtime/trace";
 import { DEBOUNCE, joinable } from "./debounce";
 import type { Capability } from "./session-capability";
-import type { SessionContext } from "./session-context";
+import type { SessionSlice } from "./session-context";
 import type { TurnRow } from "./session-store";
 import { turnInput, turnInputs } from "./turn-attachments";
 import { submittedFiles } from "./turn-runner";
@@ -28,7 +28,10 @@ export const MAX_QUEUED_TURNS = 20;
 type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
 
 /** The slice of the session the queue works on. */
-export type QueueSession = Pick<SessionContext, "agent" | "armAlarm" | "bindings" | "commit" | "row" | "store" | "transact" | "view">;
+export type QueueSession = SessionSlice<
+  "agent" | "armAlarm" | "bindings" | "commit" | "row" | "transact" | "view",
+  "addToInbox" | "clearInbox" | "dueAt" | "eventsOfTurn" | "inboxSize" | "queuedTurns" | "runningTurn" | "schedule" | "turn" | "turnByIdempotencyKey"
+>;
 
 /** A turn as the queue records it: its text, the references of its files (turn-attachments.ts), its key and on_busy. */
 export type TurnRequest = Omit<SubmitTurnBody, "input"> & { input: string; files?: FileRef[] };

@@ -18,9 +18,10 @@ import { held } from "./debounce";
 import { type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { ReplayTurns } from "./replay-turns";
 import type { Capability } from "./session-capability";
-import { HEARTBEAT_MS, type SessionContext } from "./session-context";
+import { HEARTBEAT_MS } from "./session-context";
 import type { SessionStore } from "./session-store";
 import { type Executor, type RunnerHooks, TurnTakenError, turnPorts } from "./turn-ports";
+import type { RunnerSession } from "./turn-session";
 import { TurnSetups } from "./turn-setup";
 
 export class TurnRunner {
@@ -32,7 +33,7 @@ export class TurnRunner {
   readonly replays: ReplayTurns;
 
   constructor(
-    private readonly s: SessionContext,
+    private readonly s: RunnerSession,
     /** Writes that may wait a moment to be committed together (see pending-writes.ts). */
     private readonly waitingWrites: Pick<RunnerHooks, "deltas" | "hold">,
     private readonly switchAgent: (config: AgentConfig, drafts: EventDraft[]) => void,
@@ -341,7 +342,7 @@ export class TurnRunner {
 }
 
 /** The files a turn was submitted with (its turn.submitted event's references). */
-export function submittedFiles(store: SessionStore, turnId: string): FileRef[] | undefined {
+export function submittedFiles(store: Pick<SessionStore, "eventsOfTurn">, turnId: string): FileRef[] | undefined {
   const submitted = store.eventsOfTurn(turnId).find((e) => e.type === "turn.submitted");
   return submitted?.type === "turn.submitted" ? submitted.payload.files : undefined;
 }

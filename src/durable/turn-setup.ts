@@ -16,8 +16,8 @@ import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
 import { parseAllowlist } from "../runtime/url-allowlist";
 import { orchestrationLimits } from "./orchestration-steps";
 import { providerEnv } from "./providers";
-import type { SessionContext } from "./session-context";
-import { recallFor, workingMemoryFor } from "./session-memory";
+import type { SessionSlice } from "./session-context";
+import { type MemorySession, recallFor, workingMemoryFor } from "./session-memory";
 
 /** The working memory read for a turn: its prompt section (null: none) and what to record (memory.loaded, or a warning). */
 export type WorkingMemoryRead = { section: string | null; drafts: EventDraft[] };
@@ -26,13 +26,16 @@ const NO_MEMORY: WorkingMemoryRead = { section: null, drafts: [] };
 export type RecallRead = { section: string | null; drafts: EventDraft[] };
 const NO_RECALL: RecallRead = { section: null, drafts: [] };
 
+/** What setting up turns uses of the session: its agent and settings, the history and the turn's events. */
+export type SetupSession = MemorySession & SessionSlice<"agent" | "bindings" | "policy" | "row", "eventsOfTurn" | "history" | "turn">;
+
 export class TurnSetups {
   /** Clients of the agent's MCP servers, kept between turns (tool listings are cached for a short while). */
   private mcp: McpConnections | null = null;
   /** The thread history, loaded on first use and kept in step with what turns append. */
   private history: ModelMessage[] | null = null;
 
-  constructor(private readonly s: SessionContext) {}
+  constructor(private readonly s: SetupSession) {}
 
   setupFor(config: AgentConfig, mcp: McpDiscovery, memory: WorkingMemoryRead = NO_MEMORY, recalled: string | null = null): TurnSetup {
     const providers = providerEnv(this.s.bindings());

@@ -1,0 +1,31 @@
+// What turn execution (turn-runner.ts) uses of the session object: the members of its context and the store
+// methods it calls, with those of the parts it makes (the setups, the replays, the loop's ports).
+import type { ReplaySession } from "./replay-turns";
+import type { SessionSlice } from "./session-context";
+import type { PortsSession } from "./turn-ports";
+import type { SetupSession } from "./turn-setup";
+
+/** Its commit and settings; the turns, their checkpoints, inbox and history; the heartbeat and debounce entries. */
+export type RunnerSession = SetupSession &
+  ReplaySession &
+  PortsSession &
+  SessionSlice<
+    "agent" | "armAlarm" | "bindings" | "commit" | "policy" | "row" | "transact" | "view",
+    | "appendHistory"
+    | "clearInbox"
+    | "decisions"
+    | "deleteTurnState"
+    | "dueAt"
+    | "eventsOfTurn"
+    | "history"
+    | "inbox"
+    | "queuedTurns"
+    | "removeTurnMessages"
+    | "runningTurn"
+    | "saveTurnState"
+    | "schedule"
+    | "terminalEvent"
+    | "turnMessageCount"
+    | "turnState"
+    | "unschedule"
+  >;
