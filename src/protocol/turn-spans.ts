@@ -2,9 +2,10 @@
 // trace.ts derives from the log's ids, parent-linked), each running from its first to its last event, with
 // the waits on a person (approvals, ask_user questions) inside its tool call. Plain TypeScript in the
 // protocol (the client may import nothing of the server), so the OTLP export (runtime/views/otlp-spans.ts),
-// the inspector's waterfall and the CLI's `timeline` draw the same spans from the same fold.
+// the inspector's waterfall, the CLI's `timeline` and the execution tree (runtime/views/execution-tree.ts)
+// draw the same spans from the same fold.
 import { type EventTable, onEvent, sameFor } from "./event-table";
-import type { RuntimeEvent } from "./events";
+import type { EventOf, RuntimeEvent } from "./events";
 import { spanId } from "./span-id";
 
 export type SpanAttributes = Record<string, string | number | boolean | string[]>;
@@ -17,11 +18,30 @@ export interface SpanWait {
   start: number;
   end: number | null;
   /** approved, rejected, answered or timed_out; null while it waits. */
-  outcome: string | null;
+  outcome: EventOf<"action.resolved">["payload"]["decision"] | null;
   /** Who decided (a principal, `runtime` for a deadline, `replay`); null while it waits. */
   by: string | null;
   /** The approvals of a quorum as each was recorded. */
   approvals: { by: string; approvals: number; time: number }[];
+  /** The wait needs several approvers (action.required's approvals_required). */
+  quorum: boolean;
+}
+
+/** The call itself, on a tool call's span: what the execution tree shows of it. */
+export interface SpanCall {
+  id: string;
+  name: string;
+  /** The call that spawned the sub-agent this call runs in; null for the turn's own calls. */
+  parent_id: string | null;
+  /** A task's title: its args' `title`, else that of the sub-agent it spawned. */
+  title: string | null;
+  /** The args it ran with (those it asked approval for until it started). */
+  args: unknown;
+  /** undefined while it runs. */
+  output: unknown;
+  is_error: boolean;
+  /** The execution time its result records; null while it runs. */
+  duration_ms: number | null;
 }
 
 export interface TurnSpan {
@@ -40,6 +60,8 @@ export interface TurnSpan {
   /** Span events: the guardrail verdicts on the span's text, model fallbacks. */
   events: { name: string; attributes: SpanAttributes; time: number }[];
   waits: SpanWait[];
+  /** Tool spans only. */
+  call: SpanCall | null;
 }
 
 /** The spans of one turn's events (events without trace fields are left out), in the order they started. */
@@ -49,7 +71,21 @@ export function turnSpans(events: readonly RuntimeEvent[]): TurnSpan[] {
     draft: (trace_id, span_id, parent, at) => {
       let s = spans.get(span_id);
       if (!s) {
-        s = { trace_id, span_id, parent, start: at, end: at, name: "", kind: "other", ended: false, attributes: {}, error: null, events: [], waits: [] };
+        s = {
+          trace_id,
+          span_id,
+          parent,
+          start: at,
+          end: at,
+          name: "",
+          kind: "other",
+          ended: false,
+          attributes: {},
+          error: null,
+          events: [],
+          waits: [],
+          call: null,
+        };
         spans.set(span_id, s);
       }
       s.start = Math.min(s.start, at);
@@ -57,6 +93,7 @@ export function turnSpans(events: readonly RuntimeEvent[]): TurnSpan[] {
       return s;
     },
     steps: new Map(),
+    calls: new Map(),
   };
   for (const e of events) {
     if (!e.trace_id || !e.span_id) continue;
@@ -65,10 +102,11 @@ export function turnSpans(events: readonly RuntimeEvent[]): TurnSpan[] {
   return [...spans.values()].sort((a, b) => a.start - b.start);
 }
 
-/** The spans of a turn so far, and its agent_orchestrate steps by step id (each runs as a child session). */
+/** The spans of a turn so far, its agent_orchestrate steps by step id (each runs as a child session) and its tool calls by call id. */
 interface TurnDraft {
   draft(trace_id: string, span_id: string, parent: string | null, at: number): TurnSpan;
   steps: Map<string, TurnSpan>;
+  calls: Map<string, SpanCall>;
 }
 
 /** Ends the step spans from an agent_orchestrate result (nested groups included). */
@@ -100,10 +138,17 @@ const ended = (e: RuntimeEvent, s: TurnSpan): void => {
   s.ended = true;
 };
 
-const toolSpan = (s: TurnSpan, name: string, callId: string | undefined): void => {
-  Object.assign(s.attributes, { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, "gen_ai.tool.call.id": callId ?? "" });
+/** Names a tool call's span by whichever of its events comes first (a call refused outright has only its result). */
+const toolSpan = (e: EventOf<"tool.started" | "tool.result" | "action.required">, s: TurnSpan, name: string, turn: TurnDraft): SpanCall => {
+  const id = e.tool_call_id ?? "";
+  Object.assign(s.attributes, { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, "gen_ai.tool.call.id": id });
   s.name = `execute_tool ${name}`;
   s.kind = "tool";
+  if (!s.call) {
+    s.call = { id, name, parent_id: e.parent_id ?? null, title: null, args: undefined, output: undefined, is_error: false, duration_ms: null };
+    turn.calls.set(id, s.call);
+  }
+  return s.call;
 };
 
 /** What an event tells about its span: its name, kind, GenAI attributes, waits, end and error status. */
@@ -177,11 +222,18 @@ const DESCRIBE: EventTable<[TurnSpan, TurnDraft], void> = {
     if (e.payload.error) failed(s, e.payload.error.message);
     ended(e, s);
   },
-  "tool.started": (e, s) => toolSpan(s, e.payload.name, e.tool_call_id),
+  "tool.started": (e, s, turn) => {
+    const call = toolSpan(e, s, e.payload.name, turn);
+    call.args = e.payload.args;
+    const title = (e.payload.args as { title?: unknown } | undefined)?.title;
+    if (typeof title === "string") call.title = title;
+  },
   // The wait comes before the call starts (and the call never does when rejected): it names the span too.
-  "action.required": (e, s) => {
-    toolSpan(s, e.payload.tool_name, e.tool_call_id);
-    s.waits.push({ kind: e.payload.kind, action_id: e.action_id ?? "", start: e.timestamp, end: null, outcome: null, by: null, approvals: [] });
+  "action.required": (e, s, turn) => {
+    const call = toolSpan(e, s, e.payload.tool_name, turn);
+    if (call.args === undefined) call.args = e.payload.args;
+    const quorum = Boolean(e.payload.approvals_required);
+    s.waits.push({ kind: e.payload.kind, action_id: e.action_id ?? "", start: e.timestamp, end: null, outcome: null, by: null, approvals: [], quorum });
   },
   "action.approval.recorded": (e, s) => {
     s.waits.find((w) => w.action_id === e.action_id)?.approvals.push({ by: e.payload.by, approvals: e.payload.approvals, time: e.timestamp });
@@ -192,11 +244,15 @@ const DESCRIBE: EventTable<[TurnSpan, TurnDraft], void> = {
     if (wait) Object.assign(wait, { end: e.timestamp, outcome: e.payload.decision, by: e.payload.by });
   },
   "tool.result": (e, s, turn) => {
+    const call = toolSpan(e, s, e.payload.name, turn);
+    Object.assign(call, { output: e.payload.output, is_error: e.payload.is_error, duration_ms: e.payload.metadata.execution_time_ms });
     if (e.payload.is_error) failed(s, `tool ${e.payload.name}: ${e.payload.metadata.status}`);
     if (turn.steps.size > 0) endSteps(e.payload.output, turn.steps);
     ended(e, s);
   },
-  "subagent.spawned": (e, s) => {
+  "subagent.spawned": (e, s, turn) => {
+    const call = e.parent_id ? turn.calls.get(e.parent_id) : undefined;
+    if (call) call.title ??= e.payload.title;
     Object.assign(s.attributes, { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": e.payload.title });
     s.name = `invoke_agent ${e.payload.title}`;
     s.kind = "agent";

@@ -16,6 +16,7 @@ import { estimateTokens } from "../../src/runtime/context-budget";
 import { runTurn, type TurnSetup } from "../../src/runtime/loop";
 import { ALL_CLASSES_POLICY, resolveToolbelt } from "../../src/runtime/tools/toolbelt";
 import type { ToolDefinition } from "../../src/runtime/tools/types";
+import { traceFields } from "../../src/runtime/trace";
 import { BudgetExceededError } from "../../src/runtime/turn-context";
 import { closingEvents } from "../../src/runtime/turn-state";
 import { verifyLog } from "../../src/runtime/verify-log";
@@ -158,12 +159,15 @@ function barrier(n: number) {
   };
 }
 
-/** The drafts as the store would keep them: envelope ids, sequence and timestamp added, root envelope filled in. */
+const TRACE = { trace_id: "4bf92f3577b34da6a3ce929d0e0e4736", parent_span_id: null };
+
+/** The drafts as the store would keep them: envelope ids, sequence, timestamp and trace fields added, root envelope filled in. */
 function stamp(drafts: readonly Recorded[]): RuntimeEvent[] {
   return drafts.map((d, i) => ({
     parent_id: null,
     depth: 0,
     ...d,
+    ...(d.turn_id ? traceFields(TRACE, d.turn_id, d) : {}),
     event_id: `evt_${i + 1}`,
     sequence: i + 1,
     timestamp: T0 + i,

@@ -45,6 +45,7 @@ function waitSpans(call: TurnSpan): TurnSpan[] {
       time: a.time,
     })),
     waits: [],
+    call: null,
   }));
 }
 
