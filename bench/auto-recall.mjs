@@ -6,16 +6,16 @@
 // the same one-call turn, BENCH_RECALL_RUNS times each. Turn time is turn.submitted to turn.completed in the log
 // (the runtime's clock). Prints medians as JSON.
 import { median, round } from "./lib/client.mjs";
-import { startFakeLlm } from "./lib/fake-llm.mjs";
-import { idleLog, sleep, startBundledRuntime } from "./lib/miniflare.mjs";
+import { idleLog, sleep } from "./lib/miniflare.mjs";
+import { report, startWithFakeLlm, turnMs } from "./lib/runs.mjs";
 
 const RUNS = Number(process.env.BENCH_RECALL_RUNS ?? 15);
 const SEED = Number(process.env.BENCH_RECALL_SEED ?? 100);
 const MODEL = "openai-compatible:loop-s0-c0-d20";
 const RESOURCE = "res_bench_recall";
 
-const llm = await startFakeLlm(0);
-const { call, dispose } = await startBundledRuntime({ OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${llm.port}/v1` });
+const runtime = await startWithFakeLlm();
+const { call } = runtime;
 
 const agent = (auto) => ({ model: MODEL, ...(auto ? { memory: { recall: { auto: { top_k: 3, max_tokens: 500 } } } } : {}) });
 
@@ -24,13 +24,11 @@ async function turn(auto, input) {
   const { session_id: sid } = await call("POST", "/v1/sessions", { agent: agent(auto), resource_id: RESOURCE });
   await call("POST", `/v1/sessions/${sid}/turns`, { input });
   const log = await idleLog(call, sid);
-  const end = log.find((e) => e.type === "turn.completed");
-  if (!end) throw new Error(`the turn did not complete: ${JSON.stringify(log.at(-1))}`);
   const recalled = log.find((e) => e.type === "memory.recalled");
-  return { ms: end.timestamp - log.find((e) => e.type === "turn.submitted").timestamp, hits: recalled?.payload.hits.length ?? null };
+  return { ms: turnMs(log), hits: recalled?.payload.hits.length ?? null };
 }
 
-try {
+await report(runtime, async () => {
   for (let i = 0; i < SEED; i++) await turn(false, `note ${i}: the customer in region ${i % 7} prefers invoices by ${i % 2 ? "mail" : "email"}`);
   // The last turns' index writes run after their ends: wait until a search finds the newest.
   while ((await call("GET", `/v1/resources/${RESOURCE}/memory/search?q=${encodeURIComponent(`note ${SEED - 1}`)}`)).hits?.length === 0) await sleep(50);
@@ -46,22 +44,13 @@ try {
     hits.push(r.hits);
   }
   const [p, r] = [median(plain), median(recalling)];
-  console.log(
-    JSON.stringify(
-      {
-        seeded_turns: SEED,
-        runs: RUNS,
-        plain_turn_ms: round(p),
-        auto_recall_turn_ms: round(r),
-        added_ms: round(r - p),
-        hits: median(hits),
-        samples: { plain, recalling },
-      },
-      null,
-      2,
-    ),
-  );
-} finally {
-  await dispose();
-  llm.server.close();
-}
+  return {
+    seeded_turns: SEED,
+    runs: RUNS,
+    plain_turn_ms: round(p),
+    auto_recall_turn_ms: round(r),
+    added_ms: round(r - p),
+    hits: median(hits),
+    samples: { plain, recalling },
+  };
+});

@@ -7,10 +7,12 @@
 // JSON. Never an assertion; docs/performance.md records the numbers.
 import { median, quantile, round } from "./lib/client.mjs";
 import { sleep, startBundledRuntime } from "./lib/miniflare.mjs";
+import { alternate, report } from "./lib/runs.mjs";
 
 const RUNS = Number(process.env.BENCH_BUSY_RUNS ?? 21);
 
-const { call, dispose } = await startBundledRuntime({});
+const runtime = await startBundledRuntime({});
+const { call } = runtime;
 
 /** Polls the log until `match` finds an event; returns it. */
 async function eventOf(sid, match) {
@@ -35,22 +37,12 @@ async function run() {
   return { request_ms, to_model_call_ms: requested.timestamp - submitted.timestamp };
 }
 
-try {
-  await run(); // warm-up
-  const runs = [];
-  for (let i = 0; i < RUNS; i++) runs.push(await run());
+await report(runtime, async () => {
+  const [runs] = await alternate(RUNS, run);
   const to = runs.map((r) => r.to_model_call_ms);
-  console.log(
-    JSON.stringify(
-      {
-        runs: RUNS,
-        interrupt_request_ms: round(median(runs.map((r) => r.request_ms))),
-        submitted_to_first_model_call_ms: { median: round(median(to)), p90: round(quantile(to, 0.9)) },
-      },
-      null,
-      2,
-    ),
-  );
-} finally {
-  await dispose();
-}
+  return {
+    runs: RUNS,
+    interrupt_request_ms: round(median(runs.map((r) => r.request_ms))),
+    submitted_to_first_model_call_ms: { median: round(median(to)), p90: round(quantile(to, 0.9)) },
+  };
+});

@@ -6,8 +6,8 @@
 // (BENCH_FILES_IMAGE_KIB KiB, default 256) attached by file_id: turn time is turn.submitted to
 // turn.completed in the log (the runtime's clock). Prints medians as JSON; never an assertion.
 import { median, round } from "./lib/client.mjs";
-import { startFakeLlm } from "./lib/fake-llm.mjs";
-import { idleLog, startBundledRuntime } from "./lib/miniflare.mjs";
+import { idleLog } from "./lib/miniflare.mjs";
+import { alternate, report, startWithFakeLlm, turnMs } from "./lib/runs.mjs";
 
 const MIB = Number(process.env.BENCH_FILES_MIB ?? 10);
 const RUNS = Number(process.env.BENCH_FILES_RUNS ?? 7);
@@ -21,8 +21,7 @@ function pngLike(size) {
   return bytes;
 }
 
-const llm = await startFakeLlm(0);
-const runtime = await startBundledRuntime({ OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${llm.port}/v1`, FILES_MAX_BYTES: String((MIB + 1) * 1024 * 1024) });
+const runtime = await startWithFakeLlm({ FILES_MAX_BYTES: String((MIB + 1) * 1024 * 1024) });
 const { call, fetch } = runtime;
 const session = async () => (await call("POST", "/v1/sessions", { agent: { name: "bench", model: "openai-compatible:loop-s0-c0-d20" } })).session_id;
 
@@ -56,42 +55,26 @@ async function turn(image) {
       ]
     : "describe it";
   await call("POST", `/v1/sessions/${sid}/turns`, { input });
-  const events = await idleLog(call, sid);
-  const at = (type) => events.find((e) => e.type === type).timestamp;
-  return at("turn.completed") - at("turn.submitted");
+  return turnMs(await idleLog(call, sid));
 }
 
-try {
-  const image = pngLike(IMAGE_KIB * 1024);
-  await transfer(); // warm-up
-  await turn(null);
-  await turn(image);
-  const transfers = [];
-  const text = [];
-  const withImage = [];
-  for (let i = 0; i < RUNS; i++) {
-    transfers.push(await transfer());
-    text.push(await turn(null));
-    withImage.push(await turn(image));
-  }
-  console.log(
-    JSON.stringify(
-      {
-        file_mib: MIB,
-        runs: RUNS,
-        upload_mib_per_s: round(median(transfers.map((t) => t.upload_mib_s))),
-        download_mib_per_s: round(median(transfers.map((t) => t.download_mib_s))),
-        image_kib: IMAGE_KIB,
-        text_turn_ms: round(median(text)),
-        image_turn_ms: round(median(withImage)),
-        added_ms: round(median(withImage) - median(text)),
-        samples: { text, image: withImage },
-      },
-      null,
-      2,
-    ),
+const image = pngLike(IMAGE_KIB * 1024);
+await report(runtime, async () => {
+  const [transfers, text, withImage] = await alternate(
+    RUNS,
+    transfer,
+    () => turn(null),
+    () => turn(image),
   );
-} finally {
-  await runtime.dispose();
-  llm.server.close();
-}
+  return {
+    file_mib: MIB,
+    runs: RUNS,
+    upload_mib_per_s: round(median(transfers.map((t) => t.upload_mib_s))),
+    download_mib_per_s: round(median(transfers.map((t) => t.download_mib_s))),
+    image_kib: IMAGE_KIB,
+    text_turn_ms: round(median(text)),
+    image_turn_ms: round(median(withImage)),
+    added_ms: round(median(withImage) - median(text)),
+    samples: { text, image: withImage },
+  };
+});

@@ -8,13 +8,11 @@
 // the last one. Prints medians as JSON.
 import { createServer } from "node:http";
 import { median, round } from "./lib/client.mjs";
-import { startFakeLlm } from "./lib/fake-llm.mjs";
-import { idleLog, sleep, startBundledRuntime } from "./lib/miniflare.mjs";
+import { idleLog, sleep } from "./lib/miniflare.mjs";
+import { alternate, report, startWithFakeLlm } from "./lib/runs.mjs";
 
 const DELTAS = Number(process.env.BENCH_SUB_DELTAS ?? 1000);
 const RUNS = Number(process.env.BENCH_SUB_RUNS ?? 7);
-
-const llm = await startFakeLlm(0);
 
 /** Per subscription: events received and when the last request arrived. */
 const received = new Map();
@@ -34,7 +32,7 @@ const receiver = createServer((req, res) => {
 await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
 const receiverUrl = `http://127.0.0.1:${receiver.address().port}/hook`;
 
-const runtime = await startBundledRuntime({ OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${llm.port}/v1`, TOOL_URL_ALLOWLIST: `${receiverUrl}` });
+const runtime = await startWithFakeLlm({ TOOL_URL_ALLOWLIST: receiverUrl });
 const { call } = runtime;
 
 /** One turn of DELTAS text deltas; with `subscribed`, also how its events reached the receiver. */
@@ -58,32 +56,23 @@ async function run(subscribed) {
 }
 
 try {
-  await run(false); // warm-up
-  await run(true);
-  const plain = [];
-  const subscribed = [];
-  for (let i = 0; i < RUNS; i++) {
-    plain.push(await run(false));
-    subscribed.push(await run(true));
-  }
-  console.log(
-    JSON.stringify(
-      {
-        deltas: DELTAS,
-        runs: RUNS,
-        events_per_turn: median(subscribed.map((r) => r.events)),
-        turn_ms_without: round(median(plain.map((r) => r.turn_ms))),
-        turn_ms_with: round(median(subscribed.map((r) => r.turn_ms))),
-        delivered_events_per_s: round(median(subscribed.map((r) => r.events_per_s))),
-        delivery_lag_after_turn_ms: round(median(subscribed.map((r) => r.lag_after_turn_ms))),
-        samples: { plain: plain.map((r) => r.turn_ms), subscribed: subscribed.map((r) => [r.turn_ms, round(r.events_per_s), r.lag_after_turn_ms]) },
-      },
-      null,
-      2,
-    ),
-  );
+  await report(runtime, async () => {
+    const [plain, subscribed] = await alternate(
+      RUNS,
+      () => run(false),
+      () => run(true),
+    );
+    return {
+      deltas: DELTAS,
+      runs: RUNS,
+      events_per_turn: median(subscribed.map((r) => r.events)),
+      turn_ms_without: round(median(plain.map((r) => r.turn_ms))),
+      turn_ms_with: round(median(subscribed.map((r) => r.turn_ms))),
+      delivered_events_per_s: round(median(subscribed.map((r) => r.events_per_s))),
+      delivery_lag_after_turn_ms: round(median(subscribed.map((r) => r.lag_after_turn_ms))),
+      samples: { plain: plain.map((r) => r.turn_ms), subscribed: subscribed.map((r) => [r.turn_ms, round(r.events_per_s), r.lag_after_turn_ms]) },
+    };
+  });
 } finally {
-  await runtime.dispose();
-  llm.server.close();
   receiver.close();
 }

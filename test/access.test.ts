@@ -5,25 +5,14 @@ import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { OPERATIONS } from "../src/protocol/operations";
 import { allows, type Principal, TOKEN_SCOPES, type TokenScope } from "../src/protocol/permissions";
-import { api, createAgent, createSession, submitTurn, waitForTurnEnd } from "./support/api";
+import { api, apiAs, createAgent, createSession, submitTurn, waitForTurnEnd } from "./support/api";
 import { openWs, until, wsFetch } from "./support/ws";
 
 const BASE = "https://runtime.test";
 const KEYS = { admin: "test-key", operator: "operator-key", read: "read-key" } as const;
 
-async function call(method: string, path: string, credential: string, body?: unknown) {
-  const res = await SELF.fetch(`${BASE}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${credential}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  const json = text && (res.headers.get("content-type") ?? "").includes("application/json");
-  return { status: res.status, body: json ? JSON.parse(text) : null, headers: res.headers };
-}
-
 async function token(body: Record<string, unknown>, key: string = KEYS.admin): Promise<string> {
-  const res = await call("POST", "/v1/tokens", key, { ttl_s: 600, ...body });
+  const res = await apiAs("POST", "/v1/tokens", key, { ttl_s: 600, ...body });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.token;
 }
@@ -34,7 +23,7 @@ async function walk(principal: Principal, credential: string, sid: string): Prom
   for (const op of OPERATIONS) {
     if (op.permission === "public") continue;
     const path = op.path.replace("{sid}", sid).replace(/\{[^}]+\}/g, "x");
-    const res = await call(op.method.toUpperCase(), path, credential);
+    const res = await apiAs(op.method.toUpperCase(), path, credential);
     const who = `${principal.kind === "key" ? principal.role : `token(${principal.session_id ? "session" : "agent"}; ${principal.scopes})`} ${op.operationId}`;
     if (allows(principal, op.permission)) expect(res.status, who).not.toBe(403);
     else expect(res.body?.error?.code === "forbidden" && res.status === 403, `${who} -> ${res.status}`).toBe(true);
@@ -60,8 +49,8 @@ describe("key roles", () => {
 
   it("a read key reads and streams but cannot submit, even as a WebSocket command frame", async () => {
     const sid = await createSession({ name: "read-only", model: "demo:fast" });
-    expect((await call("GET", `/v1/sessions/${sid}/thread`, KEYS.read)).status).toBe(200);
-    expect((await call("POST", `/v1/sessions/${sid}/turns`, KEYS.read, { input: "hi" })).status).toBe(403);
+    expect((await apiAs("GET", `/v1/sessions/${sid}/thread`, KEYS.read)).status).toBe(200);
+    expect((await apiAs("POST", `/v1/sessions/${sid}/turns`, KEYS.read, { input: "hi" })).status).toBe(403);
     const ws = await openWs(sid, "", { authorization: `Bearer ${KEYS.read}` });
     const reply = await ws.command({ type: "submit_turn", input: "hi", request_id: 1 });
     expect(reply).toMatchObject({ ok: false, error: { code: "forbidden" } });
@@ -88,7 +77,7 @@ describe("browser tokens", () => {
     expect(await walk(bySession, await token({ subject: "walker", session_id: sessionSid }), sessionSid)).toBeGreaterThan(30);
 
     const agentToken = await token({ subject: "walker", agent: "tok-walk" });
-    const owned = (await call("POST", "/v1/sessions", agentToken, { agent: "tok-walk" })).body.session_id;
+    const owned = (await apiAs("POST", "/v1/sessions", agentToken, { agent: "tok-walk" })).body.session_id;
     expect(await walk(bound("walker", { agent: "tok-walk" }, [...TOKEN_SCOPES]), agentToken, owned)).toBeGreaterThan(30);
 
     const readSid = await createSession({ name: "tok-walk-read", model: "demo:fast" });
@@ -100,10 +89,10 @@ describe("browser tokens", () => {
     const sid = await createSession({ name: "tok-session", model: "demo:fast" });
     const other = await createSession({ name: "tok-other", model: "demo:fast" });
     const t = await token({ subject: "user-1", session_id: sid });
-    const { turn_id } = (await call("POST", `/v1/sessions/${sid}/turns`, t, { input: "hello" })).body;
+    const { turn_id } = (await apiAs("POST", `/v1/sessions/${sid}/turns`, t, { input: "hello" })).body;
     expect((await waitForTurnEnd(sid, turn_id)).at(-1).type).toBe("turn.completed");
-    expect((await call("GET", `/v1/sessions/${sid}/thread`, t)).status).toBe(200);
-    expect((await call("POST", `/v1/sessions/${sid}/interrupt`, t, {})).body).toEqual({ interrupted: false, turn_id: null });
+    expect((await apiAs("GET", `/v1/sessions/${sid}/thread`, t)).status).toBe(200);
+    expect((await apiAs("POST", `/v1/sessions/${sid}/interrupt`, t, {})).body).toEqual({ interrupted: false, turn_id: null });
     // As access_token on the WebSocket, where a browser cannot set headers.
     const ws = await openWs(sid, `access_token=${t}`, {});
     await until(() => ws.events.length >= 1, "replay");
@@ -114,7 +103,7 @@ describe("browser tokens", () => {
       ["GET", "/v1/agents"],
       ["DELETE", `/v1/sessions/${sid}/queue/trn_x`],
     ] as const) {
-      const res = await call(method, path, t, method === "POST" ? { agent: "tok-session" } : undefined);
+      const res = await apiAs(method, path, t, method === "POST" ? { agent: "tok-session" } : undefined);
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(res.body.error.code).toBe("forbidden");
     }
@@ -125,14 +114,14 @@ describe("browser tokens", () => {
     await createAgent({ name: "tok-elsewhere", model: "demo:fast" });
     const alice = await token({ subject: "alice", agent: "tok-agent" });
     const bob = await token({ subject: "bob", agent: "tok-agent" });
-    const created = await call("POST", "/v1/sessions", alice, { agent: "tok-agent" });
+    const created = await apiAs("POST", "/v1/sessions", alice, { agent: "tok-agent" });
     expect(created.status).toBe(201);
     const sid = created.body.session_id;
     expect((await api("GET", `/v1/sessions/${sid}`)).body.owner).toBe("alice");
-    expect((await call("GET", `/v1/sessions/${sid}/thread`, alice)).status).toBe(200);
-    expect((await call("GET", `/v1/sessions/${sid}/thread`, bob)).status).toBe(403);
-    expect((await call("POST", "/v1/sessions", alice, { agent: "tok-elsewhere" })).status).toBe(403);
-    expect((await call("POST", "/v1/sessions", alice, { agent: { name: "inline", model: "demo:fast" } })).status).toBe(403);
+    expect((await apiAs("GET", `/v1/sessions/${sid}/thread`, alice)).status).toBe(200);
+    expect((await apiAs("GET", `/v1/sessions/${sid}/thread`, bob)).status).toBe(403);
+    expect((await apiAs("POST", "/v1/sessions", alice, { agent: "tok-elsewhere" })).status).toBe(403);
+    expect((await apiAs("POST", "/v1/sessions", alice, { agent: { name: "inline", model: "demo:fast" } })).status).toBe(403);
   });
 
   it("a token bound to an agent reaches none of its subject's sessions of another agent, on any route", async () => {
@@ -140,8 +129,8 @@ describe("browser tokens", () => {
     await createAgent({ name: "tok-theirs", model: "demo:fast" });
     const mine = await token({ subject: "dana", agent: "tok-mine" });
     const theirs = await token({ subject: "dana", agent: "tok-theirs" });
-    const sid = (await call("POST", "/v1/sessions", theirs, { agent: "tok-theirs" })).body.session_id;
-    const { turn_id } = (await call("POST", `/v1/sessions/${sid}/turns`, theirs, { input: "hello" })).body;
+    const sid = (await apiAs("POST", "/v1/sessions", theirs, { agent: "tok-theirs" })).body.session_id;
+    const { turn_id } = (await apiAs("POST", `/v1/sessions/${sid}/turns`, theirs, { input: "hello" })).body;
     await waitForTurnEnd(sid, turn_id);
     const before = (await api("GET", `/v1/sessions/${sid}/events?limit=1000`)).body.events;
     const sessionsBefore = (await api("GET", "/v1/sessions?owner=dana")).body.sessions;
@@ -164,7 +153,7 @@ describe("browser tokens", () => {
       ["POST", `/v1/sessions/${sid}/turns/${turn_id}/replay`, {}],
       ["POST", "/v1/chat", chat],
     ] as const) {
-      const res = await call(method, path, mine, body);
+      const res = await apiAs(method, path, mine, body);
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(res.body.error.code).toBe("forbidden");
     }
@@ -174,7 +163,7 @@ describe("browser tokens", () => {
     expect((await api("GET", `/v1/sessions/${sid}/events?limit=1000`)).body.events).toEqual(before);
     expect((await api("GET", "/v1/sessions?owner=dana")).body.sessions).toEqual(sessionsBefore);
     // Its own agent's token still reaches it.
-    expect((await call("GET", `/v1/sessions/${sid}/thread`, theirs)).status).toBe(200);
+    expect((await apiAs("GET", `/v1/sessions/${sid}/thread`, theirs)).status).toBe(200);
   });
 
   it("a token creates and deletes no schedules (they would outlive it); it may list them", async () => {
@@ -184,12 +173,12 @@ describe("browser tokens", () => {
     expect(made.status).toBe(201);
     const before = (await api("GET", `/v1/sessions/${sid}/events`)).body.events;
     for (const t of [await token({ subject: "u", session_id: sid, ttl_s: 60 }), await token({ subject: "u", agent: "tok-schedules" })]) {
-      const res = await call("POST", `/v1/sessions/${sid}/schedules`, t, { input: "every minute", every_s: 60 });
+      const res = await apiAs("POST", `/v1/sessions/${sid}/schedules`, t, { input: "every minute", every_s: 60 });
       expect(res.status).toBe(403);
       expect(res.body.error).toMatchObject({ code: "forbidden", message: expect.stringContaining("API key") });
-      expect((await call("DELETE", `/v1/sessions/${sid}/schedules/${made.body.schedule_id}`, t)).status).toBe(403);
+      expect((await apiAs("DELETE", `/v1/sessions/${sid}/schedules/${made.body.schedule_id}`, t)).status).toBe(403);
     }
-    const listed = await call("GET", `/v1/sessions/${sid}/schedules`, await token({ subject: "u", session_id: sid }));
+    const listed = await apiAs("GET", `/v1/sessions/${sid}/schedules`, await token({ subject: "u", session_id: sid }));
     expect(listed.body.schedules.map((x: any) => x.schedule_id)).toEqual([made.body.schedule_id]);
     expect((await api("GET", `/v1/sessions/${sid}/events`)).body.events).toEqual(before);
   });
@@ -197,8 +186,8 @@ describe("browser tokens", () => {
   it("scopes narrow a token; expired, tampered and wrongly signed tokens are 401 with their own codes", async () => {
     const sid = await createSession({ name: "tok-scopes", model: "demo:fast" });
     const readOnly = await token({ subject: "viewer", session_id: sid, scopes: ["read"] });
-    expect((await call("GET", `/v1/sessions/${sid}/thread`, readOnly)).status).toBe(200);
-    expect((await call("POST", `/v1/sessions/${sid}/turns`, readOnly, { input: "x" })).body.error.code).toBe("forbidden");
+    expect((await apiAs("GET", `/v1/sessions/${sid}/thread`, readOnly)).status).toBe(200);
+    expect((await apiAs("POST", `/v1/sessions/${sid}/turns`, readOnly, { input: "x" })).body.error.code).toBe("forbidden");
 
     const good = await token({ subject: "u", session_id: sid });
     const [h, p, s] = good.split(".") as [string, string, string];
@@ -207,7 +196,7 @@ describe("browser tokens", () => {
       .replace(/=+$/, "")
       .replace(/\+/g, "-")
       .replace(/\//g, "_")}.${s}`;
-    expect((await call("GET", `/v1/sessions/${sid}/thread`, forged)).body.error.code).toBe("invalid_token");
+    expect((await apiAs("GET", `/v1/sessions/${sid}/thread`, forged)).body.error.code).toBe("invalid_token");
     const expiredClaims = btoa(JSON.stringify({ ...claims, exp: 1 }))
       .replace(/=+$/, "")
       .replace(/\+/g, "-")
@@ -218,21 +207,21 @@ describe("browser tokens", () => {
       .replace(/=+$/, "")
       .replace(/\+/g, "-")
       .replace(/\//g, "_")}`;
-    const res = await call("GET", `/v1/sessions/${sid}/thread`, expired);
+    const res = await apiAs("GET", `/v1/sessions/${sid}/thread`, expired);
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe("token_expired");
   });
 
   it("only admin and operator keys issue tokens; bad requests are 422 naming the field", async () => {
     const sid = await createSession({ name: "tok-issue", model: "demo:fast" });
-    expect((await call("POST", "/v1/tokens", KEYS.read, { subject: "x", session_id: sid, ttl_s: 600 })).status).toBe(403);
-    expect((await call("POST", "/v1/tokens", KEYS.operator, { subject: "x", session_id: sid, ttl_s: 600 })).status).toBe(201);
-    const both = await call("POST", "/v1/tokens", KEYS.admin, { subject: "x", session_id: sid, agent: "a", ttl_s: 600 });
+    expect((await apiAs("POST", "/v1/tokens", KEYS.read, { subject: "x", session_id: sid, ttl_s: 600 })).status).toBe(403);
+    expect((await apiAs("POST", "/v1/tokens", KEYS.operator, { subject: "x", session_id: sid, ttl_s: 600 })).status).toBe(201);
+    const both = await apiAs("POST", "/v1/tokens", KEYS.admin, { subject: "x", session_id: sid, agent: "a", ttl_s: 600 });
     expect(both.status).toBe(422);
     expect(both.body.error.details[0].path).toBe("session_id");
-    const ttl = await call("POST", "/v1/tokens", KEYS.admin, { subject: "x", session_id: sid, ttl_s: 999_999 });
+    const ttl = await apiAs("POST", "/v1/tokens", KEYS.admin, { subject: "x", session_id: sid, ttl_s: 999_999 });
     expect(ttl.body.error.details[0].path).toBe("ttl_s");
-    expect((await call("POST", "/v1/tokens", KEYS.admin, { subject: "x", session_id: "ses_ffffffffffffffffffffffff", ttl_s: 600 })).status).toBe(404);
+    expect((await apiAs("POST", "/v1/tokens", KEYS.admin, { subject: "x", session_id: "ses_ffffffffffffffffffffffff", ttl_s: 600 })).status).toBe(404);
   });
 });
 

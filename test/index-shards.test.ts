@@ -7,6 +7,7 @@ import { type IndexLayout, indexShard, shardOf } from "../src/durable/index-shar
 import type { SessionSummary, UsageDay } from "../src/protocol/session-list";
 import { type ApiResponse, api, createAgent, submitTurn, waitForTurnEnd } from "./support/api";
 import { until } from "./support/chat-client";
+import { prng } from "./support/prng";
 
 const registry = () => env.REGISTRY.get(env.REGISTRY.idFromName("registry"));
 const shard = (sid: string) => indexShard(env, sid);
@@ -25,23 +26,12 @@ async function indexed(sid: string, check: (row: any) => boolean): Promise<any> 
   return row;
 }
 
-/** A small deterministic generator (mulberry32), so a failure names a reproducible data set. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const DAYS = ["2026-03-01", "2026-03-02", "2026-03-03"];
 const BASE_TIME = Date.parse("2026-03-01T00:00:00Z");
 
 /** Sessions with colliding creation times (keyset ties), random owners, statuses, metadata and usage. */
 function seededSessions(n: number, seed: number, agents: string[]): { row: SessionSummary; days: UsageDay[] }[] {
-  const r = random(seed);
+  const r = prng(seed);
   const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)]!;
   const int = (max: number) => Math.floor(r() * max);
   return Array.from({ length: n }, () => {

@@ -5,7 +5,7 @@
 import { env, evictDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { RuntimeClient } from "../src/client";
-import { api, createAgent, events, KEY, submitTurn, waitForTurnEnd } from "./support/api";
+import { api, apiAs, createAgent, events, KEY, submitTurn, waitForTurnEnd } from "./support/api";
 import { requests, script, uniqueId } from "./support/fake-model";
 
 const BASE = "https://runtime.test";
@@ -47,16 +47,6 @@ async function tokenFor(subject: string, agent: string): Promise<string> {
   const res = await api("POST", "/v1/tokens", { subject, agent, ttl_s: 600 });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.token;
-}
-
-async function call(method: string, path: string, credential: string, body?: unknown) {
-  const res = await SELF.fetch(`${BASE}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${credential}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
 /** Polls the recall search until it finds something (the index is written after the turn's end). */
@@ -157,8 +147,8 @@ describe("the memory routes", () => {
     await createAgent({ name: agent, model: "demo:fast" });
     const mine = uniqueId("user");
     const token = await tokenFor(mine, agent);
-    expect((await call("PUT", `/v1/resources/${mine}/memory`, token, { document: { a: 1 } })).status).toBe(200);
-    expect((await call("GET", `/v1/resources/${mine}/memory`, token)).body).toMatchObject({ document: { a: 1 } });
+    expect((await apiAs("PUT", `/v1/resources/${mine}/memory`, token, { document: { a: 1 } })).status).toBe(200);
+    expect((await apiAs("GET", `/v1/resources/${mine}/memory`, token)).body).toMatchObject({ document: { a: 1 } });
     const theirs = uniqueId("user");
     await api("PUT", `/v1/resources/${theirs}/memory`, { document: { secret: true } });
     for (const [method, path] of [
@@ -166,23 +156,23 @@ describe("the memory routes", () => {
       ["PATCH", `/v1/resources/${theirs}/memory`],
       ["GET", `/v1/resources/${theirs}/memory/search?q=secret`],
     ] as const) {
-      const res = await call(method, path, token, method === "PATCH" ? { secret: false } : undefined);
+      const res = await apiAs(method, path, token, method === "PATCH" ? { secret: false } : undefined);
       expect(res.status, `${method} ${path}`).toBe(404);
     }
-    expect((await call("DELETE", `/v1/resources/${mine}`, token)).status).toBe(403);
+    expect((await apiAs("DELETE", `/v1/resources/${mine}`, token)).status).toBe(403);
     // A token's sessions are its subject's resource's; it cannot name another.
-    const other = await call("POST", "/v1/sessions", token, { agent, resource_id: theirs });
+    const other = await apiAs("POST", "/v1/sessions", token, { agent, resource_id: theirs });
     expect(other.status).toBe(403);
-    const own = await call("POST", "/v1/sessions", token, { agent });
+    const own = await apiAs("POST", "/v1/sessions", token, { agent });
     expect((await api("GET", `/v1/sessions/${own.body.session_id}`)).body.resource_id).toBe(mine);
     expect((await api("GET", `/v1/resources/${theirs}/memory`)).body).toMatchObject({ document: { secret: true }, version: 1 });
   });
 
   it("the read key reads memory but does not write it", async () => {
     const rid = uniqueId("user");
-    const read = await call("GET", `/v1/resources/${rid}/memory`, "read-key");
+    const read = await apiAs("GET", `/v1/resources/${rid}/memory`, "read-key");
     expect(read.status).toBe(200);
-    expect((await call("PUT", `/v1/resources/${rid}/memory`, "read-key", { document: {} })).status).toBe(403);
+    expect((await apiAs("PUT", `/v1/resources/${rid}/memory`, "read-key", { document: {} })).status).toBe(403);
   });
 });
 

@@ -8,20 +8,10 @@ import type { SessionObject } from "../src/durable/session-object";
 import type { RuntimeEvent } from "../src/protocol/events";
 import { foldAll } from "../src/runtime/views/read-model";
 import { api, createSession, events } from "./support/api";
+import { prng } from "./support/prng";
 
 const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A small deterministic PRNG (mulberry32), so a failing run can be repeated from its seed. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TABLES = {
   turns: "SELECT * FROM turns ORDER BY turn_id",

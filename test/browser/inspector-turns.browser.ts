@@ -5,46 +5,15 @@
 
 import { join } from "node:path";
 import type { Page, Request } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RuntimeClient, RuntimeEvent } from "../../src/client/index";
+import { describe, expect, it } from "vitest";
 import { tinyPdf, tinyPng } from "../support/tiny-files";
-import { launchBrowser, OUTPUT, openPage, Runtime, screenshot, signIn, startFakeModel } from "./harness";
+import { OUTPUT, screenshot } from "./harness";
+import { live, sendTurn, useStack, waitForTurn } from "./stack";
 
-let fake: Awaited<ReturnType<typeof startFakeModel>>;
-let runtime: Runtime;
-let browser: Awaited<ReturnType<typeof launchBrowser>>;
-let api: RuntimeClient;
-const pageProblems: string[] = [];
+// USD per million tokens for every scripted model (their names start with "inspector-").
+const stack = useStack({ MODEL_PRICES: JSON.stringify({ "inspector-": { input: 10, output: 20, cached_input: 1 } }) });
 
-beforeAll(async () => {
-  fake = await startFakeModel();
-  // USD per million tokens for every scripted model (their names start with "inspector-").
-  runtime = await Runtime.create(fake.baseUrl, { MODEL_PRICES: JSON.stringify({ "inspector-": { input: 10, output: 20, cached_input: 1 } }) });
-  await runtime.start();
-  api = runtime.client();
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await runtime?.stop();
-  await fake?.close();
-});
-
-const newPage = (width?: number, height?: number) => openPage(browser.context, pageProblems, width, height);
-const live = (page: Page) => page.locator('[role="status"][data-state="live"]').waitFor({ timeout: 30_000 });
-const waitForTurn = (page: Page, n: number, status: string) =>
-  page
-    .locator(`.turn >> nth=${n}`)
-    .and(page.locator(`[data-status="${status}"]`))
-    .waitFor({ timeout: 30_000 });
 const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-
-async function readLog(sid: string): Promise<RuntimeEvent[]> {
-  const log: RuntimeEvent[] = [];
-  for await (const e of api.readLog(sid)) log.push(e);
-  return log;
-}
 
 /** The JSON bodies of the POSTs the page sends to a session's actions. */
 function actionPosts(page: Page): unknown[] {
@@ -72,7 +41,7 @@ let sid = "";
 
 describe("the inspector's turn views", () => {
   it("draws a turn's waterfall: parallel tool calls, an approval wait, a sub-agent's calls under it", async () => {
-    const model = await fake.script([
+    const model = await stack.fake.script([
       {
         tool_calls: [
           { name: "calculator", arguments: { expression: "1 + 1" } },
@@ -87,13 +56,10 @@ describe("the inspector's turn views", () => {
       { text: "All done." },
       { text: "Again." },
     ]);
-    await api.putAgent("waterfall", { model, tools: ["calculator", "clock", "run_subtask"], hitl_tools: ["clock"] });
-    ({ session_id: sid } = await api.createSession({ agent: "waterfall" }));
-    const page = await newPage();
-    await signIn(page, runtime, `/inspect/sessions/${sid}`);
-    await live(page);
-    await page.getByLabel("New turn").fill("Add, tell the time, then delegate.");
-    await page.getByRole("button", { name: "Send" }).click();
+    await stack.api.putAgent("waterfall", { model, tools: ["calculator", "clock", "run_subtask"], hitl_tools: ["clock"] });
+    ({ session_id: sid } = await stack.api.createSession({ agent: "waterfall" }));
+    const page = await stack.openSession(sid);
+    await sendTurn(page, "Add, tell the time, then delegate.");
     await page.getByRole("region", { name: "Waiting for approval" }).waitFor();
     // The wait shows while it lasts: the clock's span is open, its wait hatched.
     const clockRow = page.locator(".waterfall li", { has: page.locator(".span-label", { hasText: "tool clock" }) });
@@ -137,8 +103,7 @@ describe("the inspector's turn views", () => {
       .screenshot({ path: join(OUTPUT, "20b-waterfall-detail.png") });
 
     // A second turn: the chart has a row per turn, tokens (cached apart) and cost.
-    await page.getByLabel("New turn").fill("Once more.");
-    await page.getByRole("button", { name: "Send" }).click();
+    await sendTurn(page, "Once more.");
     await waitForTurn(page, 1, "completed");
     const chart = page.getByRole("region", { name: "Tokens and cost per turn" });
     // Turn 1: six model calls, the first 100 in (60 cached) and 20 out, the others 10 and 5; at $10/$20/$1 a million.
@@ -159,9 +124,7 @@ describe("the inspector's turn views", () => {
   });
 
   it("at 375 px the waterfall and the chart fit the screen", async () => {
-    const page = await newPage(375, 812);
-    await signIn(page, runtime, `/inspect/sessions/${sid}`);
-    await live(page);
+    const page = await stack.openSession(sid, 375, 812);
     await page.locator(".waterfall li").first().waitFor();
     expect(await overflow(page)).toBe(0);
     for (const el of await page.locator(".waterfall .track, .usage-chart .stack").all()) {
@@ -189,18 +152,15 @@ describe("the inspector's turn views", () => {
       },
       required: ["plan", "seats"],
     };
-    const model = await fake.script([
+    const model = await stack.fake.script([
       { tool_calls: [{ name: "ask_user", arguments: { question: "Which plan do you want?", response_schema: schema } }] },
       { text: "Pro it is." },
     ]);
-    await api.putAgent("asker", { model, tools: ["ask_user"] });
-    const { session_id: asked } = await api.createSession({ agent: "asker" });
-    const page = await newPage();
+    await stack.api.putAgent("asker", { model, tools: ["ask_user"] });
+    const { session_id: asked } = await stack.api.createSession({ agent: "asker" });
+    const page = await stack.openSession(asked);
     const posts = actionPosts(page);
-    await signIn(page, runtime, `/inspect/sessions/${asked}`);
-    await live(page);
-    await page.getByLabel("New turn").fill("Sign me up.");
-    await page.getByRole("button", { name: "Send" }).click();
+    await sendTurn(page, "Sign me up.");
     const form = page.getByRole("form", { name: "Which plan do you want?" });
     await form.waitFor();
     expect(await page.locator(".session-head .badge").textContent()).toBe("waiting for an answer");
@@ -218,13 +178,13 @@ describe("the inspector's turn views", () => {
     const refused = page.getByRole("region", { name: "Questions for you" }).getByRole("alert");
     await refused.waitFor();
     expect(await refused.textContent()).toMatch(/seats/);
-    expect((await readLog(asked)).some((e) => e.type === "action.resolved")).toBe(false);
+    expect((await stack.readLog(asked)).some((e) => e.type === "action.resolved")).toBe(false);
 
     await form.getByLabel("Seats").fill("3");
     await form.getByRole("button", { name: "Answer" }).click();
     await waitForTurn(page, 0, "completed");
     expect(posts).toEqual([{ response: { plan: "pro", seats: 0, annual: true } }, { response: { plan: "pro", seats: 3, annual: true } }]);
-    const resolved = (await readLog(asked)).find((e) => e.type === "action.resolved");
+    const resolved = (await stack.readLog(asked)).find((e) => e.type === "action.resolved");
     expect(resolved?.payload).toMatchObject({ decision: "answered", response: { plan: "pro", seats: 3, annual: true } });
     expect(await page.locator(".turn .msg.assistant").last().textContent()).toBe("Pro it is.");
     expect(await page.locator('[data-tool="ask_user"] [data-approval]').textContent()).toBe("answered");
@@ -232,16 +192,16 @@ describe("the inspector's turn views", () => {
   });
 
   it("a choices question at 375 px is a select answered from the keyboard", async () => {
-    const model = await fake.script([
+    const model = await stack.fake.script([
       { tool_calls: [{ name: "ask_user", arguments: { question: "Tea or coffee?", choices: ["tea", "coffee"] } }] },
       { text: "Coffee." },
     ]);
-    await api.putAgent("chooser", { model, tools: ["ask_user"] });
-    const { session_id: asked } = await api.createSession({ agent: "chooser" });
-    await api.submitTurn(asked, "Pick for me.");
-    const page = await newPage(375, 812);
+    await stack.api.putAgent("chooser", { model, tools: ["ask_user"] });
+    const { session_id: asked } = await stack.api.createSession({ agent: "chooser" });
+    await stack.api.submitTurn(asked, "Pick for me.");
+    const page = await stack.newPage(375, 812);
     const posts = actionPosts(page);
-    await signIn(page, runtime, `/inspect/sessions/${asked}`);
+    await stack.signIn(page, `/inspect/sessions/${asked}`);
     const form = page.getByRole("form", { name: "Tea or coffee?" });
     await form.waitFor();
     expect(await overflow(page)).toBe(0);
@@ -256,15 +216,12 @@ describe("the inspector's turn views", () => {
   });
 
   it("an approval's arguments are edited as JSON: bad JSON is caught in the page, a schema break by the server, and the call runs with the edit", async () => {
-    const model = await fake.script([{ tool_calls: [{ name: "calculator", arguments: { expression: "2 + 3" } }] }, { text: "Done." }]);
-    await api.putAgent("editable", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
-    const { session_id: edited } = await api.createSession({ agent: "editable" });
-    const page = await newPage();
+    const model = await stack.fake.script([{ tool_calls: [{ name: "calculator", arguments: { expression: "2 + 3" } }] }, { text: "Done." }]);
+    await stack.api.putAgent("editable", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
+    const { session_id: edited } = await stack.api.createSession({ agent: "editable" });
+    const page = await stack.openSession(edited);
     const posts = actionPosts(page);
-    await signIn(page, runtime, `/inspect/sessions/${edited}`);
-    await live(page);
-    await page.getByLabel("New turn").fill("Add 2 and 3.");
-    await page.getByRole("button", { name: "Send" }).click();
+    await sendTurn(page, "Add 2 and 3.");
     const approvals = page.getByRole("region", { name: "Waiting for approval" });
     await approvals.getByRole("button", { name: "Edit arguments" }).click();
     const box = approvals.getByLabel("Arguments (JSON)");
@@ -287,7 +244,7 @@ describe("the inspector's turn views", () => {
       { decision: "approve", args: { expression: 5 } },
       { decision: "approve", args: { expression: "40 + 2" } },
     ]);
-    const log = await readLog(edited);
+    const log = await stack.readLog(edited);
     expect(log.filter((e) => e.type === "action.resolved").map((e) => e.payload)).toMatchObject([{ decision: "approved", args: { expression: "40 + 2" } }]);
     expect(await page.locator('[data-tool="calculator"] .preview').last().textContent()).toBe("result 42");
     await page.close();
@@ -300,10 +257,10 @@ describe("the inspector's turn views", () => {
       { data: b64(chart), media_type: "image/png", filename: "chart.png" },
       { data: b64(pdf), media_type: "application/pdf", filename: "report.pdf" },
     ];
-    const model = await fake.script([{ tool_calls: [{ name: "make_files", arguments: { files: made } }] }, { text: "Here they are." }]);
-    await api.putAgent("filer", { model, http_tools: [{ name: "make_files", url: `${fake.baseUrl}/_tools/files` }] });
-    const { session_id: filed } = await api.createSession({ agent: "filer" });
-    const page = await newPage();
+    const model = await stack.fake.script([{ tool_calls: [{ name: "make_files", arguments: { files: made } }] }, { text: "Here they are." }]);
+    await stack.api.putAgent("filer", { model, http_tools: [{ name: "make_files", url: `${stack.fake.baseUrl}/_tools/files` }] });
+    const { session_id: filed } = await stack.api.createSession({ agent: "filer" });
+    const page = await stack.newPage();
     const sent: { url: string; type: string | null; auth: boolean; body: unknown }[] = [];
     page.on("request", (r) => {
       if (r.method() !== "POST" || !r.url().includes(`/v1/sessions/${filed}/`)) return;
@@ -315,7 +272,7 @@ describe("the inspector's turn views", () => {
         body: type === "application/json" ? r.postDataJSON() : null,
       });
     });
-    await signIn(page, runtime, `/inspect/sessions/${filed}`);
+    await stack.signIn(page, `/inspect/sessions/${filed}`);
     await live(page);
     await page.getByLabel("New turn").fill("Here are my files.");
     await page.getByLabel("Attach files").setInputFiles([
@@ -366,24 +323,24 @@ describe("the inspector's turn views", () => {
   });
 
   it("a resource page shows and edits its working memory and searches its recall index; the session links to it", async () => {
-    const model = await fake.script([{ text: "Noted." }]);
-    await api.putAgent("rememberer", { model });
-    const { session_id: remembered } = await api.createSession({ agent: "rememberer", resource_id: "user-7" });
-    await api.submitTurn(remembered, "my locker code is 4711");
-    await expect.poll(async () => (await readLog(remembered)).at(-1)?.type, { timeout: 15_000 }).toBe("turn.completed");
-    await api.putMemory("user-7", { name: "Ada" });
-    const page = await newPage();
+    const model = await stack.fake.script([{ text: "Noted." }]);
+    await stack.api.putAgent("rememberer", { model });
+    const { session_id: remembered } = await stack.api.createSession({ agent: "rememberer", resource_id: "user-7" });
+    await stack.api.submitTurn(remembered, "my locker code is 4711");
+    await expect.poll(async () => (await stack.readLog(remembered)).at(-1)?.type, { timeout: 15_000 }).toBe("turn.completed");
+    await stack.api.putMemory("user-7", { name: "Ada" });
+    const page = await stack.newPage();
     const requests: { method: string; path: string; body: unknown }[] = [];
     page.on("request", (r) => {
       const url = new URL(r.url());
       if (url.pathname.startsWith("/v1/resources/"))
         requests.push({ method: r.method(), path: url.pathname + url.search, body: r.postData() ? r.postDataJSON() : null });
     });
-    await signIn(page, runtime, `/inspect/sessions/${remembered}`);
+    await stack.signIn(page, `/inspect/sessions/${remembered}`);
     await live(page);
     await page.locator(".session-head").getByRole("link", { name: "user-7" }).click();
     await page.getByRole("heading", { name: "Resource user-7" }).waitFor();
-    expect(page.url()).toBe(`${runtime.base}/inspect/resources/user-7`);
+    expect(page.url()).toBe(`${stack.runtime.base}/inspect/resources/user-7`);
     const memory = page.getByRole("region", { name: "Working memory" });
     await memory.locator(".memory-document").waitFor();
     expect(JSON.parse((await memory.locator(".memory-document").textContent())!)).toEqual({ name: "Ada" });
@@ -396,7 +353,7 @@ describe("the inspector's turn views", () => {
     await memory.getByLabel("Working memory (JSON)").fill('{"name": "Ada", "city": "Lyon"}');
     await memory.getByRole("button", { name: "Save" }).click();
     await expect.poll(() => memory.locator(".meta").textContent()).toMatch(/^version 2/);
-    expect(await api.getMemory("user-7")).toMatchObject({ document: { name: "Ada", city: "Lyon" }, version: 2 });
+    expect(await stack.api.getMemory("user-7")).toMatchObject({ document: { name: "Ada", city: "Lyon" }, version: 2 });
 
     // The index is written after the turn's end: search until the turn is there.
     const recall = page.getByRole("region", { name: "Recall" });
@@ -421,6 +378,6 @@ describe("the inspector's turn views", () => {
   });
 
   it("no page broke its CSP or threw", () => {
-    expect(pageProblems).toEqual([]);
+    expect(stack.pageProblems).toEqual([]);
   });
 });

@@ -2,49 +2,15 @@
 // fake model server. Each state is saved as a screenshot under test-output/inspector/. The tests run in
 // order and share the runtime; the last one kills and restarts it.
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RuntimeClient, RuntimeEvent } from "../../src/client/index";
-import { launchBrowser, openPage, Runtime, screenshot, signIn as signInTo, startFakeModel } from "./harness";
+import { describe, expect, it } from "vitest";
+import { screenshot } from "./harness";
+import { live, sendTurn, useStack, waitForTurn } from "./stack";
 
-let fake: Awaited<ReturnType<typeof startFakeModel>>;
-let runtime: Runtime;
-let browser: Awaited<ReturnType<typeof launchBrowser>>;
-let api: RuntimeClient;
-/** CSP reports and uncaught errors of every page, checked at the end. */
-const pageProblems: string[] = [];
+const stack = useStack();
 
-beforeAll(async () => {
-  fake = await startFakeModel();
-  runtime = await Runtime.create(fake.baseUrl);
-  await runtime.start();
-  api = runtime.client();
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await runtime?.stop();
-  await fake?.close();
-});
-
-const newPage = (width?: number, height?: number) => openPage(browser.context, pageProblems, width, height);
-const signIn = (page: Page, path: string) => signInTo(page, runtime, path);
-
-const live = (page: Page) => page.locator('[role="status"][data-state="live"]').waitFor({ timeout: 30_000 });
 const turnAt = (page: Page, n: number) => page.locator(".turn").nth(n);
-const waitForTurn = (page: Page, n: number, status: string, timeout = 30_000) =>
-  page
-    .locator(`.turn >> nth=${n}`)
-    .and(page.locator(`[data-status="${status}"]`))
-    .waitFor({ timeout });
 /** A card's own disclosure button (not those of the cards inside it). */
 const toggleOf = (card: ReturnType<Page["locator"]>) => card.locator(":scope > .card-head > button.disclose");
-
-async function readLog(sid: string): Promise<RuntimeEvent[]> {
-  const log: RuntimeEvent[] = [];
-  for await (const e of api.readLog(sid)) log.push(e);
-  return log;
-}
 
 /** What the conversation shows, independent of which cards are expanded. */
 function conversationShape(page: Page) {
@@ -68,7 +34,7 @@ let delegatedSid = "";
 
 describe("the inspector", () => {
   it("is served at /inspect/* with a CSP allowing only its own scripts and origin; /v1 still reaches the API", async () => {
-    const res = await fetch(`${runtime.base}/inspect/sessions/some-session`, { headers: { accept: "text/html", "sec-fetch-mode": "navigate" } });
+    const res = await fetch(`${stack.runtime.base}/inspect/sessions/some-session`, { headers: { accept: "text/html", "sec-fetch-mode": "navigate" } });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     const csp = res.headers.get("content-security-policy") ?? "";
@@ -78,29 +44,29 @@ describe("the inspector", () => {
     expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/); // nothing inline
 
     // A browser navigating to the API gets the API, not the page.
-    const apiRes = await fetch(`${runtime.base}/v1/agents`, { headers: { accept: "text/html", "sec-fetch-mode": "navigate" } });
+    const apiRes = await fetch(`${stack.runtime.base}/v1/agents`, { headers: { accept: "text/html", "sec-fetch-mode": "navigate" } });
     expect(apiRes.status).toBe(401);
     expect(await apiRes.json()).toMatchObject({ error: { code: "unauthorized" } });
   });
 
   it("signs in with the key kept in sessionStorage only, and opens the session of the address", async () => {
-    await api.putAgent("plain", { model: "demo:fast" });
-    const { session_id: sid } = await api.createSession({ agent: "plain" });
-    const page = await newPage();
-    await page.goto(`${runtime.base}/inspect/sessions/${sid}`);
+    await stack.api.putAgent("plain", { model: "demo:fast" });
+    const { session_id: sid } = await stack.api.createSession({ agent: "plain" });
+    const page = await stack.newPage();
+    await page.goto(`${stack.runtime.base}/inspect/sessions/${sid}`);
     await page.getByLabel("API key").fill("not-a-key");
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("alert").waitFor();
     expect(await page.getByRole("alert").textContent()).toMatch(/invalid API key/i);
     await screenshot(page, "1-sign-in-refused");
 
-    await page.getByLabel("API key").fill(runtime.key);
+    await page.getByLabel("API key").fill(stack.runtime.key);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("heading", { name: `Session ${sid}` }).waitFor();
     await live(page);
-    expect(page.url()).toBe(`${runtime.base}/inspect/sessions/${sid}`);
+    expect(page.url()).toBe(`${stack.runtime.base}/inspect/sessions/${sid}`);
     const storage = await page.evaluate(() => ({ session: { ...sessionStorage }, local: localStorage.length }));
-    expect(Object.values(storage.session)).toEqual([runtime.key]);
+    expect(Object.values(storage.session)).toEqual([stack.runtime.key]);
     expect(storage.local).toBe(0);
     await screenshot(page, "2-signed-in-empty-session");
 
@@ -109,28 +75,27 @@ describe("the inspector", () => {
     await page.getByLabel("Session id").fill("ses_nothing_here");
     await page.getByRole("button", { name: "Open" }).click();
     await page.getByRole("heading", { name: "No such session" }).waitFor();
-    expect(page.url()).toBe(`${runtime.base}/inspect/sessions/ses_nothing_here`);
+    expect(page.url()).toBe(`${stack.runtime.base}/inspect/sessions/ses_nothing_here`);
     await page.close();
   });
 
   it("starts a session from the form; a nested run_subtask is a collapsed card holding the child's tool card, expanded on click", async () => {
-    const model = await fake.script([
+    const model = await stack.fake.script([
       { text: "Delegating.", tool_calls: [{ name: "run_subtask", arguments: { title: "Multiply", instructions: "Compute 6 * 7.", tools: ["calculator"] } }] },
       { tool_calls: [{ name: "calculator", arguments: { expression: "6 * 7" } }] },
       { text: "The product is 42." },
       { text: "The sub-agent found 42.", chunk_size: 3, delay_ms: 15 },
     ]);
-    await api.putAgent("delegator", { model, tools: ["run_subtask", "calculator"] });
-    const page = await newPage();
-    await signIn(page, "/inspect");
+    await stack.api.putAgent("delegator", { model, tools: ["run_subtask", "calculator"] });
+    const page = await stack.newPage();
+    await stack.signIn(page, "/inspect");
     await page.getByLabel("Agent").selectOption("delegator");
     await page.getByRole("button", { name: "Start session" }).click();
     await page.waitForURL(/\/inspect\/sessions\/[^/]+$/);
     delegatedSid = decodeURIComponent(new URL(page.url()).pathname.split("/").pop()!);
     await live(page);
 
-    await page.getByLabel("New turn").fill("What is 6 times 7? Delegate it.");
-    await page.getByRole("button", { name: "Send" }).click();
+    await sendTurn(page, "What is 6 times 7? Delegate it.");
     await waitForTurn(page, 0, "completed");
 
     const parent = page.locator('[data-tool="run_subtask"]');
@@ -163,14 +128,11 @@ describe("the inspector", () => {
   });
 
   it("an approval clicked in the page runs the tool and the turn completes", async () => {
-    const model = await fake.script([{ tool_calls: [{ name: "calculator", arguments: { expression: "2 + 3" } }] }, { text: "Approved, and 2 + 3 = 5." }]);
-    await api.putAgent("careful", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
-    const { session_id: sid } = await api.createSession({ agent: "careful" });
-    const page = await newPage();
-    await signIn(page, `/inspect/sessions/${sid}`);
-    await live(page);
-    await page.getByLabel("New turn").fill("Add 2 and 3.");
-    await page.getByRole("button", { name: "Send" }).click();
+    const model = await stack.fake.script([{ tool_calls: [{ name: "calculator", arguments: { expression: "2 + 3" } }] }, { text: "Approved, and 2 + 3 = 5." }]);
+    await stack.api.putAgent("careful", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
+    const { session_id: sid } = await stack.api.createSession({ agent: "careful" });
+    const page = await stack.openSession(sid);
+    await sendTurn(page, "Add 2 and 3.");
 
     const approvals = page.getByRole("region", { name: "Waiting for approval" });
     await approvals.waitFor();
@@ -191,7 +153,7 @@ describe("the inspector", () => {
     await expect
       .poll(() => page.getByRole("region", { name: "Budget" }).textContent())
       .toMatch(/Model calls 2 of 60Tool calls 1 of 200.*20 input · 10 output tokens/);
-    const resolved = (await readLog(sid)).find((e) => e.type === "action.resolved");
+    const resolved = (await stack.readLog(sid)).find((e) => e.type === "action.resolved");
     expect(resolved?.payload).toMatchObject({ decision: "approved", reason: "looks right" });
     // The event timeline shows each event's payload in short, without expanding it.
     const timelineRow = (type: string) => page.locator(`.events li[data-type="${type}"] .payload`).first();
@@ -202,9 +164,7 @@ describe("the inspector", () => {
   });
 
   it("a reload shows the same conversation and cards", async () => {
-    const page = await newPage();
-    await signIn(page, `/inspect/sessions/${delegatedSid}`);
-    await live(page);
+    const page = await stack.openSession(delegatedSid);
     await page.getByRole("button", { name: "Expand" }).first().click();
     const before = await conversationShape(page);
     expect(before.cards.map((c) => [c.tool, c.inside === null])).toEqual([
@@ -219,10 +179,10 @@ describe("the inspector", () => {
   });
 
   it("the sessions page lists the deployment's sessions newest first, and a row opens its session", async () => {
-    const { sessions } = await api.listSessions();
+    const { sessions } = await stack.api.listSessions();
     expect(sessions.length).toBeGreaterThanOrEqual(3);
-    const page = await newPage();
-    await signIn(page, "/inspect");
+    const page = await stack.newPage();
+    await stack.signIn(page, "/inspect");
     const rows = page.locator(".session-list tbody tr");
     await rows.first().waitFor();
     expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-sid")))).toEqual(sessions.map((s) => s.session_id));
@@ -235,9 +195,9 @@ describe("the inspector", () => {
   });
 
   it("at 375 px wide the session list shows each session's agent and status on the screen", async () => {
-    const newest = (await api.listSessions()).sessions[0]!;
-    const page = await newPage(375, 812);
-    await signIn(page, "/inspect");
+    const newest = (await stack.api.listSessions()).sessions[0]!;
+    const page = await stack.newPage(375, 812);
+    await stack.signIn(page, "/inspect");
     const row = page.locator(".session-list tbody tr").first();
     await row.waitFor();
     await screenshot(page, "6b-phone-session-list");
@@ -256,18 +216,15 @@ describe("the inspector", () => {
   });
 
   it("sends a live message to the running turn, queues, promotes and removes turns, and interrupts", async () => {
-    const model = await fake.script([
+    const model = await stack.fake.script([
       { text: "Working on the first part of the answer now.", chunk_size: 2, delay_ms: 60 },
       { text: "Cats, noted. Still going", stall_after: 2 },
       { text: "Answering the second question." },
     ]);
-    await api.putAgent("chatty", { model });
-    const { session_id: sid } = await api.createSession({ agent: "chatty" });
-    const page = await newPage();
-    await signIn(page, `/inspect/sessions/${sid}`);
-    await live(page);
-    await page.getByLabel("New turn").fill("Tell me something.");
-    await page.getByRole("button", { name: "Send" }).click();
+    await stack.api.putAgent("chatty", { model });
+    const { session_id: sid } = await stack.api.createSession({ agent: "chatty" });
+    const page = await stack.openSession(sid);
+    await sendTurn(page, "Tell me something.");
     await page.getByLabel("Message to the running turn").fill("Also mention cats.");
     await page.getByRole("button", { name: "Send" }).click();
     await page.locator(".msg.injected", { hasText: "Also mention cats." }).waitFor();
@@ -297,32 +254,29 @@ describe("the inspector", () => {
   });
 
   it("runs a message now in place of the running turn (on_busy interrupt)", async () => {
-    const model = await fake.script([{ text: "A long answer that never ends", stall_after: 2 }, { text: "Short answer." }]);
-    await api.putAgent("superseded", { model });
-    const { session_id: sid } = await api.createSession({ agent: "superseded" });
-    const page = await newPage();
-    await signIn(page, `/inspect/sessions/${sid}`);
-    await live(page);
-    await page.getByLabel("New turn").fill("Tell me everything.");
-    await page.getByRole("button", { name: "Send" }).click();
+    const model = await stack.fake.script([{ text: "A long answer that never ends", stall_after: 2 }, { text: "Short answer." }]);
+    await stack.api.putAgent("superseded", { model });
+    const { session_id: sid } = await stack.api.createSession({ agent: "superseded" });
+    const page = await stack.openSession(sid);
+    await sendTurn(page, "Tell me everything.");
     await page.getByLabel("Message to the running turn").fill("Just the short version.");
     await page.getByRole("button", { name: "Run this now" }).click();
     await waitForTurn(page, 0, "cancelled");
     const next = page.locator(".turn", { hasText: "Just the short version." });
     await next.and(page.locator('[data-status="completed"]')).waitFor();
     expect(await next.locator(".msg.assistant").textContent()).toBe("Short answer.");
-    const cancelled = (await readLog(sid)).find((e) => e.type === "turn.cancelled");
+    const cancelled = (await stack.readLog(sid)).find((e) => e.type === "turn.cancelled");
     expect(cancelled?.type === "turn.cancelled" && cancelled.payload.reason).toBe("superseded");
     await page.close();
   });
 
   it("at 375 px wide the page has no horizontal scroll, cards and events expanded", async () => {
-    const model = await fake.script([{ tool_calls: [{ name: "calculator", arguments: { expression: `${"1+".repeat(150)}1` } }] }, { text: "Refused." }]);
-    await api.putAgent("careful-phone", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
-    const { session_id: sid } = await api.createSession({ agent: "careful-phone" });
-    await api.submitTurn(sid, "Add up a long list of ones, please.");
-    const page = await newPage(375, 812);
-    await signIn(page, `/inspect/sessions/${sid}`);
+    const model = await stack.fake.script([{ tool_calls: [{ name: "calculator", arguments: { expression: `${"1+".repeat(150)}1` } }] }, { text: "Refused." }]);
+    await stack.api.putAgent("careful-phone", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
+    const { session_id: sid } = await stack.api.createSession({ agent: "careful-phone" });
+    await stack.api.submitTurn(sid, "Add up a long list of ones, please.");
+    const page = await stack.newPage(375, 812);
+    await stack.signIn(page, `/inspect/sessions/${sid}`);
     await page.getByRole("region", { name: "Waiting for approval" }).waitFor();
     for (const button of await page.getByRole("button", { name: "Expand" }).all()) await button.click();
     await page.locator(".events summary").first().click();
@@ -333,7 +287,7 @@ describe("the inspector", () => {
     await page.getByRole("button", { name: "Reject" }).click();
     await waitForTurn(page, 0, "completed");
     expect(await page.locator('[data-tool="calculator"] [data-approval]').textContent()).toBe("rejected");
-    await page.goto(`${runtime.base}/inspect/sessions/${delegatedSid}`);
+    await page.goto(`${stack.runtime.base}/inspect/sessions/${delegatedSid}`);
     await live(page);
     for (const button of await page.getByRole("button", { name: "Expand" }).all()) await button.click();
     await page.getByRole("button", { name: "Expand" }).first().click(); // the child's card, visible now
@@ -344,26 +298,23 @@ describe("the inspector", () => {
 
   it("the runtime killed and restarted mid-turn: the page shows reconnecting, then catches up with every event once", async () => {
     const story = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
-    const model = await fake.script([{ text: story, chunk_size: 6, delay_ms: 60 }, { text: "Recovered after the restart." }]);
-    await api.putAgent("storyteller", { model });
-    const { session_id: sid } = await api.createSession({ agent: "storyteller" });
-    const page = await newPage();
-    await signIn(page, `/inspect/sessions/${sid}`);
-    await live(page);
-    await page.getByLabel("New turn").fill("Tell me a long story.");
-    await page.getByRole("button", { name: "Send" }).click();
+    const model = await stack.fake.script([{ text: story, chunk_size: 6, delay_ms: 60 }, { text: "Recovered after the restart." }]);
+    await stack.api.putAgent("storyteller", { model });
+    const { session_id: sid } = await stack.api.createSession({ agent: "storyteller" });
+    const page = await stack.openSession(sid);
+    await sendTurn(page, "Tell me a long story.");
     await page.waitForFunction(() => (document.querySelector(".msg.assistant.streaming p")?.textContent?.length ?? 0) > 30);
 
-    await runtime.kill();
+    await stack.runtime.kill();
     const status = page.getByRole("status");
     await page.locator('[role="status"][data-state="reconnecting"]').waitFor({ timeout: 15_000 });
     expect(await status.textContent()).toBe("Reconnecting…");
     await screenshot(page, "12-reconnecting");
 
-    await runtime.start();
+    await stack.runtime.start();
     await waitForTurn(page, 0, "completed", 45_000);
     await live(page);
-    const log = await readLog(sid);
+    const log = await stack.readLog(sid);
     expect(log.at(-1)?.type).toBe("turn.completed");
     expect(log.some((e) => e.type === "run.status" && e.payload.phase === "recovering")).toBe(true);
     const rendered = await page.locator(".events li").evaluateAll((rows) => rows.map((r) => Number((r as HTMLElement).dataset.sequence)));
@@ -378,6 +329,6 @@ describe("the inspector", () => {
   });
 
   it("no page broke its CSP or threw", () => {
-    expect(pageProblems).toEqual([]);
+    expect(stack.pageProblems).toEqual([]);
   });
 });

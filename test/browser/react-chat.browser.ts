@@ -8,18 +8,15 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RuntimeClient, RuntimeEvent } from "../../src/client/index";
 import { freePort } from "../node/support/wrangler-dev";
 import { tinyPng } from "../support/tiny-files";
-import { EXAMPLE, launchBrowser, ROOT, Runtime, startFakeModel } from "./harness";
+import { EXAMPLE, ROOT } from "./harness";
+import { useStack } from "./stack";
 
 const SHOTS = join(ROOT, "test-output", "react-chat");
 const ANSWER = "The answer is fourteen, worked out step by step for you.";
 
-let fake: Awaited<ReturnType<typeof startFakeModel>>;
-let runtime: Runtime;
-let browser: Awaited<ReturnType<typeof launchBrowser>>;
-let api: RuntimeClient;
+const stack = useStack();
 let preview: ChildProcess;
 let pageBase: string;
 const pageErrors: string[] = [];
@@ -46,27 +43,20 @@ async function startPreview(runtimeBase: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  fake = await startFakeModel();
-  runtime = await Runtime.create(fake.baseUrl);
-  await runtime.start();
-  api = runtime.client();
-  pageBase = await startPreview(runtime.base);
-  browser = await launchBrowser();
+  pageBase = await startPreview(stack.runtime.base);
   mkdirSync(SHOTS, { recursive: true });
 });
 
-afterAll(async () => {
-  await browser?.close();
+// Registered after useStack's, so it runs before the runtime stops.
+afterAll(() => {
   if (preview?.pid) process.kill(-preview.pid, "SIGTERM");
-  await runtime?.stop();
-  await fake?.close();
 });
 
 async function openPage(): Promise<Page> {
-  const page = await browser.context.newPage();
+  const page = await stack.browser.context.newPage();
   page.on("pageerror", (err) => pageErrors.push(String(err)));
   await page.goto(pageBase);
-  await page.getByLabel("API key").fill(runtime.key);
+  await page.getByLabel("API key").fill(stack.runtime.key);
   return page;
 }
 
@@ -79,12 +69,6 @@ async function startChat(page: Page, agent: string, text: string): Promise<strin
   await page.getByPlaceholder(/Try:/).fill(text);
   await page.getByRole("button", { name: "Send" }).click();
   return sid;
-}
-
-async function readLog(sid: string): Promise<RuntimeEvent[]> {
-  const log: RuntimeEvent[] = [];
-  for await (const e of api.readLog(sid)) log.push(e);
-  return log;
 }
 
 const ready = (page: Page) => page.getByRole("button", { name: "Send" }).and(page.locator(":enabled")).waitFor({ timeout: 30_000 });
@@ -108,11 +92,11 @@ const imageUrls = (request: any): string[] =>
 
 describe("examples/react-chat: a stock useChat page", () => {
   it("streams a tool turn, asks for and takes an approval, and picks the running turn up after a reload", async () => {
-    const model = await fake.script([
+    const model = await stack.fake.script([
       { tool_calls: [{ id: "call_1", name: "calculator", arguments: { expression: "2 * (3 + 4)" } }] },
       { text: ANSWER, chunk_size: 3, delay_ms: 120 },
     ]);
-    await api.putAgent("careful-chat", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
+    await stack.api.putAgent("careful-chat", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
     const page = await openPage();
     const sid = await startChat(page, "careful-chat", "what is 2 * (3 + 4)?");
 
@@ -139,7 +123,7 @@ describe("examples/react-chat: a stock useChat page", () => {
     expect(await page.locator("article.user").allTextContents()).toEqual(["what is 2 * (3 + 4)?"]);
     expect(await page.locator(".tool.output-available pre").textContent()).toBe("14");
 
-    const log = await readLog(sid);
+    const log = await stack.readLog(sid);
     expect(log.filter((e) => e.type === "turn.submitted")).toHaveLength(1);
     expect(log.find((e) => e.type === "action.resolved")?.payload).toMatchObject({ decision: "approved" });
     expect(log.at(-1)?.type).toBe("turn.completed");
@@ -147,12 +131,12 @@ describe("examples/react-chat: a stock useChat page", () => {
   });
 
   it("a denied call ends in its error card; Stop interrupts a streaming answer", async () => {
-    const model = await fake.script([
+    const model = await stack.fake.script([
       { tool_calls: [{ id: "call_2", name: "calculator", arguments: { expression: "1 + 1" } }] },
       { text: "I will not compute it then." },
       { text: "a very long answer that streams slowly ".repeat(20), chunk_size: 2, delay_ms: 100 },
     ]);
-    await api.putAgent("deny-chat", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
+    await stack.api.putAgent("deny-chat", { model, tools: ["calculator"], hitl_tools: ["calculator"] });
     const page = await openPage();
     const sid = await startChat(page, "deny-chat", "add one and one");
     await page.getByRole("button", { name: "Deny" }).click();
@@ -166,7 +150,7 @@ describe("examples/react-chat: a stock useChat page", () => {
     await ready(page);
     await shot(page, "4-denied-and-stopped");
 
-    const log = await readLog(sid);
+    const log = await stack.readLog(sid);
     expect(log.filter((e) => e.type === "turn.completed")).toHaveLength(1);
     expect(log.at(-1)).toMatchObject({ type: "turn.cancelled" });
     expect(pageErrors).toEqual([]);
@@ -174,7 +158,7 @@ describe("examples/react-chat: a stock useChat page", () => {
   });
 
   it('"Add the demo agent" picks the new agent even when the Quickstart\'s demo exists, so its calculator asks for approval', async () => {
-    await api.putAgent("demo", { model: "demo:slow", tools: ["calculator", "clock"] });
+    await stack.api.putAgent("demo", { model: "demo:slow", tools: ["calculator", "clock"] });
     const page = await openPage();
     await page
       .getByLabel("Agent")
@@ -191,15 +175,15 @@ describe("examples/react-chat: a stock useChat page", () => {
     await page.getByRole("button", { name: "Send" }).click();
     await page.locator(".tool").first().getByRole("button", { name: "Approve" }).waitFor({ timeout: 30_000 });
     await shot(page, "5-demo-agent-approval");
-    expect((await api.getSession(sid)).agent.name).toBe("demo-chat");
+    expect((await stack.api.getSession(sid)).agent.name).toBe("demo-chat");
     // An icon of its own, so the browser asks for no /favicon.ico (a 404 from the dev server).
     expect(await page.locator('link[rel="icon"]').getAttribute("href")).toMatch(/^data:/);
     await page.close();
   });
 
   it("attaches a picture: a thumbnail before sending, the image in the model's request, in the sent message also after a reload", async () => {
-    const model = await fake.script([{ text: "A red square." }, { text: "Still red." }]);
-    await api.putAgent("vision-chat", { model });
+    const model = await stack.fake.script([{ text: "A red square." }, { text: "Still red." }]);
+    await stack.api.putAgent("vision-chat", { model });
     const png = Buffer.from(await tinyPng(48, [220, 40, 40]));
     const page = await openPage();
     await page.getByLabel("Agent").selectOption("vision-chat");
@@ -223,7 +207,7 @@ describe("examples/react-chat: a stock useChat page", () => {
     expect(await page.locator("form img").count()).toBe(0);
     expect(await page.locator("article.user > p").allTextContents()).toEqual(["what colour is this?"]);
     const dataUrl = `data:image/png;base64,${png.toString("base64")}`;
-    expect((await fake.requests(model)).map(imageUrls)).toEqual([[dataUrl]]);
+    expect((await stack.fake.requests(model)).map(imageUrls)).toEqual([[dataUrl]]);
 
     // The next message posts the conversation without the earlier message's inline image (the runtime holds it,
     // and the model's next request still has it from there).
@@ -233,7 +217,7 @@ describe("examples/react-chat: a stock useChat page", () => {
     const sent = (await post).postDataJSON();
     expect(sent.messages.flatMap((m: any) => m.parts.filter((p: any) => p.type === "file"))).toEqual([]);
     await page.waitForFunction(() => document.body.textContent?.includes("Still red."), null, { timeout: 30_000 });
-    expect((await fake.requests(model)).map(imageUrls)).toEqual([[dataUrl], [dataUrl]]);
+    expect((await stack.fake.requests(model)).map(imageUrls)).toEqual([[dataUrl], [dataUrl]]);
     await ready(page);
 
     // After a reload the message comes from GET .../messages: the image is the runtime's file, fetched with the key.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CalculatorError, evaluateExpression } from "../../src/runtime/tools/calculator-parser";
+import { prng } from "../support/prng";
 
 const ev = evaluateExpression;
 
@@ -359,16 +360,6 @@ function render(node: Node, rand: () => number): string {
   }
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function randomTree(rand: () => number, depth: number): Node {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
   const r = rand();
@@ -396,7 +387,7 @@ function randomTree(rand: () => number, depth: number): Node {
 
 describe("random expressions match a reference evaluation", () => {
   it("agrees on 2000 random expressions", () => {
-    const rand = mulberry32(0xc0ffee);
+    const rand = prng(0xc0ffee);
     let finite = 0;
     for (let i = 0; i < 2000; i++) {
       const tree = randomTree(rand, 1 + Math.floor(rand() * 5));

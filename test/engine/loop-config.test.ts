@@ -13,6 +13,7 @@ import { finalMessages, newTurnState } from "../../src/runtime/turn-state";
 import { MemoryPorts, snapshot } from "./support/memory-ports";
 import {
   callTools,
+  countingTool,
   defineTool,
   finishPart,
   makeSetup,
@@ -166,22 +167,14 @@ describe("planner phase (planning_enabled)", () => {
 
   it("a planner that calls a tool anyway: the call is planner chatter, never runs, and the turn goes on", async () => {
     // Providers that ignore tool_choice "none" (many OpenAI-compatible servers) can still emit a call.
-    let runs = 0;
-    const lookup = defineTool(
-      "lookup",
-      async () => {
-        runs += 1;
-        return "found";
-      },
-      { parameters: STRICT_SCHEMA },
-    );
+    const { tool: lookup, runs } = countingTool("lookup", () => "found", { parameters: STRICT_SCHEMA });
     const model = scriptedModel(
       [...textParts(["1. Use lookup."]), toolCallPart(["plan_call", "lookup", { q: "x" }]), finishPart("tool-calls", usage(5, 5))],
       say("Answer."),
     );
     const { ports } = await runNewTurn(makeSetup({ model, tools: [lookup], config: { planning_enabled: true } }), "Task");
 
-    expect(runs).toBe(0);
+    expect(runs()).toBe(0);
     expect(ports.ofType("tool.started")).toEqual([]);
     expect(ports.ofType("reasoning.summary").map((e) => e.payload)).toEqual([{ kind: "plan", text: "1. Use lookup." }]);
     expect(phases(ports)).toEqual(["planner", "executor"]);
@@ -609,15 +602,7 @@ describe("injected_tool_args", () => {
   });
 
   it("still validates the real args against the tool's own schema: an invalid one is an error result and the tool does not run", async () => {
-    let runs = 0;
-    const lookup = defineTool(
-      "lookup",
-      async () => {
-        runs += 1;
-        return "ran";
-      },
-      { parameters: STRICT_SCHEMA },
-    );
+    const { tool: lookup, runs } = countingTool("lookup", () => "ran", { parameters: STRICT_SCHEMA });
     const model = scriptedModel(
       callTools([
         ["call_type", "lookup", { q: 5, ui_request_id: "req-1" }],
@@ -628,7 +613,7 @@ describe("injected_tool_args", () => {
     );
     const { ports } = await runNewTurn(makeSetup({ model, tools: [lookup], config: { injected_tool_args: INJECTED } }));
 
-    expect(runs).toBe(0);
+    expect(runs()).toBe(0);
     for (const [id, injected] of [
       ["call_type", { ui_request_id: "req-1" }],
       ["call_missing", { ui_request_id: "req-2" }],

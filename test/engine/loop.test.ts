@@ -11,6 +11,7 @@ import { MemoryPorts, snapshot } from "./support/memory-ports";
 import {
   type CallSpec,
   callTools,
+  countingTool,
   defineTool,
   finishPart,
   makeSetup,
@@ -349,18 +350,14 @@ describe("runTurn: tools", () => {
     ["are not valid JSON", '{"a": 1,'],
     ["carry a __proto__ key (it could hide arguments from an approver)", '{"a": 1, "__proto__": {"b": 2}}'],
   ])("does not run a tool whose arguments %s; the model gets an error result", async (_, input) => {
-    let runs = 0;
-    const add = defineTool("add", async () => {
-      runs += 1;
-      return 0;
-    });
+    const { tool: add, runs } = countingTool("add", () => 0);
     const model = scriptedModel(
       [{ type: "tool-call", toolCallId: "call_bad", toolName: "add", input }, finishPart("tool-calls", usage(10, 5))],
       say("I could not add."),
     );
     const { ports } = await runNewTurn(makeSetup({ model, tools: [add] }));
 
-    expect(runs).toBe(0);
+    expect(runs()).toBe(0);
     const result = payloadOf(ports, "tool.result", "call_bad");
     expect(result).toMatchObject({ name: "add", is_error: true, metadata: { status: "error" } });
     expect(String(result.output)).toMatch(/^Invalid tool call/);
@@ -371,11 +368,7 @@ describe("runTurn: tools", () => {
 
 describe("runTurn: limits and failures", () => {
   it("stops after max_steps model calls and leaves every tool call answered", async () => {
-    let runs = 0;
-    const again = defineTool("again", async () => {
-      runs += 1;
-      return `run ${runs}`;
-    });
+    const { tool: again, runs } = countingTool("again", (n) => `run ${n}`);
     const model = scriptedModel(...[1, 2, 3, 4, 5].map((n) => callTools([[`call_${n}`, "again", {}]], usage(10, 1))));
     const { ports } = await runNewTurn(makeSetup({ model, tools: [again], config: { max_steps: 2 } }));
 
@@ -387,7 +380,7 @@ describe("runTurn: limits and failures", () => {
       payload: { output: "", stop_reason: "max_steps", usage: tokens(20, 2), cost_usd: expect.any(Number) },
     });
     // The last step's call is never run; the history still answers it.
-    expect(runs).toBe(1);
+    expect(runs()).toBe(1);
     const state = ports.finalState!;
     expect(state.step).toBe(2);
     const history = finalMessages(state, "max_steps reached");
@@ -726,11 +719,7 @@ describe("runTurn: resuming from a checkpoint", () => {
   });
 
   it("resuming a checkpoint taken at max_steps ends the turn without running tools or calling the model", async () => {
-    let runs = 0;
-    const again = defineTool("again", async () => {
-      runs += 1;
-      return "again";
-    });
+    const { tool: again, runs } = countingTool("again", () => "again");
     const checkpoint: TurnState = {
       ...checkpointAfterModel([{ tool_call_id: "c_2", name: "again", args: {}, status: "pending" }]),
       step: 2,
@@ -742,6 +731,6 @@ describe("runTurn: resuming from a checkpoint", () => {
 
     expect(model.doStreamCalls).toHaveLength(0);
     expect(ports.terminal).toMatchObject({ type: "turn.completed", payload: { stop_reason: "max_steps" } });
-    expect(runs).toBe(0);
+    expect(runs()).toBe(0);
   });
 });

@@ -63,6 +63,11 @@ export async function api<T = any>(method: string, path: string, body?: unknown,
   return { status: res.status, body: parsed as T, headers: res.headers };
 }
 
+/** `api` with another credential than the admin key: a key of another role, or a token. */
+export function apiAs<T = any>(method: string, path: string, credential: string, body?: unknown): Promise<ApiResponse<T>> {
+  return api<T>(method, path, body, { authorization: `Bearer ${credential}` });
+}
+
 export async function createAgent(config: Record<string, unknown>): Promise<void> {
   const res = await api("PUT", `/v1/agents/${config.name}`, config);
   expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);

@@ -1,16 +1,13 @@
 // Inputs for the API fuzz (test/fuzz.test.ts): a seeded PRNG, bodies sampled from the OpenAPI document's JSON
 // Schemas (with real ids where a field names one), and the hostile values and mutations applied to them.
+import { prng } from "./prng";
 
-/** mulberry32: a small seeded PRNG, so that a seed replays the same requests. */
+/** The seeded PRNG (./prng.ts) with the draws the fuzz makes, so that a seed replays the same requests. */
 export class Rng {
-  constructor(private state: number) {}
+  readonly next: () => number;
 
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) | 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  constructor(seed: number) {
+    this.next = prng(seed);
   }
 
   int(n: number): number {

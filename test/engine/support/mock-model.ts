@@ -112,6 +112,16 @@ export function defineTool(
   };
 }
 
+/** A tool that answers `answer(n)` on its nth run and counts its runs, for tests that a call never ran. */
+export function countingTool(
+  name: string,
+  answer: (run: number) => unknown,
+  overrides: Partial<Omit<ToolDefinition, "name" | "execute">> = {},
+): { tool: ToolDefinition; runs(): number } {
+  let runs = 0;
+  return { tool: defineTool(name, async () => answer(++runs), overrides), runs: () => runs };
+}
+
 export interface SetupOptions {
   model: MockLanguageModelV3;
   tools?: ToolDefinition[];
