@@ -31,6 +31,7 @@ const FOLD: EventTable<[Nodes], void> = {
   ...ignored(
     "action.reminder",
     "turn.rolled_back",
+    "tool.result.late",
     "session.created",
     "session.forked",
     "turn.submitted",
