@@ -193,6 +193,8 @@ export class ChatRenderer {
     "turn.failed": (e, r) => r.line(0, r.tone("red", `✗ turn failed: ${e.payload.error?.code ?? "error"}: ${oneLine(e.payload.error?.message, 200)}`)),
     "turn.cancelled": (e, r) => r.line(0, r.tone("yellow", `⏹ turn cancelled${e.payload.reason ? ` (${oneLine(e.payload.reason, 80)})` : ""}`)),
     "turn.rolled_back": (e, r) => r.line(0, r.tone("yellow", `↶ turn rolled back: it left the conversation${sideEffects(e.payload.side_effects)}`)),
+    "tool.result.late": (e, r) =>
+      r.line(0, r.tone("dim", `↳ late result of ${e.payload.name} (after its turn ended): ${resultTail(e.payload.output, e.payload.is_error, r.opts)}`)),
   };
 
   /** What to write before printing a line of one's own (a prompt, an error): ends a line in progress. */

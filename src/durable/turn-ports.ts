@@ -98,6 +98,8 @@ export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): 
       s.commit([event], () => store.replaceHistory(history), { checkpoint: () => checkpoint(state) });
       hooks.historyReplaced(history);
     },
+    // Not the turn's: it may have ended, and this object may run another turn by now.
+    recordLate: (event) => s.commit([event]),
     injected: (after) => store.inbox(turnId, after),
     decisions: () => store.decisions(turnId),
     runAgent: (request) => runChildSession(env, { session_id, turn_id: turnId, policy: s.policy(), resource_id: s.row().resource_id }, request),

@@ -250,13 +250,14 @@ export class TurnRunner {
     const { store } = this.s;
     const turnId = state.turn_id;
     const { status } = turnOutcome(event);
+    const closeAs = status === "cancelled" ? "cancelled" : "interrupted";
     // A rolled-back turn leaves nothing in the conversation the model sees.
     const messages = cut.rolledBack
       ? []
-      : [...finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`), ...(cut.partial ?? [])];
+      : [...finalMessages(state, status === "completed" ? "the turn reached max_steps" : `the turn was ${status}`, closeAs), ...(cut.partial ?? [])];
     const before = cut.before ?? [];
     const late = store.inbox(turnId, state.messages_taken ?? 0).map((m) => ({ ...m, turn_id: randomId("trn") }));
-    const closing = closingEvents(state, status === "cancelled" ? "cancelled" : "interrupted", Date.now(), undefined, store.decisions(turnId));
+    const closing = closingEvents(state, closeAs, Date.now(), undefined, store.decisions(turnId));
     const drafts: EventDraft[] = [
       ...before,
       ...closing,

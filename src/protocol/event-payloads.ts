@@ -218,6 +218,18 @@ export const EVENT_PAYLOADS = {
   "tool.started": z.object({ name: z.string(), args: z.unknown(), injected_args: z.record(z.string(), z.unknown()) }),
   "mcp.progress": z.object({ server: z.string(), tool: z.string(), progress: z.number(), total: z.number().nullable(), message: z.string().nullable() }),
   "tool.result": z.object({ name: z.string(), output: z.unknown(), is_error: z.boolean(), metadata: ResultMetadata }),
+  "tool.result.late": z
+    .object({
+      turn_id: z.string(),
+      tool_call_id: z.string(),
+      name: z.string(),
+      output: z.unknown().describe("as tool.result's: redacted by the tool_output redaction rules, a preview when spilled"),
+      is_error: z.boolean(),
+      metadata: ResultMetadata,
+    })
+    .describe(
+      "the outcome of a non-idempotent tool call that was still running when its turn ended (cut by interrupt, on_busy or a budget): the call was closed in the turn, and it kept running; recorded after the turn's end, not part of the conversation the model sees",
+    ),
   "action.required": z.object({
     kind: z.enum(["tool_approval", "user_input"]).describe("user_input: an ask_user call, a question the user answers"),
     tool_name: z.string(),

@@ -156,6 +156,7 @@ const DESCRIBE: EventTable<[TurnSpan, TurnDraft], void> = {
   ...sameFor(
     nameless,
     "turn.rolled_back",
+    "tool.result.late",
     "session.created",
     "session.forked",
     "turn.submitted",

@@ -1,26 +1,25 @@
 // The tool phase of a step: the runtime dispatches the model's tool calls itself, with approvals, locks,
 // the turn's budget, and spilling of large payloads; sub-agent tools start child loops.
-import { toolPayloadLimit } from "../protocol/agent-config";
 import { errorMessage } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
 import { guardEditedCalls, guardToolCalls, guardToolResult } from "./guardrails/stages";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
+import { executeTool } from "./outliving-calls";
 import { replayedDecision } from "./recorded-decisions";
 import { runSubagents } from "./subagents";
 import { keepToolFiles } from "./tool-files";
+import { forLog, refsOf } from "./tool-spill";
 import { responseSchemaOf, unansweredResult } from "./tools/ask-user";
 import { splitInjectedArgs } from "./tools/injected-args";
 import { hitlRule } from "./tools/mcp-names";
 import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { McpProgress } from "./tools/types";
 import { type Level, type Turn, type TurnSetup, toModelTools } from "./turn-context";
-import { applyDecisions, isRefusal, resultMetadata, type ToolCallRecord, type TurnState, toolResultPart } from "./turn-state";
+import { applyDecisions, isRefusal, resultMetadata, type ToolCallRecord, toolResultPart } from "./turn-state";
 
 /** At most this many tool calls of one step run at once (less when the turn's budget says so). */
 export const MAX_PARALLEL_TOOL_CALLS = 8;
-/** How much of a spilled payload the log and the model see. */
-const SPILL_PREVIEW_BYTES = 2_000;
 
 /**
  * Runs the step's tool calls: parallel-safe ones concurrently (calls sharing a lock one at a time), then the
@@ -257,7 +256,8 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
             }
           };
           try {
-            output = await tool.execute(executable, { ...p.tool, turn_id, tool_call_id: call.tool_call_id, signal: turn.signal, now: p.now, progress });
+            const ctx = { ...p.tool, turn_id, tool_call_id: call.tool_call_id, signal: turn.signal, now: p.now, progress };
+            output = await executeTool(tool, executable, ctx, call, level, turn, injected);
           } finally {
             settled = true;
           }
@@ -298,35 +298,6 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
     true,
   );
   return "done";
-}
-
-/**
- * Keeps a payload of a tool call within max_tool_result_bytes: a larger one is stored whole in R2 and
- * replaced by a preview naming its artifact, so no event (and no model prompt) carries it.
- */
-async function forLog(
-  value: unknown,
-  call: ToolCallRecord,
-  state: TurnState,
-  setup: TurnSetup,
-  turn: Turn,
-): Promise<{ value: unknown; artifact?: { id: string; bytes: number } }> {
-  const max = toolPayloadLimit(setup.config);
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  if (text.length * 3 <= max) return { value }; // a UTF-16 unit is at most 3 bytes of UTF-8: no need to count
-  const bytes = new TextEncoder().encode(text);
-  if (bytes.byteLength <= max) return { value };
-  const content_type = typeof value === "string" ? "text/plain; charset=utf-8" : "application/json";
-  const id = await turn.ports.spill(text, { turn_id: state.turn_id, tool_call_id: call.tool_call_id, tool_name: call.name, content_type });
-  const head = new TextDecoder().decode(bytes.subarray(0, Math.min(max, SPILL_PREVIEW_BYTES))).replace(/\uFFFD$/, "");
-  return {
-    value: `${head}\n[truncated: ${bytes.byteLength} bytes in all; the whole is artifact ${id}]`,
-    artifact: { id, bytes: bytes.byteLength },
-  };
-}
-
-function refsOf(artifact: { id: string; bytes: number } | undefined): { refs?: { kind: string; id: string; bytes: number }[] } {
-  return artifact ? { refs: [{ kind: "artifact", id: artifact.id, bytes: artifact.bytes }] } : {};
 }
 
 async function runPool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

@@ -83,6 +83,11 @@ export interface TurnPorts extends TurnSignals {
   requestApproval(event: EventDraft, state: TurnState): void;
   /** The turn waits for human decisions (its state says since when): checkpoint it and let the executor go; a decision resumes it. */
   suspend(state: TurnState): void;
+  /**
+   * Records a session-level event after the turn may have ended (tool.result.late: outliving-calls.ts), whoever
+   * owns the turn now; throws when the session is gone.
+   */
+  recordLate(event: EventDraft): void;
   /** Reads a session file (a turn's attachment) for the model; null when it is gone. */
   readFile: ReadFile;
   /** Stores a file a tool returned as a session file (tool-files.ts). */

@@ -146,9 +146,11 @@ export function toolResultPart(call: ToolCallRecord) {
  * The messages a finished turn leaves in the thread history. Calls that never ran get an error result,
  * so the history stays a valid provider conversation (every tool call answered).
  */
-export function finalMessages(state: TurnState, unrunReason: string): ModelMessage[] {
+export function finalMessages(state: TurnState, unrunReason: string, cut: "cancelled" | "interrupted" = "interrupted"): ModelMessage[] {
   if (!state.calls) return state.messages;
-  const parts = state.calls.map((c) => toolResultPart(c.result ? c : { ...c, result: { output: `Tool call not executed: ${unrunReason}`, is_error: true } }));
+  // A call in flight is answered as closingEvents closed it in the log; one that never started, as not executed.
+  const unanswered = (c: ToolCallRecord) => (c.status === "started" ? cutToolOutput(cut) : `Tool call not executed: ${unrunReason}`);
+  const parts = state.calls.map((c) => toolResultPart(c.result ? c : { ...c, result: { output: unanswered(c), is_error: true } }));
   return [...state.messages, { role: "tool", content: parts }];
 }
 

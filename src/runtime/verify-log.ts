@@ -3,7 +3,7 @@
 import { type EventTable, ignored, onEvent } from "../protocol/event-table";
 import type { RuntimeEvent, TerminalType } from "../protocol/events";
 
-type Entry = Pick<RuntimeEvent, "type" | "event_id" | "sequence" | "turn_id" | "step_id" | "tool_call_id" | "action_id">;
+type Entry = Pick<RuntimeEvent, "type" | "event_id" | "sequence" | "turn_id" | "step_id" | "tool_call_id" | "action_id"> & { payload?: unknown };
 
 interface Log {
   problems: string[];
@@ -14,6 +14,7 @@ interface Log {
   openActions: Map<string, string>; // action_id -> turn_id
   required: Set<string>;
   asked: Set<string>; // tool calls that needed a human decision
+  late: Set<string>; // tool calls with a tool.result.late
 }
 
 /** A turn's terminal event: it is the only one, and leaves nothing of the turn open. */
@@ -96,6 +97,15 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     if (!log.required.has(e.action_id ?? "")) log.problems.push(`${at}: action.resolved for ${e.action_id} without action.required`);
     log.openActions.delete(e.action_id ?? "");
   },
+  // A call's outcome that arrived after its turn had ended: the call was closed in that turn, and it has one.
+  "tool.result.late": (e, log, at) => {
+    const { turn_id = "", tool_call_id = "" } = (e.payload ?? {}) as { turn_id?: string; tool_call_id?: string };
+    if (e.turn_id) log.problems.push(`${at}: tool.result.late carries a turn_id in its envelope`);
+    if (!log.ended.has(turn_id)) log.problems.push(`${at}: tool.result.late for ${tool_call_id} before its turn ${turn_id} ended`);
+    if (!log.started.has(tool_call_id) || log.openTools.has(tool_call_id)) log.problems.push(`${at}: tool.result.late for ${tool_call_id}, not a closed call`);
+    if (log.late.has(tool_call_id)) log.problems.push(`${at}: a second tool.result.late for ${tool_call_id}`);
+    log.late.add(tool_call_id);
+  },
   "turn.completed": turnEnd,
   "turn.failed": turnEnd,
   "turn.cancelled": turnEnd,
@@ -112,6 +122,7 @@ export function verifyLog(events: readonly Entry[]): string[] {
     openActions: new Map(),
     required: new Set(),
     asked: new Set(),
+    late: new Set(),
   };
   const ids = new Set<string>();
   events.forEach((e, i) => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { RuntimeEvent } from "../../src/protocol/events";
 import { verifyLog } from "../../src/runtime/verify-log";
 
-type E = Pick<RuntimeEvent, "type" | "event_id" | "sequence" | "turn_id" | "step_id" | "tool_call_id" | "action_id">;
+type E = Pick<RuntimeEvent, "type" | "event_id" | "sequence" | "turn_id" | "step_id" | "tool_call_id" | "action_id"> & { payload?: unknown };
 
 /** Numbers the events 1..n with fresh ids, as a sound store would. */
 function log(...events: Omit<E, "sequence" | "event_id">[]): E[] {
@@ -42,6 +42,16 @@ describe("verifyLog", () => {
     expect(verifyLog(noStart)).toEqual(["#1 tool.result: tool.result for c9 without tool.started"]);
     const noRequest = log({ type: "action.resolved", turn_id: t, action_id: "a9" });
     expect(verifyLog(noRequest)).toEqual(["#1 action.resolved: action.resolved for a9 without action.required"]);
+  });
+
+  it("accepts one tool.result.late after its turn's end for a call closed in it; detects one too early, repeated or for an unknown call", () => {
+    const late = (tool_call_id: string) => ({ type: "tool.result.late" as const, payload: { turn_id: t, tool_call_id } });
+    expect(verifyLog(log(...sound, late("c1")))).toEqual([]);
+    expect(verifyLog(log(...sound.slice(0, -1), late("c1"), sound.at(-1)!))).toEqual([
+      "#9 tool.result.late: tool.result.late for c1 before its turn trn_1 ended",
+    ]);
+    expect(verifyLog(log(...sound, late("c1"), late("c1")))).toEqual(["#11 tool.result.late: a second tool.result.late for c1"]);
+    expect(verifyLog(log(...sound, late("c7")))).toEqual(["#10 tool.result.late: tool.result.late for c7, not a closed call"]);
   });
 
   it("detects a model call, a tool call or an action left open when the turn ends", () => {

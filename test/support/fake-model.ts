@@ -52,6 +52,23 @@ export function toolURL(endpoint: string): string {
   return `${baseURL}/_tools/${endpoint}`;
 }
 
+/** URL of a gated endpoint: a request to it is held until releaseGate(id) (support/gates.ts). */
+export function gateURL(id: string): string {
+  return `${baseURL}/_gates/${encodeURIComponent(id)}`;
+}
+
+/** What gate `id` holds: requests still open, and those their client closed before the release. */
+export async function gateState(id: string): Promise<{ held: number; dropped: number }> {
+  const res = await fetch(`${gateURL(id)}/state`);
+  return (await res.json()) as { held: number; dropped: number };
+}
+
+/** Answers every request gate `id` holds with `answer` (JSON); says how many got it. */
+export async function releaseGate(id: string, answer: unknown): Promise<{ delivered: number; dropped: number }> {
+  const res = await fetch(`${gateURL(id)}/release`, { method: "POST", body: JSON.stringify(answer) });
+  return (await res.json()) as { delivered: number; dropped: number };
+}
+
 /** Parsed Chat Completions request bodies received for script `id`, in order. */
 export async function requests(id: string): Promise<any[]> {
   return getJson(`${baseURL}/_scripts/${encodeURIComponent(id)}/requests`);

@@ -8,6 +8,7 @@ import { anthropicMessages, retryAfter } from "./fake-anthropic";
 // Step lives in the workerd-side helper so test code can type-check without Node types;
 // this import is type-only and erased at runtime.
 import type { Step } from "./fake-model";
+import { handleGate } from "./gates";
 import { handleReceiver } from "./receiver";
 
 interface Script {
@@ -63,6 +64,7 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
     }
 
     if (await handleReceiver(req, res, path, () => readBody(req))) return;
+    if (await handleGate(res, path, () => readBody(req))) return;
 
     if (path === "/v1/chat/completions" && method === "POST") {
       return chatCompletions(req, res);

@@ -9,7 +9,10 @@ export interface ToolContext {
   session_id: string;
   turn_id: string;
   tool_call_id: string;
-  /** Aborted when the turn is interrupted; tools must stop promptly. */
+  /**
+   * Aborted when the turn is interrupted; tools must stop promptly. A non-idempotent tool's is never aborted
+   * by the turn: it runs until it settles, and an outcome after the turn's end is recorded late (outliving-calls.ts).
+   */
   signal: AbortSignal;
   fetch: typeof fetch;
   now(): number;

@@ -99,6 +99,7 @@ const FOLD: EventTable<[SessionView], SessionView> = {
     "replay.completed",
     "model.fallback",
     "guardrail.checked",
+    "tool.result.late",
   ),
   "session.created": (e, v) => ({
     ...v,

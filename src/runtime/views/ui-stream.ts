@@ -94,6 +94,7 @@ export class TurnProjection {
       "action.reminder",
       "action.approval.recorded",
       "turn.rolled_back",
+      "tool.result.late",
       "session.created",
       "session.forked",
       "turn.submitted",

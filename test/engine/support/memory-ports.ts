@@ -170,6 +170,11 @@ export class MemoryPorts implements TurnPorts {
     for (const event of events) this.onEvent?.(event);
   }
 
+  /** Session-level events written after the turn (tool.result.late), which no end of the turn refuses. */
+  recordLate(event: EventDraft): void {
+    this.events.push(snapshot(event));
+  }
+
   finish(event: EventDraft, state: TurnState): void {
     if (this.refuse([event])) throw new Error("turn is no longer writable");
     this.events.push(snapshot(event));

@@ -3,6 +3,7 @@
 // Objects are updated in place (a long stream of text deltas would otherwise copy the conversation per
 // event); `version` grows with every applied event so the view knows when to draw again.
 import { type EventOf, type EventTable, ignored, onEvent, type RuntimeEvent, type TerminalType, turnOutcome } from "../../../../src/client/index";
+import { preview } from "../format";
 import { type Approval, type CallStatus, type Container, type NoteItem, newTurn, type SubAgent, type TextItem, type ToolCall, type Turn } from "./items";
 
 /** finish_reason values of a model call that did not end on its own (a restart, an interrupt, a provider error). */
@@ -118,6 +119,13 @@ export class SessionModel {
       const text = `Rolled back by ${e.payload.by_turn_id}: the model no longer sees this turn${undone.length > 0 ? `; not undone: ${undone.join(", ")}` : ""}`;
       m.note({ ...e, turn_id: e.payload.turn_id }, "warning", text);
     },
+    // A call that outlived its cut turn (docs/guides/busy-sessions.md): its outcome is a note on that turn.
+    "tool.result.late": (e, m) =>
+      m.note(
+        { ...e, turn_id: e.payload.turn_id },
+        e.payload.is_error ? "error" : "info",
+        `Late result of ${e.payload.name}, after the turn ended: ${preview(e.payload.output)}`,
+      ),
     "run.status": (e, m) => m.runStatus(e),
     "model.requested": (e, m) => {
       m.containerOf(e).streaming = null;
