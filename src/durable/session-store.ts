@@ -23,6 +23,13 @@ export class SessionStore {
   /** Rows in turn_messages per checkpointed turn, so a checkpoint need not count them. */
   private readonly savedMessages = new Map<string, number>();
   private readonly traces = new Map<string, TurnTrace>();
+  /**
+   * Known to be empty: the inbox (no live message waits), and the decided actions of `undecidedTurn`. A running
+   * turn asks for both at every step and tool round (docs/performance-history.md), and they are almost always
+   * empty; the inbox is written only here and actions only by the projections of appended action.* events.
+   */
+  private inboxEmpty = false;
+  private undecidedTurn: string | null = null;
 
   constructor(readonly sql: SqlStorage) {
     this.lastSeq = sql.exec<{ s: number | null }>("SELECT max(sequence) AS s FROM events").one().s ?? 0;
@@ -44,6 +51,7 @@ export class SessionStore {
     for (const { trace, ...d } of drafts) {
       seq += 1;
       if (trace && d.turn_id) this.traces.set(d.turn_id, trace);
+      if (d.type.startsWith("action.")) this.undecidedTurn = null;
       const turnTrace = d.turn_id ? this.traceOf(d.turn_id) : null;
       // The draft's payload was checked against its type where it was built; the envelope is added here.
       const event = {
@@ -97,6 +105,8 @@ export class SessionStore {
   resync(): void {
     this.savedMessages.clear();
     this.traces.clear();
+    this.inboxEmpty = false;
+    this.undecidedTurn = null;
     this.lastSeq = this.sql.exec<{ s: number | null }>("SELECT max(sequence) AS s FROM events").one().s ?? 0;
   }
 
@@ -229,12 +239,14 @@ export class SessionStore {
 
   /** Decisions recorded for a turn's approvals (applied to its state by the loop). */
   decisions(turnId: string): Map<string, RecordedDecision> {
+    if (this.undecidedTurn === turnId) return new Map();
     const rows = this.sql
       .exec<Pick<ActionRow, "action_id" | "status" | "reason" | "response" | "args" | "decided_by">>(
         "SELECT action_id, status, reason, response, args, decided_by FROM actions WHERE turn_id = ? AND status != 'pending'",
         turnId,
       )
       .toArray();
+    if (rows.length === 0) this.undecidedTurn = turnId;
     return new Map(
       rows.map((r) => [
         r.action_id,
@@ -251,13 +263,15 @@ export class SessionStore {
   /** Records a live message (with the references of its files) for the running turn; returns its inbox position. */
   addToInbox(turnId: string, messageId: string, content: string, now: number, files?: FileRef[]): number {
     const refs = files?.length ? JSON.stringify(files) : null;
+    this.inboxEmpty = false;
     this.sql.exec("INSERT INTO inbox (turn_id, message_id, content, created_at, files) VALUES (?, ?, ?, ?, ?)", turnId, messageId, content, now, refs);
     return this.sql.exec<{ seq: number }>("SELECT last_insert_rowid() AS seq").one().seq;
   }
 
   /** A turn's live messages after inbox position `after`, oldest first. */
   inbox(turnId: string, after: number): InjectedMessage[] {
-    return this.sql
+    if (this.inboxEmpty) return [];
+    const messages = this.sql
       .exec<Omit<InjectedMessage, "files"> & { files: string | null }>(
         "SELECT seq, message_id, content, files FROM inbox WHERE turn_id = ? AND seq > ? ORDER BY seq",
         turnId,
@@ -265,10 +279,13 @@ export class SessionStore {
       )
       .toArray()
       .map(({ files, ...m }) => (files ? { ...m, files: JSON.parse(files) as FileRef[] } : m));
+    if (messages.length === 0) this.inboxEmpty = this.inboxSize() === 0;
+    return messages;
   }
 
   /** Live messages waiting in the inbox (of any turn). */
   inboxSize(): number {
+    if (this.inboxEmpty) return 0;
     return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM inbox").one().n;
   }
 

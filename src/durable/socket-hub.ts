@@ -48,6 +48,13 @@ export class SocketHub {
   private readonly attachments = new WeakMap<WebSocket, SocketAttachment>();
   private readonly sse = new Set<SseSink>();
 
+  /**
+   * Whether a refused socket may still be open: unknown until first asked in this instance (one may predate a
+   * hibernation); false until this instance refuses one. Every commit's broadcast asks, so a session that never
+   * refused a socket reads its sockets once a broadcast, not twice.
+   */
+  private mayHaveRefused: boolean | undefined;
+
   /** When the sockets' alarm entry is due, as far as this instance knows (null: unknown, or none). */
   private tickAt: number | null = null;
 
@@ -87,6 +94,7 @@ export class SocketHub {
       // Accepted only to say why: a client sees the close code, which an HTTP error before the upgrade hides.
       // Hibernatable like the others: a plain accepted socket's peer closing is reported as an uncaught error.
       this.ctx.acceptWebSocket(server, [REFUSED]);
+      this.mayHaveRefused = true;
       server.close(CLOSE_CODES.too_many_sockets.code, `this session has ${maxSockets} sockets open; try again later`);
       return new Response(null, { status: 101, webSocket: client });
     }
@@ -178,7 +186,8 @@ export class SocketHub {
 
   /** The sockets that subscribe (not those accepted only to be refused). */
   private served(): WebSocket[] {
-    const refused = this.ctx.getWebSockets(REFUSED);
+    const refused = this.mayHaveRefused === false ? [] : this.ctx.getWebSockets(REFUSED);
+    this.mayHaveRefused = refused.length > 0;
     const all = this.ctx.getWebSockets();
     return refused.length === 0 ? all : all.filter((ws) => !refused.includes(ws));
   }

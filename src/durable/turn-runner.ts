@@ -209,8 +209,10 @@ export class TurnRunner {
       const config = this.s.agent();
       // The tools of the agent's MCP servers are known only now; servers that do not answer are left out.
       const mcp = await this.setups.discover(config);
-      const memory = await this.setups.workingMemory(config, state.turn_id, true, this.replays.working(state.turn_id));
-      const recall = await this.setups.recall(config, state.turn_id, this.replays.recalled(state.turn_id));
+      // A fresh turn has recorded no memory read yet; a resumed one keeps what it recorded (read once for both).
+      const earlier = mode.fresh ? [] : this.s.store.eventsOfTurn(state.turn_id);
+      const memory = await this.setups.workingMemory(config, state.turn_id, true, this.replays.working(state.turn_id), earlier);
+      const recall = await this.setups.recall(config, state.turn_id, this.replays.recalled(state.turn_id), earlier);
       recalled = recall.section;
       let setup: TurnSetup;
       try {

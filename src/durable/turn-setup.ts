@@ -3,7 +3,7 @@
 import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
 import { errorMessage } from "../protocol/errors";
-import type { EventDraft } from "../protocol/events";
+import type { EventDraft, RuntimeEvent } from "../protocol/events";
 import type { MemoryLoaded, MemoryRecalled } from "../protocol/memory";
 import { budgetMaxima } from "../runtime/budget-limits";
 import type { TurnSetup } from "../runtime/loop";
@@ -74,10 +74,16 @@ export class TurnSetups {
    * (memory.loaded). With `keep` (the turn's start), a resumed turn keeps the document it recorded; a replayed
    * one takes the `recorded` turn's (one per read, in order: the start, then each handoff) and reads nothing (a
    * replay must not depend on the resource's memory now). Never fails: a memory object that does not answer is
-   * a warning and the turn runs without it.
+   * a warning and the turn runs without it. `earlier`: the turn's events so far.
    */
-  async workingMemory(config: AgentConfig, turnId: string, keep: boolean, recorded: readonly MemoryLoaded[]): Promise<WorkingMemoryRead> {
-    const shown = loadedWorkingMemory(this.s.store.eventsOfTurn(turnId));
+  async workingMemory(
+    config: AgentConfig,
+    turnId: string,
+    keep: boolean,
+    recorded: readonly MemoryLoaded[],
+    earlier: readonly RuntimeEvent[] = this.s.store.eventsOfTurn(turnId),
+  ): Promise<WorkingMemoryRead> {
+    const shown = loadedWorkingMemory(earlier);
     const section = (m: MemoryLoaded) => workingMemoryPrompt(m.document as Json, config.tools.includes("update_working_memory"));
     const kept = keep ? shown.at(-1) : undefined;
     if (kept) return { section: section(kept), drafts: [] };
@@ -96,11 +102,11 @@ export class TurnSetups {
    * Automatic recall (memory.recall.auto) for `turnId`: the resource's other sessions searched with the turn's
    * input. A resumed turn keeps the hits it recorded; a replayed one takes the `recorded` turn's and searches
    * nothing (a replay must not depend on the resource's memory now). Never fails: a search that does not answer
-   * is a warning and the turn runs without recall.
+   * is a warning and the turn runs without recall. `earlier`: the turn's events so far.
    */
-  async recall(config: AgentConfig, turnId: string, recorded: MemoryRecalled | null): Promise<RecallRead> {
-    const earlier = this.s.store.eventsOfTurn(turnId).find((e) => e.type === "memory.recalled");
-    if (earlier?.type === "memory.recalled") return { section: recalledPrompt(earlier.payload.hits), drafts: [] };
+  async recall(config: AgentConfig, turnId: string, recorded: MemoryRecalled | null, earlier: readonly RuntimeEvent[]): Promise<RecallRead> {
+    const before = earlier.find((e) => e.type === "memory.recalled");
+    if (before?.type === "memory.recalled") return { section: recalledPrompt(before.payload.hits), drafts: [] };
     const auto = config.memory?.recall?.auto;
     if (!auto) return NO_RECALL;
     const query = this.s.store.turn(turnId)?.input ?? "";

@@ -15,20 +15,43 @@ class Canonical {
   constructor(readonly text: string) {}
 }
 
-/** JSON with object keys sorted at every level, so equal requests give equal text whatever their key order. */
+/**
+ * JSON with object keys sorted at every level, so equal requests give equal text whatever their key order.
+ * Built by appending to one string, without the intermediate arrays of entries (every step canonicalizes its
+ * new messages; docs/performance-history.md).
+ */
 export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);
   if (value instanceof Canonical) return value.text;
   // A file's bytes (file-parts.ts): as base64, not as an object of millions of numbered keys.
   if (value instanceof Uint8Array) return JSON.stringify(base64(value));
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += `${i > 0 ? "," : ""}${canonicalJson(value[i] ?? null)}`;
+    return `${out}]`;
   }
-  return JSON.stringify(value ?? null);
+  const object = value as Record<string, unknown>;
+  // Object.keys holds the same keys as Object.entries, and the default sort orders them by UTF-16 code units, as `<` does.
+  const keys = Object.keys(object).sort();
+  let out = "{";
+  for (const k of keys) {
+    const v = object[k];
+    if (v === undefined) continue;
+    out += `${out.length > 1 ? "," : ""}${quoted(k)}:${canonicalJson(v)}`;
+  }
+  return `${out}}`;
 }
+
+/** Object keys as JSON strings, kept: the requests' few keys repeat in every message. */
+const quotedKeys = new Map<string, string>();
+const quoted = (key: string): string => {
+  let q = quotedKeys.get(key);
+  if (q === undefined) {
+    q = JSON.stringify(key);
+    if (quotedKeys.size < 1_000) quotedKeys.set(key, q);
+  }
+  return q;
+};
 
 /**
  * SHA-256 (hex) of the call as it goes to the provider (prompt, tool schemas, parameters) for the model spec
