@@ -1,7 +1,7 @@
 // A turn's input sent as parts, made into what the queue records: the text (its text parts joined) and a
 // reference per file. Files sent inline (base64) or by URL are stored as session files first, under the same
 // checks as uploads; a file_id must name a file of this session; an image needs a model that takes images.
-// Each refusal names the part.
+// Each refusal names the part. Also the files a queued turn was submitted with, read back from its log.
 
 import type { Env } from "../env";
 import { ApiError } from "../protocol/errors";
@@ -10,6 +10,7 @@ import { bareMediaType, type FileLimits, fileLimits, tooLarge } from "../runtime
 import { capabilitiesOf, isImage, parseCapabilityOverrides } from "../runtime/model-capabilities";
 import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
 import { addFile, type FileStore, fileStore } from "./file-store";
+import type { SessionStore } from "./session-store";
 
 export interface TurnInputs {
   files: FileStore;
@@ -94,4 +95,10 @@ export async function turnInput(input: string | InputPart[], deps: TurnInputs): 
     }
   }
   return { input: inputText(input), ...(files.length > 0 ? { files } : {}) };
+}
+
+/** The files a turn was submitted with (its turn.submitted event's references). */
+export function submittedFiles(store: Pick<SessionStore, "eventsOfTurn">, turnId: string): FileRef[] | undefined {
+  const submitted = store.eventsOfTurn(turnId).find((e) => e.type === "turn.submitted");
+  return submitted?.type === "turn.submitted" ? submitted.payload.files : undefined;
 }

@@ -16,8 +16,7 @@ import { DEBOUNCE, joinable } from "./debounce";
 import type { Capability } from "./session-capability";
 import type { SessionSlice } from "./session-context";
 import type { TurnRow } from "./session-store";
-import { turnInput, turnInputs } from "./turn-attachments";
-import { submittedFiles } from "./turn-runner";
+import { submittedFiles, turnInput, turnInputs } from "./turn-attachments";
 
 /**
  * Turns that may wait in the queue. Live messages that are still in the inbox count too: those that arrive

@@ -6,7 +6,6 @@ import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, errorMessage } from "../protocol/errors";
 import type { EventDraft, PayloadOf, TerminalDraft } from "../protocol/events";
-import type { FileRef } from "../protocol/input-parts";
 import { turnOutcome } from "../protocol/turn-outcome";
 import { randomId } from "../runtime/ids";
 import { logLine } from "../runtime/log";
@@ -19,7 +18,7 @@ import { type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { ReplayTurns } from "./replay-turns";
 import type { Capability } from "./session-capability";
 import { HEARTBEAT_MS } from "./session-context";
-import type { SessionStore } from "./session-store";
+import { submittedFiles } from "./turn-attachments";
 import { type Executor, type RunnerHooks, TurnTakenError, turnPorts } from "./turn-ports";
 import type { RunnerSession } from "./turn-session";
 import { TurnSetups } from "./turn-setup";
@@ -342,10 +341,4 @@ export class TurnRunner {
       ],
     };
   }
-}
-
-/** The files a turn was submitted with (its turn.submitted event's references). */
-export function submittedFiles(store: Pick<SessionStore, "eventsOfTurn">, turnId: string): FileRef[] | undefined {
-  const submitted = store.eventsOfTurn(turnId).find((e) => e.type === "turn.submitted");
-  return submitted?.type === "turn.submitted" ? submitted.payload.files : undefined;
 }

@@ -1,5 +1,7 @@
 // What the session view is made of: turns, the items a turn or a sub-agent shows in order (text, notes,
-// live messages, tool calls), sub-agents inside the calls that started them, and approvals.
+// live messages, tool calls), sub-agents inside the calls that started them, and approvals;
+// what a tool call's card is named after.
+import type { EventOf } from "../../../../src/client/index";
 
 export type CallStatus = "waiting" | "running" | "succeeded" | "failed" | "rejected" | "timed out";
 export type ApprovalStatus = "pending" | "approved" | "rejected" | "timed_out" | "answered";
@@ -115,4 +117,20 @@ export interface Turn extends Container {
 export function newTurn(id: string, input: string, files: FileRef[]): Turn {
   const usage = { input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, cost_usd: null };
   return { id, input, files, status: "accepted", items: [], streaming: null, output: null, stop_reason: null, error: null, ...usage };
+}
+
+/** The events that make a tool call's card (the first of them creates it). */
+export type CallEvent = EventOf<"tool.started" | "tool.result" | "action.required" | "mcp.progress">;
+
+export function callIdentity(e: CallEvent): { name: string; args: unknown } {
+  switch (e.type) {
+    case "tool.started":
+      return { name: e.payload.name, args: e.payload.args };
+    case "tool.result":
+      return { name: e.payload.name, args: undefined };
+    case "action.required":
+      return { name: e.payload.tool_name, args: e.payload.args };
+    case "mcp.progress":
+      return { name: "tool", args: undefined };
+  }
 }

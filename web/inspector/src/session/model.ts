@@ -4,27 +4,12 @@
 // event); `version` grows with every applied event so the view knows when to draw again.
 import { type EventOf, type EventTable, ignored, onEvent, type RuntimeEvent, type TerminalType, turnOutcome } from "../../../../src/client/index";
 import { preview } from "../format";
-import { type Approval, type CallStatus, type Container, type NoteItem, newTurn, type SubAgent, type TextItem, type ToolCall, type Turn } from "./items";
+import type { Approval, CallEvent, CallStatus, Container, NoteItem, SubAgent, TextItem, ToolCall, Turn } from "./items";
+import { callIdentity, newTurn } from "./items";
 
 /** finish_reason values of a model call that did not end on its own (a restart, an interrupt, a provider error). */
 const INTERRUPTED = new Set(["cancelled", "interrupted", "error"]);
 const RESULT_STATUS: Record<string, CallStatus> = { success: "succeeded", error: "failed", rejected: "rejected", timed_out: "timed out" };
-
-/** The events that make a tool call's card (the first of them creates it). */
-type CallEvent = EventOf<"tool.started" | "tool.result" | "action.required" | "mcp.progress">;
-
-function callIdentity(e: CallEvent): { name: string; args: unknown } {
-  switch (e.type) {
-    case "tool.started":
-      return { name: e.payload.name, args: e.payload.args };
-    case "tool.result":
-      return { name: e.payload.name, args: undefined };
-    case "action.required":
-      return { name: e.payload.tool_name, args: e.payload.args };
-    case "mcp.progress":
-      return { name: "tool", args: undefined };
-  }
-}
 
 export class SessionModel {
   readonly events: RuntimeEvent[] = [];
