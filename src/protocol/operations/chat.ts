@@ -87,7 +87,7 @@ export const getChatMessages = operation({
       .optional()
       .meta({ description: "With limit: the page ends before the message of this id (the first message of the page read before)" }),
   }),
-  responses: { 200: json(z.array(z.record(z.string(), z.unknown())), "UIMessage[]") },
+  responses: { 200: json(z.array(UiMessage), "UIMessage[]") },
   errors: [401, 404, 422],
   session: "chatMessages",
 });
