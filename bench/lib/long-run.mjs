@@ -115,6 +115,11 @@ export function longRows(r, row, f) {
     );
     row(`Long session: conversation GET .../messages`, `${q("messages")} ms`, "the whole conversation: grows with the session by design");
     row(
+      "Long session: its newest 50 messages GET .../messages?limit=50",
+      `${q("messages_page")} ms`,
+      "a page folds its own turns only: flat from mark to mark (turns of equal size); the short session's turns are shorter, so no ratio",
+    );
+    row(
       `Long session: export at ${ev} events`,
       `${each((x) => f(x.export.events_per_s, 0))} events/s`,
       `${each((x) => f(x.export.mib_per_s))} MiB/s; ${each((x) => f(x.export.ms, 0))} ms`,

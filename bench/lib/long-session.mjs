@@ -2,9 +2,9 @@
 // each (the scripted model's text deltas), so 2,000 turns make about 100,000 events. When the log passes
 // 1k, 10k, 50k and 100k events: workerd's memory (process RSS, and the isolate's heap after a full GC),
 // resuming from a cursor near the end of the log (WebSocket and SSE, time to the first event), the
-// snapshot, the thread read model and the conversation route, and the export's throughput. Those reads are
-// timed, alternating, on a short session of 1k events too: the machine's load changes over the minutes the
-// build takes, so the long log is compared with the short one at the same moments.
+// snapshot, the thread read model and the conversation route (whole, and its newest page), and the export's
+// throughput. Those reads are timed, alternating, on a short session of 1k events too: the machine's load
+// changes over the minutes the build takes, so the long log is compared with the short one at the same moments.
 import { median, now, summary, terminalAny } from "./client.mjs";
 import { heapAfterGc } from "./cpuprofile.mjs";
 import { memoryOf } from "./procs.mjs";
@@ -15,6 +15,8 @@ const MARKS = [1000, 10_000, 50_000, 100_000];
 const RESUME_BEHIND = 10;
 /** The turns a snapshot lists at most (MAX_TURNS_IN_VIEW, src/runtime/views/read-model.ts). */
 const SHORT_TURNS = 100;
+/** The messages of a page of the conversation route (useChat's newest messages of a long session). */
+const PAGE = 50;
 /** Turns at each end of the build whose latencies are compared. */
 const EDGE = 50;
 
@@ -44,6 +46,7 @@ function probes(api, sid, after) {
     snapshot: get(`/v1/sessions/${sid}`),
     thread: get(`/v1/sessions/${sid}/thread`),
     messages: get(`/v1/sessions/${sid}/messages`),
+    messages_page: get(`/v1/sessions/${sid}/messages?limit=${PAGE}`),
   };
 }
 
@@ -148,7 +151,7 @@ export async function longSession(stack, cfg, say, sessions) {
     measuring += now() - m0;
     points.push(at);
     say(
-      `   at ${events} events: workerd RSS ${mib(at.memory.rss)} MiB, isolate heap ${mib(at.memory.heap_used)} MiB; ms p50/p99 here (and in the ${reference.events}-event session): resume near the end WS ${p(at.resume_ws)} (${p(at.reference.resume_ws)}), SSE ${p(at.resume_sse)} (${p(at.reference.resume_sse)}); snapshot ${p(at.snapshot)} (${p(at.reference.snapshot)}), thread ${p(at.thread)} (${p(at.reference.thread)}), messages ${p(at.messages)}; export ${Math.round(at.export.events_per_s)} events/s, ${at.export.mib_per_s.toFixed(1)} MiB/s`,
+      `   at ${events} events: workerd RSS ${mib(at.memory.rss)} MiB, isolate heap ${mib(at.memory.heap_used)} MiB; ms p50/p99 here (and in the ${reference.events}-event session): resume near the end WS ${p(at.resume_ws)} (${p(at.reference.resume_ws)}), SSE ${p(at.resume_sse)} (${p(at.reference.resume_sse)}); snapshot ${p(at.snapshot)} (${p(at.reference.snapshot)}), thread ${p(at.thread)} (${p(at.reference.thread)}), messages ${p(at.messages)}, its newest ${PAGE} ${p(at.messages_page)}; export ${Math.round(at.export.events_per_s)} events/s, ${at.export.mib_per_s.toFixed(1)} MiB/s`,
     );
   }
   sub.close();

@@ -10,6 +10,8 @@ import type {
   AgentConfig,
   AgentPutBody,
   Artifact,
+  ChatMessages,
+  ChatMessagesQuery,
   CreateSessionBody,
   Decision,
   DownloadedFile,
@@ -271,6 +273,18 @@ export class HttpApi {
       if (!page.has_more || page.next_after <= after) return;
       after = page.next_after;
     }
+  }
+
+  /**
+   * `GET .../messages`: the conversation as AI SDK UIMessages (useChat's initial messages); with `limit`, the newest
+   * `limit` of them, before the message `before` when given (the first message of the page read before).
+   */
+  chatMessages(sessionId: string, options: ChatMessagesQuery & { signal?: AbortSignal } = {}): Promise<ChatMessages> {
+    const q = new URLSearchParams();
+    if (options.limit !== undefined) q.set("limit", String(options.limit));
+    if (options.before !== undefined) q.set("before", options.before);
+    const query = q.toString();
+    return this.json("GET", `/v1/sessions/${enc(sessionId)}/messages${query ? `?${query}` : ""}`, undefined, options.signal);
   }
 
   tree(sessionId: string, turnId: string): Promise<ExecutionTree> {

@@ -3,7 +3,7 @@
 // with the agent configs they carry typed as AgentConfig where the schema takes any object.
 import type { AgentConfig, AgentConfigInput } from "../protocol/agent-config";
 import { type EventOf, type EventRef, type EventType, isTerminalTurnEvent, type PayloadOf, type RuntimeEvent, type TerminalType } from "../protocol/events";
-import type { BodyOf, ResponseOf, resources, sessions, streams, turns, usage } from "../protocol/operations";
+import type { BodyOf, chat, QueryOf, ResponseOf, resources, sessions, streams, turns, usage } from "../protocol/operations";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 
 export type { SessionSummary, UsageRow } from "../protocol/session-list";
@@ -68,6 +68,8 @@ export type InjectMessageRequest = BodyOf<typeof turns.injectMessage>;
 export type ActionDecisionRequest = BodyOf<typeof turns.resolveAction>;
 export type Decision = NonNullable<ActionDecisionRequest["decision"]>;
 export type InterruptRequest = BodyOf<typeof turns.interrupt>;
+/** `GET /v1/sessions/:sid/messages`: a page of the conversation (`limit`, and `before` a message id); none: all of it. */
+export type ChatMessagesQuery = QueryOf<typeof chat.getChatMessages>;
 
 // ---- responses ----
 
@@ -91,6 +93,8 @@ export type QueueResult = ResponseOf<typeof turns.removeQueuedTurn, 200>;
 /** A page of the log; its events typed by the catalog. */
 export type EventsPage = Omit<ResponseOf<typeof streams.getEvents, 200>, "events"> & { events: RuntimeEvent[] };
 export type ExecutionTree = ResponseOf<typeof turns.getExecutionTree, 200>;
+/** The conversation (or a page of it) as AI SDK UIMessages, oldest first: useChat's initial messages. */
+export type ChatMessages = ResponseOf<typeof chat.getChatMessages, 200>;
 export type ToolInventory = ResponseOf<typeof sessions.getTools, 200>;
 export type ToolDescription = ToolInventory["tools"][number];
 

@@ -9,8 +9,8 @@ import type { StoredEvent } from "./session-store";
 /** What a session operation's handler gets: the operation's path parameters and validated body, and who calls. */
 export interface OperationInput {
   params: Record<string, string>;
-  /** The operation's validated query (the bounds of a page of the log). */
-  query?: { after?: number; limit?: number };
+  /** The operation's validated query (the bounds of a page of the log or of the conversation). */
+  query?: { after?: number; limit?: number; before?: string };
   body?: unknown;
   /** Who calls (a hash of the API key, or a token's id), recorded on decisions. */
   by: string;

@@ -7,6 +7,7 @@ import { redactAgentConfig } from "../protocol/redact";
 import { budgetMaxima, turnBudget } from "../runtime/budget-limits";
 import { buildTree } from "../runtime/views/execution-tree";
 import type { ChannelRow, ChannelStore } from "./channel-store";
+import { conversationPageJson } from "./chat-page";
 import { conversationJson } from "./chat-reads";
 import type { Capability } from "./session-capability";
 import type { SessionContext, SessionSlice } from "./session-context";
@@ -99,7 +100,7 @@ export function exportHeader(s: SessionSlice<"agent" | "policy" | "row", "lastSe
 
 /** The read operations: the snapshot, the thread, pages of the log and the export's header, turns' trees, the chat's messages. */
 export function viewsCapability(
-  s: SessionSlice<"agent" | "bindings" | "policy" | "row" | "view", "eventsOfTurn" | "lastSequence" | "readEvents" | "turn">,
+  s: SessionSlice<"agent" | "bindings" | "policy" | "row" | "view", "eventsOfTurn" | "lastSequence" | "readEvents" | "sql" | "turn">,
   channels: () => ChannelStore,
 ): Capability {
   return {
@@ -113,7 +114,11 @@ export function viewsCapability(
         if (!s.store.turn(turnId)) throw ApiError.notFound("Turn", turnId);
         return buildTree(s.store.eventsOfTurn(turnId));
       },
-      chatMessages: () => conversationJson(s.store),
+      chatMessages: ({ query }) => {
+        if (query?.limit !== undefined) return conversationPageJson(s.store, { limit: query.limit, before: query.before });
+        if (query?.before !== undefined) throw ApiError.validation([{ path: "before", reason: "goes with limit (the page's size)" }]);
+        return conversationJson(s.store);
+      },
     },
   };
 }

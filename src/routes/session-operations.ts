@@ -1,7 +1,8 @@
 // The routes of the session operations that only hand the request to the session: one generic route per
-// declaration with a `session` handler and no `custom` route. The session's path parameters, validated body
-// and caller (and the caller's trace, for a turn it submits) go to SessionObject.call, whose answer is the
+// declaration with a `session` handler and no `custom` route. The session's path parameters, validated query
+// and body, and caller (and the caller's trace, for a turn it submits) go to SessionObject.call, whose answer is the
 // response; adding such an operation takes its declaration and its capability's handler, nothing here.
+import type { OperationInput } from "../durable/session-capability";
 import { OPERATIONS } from "../protocol/operations";
 import { sessionParam } from "../protocol/operations/operation";
 import { randomTraceId, traceFrom } from "../runtime/trace";
@@ -17,9 +18,10 @@ for (const op of OPERATIONS) {
   sessionOperations.openapi(route(op), async (c) => {
     const params = c.req.param() as Record<string, string>;
     const body = op.body ? (c.req.valid as (target: "json") => unknown)("json") : undefined;
+    const query = op.query ? (c.req.valid as (target: "query") => OperationInput["query"])("query") : undefined;
     // The turn joins the caller's trace (W3C traceparent), so its events line up with the caller's spans.
     const trace = traceFrom(c.req.header("traceparent"), randomTraceId);
-    const value = await callSession<unknown>(c.env, sessionParam(params)!, handler, { params, body, by: c.get("keyHash"), trace });
+    const value = await callSession<unknown>(c.env, sessionParam(params)!, handler, { params, body, ...(query ? { query } : {}), by: c.get("keyHash"), trace });
     // A read the session serialized already (the chat's messages) is sent as it is.
     if (typeof value === "string") return c.body(value, status as 200, { "content-type": "application/json" }) as never;
     return c.json(value as object, status as 200) as never;

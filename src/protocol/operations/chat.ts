@@ -67,11 +67,27 @@ export const getChatMessages = operation({
   method: "get",
   path: "/v1/sessions/{sid}/messages",
   operationId: "getChatMessages",
-  summary: "The conversation as AI SDK UIMessage[] (useChat's initial messages), pending approvals included",
+  summary:
+    "The conversation as AI SDK UIMessage[] (useChat's initial messages), pending approvals included; with `limit` (and `before`) a page of it: the newest `limit` messages (before the message `before`), oldest first",
   permission: "session.read",
   rateLimit: "request",
   params: Sid,
-  responses: { 200: json(z.array(z.record(z.string(), z.unknown())), "UIMessage[]") },
-  errors: [401, 404],
+  query: z.object({
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(500)
+      .optional()
+      .meta({ description: "A page: at most this many messages (1-500), the newest; absent: the whole conversation" }),
+    before: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .meta({ description: "With limit: the page ends before the message of this id (the first message of the page read before)" }),
+  }),
+  responses: { 200: json(z.array(UiMessage), "UIMessage[]") },
+  errors: [401, 404, 422],
   session: "chatMessages",
 });

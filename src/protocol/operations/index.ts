@@ -14,7 +14,7 @@ import * as tokens from "./tokens";
 import * as turns from "./turns";
 import * as usage from "./usage";
 
-export type { BodyOf, Operation, ResponseOf } from "./operation";
+export type { BodyOf, Operation, QueryOf, ResponseOf } from "./operation";
 export { agents, chat, files, resources, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
 
 const isOperation = (v: unknown): v is Operation => typeof v === "object" && v !== null && "operationId" in v && "permission" in v;

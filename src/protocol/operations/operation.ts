@@ -105,5 +105,7 @@ export type ResponseOf<O extends Operation, S extends keyof O["responses"]> = O[
 }
   ? z.output<T>
   : never;
+/** The query of an operation as its handler reads it (its values parsed). */
+export type QueryOf<O extends Operation> = O["query"] extends z.ZodType ? z.output<O["query"]> : never;
 /** The body of an operation as its caller writes it. */
 export type BodyOf<O extends Operation> = O["body"] extends { schema: infer T extends z.ZodType } ? z.input<T> : never;

@@ -27,6 +27,11 @@ interface TurnFold {
 export class ConversationFold {
   private readonly turns: TurnFold[] = [];
   private readonly byId = new Map<string, TurnFold>();
+  /**
+   * A rollback or a regenerated answer named a turn this fold has not seen: folded from a later point of the log
+   * than its start (a page, chat-page.ts), the turns before that point were needed.
+   */
+  reachesBack = false;
 
   push(e: RuntimeEvent): void {
     if (e.type === "turn.rolled_back") {
@@ -45,7 +50,23 @@ export class ConversationFold {
   }
 
   messages(): UIMessage[] {
-    return this.turns.flatMap((t) => [...(t.user ? [t.user] : []), ...(t.hidden || t.assistant.parts.length === 0 ? [] : [t.assistant as UIMessage])]);
+    return this.turns.flatMap(shown);
+  }
+
+  /** The turns in conversation order. */
+  turnIds(): string[] {
+    return this.turns.map((t) => t.assistant.id);
+  }
+
+  /** The messages turn `turnId` shows: its answer counts only the events of it pushed so far. */
+  messagesOf(turnId: string): UIMessage[] {
+    const turn = this.byId.get(turnId);
+    return turn ? shown(turn) : [];
+  }
+
+  /** The id of the user message turn `turnId` shows, if any (known from its submission alone). */
+  userIdOf(turnId: string): string | undefined {
+    return this.byId.get(turnId)?.user?.id;
   }
 
   /**
@@ -54,7 +75,10 @@ export class ConversationFold {
    */
   private rolledBack(turnId: string, byTurnId: string): void {
     const turn = this.byId.get(turnId);
-    if (!turn) return;
+    if (!turn) {
+      this.reachesBack = true;
+      return;
+    }
     const by = this.byId.get(byTurnId);
     if (by && !by.user) by.user = turn.user;
     this.turns.splice(this.turns.indexOf(turn), 1);
@@ -67,6 +91,7 @@ export class ConversationFold {
     const turnId = e.turn_id!;
     const at = key?.lastIndexOf(REGENERATE) ?? -1;
     const regenerated = at > 0 ? this.turns.findLast((t) => t.user?.id === key!.slice(0, at)) : undefined;
+    if (at > 0 && !regenerated) this.reachesBack = true;
     if (regenerated) {
       // The client dropped the answer it regenerates and everything after it.
       for (const t of this.turns.slice(this.turns.indexOf(regenerated))) {
@@ -86,6 +111,10 @@ export class ConversationFold {
     this.turns.push(turn);
     this.byId.set(turnId, turn);
   }
+}
+
+function shown(t: TurnFold): UIMessage[] {
+  return [...(t.user ? [t.user] : []), ...(t.hidden || t.assistant.parts.length === 0 ? [] : [t.assistant as UIMessage])];
 }
 
 /**
