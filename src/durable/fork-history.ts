@@ -23,59 +23,33 @@ export type ForkSource = {
 /** Rows of the messages table that belong to no turn: a fork's starting history and a compacted one. */
 const SEEDS = ["fork", "compaction"];
 
+/** The store reads that find the conversation at a point of the log. */
+export type HistoryStore = Pick<SessionStore, "forkReads" | "lastSequence" | "turn" | "turnState">;
+
 /**
  * The conversation as of `at`: turns ended by then whole, and the completed steps of a turn cut there; or, when
  * that turn waited for approvals at `at`, the turn itself (it comes back waiting in the fork).
  */
-/** The store reads that find the conversation at a point of the log. */
-export type HistoryStore = Pick<SessionStore, "lastSequence" | "sql" | "turn" | "turnState">;
-
 export function historyAt(store: HistoryStore, at: number): { messages: ModelMessage[]; paused: PausedCut | null } {
   if (!Number.isInteger(at) || at < 1 || at > store.lastSequence) {
     throw ApiError.validation([{ path: "at_sequence", reason: `must be a sequence of the log (1 to ${store.lastSequence})` }]);
   }
-  const compactedAfter = store.sql
-    .exec<{ n: number }>(
-      "SELECT count(*) AS n FROM events WHERE type = 'context.compaction.completed' AND sequence > ? AND coalesce(json_extract(body, '$.depth'), 0) = 0",
-      at,
-    )
-    .one().n;
-  if (compactedAfter > 0) throw new ApiError("conflict", "The history was compacted after at_sequence; the messages before it are no longer stored");
-  const ended = store.sql
-    .exec<{ turn_id: string }>(
-      "SELECT turn_id FROM events WHERE sequence <= ? AND type IN ('turn.completed', 'turn.failed', 'turn.cancelled') AND turn_id IS NOT NULL",
-      at,
-    )
-    .toArray()
-    .map((r) => r.turn_id);
-  const keep = new Set([...SEEDS, ...ended]);
-  const messages = store.sql
-    .exec<{ turn_id: string; message: string }>("SELECT turn_id, message FROM messages ORDER BY id")
-    .toArray()
-    .filter((r) => keep.has(r.turn_id))
-    .map((r) => JSON.parse(r.message) as ModelMessage);
+  if (store.forkReads.compactionsAfter(at) > 0)
+    throw new ApiError("conflict", "The history was compacted after at_sequence; the messages before it are no longer stored");
+  const ended = store.forkReads.turnsEndedBy(at);
+  const messages = store.forkReads.historyOf(new Set([...SEEDS, ...ended]));
   const cut = cutTurn(store, at, new Set(ended));
   return { messages: [...messages, ...cut.messages], paused: cut.paused };
 }
 
 /** The turn that was running at `at`: its completed steps, or the whole turn when it waited for approvals there. */
 function cutTurn(store: HistoryStore, at: number, ended: Set<string>): { messages: ModelMessage[]; paused: PausedCut | null } {
-  const started = store.sql
-    .exec<{ turn_id: string }>("SELECT turn_id FROM events WHERE sequence <= ? AND type = 'turn.started' ORDER BY sequence DESC LIMIT 1", at)
-    .toArray()[0]?.turn_id;
+  const started = store.forkReads.lastStartedBy(at);
   if (!started || ended.has(started)) return { messages: [], paused: null };
   // Its messages: in the history once it ended, in its checkpoint while it still runs.
-  const rows = store.sql.exec<{ message: string }>("SELECT message FROM messages WHERE turn_id = ? ORDER BY id", started).toArray();
-  const all = rows.length > 0 ? rows.map((r) => JSON.parse(r.message) as ModelMessage) : (store.turnState(started)?.messages ?? []);
-  const steps = store.sql
-    .exec<{ n: number }>(
-      `SELECT count(*) AS n FROM events WHERE turn_id = ? AND sequence <= ? AND type = 'model.completed'
-       AND coalesce(json_extract(body, '$.depth'), 0) = 0 AND coalesce(json_extract(body, '$.payload.phase'), 'executor') = 'executor'
-       AND json_extract(body, '$.payload.finish_reason') NOT IN ('error', 'interrupted', 'cancelled')`,
-      started,
-      at,
-    )
-    .one().n;
+  const stored = store.forkReads.turnHistory(started);
+  const all = stored.length > 0 ? stored : (store.turnState(started)?.messages ?? []);
+  const steps = store.forkReads.completedSteps(started, at);
   const results = recordedResults(store, started, at);
   const prefix = completedPrefix(all, steps, new Set(results.keys()));
   const paused = pausedCut(store, started, at, prefix, steps, results);

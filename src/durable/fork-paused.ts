@@ -21,17 +21,9 @@ export interface PausedCut {
 }
 
 /** The results of the turn's tool calls recorded by `at` (its own level only), by call id. */
-export function recordedResults(store: Pick<SessionStore, "sql">, turnId: string, at: number): Map<string, Result> {
-  const rows = store.sql
-    .exec<{ id: string; payload: string }>(
-      `SELECT json_extract(body, '$.tool_call_id') AS id, json_extract(body, '$.payload') AS payload FROM events
-       WHERE turn_id = ? AND sequence <= ? AND type = 'tool.result' AND coalesce(json_extract(body, '$.depth'), 0) = 0`,
-      turnId,
-      at,
-    )
-    .toArray();
+export function recordedResults(store: Pick<SessionStore, "forkReads">, turnId: string, at: number): Map<string, Result> {
   return new Map(
-    rows.map((r) => {
+    store.forkReads.toolResults(turnId, at).map((r) => {
       const { output, is_error } = JSON.parse(r.payload) as Result;
       return [r.id, { output, is_error }];
     }),
@@ -40,7 +32,7 @@ export function recordedResults(store: Pick<SessionStore, "sql">, turnId: string
 
 /** The cut turn when it waited for approvals at `at` (requested by then, not yet decided); null otherwise. */
 export function pausedCut(
-  store: Pick<SessionStore, "sql" | "turn">,
+  store: Pick<SessionStore, "forkReads" | "turn">,
   turnId: string,
   at: number,
   prefix: ModelMessage[],
@@ -49,20 +41,7 @@ export function pausedCut(
 ): PausedCut | null {
   const last = prefix[prefix.length - 1];
   if (last?.role !== "assistant" || !Array.isArray(last.content)) return null;
-  const asked = new Map(
-    store.sql
-      .exec<{ tool_call_id: string; payload: string }>(
-        `SELECT json_extract(r.body, '$.tool_call_id') AS tool_call_id, json_extract(r.body, '$.payload') AS payload FROM events r
-         WHERE r.turn_id = ? AND r.sequence <= ? AND r.type = 'action.required' AND coalesce(json_extract(r.body, '$.depth'), 0) = 0
-         AND NOT EXISTS (SELECT 1 FROM events d WHERE d.turn_id = r.turn_id AND d.sequence <= ? AND d.type = 'action.resolved'
-                         AND json_extract(d.body, '$.action_id') = json_extract(r.body, '$.action_id'))`,
-        turnId,
-        at,
-        at,
-      )
-      .toArray()
-      .map((r) => [r.tool_call_id, JSON.parse(r.payload) as Asked]),
-  );
+  const asked = new Map(store.forkReads.openActions(turnId, at).map((r) => [r.tool_call_id, JSON.parse(r.payload) as Asked]));
   if (asked.size === 0) return null;
   const calls = last.content.flatMap((p) =>
     p.type === "tool-call"

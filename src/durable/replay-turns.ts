@@ -1,22 +1,21 @@
 // A replay session's one replayed turn (docs/guides/fork-and-replay.md): its model answers from the recording while the requests
 // match and live from the first that differs (replay.diverged), its tools answer from the recorded results or
 // run again, and its end adds replay.completed, the comparison with the original, in the same commit.
-import type { EventDraft, RuntimeEvent } from "../protocol/events";
+import type { EventDraft } from "../protocol/events";
 import type { MemoryLoaded, MemoryRecalled } from "../protocol/memory";
 import type { TurnSetup } from "../runtime/loop";
 import { decisionsFrom, REPLAY_DECIDER, type RecordedAnswer } from "../runtime/recorded-decisions";
 import { type Divergence, isCutCall, type RecordedCall, RecordedModel } from "../runtime/recorded-model";
-import { type RecordedResult, replayTools, type ToolReplayMode } from "../runtime/recorded-tools";
+import { type RecordedResult, replayTools } from "../runtime/recorded-tools";
 import { compareTurns, type ReplayComparison, type ReplaySide, turnSide } from "../runtime/replay-compare";
+import type { ReplaySpec } from "./replay-row";
 import type { SessionSlice } from "./session-context";
 
 /** The idempotency key of the replay session's replayed turn. */
 export const REPLAY_TURN_KEY = "replay";
 
-export type ReplaySpec = { source_session: string; source_turn_id: string; tools: ToolReplayMode; recording_json: string; original_json: string };
-
 /** The slice of the session replayed turns works on. */
-export type ReplaySession = SessionSlice<never, "eventsOfTurn" | "sql" | "turn">;
+export type ReplaySession = SessionSlice<never, "eventsOfTurn" | "replay" | "turn">;
 
 export class ReplayTurns {
   /** The session's replay row, read once (it is written only when the session is created): every turn asks. */
@@ -26,14 +25,7 @@ export class ReplayTurns {
 
   /** Records what the session replays (inside its creation's transaction). */
   save(spec: ReplaySpec): void {
-    this.s.store.sql.exec(
-      "INSERT INTO replay (id, source_session, source_turn_id, tools, recording, original) VALUES (1, ?, ?, ?, ?, ?)",
-      spec.source_session,
-      spec.source_turn_id,
-      spec.tools,
-      spec.recording_json,
-      spec.original_json,
-    );
+    this.s.store.replay.insert(spec);
     this.spec = spec;
   }
 
@@ -80,17 +72,13 @@ export class ReplayTurns {
   result(): { source_session: string; source_turn_id: string; status: "running" | "completed"; comparison: ReplayComparison | null } | null {
     const row = this.row();
     if (!row) return null;
-    const done = this.s.store.sql.exec<{ body: string }>("SELECT body FROM events WHERE type = 'replay.completed' ORDER BY sequence DESC LIMIT 1").toArray()[0];
-    const comparison = done ? (JSON.parse(done.body) as Extract<RuntimeEvent, { type: "replay.completed" }>).payload : null;
+    const comparison = this.s.store.replay.completion();
     return { source_session: row.source_session, source_turn_id: row.source_turn_id, status: comparison ? "completed" : "running", comparison };
   }
 
   private row(): ReplaySpec | null {
     if (this.spec === undefined) {
-      this.spec =
-        this.s.store.sql
-          .exec<ReplaySpec>("SELECT source_session, source_turn_id, tools, recording AS recording_json, original AS original_json FROM replay")
-          .toArray()[0] ?? null;
+      this.spec = this.s.store.replay.read();
     }
     return this.spec;
   }

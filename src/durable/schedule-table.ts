@@ -8,6 +8,7 @@ import type { PayloadOf } from "../protocol/events";
 import type { CreateScheduleBody, Schedule } from "../protocol/schedule-types";
 import { randomId } from "../runtime/ids";
 import { nextRun, parseSchedule, type ScheduleSpec } from "../runtime/schedule-times";
+import type { ScheduleRow } from "./schedule-rows";
 import type { Capability } from "./session-capability";
 import type { SessionSlice } from "./session-context";
 import type { TurnQueue } from "./turn-queue";
@@ -17,10 +18,8 @@ export const SCHEDULES_DUE = "schedules";
 /** Schedules one session may hold. */
 export const MAX_SCHEDULES = 100;
 
-type Row = { schedule_id: string; input: string; spec: string; idempotency_key: string | null; next_run_at: number; created_at: number };
-
 /** The slice of the session schedules works on. */
-export type SchedulesSession = SessionSlice<"armAlarm" | "commit" | "transact", "schedule" | "sql" | "unschedule">;
+export type SchedulesSession = SessionSlice<"armAlarm" | "commit" | "transact", "schedule" | "schedules" | "unschedule">;
 
 export class Schedules {
   constructor(
@@ -33,7 +32,7 @@ export class Schedules {
     // Stored redacted, like a submitted turn's input; the verdicts are logged when it is submitted.
     body = { ...body, input: this.queue.redacted(body.input).input };
     if (body.idempotency_key) {
-      const prior = this.rows("WHERE idempotency_key = ?", body.idempotency_key)[0];
+      const prior = this.s.store.schedules.byIdempotencyKey(body.idempotency_key);
       if (prior) {
         if (prior.input !== body.input || !sameSpec(JSON.parse(prior.spec), body)) {
           throw new ApiError("conflict", "idempotency_key was already used with a different body", { schedule_id: prior.schedule_id });
@@ -43,8 +42,8 @@ export class Schedules {
     }
     this.queue.checkSize("input", body.input);
     const { spec, first } = parseSchedule(body, now);
-    if (this.count() >= MAX_SCHEDULES) throw new ApiError("conflict", `The session already has ${MAX_SCHEDULES} schedules; delete one first`);
-    const row: Row = {
+    if (this.s.store.schedules.count() >= MAX_SCHEDULES) throw new ApiError("conflict", `The session already has ${MAX_SCHEDULES} schedules; delete one first`);
+    const row: ScheduleRow = {
       schedule_id: randomId("sch"),
       input: body.input,
       spec: JSON.stringify(spec),
@@ -53,10 +52,7 @@ export class Schedules {
       created_at: now,
     };
     this.s.commit([{ type: "schedule.created", payload: { schedule_id: row.schedule_id, input: row.input, ...spec, next_run_at: first } }], () => {
-      this.s.store.sql.exec(
-        "INSERT INTO schedules (schedule_id, input, spec, idempotency_key, next_run_at, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-        ...Object.values(row),
-      );
+      this.s.store.schedules.insert(row);
       this.arm();
     });
     this.s.armAlarm();
@@ -64,13 +60,13 @@ export class Schedules {
   }
 
   list(): Schedule[] {
-    return this.rows("ORDER BY next_run_at, schedule_id").map(view);
+    return this.s.store.schedules.all().map(view);
   }
 
   delete(scheduleId: string): { deleted: true } {
-    if (!this.rows("WHERE schedule_id = ?", scheduleId)[0]) throw ApiError.notFound("Schedule", scheduleId);
+    if (!this.s.store.schedules.byId(scheduleId)) throw ApiError.notFound("Schedule", scheduleId);
     this.s.commit([{ type: "schedule.deleted", payload: { schedule_id: scheduleId } }], () => {
-      this.s.store.sql.exec("DELETE FROM schedules WHERE schedule_id = ?", scheduleId);
+      this.s.store.schedules.delete(scheduleId);
       this.arm();
     });
     this.s.armAlarm();
@@ -79,18 +75,18 @@ export class Schedules {
 
   /** From the alarm: submits the turn of every schedule due at `now`, each once however many runs it missed. */
   fireDue(now: number): void {
-    for (const row of this.rows("WHERE next_run_at <= ? ORDER BY next_run_at", now)) this.fire(row, now);
+    for (const row of this.s.store.schedules.due(now)) this.fire(row, now);
     this.s.transact(() => this.arm());
   }
 
   /** Points the deadline entry at the earliest run. */
   arm(): void {
-    const next = this.s.store.sql.exec<{ d: number | null }>("SELECT min(next_run_at) AS d FROM schedules").one().d;
+    const next = this.s.store.schedules.earliest();
     if (next === null) this.s.store.unschedule(SCHEDULES_DUE);
     else this.s.store.schedule(SCHEDULES_DUE, next);
   }
 
-  private fire(row: Row, now: number): void {
+  private fire(row: ScheduleRow, now: number): void {
     const payload: PayloadOf<"schedule.fired"> = { schedule_id: row.schedule_id, due_at: row.next_run_at, turn_id: null, next_run_at: null };
     try {
       // One idempotency key per run: an alarm retried after a crash finds the turn it already submitted.
@@ -102,17 +98,9 @@ export class Schedules {
     }
     payload.next_run_at = nextRun(JSON.parse(row.spec) as ScheduleSpec, row.next_run_at, now);
     this.s.commit([{ type: "schedule.fired", payload }], () => {
-      if (payload.next_run_at === null) this.s.store.sql.exec("DELETE FROM schedules WHERE schedule_id = ?", row.schedule_id);
-      else this.s.store.sql.exec("UPDATE schedules SET next_run_at = ? WHERE schedule_id = ?", payload.next_run_at, row.schedule_id);
+      if (payload.next_run_at === null) this.s.store.schedules.delete(row.schedule_id);
+      else this.s.store.schedules.setNextRun(row.schedule_id, payload.next_run_at);
     });
-  }
-
-  private count(): number {
-    return this.s.store.sql.exec<{ n: number }>("SELECT count(*) AS n FROM schedules").one().n;
-  }
-
-  private rows(where: string, ...args: (string | number)[]): Row[] {
-    return this.s.store.sql.exec<Row>(`SELECT * FROM schedules ${where}`, ...args).toArray();
   }
 
   /** Its session operations and its alarm kind (the earliest schedule due). */
@@ -128,7 +116,7 @@ export class Schedules {
   }
 }
 
-function view(row: Row): Schedule {
+function view(row: ScheduleRow): Schedule {
   const spec = JSON.parse(row.spec) as ScheduleSpec;
   return {
     schedule_id: row.schedule_id,

@@ -15,7 +15,7 @@ import { turnCursor } from "./chat-reads";
 import { type FrameTarget, handleFrame, reply, sessionFrames } from "./command-frames";
 import { type PausedCut, pausedTurn } from "./fork-paused";
 import type { StepOutcome } from "./orchestration-steps";
-import type { ReplaySpec } from "./replay-turns";
+import type { ReplaySpec } from "./replay-row";
 import { type OperationHandler, type OperationInput, operationTable } from "./session-capability";
 import { SessionCore } from "./session-core";
 import type { SessionRow } from "./session-store";

@@ -15,10 +15,12 @@ import type { RecordedDecision, TurnState } from "../runtime/turn-state";
 const INSERT_ROWS = 20;
 
 import type { ActionRow, SessionRow, StoredEvent, TurnRow } from "./session-rows";
+import { CapabilityTables } from "./session-tables";
 
 export type { ActionRow, SessionRow, StoredEvent, TurnRow };
 
-export class SessionStore {
+/** The session's own tables; those of single capabilities come from CapabilityTables (session-tables.ts). */
+export class SessionStore extends CapabilityTables {
   private lastSeq: number;
   /** Rows in turn_messages per checkpointed turn, so a checkpoint need not count them. */
   private readonly savedMessages = new Map<string, number>();
@@ -31,7 +33,8 @@ export class SessionStore {
   private inboxEmpty = false;
   private undecidedTurn: string | null = null;
 
-  constructor(readonly sql: SqlStorage) {
+  constructor(sql: SqlStorage) {
+    super(sql);
     this.lastSeq = sql.exec<{ s: number | null }>("SELECT max(sequence) AS s FROM events").one().s ?? 0;
   }
 

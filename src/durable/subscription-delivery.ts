@@ -9,7 +9,8 @@ import { otlpTraceBody } from "../runtime/views/otlp-spans";
 import { BATCH_ID_HEADER, SIGNATURE_HEADER, signBody } from "../runtime/webhook-signature";
 import type { Capability } from "./session-capability";
 import type { SessionContext, SessionSlice } from "./session-context";
-import type { SubscriptionRow, SubscriptionTable } from "./subscriptions";
+import type { SubscriptionRow } from "./subscription-rows";
+import type { SubscriptionTable } from "./subscriptions";
 
 /** The deadline entry (in the object's schedule table) for the next delivery attempt. */
 export const SUBSCRIPTIONS_DUE = "subscriptions";
@@ -32,7 +33,7 @@ interface Batch {
 /** The slice of the session delivery works on. */
 export type DeliverySession = SessionSlice<
   "armAlarm" | "bindings" | "row" | "transact",
-  "eventsOfTurn" | "lastSequence" | "readEvents" | "schedule" | "sql" | "unschedule"
+  "eventsOfTurn" | "lastSequence" | "readEvents" | "schedule" | "subscriptions" | "unschedule"
 >;
 
 export class SubscriptionDelivery {
@@ -149,13 +150,7 @@ export class SubscriptionDelivery {
 
   /** OTLP: the spans of the next turn that ended after the cursor (its events are read by turn, wherever they are). */
   private traceBatch(row: SubscriptionRow, last: number): Batch {
-    const ended = this.s.store.sql
-      .exec<{ sequence: number; turn_id: string }>(
-        "SELECT sequence, turn_id FROM events WHERE sequence > ? AND sequence <= ? AND type IN ('turn.completed', 'turn.failed', 'turn.cancelled') ORDER BY sequence LIMIT 1",
-        row.cursor,
-        last,
-      )
-      .toArray()[0];
+    const ended = this.s.store.subscriptions.nextTurnEnd(row.cursor, last);
     if (!ended) return { id: this.batchId(row, last), end: last, body: null };
     return { id: this.batchId(row, ended.sequence), end: ended.sequence, body: otlpTraceBody(this.s.store.eventsOfTurn(ended.turn_id)) };
   }

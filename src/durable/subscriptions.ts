@@ -8,19 +8,13 @@ import { randomId } from "../runtime/ids";
 import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
 import type { Capability } from "./session-capability";
 import type { SessionSlice } from "./session-context";
+import type { SubscriptionRow } from "./subscription-rows";
 
 /** Subscriptions one session may hold. */
 export const MAX_SUBSCRIPTIONS = 20;
 
-export type SubscriptionRow = Omit<Subscription, "types"> & {
-  types: string | null;
-  secret: string;
-  batch_id: string | null;
-  batch_end: number | null;
-};
-
 /** The slice of the session the subscription table works on. */
-export type SubscriptionsSession = SessionSlice<"bindings" | "transact", "lastSequence" | "sql">;
+export type SubscriptionsSession = SessionSlice<"bindings" | "transact", "lastSequence" | "subscriptions">;
 
 export class SubscriptionTable {
   constructor(
@@ -54,76 +48,51 @@ export class SubscriptionTable {
       batch_end: null,
       created_at: Date.now(),
     };
-    this.s.transact(() =>
-      this.s.store.sql.exec(
-        `INSERT INTO subscriptions (${Object.keys(row).join(", ")}) VALUES (${Object.keys(row)
-          .map(() => "?")
-          .join(", ")})`,
-        ...Object.values(row),
-      ),
-    );
+    this.s.transact(() => this.s.store.subscriptions.insert(row));
     this.changed();
     return { ...view(row), secret: row.secret };
   }
 
   list(): Subscription[] {
-    return this.rows("ORDER BY created_at, subscription_id").map(view);
+    return this.s.store.subscriptions.all().map(view);
   }
 
   /** Disables, or re-enables (a failing one starts over with its current batch at once). */
   setEnabled(id: string, enabled: boolean): Subscription {
     this.existing(id);
-    this.s.transact(() =>
-      this.s.store.sql.exec(
-        "UPDATE subscriptions SET status = ?, attempts = 0, next_attempt_at = 0 WHERE subscription_id = ?",
-        enabled ? "active" : "disabled",
-        id,
-      ),
-    );
+    this.update(id, { status: enabled ? "active" : "disabled", attempts: 0, next_attempt_at: 0 });
     this.changed();
     return view(this.existing(id));
   }
 
   delete(id: string): { deleted: true } {
     this.existing(id);
-    this.s.transact(() => this.s.store.sql.exec("DELETE FROM subscriptions WHERE subscription_id = ?", id));
+    this.s.transact(() => this.s.store.subscriptions.delete(id));
     this.changed();
     return { deleted: true };
   }
 
   row(id: string): SubscriptionRow | null {
-    return this.rows("WHERE subscription_id = ?", id)[0] ?? null;
+    return this.s.store.subscriptions.byId(id);
   }
 
   /** Active subscriptions with events after their cursor (or a batch in flight). */
   pending(): SubscriptionRow[] {
-    return this.rows("WHERE status = 'active' AND (cursor < ? OR batch_id IS NOT NULL)", this.s.store.lastSequence);
+    return this.s.store.subscriptions.pending(this.s.store.lastSequence);
   }
 
   count(status?: "active"): number {
-    const where = status ? "WHERE status = 'active'" : "";
-    return this.s.store.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM subscriptions ${where}`).one().n;
+    return this.s.store.subscriptions.count(status);
   }
 
   update(id: string, fields: Partial<SubscriptionRow>): void {
-    const keys = Object.keys(fields);
-    this.s.transact(() =>
-      this.s.store.sql.exec(
-        `UPDATE subscriptions SET ${keys.map((k) => `${k} = ?`).join(", ")} WHERE subscription_id = ?`,
-        ...(Object.values(fields) as (string | number | null)[]),
-        id,
-      ),
-    );
+    this.s.transact(() => this.s.store.subscriptions.update(id, fields));
   }
 
   private existing(id: string): SubscriptionRow {
     const row = this.row(id);
     if (!row) throw ApiError.notFound("Subscription", id);
     return row;
-  }
-
-  private rows(where: string, ...args: (string | number)[]): SubscriptionRow[] {
-    return this.s.store.sql.exec<SubscriptionRow>(`SELECT * FROM subscriptions ${where}`, ...args).toArray();
   }
 
   /** Its session operations. */

@@ -11,7 +11,6 @@ import type { TurnState } from "../runtime/turn-state";
 import { parseAllowlist } from "../runtime/url-allowlist";
 import { agentConfig } from "./agent-cache";
 import { addFile, fileStore } from "./file-store";
-import { sqlMemory } from "./memory-store";
 import { runChildSession } from "./orchestration-steps";
 import { registry } from "./registry-object";
 import type { SessionSlice } from "./session-context";
@@ -49,9 +48,9 @@ export interface RunnerHooks {
   hold(drafts: EventDraft[], checkpoint: () => void): void;
 }
 
-/** What the ports use of the session: its commit and settings, the turn's checkpoint, inbox and decisions, and the SQL the memory tool keeps its rows in. */
+/** What the ports use of the session: its commit and settings, the turn's checkpoint, inbox and decisions, and the table the memory tools keep their keys in. */
 export type PortsSession = MemorySession &
-  SessionSlice<"armAlarm" | "bindings" | "commit" | "policy" | "row", "decisions" | "dropFromInbox" | "inbox" | "replaceHistory" | "saveTurnState" | "sql">;
+  SessionSlice<"armAlarm" | "bindings" | "commit" | "policy" | "row", "decisions" | "dropFromInbox" | "inbox" | "memory" | "replaceHistory" | "saveTurnState">;
 
 export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): TurnPorts {
   const { store } = s;
@@ -136,7 +135,7 @@ export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): 
       fetch: (input, init) => fetch(input, init),
       urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST),
       workspace: r2Workspace(env.BLOBS, session_id, s.policy().workspace_root),
-      memory: sqlMemory(store.sql),
+      memory: store.memory,
       resource: resourcePort(s, turnId, (drafts) => {
         owned();
         s.commit(drafts);

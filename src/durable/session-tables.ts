@@ -1,0 +1,27 @@
+// The tables of single capabilities in a session object's SQLite, each behind the named queries of its own
+// module, whose capability is its one writer. The store (session-store.ts) is built on them so that a
+// capability's slice names the one it uses like any store method, and never the raw `sql` handle.
+import type { ToolContext } from "../runtime/tools/types";
+import { ForkReads } from "./fork-reads";
+import { sqlMemory } from "./memory-store";
+import { ReplayRow } from "./replay-row";
+import { ScheduleRows } from "./schedule-rows";
+import { SubscriptionRows } from "./subscription-rows";
+
+export abstract class CapabilityTables {
+  readonly schedules: ScheduleRows;
+  readonly subscriptions: SubscriptionRows;
+  readonly replay: ReplayRow;
+  /** Reads only: a fork's conversation at one sequence of the log. */
+  readonly forkReads: ForkReads;
+  /** The memory_* tools' key-value table. */
+  readonly memory: ToolContext["memory"];
+
+  constructor(readonly sql: SqlStorage) {
+    this.schedules = new ScheduleRows(sql);
+    this.subscriptions = new SubscriptionRows(sql);
+    this.replay = new ReplayRow(sql);
+    this.forkReads = new ForkReads(sql);
+    this.memory = sqlMemory(sql);
+  }
+}
