@@ -105,6 +105,29 @@ describe("a non-idempotent tool call in flight when its turn is cut", () => {
     const view = (await api("GET", `/v1/sessions/${sid}`)).body;
     expect(view.turns.map((t: any) => t.turn_id)).toEqual([res.body.turn_id]);
   });
+
+  it("a result that arrived while the turn still checked it (a tool_output webhook held) is recorded late when the turn is cut", async () => {
+    const gate = uniqueId("gate");
+    const judge = uniqueId("judge");
+    const { sid } = await webhookSession(gate, [notifyCall("call_w"), { text: "Done." }], {
+      guardrails: { tool_output: [{ type: "webhook", name: "moderation", url: gateURL(judge), timeout_ms: 30_000 }] },
+    });
+    const first = await callInFlight(sid, gate, "notify them");
+    expect(await releaseGate(gate, { sent: "yes" })).toEqual({ delivered: 1, dropped: 0 });
+    for (let i = 0; (await gateState(judge)).held < 1; i++) {
+      if (i > 500) throw new Error("the tool_output webhook was not called");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await api("POST", `/v1/sessions/${sid}/interrupt`)).status).toBe(200);
+    await waitForTurnEnd(sid, first);
+    const late = await waitForEvent(sid, (e) => e.type === "tool.result.late");
+    expect(late.payload).toMatchObject({ turn_id: first, tool_call_id: "call_w", name: "notify", output: { sent: "yes" }, is_error: false });
+    const log = await events(sid);
+    expectGapless(log);
+    expect(log.find((e) => e.type === "tool.result" && e.tool_call_id === "call_w").payload).toMatchObject({ output: "Tool call cancelled", is_error: true });
+    expect(log.findIndex((e) => e.type === "turn.cancelled")).toBeLessThan(log.indexOf(log.find((e) => e.type === "tool.result.late")));
+    expect(log.filter((e) => e.type === "tool.result.late")).toHaveLength(1);
+  });
 });
 
 describe("an idempotent tool call in flight when its turn is cut", () => {

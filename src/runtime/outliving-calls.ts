@@ -39,12 +39,26 @@ export async function executeTool(
   );
   const settled = await Promise.race([running, aborted(turn.signal)]);
   // Checked after the race as well: a result that came with the cut is not the turn's either.
-  if (turn.signal.aborted) {
+  if (!settled || turn.signal.aborted) {
     void running.then((r) => recordLate(r, call, level, turn, injected));
     throw turn.signal.reason;
   }
-  if (settled?.is_error) throw new Error(String(settled.output));
-  return settled?.output;
+  // The result is in, but the turn records it only after its checks (guardrails, files, a spill to R2): a cut
+  // before then leaves it to be recorded late too, until recorded() says the turn's tool.result holds it.
+  const cut = () => void recordLate(settled, call, level, turn, injected);
+  turn.signal.addEventListener("abort", cut, { once: true });
+  unrecorded.set(call, () => turn.signal.removeEventListener("abort", cut));
+  if (settled.is_error) throw new Error(String(settled.output));
+  return settled.output;
+}
+
+/** Calls whose result arrived and is not yet in the turn's tool.result: how to stop waiting for a cut. */
+const unrecorded = new WeakMap<ToolCallRecord, () => void>();
+
+/** The turn records `call`'s tool.result now (synchronously, so no cut comes between): nothing is late. */
+export function recorded(call: ToolCallRecord): void {
+  unrecorded.get(call)?.();
+  unrecorded.delete(call);
 }
 
 function aborted(signal: AbortSignal): Promise<null> {

@@ -5,7 +5,7 @@ import type { EventDraft } from "../protocol/events";
 import { guardEditedCalls, guardToolCalls, guardToolResult } from "./guardrails/stages";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
-import { executeTool } from "./outliving-calls";
+import { executeTool, recorded } from "./outliving-calls";
 import { replayedDecision } from "./recorded-decisions";
 import { runSubagents } from "./subagents";
 import { keepToolFiles } from "./tool-files";
@@ -282,6 +282,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
   call.status = "done";
   call.result = { output, is_error };
   const metadata = resultMetadata(call, is_error, started_at, completed_at, injected, spilled.artifact?.id ?? null);
+  recorded(call);
   turn.emit(
     level,
     [
