@@ -17,7 +17,7 @@ export interface PageQuery {
 }
 
 /** The page as a JSON array of UIMessages, oldest first. */
-export function conversationPageJson(store: Pick<SessionStore, "eventsOfTurn" | "sql">, query: PageQuery): string {
+export function conversationPageJson(store: Pick<SessionStore, "eventsOfTurn" | "conversationReads">, query: PageQuery): string {
   const turnEvents = new Map<string, RuntimeEvent[]>();
   // Each turn has one submission and at most one rollback: a window of 2n rows holds about n turns or more.
   for (let count = 2 * (query.limit + 1); ; count *= 2) {
@@ -46,13 +46,8 @@ export function conversationPageJson(store: Pick<SessionStore, "eventsOfTurn" | 
  * The newest `count` submissions and rollbacks, from the first of those submissions on, oldest first; `whole` when
  * they reach the log's start. Read backwards from the log's end, so the rows read are those of the window's turns.
  */
-function crossTurnEvents(store: Pick<SessionStore, "sql">, count: number): { events: RuntimeEvent[]; whole: boolean } {
-  const rows = store.sql
-    .exec<{ type: string; body: string }>(
-      "SELECT type, body FROM events WHERE type IN ('turn.submitted', 'turn.rolled_back') ORDER BY sequence DESC LIMIT ?",
-      count,
-    )
-    .toArray();
+function crossTurnEvents(store: Pick<SessionStore, "conversationReads">, count: number): { events: RuntimeEvent[]; whole: boolean } {
+  const rows = store.conversationReads.newestSubmissionsAndRollbacks(count);
   const whole = rows.length < count;
   // A rollback before the window's first submission names a turn before it: the fold would only mark it unseen.
   const kept = whole ? rows : rows.slice(0, rows.findLastIndex((r) => r.type === "turn.submitted") + 1);

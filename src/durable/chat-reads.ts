@@ -8,8 +8,8 @@ import type { SessionStore } from "./session-store";
 const PAGE = 1000;
 
 /** The sequence just before the turn's first event: a stream of the turn reads the log after it. */
-export function turnCursor(store: Pick<SessionStore, "sql">, turnId: string): number {
-  const first = store.sql.exec<{ s: number | null }>("SELECT min(sequence) AS s FROM events WHERE turn_id = ?", turnId).one().s;
+export function turnCursor(store: Pick<SessionStore, "conversationReads">, turnId: string): number {
+  const first = store.conversationReads.firstSequenceOf(turnId);
   if (first === null) throw ApiError.notFound("Turn", turnId);
   return first - 1;
 }

@@ -2,6 +2,7 @@
 // module, whose capability is its one writer. The store (session-store.ts) is built on them so that a
 // capability's slice names the one it uses like any store method, and never the raw `sql` handle.
 import type { ToolContext } from "../runtime/tools/types";
+import { ConversationReads } from "./conversation-reads";
 import { ForkReads } from "./fork-reads";
 import { sqlMemory } from "./memory-store";
 import { ReplayRow } from "./replay-row";
@@ -14,6 +15,8 @@ export abstract class CapabilityTables {
   readonly replay: ReplayRow;
   /** Reads only: a fork's conversation at one sequence of the log. */
   readonly forkReads: ForkReads;
+  /** Reads only: where a turn starts, the newest submissions and rollbacks (the chat's messages and streams). */
+  readonly conversationReads: ConversationReads;
   /** The memory_* tools' key-value table. */
   readonly memory: ToolContext["memory"];
 
@@ -22,6 +25,7 @@ export abstract class CapabilityTables {
     this.subscriptions = new SubscriptionRows(sql);
     this.replay = new ReplayRow(sql);
     this.forkReads = new ForkReads(sql);
+    this.conversationReads = new ConversationReads(sql);
     this.memory = sqlMemory(sql);
   }
 }

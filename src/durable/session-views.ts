@@ -100,7 +100,7 @@ export function exportHeader(s: SessionSlice<"agent" | "policy" | "row", "lastSe
 
 /** The read operations: the snapshot, the thread, pages of the log and the export's header, turns' trees, the chat's messages. */
 export function viewsCapability(
-  s: SessionSlice<"agent" | "bindings" | "policy" | "row" | "view", "eventsOfTurn" | "lastSequence" | "readEvents" | "sql" | "turn">,
+  s: SessionSlice<"agent" | "bindings" | "policy" | "row" | "view", "conversationReads" | "eventsOfTurn" | "lastSequence" | "readEvents" | "turn">,
   channels: () => ChannelStore,
 ): Capability {
   return {
