@@ -1,6 +1,6 @@
 // The inspector's view of what a turn did and what it waits for, in Chromium against `wrangler dev` and the
 // fake model (priced through MODEL_PRICES): the waterfall of a turn's spans, tokens and cost per turn, an
-// ask_user question answered through its form, and an approval with edited arguments. Screenshots go to
+// ask_user question answered through its form, an approval with edited arguments, and a late tool result. Screenshots go to
 // test-output/inspector/ (desktop and 375 px).
 
 import { join } from "node:path";
@@ -374,6 +374,34 @@ describe("the inspector's turn views", () => {
     await page.setViewportSize({ width: 375, height: 812 });
     expect(await overflow(page)).toBe(0);
     await screenshot(page, "29-phone-resource");
+    await page.close();
+  });
+
+  it("a webhook call's result that arrives after an interrupt is a note on the cut turn", async () => {
+    const gate = `${stack.fake.baseUrl}/_gates/late-${process.pid}`;
+    const model = await stack.fake.script([{ tool_calls: [{ id: "call_late", name: "notify", arguments: {} }] }]);
+    await stack.api.putAgent("notifier", { model, http_tools: [{ name: "notify", url: gate }] });
+    const { session_id: cut } = await stack.api.createSession({ agent: "notifier" });
+    const { turn_id } = await stack.api.submitTurn(cut, "notify the team");
+    for (let i = 0; ((await (await fetch(`${gate}/state`)).json()) as { held: number }).held < 1; i++) {
+      if (i > 500) throw new Error("the webhook call never reached the gate");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await stack.api.interrupt(cut, "changed my mind");
+    const log = await stack.readLog(cut);
+    expect(log.find((e) => e.turn_id === turn_id && e.type === "turn.cancelled")).toBeDefined();
+    const page = await stack.openSession(cut);
+    const turn = page.locator(".turn").first();
+    await turn.getByText("Cancelled: changed my mind").first().waitFor();
+    // The page is open and live when the call's answer arrives: the note comes over the stream.
+    expect(await (await fetch(`${gate}/release`, { method: "POST", body: JSON.stringify({ sent_to: "team" }) })).json()).toEqual({ delivered: 1, dropped: 0 });
+    const note = turn.locator(".note", { hasText: "Late result of notify" });
+    await note.waitFor();
+    expect(await note.textContent()).toContain("team");
+    await screenshot(page, "30-late-result");
+    await page.reload();
+    await live(page);
+    await page.locator(".turn").first().locator(".note", { hasText: "Late result of notify" }).waitFor();
     await page.close();
   });
 
