@@ -4,7 +4,7 @@
 // fake server until the test releases it. Semantics: docs/guides/busy-sessions.md.
 import { describe, expect, it } from "vitest";
 import { api, createSession, events, expectGapless, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
-import { gateState, gateURL, releaseGate, requests, type Step, script, uniqueId } from "./support/fake-model";
+import { gateURL, releaseGate, requests, type Step, script, uniqueId, waitForGate } from "./support/fake-model";
 
 /** A session whose agent has the webhook tool `notify`, answered through gate `gate`. */
 async function webhookSession(gate: string, steps: Step[], extra: Record<string, unknown> = {}): Promise<{ sid: string; scriptId: string }> {
@@ -19,10 +19,7 @@ async function webhookSession(gate: string, steps: Step[], extra: Record<string,
 async function callInFlight(sid: string, gate: string, input: string): Promise<string> {
   const { turn_id } = await submitTurn(sid, input);
   await waitForEvent(sid, (e) => e.type === "tool.started" && e.turn_id === turn_id);
-  for (let i = 0; (await gateState(gate)).held < 1; i++) {
-    if (i > 500) throw new Error(`gate ${gate} holds no request: ${JSON.stringify((await events(sid)).filter((e) => e.type === "tool.result"))}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitForGate(gate, (g) => g.held >= 1, "the tool call's request never arrived");
   return turn_id;
 }
 
@@ -114,10 +111,7 @@ describe("a non-idempotent tool call in flight when its turn is cut", () => {
     });
     const first = await callInFlight(sid, gate, "notify them");
     expect(await releaseGate(gate, { sent: "yes" })).toEqual({ delivered: 1, dropped: 0 });
-    for (let i = 0; (await gateState(judge)).held < 1; i++) {
-      if (i > 500) throw new Error("the tool_output webhook was not called");
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitForGate(judge, (g) => g.held >= 1, "the tool_output webhook was not called");
     expect((await api("POST", `/v1/sessions/${sid}/interrupt`)).status).toBe(200);
     await waitForTurnEnd(sid, first);
     const late = await waitForEvent(sid, (e) => e.type === "tool.result.late");
@@ -139,10 +133,7 @@ describe("an idempotent tool call in flight when its turn is cut", () => {
     const turn = await callInFlight(sid, gate, "fetch it");
     expect((await api("POST", `/v1/sessions/${sid}/interrupt`)).status).toBe(200);
     await waitForTurnEnd(sid, turn);
-    for (let i = 0; (await gateState(gate)).dropped < 1; i++) {
-      if (i > 500) throw new Error("the idempotent call's request was not aborted");
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitForGate(gate, (g) => g.dropped >= 1, "the idempotent call's request was not aborted");
     expect(await releaseGate(gate, { late: true })).toEqual({ delivered: 0, dropped: 1 });
     const log = await events(sid);
     expect(log.find((e) => e.type === "tool.result" && e.tool_call_id === "call_f").payload).toMatchObject({ is_error: true });

@@ -63,6 +63,14 @@ export async function gateState(id: string): Promise<{ held: number; dropped: nu
   return (await res.json()) as { held: number; dropped: number };
 }
 
+/** Waits until gate `id`'s state passes `reached` (a request held, one dropped); throws naming `what` after 10 s. */
+export async function waitForGate(id: string, reached: (state: { held: number; dropped: number }) => boolean, what: string): Promise<void> {
+  for (let i = 0; !reached(await gateState(id)); i++) {
+    if (i > 500) throw new Error(`gate ${id}: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** Answers every request gate `id` holds with `answer` (JSON); says how many got it. */
 export async function releaseGate(id: string, answer: unknown): Promise<{ delivered: number; dropped: number }> {
   const res = await fetch(`${gateURL(id)}/release`, { method: "POST", body: JSON.stringify(answer) });
