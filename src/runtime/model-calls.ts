@@ -16,6 +16,7 @@ import {
   withAdvisories,
 } from "./context-budget";
 import { appendText, userMessage, withFiles } from "./file-parts";
+import { fileTextRedaction } from "./guardrails/run";
 import { type ModelChoice, streamChain } from "./model-fallback";
 import { callOptions, type ModelRequest } from "./model-stream";
 import { requestFingerprint } from "./request-fingerprint";
@@ -221,7 +222,8 @@ async function callModel(
   const { state } = level;
   const { turn_id } = state;
   const { setup } = level.run;
-  request = { ...request, messages: await withFiles(request.messages, turn.ports.readFile, turn.withFiles) };
+  const redactFile = fileTextRedaction(setup.config.guardrails);
+  request = { ...request, messages: await withFiles(request.messages, turn.ports.readFile, turn.withFiles, redactFile) };
   const options = callOptions({ ...request, signal: turn.signal });
   const request_hash = requestFingerprint(modelName, options);
   turn.signal.throwIfAborted();
