@@ -17,6 +17,7 @@ import {
 } from "./context-budget";
 import { appendText, userMessage, withFiles } from "./file-parts";
 import { fileTextRedaction } from "./guardrails/run";
+import { modelBreaker } from "./model-breaker";
 import { type ModelChoice, streamChain } from "./model-fallback";
 import { callOptions, type ModelRequest } from "./model-stream";
 import { requestFingerprint } from "./request-fingerprint";
@@ -246,7 +247,10 @@ async function callModel(
     callTimeoutMs: setup.config.model_timeout_ms,
     cacheKey: setup.cacheKey,
     signal: turn.signal,
-    onFallback: (from, to, reason) => turn.emit(level, [{ type: "model.fallback", turn_id, step_id, payload: { from, to, reason } }], false),
+    // A replayed turn's model answers from its recording: no breaker may send its calls elsewhere.
+    ...(chain.length > 1 && !setup.recordedDecision ? { breaker: modelBreaker(turn.failedModels, setup.config.fallback_cooldown_ms) } : {}),
+    onFallback: (from, to, reason, skipped) =>
+      turn.emit(level, [{ type: "model.fallback", turn_id, step_id, payload: { from, to, reason, ...(skipped ? { skipped } : {}) } }], false),
   });
   try {
     for await (const part of stream) {

@@ -159,6 +159,8 @@ export class Turn {
   exceeded: BudgetExceededError | null = null;
   /** The turn's messages with their files read (file-parts.ts), each kept for the turn's later model calls. */
   readonly withFiles = new WeakMap<ModelMessage, ModelMessage>();
+  /** The models that failed over in this turn: its later calls skip them (model-breaker.ts). */
+  readonly failedModels = new Set<string>();
   private readonly controller = new AbortController();
 
   constructor(
