@@ -3,7 +3,6 @@
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { type AgentConfig, toolPayloadLimit } from "../protocol/agent-config";
-import { errorMessage } from "../protocol/errors";
 import {
   advisory,
   BUDGET_LIMIT_MESSAGE,
@@ -22,7 +21,7 @@ import { type ModelChoice, streamChain } from "./model-fallback";
 import { callOptions, type ModelRequest } from "./model-stream";
 import { requestFingerprint } from "./request-fingerprint";
 import { outputInstructions } from "./structured-output";
-import { type Level, ModelCallError, type Outcome, type Turn, type TurnSetup } from "./turn-context";
+import { type Level, ModelCallError, type Outcome, recordedError, type Turn, type TurnSetup } from "./turn-context";
 import type { ToolCallRecord, TurnState, Usage } from "./turn-state";
 
 const PLANNER_DIRECTIVE =
@@ -250,7 +249,11 @@ async function callModel(
     // A replayed turn's model answers from its recording: no breaker may send its calls elsewhere.
     ...(chain.length > 1 && !setup.recordedDecision ? { breaker: modelBreaker(turn.failedModels, setup.config.fallback_cooldown_ms) } : {}),
     onFallback: (from, to, reason, skipped) =>
-      turn.emit(level, [{ type: "model.fallback", turn_id, step_id, payload: { from, to, reason, ...(skipped ? { skipped } : {}) } }], false),
+      turn.emit(
+        level,
+        [{ type: "model.fallback", turn_id, step_id, payload: { from, to, reason: recordedError(setup, reason), ...(skipped ? { skipped } : {}) } }],
+        false,
+      ),
   });
   try {
     for await (const part of stream) {
@@ -281,7 +284,7 @@ async function callModel(
     }
   } catch (err) {
     if (turn.signal.aborted) throw err;
-    const error = err instanceof ModelCallError ? err : new ModelCallError(errorMessage(err));
+    const error = new ModelCallError(recordedError(setup, err));
     state.open_model_step = null;
     turn.emit(level, [
       {
