@@ -57,10 +57,11 @@ export function redactAgentConfig(config: AgentConfig): AgentConfig {
 
 /** Credential-shaped text: an authorization scheme's token, a key shaped like a provider's, a credential-named field's value. */
 const CREDENTIAL_SHAPES: [RegExp, string][] = [
-  [/\b(Bearer|Basic|Token)\s+(?!\[redacted\])[\w.~+/=-]{6,}/gi, `$1 ${REDACTED}`],
+  [/\b(Bearer)\s+(?!\[redacted\])[\w.~+/=-]{6,}/gi, `$1 ${REDACTED}`],
+  [/\b(Basic)\s+[A-Za-z0-9+/]{12,}={0,2}/g, `$1 ${REDACTED}`],
   [/\b(?:sk|pk|rk)-[\w-]{8,}/g, REDACTED],
   [
-    /\b((?:x-)?api[-_]?key|authorization|access[-_]?token|secret|password)(["']?\s*[:=]\s*["']?)(?!Bearer\b|Basic\b|Token\b|\[redacted\])[^\s"',;&]{6,}/gi,
+    /\b((?:x-)?api[-_]?key|authorization|access[-_]?token|secret|password)(["']?\s*[:=]\s*["']?)(?!Bearer\b|Basic\b|\[redacted\])[^\s"',;&]{6,}/gi,
     `$1$2${REDACTED}`,
   ],
 ];
