@@ -14,6 +14,8 @@ const openedAt = new Map<string, number>();
 export interface Breaker {
   /** Why this call skips `spec`, or null to try it in its place. */
   skip(spec: string): string | null;
+  /** The call sends its request to `spec` now. */
+  trying(spec: string): void;
   /** `spec` failed and the call fell back (or gave up): its breaker opens. */
   failed(spec: string): void;
   /** `spec` answered (or refused the request, which it would not do when down): its breaker closes. */
@@ -28,10 +30,12 @@ export function modelBreaker(failedInTurn: Set<string>, cooldownMs: number, now:
       const at = openedAt.get(spec);
       if (at === undefined) return null;
       const since = now() - at;
-      if (since < cooldownMs)
-        return `skipped: its circuit breaker is open (it failed ${Math.round(since / 1000)} s ago; fallback_cooldown_ms is ${cooldownMs})`;
-      openedAt.set(spec, now()); // the trial call: the others skip it until it answers
-      return null;
+      if (since >= cooldownMs) return null;
+      return `skipped: its circuit breaker is open (it failed ${Math.round(since / 1000)} s ago; fallback_cooldown_ms is ${cooldownMs})`;
+    },
+    trying(spec) {
+      // A model past its cool-down gets this one trial call: the others skip it until it answers.
+      if (openedAt.has(spec)) openedAt.set(spec, now());
     },
     failed(spec) {
       failedInTurn.add(spec);

@@ -64,6 +64,7 @@ export async function* streamChain(chain: ModelChoice[], options: LanguageModelV
       const ms = o.firstTokenTimeoutMs;
       const firstToken = ms ? setTimeout(() => attempt.abort(new Timeout(`no first token within first_token_timeout_ms (${ms} ms)`)), ms) : null;
       let started = false;
+      o.breaker?.trying(spec);
       try {
         for await (const part of streamModel(model(), { ...withPromptCache(spec, options, o.cacheKey), abortSignal: attemptSignal })) {
           started = true;
