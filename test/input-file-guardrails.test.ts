@@ -69,6 +69,24 @@ describe("input rules read an input's text files", () => {
     });
   }
 
+  it("blocks a live message's text file before the model takes it", async () => {
+    const scriptId = uniqueId("input-files");
+    await script(scriptId, [{ text: "first answer, slowly", chunk_size: 2, delay_ms: 40 }, { text: "never asked" }]);
+    const sid = await createSession({ name: "guarded-files", model: `openai-compatible:${scriptId}`, guardrails: { input: [RULES.regex] } });
+    const started = await send(sid, "start");
+    for (let i = 0; i < 100 && !(await events(sid)).some((e) => e.type === "model.delta"); i++) await new Promise((r) => setTimeout(r, 20));
+    const live = await api("POST", `/v1/sessions/${sid}/turns`, {
+      input: [{ type: "file", data: toBase64(attackBytes), media_type: "text/plain" }],
+      on_busy: "inject",
+    });
+    expect(live.body.status, JSON.stringify(live.body)).toBe("injected");
+    const log = await waitForTurnEnd(sid, started.body.turn_id);
+    expect(log.find((e) => e.type === "guardrail.checked" && e.payload.message_id === live.body.message_id).payload.verdict).toBe("block");
+    const end = log.find((e) => e.turn_id === started.body.turn_id && e.type === "turn.failed");
+    expect(end?.payload.error).toMatchObject({ code: "guardrail_blocked", rule: "no-override" });
+    expect(await requests(scriptId)).toHaveLength(1);
+  });
+
   it("redacts a text file's text before the model and the other rules read it; the stored file keeps its bytes", async () => {
     const { sid, scriptId } = await guarded("redact");
     const file = (await upload(sid, new TextEncoder().encode("write to bob@example.com"), "text/plain", "note.txt")).body;
