@@ -233,6 +233,7 @@ describe("validation (422, naming the field and the reason, nothing stored)", ()
       fallback_models: ["openai-compatible:backup", "demo:last-resort"],
       first_token_timeout_ms: 5000,
       model_timeout_ms: 60_000,
+      fallback_cooldown_ms: 30_000,
       instructions: "Be exact.",
       tools: ["calculator", "clock"],
       http_tools: [

@@ -2,6 +2,7 @@
 // could not (a 503 after the retries, no first token in time), model.fallback says so, cost is recorded for
 // the model that answered, and a turn fails only when every model failed, naming each error.
 import { describe, expect, it } from "vitest";
+import { spanLabel, turnSpans } from "../src/client/index";
 import { api, events, submitTurn, waitForTurnEnd } from "./support/api";
 import { requests, type Step, script, uniqueId } from "./support/fake-model";
 
@@ -134,5 +135,69 @@ describe("replay of a call a fallback answered", () => {
     expect(log.filter((e) => e.type === "model.fallback")).toEqual([]);
     expect(log.find((e) => e.type === "cost.recorded").payload.model).toBe(`openai-compatible:${second}`);
     expect((await requests(first)).length + (await requests(second)).length).toBe(4); // the original's only
+  });
+});
+
+describe("circuit breaker", () => {
+  const calc = (expression: string): Step => ({ tool_calls: [{ name: "calculator", arguments: { expression } }] });
+
+  /** A session on a dead primary (every request a 503) and a fallback scripted with `fallbackSteps`. */
+  async function deadPrimary(fallbackSteps: Step[], extra: Record<string, unknown> = {}) {
+    const primary = await scripted(Array.from({ length: 30 }, () => overloaded));
+    const fallback = await scripted(fallbackSteps);
+    const agent = { model: `openai-compatible:${primary}`, fallback_models: [`openai-compatible:${fallback}`], tools: ["calculator"], ...extra };
+    const res = await api("POST", "/v1/sessions", { agent: { instructions: "Be brief.", ...agent } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const sid: string = res.body.session_id;
+    const turn = async (input: string) => {
+      const { turn_id } = await submitTurn(sid, input);
+      const log = (await waitForTurnEnd(sid, turn_id)).filter((e) => e.turn_id === turn_id);
+      expect(log.at(-1).type).toBe("turn.completed");
+      return log;
+    };
+    return { primary: `openai-compatible:${primary}`, fallback: `openai-compatible:${fallback}`, primaryId: primary, turn };
+  }
+
+  const fallbacks = (log: any[]) => log.filter((e) => e.type === "model.fallback").map((e) => e.payload);
+
+  it("after a fallback the rest of the turn, and later turns within the cool-down, skip the dead model", async () => {
+    const { primary, fallback, primaryId, turn } = await deadPrimary([calc("1 + 1"), calc("2 + 2"), { text: "four" }, { text: "again" }]);
+    const first = await turn("add things");
+    // One failure of the primary (the call and its two retries), not one per step.
+    expect((await requests(primaryId)).length).toBe(3);
+    expect(fallbacks(first)).toEqual([
+      { from: primary, to: fallback, reason: expect.stringContaining("overloaded") },
+      { from: primary, to: fallback, reason: "skipped: it failed earlier in this turn", skipped: true },
+      { from: primary, to: fallback, reason: "skipped: it failed earlier in this turn", skipped: true },
+    ]);
+    expect(first.filter((e) => e.type === "model.completed").map((e) => e.payload.model)).toEqual([fallback, fallback, fallback]);
+    // The spans of the waterfall (the CLI's timeline, the inspector's) are named after the model that answered.
+    const models = turnSpans(first).filter((span) => span.kind === "model");
+    expect(models.map(spanLabel)).toEqual([`model ${fallback}`, `model ${fallback}`, `model ${fallback}`]);
+    expect(models.map((span) => span.name)).toEqual([`chat ${fallback}`, `chat ${fallback}`, `chat ${fallback}`]);
+
+    const second = await turn("again");
+    expect((await requests(primaryId)).length).toBe(3); // no request to the primary within the cool-down
+    expect(fallbacks(second)).toEqual([{ from: primary, to: fallback, reason: expect.stringContaining("its circuit breaker is open"), skipped: true }]);
+  });
+
+  it("after the cool-down one call tries the model again, and its answer closes the breaker", async () => {
+    const primaryId = await scripted([overloaded, overloaded, overloaded, { text: "back" }, { text: "still back" }]);
+    const fallback = await scripted([{ text: "from the fallback" }]);
+    const res = await api("POST", "/v1/sessions", {
+      agent: { model: `openai-compatible:${primaryId}`, fallback_models: [`openai-compatible:${fallback}`], fallback_cooldown_ms: 200 },
+    });
+    const sid: string = res.body.session_id;
+    const run = async (input: string) => {
+      const { turn_id } = await submitTurn(sid, input);
+      return (await waitForTurnEnd(sid, turn_id)).filter((e) => e.turn_id === turn_id);
+    };
+    expect((await run("one")).at(-1).payload.output).toBe("from the fallback");
+    await new Promise((r) => setTimeout(r, 300)); // past the cool-down
+    const trial = await run("two");
+    expect(trial.at(-1).payload.output).toBe("back");
+    expect(fallbacks(trial)).toEqual([]);
+    expect((await run("three")).at(-1).payload.output).toBe("still back");
+    expect((await requests(primaryId)).length).toBe(5);
   });
 });

@@ -295,3 +295,59 @@ describe("secrets are write-only", () => {
     expect(text).not.toContain(userinfo);
   });
 });
+
+describe("provider error text", () => {
+  it("a provider key or credential a provider echoes in its error reaches no event, export or stream", { timeout: 60_000 }, async () => {
+    const providerKey = (env as unknown as { ANTHROPIC_API_KEY: string }).ANTHROPIC_API_KEY;
+    const shaped = `sk-proj-${crypto.randomUUID()}`;
+    const echo = `key {header:x-api-key}, Authorization: Bearer ${shaped}, api_key=${shaped}`;
+    const failing = (status: number) => ({ error: { status, message: `refused (${echo})`, retry_after_ms: 0 } });
+    const primary = uniqueId("leaky");
+    const backup = uniqueId("backup");
+    const judge = uniqueId("leaky-judge");
+    const passes = { text: '{"flagged": false}' };
+    // Turn 1: the primary's 503s (the call and its retries), the backup answers. Turn 2: the primary's 401 fails
+    // the turn. Turn 3: the judge's 401 fires its rule.
+    await script(primary, [failing(503), failing(503), failing(503), failing(401)]);
+    await script(backup, [{ text: "from the backup" }]);
+    await script(judge, [passes, passes, failing(401)]);
+    const created = await api("POST", "/v1/sessions", {
+      agent: {
+        model: `anthropic:${primary}`,
+        fallback_models: [`openai-compatible:${backup}`],
+        fallback_cooldown_ms: 0,
+        guardrails: { input: [{ type: "model", name: "judge", model: `anthropic:${judge}`, instructions: "Flag nothing." }] },
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const sid: string = created.body.session_id;
+    const ends: any[] = [];
+    for (const input of ["one", "two", "three"]) {
+      const { turn_id } = await submitTurn(sid, input);
+      ends.push((await waitForTurnEnd(sid, turn_id)).find((e) => e.turn_id === turn_id && (e.type === "turn.completed" || e.type === "turn.failed")));
+    }
+    expect(ends.map((e) => e.type)).toEqual(["turn.completed", "turn.failed", "turn.failed"]);
+    const log = (await api("GET", `/v1/sessions/${sid}/events?after=0&limit=1000`)).body.events as any[];
+    const fallback = log.find((e) => e.type === "model.fallback");
+    // The messages still say what happened, with the credentials replaced.
+    expect(fallback.payload.reason).toContain(`key ${REDACTED}, Authorization: Bearer ${REDACTED}, api_key=${REDACTED}`);
+    expect(ends[1].payload.error).toMatchObject({ code: "model_error", message: expect.stringContaining(`key ${REDACTED}`) });
+    expect(log.find((e) => e.type === "guardrail.checked" && e.payload.failed === "error").payload.reason).toContain(`key ${REDACTED}`);
+
+    const hidden = (text: string, where: string) => {
+      expect(text.includes(providerKey), `${where} holds the provider key`).toBe(false);
+      expect(text.includes(shaped), `${where} holds the credential`).toBe(false);
+    };
+    const readOnly = await token({ subject: "alice", session_id: sid, scopes: ["read"] });
+    for (const credential of ["read-key", readOnly]) {
+      hidden(await (await get(`/v1/sessions/${sid}/events?after=0&limit=1000`, credential)).text(), "events");
+      hidden(await (await get(`/v1/sessions/${sid}/export`, credential)).text(), "export");
+      const last = log.at(-1).sequence;
+      hidden(await sseText(sid, credential, last), "SSE");
+      const ws = await openWs(sid, "after=0", { authorization: `Bearer ${credential}` });
+      await ws.waitForCount(last);
+      hidden(JSON.stringify([ws.events, ws.replies, ws.other]), "WebSocket");
+      await ws.close();
+    }
+  });
+});

@@ -9,7 +9,7 @@ import { budgetMaxima } from "../runtime/budget-limits";
 import type { TurnSetup } from "../runtime/loop";
 import { recalledPrompt, withinBudget } from "../runtime/memory/auto-recall";
 import { type Json, loadedWorkingMemory, workingMemoryPrompt } from "../runtime/memory/working-memory";
-import { resolveModel } from "../runtime/models";
+import { providerKeys, resolveModel } from "../runtime/models";
 import { parsePriceOverrides } from "../runtime/pricing";
 import { discoverMcpTools, McpConnections, type McpDiscovery } from "../runtime/tools/mcp-client";
 import { describeTool, resolveToolbelt } from "../runtime/tools/toolbelt";
@@ -50,6 +50,7 @@ export class TurnSetups {
       prices: parsePriceOverrides(this.s.bindings().MODEL_PRICES),
       budgetMaxima: budgetMaxima(this.s.bindings()),
       cacheKey: this.s.row().session_id,
+      secrets: providerKeys(providers),
       ...(memory.section ? { working_memory: memory.section } : {}),
       ...(recalled ? { recalled } : {}),
     };

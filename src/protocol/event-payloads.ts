@@ -210,7 +210,8 @@ export const EVENT_PAYLOADS = {
     .object({
       from: z.string(),
       to: z.string(),
-      reason: z.string().describe("the failed model's error after its retries, or its first-token timeout"),
+      reason: z.string().describe("the failed model's error after its retries, or its first-token timeout; for a skipped model, why"),
+      skipped: z.literal(true).optional().describe("`from` was not tried: it failed earlier in the turn, or its circuit breaker is open"),
     })
     .describe("a model call failed over to the next of fallback_models, with the same request"),
   "reasoning.summary": z.object({ kind: z.literal("plan"), text: z.string() }),

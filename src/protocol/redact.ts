@@ -54,3 +54,24 @@ export function redactAgentConfig(config: AgentConfig): AgentConfig {
       : {}),
   };
 }
+
+/** Credential-shaped text: an authorization scheme's token, a key shaped like a provider's, a credential-named field's value. */
+const CREDENTIAL_SHAPES: [RegExp, string][] = [
+  [/\b(Bearer)\s+(?!\[redacted\])[\w.~+/=-]{6,}/gi, `$1 ${REDACTED}`],
+  [/\b(Basic)\s+[A-Za-z0-9+/]{12,}={0,2}/g, `$1 ${REDACTED}`],
+  [/\b(?:sk|pk|rk)-[\w-]{8,}/g, REDACTED],
+  [
+    /\b((?:x-)?api[-_]?key|authorization|access[-_]?token|secret|password)(["']?\s*[:=]\s*["']?)(?!Bearer\b|Basic\b|\[redacted\])[^\s"',;&]{6,}/gi,
+    `$1$2${REDACTED}`,
+  ],
+];
+
+/**
+ * Text from outside (a provider's error message) as events may hold it: each of `secrets` (the configured
+ * provider keys) and every credential-shaped string replaced by the placeholder.
+ */
+export function redactCredentials(text: string, secrets: readonly string[] = []): string {
+  for (const secret of secrets) if (secret.length >= 8) text = text.split(secret).join(REDACTED);
+  for (const [shape, replacement] of CREDENTIAL_SHAPES) text = text.replace(shape, replacement);
+  return text;
+}

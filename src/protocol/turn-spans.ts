@@ -217,6 +217,11 @@ const DESCRIBE: EventTable<[TurnSpan, TurnDraft], void> = {
     s.kind = "model";
   },
   "model.completed": (e, s) => {
+    // A fallback answered: the span is named after the model that did, the requested one stays an attribute.
+    if (e.payload.model) {
+      s.attributes["gen_ai.response.model"] = e.payload.model;
+      s.name = `chat ${e.payload.model}`;
+    }
     s.attributes["gen_ai.usage.input_tokens"] = e.payload.usage.input_tokens;
     s.attributes["gen_ai.usage.output_tokens"] = e.payload.usage.output_tokens;
     s.attributes["gen_ai.response.finish_reasons"] = [e.payload.finish_reason];
@@ -311,7 +316,7 @@ export function spanLabel(s: TurnSpan): string {
     case "turn":
       return `turn ${a["gen_ai.agent.name"] ?? ""}`.trim();
     case "model":
-      return `model ${a["gen_ai.request.model"] ?? ""}`.trim();
+      return `model ${a["gen_ai.response.model"] ?? a["gen_ai.request.model"] ?? ""}`.trim();
     case "tool":
       return `tool ${a["gen_ai.tool.name"] ?? ""}`.trim();
     case "agent":

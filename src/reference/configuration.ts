@@ -25,6 +25,8 @@ const FIELD_NOTES: Record<Section, Record<string, string>> = {
       "Models (`provider:model`, provider configured) tried in order when a call to `model` fails after its retries with a retryable error (429, 5xx, network) or sends no first token within `first_token_timeout_ms`; at most 4.",
     first_token_timeout_ms: "How long a model may take to send its first token before the call falls back to the next model (null: no limit).",
     model_timeout_ms: "The longest one model call may take, its fallbacks included; past it the call fails (null: only the turn's wall clock).",
+    fallback_cooldown_ms:
+      "How long a model whose failure made a call fall back is skipped (its circuit breaker open) by later turns' calls, which go straight to the next model; the rest of the turn always skips it. After the cool-down one call tries it again. 0: only the rest of the turn skips it.",
     instructions: "The system prompt.",
     tools: "Built-in tools by name, and MCP tools as `mcp:<server>/<tool>` or `mcp:<server>/*` (the server must be in `mcp_servers`); no duplicates.",
     http_tools: "Webhook tools; declaring one exposes it.",

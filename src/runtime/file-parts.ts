@@ -19,6 +19,11 @@ export interface FileBytes {
 /** Reads a session file's bytes; null when it is gone (deleted, or the session erased). */
 export type ReadFile = (fileId: string) => Promise<FileBytes | null>;
 
+/** Rewrites a text file's text before the model or a guardrail reads it (the input stage's redactions). */
+export type TextFilter = (text: string) => string;
+
+const unchanged: TextFilter = (text) => text;
+
 /** The user message of an input with files: its text, then a reference part per file. */
 export function userMessage(input: string, files: readonly FileRef[] | undefined): ModelMessage {
   if (!files || files.length === 0) return { role: "user", content: input };
@@ -74,28 +79,47 @@ function attachedRefs(m: ModelMessage): FileRef[] {
   });
 }
 
-async function resolvedPart(part: FilePart, fileId: string, read: ReadFile): Promise<FilePart | TextPart> {
+async function resolvedPart(part: FilePart, fileId: string, read: ReadFile, filter: TextFilter): Promise<FilePart | TextPart> {
   const name = part.filename ?? fileId;
   const file = await read(fileId);
   if (!file) return { type: "text", text: `[file ${name} (${part.mediaType}) is no longer available]` };
-  if (isTextLike(file.media_type)) return { type: "text", text: `[file ${name} (${file.media_type})]\n${new TextDecoder().decode(file.bytes)}` };
+  if (isTextLike(file.media_type)) return { type: "text", text: `[file ${name} (${file.media_type})]\n${filter(new TextDecoder().decode(file.bytes))}` };
   return { type: "file", data: file.bytes, mediaType: file.media_type, ...(part.filename ? { filename: part.filename } : {}) };
+}
+
+/** A user message's content with its file references replaced by the files (text files as their text). */
+async function resolvedContent(m: ModelMessage, read: ReadFile, filter: TextFilter): Promise<Exclude<UserContent, string>> {
+  const content = m.content as Exclude<UserContent, string>;
+  return Promise.all(content.map((p) => (refOf(p) ? resolvedPart(p as FilePart, refOf(p)!, read, filter) : p)));
+}
+
+/**
+ * The text the model reads in a user message: its text parts and the text of its text files, as the model
+ * receives them. Images, PDFs and other files are not text the runtime reads.
+ */
+export async function readableText(m: ModelMessage | undefined, read: ReadFile, filter: TextFilter = unchanged): Promise<string> {
+  if (!m || !hasRefs(m)) return userText(m);
+  const parts = await resolvedContent(m, read, filter);
+  return parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n\n");
 }
 
 /**
  * The messages with their file references replaced by the files, and the files tools read given after their
- * results. A message with none is returned as it is, and each resolved one is kept (by identity) in `cache`
- * (a tool message's entry is the message of its files), so later steps of the turn reuse it and the model
- * stream's per-message conversion (model-stream.ts) still finds it.
+ * results; `filter` rewrites the text of text files. A message with none is returned as it is, and each
+ * resolved one is kept (by identity) in `cache` (a tool message's entry is the message of its files), so later
+ * steps of the turn reuse it and the model stream's per-message conversion (model-stream.ts) still finds it.
  */
-export async function withFiles(messages: ModelMessage[], read: ReadFile, cache: WeakMap<ModelMessage, ModelMessage>): Promise<ModelMessage[]> {
+export async function withFiles(
+  messages: ModelMessage[],
+  read: ReadFile,
+  cache: WeakMap<ModelMessage, ModelMessage>,
+  filter: TextFilter = unchanged,
+): Promise<ModelMessage[]> {
   if (!messages.some((m) => hasRefs(m) || attachedRefs(m).length > 0)) return messages;
   const resolvedOnce = async (m: ModelMessage, withRefs: () => ModelMessage): Promise<ModelMessage> => {
     let resolved = cache.get(m);
     if (!resolved) {
-      const content = withRefs().content as Exclude<UserContent, string>;
-      const parts = await Promise.all(content.map((p) => (refOf(p) ? resolvedPart(p as FilePart, refOf(p)!, read) : p)));
-      resolved = { role: "user", content: parts };
+      resolved = { role: "user", content: await resolvedContent(withRefs(), read, filter) };
       cache.set(m, resolved);
     }
     return resolved;

@@ -4,14 +4,13 @@
 // an accepted final answer, max_steps, the context budget or the turn budget. Every transition goes
 // through the ports, which make it durable.
 
-import { errorMessage } from "../protocol/errors";
 import type { TurnErrorCode } from "../protocol/event-payloads";
 import { turnBudget } from "./budget-limits";
 import { guardInput, guardOutput } from "./guardrails/stages";
 import { fitContext, modelStep, planStep } from "./model-calls";
 import { correctionMessage, MAX_OUTPUT_RETRIES, parseFinalAnswer } from "./structured-output";
 import { runToolCalls } from "./tool-calls";
-import { type Level, ModelCallError, type Outcome, Turn, type TurnPorts, type TurnSetup, toModelTools } from "./turn-context";
+import { type Level, ModelCallError, type Outcome, recordedError, Turn, type TurnPorts, type TurnSetup, toModelTools } from "./turn-context";
 import { closingEvents, levels, type TurnState } from "./turn-state";
 
 export { MAX_PARALLEL_TOOL_CALLS } from "./tool-calls";
@@ -75,7 +74,7 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
       return;
     }
     if (ports.signal.aborted) throw err; // interrupted: whoever aborted records the outcome
-    const message = errorMessage(err);
+    const message = recordedError(setup, err);
     if (err instanceof ModelCallError) {
       ports.finish({ type: "turn.failed", turn_id, payload: { error: { code: "model_error", message } } }, state);
     } else {

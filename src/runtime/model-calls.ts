@@ -3,7 +3,6 @@
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { type AgentConfig, toolPayloadLimit } from "../protocol/agent-config";
-import { errorMessage } from "../protocol/errors";
 import {
   advisory,
   BUDGET_LIMIT_MESSAGE,
@@ -16,11 +15,13 @@ import {
   withAdvisories,
 } from "./context-budget";
 import { appendText, userMessage, withFiles } from "./file-parts";
+import { fileTextRedaction } from "./guardrails/run";
+import { modelBreaker } from "./model-breaker";
 import { type ModelChoice, streamChain } from "./model-fallback";
 import { callOptions, type ModelRequest } from "./model-stream";
 import { requestFingerprint } from "./request-fingerprint";
 import { outputInstructions } from "./structured-output";
-import { type Level, ModelCallError, type Outcome, type Turn, type TurnSetup } from "./turn-context";
+import { type Level, ModelCallError, type Outcome, recordedError, type Turn, type TurnSetup } from "./turn-context";
 import type { ToolCallRecord, TurnState, Usage } from "./turn-state";
 
 const PLANNER_DIRECTIVE =
@@ -221,7 +222,8 @@ async function callModel(
   const { state } = level;
   const { turn_id } = state;
   const { setup } = level.run;
-  request = { ...request, messages: await withFiles(request.messages, turn.ports.readFile, turn.withFiles) };
+  const redactFile = fileTextRedaction(setup.config.guardrails);
+  request = { ...request, messages: await withFiles(request.messages, turn.ports.readFile, turn.withFiles, redactFile) };
   const options = callOptions({ ...request, signal: turn.signal });
   const request_hash = requestFingerprint(modelName, options);
   turn.signal.throwIfAborted();
@@ -244,7 +246,14 @@ async function callModel(
     callTimeoutMs: setup.config.model_timeout_ms,
     cacheKey: setup.cacheKey,
     signal: turn.signal,
-    onFallback: (from, to, reason) => turn.emit(level, [{ type: "model.fallback", turn_id, step_id, payload: { from, to, reason } }], false),
+    // A replayed turn's model answers from its recording: no breaker may send its calls elsewhere.
+    ...(chain.length > 1 && !setup.recordedDecision ? { breaker: modelBreaker(turn.failedModels, setup.config.fallback_cooldown_ms) } : {}),
+    onFallback: (from, to, reason, skipped) =>
+      turn.emit(
+        level,
+        [{ type: "model.fallback", turn_id, step_id, payload: { from, to, reason: recordedError(setup, reason), ...(skipped ? { skipped } : {}) } }],
+        false,
+      ),
   });
   try {
     for await (const part of stream) {
@@ -275,7 +284,7 @@ async function callModel(
     }
   } catch (err) {
     if (turn.signal.aborted) throw err;
-    const error = err instanceof ModelCallError ? err : new ModelCallError(errorMessage(err));
+    const error = new ModelCallError(recordedError(setup, err));
     state.open_model_step = null;
     turn.emit(level, [
       {

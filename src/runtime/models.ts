@@ -19,6 +19,11 @@ export interface ProviderEnv {
   workersAI?: (modelId: string) => LanguageModelV3;
 }
 
+/** The provider keys of a deployment: no event may hold one (protocol/redact.ts, redactCredentials). */
+export function providerKeys(env: ProviderEnv): string[] {
+  return [env.OPENAI_API_KEY, env.ANTHROPIC_API_KEY, env.OPENAI_COMPATIBLE_API_KEY].filter((k): k is string => !!k);
+}
+
 export function providerConfigured(provider: Provider, env: ProviderEnv): boolean {
   switch (provider) {
     case "openai":

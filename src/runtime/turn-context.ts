@@ -5,10 +5,12 @@ import type { JSONSchema7, LanguageModelV3 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import type { AgentConfig, TurnBudget } from "../protocol/agent-config";
 import type { BudgetMaxima } from "../protocol/budget-maxima";
+import { errorMessage } from "../protocol/errors";
 import type { TurnErrorCode } from "../protocol/event-payloads";
 import type { EventDraft, TerminalDraft } from "../protocol/events";
 import type { GuardrailStage } from "../protocol/guardrails";
 import type { FileRef } from "../protocol/input-parts";
+import { redactCredentials } from "../protocol/redact";
 import type { ReadFile } from "./file-parts";
 import type { ModelTool } from "./model-stream";
 import type { OrchestrationLimits } from "./orchestration/types";
@@ -40,6 +42,8 @@ export interface TurnSetup {
   working_memory?: string;
   /** What automatic recall found in the resource's earlier conversations, as the system prompt shows it. */
   recalled?: string;
+  /** The deployment's provider keys, replaced in any provider error text an event records (redactCredentials). */
+  secrets?: readonly string[];
   /** A replayed turn: the recorded decision on a call that asks for approval or an answer, if the recording has one. */
   recordedDecision?: (toolName: string, args: unknown) => RecordedAnswer | null;
 }
@@ -152,6 +156,11 @@ export class BudgetExceededError extends Error {
 
 export class ModelCallError extends Error {}
 
+/** An error's message as an event may record it: the provider keys and credential-shaped strings replaced. */
+export function recordedError(setup: TurnSetup, err: unknown): string {
+  return redactCredentials(errorMessage(err), setup.secrets);
+}
+
 /** The turn as every level sees it. */
 export class Turn {
   /** Aborted on interrupt, and when the budget is exhausted (which stops every running sub-agent). */
@@ -159,6 +168,8 @@ export class Turn {
   exceeded: BudgetExceededError | null = null;
   /** The turn's messages with their files read (file-parts.ts), each kept for the turn's later model calls. */
   readonly withFiles = new WeakMap<ModelMessage, ModelMessage>();
+  /** The models that failed over in this turn: its later calls skip them (model-breaker.ts). */
+  readonly failedModels = new Set<string>();
   private readonly controller = new AbortController();
 
   constructor(

@@ -12,6 +12,7 @@ export const AGENT_DEFAULTS = {
   fallback_models: [],
   first_token_timeout_ms: null,
   model_timeout_ms: null,
+  fallback_cooldown_ms: 60000,
   instructions: "",
   tools: [],
   http_tools: [],

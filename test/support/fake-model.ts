@@ -18,7 +18,7 @@ export interface Step {
   chunk_size?: number;
   /** Pause before each streamed chunk (default 0). */
   delay_ms?: number;
-  /** Answer with this HTTP error instead of a completion (with a retry-after-ms header when given). */
+  /** Answer with this HTTP error instead of a completion (with a retry-after-ms header when given); `{header:<name>}` in the message is the request's header. */
   error?: { status: number; message: string; retry_after_ms?: number };
   /** Stream headers and the first text chunk, then never finish until the client disconnects. */
   hang?: boolean;

@@ -80,7 +80,8 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
       const body = parseMaybeJson(await readBody(req));
       const step = isRecord(body) && typeof body.model === "string" ? nextStep(body.model, body) : undefined;
       if (!step) return sendJson(res, 500, { type: "error", error: { type: "api_error", message: "no script for this model" } });
-      return anthropicMessages(res, step, String((body as Record<string, unknown>).model));
+      const echoed = step.error ? { ...step, error: { ...step.error, message: echoHeaders(step.error.message, req) } } : step;
+      return anthropicMessages(res, echoed, String((body as Record<string, unknown>).model));
     }
 
     if (path === "/v1/_tools/requests" && method === "GET") {
@@ -136,7 +137,8 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
       return sendJson(res, 500, { error: { message: `script ${id} exhausted`, type: "server_error" } });
     }
     if (step.error) {
-      return sendJson(res, step.error.status, { error: { message: step.error.message, type: "invalid_request_error" } }, retryAfter(step));
+      const message = echoHeaders(step.error.message, req);
+      return sendJson(res, step.error.status, { error: { message, type: "invalid_request_error" } }, retryAfter(step));
     }
 
     const toolCalls: WireToolCall[] = (step.tool_calls ?? []).map((tc) => ({
@@ -257,6 +259,11 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
         server.close((err) => (err ? reject(err) : resolve()));
       }),
   };
+}
+
+/** An error message with each `{header:<name>}` replaced by the request's header, as a provider that echoes credentials does. */
+function echoHeaders(message: string, req: IncomingMessage): string {
+  return message.replace(/\{header:([\w-]+)\}/g, (_, name: string) => String(req.headers[name.toLowerCase()] ?? ""));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -4,10 +4,9 @@
 // replay's recording holds the executor's calls only, and a judge runs live again.
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import { z } from "zod";
-import { errorMessage } from "../../protocol/errors";
 import type { GuardrailStage } from "../../protocol/guardrails";
 import { callOptions, type ModelRequest, streamModel } from "../model-stream";
-import type { Level, Turn } from "../turn-context";
+import { type Level, recordedError, type Turn } from "../turn-context";
 import { emptyUsage, type Usage } from "../turn-state";
 import type { CallRule, Decision } from "./run";
 
@@ -41,7 +40,7 @@ export async function judge(rule: Extract<CallRule, { type: "model" }>, text: st
     }
   } catch (err) {
     if (turn.signal.aborted) throw err;
-    failed = { flagged: true, failed: "error", reason: `the judge failed: ${errorMessage(err).slice(0, 200)}` };
+    failed = { flagged: true, failed: "error", reason: `the judge failed: ${recordedError(setup, err).slice(0, 200)}` };
   }
   const cost_usd = turn.addUsage(level.state, rule.model, usage, setup.prices);
   turn.emit(level, [{ type: "cost.recorded", turn_id: level.state.turn_id, payload: { model: rule.model, phase: "guardrail", usage, cost_usd } }]);

@@ -74,6 +74,15 @@ export function redactStage(guardrails: Guardrails | undefined, stage: Guardrail
   return { value, verdicts };
 }
 
+/**
+ * The input stage's redactions as applied to the text of a text file the input attaches: the file keeps its
+ * bytes, and the model and the other input rules read its text redacted (file-parts.ts, withFiles).
+ */
+export function fileTextRedaction(guardrails: Guardrails | undefined): (text: string) => string {
+  if (!hasRules(guardrails, "input", "redact")) return (text) => text;
+  return (text) => redactStage(guardrails, "input", text).value as string;
+}
+
 /** Runs a stage's rules on `value`; `skipRedactions` when they already ran where the value was stored. */
 export async function checkStage(
   guardrails: Guardrails | undefined,

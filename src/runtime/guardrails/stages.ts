@@ -4,12 +4,12 @@
 // before the model sees it. Every verdict is a guardrail.checked event.
 import type { EventDraft } from "../../protocol/events";
 import type { GuardrailStage } from "../../protocol/guardrails";
-import { userText } from "../file-parts";
+import { readableText, userMessage } from "../file-parts";
 import type { Level, Outcome, Turn } from "../turn-context";
 import type { ToolCallRecord, TurnState } from "../turn-state";
 import { judge } from "./judge";
 import { asText } from "./rules";
-import { checkStage, type Decide, hasRules, type Verdict } from "./run";
+import { checkStage, type Decide, fileTextRedaction, hasRules, type Verdict } from "./run";
 import { askWebhook } from "./webhook";
 
 function decider(level: Level, turn: Turn): Decide {
@@ -40,23 +40,26 @@ async function check(level: Level, turn: Turn, stage: GuardrailStage, value: unk
 
 /**
  * The input stage in the turn (the root's): the turn's input once, then each live message before it enters.
+ * Each is read as the model would read it: its text and the text of its text files (not images or PDFs).
  * A block ends the turn; a blocked input is left out of the thread history, and a blocked live message never
  * enters (like every message the turn did not take, it becomes a queued turn when the turn ends).
  */
 export async function guardInput(level: Level, turn: Turn): Promise<Outcome | null> {
   const { state } = level;
-  if (!hasRules(level.run.setup.config.guardrails, "input", "decide")) return null;
+  const { guardrails } = level.run.setup.config;
+  if (!hasRules(guardrails, "input", "decide")) return null;
+  const readable = (m: Parameters<typeof readableText>[0]) => readableText(m, turn.ports.readFile, fileTextRedaction(guardrails));
   const guarded = (state.input_guarded ??= { input: false, inbox: 0 });
   if (!guarded.input) {
     const first = state.messages[0];
-    const r = await check(level, turn, "input", userText(first), true);
+    const r = await check(level, turn, "input", await readable(first), true);
     guarded.input = true;
     if (r.blocked && first) state.messages[0] = { role: "user", content: `[${blockedBy(r.blocked)}]` };
     turn.emit(level, verdictEvents(state, r.verdicts));
     if (r.blocked) return blockedOutcome(r.blocked);
   }
   for (const m of turn.ports.injected(Math.max(guarded.inbox, state.messages_taken ?? 0))) {
-    const r = await check(level, turn, "input", m.content, true);
+    const r = await check(level, turn, "input", await readable(userMessage(m.content, m.files)), true);
     if (!r.blocked) guarded.inbox = m.seq;
     turn.emit(level, verdictEvents(state, r.verdicts, { message_id: m.message_id }));
     if (r.blocked) return blockedOutcome(r.blocked);
