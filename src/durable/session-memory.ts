@@ -54,7 +54,7 @@ async function embedAll(s: MemorySession, texts: string[]): Promise<number[][] |
 /** The resource's best matches for `query`, by words and (with an embedding model) meaning; `exceptSession` left out. */
 async function search(s: MemorySession, stub: ReturnType<typeof resourceMemory>, query: string, limit: number, exceptSession?: string) {
   const vector = (await embedAll(s, [query]))?.[0];
-  return stub.search(query, limit, exceptSession, vector);
+  return stub.search(query, limit, { except: exceptSession }, vector);
 }
 
 /** The resource's best matches for `query` from its other sessions, for automatic recall (null: the session has no resource). */
@@ -73,7 +73,7 @@ export function resourcePort(s: MemorySession, turnId: string, emit: (drafts: Ev
       const working = config.memory?.working;
       const { scope, agent } = workingScope(config);
       const out = await target.stub.write({ scope, kind: "patch", value: patch, schema: working?.schema, template: working?.template });
-      if (!out.ok) throw new ToolError(`The working memory was not changed: ${out.problems.join("; ")}`);
+      if (!out.ok) throw new ToolError(`The working memory was not changed: ${out.problems.map((p) => `${p.pointer || "/"}: ${p.reason}`).join("; ")}`);
       emit([
         { type: "memory.updated", turn_id: turnId, tool_call_id: toolCallId, payload: { resource_id: target.rid, agent, version: out.stored.version, patch } },
       ]);
