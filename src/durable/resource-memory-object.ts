@@ -1,5 +1,5 @@
 // One resource's memory (docs/guides/memory.md): a Durable Object per resource (an end user or account), so memory outlives
-// sessions and scales with resources. It holds the working memory documents with every version, the ids of
+// sessions and scales with resources. It holds the working memory documents with their latest versions, the ids of
 // the sessions opened for the resource (what erasing it with its sessions erases), and the recall index.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
@@ -41,6 +41,9 @@ export type DocumentWrite = {
 };
 
 export type WriteOutcome = { ok: true; stored: StoredDocument } | { ok: false; problems: DocumentProblem[] };
+
+/** The versions kept of each document (the newest being the document itself): older ones are dropped as new ones come. */
+export const WORKING_MEMORY_VERSIONS = 50;
 
 export class ResourceMemoryObject extends DurableObject<Env> {
   /** Test hook (TEST_HOOKS=1 only): recall index writes that fail before they land. */
@@ -88,6 +91,7 @@ export class ResourceMemoryObject extends DurableObject<Env> {
         text,
         stored.updated_at,
       );
+      sql.exec("DELETE FROM working_versions WHERE scope = ? AND version <= ?", w.scope, stored.version - WORKING_MEMORY_VERSIONS);
     });
     return { ok: true, stored };
   }

@@ -12,6 +12,7 @@ import { providerEnv } from "./providers";
 import { resourceMemory } from "./resource-memory-object";
 import type { Capability } from "./session-capability";
 import type { SessionContext, SessionSlice } from "./session-context";
+import type { SessionStore } from "./session-store";
 
 /** Alarm entries `recall:<turn_id>`: an ended turn whose messages the recall index has not taken yet. */
 const RECALL = "recall:";
@@ -34,13 +35,39 @@ function resourceOf(s: MemorySession) {
 }
 
 /** The working memory a turn of `config` is shown, as memory.loaded records it; null without a resource or `memory.working`. */
-export async function workingMemoryFor(s: MemorySession, config: AgentConfig): Promise<MemoryLoaded | null> {
+export async function workingMemoryFor(s: MemorySession, config: AgentConfig): Promise<(MemoryLoaded & { document: Record<string, unknown> }) | null> {
   const working = config.memory?.working;
   const target = resourceOf(s);
   if (!working || !target) return null;
   const { scope, agent } = workingScope(config);
   const stored = await target.stub.working(scope, working.template);
   return { resource_id: target.rid, agent, version: stored.version, document: JSON.parse(stored.json) as Record<string, unknown> };
+}
+
+/** What recording working memory once per change reads of the log. */
+type LoadedLog = Pick<SessionStore, "lastMemoryLoaded" | "readEvents">;
+
+/** A memory.loaded payload with its document: one recorded as unchanged takes it from the event it points at. */
+export function withDocument(log: Pick<LoadedLog, "readEvents">, loaded: MemoryLoaded): MemoryLoaded & { document: Record<string, unknown> } {
+  const { document_at, ...rest } = loaded;
+  if (rest.document) return { ...rest, document: rest.document };
+  const held = log.readEvents((document_at ?? 0) - 1, 1)[0];
+  const document = held?.type === "memory.loaded" ? (JSON.parse(held.body) as { payload: MemoryLoaded }).payload.document : undefined;
+  if (!document) throw new Error(`memory.loaded #${document_at}, which holds the document shown, is not in the session's log`);
+  return { ...rest, document };
+}
+
+/**
+ * `loaded` as memory.loaded records it: the document only when it changed since the session's last memory.loaded
+ * of the same resource and agent, else `document_at` pointing at the event that holds it (each turn would
+ * otherwise copy the whole document into the log).
+ */
+export function recordedOnce(log: LoadedLog, loaded: MemoryLoaded & { document: Record<string, unknown> }): MemoryLoaded {
+  const last = log.lastMemoryLoaded(loaded.agent);
+  if (!last || last.payload.resource_id !== loaded.resource_id) return loaded;
+  if (JSON.stringify(withDocument(log, last.payload).document) !== JSON.stringify(loaded.document)) return loaded;
+  const { document: _, ...rest } = loaded;
+  return { ...rest, document_at: last.payload.document_at ?? last.sequence };
 }
 
 /** Embeddings with the session agent's memory.recall.embedding_model, in order; undefined without one. */
