@@ -47,13 +47,18 @@ export async function workingMemoryFor(s: MemorySession, config: AgentConfig): P
 /** What recording working memory once per change reads of the log. */
 type LoadedLog = Pick<SessionStore, "lastMemoryLoaded" | "readEvents">;
 
+/** The document a memory.loaded payload showed: its own, or the one of the event it points at (undefined: not in the log). */
+function heldDocument(log: Pick<LoadedLog, "readEvents">, loaded: MemoryLoaded): Record<string, unknown> | undefined {
+  if (loaded.document) return loaded.document;
+  const held = log.readEvents((loaded.document_at ?? 0) - 1, 1)[0];
+  return held?.type === "memory.loaded" ? (JSON.parse(held.body) as { payload: MemoryLoaded }).payload.document : undefined;
+}
+
 /** A memory.loaded payload with its document: one recorded as unchanged takes it from the event it points at. */
 export function withDocument(log: Pick<LoadedLog, "readEvents">, loaded: MemoryLoaded): MemoryLoaded & { document: Record<string, unknown> } {
-  const { document_at, ...rest } = loaded;
-  if (rest.document) return { ...rest, document: rest.document };
-  const held = log.readEvents((document_at ?? 0) - 1, 1)[0];
-  const document = held?.type === "memory.loaded" ? (JSON.parse(held.body) as { payload: MemoryLoaded }).payload.document : undefined;
-  if (!document) throw new Error(`memory.loaded #${document_at}, which holds the document shown, is not in the session's log`);
+  const document = heldDocument(log, loaded);
+  if (!document) throw new Error(`memory.loaded #${loaded.document_at}, which holds the document shown, is not in the session's log`);
+  const { document_at: _, ...rest } = loaded;
   return { ...rest, document };
 }
 
@@ -65,7 +70,8 @@ export function withDocument(log: Pick<LoadedLog, "readEvents">, loaded: MemoryL
 export function recordedOnce(log: LoadedLog, loaded: MemoryLoaded & { document: Record<string, unknown> }): MemoryLoaded {
   const last = log.lastMemoryLoaded(loaded.agent);
   if (!last || last.payload.resource_id !== loaded.resource_id) return loaded;
-  if (JSON.stringify(withDocument(log, last.payload).document) !== JSON.stringify(loaded.document)) return loaded;
+  const before = heldDocument(log, last.payload);
+  if (!before || JSON.stringify(before) !== JSON.stringify(loaded.document)) return loaded;
   const { document: _, ...rest } = loaded;
   return { ...rest, document_at: last.payload.document_at ?? last.sequence };
 }

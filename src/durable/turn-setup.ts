@@ -87,9 +87,9 @@ export class TurnSetups {
     const shown = loadedWorkingMemory(earlier);
     const section = (m: MemoryLoaded) => workingMemoryPrompt(withDocument(this.s.store, m).document as Json, config.tools.includes("update_working_memory"));
     const kept = keep ? shown.at(-1) : undefined;
-    if (kept) return { section: section(kept), drafts: [] };
     const replayed = recorded[shown.length];
     try {
+      if (kept) return { section: section(kept), drafts: [] };
       // A replay's recording holds each document (replay-source.ts); it is recorded here once again, like any other.
       const loaded = replayed ? { ...withDocument(this.s.store, replayed), resource_id: null, replayed: true } : await workingMemoryFor(this.s, config);
       if (!loaded) return NO_MEMORY;
