@@ -16,7 +16,9 @@ export const MemoryConfigSchema = z.strictObject({
         .record(z.string(), z.unknown())
         .refine((s) => s.type === "object", { message: 'must be a JSON Schema whose root has type "object"' })
         .optional()
-        .describe("every version of the document must be valid against it; update_working_memory refuses a patch that is not"),
+        .describe(
+          "every write of the document (update_working_memory, HTTP, the inspector) is held to it: a problem at a key the write changes refuses it; one the stored document already had, at a key left as it was, does not",
+        ),
       template: z.record(z.string(), z.unknown()).optional().describe("the document before its first update"),
       scope: z.enum(["resource", "agent"]).default("resource").describe("resource: one document per resource; agent: one per resource and agent"),
     })
