@@ -358,7 +358,7 @@ describe("the inspector's turn views", () => {
     expect(await stack.api.getMemory("user-7")).toMatchObject({ document: { name: "Ada" }, version: 1 });
     await memory.getByLabel("Working memory (JSON)").fill('{"name": "Ada", "city": "Lyon"}');
     await memory.getByRole("button", { name: "Save" }).click();
-    await expect.poll(() => memory.locator(".meta").textContent()).toMatch(/^version 2/);
+    await expect.poll(() => memory.locator(".meta").textContent()).toMatch(/^as agent rememberer · version 2/);
     expect(await stack.api.getMemory("user-7")).toMatchObject({ document: { name: "Ada", city: "Lyon" }, version: 2 });
 
     // The index is written after the turn's end: search until the turn is there.
