@@ -76,7 +76,7 @@ export const eraseResource = operation({
   path: "/v1/resources/{rid}",
   operationId: "eraseResource",
   summary:
-    "Erases the resource's memory: its working memory with every version and its recall index; with ?sessions=true also every session opened for it (as DELETE /v1/sessions/:sid). Idempotent.",
+    "Erases the resource's memory: its working memory with its kept versions and its recall index; with ?sessions=true also every session opened for it (as DELETE /v1/sessions/:sid). Idempotent.",
   permission: "resource.delete",
   rateLimit: "request",
   params: Rid,
