@@ -6,7 +6,7 @@ import { ApiError } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
 import type { ActionResolved, ApprovalDecision } from "../protocol/wire";
 import { redactStage } from "../runtime/guardrails/run";
-import { schemaIssues } from "../runtime/json-schema";
+import { fieldPath, schemaIssues } from "../runtime/json-schema";
 import { ACTION_REMINDER, APPROVAL_DEADLINE } from "./projections";
 import type { Capability } from "./session-capability";
 import type { SessionSlice } from "./session-context";
@@ -177,13 +177,4 @@ type DecisionBody = { decision?: "approve" | "reject"; reason?: string; response
 function checkAgainst(schema: Record<string, unknown>, value: unknown, field: string): void {
   const issues = schemaIssues(schema, value);
   if (issues.length > 0) throw ApiError.validation(issues.map((i) => ({ path: fieldPath(field, i.pointer), reason: i.reason })));
-}
-
-/** "response" and a JSON Pointer into it as a field path: response.address.city. */
-function fieldPath(root: string, pointer: string): string {
-  const parts = pointer
-    .split("/")
-    .slice(1)
-    .map((p) => decodeURIComponent(p).replace(/~1/g, "/").replace(/~0/g, "~"));
-  return [root, ...parts].join(".");
 }

@@ -59,26 +59,37 @@ export function ftsQuery(sql: SqlStorage, query: string): string | null {
 }
 
 /**
- * The best `limit` matches; `exceptSession`: leaving out that session's messages (a turn's own session, already in
- * its history); `vector`: the query's embedding, ranking by words and meaning together.
+ * Which sessions' messages a search reads: `except` leaves out one (a turn's own session, already in its history);
+ * `within` reads only those (the sessions a token reaches).
  */
-export function searchEntries(sql: SqlStorage, query: string, limit: number, exceptSession = "", vector?: number[]): RecallHit[] {
-  if (!vector) return byWords(sql, query, limit, exceptSession);
-  // Each ranking deeper than the result, so a message second in both can beat one first in only one.
-  const depth = limit * 2;
-  return fuse(byWords(sql, query, depth, exceptSession), nearest(sql, vector, depth, exceptSession), limit);
+export type SearchScope = { except?: string; within?: readonly string[] };
+
+/** The scope as SQL: a condition on `session_id` (of `table`) and its bound values. */
+function scopeClause(table: string, scope: SearchScope): { where: string; values: string[] } {
+  const within = scope.within ? ` AND ${table}session_id IN (SELECT value FROM json_each(?))` : "";
+  return { where: `${table}session_id != ?${within}`, values: [scope.except ?? "", ...(scope.within ? [JSON.stringify(scope.within)] : [])] };
 }
 
-function byWords(sql: SqlStorage, query: string, limit: number, exceptSession: string): RecallHit[] {
+/** The best `limit` matches in `scope`; `vector`: the query's embedding, ranking by words and meaning together. */
+export function searchEntries(sql: SqlStorage, query: string, limit: number, scope: SearchScope = {}, vector?: number[]): RecallHit[] {
+  if (scope.within?.length === 0) return [];
+  if (!vector) return byWords(sql, query, limit, scope);
+  // Each ranking deeper than the result, so a message second in both can beat one first in only one.
+  const depth = limit * 2;
+  return fuse(byWords(sql, query, depth, scope), nearest(sql, vector, depth, scopeClause("", scope)), limit);
+}
+
+function byWords(sql: SqlStorage, query: string, limit: number, scope: SearchScope): RecallHit[] {
   const match = ftsQuery(sql, query);
   if (match === null) return [];
+  const { where, values } = scopeClause("e.", scope);
   return sql
     .exec<RecallHit>(
       `SELECT e.session_id, e.turn_id, e.role, e.at, snippet(recall_fts, 0, '', '', '…', 24) AS snippet, bm25(recall_fts) AS score
        FROM recall_fts JOIN recall_entries e ON e.rowid = recall_fts.rowid
-       WHERE recall_fts MATCH ? AND e.session_id != ? ORDER BY score LIMIT ?`,
+       WHERE recall_fts MATCH ? AND ${where} ORDER BY score LIMIT ?`,
       match,
-      exceptSession,
+      ...values,
       limit,
     )
     .toArray();

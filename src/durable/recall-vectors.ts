@@ -25,13 +25,16 @@ function cosine(a: Float32Array, b: Float32Array): number {
   return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0;
 }
 
-/** The `limit` messages nearest to `vector` (vectors of another length, from another model, are passed over). */
-export function nearest(sql: SqlStorage, vector: readonly number[], limit: number, exceptSession: string): RecallHit[] {
+/**
+ * The `limit` messages nearest to `vector` of those `where` (a condition on the entries, with its bound `values`)
+ * admits; vectors of another length, from another model, are passed over.
+ */
+export function nearest(sql: SqlStorage, vector: readonly number[], limit: number, { where, values }: { where: string; values: string[] }): RecallHit[] {
   const q = new Float32Array(vector);
   const scored: { hit: RecallHit; similarity: number }[] = [];
   const rows = sql.exec<Omit<RecallHit, "snippet" | "score"> & { text: string; vector: ArrayBuffer }>(
-    "SELECT session_id, turn_id, role, at, text, vector FROM recall_entries WHERE vector IS NOT NULL AND session_id != ?",
-    exceptSession,
+    `SELECT session_id, turn_id, role, at, text, vector FROM recall_entries WHERE vector IS NOT NULL AND ${where}`,
+    ...values,
   );
   for (const { vector: bytes, text, ...row } of rows) {
     const v = new Float32Array(bytes);

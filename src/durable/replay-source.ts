@@ -14,6 +14,7 @@ import { type HistoryStore, historyAt, type SourceSession, sourceConfig } from "
 import type { ReplayTurns } from "./replay-turns";
 import type { Capability } from "./session-capability";
 import type { SessionSlice } from "./session-context";
+import { withDocument } from "./session-memory";
 import type { SessionStore } from "./session-store";
 
 export type ReplaySource = {
@@ -32,7 +33,7 @@ export type ReplaySource = {
   original_json: string;
 };
 
-export function replaySource(store: HistoryStore & Pick<SessionStore, "eventsOfTurn" | "terminalEvent">, turnId: string): ReplaySource {
+export function replaySource(store: HistoryStore & Pick<SessionStore, "eventsOfTurn" | "readEvents" | "terminalEvent">, turnId: string): ReplaySource {
   const turn = store.turn(turnId);
   if (!turn) throw ApiError.notFound("Turn", turnId);
   if (!store.terminalEvent(turnId)) throw new ApiError("conflict", `Turn '${turnId}' has not ended; replay it once it has`);
@@ -51,7 +52,8 @@ export function replaySource(store: HistoryStore & Pick<SessionStore, "eventsOfT
       ...recordingOf(events),
       results: recordedResults(events),
       recalled: recordedRecall(events),
-      working: loadedWorkingMemory(events),
+      // Each with its document, for the replay session (whose log does not hold the ones this log points at).
+      working: loadedWorkingMemory(events).map((m) => withDocument(store, m)),
       decisions: recordedDecisions(events),
     }),
     original_json: JSON.stringify(turnSide(events)),
@@ -65,7 +67,10 @@ function recordedRecall(events: readonly RuntimeEvent[]): PayloadOf<"memory.reca
 }
 
 /** Its session operations: what a replay of a turn starts from, and (in a replay session) the replay's outcome. */
-export function replayCapability(s: SourceSession & SessionSlice<never, "eventsOfTurn" | "terminalEvent">, replays: Pick<ReplayTurns, "result">): Capability {
+export function replayCapability(
+  s: SourceSession & SessionSlice<never, "eventsOfTurn" | "readEvents" | "terminalEvent">,
+  replays: Pick<ReplayTurns, "result">,
+): Capability {
   return {
     operations: {
       replaySource: ({ params }) => ({ ...replaySource(s.store, params.turn_id!), ...sourceConfig(s) }),

@@ -1,13 +1,13 @@
 // One resource's memory (docs/guides/memory.md): a Durable Object per resource (an end user or account), so memory outlives
-// sessions and scales with resources. It holds the working memory documents with every version, the ids of
+// sessions and scales with resources. It holds the working memory documents with their latest versions, the ids of
 // the sessions opened for the resource (what erasing it with its sessions erases), and the recall index.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { RecallEntry, RecallHit } from "../protocol/memory";
-import { documentProblems, type Json, mergePatch } from "../runtime/memory/working-memory";
+import { type DocumentProblem, documentProblems, type Json, mergePatch } from "../runtime/memory/working-memory";
 import type { JsonSchema } from "../runtime/tools/types";
 import { migrate, RESOURCE_MIGRATIONS } from "./migrate";
-import { forgetSession, indexEntries, searchEntries } from "./recall-index";
+import { forgetSession, indexEntries, type SearchScope, searchEntries } from "./recall-index";
 
 /** The memory object of resource `rid`. */
 export function resourceMemory(env: Pick<Env, "RESOURCES">, rid: string) {
@@ -40,7 +40,10 @@ export type DocumentWrite = {
   template?: Record<string, unknown>;
 };
 
-export type WriteOutcome = { ok: true; stored: StoredDocument } | { ok: false; problems: string[] };
+export type WriteOutcome = { ok: true; stored: StoredDocument } | { ok: false; problems: DocumentProblem[] };
+
+/** The versions kept of each document (the newest being the document itself): older ones are dropped as new ones come. */
+export const WORKING_MEMORY_VERSIONS = 50;
 
 export class ResourceMemoryObject extends DurableObject<Env> {
   /** Test hook (TEST_HOOKS=1 only): recall index writes that fail before they land. */
@@ -64,9 +67,10 @@ export class ResourceMemoryObject extends DurableObject<Env> {
   /** Stores the next version, or nothing when the result is not a valid document (the problems say why). */
   async write(w: DocumentWrite): Promise<WriteOutcome> {
     const current = await this.working(w.scope, w.template);
+    const before = JSON.parse(current.json) as Json;
     // A merge patch that is an object always gives an object.
-    const document = (w.kind === "put" ? w.value : mergePatch(JSON.parse(current.json) as Json, w.value as Json)) as Record<string, unknown>;
-    const problems = documentProblems(document as Json, w.schema);
+    const document = (w.kind === "put" ? w.value : mergePatch(before, w.value as Json)) as Record<string, unknown>;
+    const problems = documentProblems(before, document as Json, w.schema);
     if (problems.length > 0) return { ok: false, problems };
     const text = JSON.stringify(document);
     const stored: StoredDocument = { json: text, version: current.version + 1, updated_at: Date.now() };
@@ -87,6 +91,7 @@ export class ResourceMemoryObject extends DurableObject<Env> {
         text,
         stored.updated_at,
       );
+      sql.exec("DELETE FROM working_versions WHERE scope = ? AND version <= ?", w.scope, stored.version - WORKING_MEMORY_VERSIONS);
     });
     return { ok: true, stored };
   }
@@ -116,8 +121,8 @@ export class ResourceMemoryObject extends DurableObject<Env> {
   }
 
   /** `vector`: the query's embedding (the agent's memory.recall.embedding_model), for ranking by meaning too. */
-  async search(query: string, limit: number, exceptSession?: string, vector?: number[]): Promise<RecallHit[]> {
-    return searchEntries(this.ctx.storage.sql, query, limit, exceptSession, vector);
+  async search(query: string, limit: number, scope: SearchScope = {}, vector?: number[]): Promise<RecallHit[]> {
+    return searchEntries(this.ctx.storage.sql, query, limit, scope, vector);
   }
 
   /** An erased session: its messages leave the recall index and it leaves the resource. */

@@ -12,6 +12,7 @@ import { providerEnv } from "./providers";
 import { resourceMemory } from "./resource-memory-object";
 import type { Capability } from "./session-capability";
 import type { SessionContext, SessionSlice } from "./session-context";
+import type { SessionStore } from "./session-store";
 
 /** Alarm entries `recall:<turn_id>`: an ended turn whose messages the recall index has not taken yet. */
 const RECALL = "recall:";
@@ -34,13 +35,45 @@ function resourceOf(s: MemorySession) {
 }
 
 /** The working memory a turn of `config` is shown, as memory.loaded records it; null without a resource or `memory.working`. */
-export async function workingMemoryFor(s: MemorySession, config: AgentConfig): Promise<MemoryLoaded | null> {
+export async function workingMemoryFor(s: MemorySession, config: AgentConfig): Promise<(MemoryLoaded & { document: Record<string, unknown> }) | null> {
   const working = config.memory?.working;
   const target = resourceOf(s);
   if (!working || !target) return null;
   const { scope, agent } = workingScope(config);
   const stored = await target.stub.working(scope, working.template);
   return { resource_id: target.rid, agent, version: stored.version, document: JSON.parse(stored.json) as Record<string, unknown> };
+}
+
+/** What recording working memory once per change reads of the log. */
+type LoadedLog = Pick<SessionStore, "lastMemoryLoaded" | "readEvents">;
+
+/** The document a memory.loaded payload showed: its own, or the one of the event it points at (undefined: not in the log). */
+function heldDocument(log: Pick<LoadedLog, "readEvents">, loaded: MemoryLoaded): Record<string, unknown> | undefined {
+  if (loaded.document) return loaded.document;
+  const held = log.readEvents((loaded.document_at ?? 0) - 1, 1)[0];
+  return held?.type === "memory.loaded" ? (JSON.parse(held.body) as { payload: MemoryLoaded }).payload.document : undefined;
+}
+
+/** A memory.loaded payload with its document: one recorded as unchanged takes it from the event it points at. */
+export function withDocument(log: Pick<LoadedLog, "readEvents">, loaded: MemoryLoaded): MemoryLoaded & { document: Record<string, unknown> } {
+  const document = heldDocument(log, loaded);
+  if (!document) throw new Error(`memory.loaded #${loaded.document_at}, which holds the document shown, is not in the session's log`);
+  const { document_at: _, ...rest } = loaded;
+  return { ...rest, document };
+}
+
+/**
+ * `loaded` as memory.loaded records it: the document only when it changed since the session's last memory.loaded
+ * of the same resource and agent, else `document_at` pointing at the event that holds it (each turn would
+ * otherwise copy the whole document into the log).
+ */
+export function recordedOnce(log: LoadedLog, loaded: MemoryLoaded & { document: Record<string, unknown> }): MemoryLoaded {
+  const last = log.lastMemoryLoaded(loaded.agent);
+  if (!last || last.payload.resource_id !== loaded.resource_id) return loaded;
+  const before = heldDocument(log, last.payload);
+  if (!before || JSON.stringify(before) !== JSON.stringify(loaded.document)) return loaded;
+  const { document: _, ...rest } = loaded;
+  return { ...rest, document_at: last.payload.document_at ?? last.sequence };
 }
 
 /** Embeddings with the session agent's memory.recall.embedding_model, in order; undefined without one. */
@@ -54,7 +87,7 @@ async function embedAll(s: MemorySession, texts: string[]): Promise<number[][] |
 /** The resource's best matches for `query`, by words and (with an embedding model) meaning; `exceptSession` left out. */
 async function search(s: MemorySession, stub: ReturnType<typeof resourceMemory>, query: string, limit: number, exceptSession?: string) {
   const vector = (await embedAll(s, [query]))?.[0];
-  return stub.search(query, limit, exceptSession, vector);
+  return stub.search(query, limit, { except: exceptSession }, vector);
 }
 
 /** The resource's best matches for `query` from its other sessions, for automatic recall (null: the session has no resource). */
@@ -73,7 +106,7 @@ export function resourcePort(s: MemorySession, turnId: string, emit: (drafts: Ev
       const working = config.memory?.working;
       const { scope, agent } = workingScope(config);
       const out = await target.stub.write({ scope, kind: "patch", value: patch, schema: working?.schema, template: working?.template });
-      if (!out.ok) throw new ToolError(`The working memory was not changed: ${out.problems.join("; ")}`);
+      if (!out.ok) throw new ToolError(`The working memory was not changed: ${out.problems.map((p) => `${p.pointer || "/"}: ${p.reason}`).join("; ")}`);
       emit([
         { type: "memory.updated", turn_id: turnId, tool_call_id: toolCallId, payload: { resource_id: target.rid, agent, version: out.stored.version, patch } },
       ]);

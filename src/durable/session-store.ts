@@ -3,6 +3,7 @@
 import type { ModelMessage } from "ai";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../protocol/events";
 import type { FileRef } from "../protocol/input-parts";
+import type { MemoryLoaded } from "../protocol/memory";
 import type { UsageDay } from "../protocol/session-list";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 import type { SessionView } from "../protocol/views";
@@ -122,6 +123,18 @@ export class SessionStore extends CapabilityTables {
       .exec<{ body: string }>("SELECT body FROM events WHERE turn_id = ? ORDER BY sequence", turnId)
       .toArray()
       .map((r) => JSON.parse(r.body) as RuntimeEvent);
+  }
+
+  /** The session's newest memory.loaded (not a sub-agent's) of `agent`'s working memory (null: the resource's own document). */
+  lastMemoryLoaded(agent: string | null): { sequence: number; payload: MemoryLoaded } | null {
+    const row = this.sql
+      .exec<{ sequence: number; body: string }>(
+        `SELECT sequence, body FROM events WHERE type = 'memory.loaded' AND json_extract(body, '$.subagent_id') IS NULL
+         AND json_extract(body, '$.payload.agent') IS ? ORDER BY sequence DESC LIMIT 1`,
+        agent,
+      )
+      .toArray()[0];
+    return row ? { sequence: row.sequence, payload: (JSON.parse(row.body) as { payload: MemoryLoaded }).payload } : null;
   }
 
   /** The event that ended a turn, if it has ended. */

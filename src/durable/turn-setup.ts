@@ -17,7 +17,7 @@ import { parseAllowlist } from "../runtime/url-allowlist";
 import { orchestrationLimits } from "./orchestration-steps";
 import { providerEnv } from "./providers";
 import type { SessionSlice } from "./session-context";
-import { type MemorySession, recallFor, workingMemoryFor } from "./session-memory";
+import { type MemorySession, recallFor, recordedOnce, withDocument, workingMemoryFor } from "./session-memory";
 
 /** The working memory read for a turn: its prompt section (null: none) and what to record (memory.loaded, or a warning). */
 export type WorkingMemoryRead = { section: string | null; drafts: EventDraft[] };
@@ -27,7 +27,8 @@ export type RecallRead = { section: string | null; drafts: EventDraft[] };
 const NO_RECALL: RecallRead = { section: null, drafts: [] };
 
 /** What setting up turns uses of the session: its agent and settings, the history and the turn's events. */
-export type SetupSession = MemorySession & SessionSlice<"agent" | "bindings" | "policy" | "row", "eventsOfTurn" | "history" | "turn">;
+export type SetupSession = MemorySession &
+  SessionSlice<"agent" | "bindings" | "policy" | "row", "eventsOfTurn" | "history" | "lastMemoryLoaded" | "readEvents" | "turn">;
 
 export class TurnSetups {
   /** Clients of the agent's MCP servers, kept between turns (tool listings are cached for a short while). */
@@ -85,14 +86,15 @@ export class TurnSetups {
     earlier: readonly RuntimeEvent[] = this.s.store.eventsOfTurn(turnId),
   ): Promise<WorkingMemoryRead> {
     const shown = loadedWorkingMemory(earlier);
-    const section = (m: MemoryLoaded) => workingMemoryPrompt(m.document as Json, config.tools.includes("update_working_memory"));
+    const section = (m: MemoryLoaded) => workingMemoryPrompt(withDocument(this.s.store, m).document as Json, config.tools.includes("update_working_memory"));
     const kept = keep ? shown.at(-1) : undefined;
-    if (kept) return { section: section(kept), drafts: [] };
     const replayed = recorded[shown.length];
     try {
-      const loaded = replayed ? { ...replayed, resource_id: null, replayed: true } : await workingMemoryFor(this.s, config);
+      if (kept) return { section: section(kept), drafts: [] };
+      // A replay's recording holds each document (replay-source.ts); it is recorded here once again, like any other.
+      const loaded = replayed ? { ...withDocument(this.s.store, replayed), resource_id: null, replayed: true } : await workingMemoryFor(this.s, config);
       if (!loaded) return NO_MEMORY;
-      return { section: section(loaded), drafts: [{ type: "memory.loaded", turn_id: turnId, payload: loaded }] };
+      return { section: section(loaded), drafts: [{ type: "memory.loaded", turn_id: turnId, payload: recordedOnce(this.s.store, loaded) }] };
     } catch (err) {
       const message = `The working memory could not be read; the turn runs without it: ${errorMessage(err)}`;
       return { section: null, drafts: [{ type: "runtime.warning", turn_id: turnId, payload: { code: "working_memory_unavailable", message } }] };

@@ -16,7 +16,9 @@ export const MemoryConfigSchema = z.strictObject({
         .record(z.string(), z.unknown())
         .refine((s) => s.type === "object", { message: 'must be a JSON Schema whose root has type "object"' })
         .optional()
-        .describe("every version of the document must be valid against it; update_working_memory refuses a patch that is not"),
+        .describe(
+          "every write of the document (update_working_memory, HTTP, the inspector) is held to it: a problem at a key the write changes refuses it; one the stored document already had, at a key left as it was, does not",
+        ),
       template: z.record(z.string(), z.unknown()).optional().describe("the document before its first update"),
       scope: z.enum(["resource", "agent"]).default("resource").describe("resource: one document per resource; agent: one per resource and agent"),
     })
@@ -92,7 +94,16 @@ export const MemoryLoadedSchema = z
     resource_id: z.string().nullable().describe("null in a replay: the document is the recorded turn's"),
     agent: z.string().nullable().describe("the agent of an agent-scoped document; null for the resource's own"),
     version: z.int().describe("the document's version (0 before the first write)"),
-    document: z.record(z.string(), z.unknown()).describe("the document as the turn's system prompt showed it (before any cut to the prompt's budget)"),
+    document: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        "the document as the turn's system prompt showed it (before any cut to the prompt's budget); left out when the session's last memory.loaded of the same resource and agent showed the same document (see document_at)",
+      ),
+    document_at: z
+      .int()
+      .optional()
+      .describe("when `document` is left out: the sequence of the session's memory.loaded that holds the document, unchanged since"),
     replayed: z.boolean().optional().describe("true: the document was taken from the replayed turn's memory.loaded, not read"),
   })
   .describe(

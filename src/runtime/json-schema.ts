@@ -24,3 +24,16 @@ export function schemaIssues(schema: JsonSchema, value: unknown): { pointer: str
   const errors = specific.length > 0 ? specific : result.errors;
   return errors.map((e) => ({ pointer: e.instanceLocation.replace(/^#/, ""), reason: e.error }));
 }
+
+/** The keys of a JSON Pointer as schemaIssues gives it (its instance locations are URI-encoded). */
+export function pointerKeys(pointer: string): string[] {
+  return pointer
+    .split("/")
+    .slice(1)
+    .map((p) => decodeURIComponent(p).replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+/** A pointer into the body field `root` as a field path ("response" and /address/city: response.address.city; no root: address.city). */
+export function fieldPath(root: string, pointer: string): string {
+  return (root ? [root, ...pointerKeys(pointer)] : pointerKeys(pointer)).join(".");
+}

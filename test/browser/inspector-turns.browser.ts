@@ -322,9 +322,10 @@ describe("the inspector's turn views", () => {
     await page.close();
   });
 
-  it("a resource page shows and edits its working memory and searches its recall index; the session links to it", async () => {
+  it("a resource page shows and edits its working memory (as the session's agent, under its schema) and searches its recall index; the session links to it", async () => {
     const model = await stack.fake.script([{ text: "Noted." }]);
-    await stack.api.putAgent("rememberer", { model });
+    const schema = { type: "object", properties: { units: { enum: ["metric", "imperial"] } } };
+    await stack.api.putAgent("rememberer", { model, memory: { working: { schema } } });
     const { session_id: remembered } = await stack.api.createSession({ agent: "rememberer", resource_id: "user-7" });
     await stack.api.submitTurn(remembered, "my locker code is 4711");
     await expect.poll(async () => (await stack.readLog(remembered)).at(-1)?.type, { timeout: 15_000 }).toBe("turn.completed");
@@ -340,19 +341,24 @@ describe("the inspector's turn views", () => {
     await live(page);
     await page.locator(".session-head").getByRole("link", { name: "user-7" }).click();
     await page.getByRole("heading", { name: "Resource user-7" }).waitFor();
-    expect(page.url()).toBe(`${stack.runtime.base}/inspect/resources/user-7`);
+    expect(page.url()).toBe(`${stack.runtime.base}/inspect/resources/user-7/agents/rememberer`);
     const memory = page.getByRole("region", { name: "Working memory" });
     await memory.locator(".memory-document").waitFor();
     expect(JSON.parse((await memory.locator(".memory-document").textContent())!)).toEqual({ name: "Ada" });
-    expect(await memory.locator(".meta").textContent()).toMatch(/^version 1 · updated /);
+    expect(await memory.locator(".meta").textContent()).toMatch(/^as agent rememberer · version 1 · updated /);
 
     await memory.getByRole("button", { name: "Edit" }).click();
     await memory.getByLabel("Working memory (JSON)").fill("{name: Ada}");
     await memory.getByRole("button", { name: "Save" }).click();
     expect(await memory.getByRole("alert").textContent()).toMatch(/^Working memory: not valid JSON/);
+    // The agent's schema applies to the editor's save: the server's 422 names the field, and nothing is stored.
+    await memory.getByLabel("Working memory (JSON)").fill('{"name": "Ada", "units": "kelvin"}');
+    await memory.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => memory.getByRole("alert").textContent()).toContain("document.units: ");
+    expect(await stack.api.getMemory("user-7")).toMatchObject({ document: { name: "Ada" }, version: 1 });
     await memory.getByLabel("Working memory (JSON)").fill('{"name": "Ada", "city": "Lyon"}');
     await memory.getByRole("button", { name: "Save" }).click();
-    await expect.poll(() => memory.locator(".meta").textContent()).toMatch(/^version 2/);
+    await expect.poll(() => memory.locator(".meta").textContent()).toMatch(/^as agent rememberer · version 2/);
     expect(await stack.api.getMemory("user-7")).toMatchObject({ document: { name: "Ada", city: "Lyon" }, version: 2 });
 
     // The index is written after the turn's end: search until the turn is there.
@@ -367,7 +373,8 @@ describe("the inspector's turn views", () => {
     expect(await recall.locator(".hits li .meta").textContent()).toContain(`user · `);
     expect(await recall.getByRole("link").getAttribute("href")).toBe(`/inspect/sessions/${remembered}`);
     expect(requests.filter((r) => r.method !== "GET")).toEqual([
-      { method: "PUT", path: "/v1/resources/user-7/memory", body: { document: { name: "Ada", city: "Lyon" } } },
+      { method: "PUT", path: "/v1/resources/user-7/memory?agent=rememberer", body: { document: { name: "Ada", units: "kelvin" } } },
+      { method: "PUT", path: "/v1/resources/user-7/memory?agent=rememberer", body: { document: { name: "Ada", city: "Lyon" } } },
     ]);
     expect(requests.at(-1)).toEqual({ method: "GET", path: "/v1/resources/user-7/memory/search?q=locker&limit=20", body: null });
     await screenshot(page, "28-resource");

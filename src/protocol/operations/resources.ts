@@ -1,5 +1,6 @@
 // Resources (docs/guides/memory.md): the memory of one end user or account across its sessions:
-// working memory, recall search, and erasure. A token reaches only its own subject's resource.
+// working memory, recall search, and erasure. A token reaches only its own subject's resource, and in it its own
+// agent's working memory and the messages of the sessions it reaches.
 import { z } from "zod";
 import { RecallHitSchema, WorkingMemorySchema } from "../memory";
 import { json, jsonBody, operation } from "./operation";
@@ -7,7 +8,8 @@ import { json, jsonBody, operation } from "./operation";
 const Rid = z.object({ rid: z.string().min(1).max(200).meta({ example: "user-42" }) });
 const AgentQuery = z.object({
   agent: z.string().optional().meta({
-    description: "A registered agent whose `memory.working` applies: its scope (the agent's own document when scope is agent), schema and template",
+    description:
+      "A registered agent whose `memory.working` applies: its scope (the agent's own document when scope is agent), schema and template. A token acts as its own agent (the one it is bound to, or the one its session was opened with): it may leave this out or name that agent only (403 otherwise)",
   }),
 });
 const Document = z.record(z.string(), z.unknown());
@@ -29,7 +31,8 @@ export const putMemory = operation({
   method: "put",
   path: "/v1/resources/{rid}/memory",
   operationId: "putMemory",
-  summary: "Replaces the working memory document (checked against the agent's schema with ?agent=; 422 stores nothing)",
+  summary:
+    "Replaces the working memory document (checked against the agent's schema: with ?agent=, or a token's agent; what the write changes is held to it, a 422 names each field and stores nothing)",
   permission: "memory.write",
   rateLimit: "request",
   params: Rid,
@@ -43,7 +46,8 @@ export const patchMemory = operation({
   method: "patch",
   path: "/v1/resources/{rid}/memory",
   operationId: "patchMemory",
-  summary: "Applies a JSON merge patch (RFC 7396) to the working memory (checked against the agent's schema with ?agent=; 422 stores nothing)",
+  summary:
+    "Applies a JSON merge patch (RFC 7396) to the working memory (checked against the agent's schema: with ?agent=, or a token's agent; what the patch changes is held to it, a 422 names each field and stores nothing)",
   permission: "memory.write",
   rateLimit: "request",
   params: Rid,
@@ -57,7 +61,8 @@ export const searchMemory = operation({
   method: "get",
   path: "/v1/resources/{rid}/memory/search",
   operationId: "searchMemory",
-  summary: "Full-text search (FTS5, bm25) over the user and assistant messages of the resource's ended turns; limit 1-50 (default 10)",
+  summary:
+    "Full-text search (FTS5, bm25) over the user and assistant messages of the resource's ended turns; limit 1-50 (default 10). A token finds only those of the sessions it reaches: its session, or its subject's sessions of its agent",
   permission: "memory.read",
   rateLimit: "request",
   params: Rid,
@@ -71,7 +76,7 @@ export const eraseResource = operation({
   path: "/v1/resources/{rid}",
   operationId: "eraseResource",
   summary:
-    "Erases the resource's memory: its working memory with every version and its recall index; with ?sessions=true also every session opened for it (as DELETE /v1/sessions/:sid). Idempotent.",
+    "Erases the resource's memory: its working memory with its kept versions and its recall index; with ?sessions=true also every session opened for it (as DELETE /v1/sessions/:sid). Idempotent.",
   permission: "resource.delete",
   rateLimit: "request",
   params: Rid,

@@ -2,7 +2,7 @@
 // patches (RFC 7396) and checked against the agent's optional JSON Schema; and how it is shown to the model.
 import type { EventDraft } from "../../protocol/events";
 import type { MemoryLoaded } from "../../protocol/memory";
-import { schemaErrors } from "../json-schema";
+import { pointerKeys, schemaIssues } from "../json-schema";
 import type { JsonSchema } from "../tools/types";
 
 /** What the system prompt may spend on working memory, in characters (about 1,000 tokens). */
@@ -25,12 +25,29 @@ export function mergePatch(target: Json, patch: Json): Json {
   return out;
 }
 
-/** Why `document` may not be stored (empty when it may): its size, then the schema's problems. */
-export function documentProblems(document: Json, schema: JsonSchema | undefined): string[] {
-  const bytes = new TextEncoder().encode(JSON.stringify(document)).length;
-  if (bytes > MAX_WORKING_MEMORY_BYTES) return [`the document is ${bytes} bytes, over the limit of ${MAX_WORKING_MEMORY_BYTES}`];
-  return schema ? schemaErrors(schema, document) : [];
+/** A reason a document may not be stored, at the JSON Pointer of the value at fault ("" for the whole document). */
+export type DocumentProblem = { pointer: string; reason: string };
+
+/**
+ * Why `after` may not replace `before` (empty when it may): its size, then the schema's problems that the write
+ * brings. A problem `before` had already, at a top-level key the write leaves as it was (or at the root), is not the
+ * write's: a schema changed since the document was stored must not block updates of its other keys.
+ */
+export function documentProblems(before: Json, after: Json, schema: JsonSchema | undefined): DocumentProblem[] {
+  const bytes = new TextEncoder().encode(JSON.stringify(after)).length;
+  if (bytes > MAX_WORKING_MEMORY_BYTES) return [{ pointer: "", reason: `the document is ${bytes} bytes, over the limit of ${MAX_WORKING_MEMORY_BYTES}` }];
+  if (!schema) return [];
+  const problems = schemaIssues(schema, after);
+  if (problems.length === 0) return [];
+  const old = new Set(schemaIssues(schema, before).map((p) => `${p.pointer}\n${p.reason}`));
+  const unchanged = (pointer: string) => {
+    const key = pointerKeys(pointer)[0];
+    return key === undefined || JSON.stringify(field(before, key)) === JSON.stringify(field(after, key));
+  };
+  return problems.filter((p) => !(old.has(`${p.pointer}\n${p.reason}`) && unchanged(p.pointer)));
 }
+
+const field = (document: Json, key: string): Json | undefined => (isObject(document) ? document[key] : undefined);
 
 /** The system prompt's section on working memory: the document, cut to the budget (the model is told when it is). */
 export function workingMemoryPrompt(document: Json, canUpdate: boolean): string {

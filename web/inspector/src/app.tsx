@@ -41,7 +41,7 @@ export function App() {
         ) : route.name === "session" ? (
           <SessionPage key={route.sid} client={client} sid={route.sid} onUnauthorized={signOut} />
         ) : route.name === "resource" ? (
-          <ResourcePage key={route.rid} client={client} rid={route.rid} />
+          <ResourcePage key={`${route.rid}/${route.agent}`} client={client} rid={route.rid} agent={route.agent} />
         ) : (
           <section class="panel">
             <h1>Not found</h1>

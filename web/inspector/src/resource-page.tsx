@@ -1,33 +1,34 @@
 // A resource (an end user or account, docs/guides/memory.md): its working memory, which can be edited as
-// JSON (PUT, the server's 422 shown), and a search over its recall index (the earlier turns of its
-// sessions), each hit linking to its session.
+// JSON (PUT, the server's 422 shown; as the agent the page was opened for, so that agent's schema applies), and a
+// search over its recall index (the earlier turns of its sessions), each hit linking to its session.
 import { useEffect, useState } from "preact/hooks";
 import type { RecallSearch, RuntimeClient, WorkingMemory } from "../../../src/client/index";
 import { clock, describeError, pretty } from "./format";
 import { followLink, sessionPath } from "./router";
 import { ErrorText, Section, useAction } from "./ui";
 
-export function ResourcePage({ client, rid }: { client: RuntimeClient; rid: string }) {
+/** `agent`: whose `memory.working` applies (its scope, schema and template); null: the resource's own document. */
+export function ResourcePage({ client, rid, agent }: { client: RuntimeClient; rid: string; agent: string | null }) {
   return (
     <div class="resource">
       <h1>
         Resource <code class="id">{rid}</code>
       </h1>
-      <Memory client={client} rid={rid} />
+      <Memory client={client} rid={rid} agent={agent ?? undefined} />
       <Recall client={client} rid={rid} />
     </div>
   );
 }
 
-function Memory({ client, rid }: { client: RuntimeClient; rid: string }) {
+function Memory({ client, rid, agent }: { client: RuntimeClient; rid: string; agent: string | undefined }) {
   const [memory, setMemory] = useState<WorkingMemory | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [draft, setDraft] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const save = useAction();
   useEffect(() => {
-    client.getMemory(rid).then(setMemory, (err) => setLoadError(describeError(err)));
-  }, [client, rid]);
+    client.getMemory(rid, agent).then(setMemory, (err) => setLoadError(describeError(err)));
+  }, [client, rid, agent]);
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -40,7 +41,7 @@ function Memory({ client, rid }: { client: RuntimeClient; rid: string }) {
     if (!document || typeof document !== "object" || Array.isArray(document)) return setProblem("Working memory: must be a JSON object");
     setProblem(null);
     await save.run(async () => {
-      setMemory(await client.putMemory(rid, document as Record<string, unknown>));
+      setMemory(await client.putMemory(rid, document as Record<string, unknown>, agent));
       setDraft(null);
     });
   };
@@ -51,7 +52,7 @@ function Memory({ client, rid }: { client: RuntimeClient; rid: string }) {
       {memory && draft === null && (
         <>
           <p class="meta">
-            version {memory.version}
+            {agent && `as agent ${agent} · `}version {memory.version}
             {memory.updated_at !== null && ` · updated ${clock(memory.updated_at)}`}
           </p>
           <pre class="memory-document">{pretty(memory.document)}</pre>

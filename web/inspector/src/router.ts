@@ -1,21 +1,21 @@
 // The inspector's addresses: /inspect (sessions), /inspect/sessions/<sid> (one session) and
-// /inspect/resources/<rid> (a resource's memory). The Worker
+// /inspect/resources/<rid>[/agents/<agent>] (a resource's memory, as an agent sees it). The Worker
 // serves the same page for every path under /inspect; this module reads the path and moves between them
 // with the History API.
 import { useEffect, useState } from "preact/hooks";
 
 export const BASE = "/inspect";
 
-export type Route = { name: "home" } | { name: "session"; sid: string } | { name: "resource"; rid: string } | { name: "missing" };
+export type Route = { name: "home" } | { name: "session"; sid: string } | { name: "resource"; rid: string; agent: string | null } | { name: "missing" };
 
 export function parseRoute(pathname: string): Route {
   const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length).replace(/\/+$/, "") : null;
   if (rest === "") return { name: "home" };
-  const m = rest === null ? null : /^\/(sessions|resources)\/([^/]+)$/.exec(rest);
-  if (m?.[2]) {
+  const m = rest === null ? null : /^\/(?:sessions\/([^/]+)|resources\/([^/]+)(?:\/agents\/([^/]+))?)$/.exec(rest);
+  if (m) {
     try {
-      const id = decodeURIComponent(m[2]);
-      return m[1] === "sessions" ? { name: "session", sid: id } : { name: "resource", rid: id };
+      if (m[1]) return { name: "session", sid: decodeURIComponent(m[1]) };
+      return { name: "resource", rid: decodeURIComponent(m[2]!), agent: m[3] ? decodeURIComponent(m[3]) : null };
     } catch {
       return { name: "missing" };
     }
@@ -24,7 +24,9 @@ export function parseRoute(pathname: string): Route {
 }
 
 export const sessionPath = (sid: string): string => `${BASE}/sessions/${encodeURIComponent(sid)}`;
-export const resourcePath = (rid: string): string => `${BASE}/resources/${encodeURIComponent(rid)}`;
+/** A resource's page; with `agent`, its working memory is that agent's (its scope, schema and template apply). */
+export const resourcePath = (rid: string, agent: string | null = null): string =>
+  `${BASE}/resources/${encodeURIComponent(rid)}${agent ? `/agents/${encodeURIComponent(agent)}` : ""}`;
 
 export function navigate(path: string): void {
   if (path === location.pathname) return;

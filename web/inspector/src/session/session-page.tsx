@@ -55,7 +55,7 @@ export function SessionPage({ client, sid, onUnauthorized }: { client: RuntimeCl
             {model.resource && (
               <>
                 resource{" "}
-                <a href={resourcePath(model.resource)} onClick={followLink}>
+                <a href={resourcePath(model.resource, model.agent || null)} onClick={followLink}>
                   {model.resource}
                 </a>{" "}
                 ·{" "}
