@@ -45,13 +45,18 @@ function ibanValid(raw: string): boolean {
 type Match = { 0: string; index?: number };
 type Find = (s: string) => Iterable<Match>;
 
-/** Whether a word boundary (\\b: a word character on one side only) is at `i`. */
-function boundary(s: string, i: number): boolean {
-  const word = (j: number) => /\w/.test(s.charAt(j)); // "" outside the text
-  return word(i - 1) !== word(i);
+/** Whether the UTF-16 unit at `i` is a word character (\\w): A-Z a-z 0-9 _ (false outside the text). */
+function isWord(s: string, i: number): boolean {
+  const c = s.charCodeAt(i); // NaN outside the text
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 }
 
-const EMAIL_LOCAL = /[A-Za-z0-9._%+-]/;
+/** Whether the character at `i` may be in an email's local part: [A-Za-z0-9._%+-]. */
+function isEmailLocal(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  return isWord(s, i) || c === 46 || c === 37 || c === 43 || c === 45;
+}
+
 const EMAIL_DOMAIN = /[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/y;
 
 /**
@@ -63,10 +68,11 @@ function* emails(s: string): Generator<Match> {
   let from = 0;
   for (let at = s.indexOf("@"); at !== -1; at = s.indexOf("@", at + 1)) {
     let start = at;
-    while (start > from && EMAIL_LOCAL.test(s.charAt(start - 1))) start--;
-    while (start < at && !boundary(s, start)) start++; // the regex would have started at the leftmost boundary
+    while (start > from && isEmailLocal(s, start - 1)) start--;
+    // The regex would have started at the run's leftmost word boundary (\b: a word character on one side only).
+    while (start < at && isWord(s, start - 1) === isWord(s, start)) start++;
     EMAIL_DOMAIN.lastIndex = at + 1;
-    if (start === at || !EMAIL_DOMAIN.exec(s)) continue;
+    if (start === at || !EMAIL_DOMAIN.test(s)) continue;
     from = EMAIL_DOMAIN.lastIndex;
     yield { 0: s.slice(start, from), index: start };
   }
