@@ -2,7 +2,9 @@
 // `npm run bench:guardrails`: what the deterministic guardrail rules (regex, pii, max_length) cost per message,
 // in Node (the same engine code the Worker runs: src/runtime/guardrails/run.ts), on messages of 1 KB and
 // 100 KB with a little PII in them. Prints the median microseconds of one check, detecting (block) and
-// redacting. Never an assertion; docs/performance.md records the numbers.
+// redacting. Then hostile texts of 100,000 characters (runs that made backtracking patterns quadratic or
+// exponential) through every built-in rule and two catastrophic admin patterns: the worst milliseconds of a
+// check, which should stay within 50 ms. Never an assertion; docs/performance.md records the numbers.
 import { checkStage } from "../src/runtime/guardrails/run.ts";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 41);
@@ -48,3 +50,50 @@ for (const [kind, rule] of Object.entries(RULES)) {
   }
 }
 console.table(rows);
+
+const HOSTILE_CHARS = 100_000;
+const run = (unit) => unit.repeat(Math.ceil(HOSTILE_CHARS / unit.length)).slice(0, HOSTILE_CHARS);
+const HOSTILE = {
+  "a.": run("a."),
+  "a@": run("a@"),
+  "a@b.": run("a@b."),
+  "digits and spaces": run("4 "),
+  "digits and dashes": run("1-"),
+  "digits and dots": run("1."),
+  digits: run("4"),
+  "IBAN-like": run("GB82 "),
+  "hex and colons": run("ab:"),
+  "(12) ": run("(12) "),
+  "+1 ": run("+1 "),
+  a: run("a"),
+  "a then b": `${run("a").slice(1)}b`,
+};
+const HOSTILE_RULES = {
+  ...Object.fromEntries(["email", "phone", "credit_card", "iban", "ip_address", "us_ssn"].map((e) => [`pii ${e}`, { type: "pii", entities: [e] }])),
+  "regex ^(a+)+$": { type: "regex", pattern: "^(a+)+$" },
+  "regex ^(a|aa)+$": { type: "regex", pattern: "^(a|aa)+$" },
+  max_length: { type: "max_length", chars: 200_000 },
+};
+const HOSTILE_SAMPLES = 5;
+const hostile = [];
+for (const [name, rule] of Object.entries(HOSTILE_RULES)) {
+  for (const action of ["block", "redact"]) {
+    const guardrails = { input: [{ ...rule, action }] };
+    let worst = { ms: 0, input: "" };
+    for (const [input, text] of Object.entries(HOSTILE)) {
+      const times = [];
+      await checkStage(guardrails, "input", text, noDecide); // warms the JIT up
+      for (let s = 0; s < HOSTILE_SAMPLES; s++) {
+        const t0 = performance.now();
+        await checkStage(guardrails, "input", text, noDecide);
+        times.push(performance.now() - t0);
+      }
+      times.sort((a, b) => a - b);
+      const ms = times[Math.floor(times.length / 2)];
+      if (ms >= worst.ms) worst = { ms, input };
+    }
+    hostile.push({ rule: name, action, "worst input": worst.input, "median ms": worst.ms.toFixed(2), "within 50 ms": worst.ms <= 50 ? "yes" : "NO" });
+  }
+}
+console.log(`Hostile texts of ${HOSTILE_CHARS} characters (${Object.keys(HOSTILE).length} kinds), the slowest kind per rule:`);
+console.table(hostile);

@@ -6,6 +6,7 @@ import { OnBusy } from "./busy";
 import { GuardrailsSchema } from "./guardrails";
 import { MemoryConfigSchema } from "./memory";
 import { modelSpecField } from "./model-spec";
+import { refineSchemaPatterns } from "./safe-regex";
 import { SubscriptionSpec } from "./subscriptions";
 import { PERMISSION_CLASSES } from "./tool-classes";
 
@@ -16,7 +17,8 @@ const URL_DOC = 'the values of query parameters named like a credential (key, to
 
 const jsonSchemaObject = z
   .record(z.string(), z.unknown())
-  .refine((s) => s.type === undefined || s.type === "object", { message: 'must be a JSON Schema with type "object"' });
+  .refine((s) => s.type === undefined || s.type === "object", { message: 'must be a JSON Schema with type "object"' })
+  .superRefine(refineSchemaPatterns);
 
 export const HttpToolSchema = z.strictObject({
   name: nameField,
@@ -141,6 +143,7 @@ export const AgentConfigSchema = z.strictObject({
   output_schema: z
     .record(z.string(), z.unknown())
     .refine((s) => s.type === "object", { message: 'must be a JSON Schema whose root has type "object"' })
+    .superRefine(refineSchemaPatterns)
     .nullable()
     .default(null),
   max_steps: z.int().min(1, "must be at least 1").max(1000).default(10),

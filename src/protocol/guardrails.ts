@@ -1,8 +1,9 @@
 // Guardrails in the agent config (docs/guides/guardrails.md): rules per stage, each a check of some text with an action. The
 // deterministic kinds (regex, pii, max_length) may redact; the model judge and the webhook only decide, so
-// they may block or warn. Regexes are compiled here, so an invalid one is 422 when the agent is saved.
+// they may block or warn. Regexes are compiled here (RE2 syntax, safe-regex.ts), so an invalid one is 422 when the agent is saved.
 import { z } from "zod";
 import { modelSpecField } from "./model-spec";
+import { compileSafeRegex, type SafeRegex } from "./safe-regex";
 
 export const GUARDRAIL_STAGES = ["input", "output", "tool_input", "tool_output"] as const;
 export type GuardrailStage = (typeof GUARDRAIL_STAGES)[number];
@@ -22,7 +23,7 @@ const RegexRule = z
   .strictObject({
     type: z.literal("regex"),
     name: ruleName,
-    pattern: z.string().min(1).max(2000),
+    pattern: z.string().min(1).max(2000).describe("RE2 syntax (no backreferences or lookaround): matching takes time linear in the text"),
     flags: z
       .string()
       .regex(/^(?!.*(.).*\1)[imsu]*$/, "must be some of i, m, s, u, each once")
@@ -31,12 +32,15 @@ const RegexRule = z
     action: anyAction,
   })
   .superRefine((r, ctx) => {
+    let re: SafeRegex;
     try {
-      // A pattern that matches nothing at all would fire on every text (and redact between every character).
-      if (new RegExp(r.pattern, r.flags).test("")) ctx.addIssue({ code: "custom", path: ["pattern"], message: "matches the empty string" });
+      re = compileSafeRegex(r.pattern, r.flags);
     } catch (err) {
-      ctx.addIssue({ code: "custom", path: ["pattern"], message: `is not a valid regular expression: ${(err as Error).message}` });
+      ctx.addIssue({ code: "custom", path: ["pattern"], message: (err as Error).message });
+      return;
     }
+    // A pattern that matches nothing at all would fire on every text (and redact between every character).
+    if (re.test("")) ctx.addIssue({ code: "custom", path: ["pattern"], message: "matches the empty string" });
   });
 
 const PiiRule = z.strictObject({

@@ -2,6 +2,7 @@
 // working memory as the API serves it, and recall entries and hits.
 import { z } from "zod";
 import { modelSpecField, parseModelSpec } from "./model-spec";
+import { refineSchemaPatterns } from "./safe-regex";
 
 /** The providers whose embedding models recall can use. */
 export const EMBEDDING_PROVIDERS: readonly string[] = ["openai", "openai-compatible"];
@@ -15,6 +16,7 @@ export const MemoryConfigSchema = z.strictObject({
       schema: z
         .record(z.string(), z.unknown())
         .refine((s) => s.type === "object", { message: 'must be a JSON Schema whose root has type "object"' })
+        .superRefine(refineSchemaPatterns)
         .optional()
         .describe(
           "every write of the document (update_working_memory, HTTP, the inspector) is held to it: a problem at a key the write changes refuses it; one the stored document already had, at a key left as it was, does not",

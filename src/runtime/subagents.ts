@@ -2,6 +2,7 @@
 // isolated conversation (only its instructions), a subset of its parent's tools, the turn's shared budget,
 // and its state inside its parent's tool call, so it is checkpointed and resumed with the turn.
 import { errorMessage } from "../protocol/errors";
+import { schemaPatternIssues } from "../protocol/safe-regex";
 import { FINISH_SUBTASK, finishSubtask, RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { ToolDefinition } from "./tools/types";
 import { type Level, ModelCallError, type Turn, type TurnSetup, toModelTools } from "./turn-context";
@@ -83,6 +84,8 @@ function spawn(call: ToolCallRecord, args: Record<string, unknown>, level: Level
     if (unknown.length > 0)
       return { error: `${call.name === SPAWN_SUBAGENTS ? `jobs[${i}].tool_names` : "tools"} must be a subset of your tools; not yours: ${unknown.join(", ")}` };
     if (job.output_schema && job.output_schema.type !== "object") return { error: 'output_schema must be a JSON Schema whose root has type "object"' };
+    const unsafe = schemaPatternIssues(job.output_schema)[0];
+    if (unsafe) return { error: `output_schema/${unsafe.path.join("/")} ${unsafe.reason}` };
   }
   turn.charge("subtasks", jobs.length);
   const now = turn.ports.now();

@@ -10,11 +10,11 @@ import { replayedDecision } from "./recorded-decisions";
 import { runSubagents } from "./subagents";
 import { keepToolFiles } from "./tool-files";
 import { forLog, refsOf } from "./tool-spill";
-import { responseSchemaOf, unansweredResult } from "./tools/ask-user";
+import { responseSchemaErrors, responseSchemaOf, unansweredResult } from "./tools/ask-user";
 import { splitInjectedArgs } from "./tools/injected-args";
 import { hitlRule } from "./tools/mcp-names";
 import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
-import type { McpProgress } from "./tools/types";
+import type { McpProgress, ToolDefinition } from "./tools/types";
 import { type Level, type Turn, type TurnSetup, toModelTools } from "./turn-context";
 import { applyDecisions, isRefusal, resultMetadata, type ToolCallRecord, toolResultPart } from "./turn-state";
 
@@ -85,7 +85,13 @@ function needsApproval(call: ToolCallRecord, setup: TurnSetup): boolean {
   if (!tool || call.invalid || call.blocked) return false;
   if (tool.loop_handled !== "ask_user" && !hitlRule(setup.config.hitl_tools, tool)) return false;
   const { executable } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
-  return schemaErrors(tool.parameters, executable).length === 0;
+  return argumentErrors(tool, executable).length === 0;
+}
+
+/** What is wrong with a call's arguments: against the tool's parameters, and an ask_user response_schema's patterns. */
+function argumentErrors(tool: ToolDefinition, args: Record<string, unknown>): string[] {
+  const errors = schemaErrors(tool.parameters, args);
+  return errors.length === 0 && tool.loop_handled === "ask_user" ? responseSchemaErrors(args) : errors;
 }
 
 async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn): Promise<void> {
@@ -205,7 +211,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
     // A call started with its step's others, or resumed after a restart (an idempotent tool, or sub-agents
     // picking up), has started already; a call a human refused never starts (action.resolved and tool.result say so).
     if (startsNow(call)) turn.emit(level, [await startCall(call, level, setup, turn)]);
-    const argErrors = tool ? schemaErrors(tool.parameters, executable) : [];
+    const argErrors = tool ? argumentErrors(tool, executable) : [];
     if (refused && tool?.loop_handled === "ask_user") {
       output = unansweredResult(refused.status as "timed_out" | "rejected", refused.reason);
       is_error = false;

@@ -2,6 +2,7 @@
 // matches in a text and can replace it. A value that is not a string (tool arguments and results, an answer
 // under output_schema) is checked string by string, so a redaction never breaks its JSON.
 import type { GuardrailRule, PiiEntity } from "../../protocol/guardrails";
+import { compileSafeRegex } from "../../protocol/safe-regex";
 
 export type DeterministicRule = Extract<GuardrailRule, { type: "regex" | "pii" | "max_length" }>;
 
@@ -40,16 +41,62 @@ function ibanValid(raw: string): boolean {
   return rest === 1;
 }
 
-/** Each entity's pattern, and a check of a match where the pattern alone would find too much. */
-const PII: Record<PiiEntity, { re: RegExp; valid?: (m: string) => boolean }> = {
-  // Anchored on \b, not on lookbehinds: V8 scans a text several times faster for these (bench/guardrails.mjs).
-  email: { re: /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g },
-  credit_card: { re: /\b\d(?:[ -]?\d){12,18}\b/g, valid: (m) => luhn(m.replace(/[ -]/g, "")) },
-  iban: { re: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b/g, valid: ibanValid },
-  us_ssn: { re: /\b\d{3}-\d{2}-\d{4}\b/g },
-  phone: { re: /(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\) ?|\d{2,4}[ .-])\d{3,4}[ .-]?\d{3,4}(?!\w)/g },
+/** A match: its text and where it starts. */
+type Match = { 0: string; index?: number };
+type Find = (s: string) => Iterable<Match>;
+
+/** Whether the UTF-16 unit at `i` is a word character (\\w): A-Z a-z 0-9 _ (false outside the text). */
+function isWord(s: string, i: number): boolean {
+  const c = s.charCodeAt(i); // NaN outside the text
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+
+/** Whether the character at `i` may be in an email's local part: [A-Za-z0-9._%+-]. */
+function isEmailLocal(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  return isWord(s, i) || c === 46 || c === 37 || c === 43 || c === 45;
+}
+
+const EMAIL_DOMAIN = /[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/y;
+
+/**
+ * The matches of \b[A-Za-z0-9._%+-]+@<EMAIL_DOMAIN>, found from each "@" outwards. As one regex, each word
+ * boundary of a long run without an "@" rescans the run to its end (quadratic); here the local part is read
+ * back from its "@" no further than the previous "@" or match, and the domain forward to the next "@".
+ */
+function* emails(s: string): Generator<Match> {
+  let from = 0;
+  for (let at = s.indexOf("@"); at !== -1; at = s.indexOf("@", at + 1)) {
+    let start = at;
+    while (start > from && isEmailLocal(s, start - 1)) start--;
+    // The regex would have started at the run's leftmost word boundary (\b: a word character on one side only).
+    while (start < at && isWord(s, start - 1) === isWord(s, start)) start++;
+    EMAIL_DOMAIN.lastIndex = at + 1;
+    if (start === at || !EMAIL_DOMAIN.test(s)) continue;
+    from = EMAIL_DOMAIN.lastIndex;
+    yield { 0: s.slice(start, from), index: start };
+  }
+}
+
+/** A regex's matches in a text, in order and not overlapping. */
+const regexFind =
+  (re: RegExp): Find =>
+  (s) =>
+    s.matchAll(re);
+
+/**
+ * Each entity's matches, and a check of a match where the pattern alone finds too much. Every repetition of these
+ * patterns but the email's is bounded, so V8 spends bounded work at each start and a scan is linear in the text
+ * (bench/guardrails.mjs runs hostile texts); the email has its own scan.
+ */
+const PII: Record<PiiEntity, { find: Find; valid?: (m: string) => boolean }> = {
+  email: { find: emails },
+  credit_card: { find: regexFind(/\b\d(?:[ -]?\d){12,18}\b/g), valid: (m) => luhn(m.replace(/[ -]/g, "")) },
+  iban: { find: regexFind(/\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b/g), valid: ibanValid },
+  us_ssn: { find: regexFind(/\b\d{3}-\d{2}-\d{4}\b/g) },
+  phone: { find: regexFind(/(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\) ?|\d{2,4}[ .-])\d{3,4}[ .-]?\d{3,4}(?!\w)/g) },
   ip_address: {
-    re: /\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b|\b(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}\b/g,
+    find: regexFind(/\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b|\b(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}\b/g),
   },
 };
 /** Checked in this order, so a card number is not also taken for a phone number. */
@@ -76,28 +123,39 @@ export function asText(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value ?? null);
 }
 
-function matcher(re: RegExp, valid: ((m: string) => boolean) | undefined, replacement: string) {
+/** Whether a text holds a (valid) match, and the text with each (valid) match replaced. */
+function matcher(find: Find, valid: ((m: string) => boolean) | undefined, replacement: string) {
   const hit = (s: string): boolean => {
-    re.lastIndex = 0;
-    if (!valid) return re.test(s);
-    for (const m of s.matchAll(re)) if (valid(m[0])) return true;
+    for (const m of find(s)) if (!valid || valid(m[0])) return true;
     return false;
   };
-  const replace = valid ? (s: string): string => s.replace(re, (m) => (valid(m) ? replacement : m)) : (s: string): string => s.replace(re, replacement);
+  const replace = (s: string): string => {
+    let out = "";
+    let last = 0;
+    for (const m of find(s)) {
+      if (valid && !valid(m[0])) continue;
+      out += s.slice(last, m.index) + replacement;
+      last = (m.index ?? 0) + m[0].length;
+    }
+    return out + s.slice(last);
+  };
   return { hit, replace };
 }
 
 export function compileRule(rule: DeterministicRule): CompiledRule {
   switch (rule.type) {
     case "regex": {
-      const m = matcher(new RegExp(rule.pattern, `${rule.flags}g`), undefined, "[redacted]");
+      // Compiled when the agent was saved (protocol/guardrails.ts), so this compiles.
+      const re = compileSafeRegex(rule.pattern, rule.flags);
       return {
         check: (value, redact) =>
-          someString(value, m.hit) ? { reason: "matched the pattern", redacted: redact ? mapStrings(value, m.replace) : value } : null,
+          someString(value, re.test)
+            ? { reason: "matched the pattern", redacted: redact ? mapStrings(value, (s) => re.replaceAll(s, "[redacted]")) : value }
+            : null,
       };
     }
     case "pii": {
-      const entities = PII_ORDER.filter((e) => rule.entities.includes(e)).map((e) => ({ entity: e, ...matcher(PII[e].re, PII[e].valid, `[${e}]`) }));
+      const entities = PII_ORDER.filter((e) => rule.entities.includes(e)).map((e) => ({ entity: e, ...matcher(PII[e].find, PII[e].valid, `[${e}]`) }));
       return {
         check: (value, redact) => {
           const found = entities.filter((e) => someString(value, e.hit));

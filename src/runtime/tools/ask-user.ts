@@ -1,6 +1,7 @@
 // The ask_user tool: the model asks the user a question and gets the typed answer as the call's result. The
 // loop performs it: the call becomes a user_input action that waits like an approval (durable, with a
 // deadline), and the answer, checked against the response schema, is the result.
+import { schemaPatternIssues } from "../../protocol/safe-regex";
 import { type JsonSchema, runByTheLoop, type ToolDefinition } from "./types";
 
 export const ASK_USER = "ask_user";
@@ -37,6 +38,14 @@ export function responseSchemaOf(args: Record<string, unknown>): JsonSchema {
   if (Array.isArray(args.choices)) return { type: "string", enum: args.choices };
   if (args.response_schema && typeof args.response_schema === "object") return args.response_schema as JsonSchema;
   return DEFAULT_RESPONSE_SCHEMA;
+}
+
+/**
+ * The patterns of a response_schema that RE2 cannot compile (the model chose them): the call is refused before
+ * anyone is asked, instead of a question nobody could answer.
+ */
+export function responseSchemaErrors(args: Record<string, unknown>): string[] {
+  return schemaPatternIssues(args.response_schema, ["response_schema"]).map((i) => `/${i.path.join("/")}: ${i.reason}`);
 }
 
 /** What the model gets when nobody answered before the deadline (a result it can act on, not an error). */
