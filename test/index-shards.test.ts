@@ -178,7 +178,7 @@ describe("a shard that fails or is slow", () => {
     const { turn_id } = await submitTurn(sid, "hello");
     await waitForTurnEnd(sid, turn_id);
     expect(((await shard(sid).indexedSession(sid)) as SessionSummary | null)?.turns).toBe(0);
-    // The write at the turn's end and the retry 1 s later fail; the one 5 s after that lands.
+    // The writes of the turn's start and end fail (the end's coalesced into the start's retry); a retry from the alarm lands.
     const row = await indexed(sid, (r) => r?.turns === 1);
     expect(row).toMatchObject({ session_id: sid, agent, status: "idle" });
   });

@@ -1,5 +1,6 @@
 // Keeps the session's row in the deployment's index (its shard, index-shards.ts) current: written when the
-// session is created and when each turn ends, off the turn's path, one write at a time, and retried from the
+// session is created, when its status changes (a turn starts, waits for a person, resumes) and when each turn
+// ends, off the turn's path, one write at a time (changes meanwhile coalesce into one more), and retried from the
 // alarm until it lands, so the index converges (docs/scale.md: within RETRY_MS's last step of the shard
 // answering again). A write that hangs counts as failed after WRITE_TIMEOUT_MS.
 // The row counts the bytes of the session's files, summed from R2 when they may have changed (a file route,
@@ -8,6 +9,7 @@
 // deadline), the session erases itself.
 import { isTerminalTurnEvent } from "../protocol/events";
 import type { SessionSummary, UsageDay } from "../protocol/session-list";
+import type { ThreadStatus } from "../protocol/views";
 import { fileStore } from "./file-store";
 import { indexShard } from "./index-shards";
 import type { Capability } from "./session-capability";
@@ -36,6 +38,8 @@ export class SessionIndexer {
   /** The bytes of the session's files; null until summed, and again when they may have changed. */
   private bytes: number | null = null;
   private bytesGeneration = 0;
+  /** The status the last write asked for showed: a commit that changes it writes the row again. */
+  private listedStatus: ThreadStatus | null = null;
 
   constructor(private readonly s: IndexerSession) {}
 
@@ -183,8 +187,9 @@ export class SessionIndexer {
 
   /**
    * Its alarm kinds (a write to retry, the retention deadline, where `erase` ends the session) and its reaction
-   * to commits: the index learns of the session when it starts and when each turn ends, in a later task (where
-   * the index object shares this thread, its write would otherwise hold back the frames just sent).
+   * to commits: the index learns of the session when it starts, when its status changes and when each turn ends,
+   * in a later task (where the index object shares this thread, its write would otherwise hold back the frames
+   * just sent).
    */
   capability(erase: (reason: string) => Promise<void>): Capability {
     return {
@@ -203,7 +208,11 @@ export class SessionIndexer {
         // Files a turn or a live message brought (inline or by URL) or a tool returned: counted at the turn's end.
         if (events.some((e) => e.type === "artifact.created" || ((e.type === "turn.submitted" || e.type === "message.injected") && withFiles(e.body))))
           this.filesChanged();
-        if (events.some((e) => e.type === "session.created" || isTerminalTurnEvent(e.type))) setTimeout(() => void this.sync(), 0);
+        const status = this.s.view().status;
+        if (status !== this.listedStatus || events.some((e) => e.type === "session.created" || isTerminalTurnEvent(e.type))) {
+          this.listedStatus = status;
+          setTimeout(() => void this.sync(), 0);
+        }
       },
     };
   }
