@@ -1,7 +1,7 @@
 // Keeps the session's row in the deployment's index (its shard, index-shards.ts) current: written when the
-// session is created, when its status changes (a turn starts, waits for a person, resumes) and when each turn
-// ends, off the turn's path, one write at a time (changes meanwhile coalesce into one more), and retried from the
-// alarm until it lands, so the index converges (docs/scale.md: within RETRY_MS's last step of the shard
+// session is created, when each turn ends, and within about a second of a change of its status (a turn starts,
+// waits for a person, resumes: STATUS_WRITE_DELAY_MS, so a short turn writes once), off the turn's path, one write
+// at a time (changes meanwhile coalesce into one more), and retried from the alarm until it lands, so the index converges (docs/scale.md: within RETRY_MS's last step of the shard
 // answering again). A write that hangs counts as failed after WRITE_TIMEOUT_MS.
 // The row counts the bytes of the session's files, summed from R2 when they may have changed (a file route,
 // a turn with files, a tool's artifact) and kept in memory meanwhile, so a turn's end lists nothing.
@@ -20,6 +20,8 @@ export const INDEX_RETRY = "index";
 export const RETENTION = "retention";
 const RETRY_MS = [1_000, 5_000, 15_000, 60_000];
 const WRITE_TIMEOUT_MS = 30_000;
+/** A status change is written this long after it (a turn's end at once): a short turn's start and end make one write. */
+const STATUS_WRITE_DELAY_MS = 500;
 const DAY_MS = 24 * 3600 * 1000;
 
 /** The slice of the session the indexer works on. */
@@ -40,6 +42,8 @@ export class SessionIndexer {
   private bytesGeneration = 0;
   /** The status the last write asked for showed: a commit that changes it writes the row again. */
   private listedStatus: ThreadStatus | null = null;
+  /** The sync asked for and not started yet. */
+  private soon: { timer: ReturnType<typeof setTimeout>; at: number } | null = null;
 
   constructor(private readonly s: IndexerSession) {}
 
@@ -107,6 +111,20 @@ export class SessionIndexer {
       this.writing = null;
     });
     return this.writing;
+  }
+
+  /** Syncs in a later task after `delay` ms, or sooner if a sync is already due sooner (one write for both). */
+  private syncIn(delay: number): void {
+    const at = Date.now() + delay;
+    if (this.soon) {
+      if (this.soon.at <= at) return;
+      clearTimeout(this.soon.timer);
+    }
+    const timer = setTimeout(() => {
+      this.soon = null;
+      void this.sync();
+    }, delay);
+    this.soon = { timer, at };
   }
 
   /** One write; on failure, schedules a retry with backoff (the alarm syncs again). Whether it landed. */
@@ -209,9 +227,10 @@ export class SessionIndexer {
         if (events.some((e) => e.type === "artifact.created" || ((e.type === "turn.submitted" || e.type === "message.injected") && withFiles(e.body))))
           this.filesChanged();
         const status = this.s.view().status;
-        if (status !== this.listedStatus || events.some((e) => e.type === "session.created" || isTerminalTurnEvent(e.type))) {
+        const now = events.some((e) => e.type === "session.created" || isTerminalTurnEvent(e.type));
+        if (now || status !== this.listedStatus) {
           this.listedStatus = status;
-          setTimeout(() => void this.sync(), 0);
+          this.syncIn(now ? 0 : STATUS_WRITE_DELAY_MS);
         }
       },
     };
