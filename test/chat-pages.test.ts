@@ -1,9 +1,10 @@
 // Pages of the conversation (GET /v1/sessions/:sid/messages?limit=&before=, docs/guides/use-chat.md): each page is
 // exactly the slice of the whole conversation it names, over a session with a compaction, tool calls, a regenerated
-// (rolled-back) answer, more turns than a small page's first window, and an approval pending at the end.
+// (rolled-back) answer, more turns than a small page's first window, and an approval pending at the end; and after an
+// interrupt, in the order the turns ran (docs/guides/busy-sessions.md).
 import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
 import { describe, expect, it } from "vitest";
-import { api, createSession, events } from "./support/api";
+import { api, createSession, events, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { HeadlessChat, until } from "./support/chat-client";
 import { scriptedAgent, serverMessages, textOf } from "./support/chat-fixtures";
 import type { Step } from "./support/fake-model";
@@ -78,6 +79,50 @@ describe("pages of the conversation", () => {
       expect((await page(sid, `limit=1&before=${encodeURIComponent(m.id)}`)).body).toEqual(whole.slice(Math.max(0, i - 1), i));
     }
   }, 120_000);
+
+  it("after an interrupt and a turn removed from the queue: the order the turns ran, whole, in every page and in the snapshot", async () => {
+    const sid = await createSession(
+      await scriptedAgent([
+        { text: "ok0" },
+        { hang: true, text: "A partial", chunk_size: 1000 },
+        { text: "C answer" },
+        { text: "B answer" },
+        { text: "E answer" },
+      ]),
+    );
+    const t0 = await submitTurn(sid, "zero?");
+    await waitForTurnEnd(sid, t0.turn_id);
+    const a = await submitTurn(sid, "A?");
+    await waitForEvent(sid, (e) => e.type === "model.delta" && e.turn_id === a.turn_id);
+    const [b, d, e] = [await submitTurn(sid, "B?"), await submitTurn(sid, "D?"), await submitTurn(sid, "E?")];
+    expect((await api("DELETE", `/v1/sessions/${sid}/queue/${d.turn_id}`)).status).toBe(200);
+    const c = (await api("POST", `/v1/sessions/${sid}/turns`, { input: "C?", on_busy: "interrupt" })).body;
+    await waitForTurnEnd(sid, e.turn_id);
+    const log = await events(sid);
+    expect(log.filter((x) => x.type === "turn.started").map((x) => x.turn_id)).toEqual([t0.turn_id, a.turn_id, c.turn_id, b.turn_id, e.turn_id]);
+
+    // The model saw A (cut), then C, then B: so do the views. D, removed from the queue while A ran, stays where it left.
+    const whole = (await serverMessages(sid)) as UIMessage[];
+    expect(whole.map((m) => [m.role, textOf(m)])).toEqual([
+      ["user", "zero?"],
+      ["assistant", "ok0"],
+      ["user", "A?"],
+      ["assistant", "A partial"],
+      ["user", "D?"],
+      ["user", "C?"],
+      ["assistant", "C answer"],
+      ["user", "B?"],
+      ["assistant", "B answer"],
+      ["user", "E?"],
+      ["assistant", "E answer"],
+    ]);
+    const order = [t0, a, d, c, b, e].map((t) => t.turn_id);
+    expect((await api("GET", `/v1/sessions/${sid}`)).body.turns.map((t: { turn_id: string }) => t.turn_id)).toEqual(order);
+    for (const limit of [1, 2, 3, 500]) await walkBack(sid, whole, limit);
+    for (const [i, m] of whole.entries()) {
+      expect((await page(sid, `limit=2&before=${encodeURIComponent(m.id)}`)).body).toEqual(whole.slice(Math.max(0, i - 2), i));
+    }
+  });
 
   it("422 naming the field for a bad limit, an unknown before, or before without limit", async () => {
     const sid = await createSession(await scriptedAgent([{ text: "one" }]));

@@ -5,8 +5,9 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import { type IndexLayout, indexShard, shardOf } from "../src/durable/index-shards";
 import type { SessionSummary, UsageDay } from "../src/protocol/session-list";
-import { type ApiResponse, api, createAgent, submitTurn, waitForTurnEnd } from "./support/api";
+import { type ApiResponse, api, createAgent, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { until } from "./support/chat-client";
+import { script, uniqueId } from "./support/fake-model";
 import { prng } from "./support/prng";
 
 const registry = () => env.REGISTRY.get(env.REGISTRY.idFromName("registry"));
@@ -171,14 +172,19 @@ describe("erasure across shards", () => {
 describe("a shard that fails or is slow", () => {
   it("a shard failing its writes for a while: the turn ends, and the index converges from the session's alarm", async () => {
     const agent = unique("converge");
-    await createAgent({ name: agent, model: "demo:fast" });
+    const scriptId = uniqueId("converge");
+    await script(scriptId, [{ tool_calls: [{ id: "c1", name: "calculator", arguments: { expression: "1 + 1" } }] }, { text: "2" }]);
+    await createAgent({ name: agent, model: `openai-compatible:${scriptId}`, tools: ["calculator"], hitl_tools: ["calculator"] });
     const sid = await open(agent);
-    await indexed(sid, (r) => r?.turns === 0);
+    const { turn_id } = await submitTurn(sid, "add");
+    const { action_id } = await waitForEvent(sid, (e) => e.type === "action.required");
+    await indexed(sid, (r) => r?.status === "waiting_permission");
+    // From here to the turn's end takes one tool call and one model call: its writes (running again, then its end) fail.
     await shard(sid).failIndexWrites(2);
-    const { turn_id } = await submitTurn(sid, "hello");
+    expect((await api("POST", `/v1/sessions/${sid}/actions/${action_id}`, { decision: "approve" })).status).toBe(200);
     await waitForTurnEnd(sid, turn_id);
     expect(((await shard(sid).indexedSession(sid)) as SessionSummary | null)?.turns).toBe(0);
-    // The write at the turn's end and the retry 1 s later fail; the one 5 s after that lands.
+    // A retry from the alarm (1 s, then 5 s after a failure) lands.
     const row = await indexed(sid, (r) => r?.turns === 1);
     expect(row).toMatchObject({ session_id: sid, agent, status: "idle" });
   });

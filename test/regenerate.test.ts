@@ -90,6 +90,22 @@ describe("regenerate the last turn", () => {
     expect(snapshot.turns.map((t: any) => t.turn_id)).toEqual([res.body.turn_id]);
   });
 
+  it("an optional body sent empty with content-type application/json is an empty object; a required one still is not", async () => {
+    const { sid } = await scriptedSession([{ text: "Old." }, { text: "New." }]);
+    const { turn_id } = await submitTurn(sid, "hi");
+    await waitForTurnEnd(sid, turn_id);
+    const res = await api("POST", `/v1/sessions/${sid}/turns/${turn_id}/regenerate`, "");
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ turn_id: expect.stringMatching(/^trn_/), status: "accepted", rolled_back_turn_id: turn_id });
+    expect((await waitForTurnEnd(sid, res.body.turn_id)).at(-1).payload.output).toBe("New.");
+    // Another operation whose body is optional reads it the same way; malformed JSON is still 400.
+    expect((await api("POST", `/v1/sessions/${sid}/interrupt`, "")).status).toBe(200);
+    expect((await api("POST", `/v1/sessions/${sid}/interrupt`, "{")).body.error.code).toBe("malformed_body");
+    const required = await api("POST", `/v1/sessions/${sid}/turns`, "");
+    expect(required.status).toBe(400);
+    expect(required.body.error.code).toBe("malformed_body");
+  });
+
   it("409 naming the turn when it is not the last one, 404 for an unknown turn; nothing stored", async () => {
     const { sid } = await scriptedSession([{ text: "A." }, { text: "B." }]);
     const first = await submitTurn(sid, "a");

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { indexShard } from "../src/durable/index-shards";
 import { buildTree } from "../src/runtime/views/execution-tree";
 import { foldAll } from "../src/runtime/views/read-model";
-import { api, createAgent, events, submitTurn, waitForTurnEnd } from "./support/api";
+import { api, createAgent, events, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { until } from "./support/chat-client";
 import { script, uniqueId } from "./support/fake-model";
 import { openWs } from "./support/ws";
@@ -89,11 +89,55 @@ describe("GET /v1/sessions", () => {
       ["created_after=yesterday", "created_after"],
       ["active_after=99999999999999999", "active_after"],
       ["metadata.bad%22key=1", 'metadata.bad"key'],
+      ["status=bogus", "status"],
+      ["agent=", "agent"],
+      [`owner=${"o".repeat(201)}`, "owner"],
     ]) {
       const res = await api("GET", `/v1/sessions?${query}`);
       expect(res.status, query).toBe(422);
       expect(res.body.error.details, query).toEqual([expect.objectContaining({ path })]);
     }
+  });
+});
+
+describe("a session's status in the list", () => {
+  it("is running while a turn runs, waiting_permission while it waits for an approval or an answer, and idle after", async () => {
+    const agent = unique("status");
+    await scriptedAgent(
+      agent,
+      [
+        { hang: true, text: "working", chunk_size: 1000 },
+        { tool_calls: [{ id: "c1", name: "calculator", arguments: { expression: "1 + 1" } }] },
+        { tool_calls: [{ id: "q1", name: "ask_user", arguments: { question: "Which one?" } }] },
+      ],
+      { tools: ["calculator", "ask_user"], hitl_tools: ["calculator"] },
+    );
+    const [running, approving, asking, quiet] = [await open(agent), await open(agent), await open(agent), await open(agent)];
+    const { turn_id } = await submitTurn(running, "take your time");
+    await waitForEvent(running, (e) => e.type === "model.delta" && e.turn_id === turn_id);
+    await submitTurn(approving, "add");
+    await waitForEvent(approving, (e) => e.type === "action.required");
+    await submitTurn(asking, "ask me");
+    await waitForEvent(asking, (e) => e.type === "action.required");
+
+    const ids = async (query: string) => ((await api("GET", `/v1/sessions?agent=${agent}&${query}`)).body.sessions as any[]).map((s) => s.session_id);
+    await until(async () => (await ids("status=running")).includes(running), "the running session listed as running", 10_000);
+    await until(async () => (await ids("status=waiting_permission")).length === 2, "the waiting sessions listed as waiting", 10_000);
+    expect(await ids("status=running")).toEqual([running]);
+    expect(await ids("status=waiting_permission")).toEqual([asking, approving]);
+    expect(await ids("status=idle")).toEqual([quiet]);
+    const rows = (await api("GET", `/v1/sessions?agent=${agent}`)).body.sessions as any[];
+    expect(rows.map((r) => [r.session_id, r.status])).toEqual([
+      [quiet, "idle"],
+      [asking, "waiting_permission"],
+      [approving, "waiting_permission"],
+      [running, "running"],
+    ]);
+
+    await api("POST", `/v1/sessions/${running}/interrupt`);
+    await until(async () => (await ids("status=idle")).includes(running), "the interrupted session listed as idle again", 10_000);
+    expect(await ids("status=running")).toEqual([]);
+    for (const sid of [approving, asking]) await api("POST", `/v1/sessions/${sid}/interrupt`);
   });
 });
 
@@ -239,6 +283,7 @@ describe("GET /v1/usage", () => {
       ["group_by=model", "group_by"],
       ["from=soon", "from"],
       ["size=3", "size"],
+      ["owner=", "owner"],
       // Outside the range of a Date, or a year a YYYY-MM-DD day cannot write.
       ["from=99999999999999999", "from"],
       ["to=8640000000000001", "to"],

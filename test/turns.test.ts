@@ -280,12 +280,13 @@ describe("queue, idempotency and interrupt", () => {
     ]);
     thread = (await api("GET", `/v1/sessions/${sid}/thread`)).body;
     expect(thread).toMatchObject({ status: "idle", active_turn_id: null, queued_turns: [], last_outcome: { turn_id: second.turn_id, type: "turn.completed" } });
+    // In the conversation's order: as the turns ran (the promoted three before two), four where it left the queue.
     const snapshot = (await api("GET", `/v1/sessions/${sid}`)).body;
     expect(snapshot.turns.map((t: any) => [t.input_preview, t.status])).toEqual([
       ["one", "cancelled"],
-      ["two", "completed"],
-      ["three", "completed"],
       ["four", "cancelled"],
+      ["three", "completed"],
+      ["two", "completed"],
     ]);
   });
 

@@ -1,5 +1,6 @@
 // The runtime's TypeScript client (no Cloudflare imports; Node 20+, browsers, workerd).
 
+export { placesTurn, placeTurn } from "../protocol/conversation-order";
 export type { SpanWait, TurnSpan, WaterfallRow } from "../protocol/turn-spans";
 export { spanLabel, turnSpans, waitedMs, waterfall } from "../protocol/turn-spans";
 export { runCli } from "./cli";

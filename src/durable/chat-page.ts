@@ -2,9 +2,9 @@
 // `limit` messages before the message `before`, exactly as the whole conversation's fold (chat-reads.ts) shows
 // them, without folding the whole log. A turn's answer depends on its own events only, read through the log's
 // index by turn; what one turn does to others (a rollback removes a turn, a regenerated answer hides the turns
-// from the one it answers again) is in the submissions and rollbacks alone. So the page folds those of the
-// newest turns, widening the window while it is short or names a turn before it, and the events of the turns
-// whose messages it returns.
+// from the one it answers again, a start or a cancellation places a turn in the conversation's order) is in the
+// submissions, rollbacks, starts and cancellations alone. So the page folds those of the newest turns, widening
+// the window while it is short or names a turn before it, and the events of the turns whose messages it returns.
 import type { UIMessage } from "ai";
 import { ApiError } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
@@ -19,11 +19,12 @@ export interface PageQuery {
 /** The page as a JSON array of UIMessages, oldest first. */
 export function conversationPageJson(store: Pick<SessionStore, "eventsOfTurn" | "conversationReads">, query: PageQuery): string {
   const turnEvents = new Map<string, RuntimeEvent[]>();
-  // Each turn has one submission and at most one rollback: a window of 2n rows holds about n turns or more.
-  for (let count = 2 * (query.limit + 1); ; count *= 2) {
+  // Each turn has one submission, a start or a cancellation (both when cut) and at most one rollback: a window
+  // of 3n rows holds about n turns or more.
+  for (let count = 3 * (query.limit + 1); ; count *= 2) {
     const window = crossTurnEvents(store, count);
     const fold = new ConversationFold();
-    for (const e of window.events) fold.push(e);
+    for (const e of window.events) fold.pushAcross(e);
     if (fold.reachesBack && !window.whole) continue;
     const answer = (turnId: string) => {
       let events = turnEvents.get(turnId);
@@ -43,13 +44,13 @@ export function conversationPageJson(store: Pick<SessionStore, "eventsOfTurn" | 
 }
 
 /**
- * The newest `count` submissions and rollbacks, from the first of those submissions on, oldest first; `whole` when
- * they reach the log's start. Read backwards from the log's end, so the rows read are those of the window's turns.
+ * The newest `count` events that act across turns, from the first submission among them on, oldest first; `whole`
+ * when they reach the log's start. Read backwards from the log's end, so the rows read are those of the window's turns.
  */
 function crossTurnEvents(store: Pick<SessionStore, "conversationReads">, count: number): { events: RuntimeEvent[]; whole: boolean } {
-  const rows = store.conversationReads.newestSubmissionsAndRollbacks(count);
+  const rows = store.conversationReads.newestCrossTurnEvents(count);
   const whole = rows.length < count;
-  // A rollback before the window's first submission names a turn before it: the fold would only mark it unseen.
+  // Such an event before the window's first submission names a turn before it: the fold would only mark it unseen.
   const kept = whole ? rows : rows.slice(0, rows.findLastIndex((r) => r.type === "turn.submitted") + 1);
   return { events: kept.reverse().map((r) => JSON.parse(r.body) as RuntimeEvent), whole };
 }

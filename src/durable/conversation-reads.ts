@@ -1,5 +1,5 @@
 // The queries the chat's reads make of the log beyond reading it in order (chat-reads.ts, chat-page.ts): where a
-// turn's events start, and the newest submissions and rollbacks, read backwards. They only read; the events
+// turn's events start, and the newest events that act across turns, read backwards. They only read; the events
 // table is the store's to write.
 export class ConversationReads {
   constructor(private readonly sql: SqlStorage) {}
@@ -9,11 +9,14 @@ export class ConversationReads {
     return this.sql.exec<{ s: number | null }>("SELECT min(sequence) AS s FROM events WHERE turn_id = ?", turnId).one().s;
   }
 
-  /** The bodies of the newest `count` turn.submitted and turn.rolled_back events, newest first. */
-  newestSubmissionsAndRollbacks(count: number): { type: string; body: string }[] {
+  /**
+   * The bodies of the newest `count` events that act across turns, newest first: submissions and rollbacks, and
+   * the starts and cancellations that give turns their place in the conversation (conversation-order.ts).
+   */
+  newestCrossTurnEvents(count: number): { type: string; body: string }[] {
     return this.sql
       .exec<{ type: string; body: string }>(
-        "SELECT type, body FROM events WHERE type IN ('turn.submitted', 'turn.rolled_back') ORDER BY sequence DESC LIMIT ?",
+        "SELECT type, body FROM events WHERE type IN ('turn.submitted', 'turn.rolled_back', 'turn.started', 'turn.cancelled') ORDER BY sequence DESC LIMIT ?",
         count,
       )
       .toArray();

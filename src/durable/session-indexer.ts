@@ -1,6 +1,7 @@
 // Keeps the session's row in the deployment's index (its shard, index-shards.ts) current: written when the
-// session is created and when each turn ends, off the turn's path, one write at a time, and retried from the
-// alarm until it lands, so the index converges (docs/scale.md: within RETRY_MS's last step of the shard
+// session is created, when each turn ends, and within about a second of a change of its status (a turn starts,
+// waits for a person, resumes: STATUS_WRITE_DELAY_MS, so a short turn writes once), off the turn's path, one write
+// at a time (changes meanwhile coalesce into one more), and retried from the alarm until it lands, so the index converges (docs/scale.md: within RETRY_MS's last step of the shard
 // answering again). A write that hangs counts as failed after WRITE_TIMEOUT_MS.
 // The row counts the bytes of the session's files, summed from R2 when they may have changed (a file route,
 // a turn with files, a tool's artifact) and kept in memory meanwhile, so a turn's end lists nothing.
@@ -8,6 +9,7 @@
 // deadline), the session erases itself.
 import { isTerminalTurnEvent } from "../protocol/events";
 import type { SessionSummary, UsageDay } from "../protocol/session-list";
+import type { ThreadStatus } from "../protocol/views";
 import { fileStore } from "./file-store";
 import { indexShard } from "./index-shards";
 import type { Capability } from "./session-capability";
@@ -18,6 +20,8 @@ export const INDEX_RETRY = "index";
 export const RETENTION = "retention";
 const RETRY_MS = [1_000, 5_000, 15_000, 60_000];
 const WRITE_TIMEOUT_MS = 30_000;
+/** A status change is written this long after it (a turn's end at once): a short turn's start and end make one write. */
+const STATUS_WRITE_DELAY_MS = 500;
 const DAY_MS = 24 * 3600 * 1000;
 
 /** The slice of the session the indexer works on. */
@@ -36,6 +40,10 @@ export class SessionIndexer {
   /** The bytes of the session's files; null until summed, and again when they may have changed. */
   private bytes: number | null = null;
   private bytesGeneration = 0;
+  /** The status the last write asked for showed: a commit that changes it writes the row again. */
+  private listedStatus: ThreadStatus | null = null;
+  /** The sync asked for and not started yet. */
+  private soon: { timer: ReturnType<typeof setTimeout>; at: number } | null = null;
 
   constructor(private readonly s: IndexerSession) {}
 
@@ -103,6 +111,20 @@ export class SessionIndexer {
       this.writing = null;
     });
     return this.writing;
+  }
+
+  /** Syncs in a later task after `delay` ms, or sooner if a sync is already due sooner (one write for both). */
+  private syncIn(delay: number): void {
+    const at = Date.now() + delay;
+    if (this.soon) {
+      if (this.soon.at <= at) return;
+      clearTimeout(this.soon.timer);
+    }
+    const timer = setTimeout(() => {
+      this.soon = null;
+      void this.sync();
+    }, delay);
+    this.soon = { timer, at };
   }
 
   /** One write; on failure, schedules a retry with backoff (the alarm syncs again). Whether it landed. */
@@ -183,8 +205,9 @@ export class SessionIndexer {
 
   /**
    * Its alarm kinds (a write to retry, the retention deadline, where `erase` ends the session) and its reaction
-   * to commits: the index learns of the session when it starts and when each turn ends, in a later task (where
-   * the index object shares this thread, its write would otherwise hold back the frames just sent).
+   * to commits: the index learns of the session when it starts, when its status changes and when each turn ends,
+   * in a later task (where the index object shares this thread, its write would otherwise hold back the frames
+   * just sent).
    */
   capability(erase: (reason: string) => Promise<void>): Capability {
     return {
@@ -203,7 +226,12 @@ export class SessionIndexer {
         // Files a turn or a live message brought (inline or by URL) or a tool returned: counted at the turn's end.
         if (events.some((e) => e.type === "artifact.created" || ((e.type === "turn.submitted" || e.type === "message.injected") && withFiles(e.body))))
           this.filesChanged();
-        if (events.some((e) => e.type === "session.created" || isTerminalTurnEvent(e.type))) setTimeout(() => void this.sync(), 0);
+        const status = this.s.view().status;
+        const now = events.some((e) => e.type === "session.created" || isTerminalTurnEvent(e.type));
+        if (now || status !== this.listedStatus) {
+          this.listedStatus = status;
+          this.syncIn(now ? 0 : STATUS_WRITE_DELAY_MS);
+        }
       },
     };
   }

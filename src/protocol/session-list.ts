@@ -1,5 +1,9 @@
 // The deployment's session index and usage totals, as the API serves them (GET /v1/sessions, GET /v1/usage).
 import { z } from "@hono/zod-openapi";
+import { ThreadStatusSchema } from "./views";
+
+/** An agent or owner a list route filters by: as an agent's name or a session's owner may be. */
+export const IndexFilterText = z.string().min(1).max(200);
 
 export const SessionSummarySchema = z
   .object({
@@ -9,7 +13,7 @@ export const SessionSummarySchema = z
     metadata: z.record(z.string(), z.unknown()),
     created_at: z.number().describe("ms since the epoch"),
     last_activity: z.number().describe("the time of the session's last event"),
-    status: z.string().describe("idle, running, waiting_permission, ..."),
+    status: ThreadStatusSchema.describe("the session's status now (written to the index within a second of a change)"),
     turns: z.number().describe("turns that ended"),
     input_tokens: z.number(),
     output_tokens: z.number(),
@@ -56,7 +60,7 @@ export interface SessionListQuery {
   agent?: string;
   /** The agent the session was opened with: an agent-bound token lists by it. */
   opened_agent?: string;
-  status?: string;
+  status?: SessionSummary["status"];
   owner?: string;
   metadata: [key: string, value: string][];
   created_after?: number;

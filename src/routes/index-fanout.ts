@@ -70,11 +70,9 @@ export const sessionIndex = router()
     const rawLimit = params.get("limit") ?? "20";
     const limit = Number(rawLimit);
     if (!/^\d+$/.test(rawLimit) || limit < 1 || limit > 100) throw ApiError.validation([{ path: "limit", reason: "must be an integer from 1 to 100" }]);
-    const query: SessionListQuery = { metadata, limit: limit + 1 };
-    for (const k of ["agent", "status", "owner"] as const) {
-      const v = params.get(k);
-      if (v !== undefined) query[k] = v;
-    }
+    // agent, status and owner: as the declaration validated them (a status outside the enum is 422).
+    const { agent, status, owner } = c.req.valid("query");
+    const query: SessionListQuery = { metadata, limit: limit + 1, agent, status, owner };
     for (const k of ["created_after", "active_after"] as const) {
       const v = params.get(k);
       if (v !== undefined) query[k] = timeParam(k, v);
@@ -107,14 +105,8 @@ export const sessionIndex = router()
     const from = day("from", now - 6 * DAY_MS);
     const to = day("to", now);
     if (from > to) throw ApiError.validation([{ path: "from", reason: `must not be after to (${from} > ${to})` }]);
-    const groupBy = params.get("group_by") ?? "agent";
-    if (groupBy !== "agent" && groupBy !== "owner" && groupBy !== "day")
-      throw ApiError.validation([{ path: "group_by", reason: "must be agent, owner or day" }]);
-    const query: UsageQuery = { from, to, group_by: groupBy as UsageQuery["group_by"] };
-    for (const k of ["agent", "owner"] as const) {
-      const v = params.get(k);
-      if (v !== undefined) query[k] = v;
-    }
+    const { group_by = "agent", agent, owner } = c.req.valid("query");
+    const query: UsageQuery = { from, to, group_by, agent, owner };
     const layout = requestLayout(c.env, c.req.header(TEST_LAYOUT_HEADER));
     const [rows, stored_bytes] = await Promise.all([usageAcross(c.env, layout, query), storedAcross(c.env, layout, query)]);
     return c.json({ from, to, group_by: query.group_by, rows, stored_bytes }, 200);

@@ -45,7 +45,17 @@ export function guards(op: Operation, { readsBody = true, limitsBody = true } = 
   return readsBody ? [...checks, checkJsonBody] : checks;
 }
 
-/** The OpenAPI route config of `op`, with its guards as route middleware. */
+/**
+ * An optional body sent empty (a JSON content type and no bytes) is an empty object, as when none is sent: the
+ * validator parses the cached text "{}" instead of failing on "" as malformed JSON.
+ */
+const emptyOptionalBody: MiddlewareHandler<AppEnv> = async (c, next) => {
+  // Hono keeps each body read as a promise (its type says otherwise).
+  if ((await c.req.text()) === "") (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve("{}");
+  await next();
+};
+
+/** The OpenAPI route config of `op`, with its guards (and an optional body's reading) as route middleware. */
 export function route<O extends Operation>(op: O): RouteOf<O> {
   const responses: RouteConfig["responses"] = {};
   for (const [status, { description, content }] of Object.entries(op.responses)) {
@@ -66,6 +76,6 @@ export function route<O extends Operation>(op: O): RouteOf<O> {
       ...(op.body ? { body: { required: op.body.required, content: { "application/json": { schema: op.body.schema } } } } : {}),
     },
     responses,
-    middleware: guards(op),
+    middleware: op.body?.required === false ? [...guards(op), emptyOptionalBody] : guards(op),
   }) as unknown as RouteOf<O>;
 }

@@ -1,6 +1,7 @@
 // The inspector's view of what a turn did and what it waits for, in Chromium against `wrangler dev` and the
 // fake model (priced through MODEL_PRICES): the waterfall of a turn's spans, tokens and cost per turn, an
-// ask_user question answered through its form, an approval with edited arguments, and a late tool result. Screenshots go to
+// ask_user question answered through its form, an approval with edited arguments, a late tool result, and the turns'
+// order after an interrupt. Screenshots go to
 // test-output/inspector/ (desktop and 375 px).
 
 import { join } from "node:path";
@@ -409,6 +410,37 @@ describe("the inspector's turn views", () => {
     await page.reload();
     await live(page);
     await page.locator(".turn").first().locator(".note", { hasText: "Late result of notify" }).waitFor();
+    await page.close();
+  });
+
+  it("after an interrupt the turns show in the order they ran, live and after a reload", async () => {
+    const model = await stack.fake.script([{ hang: true, text: "A partial", chunk_size: 1000 }, { text: "C answer" }, { text: "B answer" }]);
+    await stack.api.putAgent("reordered", { model });
+    const { session_id: id } = await stack.api.createSession({ agent: "reordered" });
+    const a = await stack.api.submitTurn(id, "question A");
+    for (let i = 0; !(await stack.readLog(id)).some((e) => e.type === "model.delta"); i++) {
+      if (i > 500) throw new Error("turn A never streamed");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const b = await stack.api.submitTurn(id, "question B");
+    const page = await stack.openSession(id);
+    await waitForTurn(page, 1, "queued");
+    const c = await stack.api.submitTurn(id, { input: "question C", on_busy: "interrupt" });
+    // The model saw A (cut), then C, then B: B's answer is below C's question.
+    const order = [a.turn_id, c.turn_id, b.turn_id];
+    const shown = () => page.locator(".turn").evaluateAll((turns) => turns.map((t) => (t as HTMLElement).dataset.turnId));
+    await waitForTurn(page, 2, "completed");
+    expect(await shown()).toEqual(order);
+    expect(await page.locator(".turn").allInnerTexts()).toEqual([
+      expect.stringMatching(/question A[\s\S]*A partial/),
+      expect.stringMatching(/question C[\s\S]*C answer/),
+      expect.stringMatching(/question B[\s\S]*B answer/),
+    ]);
+    await screenshot(page, "31-interrupt-order");
+    await page.reload();
+    await live(page);
+    await waitForTurn(page, 2, "completed");
+    expect(await shown()).toEqual(order);
     await page.close();
   });
 

@@ -3,8 +3,8 @@ import { z } from "zod";
 import { ResourceId } from "../memory";
 import { Metadata } from "../metadata";
 import { PolicySchema } from "../policy";
-import { SessionSummarySchema } from "../session-list";
-import { SnapshotSchema, ThreadSchema, ToolInventorySchema } from "../views";
+import { IndexFilterText, SessionSummarySchema } from "../session-list";
+import { SnapshotSchema, ThreadSchema, ThreadStatusSchema, ToolInventorySchema } from "../views";
 import { json, jsonBody, operation, Sid } from "./operation";
 
 /** A registered agent's name, or an inline config (validated on its own, each failing field named under "agent."). */
@@ -52,9 +52,9 @@ export const listSessions = operation({
   permission: "sessions.list",
   rateLimit: "request",
   query: z.object({
-    agent: z.string().optional(),
-    status: z.string().optional(),
-    owner: z.string().optional(),
+    agent: IndexFilterText.optional(),
+    status: ThreadStatusSchema.optional(),
+    owner: IndexFilterText.optional(),
     created_after: z.string().optional(),
     active_after: z.string().optional(),
     limit: z.string().optional(),

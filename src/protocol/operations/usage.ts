@@ -1,12 +1,14 @@
 // Usage totals from the session index.
 import { z } from "zod";
-import { UsageRowSchema } from "../session-list";
+import { IndexFilterText, UsageRowSchema } from "../session-list";
 import { json, operation } from "./operation";
+
+const GroupBy = z.enum(["agent", "owner", "day"]);
 
 export const UsageReport = z.object({
   from: z.string(),
   to: z.string(),
-  group_by: z.enum(["agent", "owner", "day"]),
+  group_by: GroupBy,
   rows: z.array(UsageRowSchema),
   stored_bytes: z.number().describe("bytes the files of the sessions (of the agent or owner asked for) take in R2 now, whatever the time range"),
 });
@@ -22,9 +24,9 @@ export const getUsage = operation({
   query: z.object({
     from: z.string().optional(),
     to: z.string().optional(),
-    group_by: z.string().optional(),
-    agent: z.string().optional(),
-    owner: z.string().optional(),
+    group_by: GroupBy.optional(),
+    agent: IndexFilterText.optional(),
+    owner: IndexFilterText.optional(),
   }),
   responses: { 200: json(UsageReport, "Totals") },
   errors: [401, 403, 422],

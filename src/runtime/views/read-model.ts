@@ -1,5 +1,6 @@
 // The session's read models are folds over its event log (docs/architecture.md): the same `foldEvent`
 // serves live updates and a rebuild from the log.
+import { placesTurn, placeTurn } from "../../protocol/conversation-order";
 import { type EventTable, ignored, onEvent } from "../../protocol/event-table";
 import type { EventOf, RuntimeEvent, TerminalType } from "../../protocol/events";
 import { turnOutcome } from "../../protocol/turn-outcome";
@@ -41,6 +42,15 @@ function updateTurn(view: SessionView, turnId: string | undefined, patch: Partia
   return view.turns.map((t) => (t.turn_id === turnId ? { ...t, ...patch } : t));
 }
 
+const hasPlace = (t: TurnSummary) => t.started_at !== null || t.ended_at !== null;
+
+/** The turns in conversation order (conversation-order.ts) once `turnId` starts or ends, then patched. */
+function placedTurn(view: SessionView, turnId: string | undefined, patch: Partial<TurnSummary>): TurnSummary[] {
+  const turn = view.turns.find((t) => t.turn_id === turnId);
+  const turns = turn && !hasPlace(turn) ? placeTurn(view.turns, turn, hasPlace) : view.turns;
+  return updateTurn({ ...view, turns }, turnId, patch);
+}
+
 /** Tools or a model answering again after a restart means the turn is back to running. */
 const resumed = (v: SessionView): SessionView["status"] => (v.status === "recovering" ? "running" : v.status);
 
@@ -60,7 +70,7 @@ const turnEnd = (e: EventOf<TerminalType>, v: SessionView): SessionView => {
       ...(outcome.error ? { error: outcome.error } : {}),
       ...(outcome.reason ? { reason: outcome.reason } : {}),
     },
-    turns: updateTurn(v, e.turn_id, {
+    turns: (placesTurn(e) ? placedTurn : updateTurn)(v, e.turn_id, {
       status: outcome.status,
       ended_at: e.timestamp,
       output_preview: preview(outcome.output),
@@ -133,7 +143,7 @@ const FOLD: EventTable<[SessionView], SessionView> = {
     status: "running",
     active_turn_id: e.turn_id!,
     usage: { ...USAGE_ZERO },
-    turns: updateTurn(v, e.turn_id, { status: "running", started_at: e.timestamp }),
+    turns: placedTurn(v, e.turn_id, { status: "running", started_at: e.timestamp }),
   }),
   "run.status": (e, v) => {
     if (e.turn_id !== v.active_turn_id) return v;

@@ -2,6 +2,7 @@
 // reload), folded from the log: each turn is the user's input and the assistant message its UI stream
 // builds (ui-stream.ts), so a reload shows what a connected client built, with pending approvals asking.
 import type { FileUIPart, UIMessage } from "ai";
+import { placesTurn, placeTurn } from "../../protocol/conversation-order";
 import type { EventOf, RuntimeEvent } from "../../protocol/events";
 import { fileRoute } from "../../protocol/input-parts";
 import { type ChatMessageMetadata, TurnProjection, type UiChunk } from "./ui-stream";
@@ -22,14 +23,18 @@ interface TurnFold {
   openText: Map<string, Part>;
   /** Replaced by a regenerated answer. */
   hidden: boolean;
+  /** It has its place in the conversation (conversation-order.ts): it started, or was cancelled before. */
+  placed: boolean;
 }
 
 export class ConversationFold {
-  private readonly turns: TurnFold[] = [];
+  /** In conversation order (conversation-order.ts). */
+  private turns: TurnFold[] = [];
   private readonly byId = new Map<string, TurnFold>();
   /**
-   * A rollback or a regenerated answer named a turn this fold has not seen: folded from a later point of the log
-   * than its start (a page, chat-page.ts), the turns before that point were needed.
+   * A rollback, a regenerated answer or a turn taking its place after one of this fold's named a turn this fold
+   * has not seen: folded from a later point of the log than its start (a page, chat-page.ts), the turns before
+   * that point were needed.
    */
   reachesBack = false;
 
@@ -44,9 +49,19 @@ export class ConversationFold {
       return;
     }
     const turn = this.byId.get(e.turn_id);
+    if (placesTurn(e)) this.place(turn);
     if (!turn) return;
     for (const chunk of turn.projection.push(e)) apply(turn, chunk);
     if (e.type === "action.resolved") respond(turn.assistant.parts, e);
+  }
+
+  /**
+   * Folds what `e` does across turns only (a submission, a rollback, a turn taking its place), for a page's window
+   * (chat-page.ts): a turn's own events, its start and cancellation among them, follow through `push`.
+   */
+  pushAcross(e: RuntimeEvent): void {
+    if (placesTurn(e)) this.place(e.turn_id ? this.byId.get(e.turn_id) : undefined);
+    else this.push(e);
   }
 
   messages(): UIMessage[] {
@@ -67,6 +82,18 @@ export class ConversationFold {
   /** The id of the user message turn `turnId` shows, if any (known from its submission alone). */
   userIdOf(turnId: string): string | undefined {
     return this.byId.get(turnId)?.user?.id;
+  }
+
+  /** A turn (undefined: one this fold has not seen) takes its place, once. */
+  private place(turn: TurnFold | undefined): void {
+    if (!turn) {
+      // A turn from before the fold's start placed after one of its own is among them in the conversation.
+      if (this.turns.some((t) => t.placed)) this.reachesBack = true;
+      return;
+    }
+    if (turn.placed) return;
+    this.turns = placeTurn(this.turns, turn, (t) => t.placed);
+    turn.placed = true;
   }
 
   /**
@@ -107,6 +134,7 @@ export class ConversationFold {
       projection: new TurnProjection(turnId),
       openText: new Map(),
       hidden: false,
+      placed: false,
     };
     this.turns.push(turn);
     this.byId.set(turnId, turn);

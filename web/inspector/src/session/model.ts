@@ -2,18 +2,31 @@
 // view from the whole log on load and then keeps it live, so a reload shows exactly what was there.
 // Objects are updated in place (a long stream of text deltas would otherwise copy the conversation per
 // event); `version` grows with every applied event so the view knows when to draw again.
-import { type EventOf, type EventTable, ignored, onEvent, type RuntimeEvent, type TerminalType, turnOutcome } from "../../../../src/client/index";
+import {
+  type EventOf,
+  type EventTable,
+  ignored,
+  onEvent,
+  placesTurn,
+  placeTurn,
+  type RuntimeEvent,
+  type TerminalType,
+  turnOutcome,
+} from "../../../../src/client/index";
 import { preview } from "../format";
 import type { Approval, CallEvent, CallStatus, Container, NoteItem, SubAgent, TextItem, ToolCall, Turn } from "./items";
 import { callIdentity, newTurn } from "./items";
 
 /** finish_reason values of a model call that did not end on its own (a restart, an interrupt, a provider error). */
 const INTERRUPTED = new Set(["cancelled", "interrupted", "error"]);
+/** A turn that started or ended has its place; queued and accepted ones wait after those. */
+const hasPlace = (t: Turn) => t.status !== "queued" && t.status !== "accepted";
 const RESULT_STATUS: Record<string, CallStatus> = { success: "succeeded", error: "failed", rejected: "rejected", timed_out: "timed out" };
 
 export class SessionModel {
   readonly events: RuntimeEvent[] = [];
-  readonly turns: Turn[] = [];
+  /** In the order of the conversation as the model saw it (src/protocol/conversation-order.ts). */
+  turns: Turn[] = [];
   readonly approvals = new Map<string, Approval>();
   agent = "";
   /** The resource whose memory the session uses (null: none). */
@@ -58,6 +71,7 @@ export class SessionModel {
       else this.eventsByTurn.set(e.turn_id, [e]);
     }
     this.version++;
+    if (placesTurn(e)) this.place(this.turnOf(e));
     onEvent(SessionModel.FOLD, e, this);
     return true;
   }
@@ -159,6 +173,12 @@ export class SessionModel {
       m.note(e, verdict === "block" ? "error" : "warning", `Guardrail ${rule} (${stage}, ${kind}): ${verdict}${why ? ` (${why})` : ""}`);
     },
   };
+
+  /** A turn that starts, or is cancelled before it started, takes its place in the conversation once. */
+  private place(turn: Turn): void {
+    if (hasPlace(turn)) return;
+    this.turns = placeTurn(this.turns, turn, hasPlace);
+  }
 
   private turnOf(e: RuntimeEvent): Turn {
     const id = e.turn_id ?? "";
