@@ -216,7 +216,9 @@ describe("files", () => {
     expect(listed.reduce((n: number, f: any) => n + f.size, 0)).toBe(3 * mib.length);
     expect(await r2Keys(sid)).toHaveLength(3);
     // A turn's inline file goes through the same reservation: the session is full.
-    const inline = await api("POST", `/v1/sessions/${sid}/turns`, { input: [{ type: "file", data: toBase64(new TextEncoder().encode("x")), media_type: "text/plain" }] });
+    const inline = await api("POST", `/v1/sessions/${sid}/turns`, {
+      input: [{ type: "file", data: toBase64(new TextEncoder().encode("x")), media_type: "text/plain" }],
+    });
     expect(inline.status).toBe(413);
     expect(inline.body.error.message).toMatch(/FILES_MAX_SESSION_BYTES/);
   });

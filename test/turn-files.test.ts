@@ -189,7 +189,10 @@ describe("useChat file parts", () => {
     expect(userContent((await requests(id))[0])[1]).toEqual({ type: "text", text: "[file notes.txt (text/plain)]\nfetched by url: the code is 7" });
 
     const chat = new HeadlessChat({ id: sid });
-    await chat.sendMessage({ text: "and again", files: [{ type: "file", mediaType: "text/plain", filename: "again.txt", url: `${baseURL}/_files/notes.txt` }] });
+    await chat.sendMessage({
+      text: "and again",
+      files: [{ type: "file", mediaType: "text/plain", filename: "again.txt", url: `${baseURL}/_files/notes.txt` }],
+    });
     const chatUser = (await requests(id))[1].messages.filter((m: any) => m.role === "user").at(-1);
     expect(chatUser.content).toContainEqual({ type: "text", text: "[file again.txt (text/plain)]\nfetched by url: the code is 7" });
 
