@@ -7,7 +7,7 @@ import type { Env } from "../env";
 import { ApiError, unwrap } from "../protocol/errors";
 import { files as ops } from "../protocol/operations";
 import type { FileInfo } from "../protocol/operations/files";
-import { bareMediaType, checkMediaType, fileLimits, tooLarge } from "../runtime/file-rules";
+import { bareMediaType, fileLimits, tooLarge } from "../runtime/file-rules";
 import { FORM_OVERHEAD_BYTES, formFile } from "./file-form";
 import { type AppEnv, router, sessionStub } from "./http";
 import { decodeCursor, encodeCursor, pageLimit } from "./keyset-cursor";
@@ -107,7 +107,7 @@ export const files = router()
       const file = await formFile(await readCapped(c, limits.maxFileBytes + FORM_OVERHEAD_BYTES, tooBig), contentType!);
       info = await storeFile(store, c.env.BLOBS, { ...file, filename: filename ?? file.filename }, limits, "file");
     } else {
-      checkMediaType(media_type, limits);
+      // The media type is checked with the bytes (storeFile), after the body is read: a refusal keeps the connection.
       const bytes = await readCapped(c, limits.maxFileBytes, tooBig);
       info = await storeFile(store, c.env.BLOBS, { bytes, media_type, filename: filename ?? null }, limits);
     }

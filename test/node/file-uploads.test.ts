@@ -1,6 +1,6 @@
-// A refused upload under `wrangler dev`, over a raw keep-alive connection: a chunked body over the file limit
-// (FILES_MAX_BYTES is 1000 bytes here) is answered 413 as a whole response, and the same connection then
-// serves the client's next request.
+// Refused uploads under `wrangler dev`, over a raw keep-alive connection: a chunked body over the file limit
+// (FILES_MAX_BYTES is 1000 bytes here) or of a type not accepted is answered as a whole response, and the same
+// connection then serves the client's next request.
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevRuntime, startRuntime } from "./support/wrangler-dev";
@@ -54,7 +54,7 @@ function nextResponse(socket: Socket, buffered: { data: string }): Promise<{ sta
 }
 
 describe("refused uploads", () => {
-  it("answers a chunked upload over FILES_MAX_BYTES with a whole 413 and keeps the connection for the next request", async () => {
+  it("answers a chunked upload over FILES_MAX_BYTES or of a refused type with a whole 4xx and keeps the connection for the next request", async () => {
     const { body: session } = await rt.call("POST", "/v1/sessions", { agent: { name: "uploads", model: "demo:fast" } });
     const url = new URL(rt.base);
     const socket = connect(Number(url.port), url.hostname);
@@ -62,16 +62,20 @@ describe("refused uploads", () => {
     const buffered = { data: "" };
     const chunk = "x".repeat(500);
     const chunks = Array.from({ length: 3 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join("");
-    // Past the limit with the first half; the rest follows a moment later, as a slow client sends it.
-    socket.write(
-      `POST /v1/sessions/${session.session_id}/files HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${KEY}\r\n` +
-        `content-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n${chunks}`,
-    );
-    await new Promise((r) => setTimeout(r, 300));
-    socket.write(`${chunks}0\r\n\r\n`);
-    const refused = await nextResponse(socket, buffered);
-    expect(refused.status).toBe(413);
-    expect(JSON.parse(refused.body).error.message).toMatch(/FILES_MAX_BYTES/);
+    const refusedUpload = async (contentType: string, halves: string[]) => {
+      // The first half, then the rest a moment later, as a slow client sends it.
+      socket.write(
+        `POST /v1/sessions/${session.session_id}/files HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${KEY}\r\n` +
+          `content-type: ${contentType}\r\ntransfer-encoding: chunked\r\n\r\n${halves[0]}`,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      socket.write(`${halves[1]}0\r\n\r\n`);
+      const res = await nextResponse(socket, buffered);
+      return { status: res.status, message: JSON.parse(res.body).error.message as string };
+    };
+    // Past the limit with the first half.
+    expect(await refusedUpload("text/plain", [chunks, chunks])).toEqual({ status: 413, message: expect.stringMatching(/FILES_MAX_BYTES/) });
+    expect(await refusedUpload("application/zip", ["1\r\nx\r\n", "1\r\ny\r\n"])).toEqual({ status: 415, message: expect.stringMatching(/FILES_MEDIA_TYPES/) });
 
     socket.write(`GET /v1/sessions/${session.session_id}/files HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${KEY}\r\n\r\n`);
     const next = await nextResponse(socket, buffered);
