@@ -196,8 +196,8 @@ export class FileLedger {
     if (this.sql.exec("SELECT 1 FROM files_backfill").toArray().length === 0) return Promise.resolve();
     this.backfill ??= (async () => {
       const found = await listR2Files(this.bucket, this.sessionId);
-      // Only rows not there yet: a writer may have stored a file meanwhile.
-      for (const r of found) if (!this.sql.exec("SELECT 1 FROM files WHERE file_id = ?", r.file_id).toArray().length) this.insert(r, 1);
+      // No writer stores meanwhile: each reserves first, and a reservation waits for this.
+      for (const r of found) this.insert(r, 1);
       this.sql.exec("DELETE FROM files_backfill");
     })().finally(() => {
       this.backfill = null;
