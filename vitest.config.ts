@@ -56,9 +56,10 @@ export default defineConfig(async () => {
             SUBSCRIPTION_RETRY_BASE_MS: "50",
             SUBSCRIPTION_MAX_ATTEMPTS: "5",
             SUBSCRIPTION_TIMEOUT_MS: "500",
-            // Small file limits, so the tests reach them: 2 MiB a file, 3 MiB a session.
+            // Small file limits, so the tests reach them: 2 MiB a file, 3 MiB and 25 files a session.
             FILES_MAX_BYTES: "2097152",
             FILES_MAX_SESSION_BYTES: "3145728",
+            FILES_MAX_SESSION_FILES: "25",
             // test/fuzz.test.ts: how many requests, from which seed (FUZZ_REQUESTS=10000 for the full run).
             FUZZ_REQUESTS: process.env.FUZZ_REQUESTS ?? "",
             FUZZ_SEED: process.env.FUZZ_SEED ?? "",

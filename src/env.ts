@@ -69,10 +69,11 @@ export interface Env {
   /** Test-only: "1" enables test hooks (making index writes fail). Never set in production. */
   TEST_HOOKS?: string;
   /** Session files (docs/guides/files.md): bytes a file (default 20 MiB), bytes of all a session's files
-   * (default 100 MiB), and the media types accepted, comma-separated (default: PNG, JPEG, GIF, WebP, SVG, PDF,
+   * (default 100 MiB), how many files a session keeps (default 1000), and the media types accepted, comma-separated (default: PNG, JPEG, GIF, WebP, SVG, PDF,
    * plain text, Markdown, CSV, JSON). */
   FILES_MAX_BYTES?: string;
   FILES_MAX_SESSION_BYTES?: string;
+  FILES_MAX_SESSION_FILES?: string;
   FILES_MEDIA_TYPES?: string;
   /** Workers AI, for `workers-ai:<model>` (add `[ai] binding = "AI"` to wrangler.toml). */
   AI?: Ai;

@@ -291,7 +291,7 @@ describe("typed calls", () => {
     expect(image).toMatchObject({ media_type: "image/png", size: png.length, filename: "dot.png" });
     const notes = await client.uploadFile(sid, new Blob(["meeting at 3 pm"], { type: "text/plain" }));
     expect(notes).toMatchObject({ media_type: "text/plain", size: 15, filename: null });
-    expect((await client.listFiles(sid)).map((f) => f.file_id)).toEqual([image.file_id, notes.file_id]);
+    expect((await client.listFiles(sid)).files.map((f) => f.file_id)).toEqual([image.file_id, notes.file_id]);
 
     const whole = await client.downloadFile(sid, image.file_id);
     expect(whole).toMatchObject({ status: 200, contentType: "image/png", contentDisposition: "inline; filename=\"dot.png\"; filename*=UTF-8''dot.png" });
@@ -310,7 +310,7 @@ describe("typed calls", () => {
     expect(user.content[1]).toEqual({ type: "image_url", image_url: { url: `data:image/png;base64,${toBase64(png)}` } });
 
     await client.deleteFile(sid, notes.file_id);
-    expect((await client.listFiles(sid)).map((f) => f.file_id)).toEqual([image.file_id]);
+    expect((await client.listFiles(sid)).files.map((f) => f.file_id)).toEqual([image.file_id]);
     expect(await rejection(client.downloadFile(sid, notes.file_id))).toMatchObject({ status: 404, code: "not_found" });
     expect(await rejection(client.uploadFile(sid, new Uint8Array([1, 2]), { mediaType: "application/zip" }))).toMatchObject({
       status: 415,

@@ -201,4 +201,81 @@ describe("files", () => {
     expect((await api("DELETE", `/v1/sessions/${a}`)).status).toBe(204);
     await until(async () => (await tenant()) === 12 + notes.length, "the erased session's bytes gone from the totals");
   });
+
+  it("reserves the session's quota before storing: concurrent uploads store at most FILES_MAX_SESSION_BYTES, the rest 413", async () => {
+    const sid = await createSession({ name: "files-race", model: "demo:fast" });
+    const mib = new Uint8Array(1024 * 1024).fill(67);
+    const results = await Promise.all(Array.from({ length: 8 }, () => upload(sid, mib, "text/csv")));
+    const stored = results.filter((r) => r.status === 201);
+    expect(stored).toHaveLength(3); // 3 MiB a session (vitest.config.ts)
+    for (const r of results.filter((r) => r.status !== 201)) {
+      expect(r.status).toBe(413);
+      expect(r.body.error.message).toMatch(/FILES_MAX_SESSION_BYTES/);
+    }
+    const listed = (await api("GET", `/v1/sessions/${sid}/files`)).body.files;
+    expect(listed.reduce((n: number, f: any) => n + f.size, 0)).toBe(3 * mib.length);
+    expect(await r2Keys(sid)).toHaveLength(3);
+    // A turn's inline file goes through the same reservation: the session is full.
+    const inline = await api("POST", `/v1/sessions/${sid}/turns`, {
+      input: [{ type: "file", data: toBase64(new TextEncoder().encode("x")), media_type: "text/plain" }],
+    });
+    expect(inline.status).toBe(413);
+    expect(inline.body.error.message).toMatch(/FILES_MAX_SESSION_BYTES/);
+  });
+
+  it("keeps at most FILES_MAX_SESSION_FILES files (409 past it), and lists them in pages", async () => {
+    const sid = await createSession({ name: "files-count", model: "demo:fast" });
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => upload(sid, new TextEncoder().encode(`file ${i}`), "text/plain")));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(25); // 25 a session (vitest.config.ts)
+    for (const r of results.filter((r) => r.status !== 201)) {
+      expect(r.status).toBe(409);
+      expect(r.body.error.message).toMatch(/FILES_MAX_SESSION_FILES/);
+    }
+    expect(await r2Keys(sid)).toHaveLength(25);
+
+    // Pages of 10, oldest first, together every file once; the default page takes them all.
+    const all = (await api("GET", `/v1/sessions/${sid}/files`)).body;
+    expect(all.files).toHaveLength(25);
+    expect(all.next_cursor).toBeNull();
+    const paged: any[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor ? `limit=10&cursor=${cursor}` : "limit=10";
+      const page = (await api("GET", `/v1/sessions/${sid}/files?${query}`)).body;
+      expect(page.files.length).toBeLessThanOrEqual(10);
+      paged.push(...page.files);
+      cursor = page.next_cursor;
+    } while (cursor);
+    expect(paged).toEqual(all.files);
+    for (const [query, path] of [
+      ["limit=0", "limit"],
+      ["limit=1001", "limit"],
+      ["limit=ten", "limit"],
+      ["cursor=nonsense", "cursor"],
+    ]) {
+      const res = await api("GET", `/v1/sessions/${sid}/files?${query}`);
+      expect(res.status, query).toBe(422);
+      expect(res.body.error.details.map((d: any) => d.path)).toEqual([path]);
+    }
+
+    // Deleting one makes room for one.
+    expect((await api("DELETE", `/v1/sessions/${sid}/files/${all.files[0].file_id}`)).status).toBe(204);
+    expect((await upload(sid, new TextEncoder().encode("room"), "text/plain")).status).toBe(201);
+    expect((await upload(sid, new TextEncoder().encode("full"), "text/plain")).status).toBe(409);
+  });
+
+  it("refuses names with bidirectional or control characters, and percent-encodes ' ( ) * in filename*", async () => {
+    const sid = await createSession({ name: "files-names", model: "demo:fast" });
+    for (const name of ["invoice\u202Etxt.exe", "a\u2066b.txt", "nel\u0085.txt", "rlm\u200F.txt"]) {
+      const res = await upload(sid, new TextEncoder().encode("x"), "text/plain", name);
+      expect(res.status, JSON.stringify(name)).toBe(422);
+      expect(res.body.error.details.map((d: any) => d.path)).toEqual(["filename"]);
+    }
+    expect(await r2Keys(sid)).toEqual([]);
+    const ok = await upload(sid, new TextEncoder().encode("x"), "text/plain", "it's (1)*.txt");
+    expect(ok.status).toBe(201);
+    expect((await download(sid, ok.body.file_id)).headers.get("content-disposition")).toBe(
+      `inline; filename="it's (1)*.txt"; filename*=UTF-8''it%27s%20%281%29%2A.txt`,
+    );
+  });
 });

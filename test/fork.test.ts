@@ -1,10 +1,12 @@
 // Forking a session at any event of its log (issue 21), through POST /v1/sessions/:sid/fork: the fork's
 // conversation is the source's as of that sequence, what the fake model is sent in the fork proves it.
-import { SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { RuntimeClient } from "../src/client";
 import { api, events, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
+import { until } from "./support/chat-client";
 import { requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
+import { download, upload } from "./support/files";
 
 const LOOKUP = {
   name: "lookup",
@@ -150,5 +152,35 @@ describe("RuntimeClient.forkSession", () => {
     const snapshot = await client.getSession(forked.session_id);
     expect(snapshot.metadata).toEqual({ branch: "b" });
     await expect(client.forkSession(sid, { at_sequence: log.length + 5 })).rejects.toMatchObject({ status: 422 });
+  });
+
+  it("shares the source's files with the fork at once and copies them off the request; the fork keeps them when the source is erased", async () => {
+    const sid = (await api("POST", "/v1/sessions", { agent: { name: "fork-files", model: "demo:fast" } })).body.session_id;
+    const texts = Array.from({ length: 20 }, (_, i) => `file number ${i}`);
+    const uploaded = [];
+    for (const text of texts) uploaded.push((await upload(sid, new TextEncoder().encode(text), "text/plain", `n${text.length}.txt`)).body);
+    const at = (await events(sid)).at(-1).sequence;
+    const res = await api("POST", `/v1/sessions/${sid}/fork`, { at_sequence: at });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const fork = res.body.session_id;
+
+    // The fork lists and serves every file under its id at once, whether or not its own copy is made yet.
+    expect((await api("GET", `/v1/sessions/${fork}/files`)).body.files).toEqual(uploaded);
+    for (const [i, f] of uploaded.entries()) expect(new TextDecoder().decode((await download(fork, f.file_id)).bytes)).toBe(texts[i]);
+
+    // Its own copies are made in the background (the alarm), under its own prefix.
+    const forkKeys = async () => (await env.BLOBS.list({ prefix: `sessions/${fork}/files/` })).objects.length;
+    await until(async () => (await forkKeys()) === uploaded.length, "the fork's copies of the source's files");
+
+    // A file the fork deletes is its own copy: the source still has it.
+    expect((await api("DELETE", `/v1/sessions/${fork}/files/${uploaded[0].file_id}`)).status).toBe(204);
+    expect((await download(sid, uploaded[0].file_id)).status).toBe(200);
+
+    expect((await api("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+    const left = (await api("GET", `/v1/sessions/${fork}/files`)).body.files;
+    expect(left).toEqual(uploaded.slice(1));
+    for (const [i, f] of uploaded.entries()) {
+      if (i > 0) expect(new TextDecoder().decode((await download(fork, f.file_id)).bytes)).toBe(texts[i]);
+    }
   });
 });

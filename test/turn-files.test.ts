@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { api, createSession, events, KEY, waitForEvent, waitForTurnEnd } from "./support/api";
 import { BASE, HeadlessChat } from "./support/chat-client";
 import { serverMessages } from "./support/chat-fixtures";
-import { requests, script, toolURL, uniqueId } from "./support/fake-model";
+import { baseURL, requests, script, toolURL, uniqueId } from "./support/fake-model";
 import { download, tinyPdf, tinyPng, toBase64, upload } from "./support/files";
 
 async function scripted(steps: number) {
@@ -177,6 +177,38 @@ describe("useChat file parts", () => {
     const got = await SELF.fetch(`${BASE}${user.parts[1].url}`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(got.headers.get("content-type")).toBe("image/png");
     expect(new Uint8Array(await got.arrayBuffer())).toEqual(png);
+  });
+
+  it("fetches a file part by an allowlisted URL (in a turn and in useChat) to the model; a redirect or a dead host is 422 saying why", async () => {
+    const id = await scripted(2);
+    const sid = await createSession({ name: "url-files", model: `openai-compatible:${id}` });
+    const byUrl = { type: "file", url: `${baseURL}/_files/notes.txt`, filename: "notes.txt" };
+    const res = await api("POST", `/v1/sessions/${sid}/turns`, { input: [{ type: "text", text: "Read it" }, byUrl] });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    await waitForTurnEnd(sid, res.body.turn_id);
+    expect(userContent((await requests(id))[0])[1]).toEqual({ type: "text", text: "[file notes.txt (text/plain)]\nfetched by url: the code is 7" });
+
+    const chat = new HeadlessChat({ id: sid });
+    await chat.sendMessage({
+      text: "and again",
+      files: [{ type: "file", mediaType: "text/plain", filename: "again.txt", url: `${baseURL}/_files/notes.txt` }],
+    });
+    const chatUser = (await requests(id))[1].messages.filter((m: any) => m.role === "user").at(-1);
+    expect(chatUser.content).toContainEqual({ type: "text", text: "[file again.txt (text/plain)]\nfetched by url: the code is 7" });
+
+    const refusal = async (url: string) => {
+      const r = await api("POST", `/v1/sessions/${sid}/turns`, { input: [{ type: "file", url, media_type: "text/plain" }] });
+      expect(r.status, JSON.stringify(r.body)).toBe(422);
+      expect(r.body.error.details.map((d: any) => d.path)).toEqual(["input[0].url"]);
+      return r.body.error.details[0].reason as string;
+    };
+    expect(await refusal(`${baseURL}/_files/moved`)).toBe("could not be fetched (HTTP 302, a redirect to /v1/_files/notes.txt: redirects are not followed)");
+    expect(await refusal(`${baseURL}/_files/missing`)).toBe("could not be fetched (HTTP 404)");
+    // Nothing listens there (vitest.config.ts): the reason is the connection's error, not "no response".
+    const down = await refusal((env as any).MCP_DOWN_URL);
+    expect(down).toMatch(/^could not be fetched \(.+\)$/);
+    expect(down).not.toContain("no response");
+    expect((await api("GET", `/v1/sessions/${sid}/files`)).body.files).toHaveLength(2);
   });
 
   it("refuses a file part that is no data or http URL, naming it", async () => {

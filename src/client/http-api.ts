@@ -18,6 +18,7 @@ import type {
   EventsPage,
   ExecutionTree,
   FileInfo,
+  FilePage,
   ForkSessionBody,
   InjectResult,
   InputPart,
@@ -197,9 +198,12 @@ export class HttpApi {
     return this.json("POST", `/v1/sessions/${enc(sessionId)}/files${query}`, new RawBody(data, mediaType));
   }
 
-  /** `GET .../files`: the session's files, oldest first. */
-  async listFiles(sessionId: string): Promise<FileInfo[]> {
-    return (await this.json<{ files: FileInfo[] }>("GET", `/v1/sessions/${enc(sessionId)}/files`)).files;
+  /** `GET .../files`: a page of the session's files, oldest first (pass `next_cursor` back as `cursor`). */
+  listFiles(sessionId: string, page: { limit?: number; cursor?: string } = {}): Promise<FilePage> {
+    const query = new URLSearchParams();
+    if (page.limit !== undefined) query.set("limit", String(page.limit));
+    if (page.cursor !== undefined) query.set("cursor", page.cursor);
+    return this.json("GET", `/v1/sessions/${enc(sessionId)}/files?${query}`);
   }
 
   /** `GET .../files/:file_id`: the bytes, or with `range` (`{start, end?}`, inclusive) only those (206). */

@@ -3,7 +3,7 @@
 // with the agent configs they carry typed as AgentConfig where the schema takes any object.
 import type { AgentConfig, AgentConfigInput } from "../protocol/agent-config";
 import { type EventOf, type EventRef, type EventType, isTerminalTurnEvent, type PayloadOf, type RuntimeEvent, type TerminalType } from "../protocol/events";
-import type { BodyOf, chat, QueryOf, ResponseOf, resources, sessions, streams, turns, usage } from "../protocol/operations";
+import type { BodyOf, chat, files, QueryOf, ResponseOf, resources, sessions, streams, turns, usage } from "../protocol/operations";
 import type { TerminalEvent } from "../protocol/turn-outcome";
 
 export type { SessionSummary, UsageRow } from "../protocol/session-list";
@@ -108,6 +108,8 @@ export interface Artifact {
 /** A session file's description (`POST`/`GET .../files`), a turn's input part, and a file reference in the log. */
 export type { FileRef, InputPart } from "../protocol/input-parts";
 export type { FileInfo } from "../protocol/operations/files";
+/** A page of a session's files (`GET .../files`). */
+export type FilePage = ResponseOf<typeof files.listFiles, 200>;
 
 /** A downloaded session file (or the range of it asked for): its bytes and the headers that describe them. */
 export interface DownloadedFile extends Artifact {

@@ -1,28 +1,25 @@
-// A session's files (uploads, attachments of turns and chats, files tools return) in R2 under the session's
-// prefix, so erasing the session (session-erase.ts) removes them with everything else. Each object carries
-// its own description (media type, name, digest) so no other store has to be kept in step with R2.
+// A session's files (uploads, attachments of turns and chats, files tools return): their bytes in R2 under the
+// session's prefix, so erasing the session (session-erase.ts) removes them with everything else; their rows in
+// the session's ledger (file-ledger.ts), the one writer of them. `storeFile` is the one way bytes become a
+// session file, whoever writes them: reserved in the ledger, then put in R2, then marked stored (or released).
 import type { FileInfo } from "../protocol/operations/files";
-import { checkFile, checkSessionTotal, type FileLimits } from "../runtime/file-rules";
-import { randomId } from "../runtime/ids";
+import { checkFile, type FileLimits } from "../runtime/file-rules";
+import type { FileLedger, FileOp, FileRow, StoredFile } from "./file-ledger";
 
 const FILE_ID = /^file_[0-9a-f]{24}$/;
 const PAGE = 1000;
 
-const prefixOf = (sessionId: string) => `sessions/${sessionId}/files/`;
-const keyOf = (sessionId: string, fileId: string) => `${prefixOf(sessionId)}${fileId}`;
+export const filePrefix = (sessionId: string) => `sessions/${sessionId}/files/`;
+export const fileKey = (sessionId: string, fileId: string) => `${filePrefix(sessionId)}${fileId}`;
 
 export const isFileId = (id: string): boolean => FILE_ID.test(id);
 
-function infoOf(object: R2Object): FileInfo {
-  const meta = object.customMetadata ?? {};
-  return {
-    file_id: object.key.slice(object.key.lastIndexOf("/") + 1),
-    media_type: object.httpMetadata?.contentType ?? "application/octet-stream",
-    size: object.size,
-    sha256: meta.sha256 ?? "",
-    filename: meta.filename || null,
-    created_at: object.uploaded.toISOString(),
-  };
+/** The ledger's operations, in the session object or reached over RPC from a route. */
+export type SessionFiles = Pick<FileLedger, FileOp>;
+
+/** A file of the session, found by its id (null when it is not one), with where its bytes are. */
+export async function findFile(files: SessionFiles, fileId: string): Promise<StoredFile | null> {
+  return isFileId(fileId) ? files.head(fileId) : null;
 }
 
 async function sha256Hex(bytes: Uint8Array): Promise<string> {
@@ -30,87 +27,54 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-export interface FileStore {
-  put(bytes: Uint8Array, mediaType: string, filename: string | null): Promise<FileInfo>;
-  list(): Promise<FileInfo[]>;
-  head(fileId: string): Promise<FileInfo | null>;
-  /** The file's bytes, or a range of them. */
-  get(fileId: string, range?: { offset: number; length: number }): Promise<R2ObjectBody | null>;
-  delete(fileId: string): Promise<boolean>;
-}
-
-export function fileStore(bucket: R2Bucket, sessionId: string): FileStore {
-  return {
-    async put(bytes, mediaType, filename) {
-      const file_id = randomId("file");
-      const sha256 = await sha256Hex(bytes);
-      const object = await bucket.put(keyOf(sessionId, file_id), bytes, {
-        httpMetadata: { contentType: mediaType },
-        customMetadata: { sha256, filename: filename ?? "" },
-      });
-      return infoOf(object);
-    },
-    async list() {
-      const files: FileInfo[] = [];
-      let cursor: string | undefined;
-      do {
-        // `include` (the objects' metadata in the listing) is newer than these workers types.
-        const options: R2ListOptions & { include: string[] } = {
-          prefix: prefixOf(sessionId),
-          limit: PAGE,
-          cursor,
-          include: ["httpMetadata", "customMetadata"],
-        };
-        const page = await bucket.list(options);
-        files.push(...page.objects.map(infoOf));
-        cursor = page.truncated ? page.cursor : undefined;
-      } while (cursor);
-      return files.sort((a, b) => (a.created_at === b.created_at ? (a.file_id < b.file_id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1));
-    },
-    async head(fileId) {
-      if (!isFileId(fileId)) return null;
-      const object = await bucket.head(keyOf(sessionId, fileId));
-      return object ? infoOf(object) : null;
-    },
-    async get(fileId, range) {
-      if (!isFileId(fileId)) return null;
-      return bucket.get(keyOf(sessionId, fileId), range ? { range } : undefined);
-    },
-    async delete(fileId) {
-      if (!(await this.head(fileId))) return false;
-      await bucket.delete(keyOf(sessionId, fileId));
-      return true;
-    },
-  };
-}
-
 /**
- * Stores a file after every check (its type, size, name and bytes, and the session's total with it): the one
- * way bytes become a session file, for uploads, attachments and files tools return. `path` names the field.
+ * Stores a file after every check (its type, size, name and bytes, and the session's limits with it, reserved
+ * before the bytes go to R2): for uploads, attachments and files tools return. `path` names the field.
  */
-export async function addFile(
-  files: FileStore,
+export async function storeFile(
+  files: SessionFiles,
+  bucket: R2Bucket,
   file: { bytes: Uint8Array; media_type: string; filename: string | null },
   limits: FileLimits,
   path = "body",
 ): Promise<FileInfo> {
   checkFile(file.bytes, file.media_type, file.filename, limits, path);
-  const stored = (await files.list()).reduce((sum, f) => sum + f.size, 0);
-  checkSessionTotal(stored, file.bytes.byteLength, limits);
-  return files.put(file.bytes, file.media_type, file.filename);
+  const sha256 = await sha256Hex(file.bytes);
+  const { file_id, key } = await files.reserve({ size: file.bytes.byteLength, media_type: file.media_type, sha256, filename: file.filename });
+  try {
+    await bucket.put(key, file.bytes, { httpMetadata: { contentType: file.media_type }, customMetadata: { sha256, filename: file.filename ?? "" } });
+  } catch (err) {
+    await files.release(file_id);
+    throw err;
+  }
+  return files.stored(file_id);
 }
 
-/**
- * Copies every file of session `from` to session `to` under the same ids (a fork or a replay: the
- * conversation it carries names them). Returns how many.
- */
-export async function copyFiles(bucket: R2Bucket, from: string, to: string): Promise<number> {
-  const source = fileStore(bucket, from);
-  const files = await source.list();
-  for (const f of files) {
-    const object = await source.get(f.file_id);
-    if (!object) continue; // deleted meanwhile
-    await bucket.put(keyOf(to, f.file_id), await object.arrayBuffer(), { httpMetadata: object.httpMetadata, customMetadata: object.customMetadata });
-  }
-  return files.length;
+/** A session's files as the R2 objects describe them (each carries its type, name and digest): read once, into the ledger. */
+export async function listR2Files(bucket: R2Bucket, sessionId: string): Promise<FileRow[]> {
+  const files: FileRow[] = [];
+  let cursor: string | undefined;
+  do {
+    // `include` (the objects' metadata in the listing) is newer than these workers types.
+    const options: R2ListOptions & { include: string[] } = {
+      prefix: filePrefix(sessionId),
+      limit: PAGE,
+      cursor,
+      include: ["httpMetadata", "customMetadata"],
+    };
+    const page = await bucket.list(options);
+    for (const o of page.objects) {
+      files.push({
+        file_id: o.key.slice(o.key.lastIndexOf("/") + 1),
+        r2_key: o.key,
+        media_type: o.httpMetadata?.contentType ?? "application/octet-stream",
+        size: o.size,
+        sha256: o.customMetadata?.sha256 ?? "",
+        filename: o.customMetadata?.filename || null,
+        created_at: o.uploaded.getTime(),
+      });
+    }
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return files;
 }

@@ -6,6 +6,7 @@ import type { AgentConfig } from "../protocol/agent-config";
 import type { EventDraft } from "../protocol/events";
 import type { Policy } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
+import type { FileLedger } from "./file-ledger";
 import type { SessionRow, SessionStore } from "./session-store";
 
 export interface SessionContext {
@@ -19,6 +20,8 @@ export interface SessionContext {
   /** The agent the session was opened with (what an agent-bound token is checked against). */
   openedAgent(): string;
   policy(): Policy;
+  /** The one writer of the session's files (file-ledger.ts). */
+  fileLedger(): FileLedger;
   /** The read model folded up to the last committed event. */
   view(): SessionView;
   /**

@@ -13,11 +13,13 @@ import { ApiError } from "../protocol/errors";
 import type { EventDraft, RuntimeEvent } from "../protocol/events";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
+import { fileLimits } from "../runtime/file-rules";
 import { randomId } from "../runtime/ids";
 import { keepaliveMs } from "../runtime/keepalive";
 import { emptyView, foldAll, foldEvent } from "../runtime/views/read-model";
 import { Approvals } from "./approvals";
 import { ChannelStore } from "./channel-store";
+import { COPY_DUE, FileLedger } from "./file-ledger";
 import { forkCapability } from "./fork-history";
 import { indexShard } from "./index-shards";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "./migrate";
@@ -49,6 +51,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
   protected config: AgentConfig | null = null;
   /** `openedAgent()`, read once from the log. */
   private opened: string | null = null;
+  private ledger: FileLedger | null = null;
   protected readonly hub: SocketHub;
   protected readonly runner: TurnRunner;
   protected readonly queue: TurnQueue;
@@ -109,6 +112,17 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
       forkCapability(this),
       replayCapability(this, this.runner.replays),
       viewsCapability(this, () => this.channels),
+      // A fork's copies of its source's files, a batch at a time.
+      {
+        alarms: [
+          {
+            kind: COPY_DUE,
+            fire: async () => {
+              if (await this.fileLedger().copyBatch()) this.store.schedule(COPY_DUE, Date.now());
+            },
+          },
+        ],
+      },
       // The sockets' own deadlines (a browser token's expiry, keep-alives).
       { alarms: [{ kind: SOCKETS_DUE, fire: (now) => this.hub.tick(now) }] },
     ];
@@ -203,6 +217,14 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     return this.folded;
   }
 
+  fileLedger(): FileLedger {
+    this.ledger ??= new FileLedger(this.ctx.storage.sql, this.env.BLOBS, this.row().session_id, fileLimits(this.env), {
+      copy: () => this.store.schedule(COPY_DUE, Date.now()),
+      changed: () => void this.indexer.sync(),
+    });
+    return this.ledger;
+  }
+
   /** One SQLite transaction; after a rollback the store forgets what it cached about stored rows. */
   transact<T>(fn: () => T): T {
     try {
@@ -283,6 +305,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     this.session = null;
     this.config = null;
     this.opened = null;
+    this.ledger = null;
     this.folded = emptyView();
   }
 }

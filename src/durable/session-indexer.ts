@@ -3,14 +3,13 @@
 // waits for a person, resumes: STATUS_WRITE_DELAY_MS, so a short turn writes once), off the turn's path, one write
 // at a time (changes meanwhile coalesce into one more), and retried from the alarm until it lands, so the index converges (docs/scale.md: within RETRY_MS's last step of the shard
 // answering again). A write that hangs counts as failed after WRITE_TIMEOUT_MS.
-// The row counts the bytes of the session's files, summed from R2 when they may have changed (a file route,
-// a turn with files, a tool's artifact) and kept in memory meanwhile, so a turn's end lists nothing.
+// The row counts the bytes of the session's files, as their ledger keeps them (file-ledger.ts: a query, no R2
+// listing); the ledger asks for a write when they change.
 // Also the session's retention deadline: idle that long (a pending approval counts as activity until its
 // deadline), the session erases itself.
 import { isTerminalTurnEvent } from "../protocol/events";
 import type { SessionSummary, UsageDay } from "../protocol/session-list";
 import type { ThreadStatus } from "../protocol/views";
-import { fileStore } from "./file-store";
 import { indexShard } from "./index-shards";
 import type { Capability } from "./session-capability";
 import type { SessionSlice } from "./session-context";
@@ -26,7 +25,7 @@ const DAY_MS = 24 * 3600 * 1000;
 
 /** The slice of the session the indexer works on. */
 export type IndexerSession = SessionSlice<
-  "agent" | "armAlarm" | "bindings" | "openedAgent" | "row" | "view",
+  "agent" | "armAlarm" | "bindings" | "fileLedger" | "openedAgent" | "row" | "view",
   "lastEventTime" | "schedule" | "unschedule" | "usageDays"
 >;
 
@@ -37,31 +36,12 @@ export class SessionIndexer {
   /** The write on its way, and whether another sync was asked for meanwhile (it runs once, after). */
   private writing: Promise<void> | null = null;
   private again = false;
-  /** The bytes of the session's files; null until summed, and again when they may have changed. */
-  private bytes: number | null = null;
-  private bytesGeneration = 0;
   /** The status the last write asked for showed: a commit that changes it writes the row again. */
   private listedStatus: ThreadStatus | null = null;
   /** The sync asked for and not started yet. */
   private soon: { timer: ReturnType<typeof setTimeout>; at: number } | null = null;
 
   constructor(private readonly s: IndexerSession) {}
-
-  /** The session's files changed (or may have): the next write sums them again. */
-  filesChanged(): void {
-    this.bytes = null;
-    this.bytesGeneration += 1;
-  }
-
-  /** The bytes of the session's files, summed from R2 when not known (a change meanwhile sums again). */
-  private async storedBytes(): Promise<number> {
-    while (this.bytes === null) {
-      const generation = this.bytesGeneration;
-      const files = await fileStore(this.s.bindings().BLOBS, this.s.row().session_id).list();
-      if (generation === this.bytesGeneration) this.bytes = files.reduce((n, f) => n + f.size, 0);
-    }
-    return this.bytes;
-  }
 
   /** The session's row as the index holds it. */
   summary(storedBytes: number): SessionSummary {
@@ -132,7 +112,7 @@ export class SessionIndexer {
     if (this.stopped) return false;
     let summary: SessionSummary;
     try {
-      summary = this.summary(await this.storedBytes());
+      summary = this.summary(await this.s.fileLedger().storedBytes());
     } catch {
       return false; // erased meanwhile
     }
@@ -223,9 +203,6 @@ export class SessionIndexer {
         },
       ],
       committed: (events) => {
-        // Files a turn or a live message brought (inline or by URL) or a tool returned: counted at the turn's end.
-        if (events.some((e) => e.type === "artifact.created" || ((e.type === "turn.submitted" || e.type === "message.injected") && withFiles(e.body))))
-          this.filesChanged();
         const status = this.s.view().status;
         const now = events.some((e) => e.type === "session.created" || isTerminalTurnEvent(e.type));
         if (now || status !== this.listedStatus) {
@@ -236,5 +213,3 @@ export class SessionIndexer {
     };
   }
 }
-
-const withFiles = (body: string): boolean => (JSON.parse(body) as { payload: { files?: unknown[] } }).payload.files !== undefined;

@@ -13,6 +13,7 @@ import type { Policy } from "../protocol/policy";
 import { randomId } from "../runtime/ids";
 import { turnCursor } from "./chat-reads";
 import { type FrameTarget, handleFrame, reply, sessionFrames } from "./command-frames";
+import type { FileOp, FileRow } from "./file-ledger";
 import { type PausedCut, pausedTurn } from "./fork-paused";
 import type { StepOutcome } from "./orchestration-steps";
 import type { ReplaySpec } from "./replay-row";
@@ -32,8 +33,8 @@ export interface CreateSessionInput {
   owner?: string | null;
   /** The resource whose memory the session uses (registered with the resource's memory object first). */
   resource_id?: string | null;
-  /** Set for a fork: where its conversation comes from, and that conversation. */
-  fork?: { from_session: string; at_sequence: number; messages_json: string; paused_json: string | null };
+  /** Set for a fork: where its conversation comes from, that conversation, and the source's files (copied after). */
+  fork?: { from_session: string; at_sequence: number; messages_json: string; paused_json: string | null; files: FileRow[] };
   /** Set for a replay (a fork just before the replayed turn): the recorded turn it runs again. */
   replay?: ReplaySpec;
 }
@@ -90,11 +91,12 @@ export class SessionObject extends SessionCore {
       try {
         this.commit(drafts, () => {
           this.store.insertSession(row);
+          this.fileLedger().created(fork?.files ?? []);
           if (fork) this.store.appendHistory("fork", JSON.parse(fork.messages_json) as ModelMessage[]);
           if (paused) this.store.saveTurnState(paused.state);
           if (input.replay) this.runner.replays.save(input.replay);
         });
-        if (paused) this.armAlarm(); // the approvals' deadlines
+        if (paused || fork?.files.length) this.armAlarm(); // the approvals' deadlines, the copying of the source's files
       } catch (err) {
         this.session = null;
         throw err;
@@ -113,13 +115,12 @@ export class SessionObject extends SessionCore {
     return toResult(() => this.existing(() => ({ access: { owner: this.row().owner, agent: this.agent().name, opened_agent: this.openedAgent() } })));
   }
 
-  /** The file routes (or a fork's copy) changed the session's files: its index row counts their bytes again. */
-  async filesChanged(): Promise<Result<null>> {
+  /** An operation of the session's file ledger (file-ledger.ts), for the file, fork and export routes. */
+  async fileOp(op: FileOp, arg?: unknown): Promise<Result<unknown>> {
     return toResult(() =>
       this.existing(() => {
-        this.indexer.filesChanged();
-        void this.indexer.sync();
-        return null;
+        const ledger = this.fileLedger();
+        return (ledger[op] as (a: unknown) => Promise<unknown>).call(ledger, arg);
       }),
     );
   }

@@ -9,11 +9,12 @@ import { type FileRef, type InputPart, inputText } from "../protocol/input-parts
 import { bareMediaType, type FileLimits, fileLimits, tooLarge } from "../runtime/file-rules";
 import { capabilitiesOf, isImage, parseCapabilityOverrides } from "../runtime/model-capabilities";
 import { parseAllowlist, urlAllowed } from "../runtime/url-allowlist";
-import { addFile, type FileStore, fileStore } from "./file-store";
+import { findFile, type SessionFiles, storeFile } from "./file-store";
 import type { SessionStore } from "./session-store";
 
 export interface TurnInputs {
-  files: FileStore;
+  files: SessionFiles;
+  bucket: R2Bucket;
   limits: FileLimits;
   urlAllowlist: string[];
   fetch: typeof fetch;
@@ -22,11 +23,12 @@ export interface TurnInputs {
 }
 
 /** What a session's turn inputs, for an agent on `model`, are checked and stored with. */
-export function turnInputs(env: Env, sessionId: string, model: string): TurnInputs {
+export function turnInputs(env: Env, files: SessionFiles, model: string): TurnInputs {
   const takesImages = capabilitiesOf(model, parseCapabilityOverrides(env.MODEL_CAPABILITIES)).images;
   return {
     textOnlyModel: takesImages ? null : model,
-    files: fileStore(env.BLOBS, sessionId),
+    files,
+    bucket: env.BLOBS,
     limits: fileLimits(env),
     urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST),
     fetch: (u, i) => fetch(u, i),
@@ -43,8 +45,19 @@ function base64Bytes(data: string, path: string): Uint8Array {
 
 async function fetched(url: string, path: string, deps: TurnInputs): Promise<{ bytes: Uint8Array; media_type: string }> {
   if (!urlAllowed(url, deps.urlAllowlist)) throw ApiError.validation([{ path, reason: "is not under TOOL_URL_ALLOWLIST" }]);
-  const res = await deps.fetch(url, { redirect: "error" }).catch(() => null);
-  if (!res?.ok) throw ApiError.validation([{ path, reason: `could not be fetched (${res ? `HTTP ${res.status}` : "no response"})` }]);
+  const cannot = (why: string) => ApiError.validation([{ path, reason: `could not be fetched (${why})` }]);
+  // Redirects are not followed: the allowlist vouches for this URL only. ("manual": workerd has no "error".)
+  const res = await deps.fetch(url, { redirect: "manual" }).catch((err: unknown) => {
+    throw cannot(err instanceof Error ? err.message : String(err));
+  });
+  if (res.status >= 300 && res.status < 400) {
+    await res.body?.cancel();
+    throw cannot(`HTTP ${res.status}, a redirect${res.headers.get("location") ? ` to ${res.headers.get("location")}` : ""}: redirects are not followed`);
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw cannot(`HTTP ${res.status}`);
+  }
   const declared = Number(res.headers.get("content-length"));
   if (declared > deps.limits.maxFileBytes) throw tooLarge(declared, deps.limits);
   return { bytes: new Uint8Array(await res.arrayBuffer()), media_type: bareMediaType(res.headers.get("content-type")) };
@@ -56,7 +69,7 @@ type Resolved = { ref: FileRef } | { bytes: Uint8Array; media_type: string; file
 async function resolved(part: Extract<InputPart, { type: "file" }>, path: string, deps: TurnInputs): Promise<Resolved> {
   const filename = part.filename ?? null;
   if (part.file_id !== undefined) {
-    const info = await deps.files.head(part.file_id);
+    const info = await findFile(deps.files, part.file_id);
     if (!info) throw ApiError.validation([{ path: `${path}.file_id`, reason: "is not a file of this session" }]);
     return { ref: { file_id: info.file_id, media_type: info.media_type, filename: filename ?? info.filename, size: info.size } };
   }
@@ -90,7 +103,7 @@ export async function turnInput(input: string | InputPart[], deps: TurnInputs): 
   for (const [file, path] of pending) {
     if ("ref" in file) files.push(file.ref);
     else {
-      const info = await addFile(deps.files, file, deps.limits, path);
+      const info = await storeFile(deps.files, deps.bucket, file, deps.limits, path);
       files.push({ file_id: info.file_id, media_type: info.media_type, filename: info.filename, size: info.size });
     }
   }

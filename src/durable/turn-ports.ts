@@ -10,7 +10,7 @@ import type { TurnPorts, TurnSetup } from "../runtime/loop";
 import type { TurnState } from "../runtime/turn-state";
 import { parseAllowlist } from "../runtime/url-allowlist";
 import { agentConfig } from "./agent-cache";
-import { addFile, fileStore } from "./file-store";
+import { findFile, storeFile } from "./file-store";
 import { runChildSession } from "./orchestration-steps";
 import { registry } from "./registry-object";
 import type { SessionSlice } from "./session-context";
@@ -50,7 +50,10 @@ export interface RunnerHooks {
 
 /** What the ports use of the session: its commit and settings, the turn's checkpoint, inbox and decisions, and the table the memory tools keep their keys in. */
 export type PortsSession = MemorySession &
-  SessionSlice<"armAlarm" | "bindings" | "commit" | "policy" | "row", "decisions" | "dropFromInbox" | "inbox" | "memory" | "replaceHistory" | "saveTurnState">;
+  SessionSlice<
+    "armAlarm" | "bindings" | "commit" | "fileLedger" | "policy" | "row",
+    "decisions" | "dropFromInbox" | "inbox" | "memory" | "replaceHistory" | "saveTurnState"
+  >;
 
 export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): TurnPorts {
   const { store } = s;
@@ -107,16 +110,12 @@ export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): 
       return agents.map((a) => ({ name: a.name, description: (a.instructions.split("\n")[0] ?? "").slice(0, 200) || "(no instructions)" }));
     },
     readFile: async (fileId) => {
-      const object = await fileStore(env.BLOBS, session_id).get(fileId);
-      if (!object) return null;
-      return {
-        bytes: new Uint8Array(await object.arrayBuffer()),
-        media_type: object.httpMetadata?.contentType ?? "application/octet-stream",
-        filename: object.customMetadata?.filename || null,
-      };
+      const file = await findFile(s.fileLedger(), fileId);
+      const object = file && (await env.BLOBS.get(file.key));
+      return object ? { bytes: new Uint8Array(await object.arrayBuffer()), media_type: file.media_type, filename: file.filename } : null;
     },
     saveFile: async (file) => {
-      const info = await addFile(fileStore(env.BLOBS, session_id), file, fileLimits(env), "file");
+      const info = await storeFile(s.fileLedger(), env.BLOBS, file, fileLimits(env), "file");
       return { file_id: info.file_id, media_type: info.media_type, filename: info.filename, size: info.size };
     },
     spill: async (content, about) => {
@@ -134,7 +133,7 @@ export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): 
       session_id,
       fetch: (input, init) => fetch(input, init),
       urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST),
-      workspace: r2Workspace(env.BLOBS, session_id, s.policy().workspace_root),
+      workspace: r2Workspace(env.BLOBS, session_id, s.policy().workspace_root, s.fileLedger()),
       memory: store.memory,
       resource: resourcePort(s, turnId, (drafts) => {
         owned();

@@ -28,7 +28,7 @@ type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
 
 /** The slice of the session the queue works on. */
 export type QueueSession = SessionSlice<
-  "agent" | "armAlarm" | "bindings" | "commit" | "row" | "transact" | "view",
+  "agent" | "armAlarm" | "bindings" | "commit" | "fileLedger" | "row" | "transact" | "view",
   "addToInbox" | "clearInbox" | "dueAt" | "eventsOfTurn" | "inboxSize" | "queuedTurns" | "runningTurn" | "schedule" | "turn" | "turnByIdempotencyKey"
 >;
 
@@ -256,7 +256,7 @@ export class TurnQueue {
         regenerate: ({ params, body, trace }) => this.regenerate(params.turn_id!, (body as RegenerateBody | undefined)?.idempotency_key, trace),
         submitTurn: async ({ body, trace, via }) => {
           const { input, ...rest } = this.withDefault(body as SubmitTurnBody, via);
-          const inputs = turnInputs(this.s.bindings(), this.s.row().session_id, this.s.agent().model);
+          const inputs = turnInputs(this.s.bindings(), this.s.fileLedger(), this.s.agent().model);
           return this.submit({ ...rest, ...(await turnInput(input, inputs)) }, trace);
         },
         injectMessage: ({ body }) => this.inject((body as { content: string }).content),

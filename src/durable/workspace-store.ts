@@ -2,11 +2,10 @@
 // arrive already checked (src/runtime/tools/workspace-path.ts); this only maps them to object keys. The
 // session's files (file-store.ts) are reachable too, read-only.
 import type { WorkspaceStore } from "../runtime/tools/types";
-import { fileStore } from "./file-store";
+import { findFile, type SessionFiles } from "./file-store";
 
-export function r2Workspace(bucket: R2Bucket, sessionId: string, root: string): WorkspaceStore {
+export function r2Workspace(bucket: R2Bucket, sessionId: string, root: string, files: SessionFiles): WorkspaceStore {
   const base = `sessions/${sessionId}/workspace${root === "/" ? "" : root}/`;
-  const files = fileStore(bucket, sessionId);
   return {
     async read(path) {
       const object = await bucket.get(base + path);
@@ -21,10 +20,11 @@ export function r2Workspace(bucket: R2Bucket, sessionId: string, root: string): 
       return listed.objects.map((o) => ({ path: o.key.slice(base.length), bytes: o.size }));
     },
     async files() {
-      return (await files.list()).map(({ file_id, media_type, filename, size }) => ({ file_id, media_type, filename, size }));
+      return (await files.all()).map(({ file_id, media_type, filename, size }) => ({ file_id, media_type, filename, size }));
     },
     async fileBytes(fileId) {
-      const object = await files.get(fileId);
+      const file = await findFile(files, fileId);
+      const object = file && (await bucket.get(file.key));
       return object ? new Uint8Array(await object.arrayBuffer()) : null;
     },
   };

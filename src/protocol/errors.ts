@@ -10,7 +10,8 @@ export const ERROR_CODES = {
   not_found: { status: 404, meaning: "The session, agent, turn, action, schedule, subscription, artifact or file does not exist (or was erased)." },
   conflict: {
     status: 409,
-    meaning: "The request contradicts the current state: an idempotency key reused with another body, an action already decided, a turn not ended.",
+    meaning:
+      "The request contradicts the current state: an idempotency key reused with another body, an action already decided, a turn not ended, a session holding as many files as it may (`FILES_MAX_SESSION_FILES`).",
   },
   session_busy: {
     status: 409,

@@ -1,35 +1,52 @@
 // A session's files over HTTP: upload (the raw bytes or a browser's form, bounded here rather than by the 1 MiB JSON limit),
 // list, download (with ranges, and headers that keep a browser from running what it downloads) and delete.
 import type { Context } from "hono";
-import { addFile, type FileStore, fileStore } from "../durable/file-store";
+import type { FileOp } from "../durable/file-ledger";
+import { findFile, isFileId, type SessionFiles, storeFile } from "../durable/file-store";
 import type { Env } from "../env";
 import { ApiError, unwrap } from "../protocol/errors";
 import { files as ops } from "../protocol/operations";
 import type { FileInfo } from "../protocol/operations/files";
-import { bareMediaType, checkMediaType, fileLimits, tooLarge } from "../runtime/file-rules";
+import { bareMediaType, fileLimits, tooLarge } from "../runtime/file-rules";
 import { FORM_OVERHEAD_BYTES, formFile } from "./file-form";
 import { type AppEnv, router, sessionStub } from "./http";
+import { decodeCursor, encodeCursor, pageLimit } from "./keyset-cursor";
 import { guards, route } from "./operation-route";
 
-/** The files of a session that exists (404 otherwise, also for one erased). */
-async function sessionFiles(env: Env, sid: string): Promise<FileStore> {
-  unwrap(await sessionStub(env, sid).access());
-  return fileStore(env.BLOBS, sid);
+const FILE_OPS: FileOp[] = ["reserve", "stored", "release", "page", "head", "remove", "all"];
+
+/** The ledger of a session's files, in its session object (each call 404 for a session that does not exist or was erased). */
+export function sessionFiles(env: Env, sid: string): SessionFiles {
+  const stub = sessionStub(env, sid);
+  return Object.fromEntries(FILE_OPS.map((op) => [op, async (arg?: unknown) => unwrap(await stub.fileOp(op, arg))])) as unknown as SessionFiles;
 }
 
-/** The body's bytes, refused (413) as soon as they pass `max`, before the rest is read. */
+/** How much of a refused body is still read (and dropped), so the connection stays usable for the client's next request. */
+const DRAIN_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The body's bytes, refused (413) once they pass `max`: what follows is read and dropped (up to DRAIN_BYTES, then
+ * the body is cancelled), so the refusal is a whole response on a connection the client can use again.
+ */
 async function readCapped(c: Context<AppEnv>, max: number, tooBig: (size: number) => ApiError): Promise<Uint8Array> {
   const declared = Number(c.req.header("content-length"));
-  if (declared > max) throw tooBig(declared);
+  if (declared > max + DRAIN_BYTES) throw tooBig(declared); // too much to read for the connection's sake
   const body = c.req.raw.body;
   if (!body) return new Uint8Array();
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > max) throw tooBig(size);
-    chunks.push(chunk);
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size <= max) chunks.push(value);
+    else if (size > max + DRAIN_BYTES) {
+      await reader.cancel();
+      break;
+    }
   }
+  if (size > max) throw tooBig(size);
   const bytes = new Uint8Array(size);
   let at = 0;
   for (const chunk of chunks) {
@@ -56,7 +73,9 @@ function disposition(mediaType: string, filename: string | null): string {
   const kind = INLINE.has(mediaType) ? "inline" : "attachment";
   if (!filename) return kind;
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, "_");
-  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+  // RFC 5987's attr-char leaves out ' ( ) *, which encodeURIComponent keeps.
+  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
 /** The single byte range a Range header asks for; null for none, one malformed or several (the whole file is sent). */
@@ -78,7 +97,7 @@ export const files = router()
   .openapi({ ...route(ops.uploadFile), middleware: guards(ops.uploadFile, { readsBody: false, limitsBody: false }) }, async (c) => {
     const { sid } = c.req.valid("param");
     const { filename } = c.req.valid("query");
-    const store = await sessionFiles(c.env, sid);
+    const store = sessionFiles(c.env, sid);
     const limits = fileLimits(c.env);
     const contentType = c.req.header("content-type");
     const media_type = bareMediaType(contentType);
@@ -86,23 +105,23 @@ export const files = router()
     let info: FileInfo;
     if (media_type === "multipart/form-data") {
       const file = await formFile(await readCapped(c, limits.maxFileBytes + FORM_OVERHEAD_BYTES, tooBig), contentType!);
-      info = await addFile(store, { ...file, filename: filename ?? file.filename }, limits, "file");
+      info = await storeFile(store, c.env.BLOBS, { ...file, filename: filename ?? file.filename }, limits, "file");
     } else {
-      checkMediaType(media_type, limits);
+      // The media type is checked with the bytes (storeFile), after the body is read: a refusal keeps the connection.
       const bytes = await readCapped(c, limits.maxFileBytes, tooBig);
-      info = await addFile(store, { bytes, media_type, filename: filename ?? null }, limits);
+      info = await storeFile(store, c.env.BLOBS, { bytes, media_type, filename: filename ?? null }, limits);
     }
-    await sessionStub(c.env, sid).filesChanged();
     return c.json(info, 201);
   })
   .openapi(route(ops.listFiles), async (c) => {
-    const store = await sessionFiles(c.env, c.req.valid("param").sid);
-    return c.json({ files: await store.list() }, 200);
+    const { limit, cursor } = c.req.valid("query");
+    const query = { after: cursor === undefined ? null : decodeCursor(cursor), limit: pageLimit(limit, 100, 1000) };
+    const page = await sessionFiles(c.env, c.req.valid("param").sid).page(query);
+    return c.json({ files: page.files, next_cursor: page.next && encodeCursor(...page.next) }, 200);
   })
   .openapi(route(ops.getFile), async (c) => {
     const { sid, file_id } = c.req.valid("param");
-    const store = await sessionFiles(c.env, sid);
-    const info = await store.head(file_id);
+    const info = await findFile(sessionFiles(c.env, sid), file_id);
     if (!info) throw ApiError.notFound("File", file_id);
     const range = byteRange(c.req.header("range"), info.size);
     const headers: Record<string, string> = {
@@ -117,7 +136,7 @@ export const files = router()
       const err = new ApiError("range_not_satisfiable", `The file has ${info.size} bytes; the range asks for bytes past its end`);
       return c.json(err.toBody(), 416, { "content-range": `bytes */${info.size}` }) as never;
     }
-    const object = await store.get(file_id, range ?? undefined);
+    const object = await c.env.BLOBS.get(info.key, range ? { range } : undefined);
     if (!object) throw ApiError.notFound("File", file_id);
     if (!range) return new Response(object.body, { headers: { ...headers, "content-length": String(info.size) } }) as never;
     const last = range.offset + range.length - 1;
@@ -127,8 +146,8 @@ export const files = router()
   })
   .openapi(route(ops.deleteFile), async (c) => {
     const { sid, file_id } = c.req.valid("param");
-    const store = await sessionFiles(c.env, sid);
-    if (!(await store.delete(file_id))) throw ApiError.notFound("File", file_id);
-    await sessionStub(c.env, sid).filesChanged();
+    const removed = isFileId(file_id) ? await sessionFiles(c.env, sid).remove(file_id) : null;
+    if (!removed) throw ApiError.notFound("File", file_id);
+    if (removed.key) await c.env.BLOBS.delete(removed.key);
     return c.body(null, 204);
   });

@@ -2,7 +2,6 @@
 // sequence of its log; the source is only read.
 
 import { agentConfig } from "../durable/agent-cache";
-import { copyFiles } from "../durable/file-store";
 import type { ForkSource } from "../durable/fork-history";
 import { joinResource } from "../durable/resource-memory-object";
 import type { AgentConfig } from "../protocol/agent-config";
@@ -10,6 +9,7 @@ import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
 import { randomId } from "../runtime/ids";
 import { validateAgentConfig } from "./agents";
+import { sessionFiles } from "./files";
 import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
@@ -26,6 +26,9 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
   const principal = c.get("principal");
   if (principal.kind === "token" && body.agent !== undefined) throw new ApiError("forbidden", "A browser token cannot fork with another agent");
   const source = await callSession<ForkSource>(c.env, sid, "forkSource", { body: { at_sequence: body.at_sequence }, by: c.get("keyHash") });
+  // The conversation names the source's files: the fork reads them from the source's objects at once, and makes
+  // its own copies off this request (file-ledger.ts), so what the source later deletes or erases stays the fork's.
+  const files = await sessionFiles(c.env, sid).all();
   const agent = body.agent === undefined ? source.agent : await forkAgent(body.agent, c.env);
   const session_id = randomId("ses");
   // A fork belongs to its source's resource: it shares that memory (copying none) and is erased with it.
@@ -37,10 +40,8 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
     metadata: body.metadata ?? (JSON.parse(source.metadata) as Record<string, unknown>),
     owner: principal.kind === "token" ? principal.subject : source.owner,
     resource_id,
-    fork: { from_session: sid, at_sequence: body.at_sequence, messages_json: source.messages_json, paused_json: source.paused_json },
+    fork: { from_session: sid, at_sequence: body.at_sequence, messages_json: source.messages_json, paused_json: source.paused_json, files },
   });
   const forked = unwrap(created);
-  // The conversation names the source's files: the fork gets its own copies (the source may delete or erase its own).
-  if ((await copyFiles(c.env.BLOBS, sid, session_id)) > 0) await sessionStub(c.env, session_id).filesChanged();
   return c.json({ ...forked, from_session: sid, at_sequence: body.at_sequence }, 201);
 });

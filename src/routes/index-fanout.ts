@@ -7,6 +7,7 @@ import { ApiError, type FieldIssue } from "../protocol/errors";
 import { sessions as ops, usage } from "../protocol/operations";
 import type { SessionListQuery, UsageQuery } from "../protocol/session-list";
 import { type AppEnv, router } from "./http";
+import { decodeCursor, encodeCursor, pageLimit } from "./keyset-cursor";
 import { route } from "./operation-route";
 
 const LIST_PARAMS = new Set(["agent", "status", "owner", "created_after", "active_after", "limit", "cursor"]);
@@ -47,29 +48,10 @@ function dayParam(name: string, raw: string): string {
   return iso.slice(0, 10);
 }
 
-function encodeCursor(createdAt: number, sid: string): string {
-  return btoa(JSON.stringify([createdAt, sid]))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replaceAll("=", "");
-}
-
-function decodeCursor(raw: string): [number, string] {
-  try {
-    const value = JSON.parse(atob(raw.replaceAll("-", "+").replaceAll("_", "/"))) as unknown;
-    if (Array.isArray(value) && value.length === 2 && Number.isInteger(value[0]) && typeof value[1] === "string") return value as [number, string];
-  } catch {
-    // reported below
-  }
-  throw ApiError.validation([{ path: "cursor", reason: "is not a cursor this route returned" }]);
-}
-
 export const sessionIndex = router()
   .openapi(route(ops.listSessions), async (c) => {
     const { params, metadata } = queryOf(c, LIST_PARAMS, true);
-    const rawLimit = params.get("limit") ?? "20";
-    const limit = Number(rawLimit);
-    if (!/^\d+$/.test(rawLimit) || limit < 1 || limit > 100) throw ApiError.validation([{ path: "limit", reason: "must be an integer from 1 to 100" }]);
+    const limit = pageLimit(params.get("limit"), 20, 100);
     // agent, status and owner: as the declaration validated them (a status outside the enum is 422).
     const { agent, status, owner } = c.req.valid("query");
     const query: SessionListQuery = { metadata, limit: limit + 1, agent, status, owner };

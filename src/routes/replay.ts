@@ -1,7 +1,6 @@
 // Replay (docs/guides/fork-and-replay.md): POST /v1/sessions/:sid/turns/:turn_id/replay runs a recorded turn again in a new session
 // (a fork just before it) with a changed config, answering model calls from the recording while the requests
 // match; GET /v1/replays/:exec_id is the comparison with the original.
-import { copyFiles } from "../durable/file-store";
 import type { ForkSource } from "../durable/fork-history";
 import type { ReplaySource } from "../durable/replay-source";
 import { REPLAY_TURN_KEY } from "../durable/replay-turns";
@@ -11,6 +10,7 @@ import type { TurnSubmitted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
 import { randomId } from "../runtime/ids";
 import { validateAgentConfig } from "./agents";
+import { sessionFiles } from "./files";
 import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
@@ -38,7 +38,14 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
       metadata: JSON.parse(source.metadata) as Record<string, unknown>,
       owner: principal.kind === "token" ? principal.subject : source.owner,
       // No resource: a replay reads memory only as the turn recorded it (its recall hits and tool results) and writes none.
-      fork: { from_session: sid, at_sequence: source.at_sequence, messages_json: source.messages_json, paused_json: null },
+      // The replayed turn's files, and those the earlier conversation names, become the replay session's own, as a fork's.
+      fork: {
+        from_session: sid,
+        at_sequence: source.at_sequence,
+        messages_json: source.messages_json,
+        paused_json: null,
+        files: await sessionFiles(c.env, sid).all(),
+      },
       replay: {
         source_session: sid,
         source_turn_id: turn_id,
@@ -48,8 +55,6 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
       },
     }),
   );
-  // The replayed turn's files, and those the earlier conversation names, are the replay session's own copies.
-  if ((await copyFiles(c.env.BLOBS, sid, exec_id)) > 0) await sessionStub(c.env, exec_id).filesChanged();
   const files = source.files?.map((f) => ({ type: "file" as const, file_id: f.file_id, ...(f.filename ? { filename: f.filename } : {}) }));
   const replayed = { input: files ? [{ type: "text" as const, text: source.input }, ...files] : source.input, idempotency_key: REPLAY_TURN_KEY };
   const turn = await callSession<TurnSubmitted>(c.env, exec_id, "submitTurn", { body: replayed, by: c.get("keyHash") });

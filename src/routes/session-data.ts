@@ -1,16 +1,32 @@
 // A session's data as a whole: erase it (DELETE /v1/sessions/:sid) or export it
 // (GET /v1/sessions/:sid/export, the log as JSON lines, streamed page by page).
-import { fileStore } from "../durable/file-store";
+import type { FilePage } from "../durable/file-ledger";
 import { indexShard } from "../durable/index-shards";
 import type { ExportHeader } from "../durable/session-views";
+import type { Env } from "../env";
 import { parseCursor } from "../protocol/cursor";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
+import type { FileInfo } from "../protocol/operations/files";
+import { sessionFiles } from "./files";
 import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
 const PAGE = 1000;
 const encoder = new TextEncoder();
+
+/** Every file of the session, page by page. */
+async function allFiles(env: Env, sid: string): Promise<FileInfo[]> {
+  const ledger = sessionFiles(env, sid);
+  const files: FileInfo[] = [];
+  let after: [number, string] | null = null;
+  do {
+    const page: FilePage = await ledger.page({ after, limit: PAGE });
+    files.push(...page.files);
+    after = page.next;
+  } while (after);
+  return files;
+}
 
 export const sessionData = router()
   .openapi(route(ops.eraseSession), async (c) => {
@@ -29,7 +45,7 @@ export const sessionData = router()
     if (after > header.last_sequence) throw ApiError.validation([{ path: "after", reason: `is past the end of the log (${header.last_sequence})` }]);
     const artifacts = `/v1/sessions/${sid}/artifacts/{artifact_id}`;
     // The session's files are listed, not inlined: the log names them by id, their route serves the bytes.
-    const files = await fileStore(c.env.BLOBS, sid).list();
+    const files = await allFiles(c.env, sid);
     const fileRoute = `/v1/sessions/${sid}/files/{file_id}`;
     let cursor = after;
     let sentHeader = false;

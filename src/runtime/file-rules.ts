@@ -5,6 +5,7 @@ import { ApiError } from "../protocol/errors";
 
 export const DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024;
 export const DEFAULT_MAX_SESSION_FILE_BYTES = 100 * 1024 * 1024;
+export const DEFAULT_MAX_SESSION_FILES = 1000;
 export const DEFAULT_MEDIA_TYPES = [
   "image/png",
   "image/jpeg",
@@ -21,12 +22,14 @@ export const DEFAULT_MEDIA_TYPES = [
 export interface FileLimits {
   maxFileBytes: number;
   maxSessionBytes: number;
+  maxSessionFiles: number;
   mediaTypes: string[];
 }
 
 export interface FileSettings {
   FILES_MAX_BYTES?: string;
   FILES_MAX_SESSION_BYTES?: string;
+  FILES_MAX_SESSION_FILES?: string;
   FILES_MEDIA_TYPES?: string;
 }
 
@@ -43,6 +46,7 @@ export function fileLimits(env: FileSettings): FileLimits {
   return {
     maxFileBytes: positive(env.FILES_MAX_BYTES, DEFAULT_MAX_FILE_BYTES),
     maxSessionBytes: positive(env.FILES_MAX_SESSION_BYTES, DEFAULT_MAX_SESSION_FILE_BYTES),
+    maxSessionFiles: positive(env.FILES_MAX_SESSION_FILES, DEFAULT_MAX_SESSION_FILES),
     mediaTypes: listed.length > 0 ? listed : DEFAULT_MEDIA_TYPES,
   };
 }
@@ -81,19 +85,26 @@ export function checkFile(bytes: Uint8Array, mediaType: string, filename: string
   if (filename !== null) checkFilename(filename, path === "body" ? "filename" : `${path}.filename`);
 }
 
+// Control characters (C0, DEL, C1), bidirectional overrides and isolates (a name that reads "txt.exe" backwards
+// shows as something else) and slashes.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+const UNSAFE_NAME = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069/\\]/;
+
 export function checkFilename(filename: string, path: string): void {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-  if (filename.length === 0 || filename.length > 255 || /[\u0000-\u001f\u007f/\\]/.test(filename)) {
-    throw ApiError.validation([{ path, reason: "must be 1-255 characters without control characters or slashes" }]);
+  if (filename.length === 0 || filename.length > 255 || UNSAFE_NAME.test(filename)) {
+    throw ApiError.validation([{ path, reason: "must be 1-255 characters without control or bidirectional formatting characters or slashes" }]);
   }
 }
 
-/** Refuses a file that would take the session's files over their limit (413). */
-export function checkSessionTotal(stored: number, adding: number, limits: FileLimits): void {
-  if (stored + adding > limits.maxSessionBytes) {
+/** Refuses a file that would take the session's files over their byte limit (413) or their count limit (409). */
+export function checkSessionQuota(stored: { bytes: number; count: number }, adding: number, limits: FileLimits): void {
+  if (stored.bytes + adding > limits.maxSessionBytes) {
     throw new ApiError(
       "body_too_large",
-      `The session's files would take ${stored + adding} bytes, over the limit of ${limits.maxSessionBytes} bytes a session (FILES_MAX_SESSION_BYTES)`,
+      `The session's files would take ${stored.bytes + adding} bytes, over the limit of ${limits.maxSessionBytes} bytes a session (FILES_MAX_SESSION_BYTES)`,
     );
+  }
+  if (stored.count >= limits.maxSessionFiles) {
+    throw new ApiError("conflict", `The session has ${stored.count} files, its limit (FILES_MAX_SESSION_FILES); delete one to add another`);
   }
 }

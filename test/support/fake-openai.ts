@@ -84,6 +84,18 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
       return anthropicMessages(res, echoed, String((body as Record<string, unknown>).model));
     }
 
+    // Files a turn's input names by URL: one text file, and a redirect to it (which the runtime must not follow).
+    if (path === "/v1/_files/notes.txt" && method === "GET") {
+      res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+      res.end("fetched by url: the code is 7");
+      return;
+    }
+    if (path === "/v1/_files/moved" && method === "GET") {
+      res.writeHead(302, { location: "/v1/_files/notes.txt" });
+      res.end();
+      return;
+    }
+
     if (path === "/v1/_tools/requests" && method === "GET") {
       return sendJson(res, 200, toolRequests);
     }

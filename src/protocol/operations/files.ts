@@ -22,13 +22,13 @@ export const uploadFile = operation({
   path: "/v1/sessions/{sid}/files",
   operationId: "uploadFile",
   summary:
-    "Upload a file: the body is its raw bytes, sent with their Content-Type (on the FILES_MEDIA_TYPES allowlist), or a multipart/form-data form whose one `file` field is the file (its type and name from the form), at most FILES_MAX_BYTES (default 20 MiB) a file and FILES_MAX_SESSION_BYTES (default 100 MiB) a session",
+    "Upload a file: the body is its raw bytes, sent with their Content-Type (on the FILES_MEDIA_TYPES allowlist), or a multipart/form-data form whose one `file` field is the file (its type and name from the form), at most FILES_MAX_BYTES (default 20 MiB) a file, FILES_MAX_SESSION_BYTES (default 100 MiB) and FILES_MAX_SESSION_FILES (default 1000 files, 409 past it) a session",
   permission: "session.submit",
   rateLimit: "request",
   params: Sid,
   query: z.object({ filename: z.string().optional().meta({ description: "The file's name (1-255 characters, no slashes)" }) }),
   responses: { 201: json(FileInfo, "Stored") },
-  errors: [401, 404, 413, 415, 422],
+  errors: [401, 404, 409, 413, 415, 422],
   custom: true,
 });
 
@@ -36,12 +36,21 @@ export const listFiles = operation({
   method: "get",
   path: "/v1/sessions/{sid}/files",
   operationId: "listFiles",
-  summary: "The session's files, oldest first",
+  summary: "A page of the session's files, oldest first: limit 1-1000 (default 100); cursor from next_cursor",
   permission: "session.read",
   rateLimit: "request",
   params: Sid,
-  responses: { 200: json(z.object({ files: z.array(FileInfo) }), "The files") },
-  errors: [401, 404],
+  query: z.object({ limit: z.string().optional(), cursor: z.string().optional() }),
+  responses: {
+    200: json(
+      z.object({
+        files: z.array(FileInfo),
+        next_cursor: z.string().nullable().describe("pass as `cursor` for the next page; null on the last page"),
+      }),
+      "A page of files",
+    ),
+  },
+  errors: [401, 404, 422],
   custom: true,
 });
 
