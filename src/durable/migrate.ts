@@ -19,6 +19,7 @@ import session0010 from "../../migrations/session/0010_human_input.sql";
 import session0011 from "../../migrations/session/0011_resource.sql";
 import session0012 from "../../migrations/session/0012_quorum.sql";
 import session0013 from "../../migrations/session/0013_inbox_files.sql";
+import session0014 from "../../migrations/session/0014_derived_sessions.sql";
 
 export interface Migration {
   version: number;
@@ -39,6 +40,7 @@ export const SESSION_MIGRATIONS: Migration[] = [
   { version: 11, sql: session0011 },
   { version: 12, sql: session0012 },
   { version: 13, sql: session0013 },
+  { version: 14, sql: session0014 },
 ];
 export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0001 },

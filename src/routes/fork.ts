@@ -28,7 +28,9 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
   const source = await callSession<ForkSource>(c.env, sid, "forkSource", { body: { at_sequence: body.at_sequence }, by: c.get("keyHash") });
   const agent = body.agent === undefined ? source.agent : await forkAgent(body.agent, c.env);
   const session_id = randomId("ses");
-  // A fork belongs to its source's resource: it shares that memory (copying none) and is erased with it.
+  // A fork holds its source's conversation: erasing the source erases it too, and so does erasing the source's
+  // resource, whose memory it shares (copying none).
+  unwrap(await sessionStub(c.env, sid).addDerived(session_id, "fork"));
   const resource_id = await joinResource(c.env, source.resource_id, session_id);
   const created = await sessionStub(c.env, session_id).create({
     session_id,
@@ -40,7 +42,7 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
     fork: { from_session: sid, at_sequence: body.at_sequence, messages_json: source.messages_json, paused_json: source.paused_json },
   });
   const forked = unwrap(created);
-  // The conversation names the source's files: the fork gets its own copies (the source may delete or erase its own).
+  // The conversation names the source's files: the fork gets its own copies (the source may delete its own).
   if ((await copyFiles(c.env.BLOBS, sid, session_id)) > 0) await sessionStub(c.env, session_id).filesChanged();
   return c.json({ ...forked, from_session: sid, at_sequence: body.at_sequence }, 201);
 });

@@ -32,6 +32,8 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
   // Before the replay session exists: a changed agent with no room for the recorded input opens none.
   checkInputFits(agent, source.input, "agent", "makes the recorded input too long");
   const exec_id = randomId("ses");
+  // The replay holds the source's conversation and turn: erasing the source erases it too.
+  unwrap(await sessionStub(c.env, sid).addDerived(exec_id, "replay"));
   const stub = sessionStub(c.env, exec_id);
   unwrap(
     await stub.create({
