@@ -1,7 +1,10 @@
 // Erasure reaches the sessions made from the erased one, through HTTP: DELETE /v1/sessions/:sid and
 // DELETE /v1/resources/:rid?sessions=true erase the forks and replays of the sessions they erase (and theirs), so
 // afterwards none is readable, exportable or listed under the owner; erasing a session mid-turn logs no error.
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { indexShard } from "../src/durable/index-shards";
+import type { SessionSummary } from "../src/protocol/session-list";
 import { api, events, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { type Step, script, uniqueId } from "./support/fake-model";
 import { until } from "./support/ws";
@@ -54,6 +57,32 @@ describe("erasing a session erases the sessions made from it", () => {
     expect((await api("DELETE", `/v1/sessions/${source.sid}`)).status).toBe(204);
     await expectGone([source.sid, ...made], owner);
     expect((await api("DELETE", `/v1/sessions/${source.sid}`)).status).toBe(204); // idempotent
+  });
+
+  it("names in a 200 answer a replay it could not erase (its index shard failing), which a DELETE of its own then erases", async () => {
+    // A source and a replay whose index rows live in different shards, so that only the replay's erase fails.
+    let owner = "";
+    let source = { sid: "", turn_id: "" };
+    let replay = { sid: "", turn_id: "" };
+    do {
+      owner = uniqueId("owner-left");
+      source = await ended(owner, [{ text: "Noted." }]);
+      replay = await replayed(source.sid, source.turn_id);
+    } while (indexShard(env, replay.sid).id.equals(indexShard(env, source.sid).id));
+    await until(
+      async () => ((await indexShard(env, replay.sid).indexedSession(replay.sid)) as SessionSummary | null)?.turns === 1,
+      "the replay's index row after its turn",
+    );
+    await indexShard(env, replay.sid).failIndexWrites(1);
+
+    const partly = await api("DELETE", `/v1/sessions/${source.sid}`);
+    expect(partly.status).toBe(200);
+    expect(partly.body).toEqual({ left: [{ session_id: replay.sid, reason: expect.stringContaining("index erase failed") }] });
+    expect((await api("GET", `/v1/sessions/${source.sid}`)).status).toBe(404);
+    expect((await api("GET", `/v1/sessions/${replay.sid}`)).status).toBe(200); // still there, as the answer says
+
+    expect((await api("DELETE", `/v1/sessions/${replay.sid}`)).status).toBe(204);
+    await expectGone([source.sid, replay.sid], owner);
   });
 
   it("DELETE /v1/resources/:rid?sessions=true erases the replays of the resource's sessions too", async () => {
