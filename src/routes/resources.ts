@@ -6,7 +6,7 @@ import { resourceMemory, type StoredDocument } from "../durable/resource-memory-
 import { workingScope } from "../durable/session-memory";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
-import { ApiError, unwrap } from "../protocol/errors";
+import { ApiError } from "../protocol/errors";
 import type { WorkingMemory } from "../protocol/memory";
 import { resources as ops } from "../protocol/operations";
 import type { JsonSchema } from "../runtime/tools/types";
