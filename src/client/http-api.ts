@@ -15,6 +15,7 @@ import type {
   CreateSessionBody,
   Decision,
   DownloadedFile,
+  ErasureLeft,
   EventsPage,
   ExecutionTree,
   FileInfo,
@@ -108,9 +109,9 @@ export class HttpApi {
     return this.json("GET", `/v1/sessions?${query}`);
   }
 
-  /** Erases the session and everything it owns (idempotent). */
-  async eraseSession(sessionId: string): Promise<void> {
-    await this.request("DELETE", `/v1/sessions/${enc(sessionId)}`);
+  /** Erases the session, everything it owns and its forks and replays (idempotent); `left`: what could not be erased. */
+  async eraseSession(sessionId: string): Promise<ErasureLeft> {
+    return erasure(await this.request("DELETE", `/v1/sessions/${enc(sessionId)}`));
   }
 
   // ---- resources (memory across sessions) ----
@@ -136,9 +137,9 @@ export class HttpApi {
     return this.json("GET", `/v1/resources/${enc(resourceId)}/memory/search?${params}`);
   }
 
-  /** `DELETE /v1/resources/:rid`: erases the resource's memory, and with `sessions` its sessions too. */
-  async eraseResource(resourceId: string, opts: { sessions?: boolean } = {}): Promise<void> {
-    await this.request("DELETE", `/v1/resources/${enc(resourceId)}${opts.sessions ? "?sessions=true" : ""}`);
+  /** `DELETE /v1/resources/:rid`: erases the resource's memory, and with `sessions` its sessions too; `left`: what could not be erased. */
+  async eraseResource(resourceId: string, opts: { sessions?: boolean } = {}): Promise<ErasureLeft> {
+    return erasure(await this.request("DELETE", `/v1/resources/${enc(resourceId)}${opts.sessions ? "?sessions=true" : ""}`));
   }
 
   usage(query: { from?: string; to?: string; group_by?: "agent" | "owner" | "day"; agent?: string; owner?: string } = {}): Promise<UsageReport> {
@@ -344,4 +345,9 @@ export class HttpApi {
       throw new RuntimeError(res.status, "malformed_response", `${method} ${path.split("?")[0]} answered a body that is not JSON`);
     }
   }
+}
+
+/** An erasure's answer: 204 when everything went, else the sessions it left. */
+async function erasure(res: ResponseLike): Promise<ErasureLeft> {
+  return res.status === 204 ? { left: [] } : (JSON.parse(await res.text()) as ErasureLeft);
 }

@@ -75,6 +75,8 @@ export type ChatMessagesQuery = QueryOf<typeof chat.getChatMessages>;
 
 export type SessionCreated = ResponseOf<typeof sessions.createSession, 201>;
 export type SessionForked = ResponseOf<typeof sessions.forkSession, 201>;
+/** What an erasure left: the sessions it could not erase, each with why (none: everything is erased). */
+export type ErasureLeft = ResponseOf<typeof sessions.eraseSession, 200>;
 export type ReplayStarted = ResponseOf<typeof turns.replayTurn, 201>;
 export type ReplayComparison = PayloadOf<"replay.completed">;
 /** `GET /v1/replays/:exec_id`. */

@@ -8,7 +8,7 @@ import { eraseSession, getSession, type IndexRows, importRows, isErased, listSes
 import { INDEX_MIGRATIONS, migrate } from "./migrate";
 
 export class IndexShardObject extends DurableObject<Env> {
-  /** Test hooks (TEST_HOOKS=1 only): index writes that fail before they land, and writes held until released. */
+  /** Test hooks (TEST_HOOKS=1 only): index writes (erasures too) that fail before they land, and writes held until released. */
   private failingWrites = 0;
   private held: { until: Promise<void>; release: () => void } | null = null;
 
@@ -32,6 +32,10 @@ export class IndexShardObject extends DurableObject<Env> {
   }
 
   async eraseFromIndex(sessionId: string): Promise<void> {
+    if (this.failingWrites > 0) {
+      this.failingWrites -= 1;
+      throw new Error("index erase failed (test hook)");
+    }
     this.ctx.storage.transactionSync(() => eraseSession(this.ctx.storage.sql, sessionId, randomId("era"), Date.now()));
   }
 

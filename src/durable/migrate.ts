@@ -20,6 +20,7 @@ import session0011 from "../../migrations/session/0011_resource.sql";
 import session0012 from "../../migrations/session/0012_quorum.sql";
 import session0013 from "../../migrations/session/0013_inbox_files.sql";
 import session0014 from "../../migrations/session/0014_files.sql";
+import session0015 from "../../migrations/session/0015_derived_sessions.sql";
 
 export interface Migration {
   version: number;
@@ -41,6 +42,7 @@ export const SESSION_MIGRATIONS: Migration[] = [
   { version: 12, sql: session0012 },
   { version: 13, sql: session0013 },
   { version: 14, sql: session0014 },
+  { version: 15, sql: session0015 },
 ];
 export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0001 },

@@ -43,8 +43,9 @@ export class ReplayTurns {
     const events = this.s.store.eventsOfTurn(turnId).filter((e) => !e.subagent_id);
     const made = events.filter((e) => e.type === "model.completed" && !isCutCall(e.payload.finish_reason)).length;
     const model = new RecordedModel(setup.model, setup.config.model, { calls, cut: cut ?? null }, diverged, { made, divergence: divergenceIn(events) });
-    const recordedDecision = decisionsFrom(decisions ?? [], answeredFromRecording(events));
-    return { ...setup, model, tools: replayTools(setup.tools, results, row.tools), recordedDecision };
+    const replayed = replayTools(setup.tools, results, row.tools);
+    const recordedDecision = decisionsFrom(decisions ?? [], answeredFromRecording(events), replayed.answersFromRecording);
+    return { ...setup, model, tools: replayed.tools, recordedDecision };
   }
 
   /** The replayed turn's recorded automatic recall (null: `turnId` is not the replayed turn, or it recalled nothing). */

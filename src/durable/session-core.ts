@@ -292,8 +292,10 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     const sid = this.row().session_id;
     this.indexer.stop();
     this.delivery.stop();
-    for (const t of this.store.queuedTurns()) this.queue.remove(t.turn_id, reason);
-    this.runner.interrupt(reason);
+    // Ending a turn may queue and start another (live messages too late for it become turns): end each one.
+    do {
+      for (const t of this.store.queuedTurns()) this.queue.remove(t.turn_id, reason);
+    } while (this.runner.interrupt(reason).interrupted);
     await indexShard(this.env, sid).eraseFromIndex(sid);
     const rid = this.row().resource_id;
     if (rid !== null) await resourceMemory(this.env, rid).forgetSession(sid); // its turns leave the recall index

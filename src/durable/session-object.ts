@@ -13,6 +13,7 @@ import type { Policy } from "../protocol/policy";
 import { randomId } from "../runtime/ids";
 import { turnCursor } from "./chat-reads";
 import { type FrameTarget, handleFrame, reply, sessionFrames } from "./command-frames";
+import type { DerivedKind } from "./derived-sessions";
 import type { FileOp, FileRow } from "./file-ledger";
 import { type PausedCut, pausedTurn } from "./fork-paused";
 import type { StepOutcome } from "./orchestration-steps";
@@ -138,12 +139,26 @@ export class SessionObject extends SessionCore {
     );
   }
 
-  /** Erases everything the session owns (DELETE /v1/sessions/:sid); true when there was something to erase. */
-  async erase(): Promise<Result<{ erased: boolean }>> {
+  /** A fork or replay of this session is about to be created: it is erased with this session. */
+  async addDerived(sessionId: string, kind: DerivedKind): Promise<Result<null>> {
+    return toResult(() =>
+      this.existing(() => {
+        this.store.derived.add(sessionId, kind, Date.now());
+        return null;
+      }),
+    );
+  }
+
+  /**
+   * Erases everything the session owns (DELETE /v1/sessions/:sid); true when there was something to erase.
+   * `derived`: its forks and replays, for the caller to erase in turn (each erase is one call, however deep).
+   */
+  async erase(): Promise<Result<{ erased: boolean; derived: string[] }>> {
     return toResult(async () => {
-      if (!this.session) return { erased: false };
+      if (!this.session) return { erased: false, derived: [] };
+      const derived = this.store.derived.ids();
       await this.eraseNow("the session was erased");
-      return { erased: true };
+      return { erased: true, derived };
     });
   }
 

@@ -3,6 +3,7 @@
 // capability's slice names the one it uses like any store method, and never the raw `sql` handle.
 import type { ToolContext } from "../runtime/tools/types";
 import { ConversationReads } from "./conversation-reads";
+import { DerivedSessions } from "./derived-sessions";
 import { ForkReads } from "./fork-reads";
 import { sqlMemory } from "./memory-store";
 import { ReplayRow } from "./replay-row";
@@ -13,6 +14,8 @@ export abstract class CapabilityTables {
   readonly schedules: ScheduleRows;
   readonly subscriptions: SubscriptionRows;
   readonly replay: ReplayRow;
+  /** The session's forks and replays, erased with it. */
+  readonly derived: DerivedSessions;
   /** Reads only: a fork's conversation at one sequence of the log. */
   readonly forkReads: ForkReads;
   /** Reads only: where a turn starts, the newest submissions and rollbacks (the chat's messages and streams). */
@@ -24,6 +27,7 @@ export abstract class CapabilityTables {
     this.schedules = new ScheduleRows(sql);
     this.subscriptions = new SubscriptionRows(sql);
     this.replay = new ReplayRow(sql);
+    this.derived = new DerivedSessions(sql);
     this.forkReads = new ForkReads(sql);
     this.conversationReads = new ConversationReads(sql);
     this.memory = sqlMemory(sql);

@@ -14,6 +14,7 @@ export type Permission =
   | "session.approve"
   | "session.queue"
   | "session.delete"
+  | "session.replay_live"
   | "session.subscribe"
   | "session.schedule"
   | "tokens.create"
@@ -49,9 +50,20 @@ export type Principal =
       expires_at: number | null;
     };
 
-/** Scopes a browser token may carry; `scopes` narrows a token to some of them (default: all its binding allows). */
-export const TOKEN_SCOPES = ["read", "submit", "interrupt", "approve", "create"] as const;
+/**
+ * Scopes a browser token may carry; `scopes` narrows a token to some of them (default: all its binding allows
+ * but the opt-in ones).
+ */
+export const TOKEN_SCOPES = ["read", "submit", "interrupt", "approve", "create", "replay_live"] as const;
 export type TokenScope = (typeof TOKEN_SCOPES)[number];
+
+/** Scopes a token has only when minted with them: a live replay runs a recorded turn's side effects again. */
+const OPT_IN_SCOPES: readonly TokenScope[] = ["replay_live"];
+
+/** The scopes of a token minted without `scopes`: `create` only for an agent-bound one, no opt-in scope. */
+export function defaultScopes(agentBound: boolean): TokenScope[] {
+  return TOKEN_SCOPES.filter((s) => !OPT_IN_SCOPES.includes(s) && (agentBound || s !== "create"));
+}
 
 const SCOPE_OF: Partial<Record<Permission, TokenScope>> = {
   "session.read": "read",
@@ -59,6 +71,7 @@ const SCOPE_OF: Partial<Record<Permission, TokenScope>> = {
   "session.interrupt": "interrupt",
   "session.approve": "approve",
   "sessions.create": "create",
+  "session.replay_live": "replay_live",
   "sessions.list": "read",
   // A token reaches its own subject's resource only (routes/resources.ts).
   "memory.read": "read",

@@ -109,16 +109,20 @@ export const authenticate =
 /** For a request no operation matches: 401 without a valid credential, so that a 404 tells strangers nothing. */
 export const authenticateUnmatched = (c: Context<AppEnv>) => principalOf(c, undefined);
 
+/** 403 naming `permission` unless `principal` may do it (also for what a route allows only for some bodies). */
+export function requirePermission(principal: Principal, permission: Permission): void {
+  if (allows(principal, permission)) return;
+  const who = principal.kind === "key" ? `a ${principal.role} key` : "this token";
+  const why = principal.kind === "token" && KEY_ONLY[permission] ? `: ${KEY_ONLY[permission]}` : "";
+  throw new ApiError("forbidden", `${who} may not do ${permission}${why}`);
+}
+
 /** Whether the caller may do `permission` (403 otherwise); a token also only on the session it may reach. */
 export const authorize =
   (permission: Permission): MiddlewareHandler<AppEnv> =>
   async (c, next) => {
     const principal = c.get("principal");
-    if (!allows(principal, permission)) {
-      const who = principal.kind === "key" ? `a ${principal.role} key` : "this token";
-      const why = principal.kind === "token" && KEY_ONLY[permission] ? `: ${KEY_ONLY[permission]}` : "";
-      throw new ApiError("forbidden", `${who} may not do ${permission}${why}`);
-    }
+    requirePermission(principal, permission);
     const sid = c.req.param("sid") ?? c.req.param("exec_id");
     if (principal.kind === "token" && sid?.startsWith("ses_")) await checkTokenSession(c.env, principal, sid);
     await next();

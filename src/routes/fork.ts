@@ -31,7 +31,9 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
   const files = await sessionFiles(c.env, sid).all();
   const agent = body.agent === undefined ? source.agent : await forkAgent(body.agent, c.env);
   const session_id = randomId("ses");
-  // A fork belongs to its source's resource: it shares that memory (copying none) and is erased with it.
+  // A fork holds its source's conversation: erasing the source erases it too, and so does erasing the source's
+  // resource, whose memory it shares (copying none).
+  unwrap(await sessionStub(c.env, sid).addDerived(session_id, "fork"));
   const resource_id = await joinResource(c.env, source.resource_id, session_id);
   const created = await sessionStub(c.env, session_id).create({
     session_id,

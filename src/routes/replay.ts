@@ -10,6 +10,7 @@ import type { TurnSubmitted } from "../protocol/wire";
 import { checkInputFits } from "../runtime/context-budget";
 import { randomId } from "../runtime/ids";
 import { validateAgentConfig } from "./agents";
+import { requirePermission } from "./auth";
 import { sessionFiles } from "./files";
 import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
@@ -22,6 +23,8 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
   const body = c.req.valid("json") ?? {};
   const principal = c.get("principal");
   if (principal.kind === "token" && body.agent !== undefined) throw new ApiError("forbidden", "A browser token cannot replay with another config");
+  // Live tools run the recorded turn's side effects again (each approval asked again): a permission of its own.
+  if (body.tools === "live") requirePermission(principal, "session.replay_live");
   const source = await callSession<ReplayStart>(c.env, sid, "replaySource", { params: { turn_id }, by: c.get("keyHash") });
   const agent = body.agent
     ? await validateAgentConfig({ ...source.agent, ...body.agent, name: source.agent.name }, c.env, "agent", source.agent)
@@ -29,6 +32,8 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
   // Before the replay session exists: a changed agent with no room for the recorded input opens none.
   checkInputFits(agent, source.input, "agent", "makes the recorded input too long");
   const exec_id = randomId("ses");
+  // The replay holds the source's conversation and turn: erasing the source erases it too.
+  unwrap(await sessionStub(c.env, sid).addDerived(exec_id, "replay"));
   const stub = sessionStub(c.env, exec_id);
   unwrap(
     await stub.create({

@@ -14,6 +14,7 @@ import type { Principal } from "../protocol/permissions";
 import { fieldPath } from "../runtime/json-schema";
 import type { JsonSchema } from "../runtime/tools/types";
 import { checkTokenSession } from "./auth";
+import { erasedAnswer, eraseSessions } from "./erasure";
 import { type AppEnv, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
@@ -116,10 +117,8 @@ export const resources = router()
   .openapi(route(ops.eraseResource), async (c) => {
     const { rid } = c.req.valid("param");
     const stub = resourceFor(c, rid);
-    if (c.req.valid("query").sessions === "true") {
-      // The sessions first: each erase also takes its turns out of the index, which the resource's erase then empties.
-      for (const sid of await stub.sessions()) unwrap(await sessionStub(c.env, sid).erase());
-    }
+    // The sessions first: each erase also takes its turns out of the index, which the resource's erase then empties.
+    const left = c.req.valid("query").sessions === "true" ? await eraseSessions(c.env, await stub.sessions()) : [];
     await stub.erase();
-    return c.body(null, 204);
+    return erasedAnswer(c, left);
   });

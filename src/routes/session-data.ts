@@ -8,6 +8,7 @@ import { parseCursor } from "../protocol/cursor";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
 import type { FileInfo } from "../protocol/operations/files";
+import { erasedAnswer, eraseSessions } from "./erasure";
 import { sessionFiles } from "./files";
 import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
@@ -31,9 +32,9 @@ async function allFiles(env: Env, sid: string): Promise<FileInfo[]> {
 export const sessionData = router()
   .openapi(route(ops.eraseSession), async (c) => {
     const { sid } = c.req.valid("param");
-    const { erased } = unwrap(await sessionStub(c.env, sid).erase());
+    const { erased, derived } = unwrap(await sessionStub(c.env, sid).erase());
     if (!erased && !(await indexShard(c.env, sid).isErased(sid))) throw ApiError.notFound("Session", sid);
-    return c.body(null, 204);
+    return erasedAnswer(c, await eraseSessions(c.env, derived));
   })
   .openapi(route(ops.exportSession), async (c) => {
     const { sid } = c.req.valid("param");

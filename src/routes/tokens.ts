@@ -4,7 +4,7 @@ import { sign } from "hono/jwt";
 import { agentConfig } from "../durable/agent-cache";
 import { ApiError, unwrap } from "../protocol/errors";
 import { tokens as ops } from "../protocol/operations";
-import { TOKEN_SCOPES } from "../protocol/permissions";
+import { defaultScopes } from "../protocol/permissions";
 import { TOKEN_ISSUER } from "./auth";
 import { router, sessionStub } from "./http";
 import { route } from "./operation-route";
@@ -15,7 +15,7 @@ export const tokens = router().openapi(route(ops.createToken), async (c) => {
   if (!secret) throw new ApiError("conflict", "This deployment issues no tokens: set the TOKEN_SIGNING_SECRET secret");
   if (body.session_id !== undefined) unwrap(await sessionStub(c.env, body.session_id).access());
   if (body.agent !== undefined && !(await agentConfig(c.env, body.agent))) throw ApiError.notFound("Agent", body.agent);
-  const scopes = body.scopes ?? TOKEN_SCOPES.filter((s) => body.agent !== undefined || s !== "create");
+  const scopes = body.scopes ?? defaultScopes(body.agent !== undefined);
   const now = Math.floor(Date.now() / 1000);
   const expires_at = now + body.ttl_s;
   const claims = {

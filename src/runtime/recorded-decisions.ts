@@ -1,7 +1,9 @@
 // The human decisions of a recorded turn, for its replay (docs/guides/fork-and-replay.md): a call that asks for the same approval or
 // question as a recorded one (same tool, same arguments) is answered with the recorded decision at once, instead
-// of waiting for a person again. Decisions the recorded turn's end made (it was cut short) are not replayed, and
-// a call the recording never asked about waits as usual.
+// of waiting for a person again, as long as that runs nothing live: an approval answers only a call whose result
+// also comes from the recording, so a tool that would run again (live tools, or no recorded result) waits for a
+// live decision. Decisions the recorded turn's end made (it was cut short) are not replayed, and a call the
+// recording never asked about waits as usual.
 import type { EventDraft } from "../protocol/events";
 import type { ApprovalDecision } from "../protocol/wire";
 import { canonicalJson } from "./request-fingerprint";
@@ -48,13 +50,24 @@ export function recordedDecisions(events: readonly EventDraft[]): RecordedAnswer
 
 /**
  * Answers a replayed call from `recorded`, each recorded decision once; `used` are the calls (tool name and
- * arguments) the replay already answered so, before a restart.
+ * arguments) the replay already answered so, before a restart. An approval answers only when
+ * `answersFromRecording` says the call (with the approver's edits) gets its recorded result: a decision given
+ * for the recorded run never lets a tool run again.
  */
-export function decisionsFrom(recorded: RecordedAnswer[], used: { tool_name: string; args: unknown }[]) {
+export function decisionsFrom(
+  recorded: RecordedAnswer[],
+  used: { tool_name: string; args: unknown }[],
+  answersFromRecording: (toolName: string, args: unknown) => boolean,
+) {
   const unused = new Map<string, RecordedAnswer[]>();
   for (const d of recorded) unused.set(keyOf(d.tool_name, d.args), [...(unused.get(keyOf(d.tool_name, d.args)) ?? []), d]);
   for (const u of used) unused.get(keyOf(u.tool_name, u.args))?.shift();
-  return (toolName: string, args: unknown): RecordedAnswer | null => unused.get(keyOf(toolName, args))?.shift() ?? null;
+  return (toolName: string, args: unknown): RecordedAnswer | null => {
+    const queue = unused.get(keyOf(toolName, args));
+    const next = queue?.[0];
+    if (!next || (next.decision === "approved" && !answersFromRecording(toolName, next.edited ?? args))) return null;
+    return queue.shift() ?? null;
+  };
 }
 
 /** The action.resolved a replay records for a call the recording answered (emit adds the level's envelope). */

@@ -38,13 +38,21 @@ export function recordedResults(events: readonly EventDraft[]): RecordedResult[]
 
 const keyOf = (name: string, args: unknown) => `${name}\u0000${canonicalJson(args)}`;
 
+/** A replayed turn's tools, and whether a call would be answered from the recording (so nothing runs). */
+export interface ReplayTools {
+  tools: Map<string, ToolDefinition>;
+  /** Whether the next call of `name` with `args` gets its recorded result rather than running. */
+  answersFromRecording(name: string, args: unknown): boolean;
+}
+
 /** `tools` with each executor answering from `recorded` as `mode` says; each recorded result answers one call. */
-export function replayTools(tools: Map<string, ToolDefinition>, recorded: RecordedResult[], mode: ToolReplayMode): Map<string, ToolDefinition> {
+export function replayTools(tools: Map<string, ToolDefinition>, recorded: RecordedResult[], mode: ToolReplayMode): ReplayTools {
   const unused = new Map<string, RecordedResult[]>();
   for (const r of recorded) {
     const key = keyOf(r.name, r.args);
     unused.set(key, [...(unused.get(key) ?? []), r]);
   }
+  const recordedAnswer = (match: RecordedResult | undefined) => match !== undefined && mode === "recorded" && !match.cut;
   const wrapped = new Map<string, ToolDefinition>();
   for (const [name, tool] of tools) {
     if (tool.loop_handled) {
@@ -53,7 +61,7 @@ export function replayTools(tools: Map<string, ToolDefinition>, recorded: Record
     }
     const execute: ToolDefinition["execute"] = async (args, ctx) => {
       const match = unused.get(keyOf(name, args))?.shift();
-      if (match && mode === "recorded" && !match.cut) {
+      if (match && recordedAnswer(match)) {
         if (match.is_error) throw new ToolError(typeof match.output === "string" ? match.output : JSON.stringify(match.output));
         return match.output;
       }
@@ -63,5 +71,5 @@ export function replayTools(tools: Map<string, ToolDefinition>, recorded: Record
     };
     wrapped.set(name, { ...tool, execute });
   }
-  return wrapped;
+  return { tools: wrapped, answersFromRecording: (name, args) => recordedAnswer(unused.get(keyOf(name, args))?.[0]) };
 }

@@ -51,7 +51,7 @@ async function replay(
   const divergences: Divergence[] = [];
   const recorded = new RecordedModel(live, "openai:gpt-4o", recordingOf(recording), (d) => divergences.push(d));
   const base = makeSetup({ model: live, tools: [lookup(["split", "copy"])], ...setup });
-  const toolbelt = tools ? replayTools(base.tools, recordedResults(recording), tools) : base.tools;
+  const toolbelt = tools ? replayTools(base.tools, recordedResults(recording), tools).tools : base.tools;
   const { ports } = await runNewTurn({ ...base, model: recorded, tools: toolbelt } satisfies TurnSetup, "what is a fork?");
   const ended = ports.events.find((e) => e.type === "turn.completed" || e.type === "turn.failed");
   const results = ports.events.filter((e) => e.type === "tool.result").map((e) => e.payload);

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { RecallHitSchema, WorkingMemorySchema } from "../memory";
 import { json, jsonBody, operation } from "./operation";
+import { ErasureLeft } from "./sessions";
 
 const Rid = z.object({ rid: z.string().min(1).max(200).meta({ example: "user-42" }) });
 const AgentQuery = z.object({
@@ -76,11 +77,14 @@ export const eraseResource = operation({
   path: "/v1/resources/{rid}",
   operationId: "eraseResource",
   summary:
-    "Erases the resource's memory: its working memory with its kept versions and its recall index; with ?sessions=true also every session opened for it (as DELETE /v1/sessions/:sid). Idempotent.",
+    "Erases the resource's memory: its working memory with its kept versions and its recall index; with ?sessions=true also every session opened for it, with the sessions made from those (as DELETE /v1/sessions/:sid). Idempotent.",
   permission: "resource.delete",
   rateLimit: "request",
   params: Rid,
   query: z.object({ sessions: z.enum(["true", "false"]).optional() }),
-  responses: { 204: { description: "Erased" } },
+  responses: {
+    204: { description: "Erased" },
+    200: json(ErasureLeft, "The memory is erased, but some of its sessions (or sessions made from them) could not be: `left` names them"),
+  },
   errors: [401, 403, 404, 422],
 });

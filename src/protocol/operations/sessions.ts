@@ -103,16 +103,26 @@ export const getTools = operation({
   session: "tools",
 });
 
+/** What an erasure could not erase: each session with why (erase it again with DELETE /v1/sessions/:sid). */
+export const ErasureLeft = z
+  .object({
+    left: z.array(z.object({ session_id: z.string(), reason: z.string() })).meta({ description: "The sessions that are not erased, each with why" }),
+  })
+  .meta({ id: "ErasureLeft" });
+
 export const eraseSession = operation({
   method: "delete",
   path: "/v1/sessions/{sid}",
   operationId: "eraseSession",
   summary:
-    "Erases the session: its running and queued turns end, its sockets close (code 4010), its R2 objects, index row and storage go, and every route of it answers 404 afterwards. Idempotent (204 again for an erased session).",
+    "Erases the session and the sessions made from it (its forks and replays, and theirs): their running and queued turns end, their sockets close (code 4010), their R2 objects, index rows and storage go, and every route of them answers 404 afterwards. Idempotent (204 again for an erased session).",
   permission: "session.delete",
   rateLimit: "request",
   params: Sid,
-  responses: { 204: { description: "Erased" } },
+  responses: {
+    204: { description: "Erased, with every session made from it" },
+    200: json(ErasureLeft, "The session is erased, but some sessions made from it could not be: `left` names them"),
+  },
   errors: [401, 403, 404],
 });
 

@@ -10,15 +10,22 @@ export const TokenRequest = z
     subject: z.string().min(1).max(200).meta({ description: "Who the token is for (an end user's id in the tenant's product)" }),
     session_id: z.string().optional(),
     agent: z.string().optional(),
-    scopes: z.array(z.enum(TOKEN_SCOPES)).min(1).optional().meta({ description: "Narrows the token (default: all its binding allows)" }),
+    scopes: z
+      .array(z.enum(TOKEN_SCOPES))
+      .min(1)
+      .optional()
+      .meta({ description: "Narrows the token (default: all its binding allows but replay_live, which a token has only when named here)" }),
     ttl_s: z.int().min(60).max(MAX_TOKEN_TTL_S),
   })
   .superRefine((body, ctx) => {
     if ((body.session_id === undefined) === (body.agent === undefined)) {
       ctx.addIssue({ code: "custom", path: ["session_id"], message: "give exactly one of session_id and agent" });
     }
-    if (body.session_id !== undefined && body.scopes?.includes("create")) {
-      ctx.addIssue({ code: "custom", path: ["scopes"], message: 'a token bound to a session cannot have "create"; bind it to an agent' });
+    // Both open sessions (a replay is one), which a session-bound token never does.
+    for (const scope of ["create", "replay_live"] as const) {
+      if (body.session_id !== undefined && body.scopes?.includes(scope)) {
+        ctx.addIssue({ code: "custom", path: ["scopes"], message: `a token bound to a session cannot have "${scope}"; bind it to an agent` });
+      }
     }
   })
   .meta({ id: "TokenRequest" });

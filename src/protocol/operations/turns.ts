@@ -156,10 +156,10 @@ export const ReplayBody = z
       .record(z.string(), z.unknown())
       .optional()
       .meta({ description: "AgentConfig fields that replace the recorded agent's (top-level fields, whole); name stays" }),
-    tools: z
-      .enum(["recorded", "live"])
-      .optional()
-      .meta({ description: "recorded (default): a call with the recorded name and arguments gets the recorded result; live: it runs again" }),
+    tools: z.enum(["recorded", "live"]).optional().meta({
+      description:
+        "recorded (default): a call with the recorded name and arguments gets the recorded result; live: it runs again (each approval asked again), which needs session.replay_live",
+    }),
   })
   .meta({ id: "ReplayTurn" });
 
