@@ -1,4 +1,4 @@
-// The session index split over shards (issue 37), through the public surface: lists, cursors, filters and usage
+// The session index split over shards, through the public surface: lists, cursors, filters and usage
 // the same over 1 and 16 shards, erasure with tombstones in each session's shard, the index converging after a
 // shard failed or held its writes, the registry's index from before sharding moving over, and the agent cache.
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";

@@ -1,4 +1,4 @@
-// Memory across sessions (issue 35) through the public surface: working memory written by the model's
+// Memory across sessions through the public surface: working memory written by the model's
 // update_working_memory in one session and shown to the model in the next session of the same resource (not in
 // another resource's), schema violations, recall of an older session's turn, the HTTP routes with their access
 // rules, erasure, and eviction of the memory object.
