@@ -1,9 +1,10 @@
 // Logs, as Workers Logs receives them: one JSON line per request and one per turn end, with the caller as a
 // key id and never the key itself.
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevRuntime, freePort, startRuntime } from "./support/wrangler-dev";
 
@@ -94,6 +95,17 @@ describe("npm start's console", () => {
       await until(() => out.includes('{"log":"turn"'));
       expect(out.split("\n").filter((l) => l.includes("/v1/agents/log-probe"))).toHaveLength(1);
       expect(out).not.toContain('{"log":"request"');
+
+      // The banner's commands are real: run as printed, in a fresh shell, they register an agent and chat with it.
+      const printed = out.split("and talk to it:\n\n")[1]?.split("\n\n")[0] ?? "";
+      expect(printed).toContain(`export KEY=${key} AGENT_RUNTIME_URL=${base}`);
+      expect(out).toContain(`Inspector: ${base}/inspect`);
+      const { stdout } = await promisify(execFile)("bash", ["-eo", "pipefail", "-c", printed], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      });
+      expect(stdout).toMatch(/^\{"name":"demo","model":"demo:fast",/);
+      expect(stdout).toContain("The answer is 14.");
     } finally {
       process.kill(-dev.pid!, "SIGKILL");
       rmSync(state, { recursive: true, force: true });
