@@ -21,7 +21,7 @@ const REMEMBER = /^remember (?:that )?(?:my (.+?) is (.+?)|(.+?))\.?$/is;
 const RECALL = /^recall\b[:,]?\s*(.+)$/is;
 const WHAT_YOU_KNOW = /\bwhat do you (?:know|remember) about me\b/i;
 /** The heading under which the system prompt shows the resource's working memory (src/runtime/memory/working-memory.ts). */
-const WORKING_MEMORY = /^Working memory \(what is known about this user[^\n]*\n([\s\S]*?)(?:\n\n|$)/m;
+const WORKING_MEMORY = "Working memory (what is known about this user";
 /**
  * `demo:slow` streams a word every 250 ms and ends each answer with this, about ten seconds in all: time enough
  * to press Ctrl-C in a watcher (or Stop in a page) by hand while the answer is still streaming.
@@ -55,10 +55,23 @@ function describeFiles(parts: UserPart[]): string | null {
   return `I got ${files.map(one).join(" and ")}.`;
 }
 
-/** The working memory the system prompt showed, or null. */
+/** The working memory the system prompt showed, as "key: value" pairs (its text when it is cut), or null. */
 function shownWorkingMemory(prompt: LanguageModelV3Prompt): string | null {
   const system = prompt.find((m) => m.role === "system");
-  return system?.role === "system" ? (system.content.match(WORKING_MEMORY)?.[1]?.trim() ?? null) : null;
+  const at = system?.role === "system" ? system.content.indexOf(WORKING_MEMORY) : -1;
+  if (system?.role !== "system" || at < 0) return null;
+  const text = system.content
+    .slice(system.content.indexOf("\n", at) + 1)
+    .split("\n\n")[0]!
+    .trim();
+  try {
+    const doc = JSON.parse(text) as Record<string, unknown>;
+    return Object.entries(doc)
+      .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
+      .join(", ");
+  } catch {
+    return text;
+  }
 }
 
 function toolResultText(prompt: LanguageModelV3Prompt): { name: string; text: string; isError: boolean } | null {
