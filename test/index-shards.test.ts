@@ -2,7 +2,7 @@
 // the same over 1 and 16 shards, erasure with tombstones in each session's shard, the index converging after a
 // shard failed or held its writes, the registry's index from before sharding moving over, and the agent cache.
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { type IndexLayout, indexShard, shardOf } from "../src/durable/index-shards";
 import type { SessionSummary, UsageDay } from "../src/protocol/session-list";
 import { type ApiResponse, api, createAgent, submitTurn, waitForTurnEnd } from "./support/api";
@@ -175,12 +175,16 @@ describe("a shard that fails or is slow", () => {
     const sid = await open(agent);
     await indexed(sid, (r) => r?.turns === 0);
     await shard(sid).failIndexWrites(2);
+    // Each failure is logged, as in production: captured and asserted here rather than printed.
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    onTestFinished(() => errors.mockRestore());
     const { turn_id } = await submitTurn(sid, "hello");
     await waitForTurnEnd(sid, turn_id);
     expect(((await shard(sid).indexedSession(sid)) as SessionSummary | null)?.turns).toBe(0);
     // The write at the turn's end and the retry 1 s later fail; the one 5 s after that lands.
     const row = await indexed(sid, (r) => r?.turns === 1);
     expect(row).toMatchObject({ session_id: sid, agent, status: "idle" });
+    expect(errors.mock.calls.map((c) => String(c[0]))).toEqual(Array(2).fill("session index write failed; retrying from the alarm"));
   });
 
   it("a shard holding its writes: turns still end, and the row catches up once the shard answers", async () => {
