@@ -4,6 +4,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 
 const VARS = ".dev.vars";
 const PORT = process.env.PORT ?? "8787";
@@ -31,19 +32,21 @@ if (!existsSync(VARS)) {
 
 const key = /^API_KEYS=([^,\n]+)/m.exec(readFileSync(VARS, "utf8"))?.[1]?.trim() ?? "<your key>";
 const base = `http://127.0.0.1:${PORT}`;
-// The commands are the README's own (its Quickstart), so what is printed and what is documented never differ.
-const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-const blocks = [...readme.slice(readme.indexOf("In a second terminal")).matchAll(/```sh\n([\s\S]*?)```/g)].slice(0, 2).map((m) => m[1]);
-const [setup, turn] = blocks.map((b) => b.replace("export KEY=dev_...", `export KEY=${key}`).replace("http://127.0.0.1:8787", base));
+// The commands are written here only; test/node/logs.test.ts runs what this prints against `npm start`.
+const commands = [
+  `export KEY=${key} AGENT_RUNTIME_URL=${base}`,
+  `curl -s -X PUT $AGENT_RUNTIME_URL/v1/agents/demo -H "authorization: Bearer $KEY" -H "content-type: application/json" -d '{"model":"demo:fast","tools":["calculator","clock"]}'`,
+  `echo "what is 2 * (3 + 4)?" | npx agent-runtime chat --agent demo`,
+];
 console.log(`
 Agent runtime starting on ${base} (offline; the built-in "demo" model needs no provider key).
 Inspector: ${base}/inspect (sign in with the API key ${key}).
-In a second terminal:
+In a second terminal, register an agent on the demo model and talk to it:
 
-${setup}
-and in a third (with KEY, AGENT_RUNTIME_URL and SID set the same way):
+${commands.join("\n")}
 
-${turn}`);
+README.md's tour goes on from there.
+`);
 
 // wrangler prints a line per request already; the runtime's own JSON line per request (what Workers Logs
 // gets in production) would double it, so locally only its turn-end lines are written (LOGS=request,turn for both).
@@ -51,10 +54,19 @@ const logs = process.env.LOGS || "turn";
 // Arguments after `npm start --` go to wrangler dev (such as --persist-to <dir>).
 const args = ["wrangler", "dev", "--port", PORT, "--ip", "127.0.0.1", "--var", `LOGS:${logs}`, ...process.argv.slice(2)];
 const child = spawn("npx", args, {
-  stdio: "inherit",
+  stdio: ["inherit", "inherit", "pipe"],
   // Offline: no metrics, and no download of request.cf data (it fails without a network; Miniflare's
   // placeholder values serve). Set CLOUDFLARE_CF_FETCH_ENABLED=true to fetch them.
   env: { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...process.env },
+});
+// workerd warns "NOSENTRY SQLite alarm overdue" when a session's alarm fell due while the runtime was stopped
+// and runs it at start: that alarm is the runtime resuming the session, as designed, so the line is dropped
+// (with the blank line wrangler puts after a warning).
+let dropped = false;
+createInterface({ input: child.stderr }).on("line", (line) => {
+  const drop = line.includes("NOSENTRY SQLite alarm overdue") || (dropped && line.trim() === "");
+  dropped = line.includes("NOSENTRY SQLite alarm overdue");
+  if (!drop) process.stderr.write(`${line}\n`);
 });
 child.on("exit", (code) => process.exit(code ?? 0));
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));

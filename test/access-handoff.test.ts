@@ -1,4 +1,4 @@
-// An agent-bound token after a handoff (issue 29): the token reaches the sessions its subject opened with its
+// An agent-bound token after a handoff: the token reaches the sessions its subject opened with its
 // agent, whichever agent runs them now, and a token of the agent handed to does not.
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// The agent configuration contract (SPEC §3, §7; issue 3) through the public HTTP and WebSocket surface:
+// The agent configuration contract through the public HTTP and WebSocket surface:
 // validation and round trip, the planner phase, budget awareness, injected tool args, live message
 // injection, handoffs and output_schema. The scripted fake model records what every call received.
 import { env, evictDurableObject } from "cloudflare:test";

@@ -1,4 +1,4 @@
-// The built-in workspace, memory and http_fetch tools (SPEC §6, issue 4) through the public surface: a scripted
+// The built-in workspace, memory and http_fetch tools through the public surface: a scripted
 // model makes exactly the tool calls under test; the tests read the tool.result events, what the next model
 // request received, and what landed in R2 (BLOBS) or the session's memory.
 import { env, evictDurableObject } from "cloudflare:test";
@@ -53,7 +53,7 @@ async function runTurn(s: Session, steps: ScriptedToolCall[][], opts: { historyM
   expectGapless(log);
   const end = log.find((e) => e.turn_id === turn_id && ["turn.completed", "turn.failed", "turn.cancelled"].includes(e.type));
   if (opts.historyMayOverflow && end.type === "turn.failed") {
-    // Arguments of ~1 MB put the next model request over max_history_tokens (SPEC §7): the turn then ends
+    // Arguments of ~1 MB put the next model request over max_history_tokens: the turn then ends
     // budget_exceeded after the tool ran.
     expect(end.payload.error.code, JSON.stringify(end.payload)).toBe("budget_exceeded");
   } else {

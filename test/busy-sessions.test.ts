@@ -1,4 +1,4 @@
-// A message that arrives while a turn runs (issue 34): on_busy enqueue, reject, interrupt and inject over
+// A message that arrives while a turn runs: on_busy enqueue, reject, interrupt and inject over
 // HTTP, the WebSocket and POST /v1/chat, the agent's defaults, with the log and the conversation the next
 // model call receives (the fake server's requests) checked exactly. Semantics: docs/guides/busy-sessions.md.
 import { abortAllDurableObjects, SELF } from "cloudflare:test";

@@ -1,4 +1,4 @@
-// The AI SDK UI message stream (issue 17), continued: approvals answered through addToolApprovalResponse
+// The AI SDK UI message stream, continued: approvals answered through addToolApprovalResponse
 // with sendAutomaticallyWhen, a reload from GET .../messages while an approval waits, and resuming a
 // streaming turn after a dropped connection. The client is the AI SDK's own (test/support/chat-client.ts).
 import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";

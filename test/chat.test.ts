@@ -1,4 +1,4 @@
-// The AI SDK UI message stream (issue 17), driven by the AI SDK's own client code: a headless useChat
+// The AI SDK UI message stream, driven by the AI SDK's own client code: a headless useChat
 // (AbstractChat + DefaultChatTransport) against the worker and the scripted fake model. Turns, tools,
 // failures, interrupts, sub-agents and bad bodies; approvals and resume are in chat-approvals.test.ts.
 import { SELF } from "cloudflare:test";

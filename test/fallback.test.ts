@@ -1,4 +1,4 @@
-// Model fallback (issue 36) through the public surface: an agent's fallback_models answer a call its model
+// Model fallback through the public surface: an agent's fallback_models answer a call its model
 // could not (a 503 after the retries, no first token in time), model.fallback says so, cost is recorded for
 // the model that answered, and a turn fails only when every model failed, naming each error.
 import { describe, expect, it } from "vitest";

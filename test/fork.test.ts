@@ -1,4 +1,4 @@
-// Forking a session at any event of its log (issue 21), through POST /v1/sessions/:sid/fork: the fork's
+// Forking a session at any event of its log, through POST /v1/sessions/:sid/fork: the fork's
 // conversation is the source's as of that sequence, what the fake model is sent in the fork proves it.
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";

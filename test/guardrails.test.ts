@@ -1,4 +1,4 @@
-// Guardrails (issue 36) through the public surface, on the fake Chat Completions server: an input block before
+// Guardrails through the public surface, on the fake Chat Completions server: an input block before
 // any model call, a PII redaction that never reaches the log or the model, a buffered output block that
 // streams nothing, a tool-argument block, a judge model's verdict, a webhook's verdict and its timeout, and the
 // config checks at save time.

@@ -1,4 +1,4 @@
-// Defects found by a hostile client and a first-time user (issue 15), each through the public surface.
+// Defects found by a hostile client and a first-time user, each through the public surface.
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { upsertSession } from "../src/durable/index-shard-tables";

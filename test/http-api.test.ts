@@ -1,4 +1,4 @@
-// The HTTP surface: auth, the error envelope for every §2 code, the agent registry, sessions, OpenAPI.
+// The HTTP surface: auth, the error envelope for every error code, the agent registry, sessions, OpenAPI.
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AGENT_DEFAULTS, api, createAgent, createSession, KEY } from "./support/api";

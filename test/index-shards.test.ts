@@ -1,8 +1,8 @@
-// The session index split over shards (issue 37), through the public surface: lists, cursors, filters and usage
+// The session index split over shards, through the public surface: lists, cursors, filters and usage
 // the same over 1 and 16 shards, erasure with tombstones in each session's shard, the index converging after a
 // shard failed or held its writes, the registry's index from before sharding moving over, and the agent cache.
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { type IndexLayout, indexShard, shardOf } from "../src/durable/index-shards";
 import type { SessionSummary, UsageDay } from "../src/protocol/session-list";
 import { type ApiResponse, api, createAgent, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
@@ -181,12 +181,16 @@ describe("a shard that fails or is slow", () => {
     await indexed(sid, (r) => r?.status === "waiting_permission");
     // From here to the turn's end takes one tool call and one model call: its writes (running again, then its end) fail.
     await shard(sid).failIndexWrites(2);
+    // Each failure is logged, as in production: captured and asserted here rather than printed.
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    onTestFinished(() => errors.mockRestore());
     expect((await api("POST", `/v1/sessions/${sid}/actions/${action_id}`, { decision: "approve" })).status).toBe(200);
     await waitForTurnEnd(sid, turn_id);
     expect(((await shard(sid).indexedSession(sid)) as SessionSummary | null)?.turns).toBe(0);
     // A retry from the alarm (1 s, then 5 s after a failure) lands.
     const row = await indexed(sid, (r) => r?.turns === 1);
     expect(row).toMatchObject({ session_id: sid, agent, status: "idle" });
+    expect(errors.mock.calls.map((c) => String(c[0]))).toEqual(Array(2).fill("session index write failed; retrying from the alarm"));
   });
 
   it("a shard holding its writes: turns still end, and the row catches up once the shard answers", async () => {

@@ -1,4 +1,4 @@
-// Long turns (issue 38): the caps on a turn's model and tool calls are deployment settings. An agent that sets
+// Long turns: the caps on a turn's model and tool calls are deployment settings. An agent that sets
 // nothing keeps the defaults (60 model calls, 200 tool calls, 180 s); its budget may raise them up to the
 // deployment's maximum (BUDGET_MAX_*, here the defaults 1000 / 5000 / 3600000), so a turn of 300 tool steps
 // runs to its answer. A lowered maximum is tested in test/node/budget-settings.test.ts.

@@ -1,4 +1,4 @@
-// Automatic recall and the sessions a resource's memory reaches (issue 35) through the public surface: a new
+// Automatic recall and the sessions a resource's memory reaches through the public surface: a new
 // session of a resource gets an older session's fact in its first model call (memory.recalled), another
 // resource's does not; a replay reuses the recorded hits without searching; forks and agent_orchestrate
 // children belong to their parent's resource (and are erased with it), a replay to none.

@@ -1,4 +1,4 @@
-// The working memory a turn was shown, recorded (issue 35) through the public surface: memory.loaded at the
+// The working memory a turn was shown, recorded through the public surface: memory.loaded at the
 // turn's start; a replay shows the recorded document (a replay belongs to no resource, and the resource's
 // document has changed since), so its model call is the recorded one; a turn resumed after a restart shows the
 // document it started with, not the one stored meanwhile. The document is recorded once per change: a turn shown

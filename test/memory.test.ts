@@ -1,9 +1,9 @@
-// Memory across sessions (issue 35) through the public surface: working memory written by the model's
+// Memory across sessions through the public surface: working memory written by the model's
 // update_working_memory in one session and shown to the model in the next session of the same resource (not in
 // another resource's), schema violations, recall of an older session's turn, the HTTP routes with their access
 // rules, erasure, and eviction of the memory object.
 import { env, evictDurableObject, SELF } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { RuntimeClient } from "../src/client";
 import { api, apiAs, createAgent, events, KEY, submitTurn, waitForTurnEnd } from "./support/api";
 import { requests, script, uniqueId } from "./support/fake-model";
@@ -229,12 +229,16 @@ describe("recall indexing", () => {
     const agent = `retry-${uniqueId().slice(-8)}`;
     await createAgent({ name: agent, model: "demo:fast" });
     await env.RESOURCES.get(env.RESOURCES.idFromName(rid)).failIndexWrites(1);
+    // The failure is logged, as in production: captured and asserted here rather than printed.
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    onTestFinished(() => errors.mockRestore());
     const sid = await open(agent, rid);
     const log = await turn(sid, "the password hint is pelican");
     expect(log.at(-1).type).toBe("turn.completed");
     // The first write failed; the retry, a second later, lands.
     const hits = await searchUntil(rid, "pelican", 100);
     expect(hits).toContainEqual(expect.objectContaining({ session_id: sid, role: "user", snippet: "the password hint is pelican" }));
+    expect(errors.mock.calls.map((c) => String(c[0]))).toContain("recall index write failed; retrying from the alarm");
   });
 });
 

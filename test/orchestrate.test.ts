@@ -1,4 +1,4 @@
-// agent_orchestrate end to end through the public surface (SPEC §7, issue 7): an orchestrating agent on the
+// agent_orchestrate end to end through the public surface: an orchestrating agent on the
 // fake model server calls the tool with a plan (or a prompt its planner call turns into one); every agent step
 // runs a registered agent as its own child session, whose id is the step's exec_id and which is readable on
 // its own. Covers the binding flow, parallel collect and first_success, failing steps, plan validation, the

@@ -1,4 +1,4 @@
-// Prompt caching (issue 36): Anthropic requests carry cache breakpoints, OpenAI requests the session's
+// Prompt caching: Anthropic requests carry cache breakpoints, OpenAI requests the session's
 // prompt_cache_key, and the cached input tokens the provider reports are recorded and priced as cached input
 // in cost.recorded and GET /v1/usage; replay's request fingerprint is unchanged by the cache marks.
 import { env } from "cloudflare:test";

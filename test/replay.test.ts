@@ -1,4 +1,4 @@
-// Replaying a recorded turn against a changed agent (issue 21), through POST /v1/sessions/:sid/turns/:turn_id/replay
+// Replaying a recorded turn against a changed agent, through POST /v1/sessions/:sid/turns/:turn_id/replay
 // and GET /v1/replays/:exec_id. The fake Chat Completions server counts the requests each script gets, and the
 // echo webhook records the session of each call: together they prove which model calls and tool calls were
 // answered from the recording and which went live.

@@ -1,4 +1,4 @@
-// model.requested carries a fingerprint of the request (issue 21): what a replay compares against to know
+// model.requested carries a fingerprint of the request: what a replay compares against to know
 // whether a recorded response still answers the request the loop would send now.
 import { describe, expect, it } from "vitest";
 import { api, submitTurn, waitForTurnEnd } from "./support/api";

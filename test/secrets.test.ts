@@ -1,4 +1,4 @@
-// Secrets are write-only (issue 29). An agent holding a distinct secret in every secret-bearing field (MCP
+// Secrets are write-only. An agent holding a distinct secret in every secret-bearing field (MCP
 // server headers and URL, a webhook tool's URL, its subscription's secret and URL) and a session subscription
 // with its own run a turn, are forked and replayed; then every GET route of /openapi.json, the events as JSON,
 // SSE and WebSocket, the export, the MCP server's answers, /openapi.json and the subscriptions' deliveries are

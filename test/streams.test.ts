@@ -1,4 +1,4 @@
-// Event delivery through the public surface (SPEC §4-§5, ARCHITECTURE §4): WebSocket replay-then-live,
+// Event delivery through the public surface: WebSocket replay-then-live,
 // resume from a cursor, remote channels with acks, command frames, SSE, auth and errors, and sockets
 // surviving a Durable Object eviction (hibernation).
 import { env, evictDurableObject, runInDurableObject, SELF } from "cloudflare:test";

@@ -1,4 +1,4 @@
-// Sub-agents and the turn budget end to end through the public surface (SPEC §5, §7, §8): run_subtask with an
+// Sub-agents and the turn budget end to end through the public surface: run_subtask with an
 // isolated child conversation, parallel run_subtask calls, spawn_subagents, the execution tree route, budget
 // limits, and interrupts, approvals and restarts while a child runs.
 import { abortAllDurableObjects, env, evictDurableObject } from "cloudflare:test";
@@ -504,7 +504,7 @@ describe("a child under interrupt, approval and restart", () => {
       // No model call was repeated by the pause (and the restart).
       expect(await requests(scriptId)).toHaveLength(4);
       expect((await thread(sid)).status).toBe("idle");
-      // Every event about the child's call carries the child's envelope, the decision included (SPEC §5).
+      // Every event about the child's call carries the child's envelope, the decision included.
       expectChildEnvelope(resolved, runCallId, spawned.subagent_id);
     });
   }

@@ -1,4 +1,4 @@
-// The workspace tools reach the session's files (issue 33): workspace_list shows them under files/, and
+// The workspace tools reach the session's files: workspace_list shows them under files/, and
 // workspace_read gives a text file as text and an image as a file part of the next model request (exactly its
 // bytes), like a turn's input files; the files are read-only there, and a missing one is a clear tool error.
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// The durable floor of the end-to-end benchmark (issue 16): the bare generateText loop with the webhook tool,
+// The durable floor of the end-to-end benchmark: the bare generateText loop with the webhook tool,
 // run inside a Durable Object that commits to its SQLite at the points where the runtime's guarantees
 // require a commit, and no others:
 //   - before each model call: the previous step's tool results and the call's start, in one transaction

@@ -1,4 +1,4 @@
-// The end-to-end comparison (issue 16): a turn as a user feels it. The runtime under `wrangler dev`: a fresh
+// The end-to-end comparison: a turn as a user feels it. The runtime under `wrangler dev`: a fresh
 // session per turn whose agent has the scripted server's webhook as an http_tools entry, the turn POSTed
 // over HTTP and watched over a WebSocket from sequence 0 until turn.completed. Against it, alternating: a
 // bare generateText loop in this Node process with a `lookup` tool POSTing to the same webhook, and the
@@ -47,7 +47,7 @@ export async function workerdLoop(stack, model, steps, path = "/run") {
 }
 
 /**
- * A long turn (issue 38, bench/ab.mjs's `long_turn`): `steps` webhook calls one per step, each call's arguments
+ * A long turn (bench/ab.mjs's `long_turn`): `steps` webhook calls one per step, each call's arguments
  * padded with `pad` characters, so the conversation the runtime resends grows by about that much a step.
  */
 export function longTurnShape({ steps = 300, pad = 1000 } = {}) {

@@ -1,10 +1,10 @@
-// The long-run phase (issue 38; BENCH_PHASES=long): one turn of many tool steps (long-turn.mjs) and one
+// The long-run phase (BENCH_PHASES=long): one turn of many tool steps (long-turn.mjs) and one
 // session of many turns (long-session.mjs), each reported next to its goal. Its sessions are erased at the
 // end, so the phases after it do not run beside a log of 100,000 events.
 import { longSession } from "./long-session.mjs";
 import { longTurn } from "./long-turn.mjs";
 
-/** The goals of issue 38, as the bench reads them (docs/performance.md says why these thresholds). */
+/** The long-run goals, as the bench reads them (docs/performance.md says why these thresholds). */
 export const LONG_GOALS = {
   /** The runtime's own time (and workerd CPU) a step at step N, against step 10. */
   step_ratio: 1.2,

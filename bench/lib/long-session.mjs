@@ -1,4 +1,4 @@
-// The long session of the long-run phase (issue 38): one session of M one-call turns of about 50 events
+// The long session of the long-run phase: one session of M one-call turns of about 50 events
 // each (the scripted model's text deltas), so 2,000 turns make about 100,000 events. When the log passes
 // 1k, 10k, 50k and 100k events: workerd's memory (process RSS, and the isolate's heap after a full GC),
 // resuming from a cursor near the end of the log (WebSocket and SSE, time to the first event), the

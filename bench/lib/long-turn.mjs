@@ -1,4 +1,4 @@
-// The long turn of the long-run phase (issue 38): one turn of N tool steps (each one `lookup` webhook call)
+// The long turn of the long-run phase: one turn of N tool steps (each one `lookup` webhook call)
 // against the scripted model, and what each step costs the runtime at step 10, 100 and N.
 //
 // Time, from the scripted server's marks (stepTimes): a step's wall time, the server's share, and the rest,
@@ -38,7 +38,7 @@ async function createSession(stack, agent) {
     const b = agent.budget;
     throw new Error(
       `the runtime refused a budget of ${b.max_total_llm_calls} model calls and ${b.max_total_tool_calls} tool calls for a turn, over its per-turn caps ` +
-        `(60 model calls before issue 38 made them deployment settings: BENCH_LONG_STEPS=50 fits); it said: ${err.message}`,
+        `(60 model calls before they became deployment settings: BENCH_LONG_STEPS=50 fits); it said: ${err.message}`,
     );
   }
 }

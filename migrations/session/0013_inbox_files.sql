@@ -1,3 +1,3 @@
--- A live message may carry files (issue 34: files sent with on_busy inject, or into a debounced turn): their
+-- A live message may carry files (files sent with on_busy inject, or into a debounced turn): their
 -- references as JSON (FileRef[]), never the bytes.
 ALTER TABLE inbox ADD COLUMN files TEXT;

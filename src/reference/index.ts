@@ -2,6 +2,7 @@
 // test/node/reference-docs.test.ts fails when a committed one differs from what its source generates.
 import { apiMarkdown } from "../protocol/api-doc";
 import { eventsMarkdown } from "../protocol/events-doc";
+import { clientMarkdown } from "./client";
 import { configurationMarkdown } from "./configuration";
 import { errorsMarkdown } from "./errors";
 import { websocketMarkdown } from "./websocket";
@@ -12,4 +13,5 @@ export const REFERENCE_DOCS: Record<string, () => string> = {
   "docs/reference/configuration.md": configurationMarkdown,
   "docs/reference/websocket.md": websocketMarkdown,
   "docs/reference/errors.md": errorsMarkdown,
+  "docs/reference/client.md": clientMarkdown,
 };

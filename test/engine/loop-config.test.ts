@@ -1,4 +1,4 @@
-// The agent configuration's behaviour in the engine (SPEC §3, §7; issue 3): planner phase, budget awareness
+// The agent configuration's behaviour in the engine: planner phase, budget awareness
 // (per-message advisories, limit:N compaction and the budget stop), injected tool args, live message
 // injection, handoffs and output_schema. The engine runs against the AI SDK's mock model and in-memory ports.
 import type { LanguageModelV3, LanguageModelV3Message, LanguageModelV3Prompt } from "@ai-sdk/provider";

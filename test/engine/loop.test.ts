@@ -308,7 +308,7 @@ describe("runTurn: tools", () => {
     const model = scriptedModel(callTools([["call_1", "noop", {}]]), say("done"));
     const { ports } = await runNewTurn(makeSetup({ model, tools: [noop] }));
 
-    // SPEC §5: clients rely on tool.result carrying `output`; JSON has no undefined, so it must be null.
+    // Clients rely on tool.result carrying `output`; JSON has no undefined, so it must be null.
     expect(payloadOf(ports, "tool.result", "call_1")).toHaveProperty("output", null);
     expect(prompts(model)[1]!.at(-1)).toMatchObject({ content: [{ output: { type: "json", value: null } }] });
   });

@@ -1,4 +1,4 @@
-// agent_orchestrate without a Durable Object (SPEC §7, issue 7): the plan schema and its validation
+// agent_orchestrate without a Durable Object: the plan schema and its validation
 // (src/runtime/orchestration/plan.ts), the safe {{ bindings.<key> }} renderer, and the orchestration run
 // (src/runtime/orchestration/run.ts) driven through runTurn with MemoryPorts standing in for the child
 // sessions: sequencing and bindings, parallel groups (collect, first_success, concurrency caps), failures,

@@ -1,4 +1,4 @@
-// The request fingerprint (issue 38) is the SHA-256 of the whole canonical request, as logs recorded before have
+// The request fingerprint is the SHA-256 of the whole canonical request, as logs recorded before have
 // it, but made incrementally: a step hashes only the messages that are new and the text after them.
 
 import { createHash } from "node:crypto";

@@ -1,4 +1,4 @@
-// Sub-agents and the turn budget (SPEC §7, §8; issue 5), driven through the engine directly: run_subtask,
+// Sub-agents and the turn budget, driven through the engine directly: run_subtask,
 // finish_subtask, spawn_subagents, depth, the TurnBudget's limits, cost, resuming a turn whose child is
 // mid-way, and the execution tree folded from the recorded events.
 //

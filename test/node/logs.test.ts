@@ -1,9 +1,10 @@
 // Logs, as Workers Logs receives them: one JSON line per request and one per turn end, with the caller as a
 // key id and never the key itself.
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevRuntime, freePort, startRuntime } from "./support/wrangler-dev";
 
@@ -94,10 +95,50 @@ describe("npm start's console", () => {
       await until(() => out.includes('{"log":"turn"'));
       expect(out.split("\n").filter((l) => l.includes("/v1/agents/log-probe"))).toHaveLength(1);
       expect(out).not.toContain('{"log":"request"');
+
+      // The banner's commands are real: run as printed, in a fresh shell, they register an agent and chat with it.
+      const printed = out.split("and talk to it:\n\n")[1]?.split("\n\n")[0] ?? "";
+      expect(printed).toContain(`export KEY=${key} AGENT_RUNTIME_URL=${base}`);
+      expect(out).toContain(`Inspector: ${base}/inspect`);
+      const { stdout } = await promisify(execFile)("bash", ["-eo", "pipefail", "-c", printed], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      });
+      expect(stdout).toMatch(/^\{"name":"demo","model":"demo:fast",/);
+      expect(stdout).toContain("The answer is 14.");
     } finally {
       process.kill(-dev.pid!, "SIGKILL");
       rmSync(state, { recursive: true, force: true });
       if (!hadVars) rmSync(join(ROOT, ".dev.vars"), { force: true });
     }
   }, 90_000);
+
+  it("leaves out workerd's warning about an overdue alarm it runs at start, and passes the rest of wrangler's errors and its exit code on", async () => {
+    // A stand-in for `npx wrangler dev`, first on PATH: it writes what workerd logs on a restart with a session
+    // whose alarm fell due meanwhile, then another warning, and exits 3.
+    const dir = mkdtempSync(join(tmpdir(), "dev-stderr-"));
+    mkdirSync(join(dir, "bin"));
+    const npx = join(dir, "bin", "npx");
+    writeFileSync(
+      npx,
+      [
+        "#!/bin/sh",
+        "printf '▲ [WARNING] workerd/server/alarm-scheduler.c++:123: warning: NOSENTRY SQLite alarm overdue, running despite AlarmManager mismatch\\n\\n' >&2",
+        "printf '▲ [WARNING] another warning\\n' >&2",
+        "exit 3",
+      ].join("\n"),
+    );
+    chmodSync(npx, 0o755);
+    try {
+      const result = await promisify(execFile)(process.execPath, [join(ROOT, "scripts", "dev.mjs")], {
+        cwd: dir,
+        env: { ...process.env, PATH: `${join(dir, "bin")}:${process.env.PATH}` },
+      }).catch((err: { code: number; stderr: string }) => err);
+      expect("code" in result ? result.code : 0).toBe(3);
+      expect(result.stderr).toContain("another warning");
+      expect(result.stderr).not.toContain("NOSENTRY");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -18,7 +18,7 @@ describe("docs/reference", () => {
     expect(committed(path), `${path} is stale: run npm run docs:reference`).toBe(REFERENCE_DOCS[path]!());
   });
 
-  it("has a row for every event type, agent config field, client frame, close code and error code", () => {
+  it("has a row for every event type, agent config field, client frame, close code, error code and the client's methods", () => {
     const events = committed("docs/reference/events.md");
     for (const type of EVENT_TYPES) expect(events).toContain(`| \`${type}\` |`);
     const config = committed("docs/reference/configuration.md");
@@ -28,5 +28,8 @@ describe("docs/reference", () => {
     for (const { code } of Object.values(CLOSE_CODES)) expect(ws).toContain(`| ${code} |`);
     const errors = committed("docs/reference/errors.md");
     for (const [code, { status }] of Object.entries(ERROR_CODES)) expect(errors).toContain(`| \`${code}\` | ${status} |`);
+    const client = committed("docs/reference/client.md");
+    for (const method of ["answer", "uploadFile", "getMemory", "patchMemory", "searchMemory", "eraseResource", "submitAndWait"])
+      expect(client).toContain(`| \`${method}(`);
   });
 });

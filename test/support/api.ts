@@ -6,7 +6,7 @@ import { verifyLog } from "../../src/runtime/verify-log";
 
 export const KEY = "test-key";
 
-/** What GET /v1/agents/:name returns for every field a PUT left out (SPEC §3 defaults). */
+/** What GET /v1/agents/:name returns for every field a PUT left out. */
 export const AGENT_DEFAULTS = {
   model: "openai:gpt-4o",
   fallback_models: [],

@@ -6,7 +6,7 @@ import { KEY } from "./api";
 
 const BASE = "https://runtime.test";
 
-/** An event envelope as delivered on a channel (SPEC §5); fields the tests do not read stay `unknown`. */
+/** An event envelope as delivered on a channel; fields the tests do not read stay `unknown`. */
 export interface EventEnvelope {
   type: string;
   event_id: string;

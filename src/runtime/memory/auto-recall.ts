@@ -1,4 +1,4 @@
-// Automatic recall (memory.recall.auto, issue 35): the best matches from the resource's earlier conversations,
+// Automatic recall (memory.recall.auto): the best matches from the resource's earlier conversations,
 // kept within the agent's token budget, and the system prompt section that shows them to the model.
 import type { RecallHit } from "../../protocol/memory";
 
