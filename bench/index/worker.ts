@@ -6,12 +6,13 @@ import type { IndexRows } from "../../src/durable/index-shard-tables";
 import { type IndexLayout, indexShard, listAcross, shardAt, shardOf } from "../../src/durable/index-shards";
 import type { Env } from "../../src/env";
 import type { SessionListQuery, SessionSummary, UsageDay } from "../../src/protocol/session-list";
+import { ThreadStatusSchema } from "../../src/protocol/views";
 
 export { IndexShardObject } from "../../src/durable/index-shard";
 
 const AGENTS = 10;
 const OWNERS = 1000;
-const STATUSES = ["idle", "idle", "idle", "running", "waiting_permission"];
+const STATUSES: SessionSummary["status"][] = ["idle", "idle", "idle", "running", "waiting_permission"];
 
 /** Session `i` of the bench's data set: the same for every run and layout. */
 function session(i: number): { row: SessionSummary; days: UsageDay[] } {
@@ -97,7 +98,8 @@ export default {
     }
     if (url.pathname === "/list") {
       const query: SessionListQuery = { metadata: [], limit: num("limit", 20) + 1 };
-      for (const k of ["agent", "status", "owner"] as const) if (q.has(k)) query[k] = q.get(k)!;
+      for (const k of ["agent", "owner"] as const) if (q.has(k)) query[k] = q.get(k)!;
+      if (q.has("status")) query.status = ThreadStatusSchema.parse(q.get("status"));
       for (const [k, v] of q) if (k.startsWith("metadata.")) query.metadata.push([k.slice(9), v]);
       return Response.json({ rows: (await listAcross(env, layout, query)).length });
     }

@@ -72,7 +72,7 @@ export default {
       // A query like a user's message: words of turn `seed`'s input (so some match), searched as automatic recall does.
       const query = words(num("seed", 0) * 2, 10).join(" ");
       const dims = num("dims", 0);
-      const hits = await stub.search(query, num("limit", 5), "ses_none", dims > 0 ? vector(-num("seed", 0), dims) : undefined);
+      const hits = await stub.search(query, num("limit", 5), { except: "ses_none" }, dims > 0 ? vector(-num("seed", 0), dims) : undefined);
       return Response.json({ hits: hits.length });
     }
     return new Response("not found", { status: 404 });
