@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run tenant:new -- <name> [--config wrangler.toml]`: adds the tenant's environment to wrangler.toml
-// (its own Durable Object namespaces and migrations, R2 bucket, variables), derived from the
-// top-level configuration so every binding the runtime needs is there, and prints what to run next.
+// (its own Durable Object namespaces and migrations, R2 bucket, variables, among them a DEPLOYMENT_ID of its
+// own that its browser tokens are bound to), derived from the top-level configuration so every binding the
+// runtime needs is there, and prints what to run next, with a fresh admin key and token signing secret.
 import { randomBytes } from "node:crypto";
 import { appendFileSync, readFileSync } from "node:fs";
 import { parse, stringify } from "smol-toml";
@@ -32,15 +33,18 @@ const env = {
   durable_objects: { bindings: top.durable_objects?.bindings ?? [] },
   migrations: top.migrations ?? [],
   r2_buckets: (top.r2_buckets ?? []).map((b) => ({ ...b, bucket_name: bucket })),
-  vars: { TOOL_URL_ALLOWLIST: "", CORS_ORIGINS: "" },
+  // The audience of the tenant's tokens: unique, so no other deployment accepts them even with the same secret.
+  vars: { DEPLOYMENT_ID: `${name}-${randomBytes(8).toString("hex")}`, TOOL_URL_ALLOWLIST: "", CORS_ORIGINS: "" },
 };
 appendFileSync(configPath, `\n# Tenant "${name}", added by npm run tenant:new.\n${stringify({ env: { [name]: env } })}\n`);
 
 const key = `rk_${randomBytes(32).toString("base64url")}`;
+const signingSecret = randomBytes(32).toString("base64url");
 const steps = [
   "Sign in once: npx wrangler login (or export CLOUDFLARE_API_TOKEN=<a token with Workers and R2 edit rights>)",
   `npx wrangler r2 bucket create ${bucket}`,
   `echo '${key}' | npx wrangler secret put API_KEYS --env ${name}   # a new admin key; keep it somewhere safe`,
+  `echo '${signingSecret}' | npx wrangler secret put TOKEN_SIGNING_SECRET --env ${name}   # signs the tenant's browser tokens; this tenant's own`,
   `npx wrangler secret put OPENAI_API_KEY --env ${name}   # and/or ANTHROPIC_API_KEY, OPENAI_COMPATIBLE_API_KEY`,
   `edit [env.${name}.vars] in ${configPath}: TOOL_URL_ALLOWLIST (URL prefixes tools may call), CORS_ORIGINS`,
   `npm run deploy -- --env ${name}`,

@@ -17,6 +17,12 @@ export interface Env {
   API_KEYS?: string;
   /** Signs the short-lived browser tokens of POST /v1/tokens (HMAC-SHA256); unset, no tokens are issued or accepted. */
   TOKEN_SIGNING_SECRET?: string;
+  /** Who this deployment's tokens are for: every token carries it as `aud`, and a token with another `aud` is
+   * 401 `token_audience_mismatch`. Unset: a digest of the API key set (never a key). Setting or changing it
+   * (or, unset, the key set) logs out every token minted before. */
+  DEPLOYMENT_ID?: string;
+  /** `true`: approvals toward a quorum from one API key, and from every token it minted, count once. */
+  APPROVAL_QUORUM_DISTINCT_KEYS?: string;
   /** Token buckets per key or token subject: requests and turn submissions a minute (unset: no limit). */
   RATE_LIMIT_REQUESTS_PER_MIN?: string;
   RATE_LIMIT_TURNS_PER_MIN?: string;

@@ -158,6 +158,35 @@ describe("quorum", () => {
     expect(await toolArgs(sid)).toEqual([]);
   });
 
+  it("counts a token subject once however it is written: `reviewer`, `reviewer ` and `Ｒｅｖｉｅｗｅｒ` are one approver", async () => {
+    const { sid, turn_id, required } = await deploying({ approvals: 2 });
+    const { action_id, tool_call_id } = required;
+    const approver = async (subject: string) => {
+      const res = await api("POST", "/v1/tokens", { subject, session_id: sid, scopes: ["read", "approve"], ttl_s: 600 });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return { authorization: `Bearer ${res.body.token}` };
+    };
+    const first = await respond(sid, action_id, { decision: "approve" }, await approver("reviewer"));
+    expect(first.body).toMatchObject({ decision: "pending", approvals: { recorded: 1, required: 2 } });
+    const before = await events(sid);
+    for (const subject of ["reviewer ", "Reviewer", "\u00a0ｒｅｖｉｅｗｅｒ", "review\u200ber"]) {
+      const again = await respond(sid, action_id, { decision: "approve" }, await approver(subject));
+      expect(again.status, JSON.stringify(subject)).toBe(409);
+      expect(again.body.error).toMatchObject({ code: "conflict", message: expect.stringContaining("already approved by this principal") });
+    }
+    expect(await events(sid)).toEqual(before);
+    expect(await toolArgs(sid)).toEqual([]);
+
+    // Another person completes it; the log names the minting key of the token that approved.
+    const second = await respond(sid, action_id, { decision: "approve" }, await approver("releaser"));
+    expect(second.body).toMatchObject({ decision: "approved", approvals: { recorded: 2, required: 2 } });
+    const log = await waitForTurnEnd(sid, turn_id);
+    const [a, b] = only(log, "action.resolved", tool_call_id).payload.approved_by;
+    expect(a).toMatch(/^tok_reviewer@key_[0-9a-f]{16}$/);
+    expect(b).toMatch(/^tok_releaser@key_[0-9a-f]{16}$/);
+    expect(await toolArgs(sid)).toEqual([{ env: "prod" }]);
+  });
+
   it("ask_user takes no quorum and no approving deadline (422 naming the field)", async () => {
     const res = await api("POST", "/v1/sessions", {
       agent: { name: "asker", model: "demo:fast", tools: ["ask_user"], hitl_tools: [{ name: "ask_user", approvals: 2, on_timeout: "approve" }] },

@@ -4,6 +4,7 @@
 
 import { ApiError } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
+import { approverIdentity, distinctKeysSetting } from "../protocol/principal-id";
 import type { ActionResolved, ApprovalDecision } from "../protocol/wire";
 import { redactStage } from "../runtime/guardrails/run";
 import { fieldPath, schemaIssues } from "../runtime/json-schema";
@@ -13,7 +14,7 @@ import type { SessionSlice } from "./session-context";
 import type { ActionRow } from "./session-store";
 
 /** The slice of the session approvals works on. */
-export type ApprovalsSession = SessionSlice<"agent" | "commit", "action" | "runningTurn">;
+export type ApprovalsSession = SessionSlice<"agent" | "bindings" | "commit", "action" | "runningTurn">;
 
 export class Approvals {
   constructor(
@@ -93,7 +94,9 @@ export class Approvals {
 
   /**
    * One approval toward a quorum of distinct principals: recorded as action.approval.recorded, and the last one
-   * needed resolves the action (approved, by every approver). The same principal twice is 409.
+   * needed resolves the action (approved, by every approver). The same principal twice is 409: the same key,
+   * or a token of the same normalized subject minted by the same key (`reviewer` and `Reviewer `), or, with
+   * APPROVAL_QUORUM_DISTINCT_KEYS, any principal of a key already counted (principal-id.ts).
    */
   private approveInQuorum(action: ActionRow, body: DecisionBody, by: string): ActionResolved {
     const required = action.approvals_required;
@@ -102,8 +105,11 @@ export class Approvals {
         { path: "args", reason: `"${action.tool_name}" needs ${required} approvals: it runs with the arguments as the model made them` },
       ]);
     const approvedBy = action.approved_by ? (JSON.parse(action.approved_by) as string[]) : [];
-    if (approvedBy.includes(by)) {
-      throw new ApiError("conflict", `Action '${action.action_id}' was already approved by this principal; it needs ${required} distinct approvers`, {
+    const distinctKeys = distinctKeysSetting(this.s.bindings().APPROVAL_QUORUM_DISTINCT_KEYS);
+    const identity = approverIdentity(by, distinctKeys);
+    if (approvedBy.some((prior) => approverIdentity(prior, distinctKeys) === identity)) {
+      const who = distinctKeys ? "a principal of the same API key (APPROVAL_QUORUM_DISTINCT_KEYS)" : "this principal";
+      throw new ApiError("conflict", `Action '${action.action_id}' was already approved by ${who}; it needs ${required} distinct approvers`, {
         approved_by: approvedBy,
       });
     }

@@ -5,7 +5,15 @@ export const ERROR_CODES = {
   malformed_body: { status: 400, meaning: "The body (or a WebSocket frame) is not valid JSON." },
   unauthorized: { status: 401, meaning: "No API key or token, or one the deployment does not know (also when no keys are configured)." },
   token_expired: { status: 401, meaning: "A browser token past its expiry; ask `POST /v1/tokens` for a new one." },
-  invalid_token: { status: 401, meaning: "A token that is malformed, tampered with, or not signed by this deployment." },
+  invalid_token: {
+    status: 401,
+    meaning: "A token that is malformed, tampered with, not signed by this deployment, or minted by an API key the deployment no longer has.",
+  },
+  token_audience_mismatch: {
+    status: 401,
+    meaning:
+      "A token issued for another deployment (its `aud` is not this deployment's `DEPLOYMENT_ID`, or digest of its API keys), or before that id changed; ask `POST /v1/tokens` for a new one.",
+  },
   forbidden: { status: 403, meaning: "The key's role or the token's grants, session or agent do not allow this request." },
   not_found: { status: 404, meaning: "The session, agent, turn, action, schedule, subscription, artifact or file does not exist (or was erased)." },
   conflict: {

@@ -1,31 +1,35 @@
 // Who a request comes from (authenticate) and whether it may do what its operation declares (authorize):
 // API keys (with roles, compared in constant time against their hashes) and signed short-lived tokens for
-// browsers (bound to one session or one agent, with scopes). Each operation's route runs both
-// (operation-route.ts); a request no operation matches is authenticated before its 404.
+// browsers (bound to one session or one agent, with scopes, to this deployment and to the key that minted
+// them). Each operation's route runs both (operation-route.ts); a request no operation matches is
+// authenticated before its 404.
 import type { Context, MiddlewareHandler } from "hono";
 import { verify } from "hono/jwt";
 import type { Env } from "../env";
 import { ApiError, unwrap } from "../protocol/errors";
 import type { Operation } from "../protocol/operations/operation";
 import { allows, KEY_ONLY, type Permission, type Principal, ROLES, type Role, type TokenScope } from "../protocol/permissions";
+import { KEY_ID, tokenPrincipalId } from "../protocol/principal-id";
 import { type AppEnv, sessionStub } from "./http";
 
 export const TOKEN_ISSUER = "agent-runtime";
 
 interface StoredKey {
   hash: Uint8Array;
+  /** keyId(hash): what tokens minted with the key name in their `key` claim. */
+  id: string;
   role: Role;
 }
 
 const encoder = new TextEncoder();
-let keyCache: { source: string; keys: Promise<StoredKey[]> } | null = null;
+let keyCache: { source: string; keys: Promise<StoredKey[]>; keySet: Promise<string> } | null = null;
 
 async function sha256(text: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
 }
 
-/** `API_KEYS` entries are `key` (admin) or `key:role`; only their hashes are kept. */
-function storedKeys(source: string): Promise<StoredKey[]> {
+/** `API_KEYS` entries are `key` (admin) or `key:role`; only their hashes are kept (with the key set's digest). */
+function keyTable(source: string): { keys: Promise<StoredKey[]>; keySet: Promise<string> } {
   if (keyCache?.source !== source) {
     const entries = source
       .split(",")
@@ -36,14 +40,45 @@ function storedKeys(source: string): Promise<StoredKey[]> {
         const role = entry.slice(at + 1) as Role;
         return at > 0 && ROLES.includes(role) ? { key: entry.slice(0, at), role } : { key: entry, role: "admin" as Role };
       });
-    keyCache = { source, keys: Promise.all(entries.map(async (e) => ({ hash: await sha256(e.key), role: e.role }))) };
+    const keys = Promise.all(entries.map(async (e) => ({ ...(await hashed(e.key)), role: e.role })));
+    keyCache = { source, keys, keySet: keys.then(keySetDigest) };
   }
-  return keyCache.keys;
+  return keyCache;
+}
+
+const storedKeys = (source: string): Promise<StoredKey[]> => keyTable(source).keys;
+
+async function hashed(key: string): Promise<{ hash: Uint8Array; id: string }> {
+  const hash = await sha256(key);
+  return { hash, id: keyId(hash) };
+}
+
+const hex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+/**
+ * The deployment id of a deployment without DEPLOYMENT_ID: `keys_` and 32 hex digits of a SHA-256 over the
+ * sorted SHA-256 digests of its API keys (roles left out), so it is the same whatever their order, changes
+ * when a key is added or removed, and says nothing of the keys.
+ */
+async function keySetDigest(keys: StoredKey[]): Promise<string> {
+  const digests = [...new Set(keys.map((k) => hex(k.hash)))].sort();
+  return `keys_${hex(await sha256(`agent-runtime deployment\n${digests.join("\n")}`)).slice(0, 32)}`;
+}
+
+/**
+ * Who tokens are for: DEPLOYMENT_ID when set, otherwise a digest of the configured API key set. Every token
+ * names it in its `aud` claim, and a token naming another is refused, so a token of one deployment does not
+ * open another that shares its TOKEN_SIGNING_SECRET.
+ */
+export async function deploymentId(env: Env): Promise<string> {
+  const configured = env.DEPLOYMENT_ID?.trim();
+  if (configured) return configured;
+  return keyTable(env.API_KEYS ?? "").keySet;
 }
 
 /** Who a key is in logs and on decisions, without the key: the first 16 hex digits of its SHA-256. */
 function keyId(hash: Uint8Array): string {
-  return `key_${[...hash.slice(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `key_${hex(hash.slice(0, 8))}`;
 }
 
 async function keyPrincipal(env: Env, presented: string): Promise<Principal> {
@@ -54,7 +89,7 @@ async function keyPrincipal(env: Env, presented: string): Promise<Principal> {
   let match: StoredKey | null = null;
   for (const k of keys) if (crypto.subtle.timingSafeEqual(k.hash, hash)) match = k;
   if (!match) throw new ApiError("unauthorized", "Missing or invalid API key");
-  return { kind: "key", id: keyId(hash), role: match.role };
+  return { kind: "key", id: match.id, role: match.role };
 }
 
 async function tokenPrincipal(env: Env, token: string): Promise<Principal> {
@@ -67,10 +102,24 @@ async function tokenPrincipal(env: Env, token: string): Promise<Principal> {
     if (name === "JwtTokenExpired") throw new ApiError("token_expired", "The token has expired; ask for a new one");
     throw new ApiError("invalid_token", "The token is malformed, tampered with, or not signed by this deployment");
   }
+  // Checked after the signature, so only a token signed with this deployment's secret learns this.
+  if (claims.aud !== (await deploymentId(env))) {
+    throw new ApiError(
+      "token_audience_mismatch",
+      typeof claims.aud === "string"
+        ? "The token was issued for another deployment (its aud is not this deployment's id, or DEPLOYMENT_ID or the API key set changed since); ask for a new one"
+        : "The token names no deployment (aud): it was issued before tokens were bound to their deployment; ask for a new one",
+    );
+  }
+  const key = claims.key;
+  if (typeof key !== "string" || !KEY_ID.test(key)) throw new ApiError("invalid_token", "The token names no key that minted it (key); ask for a new one");
+  if (!(await storedKeys(env.API_KEYS ?? "")).some((k) => k.id === key)) {
+    throw new ApiError("invalid_token", "The API key that minted this token is no longer configured; ask for a new one");
+  }
   const subject = String(claims.sub ?? "");
   return {
     kind: "token",
-    id: `tok_${subject}`,
+    id: tokenPrincipalId(subject, key),
     subject,
     session_id: typeof claims.sid === "string" ? claims.sid : null,
     agent: typeof claims.agt === "string" ? claims.agt : null,

@@ -1,11 +1,12 @@
 // POST /v1/tokens: a tenant's backend asks for a short-lived token to hand to a browser (the inspector, a
-// useChat page), bound to one session or to one agent, with scopes that narrow what it may do.
+// useChat page), bound to one session or to one agent, with scopes that narrow what it may do. It names the
+// deployment it is for (`aud`, see deploymentId) and the key that minted it (`key`, the key's id, never the key).
 import { sign } from "hono/jwt";
 import { agentConfig } from "../durable/agent-cache";
 import { ApiError, unwrap } from "../protocol/errors";
 import { tokens as ops } from "../protocol/operations";
 import { defaultScopes } from "../protocol/permissions";
-import { TOKEN_ISSUER } from "./auth";
+import { deploymentId, TOKEN_ISSUER } from "./auth";
 import { router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
@@ -18,8 +19,13 @@ export const tokens = router().openapi(route(ops.createToken), async (c) => {
   const scopes = body.scopes ?? defaultScopes(body.agent !== undefined);
   const now = Math.floor(Date.now() / 1000);
   const expires_at = now + body.ttl_s;
+  // Only keys mint tokens (no token scope grants tokens.create), so the principal's id is the key's id.
+  const minter = c.get("principal");
+  if (minter.kind !== "key") throw new ApiError("forbidden", "only an API key issues tokens");
   const claims = {
     iss: TOKEN_ISSUER,
+    aud: await deploymentId(c.env),
+    key: minter.id,
     sub: body.subject,
     iat: now,
     exp: expires_at,

@@ -14,11 +14,18 @@ const CONFIG = join(ROOT, `.tenant-test-${process.pid}.toml`);
 afterAll(() => rmSync(CONFIG, { force: true }));
 
 describe("npm run tenant:new", () => {
-  it("adds a deployable environment and prints the commands and secrets to set", async () => {
+  it("adds a deployable environment with its own deployment id and prints the commands and secrets to set", async () => {
     copyFileSync(join(ROOT, "wrangler.toml"), CONFIG);
     const { stdout } = await run("node", ["scripts/tenant-new.mjs", "acme-co", "--config", CONFIG], { cwd: ROOT });
     expect(stdout).toContain("npx wrangler r2 bucket create agent-runtime-acme-co-blobs");
     expect(stdout).toMatch(/echo 'rk_[A-Za-z0-9_-]{43}' \| npx wrangler secret put API_KEYS --env acme-co/);
+    // A signing secret of its own, set as a secret (never written into the file), and a deployment id of its own
+    // (a variable: its tokens name it as their audience, so no other deployment accepts them).
+    const secret = /echo '([A-Za-z0-9_-]{43})' \| npx wrangler secret put TOKEN_SIGNING_SECRET --env acme-co/.exec(stdout)?.[1];
+    expect(secret).toBeDefined();
+    const deploymentId = /\[env\.acme-co\.vars\]\nDEPLOYMENT_ID = "(acme-co-[0-9a-f]{16})"/.exec(readFileSync(CONFIG, "utf8"))?.[1];
+    expect(deploymentId).toBeDefined();
+    expect(readFileSync(CONFIG, "utf8")).not.toContain(secret);
     expect(stdout).toContain("npm run deploy -- --env acme-co");
     // The runtime keeps its index in a Durable Object, so a tenant needs no D1 database and no D1 rights.
     expect(stdout).not.toMatch(/\bD1\b|\bd1\b/);
@@ -37,6 +44,15 @@ describe("npm run tenant:new", () => {
     expect(out).toContain("env.SESSIONS (SessionObject)");
     expect(out).toContain("env.BLOBS (agent-runtime-acme-co-blobs)");
     expect(out).toContain("--dry-run: exiting now.");
+    expect(out).toContain(`env.DEPLOYMENT_ID ("${deploymentId}")`);
+
+    // Another tenant gets another secret and another deployment id.
+    const other = await run("node", ["scripts/tenant-new.mjs", "beta-co", "--config", CONFIG], { cwd: ROOT });
+    const otherSecret = /echo '([A-Za-z0-9_-]{43})' \| npx wrangler secret put TOKEN_SIGNING_SECRET --env beta-co/.exec(other.stdout)?.[1];
+    expect(otherSecret).toBeDefined();
+    expect(otherSecret).not.toBe(secret);
+    const otherId = /\[env\.beta-co\.vars\]\nDEPLOYMENT_ID = "(beta-co-[0-9a-f]{16})"/.exec(readFileSync(CONFIG, "utf8"))?.[1];
+    expect(otherId).toBeDefined();
 
     // A second tenant of the same name, or a bad name, is refused without touching the file.
     const before = readFileSync(CONFIG, "utf8");
