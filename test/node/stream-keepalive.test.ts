@@ -1,8 +1,7 @@
 // Long-lived streams under `wrangler dev`, with real Node clients: SSE, the chat stream and WebSockets send
 // keep-alives while nothing else happens (STREAM_KEEPALIVE_MS is 300 ms here), a chat turn queued behind
 // another says so, and clients that go away (a dropped SSE or chat stream, a socket refused over the
-// per-session cap, chat streams dropped as they open while an answer streams) leave no error in the process's
-// output.
+// per-session cap, chat streams and exports dropped as they open) leave no error in the process's output.
 import { fetch as upgrade } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevRuntime, startRuntime } from "./support/wrangler-dev";
@@ -151,6 +150,24 @@ describe("clients that go away", () => {
     expect(output).toContain('"route":"/v1/chat/:sid/stream"');
     expect(output).not.toMatch(/Uncaught|Network connection lost/);
   }, 90_000);
+
+  it("exports dropped as they open print no error", async () => {
+    // The export streams the log page by page: pulled by workerd, a dropped one printed "Uncaught Error: Network
+    // connection lost" for about every third.
+    const sids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const { session_id: sid } = await call("POST", "/v1/sessions", { agent: { name: "exported", model: "demo:fast" } });
+      await call("POST", `/v1/sessions/${sid}/turns`, { input: "tell me something" });
+      sids.push(sid);
+    }
+    for (const sid of sids) await idle(sid);
+    const before = rt.output().length;
+    for (let i = 0; i < 20; i++) await dropOnOpen(`/v1/sessions/${sids[i % 2]}/export`, { headers });
+    await new Promise((r) => setTimeout(r, 500));
+    const output = rt.output().slice(before);
+    expect(output).toContain('"route":"/v1/sessions/:sid/export"');
+    expect(output).not.toMatch(/Uncaught|Network connection lost/);
+  }, 60_000);
 });
 
 /** Opens a streaming response and drops the connection as soon as its headers arrive. */
