@@ -6,12 +6,14 @@
 import type { ModelMessage } from "ai";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
-import { ApiError, type Result, toResult } from "../protocol/errors";
+import { ApiError, type Result, toResult, unwrap } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
 import type { SessionHandler } from "../protocol/operations/operation";
 import type { Policy } from "../protocol/policy";
 import { randomId } from "../runtime/ids";
+import { keepaliveMs } from "../runtime/keepalive";
 import { turnCursor } from "./chat-reads";
+import { CHAT_STREAM_PATH, chatStream } from "./chat-stream";
 import { type FrameTarget, handleFrame, reply, sessionFrames } from "./command-frames";
 import type { DerivedKind } from "./derived-sessions";
 import type { FileOp, FileRow } from "./file-ledger";
@@ -21,7 +23,8 @@ import type { ReplaySpec } from "./replay-row";
 import { type OperationHandler, type OperationInput, operationTable } from "./session-capability";
 import { SessionCore } from "./session-core";
 import type { SessionRow } from "./session-store";
-import { openStream } from "./session-streams";
+import { openStream, tokenExpiry } from "./session-streams";
+import type { threadView } from "./session-views";
 
 export interface CreateSessionInput {
   session_id: string;
@@ -170,16 +173,37 @@ export class SessionObject extends SessionCore {
     return toResult(() => this.existing(() => this.runner.follow(this.queue.submit({ input, idempotency_key: key }).turn_id)));
   }
 
-  /** For the AI SDK chat routes: the sequence before the turn's first event. */
-  async chatCursor(turnId: string): Promise<Result<number>> {
-    return toResult(() => this.existing(() => turnCursor(this.store, turnId)));
-  }
-
-  /** WebSocket upgrades and SSE streams (they need a Response, so they come through fetch). */
+  /** WebSocket upgrades, SSE streams and the chat routes' streams (they need a Response, so they come through fetch). */
   override async fetch(request: Request): Promise<Response> {
-    const result = await toResult(() => this.existing(() => openStream(request, this.store, this.channels, this.hub)));
+    const result = await toResult(() =>
+      this.existing(() =>
+        new URL(request.url).pathname === CHAT_STREAM_PATH ? this.chatStream(request) : openStream(request, this.store, this.channels, this.hub),
+      ),
+    );
     if (result.ok) return result.value;
     return Response.json({ error: result.error }, { status: new ApiError(result.error.code, "").status });
+  }
+
+  /** The UI message stream of the turn `turn` (for the AI SDK chat routes), answering the approvals `decided`. */
+  private chatStream(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const turnId = url.searchParams.get("turn") ?? "";
+    const decided = url.searchParams.getAll("decided");
+    return chatStream({
+      turnId,
+      after: turnCursor(this.store, turnId),
+      metadata: { session_id: this.row().session_id },
+      decided: decided.length > 0 ? new Set(decided) : undefined,
+      openEvents: (after, signal) => this.existing(() => this.hub.openSse(after, null, signal)),
+      stillWaiting: async (actionIds, sequence) => {
+        const thread = unwrap(await this.call("thread", { params: {}, by: "" })) as ReturnType<typeof threadView>;
+        const pending = new Set(thread.pending_actions.map((a) => a.action_id));
+        return thread.active_turn_id === turnId && thread.last_sequence <= sequence && actionIds.every((id) => pending.has(id));
+      },
+      keepaliveMs: keepaliveMs(this.env),
+      expiresAt: tokenExpiry(request),
+      signal: request.signal,
+    });
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {

@@ -25,8 +25,7 @@ export function openStream(request: Request, store: Pick<SessionStore, "lastSequ
   if (after === null && channel) after = channels.cursor(channel) ?? 0;
   after ??= 0;
   checkCursor(store, after, name);
-  const expires = request.headers.get(EXPIRES_HEADER);
-  const expiresAt = expires === null ? null : Number(expires);
+  const expiresAt = tokenExpiry(request);
   if (url.pathname.endsWith("/ws")) {
     if (channel) channels.ack(channel, after, Date.now());
     const grants = (request.headers.get(GRANTS_HEADER) ?? "read").split(",");
@@ -34,4 +33,10 @@ export function openStream(request: Request, store: Pick<SessionStore, "lastSequ
     return hub.acceptWebSocket(after, { channel, key_hash, grants, ...(expiresAt === null ? {} : { expires_at: expiresAt }) });
   }
   return hub.openSse(after, expiresAt, request.signal);
+}
+
+/** When the browser token that opened the stream expires (ms since the epoch); null for API keys. */
+export function tokenExpiry(request: Request): number | null {
+  const expires = request.headers.get(EXPIRES_HEADER);
+  return expires === null ? null : Number(expires);
 }

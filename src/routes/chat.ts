@@ -110,7 +110,7 @@ export const chat = router()
     if (action.kind === "decisions") {
       const sid = await chatSession(c.env, principal, body.id, undefined);
       const { turnId, decided } = await decide(c.env, sid, action.decisions, action.answers, principal);
-      return turnResponse({ env: c.env, sid, turnId, metadata: { session_id: sid }, decided, expiresAt: expiresAt(principal) });
+      return turnResponse({ env: c.env, sid, turnId, decided, expiresAt: expiresAt(principal) });
     }
     const input = { text: action.input, path: `messages.${body.messages.length - 1}.parts` };
     const sid = await chatSession(c.env, principal, body.id, body.agent, input);
@@ -124,7 +124,7 @@ export const chat = router()
         throw inChatTerms(err, action.filePaths);
       });
     const turn_id = action.regenerate ? await regenerate(c.env, sid, body, key, principal, submit) : (await submit()).turn_id;
-    return turnResponse({ env: c.env, sid, turnId: turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
+    return turnResponse({ env: c.env, sid, turnId: turn_id, expiresAt: expiresAt(principal) });
   })
   .openapi(route(ops.resumeChat), async (c) => {
     const principal = c.get("principal");
@@ -132,5 +132,5 @@ export const chat = router()
     const thread = unwrap(await threadResult(sessionStub(c.env, sid)));
     // A turn waiting for a person has nothing to stream: the client shows the request from its messages.
     if (!thread.active_turn_id || thread.status === "waiting_permission") return c.body(null, 204);
-    return turnResponse({ env: c.env, sid, turnId: thread.active_turn_id, metadata: { session_id: sid }, expiresAt: expiresAt(principal) });
+    return turnResponse({ env: c.env, sid, turnId: thread.active_turn_id, expiresAt: expiresAt(principal) });
   });

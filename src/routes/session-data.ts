@@ -48,27 +48,34 @@ export const sessionData = router()
     // The session's files are listed, not inlined: the log names them by id, their route serves the bytes.
     const files = await allFiles(c.env, sid);
     const fileRoute = `/v1/sessions/${sid}/files/{file_id}`;
-    let cursor = after;
-    let sentHeader = false;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (!sentHeader) {
-          sentHeader = true;
-          controller.enqueue(
-            encoder.encode(`${JSON.stringify({ type: "session.export", ...header, after, artifact_route: artifacts, file_route: fileRoute, files })}\n`),
-          );
-          return;
+    const head = `${JSON.stringify({ type: "session.export", ...header, after, artifact_route: artifacts, file_route: fileRoute, files })}\n`;
+    // Written here, a page at a time, rather than pulled: a client that goes away fails a write, which ends the
+    // export quietly (a pulled stream's pump failed where nothing could catch it, and workerd printed "Uncaught
+    // Error: Network connection lost").
+    const out = new IdentityTransformStream();
+    const writer = out.writable.getWriter();
+    const signal = c.req.raw.signal;
+    void (async () => {
+      // One page in memory at a time (the header goes out with the first); the stored bodies are sent as they are.
+      for (let cursor = after, text = head; !signal.aborted; text = "") {
+        let page: { events: unknown[]; next_after: number; has_more: boolean };
+        try {
+          page = JSON.parse(await callSession<string>(c.env, sid, "eventsPage", { query: { after: cursor, limit: PAGE }, by }));
+        } catch (err) {
+          console.error("export failed", err);
+          break; // the export ends cut short, as an error
         }
-        // One page in memory at a time; the stored bodies are sent as they are.
-        const page = JSON.parse(await callSession<string>(c.env, sid, "eventsPage", { query: { after: cursor, limit: PAGE }, by })) as {
-          events: unknown[];
-          next_after: number;
-          has_more: boolean;
-        };
-        if (page.events.length > 0) controller.enqueue(encoder.encode(page.events.map((e) => `${JSON.stringify(e)}\n`).join("")));
+        const last = !page.has_more || page.events.length === 0;
+        text += page.events.map((e) => `${JSON.stringify(e)}\n`).join("");
+        try {
+          if (text !== "") await writer.write(encoder.encode(text));
+          if (last) return await writer.close();
+        } catch {
+          return; // the client went away: normal, nothing to report
+        }
         cursor = page.next_after;
-        if (!page.has_more || page.events.length === 0) controller.close();
-      },
-    });
-    return new Response(body, { headers: { "content-type": "application/x-ndjson; charset=utf-8" } }) as never;
+      }
+      await writer.abort().catch(() => {});
+    })();
+    return new Response(out.readable, { headers: { "content-type": "application/x-ndjson; charset=utf-8" } }) as never;
   });
