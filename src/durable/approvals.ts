@@ -5,7 +5,7 @@
 import { ApiError } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
 import { approverIdentity, distinctKeysSetting } from "../protocol/principal-id";
-import type { ActionResolved, ApprovalDecision } from "../protocol/wire";
+import { type ActionResolved, type ApprovalDecision, longAnswerText } from "../protocol/wire";
 import { redactStage } from "../runtime/guardrails/run";
 import { fieldPath, schemaIssues } from "../runtime/json-schema";
 import { ACTION_REMINDER, APPROVAL_DEADLINE } from "./projections";
@@ -70,6 +70,8 @@ export class Approvals {
       if (body.decision === "reject") return this.decide(actionId, "rejected", reason, by);
       if (body.response === undefined)
         throw ApiError.validation([{ path: "response", reason: "is required to answer a question (or decision: reject to decline it)" }]);
+      const long = longAnswerText(body.response, "response");
+      if (long) throw ApiError.validation([long]);
       checkAgainst(JSON.parse(action.response_schema ?? '{"type":"string"}'), body.response, "response");
       return this.decide(actionId, "answered", reason, by, { response: body.response });
     }

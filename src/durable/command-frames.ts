@@ -2,6 +2,7 @@
 // answer with a reply frame carrying its request_id. Malformed frames get ok:false; the socket stays open.
 
 import { ApiError, type Result, zodIssues } from "../protocol/errors";
+import { deepField, MAX_JSON_DEPTH } from "../protocol/json-nesting";
 import type { SessionHandler } from "../protocol/operations/operation";
 import type { ReplyFrame } from "../protocol/server-frames";
 import { ClientFrame } from "../protocol/wire";
@@ -53,9 +54,16 @@ const GRANT_OF: Partial<Record<ClientFrame["type"], string>> = {
 
 export async function handleFrame(target: FrameTarget, ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
   if (!target.admits(ws)) return;
+  const text = typeof message === "string" ? message : new TextDecoder().decode(message);
+  // The bound HTTP bodies have, read from the text before it is parsed: a frame 50,000 levels deep would
+  // otherwise overflow the stack in the validation below (an internal_error, for every such frame).
+  const deep = deepField(text);
+  if (deep !== null) {
+    return reply(ws, null, { ok: false, error: ApiError.validation([{ path: deep, reason: `nests deeper than ${MAX_JSON_DEPTH} levels` }]).toBody().error });
+  }
   let raw: unknown;
   try {
-    raw = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message));
+    raw = JSON.parse(text);
   } catch {
     return reply(ws, null, { ok: false, error: { code: "malformed_body", message: "Frame is not valid JSON" } });
   }

@@ -6,6 +6,7 @@
 import { ApiError } from "../protocol/errors";
 import type { PayloadOf } from "../protocol/events";
 import type { CreateScheduleBody, Schedule } from "../protocol/schedule-types";
+import { parseTime, TIMESTAMP_WITH_OFFSET } from "../protocol/strict-values";
 import { randomId } from "../runtime/ids";
 import { nextRun, parseSchedule, type ScheduleSpec } from "../runtime/schedule-times";
 import type { ScheduleRow } from "./schedule-rows";
@@ -130,7 +131,10 @@ function view(row: ScheduleRow): Schedule {
 
 /** Whether a repeated request names the same times as the stored spec. */
 function sameSpec(spec: ScheduleSpec, body: CreateScheduleBody): boolean {
-  if ("at" in spec) return body.at !== undefined && Date.parse(body.at) === spec.at;
+  if ("at" in spec) {
+    const at = body.at === undefined ? null : parseTime(body.at, TIMESTAMP_WITH_OFFSET);
+    return at?.ok === true && at.value === spec.at;
+  }
   if ("every_s" in spec) return body.every_s === spec.every_s;
   return body.cron === spec.cron && (body.timezone ?? "UTC") === spec.timezone;
 }

@@ -6,6 +6,7 @@ import { OnBusy } from "./busy";
 import { GuardrailsSchema } from "./guardrails";
 import { MemoryConfigSchema } from "./memory";
 import { modelSpecField } from "./model-spec";
+import { outboundUrl } from "./outbound-url";
 import { refineSchemaPatterns } from "./safe-regex";
 import { SubscriptionSpec } from "./subscriptions";
 import { PERMISSION_CLASSES } from "./tool-classes";
@@ -24,7 +25,7 @@ export const HttpToolSchema = z.strictObject({
   name: nameField,
   description: z.string().max(4000).default(""),
   parameters: jsonSchemaObject.default({ type: "object", properties: {} }),
-  url: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).describe(URL_DOC),
+  url: outboundUrl().describe(URL_DOC),
   permission_class: z.enum(PERMISSION_CLASSES).default("network"),
   parallel_safe: z.boolean().default(true),
   timeout_ms: z.int().min(1).max(120_000).default(10_000),
@@ -83,7 +84,7 @@ export const BudgetSchema = z.strictObject({
 
 export const McpServerSchema = z.strictObject({
   name: nameField,
-  url: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).describe(URL_DOC),
+  url: outboundUrl().describe(URL_DOC),
   headers: z.record(z.string(), z.string()).optional().describe('write-only: every value reads as "[redacted]"'),
   /** The class of the server's tools; a tool's annotations may raise it (destructiveHint) or, when trusted, lower it (readOnlyHint). */
   permission_class: z.enum(PERMISSION_CLASSES).default("network"),

@@ -3,6 +3,7 @@
 // they may block or warn. Regexes are compiled here (RE2 syntax, safe-regex.ts), so an invalid one is 422 when the agent is saved.
 import { z } from "zod";
 import { modelSpecField } from "./model-spec";
+import { outboundUrl } from "./outbound-url";
 import { compileSafeRegex, type SafeRegex } from "./safe-regex";
 
 export const GUARDRAIL_STAGES = ["input", "output", "tool_input", "tool_output"] as const;
@@ -68,7 +69,7 @@ const ModelRule = z.strictObject({
 const WebhookRule = z.strictObject({
   type: z.literal("webhook"),
   name: ruleName,
-  url: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }),
+  url: outboundUrl(),
   timeout_ms: z.int().min(100).max(30_000).default(5_000).describe("no answer in time: the rule fires (verdict with failed: timeout)"),
   action: decideAction,
 });

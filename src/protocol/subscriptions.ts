@@ -2,9 +2,10 @@
 // agent's config): where a session's events are POSTed, which types, and how deliveries are signed.
 import { z } from "zod";
 import { EVENT_TYPES } from "./events";
+import { refineOutboundPath } from "./outbound-url";
 
 export const SubscriptionSpec = z.strictObject({
-  url: z.string().max(2000).describe("receiver URL; must be under TOOL_URL_ALLOWLIST"),
+  url: z.string().max(2000).superRefine(refineOutboundPath).describe("receiver URL; must be under TOOL_URL_ALLOWLIST"),
   types: z
     .array(z.enum(EVENT_TYPES as [string, ...string[]]))
     .min(1)

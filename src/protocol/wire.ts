@@ -1,6 +1,7 @@
 // Request bodies and WebSocket client frames (docs/reference/api.md, docs/reference/events.md), shared by the HTTP routes and the socket.
 import { z } from "zod";
 import { DebounceMs, OnBusy } from "./busy";
+import type { FieldIssue } from "./errors";
 import { InputParts } from "./input-parts";
 
 export const TurnInput = z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters");
@@ -20,11 +21,36 @@ const MessageContent = z
 
 export const InjectMessageBody = z.strictObject({ content: MessageContent });
 
+/** The most characters a free-text answer to a person's question may hold: each string in an ask_user `response`. */
+export const MAX_ANSWER_CHARS = 20_000;
+
+/**
+ * The first string in an answer (`response`, or a field or key of it) longer than MAX_ANSWER_CHARS, as a 422
+ * issue at its path under `prefix`; null when there is none. Walked without recursion.
+ */
+export function longAnswerText(response: unknown, prefix: string): FieldIssue | null {
+  const reason = `must be at most ${MAX_ANSWER_CHARS} characters`;
+  const stack: [unknown, string][] = [[response, prefix]];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === "string" && value.length > MAX_ANSWER_CHARS) return { path, reason };
+    if (value === null || typeof value !== "object") continue;
+    for (const [key, child] of Object.entries(value)) {
+      if (key.length > MAX_ANSWER_CHARS) return { path, reason: `holds a key that ${reason}` };
+      stack.push([child, Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`]);
+    }
+  }
+  return null;
+}
+
 /** A decision on a tool approval, or (with `response`) the answer to an ask_user question. */
 export const ActionDecisionBody = z.strictObject({
   decision: z.enum(["approve", "reject"]).optional().describe("required for a tool approval; reject declines a question"),
   reason: z.string().max(1000).optional(),
-  response: z.unknown().optional().describe("a user_input action's answer, checked against its response_schema"),
+  response: z
+    .unknown()
+    .optional()
+    .describe(`a user_input action's answer, checked against its response_schema; each string in it at most ${MAX_ANSWER_CHARS} characters`),
   args: z
     .record(z.string(), z.unknown())
     .optional()

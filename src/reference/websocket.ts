@@ -2,6 +2,7 @@
 // reply frame (src/protocol/server-frames.ts) and the close codes (src/protocol/close-codes.ts).
 import { z } from "zod";
 import { CLOSE_CODES } from "../protocol/close-codes";
+import { MAX_JSON_DEPTH } from "../protocol/json-nesting";
 import { fields, generatedNote, type JsonSchema } from "../protocol/schema-markdown";
 import { ReplyFrame } from "../protocol/server-frames";
 import { ClientFrame } from "../protocol/wire";
@@ -42,6 +43,8 @@ export function websocketMarkdown(): string {
     "",
     "Each is one JSON text frame. A frame that is not JSON or does not match gets an `ok: false` reply and the",
     "socket stays open. `request_id` (a string or a number) is echoed in the reply. Fields marked `?` may be absent.",
+    `A frame nested deeper than ${MAX_JSON_DEPTH} levels, as an HTTP body may not be, is refused from its text before it is`,
+    "parsed: `validation_failed` naming the top-level field, with `request_id: null`.",
     "",
     "| type | fields | does |",
     "| --- | --- | --- |",

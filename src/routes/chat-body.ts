@@ -5,7 +5,7 @@
 import { ApiError, type FieldIssue } from "../protocol/errors";
 import type { InputPart } from "../protocol/input-parts";
 import type { ChatBody } from "../protocol/operations/chat";
-import { TurnInput } from "../protocol/wire";
+import { longAnswerText, TurnInput } from "../protocol/wire";
 import { ASK_USER } from "../runtime/tools/ask-user";
 
 export interface Decision {
@@ -42,7 +42,7 @@ export function chatAction(body: ChatBody): ChatAction {
   const target = messages[at];
   if (body.trigger === "submit-message" && target?.role === "assistant") {
     const decisions = answeredApprovals(target, at);
-    const answers = answeredQuestions(target);
+    const answers = answeredQuestions(target, at);
     if (decisions.length > 0 || answers.length > 0) return { kind: "decisions", decisions, answers };
   }
   const last = messages.length - 1;
@@ -112,11 +112,14 @@ export function inChatTerms(err: unknown, filePaths: string[]): unknown {
 }
 
 /** The ask_user parts of the message's last step that carry the client's output: the user's answers. */
-function answeredQuestions(message: Message): Answer[] {
+function answeredQuestions(message: Message, index: number): Answer[] {
   const stepStart = message.parts.findLastIndex((p) => p.type === "step-start");
   return message.parts.flatMap((part, j) => {
     const name = part.type === "dynamic-tool" ? part.toolName : part.type.slice("tool-".length);
     if (j <= stepStart || !isToolPart(part) || name !== ASK_USER || part.state !== "output-available") return [];
+    // Capped here too, so the refusal names the client's own field rather than the action's `response`.
+    const long = longAnswerText(part.output, `messages.${index}.parts.${j}.output`);
+    if (long) throw ApiError.validation([long]);
     return typeof part.toolCallId === "string" ? [{ toolCallId: part.toolCallId, response: part.output }] : [];
   });
 }

@@ -7,10 +7,11 @@ import type { Env } from "../env";
 import { ApiError, unwrap } from "../protocol/errors";
 import { files as ops } from "../protocol/operations";
 import type { FileInfo } from "../protocol/operations/files";
+import { intParam } from "../protocol/strict-values";
 import { bareMediaType, fileLimits, tooLarge } from "../runtime/file-rules";
 import { FORM_OVERHEAD_BYTES, formFile } from "./file-form";
 import { type AppEnv, router, sessionStub } from "./http";
-import { decodeCursor, encodeCursor, pageLimit } from "./keyset-cursor";
+import { decodeCursor, encodeCursor } from "./keyset-cursor";
 import { guards, route } from "./operation-route";
 
 const FILE_OPS: FileOp[] = ["reserve", "stored", "release", "page", "head", "remove", "all"];
@@ -115,7 +116,7 @@ export const files = router()
   })
   .openapi(route(ops.listFiles), async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const query = { after: cursor === undefined ? null : decodeCursor(cursor), limit: pageLimit(limit, 100, 1000) };
+    const query = { after: cursor === undefined ? null : decodeCursor(cursor), limit: intParam("limit", limit, { min: 1, max: 1000 }, 100) };
     const page = await sessionFiles(c.env, c.req.valid("param").sid).page(query);
     return c.json({ files: page.files, next_cursor: page.next && encodeCursor(...page.next) }, 200);
   })

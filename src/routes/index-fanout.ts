@@ -6,8 +6,9 @@ import { listAcross, requestLayout, storedAcross, TEST_LAYOUT_HEADER, usageAcros
 import { ApiError, type FieldIssue } from "../protocol/errors";
 import { sessions as ops, usage } from "../protocol/operations";
 import type { SessionListQuery, UsageQuery } from "../protocol/session-list";
+import { intParam, timeParam } from "../protocol/strict-values";
 import { type AppEnv, router } from "./http";
-import { decodeCursor, encodeCursor, pageLimit } from "./keyset-cursor";
+import { decodeCursor, encodeCursor } from "./keyset-cursor";
 import { route } from "./operation-route";
 
 const LIST_PARAMS = new Set(["agent", "status", "owner", "created_after", "active_after", "limit", "cursor"]);
@@ -33,14 +34,6 @@ function queryOf(c: Context<AppEnv>, known: Set<string>, allowMetadata: boolean)
   return { params, metadata };
 }
 
-/** A time as ms since the epoch, given as an ISO 8601 timestamp or milliseconds, within the range of a Date. */
-function timeParam(name: string, raw: string): number {
-  const t = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
-  // new Date() of a number beyond ±8.64e15 ms is an invalid date, whose toISOString throws.
-  if (Number.isNaN(new Date(t).getTime())) throw ApiError.validation([{ path: name, reason: "must be an ISO 8601 time or milliseconds since the epoch" }]);
-  return t;
-}
-
 /** The UTC day (YYYY-MM-DD) of a time parameter; a year outside 0000-9999 has no such form. */
 function dayParam(name: string, raw: string): string {
   const iso = new Date(timeParam(name, raw)).toISOString();
@@ -51,7 +44,7 @@ function dayParam(name: string, raw: string): string {
 export const sessionIndex = router()
   .openapi(route(ops.listSessions), async (c) => {
     const { params, metadata } = queryOf(c, LIST_PARAMS, true);
-    const limit = pageLimit(params.get("limit"), 20, 100);
+    const limit = intParam("limit", params.get("limit"), { min: 1, max: 100 }, 20);
     // agent, status and owner: as the declaration validated them (a status outside the enum is 422).
     const { agent, status, owner } = c.req.valid("query");
     const query: SessionListQuery = { metadata, limit: limit + 1, agent, status, owner };

@@ -18,11 +18,3 @@ export function decodeCursor(raw: string): [number, string] {
   }
   throw ApiError.validation([{ path: "cursor", reason: "is not a cursor this route returned" }]);
 }
-
-/** A `limit` query parameter: an integer from 1 to `max` (`fallback` when absent), else 422 naming it. */
-export function pageLimit(raw: string | undefined, fallback: number, max: number): number {
-  if (raw === undefined) return fallback;
-  const limit = Number(raw);
-  if (!/^\d+$/.test(raw) || limit < 1 || limit > max) throw ApiError.validation([{ path: "limit", reason: `must be an integer from 1 to ${max}` }]);
-  return limit;
-}

@@ -11,6 +11,7 @@ import { ApiError, unwrap } from "../protocol/errors";
 import type { WorkingMemory } from "../protocol/memory";
 import { resources as ops } from "../protocol/operations";
 import type { Principal } from "../protocol/permissions";
+import { intParam } from "../protocol/strict-values";
 import { fieldPath } from "../runtime/json-schema";
 import type { JsonSchema } from "../runtime/tools/types";
 import { checkTokenSession } from "./auth";
@@ -109,8 +110,7 @@ export const resources = router()
   .openapi(route(ops.searchMemory), async (c) => {
     const { rid } = c.req.valid("param");
     const { q, limit: raw } = c.req.valid("query");
-    const limit = raw === undefined ? 10 : Number(raw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw ApiError.validation([{ path: "limit", reason: "must be an integer from 1 to 50" }]);
+    const limit = intParam("limit", raw, { min: 1, max: 50 }, 10);
     const stub = resourceFor(c, rid);
     return c.json({ hits: await stub.search(q, limit, { within: await searchable(c, stub) }) }, 200);
   })

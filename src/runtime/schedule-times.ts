@@ -3,6 +3,7 @@
 // first slot after "now", never a backlog of past slots.
 import { Cron } from "croner";
 import { ApiError } from "../protocol/errors";
+import { TIMESTAMP_WITH_OFFSET, timeParam } from "../protocol/strict-values";
 
 /** Intervals shorter than this are refused: a schedule is not a busy loop. */
 export const MIN_EVERY_S = 60;
@@ -10,8 +11,6 @@ export const MIN_EVERY_S = 60;
 export const MAX_EVERY_S = 366 * 24 * 3600;
 /** A one-off time at most this far ahead (10 years). */
 export const MAX_AT_AHEAD_MS = 3653 * 24 * 3600 * 1000;
-/** ISO 8601 / RFC 3339 date and time with a UTC offset: without one, the time would depend on the server's zone. */
-const TIMESTAMP_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
 
 export type ScheduleSpec = { at: number } | { every_s: number } | { cron: string; timezone: string };
 
@@ -32,8 +31,8 @@ export function parseSchedule(req: ScheduleRequest, now: number): { spec: Schedu
     throw ApiError.validation([{ path: "timezone", reason: "applies to cron only (at carries its own offset)" }]);
   }
   if (req.at !== undefined) {
-    const at = TIMESTAMP_WITH_OFFSET.test(req.at) ? Date.parse(req.at) : Number.NaN;
-    if (Number.isNaN(at)) throw ApiError.validation([{ path: "at", reason: "must be an ISO 8601 timestamp with a UTC offset (Z or ±hh:mm)" }]);
+    // ISO 8601 / RFC 3339 with a UTC offset (without one, the time would depend on the server's zone), a real date.
+    const at = timeParam("at", req.at, TIMESTAMP_WITH_OFFSET);
     if (at <= now) throw ApiError.validation([{ path: "at", reason: "is in the past" }]);
     if (at > now + MAX_AT_AHEAD_MS) throw ApiError.validation([{ path: "at", reason: "is more than 10 years ahead" }]);
     return { spec: { at }, first: at };

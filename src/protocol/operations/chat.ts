@@ -2,6 +2,7 @@
 // sends and reads.
 import { z } from "zod";
 import { DebounceMs, OnBusy } from "../busy";
+import { intQuery } from "../strict-values";
 import { json, jsonBody, operation, Sid } from "./operation";
 
 const PART_TYPES = new Set(["text", "reasoning", "file", "source-url", "source-document", "step-start", "dynamic-tool"]);
@@ -73,11 +74,7 @@ export const getChatMessages = operation({
   rateLimit: "request",
   params: Sid,
   query: z.object({
-    limit: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(500)
+    limit: intQuery({ min: 1, max: 500 })
       .optional()
       .meta({ description: "A page: at most this many messages (1-500), the newest; absent: the whole conversation" }),
     before: z

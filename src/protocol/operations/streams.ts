@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { parseCursor } from "../cursor";
 import { RuntimeEventSchema } from "../events";
+import { intQuery } from "../strict-values";
 import { operation, Sid, sidWith } from "./operation";
 
 const cursor = z
@@ -22,7 +23,7 @@ export const getEvents = operation({
   params: Sid,
   query: z.object({
     after: cursor.optional().meta({ description: "Return events with sequence > after (default 0, or Last-Event-ID for SSE)" }),
-    limit: z.coerce.number().int().min(1).max(1000).optional().meta({ description: "JSON page size, default 100" }),
+    limit: intQuery({ min: 1, max: 1000 }).optional().meta({ description: "JSON page size (an integer 1-1000), default 100" }),
     access_token: z.string().optional().meta({ description: "API key, for browsers (SSE only)" }),
   }),
   responses: {
