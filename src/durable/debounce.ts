@@ -9,12 +9,12 @@ import type { SessionStore } from "./session-store";
 export const DEBOUNCE = "debounce:";
 
 /** Whether `turnId` still waits for its window to close at `now`. */
-export function held(store: Pick<SessionStore, "dueAt">, turnId: string, now: number): boolean {
-  return (store.dueAt(DEBOUNCE + turnId) ?? 0) > now;
+export function held(store: Pick<SessionStore, "timers">, turnId: string, now: number): boolean {
+  return (store.timers.dueAt(DEBOUNCE + turnId) ?? 0) > now;
 }
 
 /** The queued turn the submission joins: the latest whose window is open and that was submitted the same way. */
-export function joinable(store: Pick<SessionStore, "dueAt" | "eventsOfTurn" | "queuedTurns">, body: SubmitTurnBody, now: number): string | null {
+export function joinable(store: Pick<SessionStore, "eventsOfTurn" | "queuedTurns" | "timers">, body: SubmitTurnBody, now: number): string | null {
   if (!body.debounce_ms) return null;
   const same = (turnId: string) => {
     const submitted = store.eventsOfTurn(turnId).find((e) => e.type === "turn.submitted");

@@ -20,7 +20,7 @@ export const SCHEDULES_DUE = "schedules";
 export const MAX_SCHEDULES = 100;
 
 /** The slice of the session schedules works on. */
-export type SchedulesSession = SessionSlice<"armAlarm" | "commit" | "transact", "schedule" | "schedules" | "unschedule">;
+export type SchedulesSession = SessionSlice<"armAlarm" | "commit" | "transact", "schedules" | "timers">;
 
 export class Schedules {
   constructor(
@@ -83,8 +83,8 @@ export class Schedules {
   /** Points the deadline entry at the earliest run. */
   arm(): void {
     const next = this.s.store.schedules.earliest();
-    if (next === null) this.s.store.unschedule(SCHEDULES_DUE);
-    else this.s.store.schedule(SCHEDULES_DUE, next);
+    if (next === null) this.s.store.timers.unschedule(SCHEDULES_DUE);
+    else this.s.store.timers.schedule(SCHEDULES_DUE, next);
   }
 
   private fire(row: ScheduleRow, now: number): void {

@@ -81,7 +81,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
       (after, limit) => this.store.readEvents(after, limit),
       { maxUnacked: positive(env.WS_MAX_UNACKED_EVENTS, 10_000), maxSockets: positive(env.MAX_SOCKETS_PER_SESSION, 100), keepaliveMs: keepaliveMs(env) },
       (at) => {
-        this.store.schedule(SOCKETS_DUE, at);
+        this.store.timers.schedule(SOCKETS_DUE, at);
         this.armAlarm();
       },
     );
@@ -118,7 +118,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
           {
             kind: COPY_DUE,
             fire: async () => {
-              if (await this.fileLedger().copyBatch()) this.store.schedule(COPY_DUE, Date.now());
+              if (await this.fileLedger().copyBatch()) this.store.timers.schedule(COPY_DUE, Date.now());
             },
           },
         ],
@@ -177,7 +177,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     this.alarmAt = null;
     if (!this.session) return;
     const background: Promise<void>[] = [];
-    for (const entry of this.store.takeDue(Date.now())) {
+    for (const entry of this.store.timers.takeDue(Date.now())) {
       const due = alarmFor(this.capabilities, entry);
       const outcome = due && (await due.kind.fire(Date.now(), due.key));
       if (outcome?.stop) return;
@@ -219,7 +219,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
 
   fileLedger(): FileLedger {
     this.ledger ??= new FileLedger(this.ctx.storage.sql, this.env.BLOBS, this.row().session_id, fileLimits(this.env), {
-      copy: () => this.store.schedule(COPY_DUE, Date.now()),
+      copy: () => this.store.timers.schedule(COPY_DUE, Date.now()),
       changed: () => void this.indexer.sync(),
     });
     return this.ledger;
@@ -267,7 +267,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
   }
 
   armAlarm(): void {
-    const next = this.store.nextDue();
+    const next = this.store.timers.earliest();
     // The alarm only moves earlier. One that fires early finds nothing due and sets the next, while moving it
     // later or deleting it is a write at every turn's end (locally an fsync before the turn's last frames), and
     // a turn starting within a heartbeat of the last one would move it earlier again, a write its commit waits for.

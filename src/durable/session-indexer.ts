@@ -26,7 +26,7 @@ const DAY_MS = 24 * 3600 * 1000;
 /** The slice of the session the indexer works on. */
 export type IndexerSession = SessionSlice<
   "agent" | "armAlarm" | "bindings" | "fileLedger" | "openedAgent" | "row" | "view",
-  "lastEventTime" | "schedule" | "unschedule" | "usageDays"
+  "lastEventTime" | "timers" | "usageDays"
 >;
 
 export class SessionIndexer {
@@ -132,11 +132,11 @@ export class SessionIndexer {
     if (this.stopped) return false; // the session was erased while the write was on its way
     if (written) {
       this.failures = 0;
-      this.s.store.unschedule(INDEX_RETRY);
+      this.s.store.timers.unschedule(INDEX_RETRY);
     } else {
       const delay = RETRY_MS[Math.min(this.failures, RETRY_MS.length - 1)]!;
       this.failures += 1;
-      this.s.store.schedule(INDEX_RETRY, Date.now() + delay);
+      this.s.store.timers.schedule(INDEX_RETRY, Date.now() + delay);
     }
     this.scheduleRetention(summary.last_activity);
     this.s.armAlarm();
@@ -167,7 +167,7 @@ export class SessionIndexer {
 
   private scheduleRetention(lastActivity: number): void {
     const due = this.retentionDue(lastActivity);
-    if (due !== null) this.s.store.schedule(RETENTION, due);
+    if (due !== null) this.s.store.timers.schedule(RETENTION, due);
   }
 
   /** From the alarm: whether the session is due for erasure now (else the deadline moves on). */
@@ -177,7 +177,7 @@ export class SessionIndexer {
     if (due === null) return false;
     // A turn that runs (or waits in the queue) is activity: look again one period later.
     if (due > now || view.active_turn_id !== null || view.queued_turns.length > 0) {
-      this.s.store.schedule(RETENTION, Math.max(due, now + (this.retentionMs() ?? 0)));
+      this.s.store.timers.schedule(RETENTION, Math.max(due, now + (this.retentionMs() ?? 0)));
       return false;
     }
     return true;

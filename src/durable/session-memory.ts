@@ -21,7 +21,7 @@ const RETRY_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
 /** What reading and writing the resource's memory uses of the session. */
 export type MemorySession = Pick<SessionContext, "agent" | "bindings" | "row">;
 /** What feeding the recall index uses: the ended turn, and its alarm entry for retries. */
-type RecallSession = MemorySession & SessionSlice<"armAlarm", "schedule" | "terminalEvent" | "turn" | "unschedule">;
+type RecallSession = MemorySession & SessionSlice<"armAlarm", "terminalEvent" | "timers" | "turn">;
 
 /** Where an agent's working memory lives in its resource's object: "" for the resource's own, else the agent's name. */
 export function workingScope(config: AgentConfig): { scope: string; agent: string | null } {
@@ -150,13 +150,13 @@ export class RecallIndexer {
       );
       await target.stub.index(vectors ? entries.map((e, i) => ({ ...e, vector: vectors[i]! })) : entries);
       this.failures = 0;
-      this.s.store.unschedule(entry);
+      this.s.store.timers.unschedule(entry);
     } catch (err) {
       console.error("recall index write failed; retrying from the alarm", err);
       const delay = RETRY_MS[Math.min(this.failures, RETRY_MS.length - 1)]!;
       this.failures += 1;
       try {
-        this.s.store.schedule(entry, Date.now() + delay);
+        this.s.store.timers.schedule(entry, Date.now() + delay);
         this.s.armAlarm();
       } catch {
         // the session was erased meanwhile: nothing left to index

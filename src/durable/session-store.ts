@@ -17,11 +17,14 @@ const INSERT_ROWS = 20;
 
 import type { ActionRow, SessionRow, StoredEvent, TurnRow } from "./session-rows";
 import { CapabilityTables } from "./session-tables";
+import { TimerTable } from "./timer-table";
 
 export type { ActionRow, SessionRow, StoredEvent, TurnRow };
 
 /** The session's own tables; those of single capabilities come from CapabilityTables (session-tables.ts). */
 export class SessionStore extends CapabilityTables {
+  /** The object's timers: what its one alarm wakes for. */
+  readonly timers: TimerTable;
   private lastSeq: number;
   /** Rows in turn_messages per checkpointed turn, so a checkpoint need not count them. */
   private readonly savedMessages = new Map<string, number>();
@@ -36,6 +39,7 @@ export class SessionStore extends CapabilityTables {
 
   constructor(sql: SqlStorage) {
     super(sql);
+    this.timers = new TimerTable(sql);
     this.lastSeq = sql.exec<{ s: number | null }>("SELECT max(sequence) AS s FROM events").one().s ?? 0;
   }
 
@@ -314,30 +318,6 @@ export class SessionStore extends CapabilityTables {
     this.sql.exec("DELETE FROM inbox WHERE turn_id = ?", turnId);
   }
 
-  schedule(kind: string, dueAt: number): void {
-    this.sql.exec("INSERT OR REPLACE INTO schedule (kind, due_at) VALUES (?, ?)", kind, dueAt);
-  }
-
-  /** When the entry `kind` is due; null when there is none. */
-  dueAt(kind: string): number | null {
-    return this.sql.exec<{ due_at: number }>("SELECT due_at FROM schedule WHERE kind = ?", kind).toArray()[0]?.due_at ?? null;
-  }
-
-  unschedule(kind: string): void {
-    // Read first: a DELETE is a write even when it matches nothing, and outside a transaction it opens (and commits) one.
-    if (this.sql.exec("SELECT 1 FROM schedule WHERE kind = ?", kind).toArray().length > 0) this.sql.exec("DELETE FROM schedule WHERE kind = ?", kind);
-  }
-
-  /** Removes and returns the entries due at `now`. */
-  takeDue(now: number): string[] {
-    const due = this.sql
-      .exec<{ kind: string }>("SELECT kind FROM schedule WHERE due_at <= ?", now)
-      .toArray()
-      .map((r) => r.kind);
-    this.sql.exec("DELETE FROM schedule WHERE due_at <= ?", now);
-    return due;
-  }
-
   /** The time of the last event (null before the first). */
   lastEventTime(): number | null {
     const row = this.sql.exec<{ body: string }>("SELECT body FROM events ORDER BY sequence DESC LIMIT 1").toArray()[0];
@@ -346,10 +326,6 @@ export class SessionStore extends CapabilityTables {
 
   usageDays(): UsageDay[] {
     return this.sql.exec<UsageDay & Record<string, SqlStorageValue>>("SELECT * FROM usage_days ORDER BY day").toArray();
-  }
-
-  nextDue(): number | null {
-    return this.sql.exec<{ d: number | null }>("SELECT min(due_at) AS d FROM schedule").one().d;
   }
 
   snapshot(): SessionView | null {

@@ -33,7 +33,7 @@ interface Batch {
 /** The slice of the session delivery works on. */
 export type DeliverySession = SessionSlice<
   "armAlarm" | "bindings" | "row" | "transact",
-  "eventsOfTurn" | "lastSequence" | "readEvents" | "schedule" | "subscriptions" | "unschedule"
+  "eventsOfTurn" | "lastSequence" | "readEvents" | "subscriptions" | "timers"
 >;
 
 export class SubscriptionDelivery {
@@ -196,7 +196,9 @@ export class SubscriptionDelivery {
       .pending()
       .map((r) => (this.running.has(r.subscription_id) ? now + BACKSTOP_MS : Math.max(r.next_attempt_at, now)))
       .reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
-    this.s.transact(() => (due === Number.POSITIVE_INFINITY ? this.s.store.unschedule(SUBSCRIPTIONS_DUE) : this.s.store.schedule(SUBSCRIPTIONS_DUE, due)));
+    this.s.transact(() =>
+      due === Number.POSITIVE_INFINITY ? this.s.store.timers.unschedule(SUBSCRIPTIONS_DUE) : this.s.store.timers.schedule(SUBSCRIPTIONS_DUE, due),
+    );
     this.s.armAlarm();
   }
 

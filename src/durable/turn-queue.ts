@@ -29,7 +29,7 @@ type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
 /** The slice of the session the queue works on. */
 export type QueueSession = SessionSlice<
   "agent" | "armAlarm" | "bindings" | "commit" | "fileLedger" | "row" | "transact" | "view",
-  "addToInbox" | "clearInbox" | "dueAt" | "eventsOfTurn" | "inboxSize" | "queuedTurns" | "runningTurn" | "schedule" | "turn" | "turnByIdempotencyKey"
+  "addToInbox" | "clearInbox" | "eventsOfTurn" | "inboxSize" | "queuedTurns" | "runningTurn" | "timers" | "turn" | "turnByIdempotencyKey"
 >;
 
 /** A turn as the queue records it: its text, the references of its files (turn-attachments.ts), its key and on_busy. */
@@ -84,7 +84,7 @@ export class TurnQueue {
     const now = Date.now();
     const { debounce_ms } = body;
     const openWindow = (turnId: string) => () => {
-      if (debounce_ms) store.schedule(DEBOUNCE + turnId, now + debounce_ms);
+      if (debounce_ms) store.timers.schedule(DEBOUNCE + turnId, now + debounce_ms);
     };
     const joins = joinable(store, body, now);
     // Each message that joins the turn restarts its wait.

@@ -47,7 +47,7 @@ export class TurnRunner {
     if (store.runningTurn()) return;
     const [next, ...rest] = store.queuedTurns();
     if (!next) {
-      store.unschedule("heartbeat");
+      store.timers.unschedule("heartbeat");
       this.s.armAlarm();
       return;
     }
@@ -60,7 +60,7 @@ export class TurnRunner {
     drafts.push({ type: "turn.started", turn_id: next.turn_id, payload: { agent: agent.name, model: agent.model } });
     this.s.commit(drafts, () => {
       store.saveTurnState(state);
-      store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
+      store.timers.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
     });
     this.s.armAlarm();
     this.launch(state, { fresh: true });
@@ -83,7 +83,7 @@ export class TurnRunner {
     }
     // A turn waiting for people goes on only once a decision is recorded; a restart does not wake it.
     if (state.paused_at && !hasDecisionToApply(state, store.decisions(state.turn_id))) return;
-    this.s.transact(() => store.schedule("heartbeat", Date.now() + HEARTBEAT_MS));
+    this.s.transact(() => store.timers.schedule("heartbeat", Date.now() + HEARTBEAT_MS));
     this.s.armAlarm();
     this.launch(state, state.paused_at ? {} : { recovering: why });
   }
@@ -184,7 +184,7 @@ export class TurnRunner {
       suspended: (e, st) => {
         this.release(e);
         // Waiting for a human costs nothing: no executor and no heartbeat; each deadline is an alarm entry.
-        this.s.store.unschedule("heartbeat");
+        this.s.store.timers.unschedule("heartbeat");
         this.s.armAlarm();
         // A decision recorded while the loop was on its way here: go on with it.
         if (hasDecisionToApply(st, this.s.store.decisions(st.turn_id))) this.resume("a decision arrived");
@@ -335,7 +335,7 @@ export class TurnRunner {
           kind: "heartbeat",
           fire: () => {
             this.resume("the heartbeat found no running executor");
-            if (this.s.store.runningTurn() && !this.waiting()) this.s.store.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
+            if (this.s.store.runningTurn() && !this.waiting()) this.s.store.timers.schedule("heartbeat", Date.now() + HEARTBEAT_MS);
           },
         },
       ],

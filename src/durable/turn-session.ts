@@ -15,7 +15,6 @@ export type RunnerSession = SetupSession &
     | "clearInbox"
     | "decisions"
     | "deleteTurnState"
-    | "dueAt"
     | "eventsOfTurn"
     | "history"
     | "inbox"
@@ -23,9 +22,8 @@ export type RunnerSession = SetupSession &
     | "removeTurnMessages"
     | "runningTurn"
     | "saveTurnState"
-    | "schedule"
     | "terminalEvent"
+    | "timers"
     | "turnMessageCount"
     | "turnState"
-    | "unschedule"
   >;
