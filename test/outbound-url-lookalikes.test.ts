@@ -1,23 +1,8 @@
 // Unicode look-alikes of a dot ("．．/", U+FF0E and the like) in the path of a URL the runtime calls out to: a
 // server that normalizes Unicode would read a traversal, so they are refused (422 naming the field).
 import { describe, expect, it } from "vitest";
-import { api, createSession } from "./support/api";
+import { api, createSession, expectOk, expectRefused } from "./support/api";
 import { toolURL } from "./support/fake-model";
-
-/** Every refusal is a 422 naming exactly this parameter or field. */
-async function refused(method: string, path: string, field: string, body?: unknown, reason?: RegExp | string): Promise<void> {
-  const res = await api(method, path, body);
-  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(422);
-  expect(res.body.error.details, `${method} ${path}`).toEqual([
-    { path: field, reason: typeof reason === "string" ? reason : expect.stringMatching(reason ?? /./) },
-  ]);
-}
-
-async function ok(method: string, path: string, body?: unknown): Promise<any> {
-  const res = await api(method, path, body);
-  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
-  return res.body;
-}
 
 describe("Unicode look-alikes of a dot in outbound URLs", () => {
   const base = toolURL("x").replace(/x$/, ""); // under TOOL_URL_ALLOWLIST
@@ -37,15 +22,21 @@ describe("Unicode look-alikes of a dot in outbound URLs", () => {
     for (const [suffix, codepoint] of LOOKALIKES) {
       const url = `${base}${suffix}`;
       const why = `must not hold a Unicode look-alike of a dot in its path (${codepoint})`;
-      await refused("PUT", "/v1/agents/lookalike", "http_tools.0.url", { model: "demo:fast", http_tools: [{ name: "t", url }] }, why);
-      await refused("PUT", "/v1/agents/lookalike", "mcp_servers.0.url", { model: "demo:fast", mcp_servers: [{ name: "m", url }] }, why);
-      await refused("PUT", "/v1/agents/lookalike", "guardrails.input.0.url", { model: "demo:fast", guardrails: { input: [{ type: "webhook", url }] } }, why);
-      await refused("PUT", "/v1/agents/lookalike", "subscriptions.0.url", { model: "demo:fast", subscriptions: [{ url }] }, why);
-      await refused("POST", `/v1/sessions/${sid}/subscriptions`, "url", { url }, why);
+      await expectRefused("PUT", "/v1/agents/lookalike", "http_tools.0.url", { model: "demo:fast", http_tools: [{ name: "t", url }] }, why);
+      await expectRefused("PUT", "/v1/agents/lookalike", "mcp_servers.0.url", { model: "demo:fast", mcp_servers: [{ name: "m", url }] }, why);
+      await expectRefused(
+        "PUT",
+        "/v1/agents/lookalike",
+        "guardrails.input.0.url",
+        { model: "demo:fast", guardrails: { input: [{ type: "webhook", url }] } },
+        why,
+      );
+      await expectRefused("PUT", "/v1/agents/lookalike", "subscriptions.0.url", { model: "demo:fast", subscriptions: [{ url }] }, why);
+      await expectRefused("POST", `/v1/sessions/${sid}/subscriptions`, "url", { url }, why);
     }
     expect((await api("GET", "/v1/agents/lookalike")).status).toBe(404);
-    expect((await ok("GET", `/v1/sessions/${sid}/subscriptions`)).subscriptions).toEqual([]);
+    expect((await expectOk("GET", `/v1/sessions/${sid}/subscriptions`)).subscriptions).toEqual([]);
     // Other non-ASCII paths, and dots in the query, stay allowed.
-    await ok("PUT", "/v1/agents/lookalike", { model: "demo:fast", http_tools: [{ name: "t", url: `${base}caf\u00e9?q=a\u3002b` }] });
+    await expectOk("PUT", "/v1/agents/lookalike", { model: "demo:fast", http_tools: [{ name: "t", url: `${base}caf\u00e9?q=a\u3002b` }] });
   });
 });

@@ -2,22 +2,7 @@
 // digits only (1e2, +5, 0x5 are refused, not read as 100, 5 and 5), and dates are real calendar dates
 // (2026-02-30 is refused, not read as March 2), in the index's parameters and a schedule's at.
 import { describe, expect, it } from "vitest";
-import { api, createSession, submitTurn } from "./support/api";
-
-/** Every refusal is a 422 naming exactly this parameter or field. */
-async function refused(method: string, path: string, field: string, body?: unknown, reason?: RegExp | string): Promise<void> {
-  const res = await api(method, path, body);
-  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(422);
-  expect(res.body.error.details, `${method} ${path}`).toEqual([
-    { path: field, reason: typeof reason === "string" ? reason : expect.stringMatching(reason ?? /./) },
-  ]);
-}
-
-async function ok(method: string, path: string, body?: unknown): Promise<any> {
-  const res = await api(method, path, body);
-  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
-  return res.body;
-}
+import { createSession, expectOk, expectRefused, submitTurn } from "./support/api";
 
 describe("integers in query strings", () => {
   const LENIENT = ["1e2", "+5", "0x5", "5.0", " 5", "5 ", "010", "-0", "1_000", "Infinity", ""];
@@ -33,12 +18,12 @@ describe("integers in query strings", () => {
       "/v1/sessions?limit=",
     ];
     for (const route of routes) {
-      for (const value of LENIENT) await refused("GET", `${route}${encodeURIComponent(value)}`, "limit", undefined, /plain decimal digits/);
-      await ok("GET", `${route}5`);
+      for (const value of LENIENT) await expectRefused("GET", `${route}${encodeURIComponent(value)}`, "limit", undefined, /plain decimal digits/);
+      await expectOk("GET", `${route}5`);
     }
     // Event cursors, as before: plain digits only.
-    for (const value of ["+1", "1e0", "0x1"]) await refused("GET", `/v1/sessions/${sid}/events?after=${encodeURIComponent(value)}`, "after");
-    expect((await ok("GET", `/v1/sessions/${sid}/events?limit=1`)).events).toHaveLength(1);
+    for (const value of ["+1", "1e0", "0x1"]) await expectRefused("GET", `/v1/sessions/${sid}/events?after=${encodeURIComponent(value)}`, "after");
+    expect((await expectOk("GET", `/v1/sessions/${sid}/events?limit=1`)).events).toHaveLength(1);
   });
 });
 
@@ -58,16 +43,16 @@ describe("dates", () => {
       ["March 2, 2026", /ISO 8601/],
       ["2026-3-2", /ISO 8601/],
     ] as const) {
-      await refused("GET", `/v1/usage?from=${encodeURIComponent(value)}`, "from", undefined, why);
-      await refused("GET", `/v1/usage?to=${encodeURIComponent(value)}`, "to", undefined, why);
-      await refused("GET", `/v1/sessions?created_after=${encodeURIComponent(value)}`, "created_after", undefined, why);
-      await refused("GET", `/v1/sessions?active_after=${encodeURIComponent(value)}`, "active_after", undefined, why);
+      await expectRefused("GET", `/v1/usage?from=${encodeURIComponent(value)}`, "from", undefined, why);
+      await expectRefused("GET", `/v1/usage?to=${encodeURIComponent(value)}`, "to", undefined, why);
+      await expectRefused("GET", `/v1/sessions?created_after=${encodeURIComponent(value)}`, "created_after", undefined, why);
+      await expectRefused("GET", `/v1/sessions?active_after=${encodeURIComponent(value)}`, "active_after", undefined, why);
     }
     // Real dates, times with and without an offset, and milliseconds go on working.
-    expect(await ok("GET", "/v1/usage?from=2024-02-29&to=2024-03-01")).toMatchObject({ from: "2024-02-29", to: "2024-03-01" });
-    expect(await ok("GET", "/v1/usage?from=2024-02-29T23:30:00-01:00&to=2024-03-01")).toMatchObject({ from: "2024-03-01" });
+    expect(await expectOk("GET", "/v1/usage?from=2024-02-29&to=2024-03-01")).toMatchObject({ from: "2024-02-29", to: "2024-03-01" });
+    expect(await expectOk("GET", "/v1/usage?from=2024-02-29T23:30:00-01:00&to=2024-03-01")).toMatchObject({ from: "2024-03-01" });
     for (const value of ["2026-01-01", "2026-01-01T00:00:00Z", "2026-01-01T10:00", "2026-01-01T10:00:00.123+05:30", "1700000000000"]) {
-      await ok("GET", `/v1/sessions?created_after=${encodeURIComponent(value)}`);
+      await expectOk("GET", `/v1/sessions?created_after=${encodeURIComponent(value)}`);
     }
   });
 
@@ -80,13 +65,13 @@ describe("dates", () => {
       [`${year}-06-01T25:00:00Z`, /not a time of day/],
       [`${year}-06-01T10:00:00`, /UTC offset/],
     ] as const) {
-      await refused("POST", `/v1/sessions/${sid}/schedules`, "at", { input: "later", at }, why);
+      await expectRefused("POST", `/v1/sessions/${sid}/schedules`, "at", { input: "later", at }, why);
     }
-    expect((await ok("GET", `/v1/sessions/${sid}/schedules`)).schedules).toEqual([]);
+    expect((await expectOk("GET", `/v1/sessions/${sid}/schedules`)).schedules).toEqual([]);
     const at = `${year}-03-01T10:00:00+01:00`;
-    const created = await ok("POST", `/v1/sessions/${sid}/schedules`, { input: "later", at, idempotency_key: "k" });
+    const created = await expectOk("POST", `/v1/sessions/${sid}/schedules`, { input: "later", at, idempotency_key: "k" });
     expect(created.next_run_at).toBe(Date.UTC(year, 2, 1, 9));
     // The same request again is the same schedule.
-    expect((await ok("POST", `/v1/sessions/${sid}/schedules`, { input: "later", at, idempotency_key: "k" })).schedule_id).toBe(created.schedule_id);
+    expect((await expectOk("POST", `/v1/sessions/${sid}/schedules`, { input: "later", at, idempotency_key: "k" })).schedule_id).toBe(created.schedule_id);
   });
 });

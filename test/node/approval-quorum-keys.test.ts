@@ -17,14 +17,7 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(() => rt?.stop());
 
-async function call(method: string, path: string, credential: string, body?: unknown) {
-  const res = await fetch(`${rt.base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const call = (method: string, path: string, credential: string, body?: unknown) => rt.callAs(credential, method, path, body);
 
 /** A session whose demo model calls the calculator, which needs two approvals; and the action it waits on. */
 async function waitingForTwo(): Promise<{ sid: string; action: string }> {

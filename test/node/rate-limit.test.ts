@@ -12,14 +12,7 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(() => rt?.stop());
 
-async function call(method: string, path: string, credential: string, body?: unknown) {
-  const res = await fetch(`${rt.base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
-}
+const call = (method: string, path: string, credential: string, body?: unknown) => rt.callAs(credential, method, path, body);
 
 describe("rate limits", () => {
   it("answers a flood of turns from one subject with 429 and Retry-After, and leaves another subject alone", async () => {

@@ -144,3 +144,19 @@ export function expectGapless(log: any[]): void {
   for (const [i, e] of log.entries()) expect(e.sequence).toBe(i + 1);
   expect(new Set(log.map((e) => e.event_id)).size).toBe(log.length);
 }
+
+/** A refusal: 422 whose details name exactly this parameter or field (with a reason matching, when given). */
+export async function expectRefused(method: string, path: string, field: string, body?: unknown, reason?: RegExp | string): Promise<void> {
+  const res = await api(method, path, body);
+  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(422);
+  expect(res.body.error.details, `${method} ${path}`).toEqual([
+    { path: field, reason: typeof reason === "string" ? reason : expect.stringMatching(reason ?? /./) },
+  ]);
+}
+
+/** A success (2xx); answers the body. */
+export async function expectOk(method: string, path: string, body?: unknown): Promise<any> {
+  const res = await api(method, path, body);
+  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
+  return res.body;
+}

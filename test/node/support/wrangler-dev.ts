@@ -25,6 +25,8 @@ export interface DevRuntime {
   output(): string;
   /** A JSON request with the first of the vars' API_KEYS: its status and its parsed body (null when empty). */
   call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  /** The same request with another credential (a key or a token); also answers the response headers. */
+  callAs(credential: string, method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; body: any }>;
   stop(): Promise<void>;
 }
 
@@ -56,15 +58,18 @@ export async function startRuntime(vars: Record<string, string>): Promise<DevRun
     if (Date.now() > deadline) throw new Error("wrangler dev did not start within 60 s");
     await new Promise((r) => setTimeout(r, 200));
   }
-  const headers = { authorization: `Bearer ${vars.API_KEYS?.split(",")[0]}`, "content-type": "application/json" };
+  const callAs = async (credential: string, method: string, path: string, body?: unknown) => {
+    const headers = { authorization: `Bearer ${credential}`, "content-type": "application/json" };
+    const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+  };
+  const firstKey = vars.API_KEYS?.split(",")[0] ?? "";
   return {
     base,
     output: () => stdout,
-    async call(method, path, body) {
-      const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : null };
-    },
+    call: (method, path, body) => callAs(firstKey, method, path, body),
+    callAs,
     async stop() {
       try {
         process.kill(-child.pid!, "SIGTERM");
