@@ -1,4 +1,4 @@
-// The engine's tests (test/engine): src/runtime and src/protocol with mock models, nothing of Cloudflare, so
+// The engine's tests (test/engine): src/engine, src/views and src/protocol with mock models, nothing of Cloudflare, so
 // they run in plain Node, without the workerd pool's start. `npm test` runs them next to the workerd suite.
 import { defineConfig } from "vitest/config";
 

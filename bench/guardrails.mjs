@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // `npm run bench:guardrails`: what the deterministic guardrail rules (regex, pii, max_length) cost per message,
-// in Node (the same engine code the Worker runs: src/runtime/guardrails/run.ts), on messages of 1 KB and
+// in Node (the same engine code the Worker runs: src/engine/guardrails/run.ts), on messages of 1 KB and
 // 100 KB with a little PII in them. Prints the median microseconds of one check, detecting (block) and
 // redacting. Then hostile texts of 100,000 characters (runs that made backtracking patterns quadratic or
 // exponential) through every built-in rule and two catastrophic admin patterns: the worst milliseconds of a
 // check, which should stay within 50 ms. Never an assertion; docs/performance.md records the numbers.
-import { checkStage } from "../src/runtime/guardrails/run.ts";
+import { checkStage } from "../src/engine/guardrails/run.ts";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 41);
 const SENTENCE = "The quarterly report is attached; please review the figures before Thursday's meeting with the team. ";

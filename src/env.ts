@@ -1,14 +1,14 @@
 // Bindings and settings of one deployment (one tenant). See wrangler.toml and docs/guides/deploying.md.
-import type { IndexShardObject } from "./durable/index-shard";
-import type { RateLimiter } from "./durable/rate-limiter";
-import type { RegistryObject } from "./durable/registry-object";
-import type { ResourceMemoryObject } from "./durable/resource-memory-object";
-import type { SessionObject } from "./durable/session-object";
+import type { IndexShardObject } from "./objects/index/index-shard";
+import type { ResourceMemoryObject } from "./objects/memory/resource-memory-object";
+import type { RateLimiter } from "./objects/rate-limiter/rate-limiter";
+import type { RegistryObject } from "./objects/registry/registry-object";
+import type { SessionObject } from "./session/object";
 
 export interface Env {
   SESSIONS: DurableObjectNamespace<SessionObject>;
   REGISTRY: DurableObjectNamespace<RegistryObject>;
-  /** The session index's shards (src/durable/index-shards.ts). */
+  /** The session index's shards (src/objects/index/index-shards.ts). */
   INDEX: DurableObjectNamespace<IndexShardObject>;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   RESOURCES: DurableObjectNamespace<ResourceMemoryObject>;

@@ -21,11 +21,11 @@ import { streams } from "./routes/streams";
 import { system } from "./routes/system";
 import { tokens } from "./routes/tokens";
 
-export { IndexShardObject } from "./durable/index-shard";
-export { RateLimiter } from "./durable/rate-limiter";
-export { RegistryObject } from "./durable/registry-object";
-export { ResourceMemoryObject } from "./durable/resource-memory-object";
-export { SessionObject } from "./durable/session-object";
+export { IndexShardObject } from "./objects/index/index-shard";
+export { ResourceMemoryObject } from "./objects/memory/resource-memory-object";
+export { RateLimiter } from "./objects/rate-limiter/rate-limiter";
+export { RegistryObject } from "./objects/registry/registry-object";
+export { SessionObject } from "./session/object";
 
 const app = new OpenAPIHono<AppEnv>();
 

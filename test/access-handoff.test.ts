@@ -2,8 +2,8 @@
 // agent, whichever agent runs them now, and a token of the agent handed to does not.
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { upsertSession } from "../src/durable/index-shard-tables";
-import { indexShard } from "../src/durable/index-shards";
+import { upsertSession } from "../src/objects/index/index-shard-tables";
+import { indexShard } from "../src/objects/index/index-shards";
 import { api, createAgent, waitForTurnEnd } from "./support/api";
 import { script } from "./support/fake-model";
 import { closeAllSockets, until } from "./support/ws";

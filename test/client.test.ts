@@ -4,7 +4,7 @@
 import { abortAllDurableObjects, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { backoffDelay, RuntimeClient, RuntimeError, type RuntimeEvent, type StreamStatus, type WebSocketLike } from "../src/client";
-import { verifyLog } from "../src/runtime/verify-log";
+import { verifyLog } from "../src/engine/verify-log";
 import { KEY } from "./support/api";
 import { requests, type Step, script, toolURL, uniqueId } from "./support/fake-model";
 import { tinyPng, toBase64 } from "./support/files";

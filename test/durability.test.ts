@@ -2,10 +2,10 @@
 // turns waiting, all checked by the log verifier (test/support/api.ts runs it on every whole log read).
 import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { PendingWrites } from "../src/durable/pending-writes";
-import type { SessionObject } from "../src/durable/session-object";
-import type { SessionStore } from "../src/durable/session-store";
-import type { TurnRunner } from "../src/durable/turn-runner";
+import type { SessionObject } from "../src/session/object";
+import type { TurnRunner } from "../src/session/runner/turn-runner";
+import type { PendingWrites } from "../src/session/store/pending-writes";
+import type { SessionStore } from "../src/session/store/session-store";
 import { api, createSession, events, expectGapless, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { toolResultDraft } from "./support/drafts";
 import { requests, type Step, script, toolURL, uniqueId } from "./support/fake-model";

@@ -4,7 +4,7 @@
 import { env, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RuntimeClient } from "../src/client";
-import { indexShard } from "../src/durable/index-shards";
+import { indexShard } from "../src/objects/index/index-shards";
 import type { SessionSummary } from "../src/protocol/session-list";
 import { api, events, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { type Step, script, uniqueId } from "./support/fake-model";

@@ -1,8 +1,8 @@
 // Defects found by a hostile client and a first-time user, each through the public surface.
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { upsertSession } from "../src/durable/index-shard-tables";
-import { indexShard } from "../src/durable/index-shards";
+import { upsertSession } from "../src/objects/index/index-shard-tables";
+import { indexShard } from "../src/objects/index/index-shards";
 import { MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_METADATA_ENTRIES } from "../src/protocol/metadata";
 import { MAX_JSON_DEPTH } from "../src/routes/json-depth";
 import { api, createAgent, createSession, KEY, submitTurn, waitForTurnEnd } from "./support/api";

@@ -3,7 +3,7 @@
 // shard failed or held its writes, the registry's index from before sharding moving over, and the agent cache.
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
-import { type IndexLayout, indexShard, shardOf } from "../src/durable/index-shards";
+import { type IndexLayout, indexShard, shardOf } from "../src/objects/index/index-shards";
 import type { SessionSummary, UsageDay } from "../src/protocol/session-list";
 import { type ApiResponse, api, createAgent, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { until } from "./support/chat-client";

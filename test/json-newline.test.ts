@@ -2,7 +2,7 @@
 // route produced it; stored bytes (an artifact) are returned exactly as stored.
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { artifactKey } from "../src/durable/turn-ports";
+import { artifactKey } from "../src/session/runner/turn-ports";
 import { createSession, KEY } from "./support/api";
 
 const get = (path: string, init: RequestInit = {}) =>

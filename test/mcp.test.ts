@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { describe, expect, it } from "vitest";
-import { mcpPermissionClass, mcpToolName, parseMcpRef } from "../src/runtime/tools/mcp-names";
+import { mcpPermissionClass, mcpToolName, parseMcpRef } from "../src/engine/tools/mcp-names";
 import { api, createAgent, events, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { requests, type Step, script, uniqueId } from "./support/fake-model";
 

@@ -5,7 +5,7 @@
 // the same one points at the event that holds it. The resource keeps the latest versions of a document only.
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { resourceMemory, WORKING_MEMORY_VERSIONS } from "../src/durable/resource-memory-object";
+import { resourceMemory, WORKING_MEMORY_VERSIONS } from "../src/objects/memory/resource-memory-object";
 import { api, createAgent, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { requests, script, uniqueId } from "./support/fake-model";
 

@@ -3,7 +3,7 @@
 // keeps its history and runs a turn.
 import { env, evictDurableObject, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { migrate, SESSION_MIGRATIONS } from "../src/durable/migrate";
+import { migrate, SESSION_MIGRATIONS } from "../src/objects/migrate";
 import { AGENT_DEFAULTS, api, events, KEY, submitTurn, waitForTurnEnd } from "./support/api";
 import { upload } from "./support/files";
 

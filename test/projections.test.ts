@@ -3,10 +3,10 @@
 // from the log alone gives exactly what is stored.
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { APPROVAL_DEADLINE, project } from "../src/durable/projections";
-import type { SessionObject } from "../src/durable/session-object";
 import type { RuntimeEvent } from "../src/protocol/events";
-import { foldAll } from "../src/runtime/views/read-model";
+import type { SessionObject } from "../src/session/object";
+import { APPROVAL_DEADLINE, project } from "../src/session/store/projections";
+import { foldAll } from "../src/views/read-model";
 import { api, createSession, events } from "./support/api";
 import { prng } from "./support/prng";
 

@@ -3,8 +3,8 @@
 // in cost.recorded and GET /v1/usage; replay's request fingerprint is unchanged by the cache marks.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { indexShard } from "../src/durable/index-shards";
-import { resolveModel } from "../src/runtime/models";
+import { resolveModel } from "../src/engine/models";
+import { indexShard } from "../src/objects/index/index-shards";
 import { makeSetup, runNewTurn } from "./engine/support/mock-model";
 import { api, events, submitTurn, waitForTurnEnd } from "./support/api";
 import { until } from "./support/chat-client";

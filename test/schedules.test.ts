@@ -2,12 +2,12 @@
 // missed several slots (it runs once), cron in a time zone, idempotent creation and deletion.
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { MAX_EVERY_S } from "../src/runtime/schedule-times";
+import { MAX_EVERY_S } from "../src/session/schedules/schedule-times";
 import { api, events, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { type Step, script, uniqueId } from "./support/fake-model";
 
 const stub = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
-/** Turns that may wait in a session's queue (src/durable/turn-queue.ts). */
+/** Turns that may wait in a session's queue (src/session/queue/turn-queue.ts). */
 const MAX_QUEUED = 20;
 const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
 

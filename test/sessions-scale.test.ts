@@ -2,9 +2,9 @@
 // and usage totals (GET /v1/usage). The index's shards, and its convergence after failed writes: index-shards.test.ts.
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { indexShard } from "../src/durable/index-shards";
-import { buildTree } from "../src/runtime/views/execution-tree";
-import { foldAll } from "../src/runtime/views/read-model";
+import { indexShard } from "../src/objects/index/index-shards";
+import { buildTree } from "../src/views/execution-tree";
+import { foldAll } from "../src/views/read-model";
 import { api, createAgent, events, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { until } from "./support/chat-client";
 import { script, uniqueId } from "./support/fake-model";

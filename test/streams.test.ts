@@ -3,8 +3,8 @@
 // surviving a Durable Object eviction (hibernation).
 import { env, evictDurableObject, runInDurableObject, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SessionObject } from "../src/durable/session-object";
 import type { Env } from "../src/env";
+import type { SessionObject } from "../src/session/object";
 import { api, createSession, events, expectGapless, KEY, submitTurn, waitForTurnEnd } from "./support/api";
 import { type Step, script, uniqueId } from "./support/fake-model";
 import { shortLivedToken } from "./support/tokens";

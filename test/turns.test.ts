@@ -2,8 +2,8 @@
 // Chat Completions server) and the demo model, the queue, idempotency, interrupt, and restarts.
 import { abortAllDurableObjects, env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { SESSION_MIGRATIONS } from "../src/durable/migrate";
-import { foldAll } from "../src/runtime/views/read-model";
+import { SESSION_MIGRATIONS } from "../src/objects/migrate";
+import { foldAll } from "../src/views/read-model";
 import { api, createSession, events, expectGapless, submitTurn, waitForCount, waitForEvent, waitForTurnEnd } from "./support/api";
 import { baseURL, requests, type Step, script, toolRequests, toolURL, uniqueId } from "./support/fake-model";
 

@@ -12,7 +12,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, jsonSchema, stepCountIs, streamText, type ToolSet, tool } from "ai";
-import { evaluateExpression } from "../../src/runtime/tools/calculator-parser";
+import { evaluateExpression } from "../../src/engine/tools/calculator-parser";
 import { lookupTool } from "../lib/lookup-tool.mjs";
 import type { DurableLoop } from "./durable-loop";
 

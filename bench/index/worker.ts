@@ -2,13 +2,13 @@
 // shards' batch import (the path rows take when the index moves), single-row upserts as sessions write them,
 // and filtered pages through the same fan-out and merge as GET /v1/sessions.
 
-import type { IndexRows } from "../../src/durable/index-shard-tables";
-import { type IndexLayout, indexShard, listAcross, shardAt, shardOf } from "../../src/durable/index-shards";
 import type { Env } from "../../src/env";
+import type { IndexRows } from "../../src/objects/index/index-shard-tables";
+import { type IndexLayout, indexShard, listAcross, shardAt, shardOf } from "../../src/objects/index/index-shards";
 import type { SessionListQuery, SessionSummary, UsageDay } from "../../src/protocol/session-list";
 import { ThreadStatusSchema } from "../../src/protocol/views";
 
-export { IndexShardObject } from "../../src/durable/index-shard";
+export { IndexShardObject } from "../../src/objects/index/index-shard";
 
 const AGENTS = 10;
 const OWNERS = 1000;

@@ -3,7 +3,7 @@
 //
 // esbuild marks each module of the bundle with a `// <path>` comment line; a sample's line number in
 // the bundle is mapped to the last such marker above it, so self time can be summed per module
-// (src/durable/session-store.ts, node_modules/ai/..., ...) and per function.
+// (src/session/store/session-store.ts, node_modules/ai/..., ...) and per function.
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);

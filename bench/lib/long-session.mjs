@@ -13,7 +13,7 @@ const EVENTS_PER_TURN = 50;
 const MARKS = [1000, 10_000, 50_000, 100_000];
 /** A resume starts this many events before the end of the log. */
 const RESUME_BEHIND = 10;
-/** The turns a snapshot lists at most (MAX_TURNS_IN_VIEW, src/runtime/views/read-model.ts). */
+/** The turns a snapshot lists at most (MAX_TURNS_IN_VIEW, src/views/read-model.ts). */
 const SHORT_TURNS = 100;
 /** The messages of a page of the conversation route (useChat's newest messages of a long session). */
 const PAGE = 50;

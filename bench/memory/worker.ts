@@ -3,11 +3,12 @@
 // recall tool and automatic recall make them; with `dims`, the messages and queries carry vectors of that length
 // (recall with an embedding model). Timed from the bench process (the worker's clock does not advance
 // while it computes).
-import { resourceMemory } from "../../src/durable/resource-memory-object";
+
 import type { Env } from "../../src/env";
+import { resourceMemory } from "../../src/objects/memory/resource-memory-object";
 import type { RecallEntry } from "../../src/protocol/memory";
 
-export { ResourceMemoryObject } from "../../src/durable/resource-memory-object";
+export { ResourceMemoryObject } from "../../src/objects/memory/resource-memory-object";
 
 /** Turns per session of the data set (each turn is two messages: the user's and the answer). */
 const TURNS_PER_SESSION = 250;

@@ -19,7 +19,7 @@ ALTER TABLE session ADD COLUMN orchestration_depth INTEGER NOT NULL DEFAULT 0;
 -- Who opened the session: a browser token's subject, or what the key's caller named (null otherwise).
 ALTER TABLE session ADD COLUMN owner TEXT;
 
--- The trace each turn's events join (W3C trace context; see src/runtime/trace.ts).
+-- The trace each turn's events join (W3C trace context; see src/engine/trace.ts).
 ALTER TABLE turns ADD COLUMN trace_id TEXT;
 ALTER TABLE turns ADD COLUMN trace_parent TEXT;
 UPDATE session SET orchestration_depth = coalesce(json_extract(metadata, '$.orchestration_depth'), 0);

@@ -1,7 +1,7 @@
 // A typed client for the runtime's HTTP API (docs/reference/api.md, GET /openapi.json) and its event channel: an async iterator over a
 // session's events that survives dropped connections without losing or repeating an event.
 import type { RuntimeEvent } from "../protocol/events";
-import { followTurn } from "../protocol/turn-outcome";
+import { followTurn } from "../views/turn-outcome";
 import type { BackoffOptions, EventsOptions, StreamStatus, SubmitAndWaitOptions } from "./client-options";
 import { RuntimeError } from "./errors";
 import { HttpApi } from "./http-api";

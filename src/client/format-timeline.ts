@@ -1,8 +1,8 @@
-// A turn's waterfall as text for the command line: one row per span of the shared fold (protocol/turn-spans.ts, the
+// A turn's waterfall as text for the command line: one row per span of the shared fold (views/turn-spans.ts, the
 // same spans as the inspector's waterfall and the OTLP export), indented by depth, with a bar placed on the
 // turn's time axis (█ working, ░ waiting on a person) and the span's duration.
 import type { RuntimeEvent } from "../protocol/events";
-import { spanLabel, turnSpans, waitedMs, waterfall } from "../protocol/turn-spans";
+import { spanLabel, turnSpans, waitedMs, waterfall } from "../views/turn-spans";
 import { indent, oneLine } from "./format";
 
 /** Milliseconds as "850 ms", "1.2 s" or "2 min 5 s". */

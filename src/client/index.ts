@@ -1,8 +1,8 @@
 // The runtime's TypeScript client (no Cloudflare imports; Node 20+, browsers, workerd).
 
-export { placesTurn, placeTurn } from "../protocol/conversation-order";
-export type { SpanWait, TurnSpan, WaterfallRow } from "../protocol/turn-spans";
-export { spanLabel, turnSpans, waitedMs, waterfall } from "../protocol/turn-spans";
+export { placesTurn, placeTurn } from "../views/conversation-order";
+export type { SpanWait, TurnSpan, WaterfallRow } from "../views/turn-spans";
+export { spanLabel, turnSpans, waitedMs, waterfall } from "../views/turn-spans";
 export { runCli } from "./cli";
 export type { CliDeps, CliIO, ParsedArgs } from "./cli-args";
 export { EXIT, errorLine, intFlag, parseArgs, USAGE, UsageError } from "./cli-args";

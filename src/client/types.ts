@@ -4,10 +4,10 @@
 import type { AgentConfig, AgentConfigInput } from "../protocol/agent-config";
 import { type EventOf, type EventRef, type EventType, isTerminalTurnEvent, type PayloadOf, type RuntimeEvent, type TerminalType } from "../protocol/events";
 import type { BodyOf, chat, files, QueryOf, ResponseOf, resources, sessions, streams, turns, usage } from "../protocol/operations";
-import type { TerminalEvent } from "../protocol/turn-outcome";
+import type { TerminalEvent } from "../views/turn-outcome";
 
 export type { SessionSummary, UsageRow } from "../protocol/session-list";
-export type { TerminalEvent, TurnOutcome } from "../protocol/turn-outcome";
+export type { TerminalEvent, TurnOutcome } from "../views/turn-outcome";
 
 /** A page of GET /v1/sessions. */
 export type SessionPage = ResponseOf<typeof sessions.listSessions, 200>;
@@ -30,7 +30,7 @@ export type WorkingMemory = ResponseOf<typeof resources.getMemory, 200>;
 export type RecallSearch = ResponseOf<typeof resources.searchMemory, 200>;
 export type { EventTable } from "../protocol/event-table";
 export { ignored, onEvent, sameFor } from "../protocol/event-table";
-export { turnOutcome } from "../protocol/turn-outcome";
+export { turnOutcome } from "../views/turn-outcome";
 
 import type { Policy } from "../protocol/policy";
 import type { Thread, ThreadStatus, TreeNode, TurnSummary, TurnUsage } from "../protocol/views";

@@ -134,7 +134,7 @@ export const AgentConfigSchema = z.strictObject({
   first_token_timeout_ms: z.int().min(100).max(600_000).nullable().default(null),
   /** Bounds one model call as a whole, fallbacks included; past it the call fails. */
   model_timeout_ms: z.int().min(100).max(600_000).nullable().default(null),
-  /** How long a model that failed over is skipped by later turns (runtime/model-breaker.ts). */
+  /** How long a model that failed over is skipped by later turns (engine/model-breaker.ts). */
   fallback_cooldown_ms: z.int().min(0).max(3_600_000).default(60_000),
   instructions: z.string().max(200_000).default(""),
   tools: z.array(z.string().min(1)).max(128).default([]),

@@ -1,5 +1,5 @@
 // How deep a client's JSON may nest: HTTP bodies (src/routes/json-depth.ts) and WebSocket frames
-// (src/durable/command-frames.ts) alike. A structure thousands of levels deep overflows the stack where it is
+// (src/session/streams/command-frames.ts) alike. A structure thousands of levels deep overflows the stack where it is
 // walked, copied (the Durable Object RPC boundary, structured clone) or queried (SQLite's JSON functions). The
 // depth is read from the raw text, in one pass without recursion, before anything parses it: 50,000 levels
 // cost a loop, not a stack.

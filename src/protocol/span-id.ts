@@ -1,6 +1,6 @@
 // Span ids derived from the ids the log already has (the turn, a model call's step, a tool call, a
 // sub-agent), so every event of a call carries the same span id without any state: the runtime stamps them
-// on events (runtime/trace.ts) and the span fold (turn-spans.ts) derives an orchestration step's from its
+// on events (engine/trace.ts) and the span fold (turn-spans.ts) derives an orchestration step's from its
 // child session's id, on the server and in the client alike.
 
 /** Span ids already derived: a turn's events ask for the same few (its own, its calls') again and again. */

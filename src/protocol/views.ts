@@ -1,6 +1,6 @@
 // The read models a client reads (docs/architecture.md): the session snapshot, the thread, turn summaries and the
 // execution tree, as zod schemas (for OpenAPI and the client's types); the folds that build them from the
-// log are in src/runtime/.
+// log are in src/views/.
 import { z } from "zod";
 import { SHARED_SHAPES } from "./event-payloads";
 import { PolicySchema } from "./policy";

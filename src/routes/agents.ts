@@ -1,17 +1,18 @@
 // Agent registry routes (docs/reference/api.md).
-import { forgetAgent } from "../durable/agent-cache";
-import { providerEnv } from "../durable/providers";
-import { registry } from "../durable/registry-object";
+
+import { budgetMaxima } from "../engine/budget-limits";
+import { deploymentIssues } from "../engine/deployment-checks";
+import { parsePriceOverrides } from "../engine/pricing";
+import { parseAllowlist } from "../engine/url-allowlist";
 import type { Env } from "../env";
+import { forgetAgent } from "../objects/registry/agent-cache";
+import { registry } from "../objects/registry/registry-object";
 import { type AgentConfig, AgentConfigSchema } from "../protocol/agent-config";
 import { ApiError, zodIssues } from "../protocol/errors";
 import { keepStoredSecrets } from "../protocol/keep-secrets";
 import { agents as ops } from "../protocol/operations";
 import { redactAgentConfig } from "../protocol/redact";
-import { budgetMaxima } from "../runtime/budget-limits";
-import { deploymentIssues } from "../runtime/deployment-checks";
-import { parsePriceOverrides } from "../runtime/pricing";
-import { parseAllowlist } from "../runtime/url-allowlist";
+import { providerEnv } from "../providers";
 import { router } from "./http";
 import { route } from "./operation-route";
 

@@ -2,11 +2,11 @@
 // and what it asks for: a new turn from the last user message, or decisions on pending approvals and answers
 // to ask_user questions (the client's tool output for the call, `addToolOutput`).
 
+import { ASK_USER } from "../engine/tools/ask-user";
 import { ApiError, type FieldIssue } from "../protocol/errors";
 import type { InputPart } from "../protocol/input-parts";
 import type { ChatBody } from "../protocol/operations/chat";
 import { longAnswerText, TurnInput } from "../protocol/wire";
-import { ASK_USER } from "../runtime/tools/ask-user";
 
 export interface Decision {
   id: string;

@@ -1,10 +1,11 @@
 // Plumbing of the chat routes: the thread read model, and a turn's UI message stream, which the session object
-// serves (src/durable/chat-stream.ts) and the Worker forwards as it is.
-import { CHAT_STREAM_PATH } from "../durable/chat-stream";
-import { EXPIRES_HEADER } from "../durable/session-streams";
-import type { threadView } from "../durable/session-views";
+// serves (src/session/streams/chat-stream.ts) and the Worker forwards as it is.
+
 import type { Env } from "../env";
 import { ApiError, type Result } from "../protocol/errors";
+import { CHAT_STREAM_PATH } from "../session/streams/chat-stream";
+import { EXPIRES_HEADER } from "../session/streams/session-streams";
+import type { threadView } from "../session/views/session-views";
 import { sessionStub } from "./http";
 
 type SessionStub = ReturnType<typeof sessionStub>;
@@ -27,7 +28,7 @@ export interface TurnResponse {
 
 /**
  * The UI message stream of a turn, from its first event, as an SSE response. The session object writes it: a
- * response the Worker passes on is no error when the client goes away (src/durable/chat-stream.ts says why).
+ * response the Worker passes on is no error when the client goes away (src/session/streams/chat-stream.ts says why).
  */
 export async function turnResponse({ env, sid, turnId, decided, expiresAt }: TurnResponse): Promise<Response> {
   const url = new URL(`https://session${CHAT_STREAM_PATH}`);

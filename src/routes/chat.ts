@@ -1,10 +1,13 @@
 // The AI SDK UI message stream protocol (docs/guides/use-chat.md), so an unmodified `useChat` with
 // `DefaultChatTransport({ api: base + "/v1/chat" })` talks to a session: POST /v1/chat (a turn, or decisions
 // on approvals), GET /v1/chat/:sid/stream (resume) and GET /v1/sessions/:sid/messages (after a reload).
-// The streams are projections of the session's log (src/runtime/views/ui-stream.ts).
-import { agentConfig } from "../durable/agent-cache";
-import { indexShard } from "../durable/index-shards";
+// The streams are projections of the session's log (src/views/ui-stream.ts).
+
+import { checkInputFits } from "../engine/context-budget";
 import type { Env } from "../env";
+import { randomId } from "../ids";
+import { indexShard } from "../objects/index/index-shards";
+import { agentConfig } from "../objects/registry/agent-cache";
 import { ApiError, unwrap } from "../protocol/errors";
 import { chat as ops } from "../protocol/operations";
 import type { ChatBody } from "../protocol/operations/chat";
@@ -13,9 +16,7 @@ import { allows, type Principal } from "../protocol/permissions";
 import { DEFAULT_POLICY } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
 import type { ActionResolved, TurnSubmitted } from "../protocol/wire";
-import { checkInputFits } from "../runtime/context-budget";
-import { randomId } from "../runtime/ids";
-import { regenerateKey } from "../runtime/views/ui-messages";
+import { regenerateKey } from "../views/ui-messages";
 import { checkTokenSession } from "./auth";
 import { type Answer, chatAction, type Decision, inChatTerms } from "./chat-body";
 import { threadResult, turnResponse } from "./chat-stream";

@@ -1,7 +1,7 @@
 // A file posted as a browser form (multipart/form-data): the form's one `file` field, with the type and name
 // the browser gave it. The upload route checks it as it checks raw bytes.
 import { ApiError } from "../protocol/errors";
-import { bareMediaType } from "../runtime/file-rules";
+import { bareMediaType } from "../session/files/file-rules";
 
 /** Room for the form's boundaries and part headers on top of the file's own limit. */
 export const FORM_OVERHEAD_BYTES = 64 * 1024;

@@ -1,14 +1,14 @@
 // A session's files over HTTP: upload (the raw bytes or a browser's form, bounded here rather than by the 1 MiB JSON limit),
 // list, download (with ranges, and headers that keep a browser from running what it downloads) and delete.
 import type { Context } from "hono";
-import type { FileOp } from "../durable/file-ledger";
-import { findFile, isFileId, type SessionFiles, storeFile } from "../durable/file-store";
 import type { Env } from "../env";
 import { ApiError, unwrap } from "../protocol/errors";
 import { files as ops } from "../protocol/operations";
 import type { FileInfo } from "../protocol/operations/files";
 import { intParam } from "../protocol/strict-values";
-import { bareMediaType, fileLimits, tooLarge } from "../runtime/file-rules";
+import type { FileOp } from "../session/files/file-ledger";
+import { bareMediaType, fileLimits, tooLarge } from "../session/files/file-rules";
+import { findFile, isFileId, type SessionFiles, storeFile } from "../session/files/file-store";
 import { FORM_OVERHEAD_BYTES, formFile } from "./file-form";
 import { type AppEnv, router, sessionStub } from "./http";
 import { decodeCursor, encodeCursor } from "./keyset-cursor";

@@ -1,13 +1,13 @@
 // POST /v1/sessions/:sid/fork (docs/guides/fork-and-replay.md): a new session whose conversation is the source's as of one
 // sequence of its log; the source is only read.
 
-import { agentConfig } from "../durable/agent-cache";
-import type { ForkSource } from "../durable/fork-history";
-import { joinResource } from "../durable/resource-memory-object";
+import { randomId } from "../ids";
+import { joinResource } from "../objects/memory/resource-memory-object";
+import { agentConfig } from "../objects/registry/agent-cache";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
-import { randomId } from "../runtime/ids";
+import type { ForkSource } from "../session/forks/fork-history";
 import { validateAgentConfig } from "./agents";
 import { sessionFiles } from "./files";
 import { callSession, router, sessionStub } from "./http";

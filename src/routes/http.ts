@@ -2,11 +2,11 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import type { OperationInput } from "../durable/session-capability";
 import type { Env } from "../env";
 import { ApiError, unwrap, zodIssues } from "../protocol/errors";
 import type { SessionHandler } from "../protocol/operations/operation";
 import type { Principal } from "../protocol/permissions";
+import type { OperationInput } from "../session/capability";
 import { unsupportedMediaType } from "./json-depth";
 
 export type AppEnv = { Bindings: Env; Variables: { principal: Principal; keyHash: string } };

@@ -1,8 +1,8 @@
 // The deployment's sessions at scale: GET /v1/sessions (the index, filtered, newest first, keyset pages)
 // and GET /v1/usage (totals per agent, owner or day). Both read every shard of the index the session objects
-// keep current (src/durable/index-shards.ts), in parallel, and merge.
+// keep current (src/objects/index/index-shards.ts), in parallel, and merge.
 import type { Context } from "hono";
-import { listAcross, requestLayout, storedAcross, TEST_LAYOUT_HEADER, usageAcross } from "../durable/index-shards";
+import { listAcross, requestLayout, storedAcross, TEST_LAYOUT_HEADER, usageAcross } from "../objects/index/index-shards";
 import { ApiError, type FieldIssue } from "../protocol/errors";
 import { sessions as ops, usage } from "../protocol/operations";
 import type { SessionListQuery, UsageQuery } from "../protocol/session-list";

@@ -10,10 +10,10 @@
 //   the turn go on in the session's log.
 import type { ClientCapabilities, JSONRPCMessage, JSONRPCNotification, JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Env } from "../env";
+import { randomId } from "../ids";
 import { ApiError } from "../protocol/errors";
 import type { EventOf, RuntimeEvent } from "../protocol/events";
 import { allows, type Principal } from "../protocol/permissions";
-import { randomId } from "../runtime/ids";
 import { callSession } from "./http";
 
 const ELICITS = ".elicitation";

@@ -1,14 +1,15 @@
 // Replay (docs/guides/fork-and-replay.md): POST /v1/sessions/:sid/turns/:turn_id/replay runs a recorded turn again in a new session
 // (a fork just before it) with a changed config, answering model calls from the recording while the requests
 // match; GET /v1/replays/:exec_id is the comparison with the original.
-import type { ForkSource } from "../durable/fork-history";
-import type { ReplaySource } from "../durable/replay-source";
-import { REPLAY_TURN_KEY } from "../durable/replay-turns";
+
+import { checkInputFits } from "../engine/context-budget";
+import { randomId } from "../ids";
 import { ApiError, unwrap } from "../protocol/errors";
 import { turns as ops } from "../protocol/operations";
 import type { TurnSubmitted } from "../protocol/wire";
-import { checkInputFits } from "../runtime/context-budget";
-import { randomId } from "../runtime/ids";
+import type { ForkSource } from "../session/forks/fork-history";
+import type { ReplaySource } from "../session/replays/replay-source";
+import { REPLAY_TURN_KEY } from "../session/replays/replay-turns";
 import { validateAgentConfig } from "./agents";
 import { requirePermission } from "./auth";
 import { sessionFiles } from "./files";

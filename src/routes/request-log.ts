@@ -1,7 +1,7 @@
 // One log line per request: method, route pattern, status, duration and who called (a key id or a token's
 // subject), never the credential or the body.
 import type { MiddlewareHandler } from "hono";
-import { logLine } from "../runtime/log";
+import { logLine } from "../log";
 import type { AppEnv } from "./http";
 
 export const requestLog: MiddlewareHandler<AppEnv> = async (c, next) => {

@@ -2,18 +2,18 @@
 // search, erasure. A token reaches its own subject's resource only: any other answers 404, as if it did not exist;
 // within it, the working memory of its own agent and the messages of the sessions it reaches.
 import type { Context } from "hono";
-import { registry } from "../durable/registry-object";
-import { resourceMemory, type StoredDocument } from "../durable/resource-memory-object";
-import { workingScope } from "../durable/session-memory";
+import { fieldPath } from "../engine/json-schema";
+import type { JsonSchema } from "../engine/tools/types";
 import type { Env } from "../env";
+import { resourceMemory, type StoredDocument } from "../objects/memory/resource-memory-object";
+import { registry } from "../objects/registry/registry-object";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import type { WorkingMemory } from "../protocol/memory";
 import { resources as ops } from "../protocol/operations";
 import type { Principal } from "../protocol/permissions";
 import { intParam } from "../protocol/strict-values";
-import { fieldPath } from "../runtime/json-schema";
-import type { JsonSchema } from "../runtime/tools/types";
+import { workingScope } from "../session/memory/session-memory";
 import { checkTokenSession } from "./auth";
 import { erasedAnswer, eraseSessions } from "./erasure";
 import { type AppEnv, router, sessionStub } from "./http";

@@ -1,13 +1,14 @@
 // A session's data as a whole: erase it (DELETE /v1/sessions/:sid) or export it
 // (GET /v1/sessions/:sid/export, the log as JSON lines, streamed page by page).
-import type { FilePage } from "../durable/file-ledger";
-import { indexShard } from "../durable/index-shards";
-import type { ExportHeader } from "../durable/session-views";
+
 import type { Env } from "../env";
+import { indexShard } from "../objects/index/index-shards";
 import { parseCursor } from "../protocol/cursor";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
 import type { FileInfo } from "../protocol/operations/files";
+import type { FilePage } from "../session/files/file-ledger";
+import type { ExportHeader } from "../session/views/session-views";
 import { erasedAnswer, eraseSessions } from "./erasure";
 import { sessionFiles } from "./files";
 import { callSession, router, sessionStub } from "./http";

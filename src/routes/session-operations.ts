@@ -2,10 +2,11 @@
 // declaration with a `session` handler and no `custom` route. The session's path parameters, validated query
 // and body, and caller (and the caller's trace, for a turn it submits) go to SessionObject.call, whose answer is the
 // response; adding such an operation takes its declaration and its capability's handler, nothing here.
-import type { OperationInput } from "../durable/session-capability";
+
+import { randomTraceId, traceFrom } from "../engine/trace";
 import { OPERATIONS } from "../protocol/operations";
 import { sessionParam } from "../protocol/operations/operation";
-import { randomTraceId, traceFrom } from "../runtime/trace";
+import type { OperationInput } from "../session/capability";
 import { callSession, router } from "./http";
 import { route } from "./operation-route";
 

@@ -1,11 +1,12 @@
 // Opening a session (docs/reference/api.md). The session's own operations are routed generically (session-operations.ts).
-import { agentConfig } from "../durable/agent-cache";
-import { joinResource } from "../durable/resource-memory-object";
+
+import { randomId } from "../ids";
+import { joinResource } from "../objects/memory/resource-memory-object";
+import { agentConfig } from "../objects/registry/agent-cache";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as sessionOps } from "../protocol/operations";
 import { DEFAULT_POLICY } from "../protocol/policy";
-import { randomId } from "../runtime/ids";
 import { validateAgentConfig } from "./agents";
 import { router, sessionStub } from "./http";
 import { route } from "./operation-route";

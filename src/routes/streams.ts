@@ -1,10 +1,10 @@
 // Event delivery routes (docs/reference/api.md, docs/reference/events.md): JSON pages, SSE, and WebSocket. The session object serves the
 // streams itself; these routes authenticate and forward.
 import type { Context } from "hono";
-import { EXPIRES_HEADER, GRANTS_HEADER, KEY_HASH_HEADER } from "../durable/session-streams";
-import { artifactKey } from "../durable/turn-ports";
 import { ApiError } from "../protocol/errors";
 import { streams as ops } from "../protocol/operations";
+import { artifactKey } from "../session/runner/turn-ports";
+import { EXPIRES_HEADER, GRANTS_HEADER, KEY_HASH_HEADER } from "../session/streams/session-streams";
 import { socketGrants } from "./auth";
 import { type AppEnv, callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";

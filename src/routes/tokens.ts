@@ -2,7 +2,7 @@
 // useChat page), bound to one session or to one agent, with scopes that narrow what it may do. It names the
 // deployment it is for (`aud`, see deploymentId) and the key that minted it (`key`, the key's id, never the key).
 import { sign } from "hono/jwt";
-import { agentConfig } from "../durable/agent-cache";
+import { agentConfig } from "../objects/registry/agent-cache";
 import { ApiError, unwrap } from "../protocol/errors";
 import { tokens as ops } from "../protocol/operations";
 import { defaultScopes } from "../protocol/permissions";

@@ -1,7 +1,7 @@
-// The deployment's budget maxima read from its vars (src/runtime/budget-limits.ts): a value that is not a whole
+// The deployment's budget maxima read from its vars (src/engine/budget-limits.ts): a value that is not a whole
 // number within the setting's ceiling is an error naming the setting, never a silent default.
 import { describe, expect, it } from "vitest";
-import { budgetMaxima, turnBudget } from "../../src/runtime/budget-limits";
+import { budgetMaxima, turnBudget } from "../../src/engine/budget-limits";
 
 describe("budget maxima", () => {
   it("reads the vars, defaulting those unset, and refuses bad values by name", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CalculatorError, evaluateExpression } from "../../src/runtime/tools/calculator-parser";
+import { CalculatorError, evaluateExpression } from "../../src/engine/tools/calculator-parser";
 import { prng } from "../support/prng";
 
 const ev = evaluateExpression;

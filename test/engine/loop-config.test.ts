@@ -4,12 +4,12 @@
 import type { LanguageModelV3, LanguageModelV3Message, LanguageModelV3Prompt } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
+import { BUDGET_LIMIT_MESSAGE, estimateTokens } from "../../src/engine/context-budget";
+import { runTurn, type TurnSetup } from "../../src/engine/loop";
+import { ALL_CLASSES_POLICY, resolveToolbelt } from "../../src/engine/tools/toolbelt";
+import type { ToolDefinition } from "../../src/engine/tools/types";
+import { finalMessages, newTurnState } from "../../src/engine/turn-state";
 import { type AgentConfigInput, AgentConfigSchema } from "../../src/protocol/agent-config";
-import { BUDGET_LIMIT_MESSAGE, estimateTokens } from "../../src/runtime/context-budget";
-import { runTurn, type TurnSetup } from "../../src/runtime/loop";
-import { ALL_CLASSES_POLICY, resolveToolbelt } from "../../src/runtime/tools/toolbelt";
-import type { ToolDefinition } from "../../src/runtime/tools/types";
-import { finalMessages, newTurnState } from "../../src/runtime/turn-state";
 import { MemoryPorts, snapshot } from "./support/memory-ports";
 import {
   callTools,

@@ -1,12 +1,12 @@
-// The engine (src/runtime/loop.ts) driven directly: the AI SDK's mock model plays a script of streamed
+// The engine (src/engine/loop.ts) driven directly: the AI SDK's mock model plays a script of streamed
 // replies, in-memory ports record every event and checkpoint, and tests assert on the recorded log.
 import { APICallError, type LanguageModelV3Prompt, type LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { type ModelMessage, simulateReadableStream } from "ai";
 import { describe, expect, it } from "vitest";
+import { MAX_PARALLEL_TOOL_CALLS, runTurn } from "../../src/engine/loop";
+import type { ToolContext } from "../../src/engine/tools/types";
+import { finalMessages, type TurnState } from "../../src/engine/turn-state";
 import type { EventDraft } from "../../src/protocol/events";
-import { MAX_PARALLEL_TOOL_CALLS, runTurn } from "../../src/runtime/loop";
-import type { ToolContext } from "../../src/runtime/tools/types";
-import { finalMessages, type TurnState } from "../../src/runtime/turn-state";
 import { MemoryPorts, snapshot } from "./support/memory-ports";
 import {
   type CallSpec,

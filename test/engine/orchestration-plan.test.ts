@@ -1,17 +1,17 @@
 // agent_orchestrate without a Durable Object: the plan schema and its validation
-// (src/runtime/orchestration/plan.ts), the safe {{ bindings.<key> }} renderer, and the orchestration run
-// (src/runtime/orchestration/run.ts) driven through runTurn with MemoryPorts standing in for the child
+// (src/engine/orchestration/plan.ts), the safe {{ bindings.<key> }} renderer, and the orchestration run
+// (src/engine/orchestration/run.ts) driven through runTurn with MemoryPorts standing in for the child
 // sessions: sequencing and bindings, parallel groups (collect, first_success, concurrency caps), failures,
 // the planner path, limits (depth, steps, parallel, timeouts) and cancellation.
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import type { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
-import { runTurn, type TurnPorts, type TurnSetup } from "../../src/runtime/loop";
-import { PlanSchema, render, renderDeep, TemplateError, validatePlan } from "../../src/runtime/orchestration/plan";
-import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../../src/runtime/orchestration/types";
-import { agentOrchestrate } from "../../src/runtime/tools/orchestrate-tool";
-import { newTurnState } from "../../src/runtime/turn-state";
-import { verifyLog } from "../../src/runtime/verify-log";
+import { runTurn, type TurnPorts, type TurnSetup } from "../../src/engine/loop";
+import { PlanSchema, render, renderDeep, TemplateError, validatePlan } from "../../src/engine/orchestration/plan";
+import { DEFAULT_ORCHESTRATION_LIMITS, type OrchestrationLimits } from "../../src/engine/orchestration/types";
+import { agentOrchestrate } from "../../src/engine/tools/orchestrate-tool";
+import { newTurnState } from "../../src/engine/turn-state";
+import { verifyLog } from "../../src/engine/verify-log";
 import { MemoryPorts } from "./support/memory-ports";
 import { callTools, finishPart, makeSetup, type Reply, say, scriptedModel, TURN_ID, textParts, usage } from "./support/mock-model";
 

@@ -1,14 +1,14 @@
-// The replay engine (src/runtime/recorded-model.ts, recorded-tools.ts) driven through the loop: a turn is run
+// The replay engine (src/engine/recorded-model.ts, recorded-tools.ts) driven through the loop: a turn is run
 // once with a scripted model, then again with the recorded model over a live model that counts its calls, and
 // with the recorded tools over tools that count their runs.
 
 import { describe, expect, it } from "vitest";
+import { type Divergence, RecordedModel, recordedCalls, recordingOf } from "../../src/engine/recorded-model";
+import { recordedResults, replayTools, type ToolReplayMode } from "../../src/engine/recorded-tools";
+import { canonicalJson, requestFingerprint } from "../../src/engine/request-fingerprint";
+import type { ToolDefinition } from "../../src/engine/tools/types";
+import type { TurnSetup } from "../../src/engine/turn-context";
 import type { EventDraft } from "../../src/protocol/events";
-import { type Divergence, RecordedModel, recordedCalls, recordingOf } from "../../src/runtime/recorded-model";
-import { recordedResults, replayTools, type ToolReplayMode } from "../../src/runtime/recorded-tools";
-import { canonicalJson, requestFingerprint } from "../../src/runtime/request-fingerprint";
-import type { ToolDefinition } from "../../src/runtime/tools/types";
-import type { TurnSetup } from "../../src/runtime/turn-context";
 import { callTools, defineTool, makeSetup, runNewTurn, say, scriptedModel } from "./support/mock-model";
 import { wholeRequestHash } from "./support/whole-request-hash";
 

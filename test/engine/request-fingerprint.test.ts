@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { simulateReadableStream } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { requestFingerprint } from "../../src/runtime/request-fingerprint";
+import { requestFingerprint } from "../../src/engine/request-fingerprint";
 import { callTools, defineTool, makeSetup, type Reply, runNewTurn, say, scriptedModel } from "./support/mock-model";
 import { wholeRequestHash } from "./support/whole-request-hash";
 

@@ -3,11 +3,11 @@
 // keeps durably (the log, the last checkpoint, the inbox, recorded decisions); a crash loses the running
 // loop and its memory, and a new loop resumes from the checkpoint, as the object does after a restart.
 import { describe, expect, it, vi } from "vitest";
+import { runTurn, type TurnPorts, type TurnSetup } from "../../src/engine/loop";
+import type { InjectedMessage } from "../../src/engine/turn-context";
+import { newTurnState, type RecordedDecision, type TurnState } from "../../src/engine/turn-state";
+import { verifyLog } from "../../src/engine/verify-log";
 import type { EventDraft, RuntimeEvent } from "../../src/protocol/events";
-import { runTurn, type TurnPorts, type TurnSetup } from "../../src/runtime/loop";
-import type { InjectedMessage } from "../../src/runtime/turn-context";
-import { newTurnState, type RecordedDecision, type TurnState } from "../../src/runtime/turn-state";
-import { verifyLog } from "../../src/runtime/verify-log";
 import { snapshot } from "./support/memory-ports";
 import { callTools, defineTool, makeSetup, say, scriptedModel } from "./support/mock-model";
 

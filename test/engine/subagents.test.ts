@@ -9,18 +9,18 @@
 import type { LanguageModelV3CallOptions, LanguageModelV3Prompt, LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
 import type { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
+import { estimateTokens } from "../../src/engine/context-budget";
+import { runTurn, type TurnSetup } from "../../src/engine/loop";
+import { ALL_CLASSES_POLICY, resolveToolbelt } from "../../src/engine/tools/toolbelt";
+import type { ToolDefinition } from "../../src/engine/tools/types";
+import { traceFields } from "../../src/engine/trace";
+import { BudgetExceededError } from "../../src/engine/turn-context";
+import { closingEvents } from "../../src/engine/turn-state";
+import { verifyLog } from "../../src/engine/verify-log";
 import { type AgentConfigInput, AgentConfigSchema } from "../../src/protocol/agent-config";
 import type { RuntimeEvent } from "../../src/protocol/events";
 import type { TreeNode } from "../../src/protocol/views";
-import { estimateTokens } from "../../src/runtime/context-budget";
-import { runTurn, type TurnSetup } from "../../src/runtime/loop";
-import { ALL_CLASSES_POLICY, resolveToolbelt } from "../../src/runtime/tools/toolbelt";
-import type { ToolDefinition } from "../../src/runtime/tools/types";
-import { traceFields } from "../../src/runtime/trace";
-import { BudgetExceededError } from "../../src/runtime/turn-context";
-import { closingEvents } from "../../src/runtime/turn-state";
-import { verifyLog } from "../../src/runtime/verify-log";
-import { buildTree } from "../../src/runtime/views/execution-tree";
+import { buildTree } from "../../src/views/execution-tree";
 import { MemoryPorts, type Recorded, snapshot } from "./support/memory-ports";
 import { callTools, defineTool, type ModelResponse, payloadOf, respondingModel, runNewTurn, say, TURN_ID, tokens, usage } from "./support/mock-model";
 

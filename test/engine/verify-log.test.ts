@@ -1,7 +1,7 @@
 // The log verifier itself: each invariant is detected on a log that breaks it, and a sound log passes.
 import { describe, expect, it } from "vitest";
+import { verifyLog } from "../../src/engine/verify-log";
 import type { RuntimeEvent } from "../../src/protocol/events";
-import { verifyLog } from "../../src/runtime/verify-log";
 
 type E = Pick<RuntimeEvent, "type" | "event_id" | "sequence" | "turn_id" | "step_id" | "tool_call_id" | "action_id"> & { payload?: unknown };
 

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyLog } from "../../src/runtime/verify-log";
+import { verifyLog } from "../../src/engine/verify-log";
 import type { Step } from "../support/fake-model";
 import { startFakeOpenAI } from "../support/fake-openai";
 import { bundleWorker, callRuntime, runtimeProcess, until } from "./support/runtime-process";

@@ -1,8 +1,8 @@
 // Test helpers that drive the runtime through its public HTTP surface (SELF).
 import { SELF } from "cloudflare:test";
 import { expect } from "vitest";
+import { verifyLog } from "../../src/engine/verify-log";
 import { RuntimeEventSchema } from "../../src/protocol/events";
-import { verifyLog } from "../../src/runtime/verify-log";
 
 export const KEY = "test-key";
 

@@ -1,4 +1,4 @@
-// In-memory TurnPorts for driving the engine (src/runtime/loop.ts) without a Durable Object.
+// In-memory TurnPorts for driving the engine (src/engine/loop.ts) without a Durable Object.
 // They behave like the durable store: every event draft and every checkpointed TurnState is recorded
 // as a JSON snapshot at the moment it is written, and writes are refused once the turn is finished or
 // interrupted. Tests then assert on the recorded log, in order.
@@ -10,10 +10,10 @@ import type { FileRef } from "../../../src/protocol/input-parts";
 /** A recorded event; tests read payloads of many types, so the payload is left untyped here. */
 export type Recorded = Omit<EventDraft, "payload"> & { payload: any };
 
-import type { FileBytes } from "../../../src/runtime/file-parts";
-import type { TurnPorts, TurnSetup } from "../../../src/runtime/loop";
-import type { InjectedMessage } from "../../../src/runtime/turn-context";
-import type { RecordedDecision, TurnState } from "../../../src/runtime/turn-state";
+import type { FileBytes } from "../../../src/engine/file-parts";
+import type { TurnPorts, TurnSetup } from "../../../src/engine/loop";
+import type { InjectedMessage } from "../../../src/engine/turn-context";
+import type { RecordedDecision, TurnState } from "../../../src/engine/turn-state";
 
 export interface Checkpoint {
   /** How many events were in the log when this state was written (it was written with the last of them). */

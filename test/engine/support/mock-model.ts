@@ -1,4 +1,4 @@
-// Helpers for driving the engine (src/runtime/loop.ts) directly: the AI SDK's mock model plays a script of
+// Helpers for driving the engine (src/engine/loop.ts) directly: the AI SDK's mock model plays a script of
 // streamed replies and records what every call received; tools and setups are built in memory.
 import type {
   LanguageModelV3,
@@ -11,11 +11,11 @@ import type {
 } from "@ai-sdk/provider";
 import { type ModelMessage, simulateReadableStream } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
+import { runTurn, type TurnSetup } from "../../../src/engine/loop";
+import type { ToolDefinition } from "../../../src/engine/tools/types";
+import { newTurnState } from "../../../src/engine/turn-state";
 import { type AgentConfigInput, AgentConfigSchema } from "../../../src/protocol/agent-config";
 import type { EventDraft } from "../../../src/protocol/events";
-import { runTurn, type TurnSetup } from "../../../src/runtime/loop";
-import type { ToolDefinition } from "../../../src/runtime/tools/types";
-import { newTurnState } from "../../../src/runtime/turn-state";
 import { MemoryPorts } from "./memory-ports";
 
 // ---------------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 
 import { createHash } from "node:crypto";
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
-import { canonicalJson } from "../../../src/runtime/request-fingerprint";
+import { canonicalJson } from "../../../src/engine/request-fingerprint";
 
 export function wholeRequestHash(
   model: string,

@@ -25,7 +25,7 @@ const RESULT_STATUS: Record<string, CallStatus> = { success: "succeeded", error:
 
 export class SessionModel {
   readonly events: RuntimeEvent[] = [];
-  /** In the order of the conversation as the model saw it (src/protocol/conversation-order.ts). */
+  /** In the order of the conversation as the model saw it (src/views/conversation-order.ts). */
   turns: Turn[] = [];
   readonly approvals = new Map<string, Approval>();
   agent = "";

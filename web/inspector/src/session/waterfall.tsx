@@ -1,4 +1,4 @@
-// A turn's waterfall: one row per span of the shared fold (src/protocol/turn-spans.ts, the spans the
+// A turn's waterfall: one row per span of the shared fold (src/views/turn-spans.ts, the spans the
 // OTLP export sends and `agent-runtime timeline` prints): the turn, its model calls, tool calls (parallel
 // ones overlap on the time axis) and sub-agents, indented by depth, each bar placed on the turn's time axis,
 // with the waits on a person (approvals, questions) shaded inside their call. Open spans run until now.

@@ -1,0 +1,313 @@
+// One session in one Durable Object, the machinery under its RPC surface (session-object.ts): storage, sockets,
+// the alarm, and `commit`, the one way a transition is recorded: events appended (and projected into the turns
+// and actions tables) together with any checkpoint, in one synchronous SQLite transaction, before anyone sees
+// them; then folded into the in-memory read model and broadcast; and the one alarm, shared by the kinds of
+// entries the capabilities register. The queue, approvals, turn execution, schedules, subscriptions, the index,
+// forks, replays and the read views are capabilities (session-capability.ts) of their own.
+
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { randomId } from "../ids";
+import { indexShard } from "../objects/index/index-shards";
+import { resourceMemory } from "../objects/memory/resource-memory-object";
+import { isInitialized, migrate, SESSION_MIGRATIONS } from "../objects/migrate";
+import type { AgentConfig } from "../protocol/agent-config";
+import { CLOSE_CODES } from "../protocol/close-codes";
+import { ApiError } from "../protocol/errors";
+import type { EventDraft, RuntimeEvent } from "../protocol/events";
+import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
+import type { SessionView } from "../protocol/views";
+import { emptyView, foldAll, foldEvent } from "../views/read-model";
+import { Approvals } from "./approvals/approvals";
+import { alarmFor, type Capability } from "./capability";
+import type { SessionContext } from "./context";
+import { COPY_DUE, FileLedger } from "./files/file-ledger";
+import { fileLimits } from "./files/file-rules";
+import { eraseSessionBlobs } from "./files/session-erase";
+import { forkCapability } from "./forks/fork-history";
+import { SessionIndexer } from "./indexer/session-indexer";
+import { keepaliveMs } from "./keepalive";
+import { RecallIndexer } from "./memory/session-memory";
+import { TurnQueue } from "./queue/turn-queue";
+import { replayCapability } from "./replays/replay-source";
+import { TurnRunner } from "./runner/turn-runner";
+import { Schedules } from "./schedules/schedule-table";
+import { PendingWrites } from "./store/pending-writes";
+import { project } from "./store/projections";
+import { type SessionRow, SessionStore, type StoredEvent } from "./store/session-store";
+import { ChannelStore } from "./streams/channel-store";
+import { SOCKETS_DUE, SocketHub } from "./streams/socket-hub";
+import { SubscriptionDelivery } from "./subscriptions/subscription-delivery";
+import { SubscriptionTable } from "./subscriptions/subscriptions";
+import { viewsCapability } from "./views/session-views";
+
+export abstract class SessionCore extends DurableObject<Env> implements SessionContext {
+  /** Opened when the session exists (or is being created). */
+  store!: SessionStore;
+  protected channels!: ChannelStore;
+  protected folded: SessionView = emptyView();
+  protected session: SessionRow | null = null;
+  /** The parsed agent config of `session.agent`. */
+  protected config: AgentConfig | null = null;
+  /** `openedAgent()`, read once from the log. */
+  private opened: string | null = null;
+  private ledger: FileLedger | null = null;
+  protected readonly hub: SocketHub;
+  protected readonly runner: TurnRunner;
+  protected readonly queue: TurnQueue;
+  protected readonly approvals: Approvals;
+  protected readonly indexer = new SessionIndexer(this);
+  protected readonly schedules: Schedules;
+  protected readonly subscriptions = new SubscriptionTable(this, () => this.delivery.changed());
+  protected readonly delivery = new SubscriptionDelivery(this, this.subscriptions);
+  /** What the parts of the session bring to it: the operations they serve, their alarm kinds, their reactions to commits. */
+  protected readonly capabilities: Capability[];
+  /** When this instance last set the alarm: null if it has fired since (or none was set), undefined if unknown. */
+  private alarmAt: number | null | undefined = undefined;
+  /** Text deltas and held tool results waiting for their commit; any other commit takes them first. */
+  protected readonly pending = new PendingWrites(() => {
+    try {
+      this.commit([]);
+    } catch (err) {
+      console.error("committing waiting events failed", err);
+    }
+  });
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const positive = (raw: string | undefined, fallback: number) => (Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : fallback);
+    this.hub = new SocketHub(
+      ctx,
+      (after, limit) => this.store.readEvents(after, limit),
+      { maxUnacked: positive(env.WS_MAX_UNACKED_EVENTS, 10_000), maxSockets: positive(env.MAX_SOCKETS_PER_SESSION, 100), keepaliveMs: keepaliveMs(env) },
+      (at) => {
+        this.store.timers.schedule(SOCKETS_DUE, at);
+        this.armAlarm();
+      },
+    );
+    this.runner = new TurnRunner(
+      this,
+      {
+        deltas: (drafts) => this.pending.deltas(drafts),
+        hold: (drafts, checkpoint) => this.pending.hold(drafts, checkpoint),
+      },
+      (config, drafts) => {
+        this.commit(drafts, () => this.store.setSessionAgent(JSON.stringify(config)));
+        this.session = { ...this.row(), agent: JSON.stringify(config) };
+        this.config = config;
+      },
+    );
+    this.queue = new TurnQueue(this, this.runner);
+    this.approvals = new Approvals(this, () => this.runner.resume("a decision was recorded"));
+    this.schedules = new Schedules(this, this.queue);
+    this.capabilities = [
+      this.queue.capability(),
+      this.approvals.capability(),
+      this.runner.capability(),
+      this.schedules.capability(),
+      this.subscriptions.capability(),
+      this.delivery.capability(),
+      this.indexer.capability((reason) => this.eraseNow(reason)),
+      new RecallIndexer(this).capability(),
+      forkCapability(this),
+      replayCapability(this, this.runner.replays),
+      viewsCapability(this, () => this.channels),
+      // A fork's copies of its source's files, a batch at a time.
+      {
+        alarms: [
+          {
+            kind: COPY_DUE,
+            fire: async () => {
+              if (await this.fileLedger().copyBatch()) this.store.timers.schedule(COPY_DUE, Date.now());
+            },
+          },
+        ],
+      },
+      // The sockets' own deadlines (a browser token's expiry, keep-alives).
+      { alarms: [{ kind: SOCKETS_DUE, fire: (now) => this.hub.tick(now) }] },
+    ];
+    // An object nobody created (a request for an unknown session) reads one catalog row and writes nothing.
+    if (!isInitialized(ctx.storage)) return;
+    void ctx.blockConcurrencyWhile(async () => {
+      this.open();
+      if (!this.session) return;
+      const snap = this.store.snapshot();
+      const tail = this.store.readEvents(snap?.last_sequence ?? 0, Number.MAX_SAFE_INTEGER).map((e) => JSON.parse(e.body) as RuntimeEvent);
+      this.folded = foldAll(tail, snap ?? emptyView());
+      // The alarm wakes for the earliest schedule even if a crash lost its deadline entry.
+      this.transact(() => this.schedules.arm());
+      this.armAlarm();
+      // A delivery cut off by the restart goes on at once (its batch keeps its id).
+      this.delivery.poke();
+      try {
+        // A turn left running by a previous instance (eviction, deploy, crash) continues now.
+        this.runner.resume("the session object restarted");
+      } catch (err) {
+        // Never fail the constructor: the object would refuse every request. The heartbeat tries again.
+        console.error("resume on start failed", err);
+      }
+    });
+  }
+
+  protected open(): void {
+    migrate(this.ctx.storage, SESSION_MIGRATIONS);
+    this.store = new SessionStore(this.ctx.storage.sql);
+    this.channels = new ChannelStore(this.ctx.storage.sql);
+    this.session = this.store.session();
+  }
+
+  // ---- WebSocket (Hibernation API) ----
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.hub.forget(ws);
+    try {
+      ws.close(code, reason);
+    } catch {
+      // already closed
+    }
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    this.hub.forget(ws);
+  }
+
+  // ---- Alarm: one per object, multiplexed through the schedule table ----
+
+  override async alarm(): Promise<void> {
+    this.alarmAt = null;
+    if (!this.session) return;
+    const background: Promise<void>[] = [];
+    for (const entry of this.store.timers.takeDue(Date.now())) {
+      const due = alarmFor(this.capabilities, entry);
+      const outcome = due && (await due.kind.fire(Date.now(), due.key));
+      if (outcome?.stop) return;
+      if (outcome?.background) background.push(outcome.background);
+    }
+    this.armAlarm();
+    await Promise.all(background);
+  }
+
+  // ---- SessionContext ----
+
+  bindings(): Env {
+    return this.env;
+  }
+
+  row(): SessionRow {
+    if (!this.session) throw new ApiError("not_found", "Session was not found");
+    return this.session;
+  }
+
+  agent(): AgentConfig {
+    this.config ??= JSON.parse(this.row().agent) as AgentConfig;
+    return this.config;
+  }
+
+  openedAgent(): string {
+    this.row();
+    this.opened ??= this.store.openedAgent();
+    return this.opened;
+  }
+
+  policy(): Policy {
+    return { ...DEFAULT_POLICY, ...(JSON.parse(this.row().policy) as Partial<Policy>) };
+  }
+
+  view(): SessionView {
+    return this.folded;
+  }
+
+  fileLedger(): FileLedger {
+    this.ledger ??= new FileLedger(this.ctx.storage.sql, this.env.BLOBS, this.row().session_id, fileLimits(this.env), {
+      copy: () => this.store.timers.schedule(COPY_DUE, Date.now()),
+      changed: () => void this.indexer.sync(),
+    });
+    return this.ledger;
+  }
+
+  /** One SQLite transaction; after a rollback the store forgets what it cached about stored rows. */
+  transact<T>(fn: () => T): T {
+    try {
+      return this.ctx.storage.transactionSync(fn);
+    } catch (err) {
+      this.store.resync();
+      throw err;
+    }
+  }
+
+  commit(newDrafts: EventDraft[], mutate?: () => void, opts: { snapshot?: boolean; checkpoint?: () => void } = {}): void {
+    const waiting = this.pending.take();
+    const drafts = [...waiting.drafts, ...newDrafts];
+    const checkpoint = opts.checkpoint ?? waiting.checkpoint;
+    if (drafts.length === 0 && !mutate && !checkpoint) return;
+    const row = this.row();
+    const ids = { session_id: row.session_id, thread_id: row.thread_id };
+    let committed: { stored: StoredEvent[]; next: SessionView };
+    try {
+      committed = this.transact(() => {
+        checkpoint?.();
+        mutate?.();
+        const appended = this.store.append(drafts, ids, Date.now(), randomId);
+        project(
+          this.store.sql,
+          appended.map((a) => a.event),
+        );
+        let view = this.folded;
+        for (const a of appended) view = foldEvent(view, a.event);
+        if (opts.snapshot) this.store.saveSnapshot(view);
+        return { stored: appended.map((a) => a.stored), next: view };
+      });
+    } catch (err) {
+      this.pending.restore(waiting); // they are still facts of the turn; the next commit records them
+      throw err;
+    }
+    this.folded = committed.next;
+    this.hub.broadcast(committed.stored);
+    for (const c of this.capabilities) c.committed?.(committed.stored);
+  }
+
+  armAlarm(): void {
+    const next = this.store.timers.earliest();
+    // The alarm only moves earlier. One that fires early finds nothing due and sets the next, while moving it
+    // later or deleting it is a write at every turn's end (locally an fsync before the turn's last frames), and
+    // a turn starting within a heartbeat of the last one would move it earlier again, a write its commit waits for.
+    if (next === null || (this.alarmAt != null && this.alarmAt <= next)) return;
+    this.alarmAt = next;
+    void this.ctx.storage.setAlarm(next);
+  }
+
+  // ---- internals ----
+
+  /** Runs `fn` for a session that exists; not_found otherwise. */
+  protected existing<T>(fn: () => T): T {
+    this.row();
+    return fn();
+  }
+
+  /**
+   * Ends the session's turns, closes its subscribers, deletes its R2 objects, its index row and then its
+   * storage and alarm. The index goes first: if it cannot be reached, nothing of the session is lost yet.
+   */
+  protected async eraseNow(reason: string): Promise<void> {
+    const sid = this.row().session_id;
+    this.indexer.stop();
+    this.delivery.stop();
+    // Ending a turn may queue and start another (live messages too late for it become turns): end each one.
+    do {
+      for (const t of this.store.queuedTurns()) this.queue.remove(t.turn_id, reason);
+    } while (this.runner.interrupt(reason).interrupted);
+    await indexShard(this.env, sid).eraseFromIndex(sid);
+    const rid = this.row().resource_id;
+    if (rid !== null) await resourceMemory(this.env, rid).forgetSession(sid); // its turns leave the recall index
+    this.hub.closeAll(CLOSE_CODES.session_erased.code, reason);
+    await eraseSessionBlobs(this.env.BLOBS, sid);
+    await this.ctx.storage.deleteAlarm();
+    this.alarmAt = null;
+    await this.ctx.storage.deleteAll();
+    this.session = null;
+    this.config = null;
+    this.opened = null;
+    this.ledger = null;
+    this.folded = emptyView();
+  }
+}

@@ -1,0 +1,94 @@
+// What a fork of a session starts from (docs/guides/fork-and-replay.md): the conversation as of one sequence of the source's log,
+// read in bulk from the stored history and a few indexed queries over the events, never event by event.
+import type { ModelMessage } from "ai";
+import type { AgentConfig } from "../../protocol/agent-config";
+import { ApiError } from "../../protocol/errors";
+import type { Policy } from "../../protocol/policy";
+import type { Capability } from "../capability";
+import type { SessionContext, SessionSlice } from "../context";
+import type { SessionStore } from "../store/session-store";
+import { type PausedCut, pausedCut, recordedResults } from "./fork-paused";
+
+/** What a fork is made from; the messages as JSON, as they are stored. */
+export type ForkSource = {
+  agent: AgentConfig;
+  policy: Policy;
+  metadata: string;
+  owner: string | null;
+  resource_id: string | null;
+  messages_json: string;
+  paused_json: string | null;
+};
+
+/** Rows of the messages table that belong to no turn: a fork's starting history and a compacted one. */
+const SEEDS = ["fork", "compaction"];
+
+/** The store reads that find the conversation at a point of the log. */
+export type HistoryStore = Pick<SessionStore, "forkReads" | "lastSequence" | "turn" | "turnState">;
+
+/**
+ * The conversation as of `at`: turns ended by then whole, and the completed steps of a turn cut there; or, when
+ * that turn waited for approvals at `at`, the turn itself (it comes back waiting in the fork).
+ */
+export function historyAt(store: HistoryStore, at: number): { messages: ModelMessage[]; paused: PausedCut | null } {
+  if (!Number.isInteger(at) || at < 1 || at > store.lastSequence) {
+    throw ApiError.validation([{ path: "at_sequence", reason: `must be a sequence of the log (1 to ${store.lastSequence})` }]);
+  }
+  if (store.forkReads.compactionsAfter(at) > 0)
+    throw new ApiError("conflict", "The history was compacted after at_sequence; the messages before it are no longer stored");
+  const ended = store.forkReads.turnsEndedBy(at);
+  const messages = store.forkReads.historyOf(new Set([...SEEDS, ...ended]));
+  const cut = cutTurn(store, at, new Set(ended));
+  return { messages: [...messages, ...cut.messages], paused: cut.paused };
+}
+
+/** The turn that was running at `at`: its completed steps, or the whole turn when it waited for approvals there. */
+function cutTurn(store: HistoryStore, at: number, ended: Set<string>): { messages: ModelMessage[]; paused: PausedCut | null } {
+  const started = store.forkReads.lastStartedBy(at);
+  if (!started || ended.has(started)) return { messages: [], paused: null };
+  // Its messages: in the history once it ended, in its checkpoint while it still runs.
+  const stored = store.forkReads.turnHistory(started);
+  const all = stored.length > 0 ? stored : (store.turnState(started)?.messages ?? []);
+  const steps = store.forkReads.completedSteps(started, at);
+  const results = recordedResults(store, started, at);
+  const prefix = completedPrefix(all, steps, new Set(results.keys()));
+  const paused = pausedCut(store, started, at, prefix, steps, results);
+  if (paused) return { messages: [], paused };
+  const last = prefix[prefix.length - 1];
+  // An assistant message whose tool calls have no results yet would leave the conversation invalid.
+  if (last?.role === "assistant" && Array.isArray(last.content) && last.content.some((p) => p.type === "tool-call")) prefix.pop();
+  return { messages: prefix, paused: null };
+}
+
+/** The messages up to the first one not complete at the cut (the last may be an assistant message with calls still open). */
+export function completedPrefix(messages: ModelMessage[], steps: number, results: Set<string>): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  let assistants = 0;
+  for (const m of messages) {
+    if (m.role === "assistant" && ++assistants > steps) break;
+    if (m.role === "tool" && !m.content.every((p) => p.type !== "tool-result" || results.has(p.toolCallId))) break;
+    out.push(m);
+  }
+  return out;
+}
+
+/** The slice of the session a fork reads. */
+export type SourceSession = SessionSlice<"agent" | "policy" | "row", keyof HistoryStore>;
+
+/** What a fork or a replay of this session takes from it besides the conversation: its config, metadata and owner. */
+export function sourceConfig(s: Pick<SessionContext, "agent" | "policy" | "row">): Omit<ForkSource, "messages_json" | "paused_json"> {
+  return { agent: s.agent(), policy: s.policy(), metadata: s.row().metadata, owner: s.row().owner, resource_id: s.row().resource_id };
+}
+
+/** Its session operation: what a fork at `at_sequence` starts from. */
+export function forkCapability(s: SourceSession): Capability {
+  return {
+    operations: {
+      forkSource: ({ body }) => {
+        const cut = historyAt(s.store, (body as { at_sequence: number }).at_sequence);
+        // As JSON: model messages are too rich a type for the RPC's typing, and are stored as JSON anyway.
+        return { ...sourceConfig(s), messages_json: JSON.stringify(cut.messages), paused_json: cut.paused && JSON.stringify(cut.paused) };
+      },
+    },
+  };
+}

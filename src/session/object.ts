@@ -1,0 +1,217 @@
+// One session in one Durable Object: a short host over SessionCore (session-core.ts: storage, sockets, the
+// alarm, `commit`). The session operations the routes and the sockets' command frames reach go through one
+// dispatcher, `call`, to the capability that serves them (session-capability.ts); the few RPCs that are no
+// operation of the API (creating the session, erasing it, and what other parts of the runtime ask) are here.
+
+import type { ModelMessage } from "ai";
+import type { Env } from "../env";
+import { randomId } from "../ids";
+import type { AgentConfig } from "../protocol/agent-config";
+import { ApiError, type Result, toResult, unwrap } from "../protocol/errors";
+import type { EventDraft } from "../protocol/events";
+import type { SessionHandler } from "../protocol/operations/operation";
+import type { Policy } from "../protocol/policy";
+import { type OperationHandler, type OperationInput, operationTable } from "./capability";
+import { SessionCore } from "./core";
+import type { FileOp, FileRow } from "./files/file-ledger";
+import type { DerivedKind } from "./forks/derived-sessions";
+import { type PausedCut, pausedTurn } from "./forks/fork-paused";
+import { keepaliveMs } from "./keepalive";
+import type { ReplaySpec } from "./replays/replay-row";
+import type { StepOutcome } from "./runner/orchestration-steps";
+import type { SessionRow } from "./store/session-store";
+import { CHAT_STREAM_PATH, chatStream } from "./streams/chat-stream";
+import { type FrameTarget, handleFrame, reply, sessionFrames } from "./streams/command-frames";
+import { openStream, tokenExpiry } from "./streams/session-streams";
+import { turnCursor } from "./views/chat-reads";
+import type { threadView } from "./views/session-views";
+
+export interface CreateSessionInput {
+  session_id: string;
+  agent: AgentConfig;
+  policy: Policy;
+  metadata: Record<string, unknown>;
+  /** Set for the child sessions of agent_orchestrate steps. */
+  orchestration_depth?: number;
+  /** Who opens it (a browser token's subject). */
+  owner?: string | null;
+  /** The resource whose memory the session uses (registered with the resource's memory object first). */
+  resource_id?: string | null;
+  /** Set for a fork: where its conversation comes from, that conversation, and the source's files (copied after). */
+  fork?: { from_session: string; at_sequence: number; messages_json: string; paused_json: string | null; files: FileRow[] };
+  /** Set for a replay (a fork just before the replayed turn): the recorded turn it runs again. */
+  replay?: ReplaySpec;
+}
+
+export class SessionObject extends SessionCore {
+  /** The session operations, by name, from the capabilities that serve them. */
+  private readonly operations: Map<SessionHandler, OperationHandler> = operationTable(this.capabilities);
+  /** WebSocket command frames: the same operations, over a session's sockets. */
+  private readonly frames: FrameTarget;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.frames = sessionFrames(
+      this,
+      this.hub,
+      () => this.channels,
+      () => this.store.lastSequence,
+    );
+  }
+
+  /** Runs the session operation `name` (declared in src/protocol/operations/) for a session that exists. */
+  async call(name: SessionHandler, input: OperationInput): Promise<Result<unknown>> {
+    return toResult(() => {
+      const handler = this.operations.get(name);
+      if (!handler) throw new ApiError("not_found", `The session has no operation '${name}'`);
+      return this.existing(() => handler(input));
+    });
+  }
+
+  // ---- RPCs that are no operation of the API ----
+
+  async create(input: CreateSessionInput): Promise<Result<{ session_id: string; thread_id: string }>> {
+    return toResult(() => {
+      if (!this.store) this.open();
+      if (this.session) throw new ApiError("conflict", `Session '${input.session_id}' already exists`);
+      const row: SessionRow = {
+        session_id: input.session_id,
+        thread_id: randomId("thr"),
+        agent: JSON.stringify(input.agent),
+        metadata: JSON.stringify(input.metadata),
+        policy: JSON.stringify(input.policy),
+        created_at: Date.now(),
+        orchestration_depth: input.orchestration_depth ?? 0,
+        owner: input.owner ?? null,
+        resource_id: input.resource_id ?? null,
+      };
+      this.session = row;
+      const payload = { agent: input.agent.name, model: input.agent.model, policy: input.policy, metadata: input.metadata, owner: row.owner };
+      const drafts: EventDraft[] = [{ type: "session.created", payload: row.resource_id ? { ...payload, resource_id: row.resource_id } : payload }];
+      const { fork } = input;
+      if (fork) drafts.unshift({ type: "session.forked", payload: { from_session: fork.from_session, at_sequence: fork.at_sequence } });
+      const paused = fork?.paused_json ? pausedTurn(JSON.parse(fork.paused_json) as PausedCut, input.agent, row.created_at) : null;
+      if (paused) drafts.push(...paused.drafts);
+      try {
+        this.commit(drafts, () => {
+          this.store.insertSession(row);
+          this.fileLedger().created(fork?.files ?? []);
+          if (fork) this.store.appendHistory("fork", JSON.parse(fork.messages_json) as ModelMessage[]);
+          if (paused) this.store.saveTurnState(paused.state);
+          if (input.replay) this.runner.replays.save(input.replay);
+        });
+        if (paused || fork?.files.length) this.armAlarm(); // the approvals' deadlines, the copying of the source's files
+      } catch (err) {
+        this.session = null;
+        throw err;
+      }
+      // The agent's own subscriptions, each from the start of the log (its URLs were checked with the config).
+      for (const spec of input.agent.subscriptions ?? []) this.subscriptions.create({ ...spec, after: 0 });
+      return { session_id: row.session_id, thread_id: row.thread_id };
+    });
+  }
+
+  /**
+   * Who owns the session, which agent runs it now and which agent it was opened with (what an agent-bound
+   * token is checked against: a handoff changes `agent`, not `opened_agent`).
+   */
+  async access(): Promise<Result<{ access: { owner: string | null; agent: string; opened_agent: string } }>> {
+    return toResult(() => this.existing(() => ({ access: { owner: this.row().owner, agent: this.agent().name, opened_agent: this.openedAgent() } })));
+  }
+
+  /** An operation of the session's file ledger (file-ledger.ts), for the file, fork and export routes. */
+  async fileOp(op: FileOp, arg?: unknown): Promise<Result<unknown>> {
+    return toResult(() =>
+      this.existing(() => {
+        const ledger = this.fileLedger();
+        return (ledger[op] as (a: unknown) => Promise<unknown>).call(ledger, arg);
+      }),
+    );
+  }
+
+  /** Ends one turn, whether it runs or waits in the queue; a turn that already ended is left alone. */
+  async cancelTurn(turnId: string, reason: string): Promise<Result<{ cancelled: boolean }>> {
+    return toResult(() =>
+      this.existing(() => {
+        const status = this.store.turn(turnId)?.status;
+        if (status === "running") return { cancelled: this.runner.interrupt(reason).interrupted };
+        if (status !== "queued") return { cancelled: false };
+        this.queue.remove(turnId, reason);
+        return { cancelled: true };
+      }),
+    );
+  }
+
+  /** A fork or replay of this session is about to be created: it is erased with this session. */
+  async addDerived(sessionId: string, kind: DerivedKind): Promise<Result<null>> {
+    return toResult(() =>
+      this.existing(() => {
+        this.store.derived.add(sessionId, kind, Date.now());
+        return null;
+      }),
+    );
+  }
+
+  /**
+   * Erases everything the session owns (DELETE /v1/sessions/:sid); true when there was something to erase.
+   * `derived`: its forks and replays, for the caller to erase in turn (each erase is one call, however deep).
+   */
+  async erase(): Promise<Result<{ erased: boolean; derived: string[] }>> {
+    return toResult(async () => {
+      if (!this.session) return { erased: false, derived: [] };
+      const derived = this.store.derived.ids();
+      await this.eraseNow("the session was erased");
+      return { erased: true, derived };
+    });
+  }
+
+  /**
+   * Submits `input` (idempotent by `key`) and resolves when that turn ends: the way an orchestration step
+   * runs this session. A turn that already ended answers at once from the log.
+   */
+  async runToEnd(input: string, key: string): Promise<Result<StepOutcome>> {
+    return toResult(() => this.existing(() => this.runner.follow(this.queue.submit({ input, idempotency_key: key }).turn_id)));
+  }
+
+  /** WebSocket upgrades, SSE streams and the chat routes' streams (they need a Response, so they come through fetch). */
+  override async fetch(request: Request): Promise<Response> {
+    const result = await toResult(() =>
+      this.existing(() =>
+        new URL(request.url).pathname === CHAT_STREAM_PATH ? this.chatStream(request) : openStream(request, this.store, this.channels, this.hub),
+      ),
+    );
+    if (result.ok) return result.value;
+    return Response.json({ error: result.error }, { status: new ApiError(result.error.code, "").status });
+  }
+
+  /** The UI message stream of the turn `turn` (for the AI SDK chat routes), answering the approvals `decided`. */
+  private chatStream(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const turnId = url.searchParams.get("turn") ?? "";
+    const decided = url.searchParams.getAll("decided");
+    return chatStream({
+      turnId,
+      after: turnCursor(this.store, turnId),
+      metadata: { session_id: this.row().session_id },
+      decided: decided.length > 0 ? new Set(decided) : undefined,
+      openEvents: (after, signal) => this.existing(() => this.hub.openSse(after, null, signal)),
+      stillWaiting: async (actionIds, sequence) => {
+        const thread = unwrap(await this.call("thread", { params: {}, by: "" })) as ReturnType<typeof threadView>;
+        const pending = new Set(thread.pending_actions.map((a) => a.action_id));
+        return thread.active_turn_id === turnId && thread.last_sequence <= sequence && actionIds.every((id) => pending.has(id));
+      },
+      keepaliveMs: keepaliveMs(this.env),
+      expiresAt: tokenExpiry(request),
+      signal: request.signal,
+    });
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    try {
+      await handleFrame(this.frames, ws, message);
+    } catch (err) {
+      console.error("websocket frame failed", err);
+      reply(ws, null, { ok: false, error: { code: "internal_error", message: "Internal error" } });
+    }
+  }
+}

@@ -1,0 +1,26 @@
+// debounce_ms (docs/guides/busy-sessions.md): a turn submitted with it waits in the queue until its window
+// closes, and messages with the same on_busy and debounce_ms that arrive meanwhile join it as live messages,
+// which it takes before its first model call. The window is an entry of the object's alarm schedule, so a
+// restart keeps it.
+import type { SubmitTurnBody } from "../../protocol/wire";
+import type { SessionStore } from "../store/session-store";
+
+/** The alarm kind of a turn's window (its key is the turn id). */
+export const DEBOUNCE = "debounce:";
+
+/** Whether `turnId` still waits for its window to close at `now`. */
+export function held(store: Pick<SessionStore, "timers">, turnId: string, now: number): boolean {
+  return (store.timers.dueAt(DEBOUNCE + turnId) ?? 0) > now;
+}
+
+/** The queued turn the submission joins: the latest whose window is open and that was submitted the same way. */
+export function joinable(store: Pick<SessionStore, "eventsOfTurn" | "queuedTurns" | "timers">, body: SubmitTurnBody, now: number): string | null {
+  if (!body.debounce_ms) return null;
+  const same = (turnId: string) => {
+    const submitted = store.eventsOfTurn(turnId).find((e) => e.type === "turn.submitted");
+    return (
+      submitted?.type === "turn.submitted" && submitted.payload.on_busy === (body.on_busy ?? "enqueue") && submitted.payload.debounce_ms === body.debounce_ms
+    );
+  };
+  return store.queuedTurns().findLast((t) => held(store, t.turn_id, now) && same(t.turn_id))?.turn_id ?? null;
+}

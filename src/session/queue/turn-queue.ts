@@ -1,0 +1,274 @@
+// The session's turn queue: submitting (idempotent by key, capped), removing, promoting, and live messages
+// for the running turn. Inputs are recorded first, as events or inbox rows, in the transaction that
+// acknowledges them; the turn runner takes it from there.
+
+import { checkInputFits } from "../../engine/context-budget";
+import { redactStage, type Verdict } from "../../engine/guardrails/run";
+import { randomTraceId, traceFrom } from "../../engine/trace";
+import { randomId } from "../../ids";
+import type { OnBusy } from "../../protocol/busy";
+import { ApiError } from "../../protocol/errors";
+import type { EventDraft, PayloadOf, TurnTrace } from "../../protocol/events";
+import type { FileRef } from "../../protocol/input-parts";
+import type { RegenerateBody, TurnRegenerated } from "../../protocol/operations/turns";
+import type { InjectResult, SubmitTurnBody, TurnAccepted, TurnSubmitted } from "../../protocol/wire";
+import type { Capability } from "../capability";
+import type { SessionSlice } from "../context";
+import type { TurnRow } from "../store/session-store";
+import { DEBOUNCE, joinable } from "./debounce";
+import { submittedFiles, turnInput, turnInputs } from "./turn-attachments";
+
+/**
+ * Turns that may wait in the queue. Live messages that are still in the inbox count too: those that arrive
+ * too late for their turn become queued turns when it ends, so they are refused when they could overflow it.
+ */
+export const MAX_QUEUED_TURNS = 20;
+
+type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
+
+/** The slice of the session the queue works on. */
+export type QueueSession = SessionSlice<
+  "agent" | "armAlarm" | "bindings" | "commit" | "fileLedger" | "row" | "transact" | "view",
+  "addToInbox" | "clearInbox" | "eventsOfTurn" | "inboxSize" | "queuedTurns" | "runningTurn" | "timers" | "turn" | "turnByIdempotencyKey"
+>;
+
+/** A turn as the queue records it: its text, the references of its files (turn-attachments.ts), its key and on_busy. */
+export type TurnRequest = Omit<SubmitTurnBody, "input"> & { input: string; files?: FileRef[] };
+
+/** What the queue asks of the turn runner. */
+export interface QueueRunner {
+  /** Starts the first queued turn when none is running. */
+  startNext(): void;
+  /** Cancels (or rolls back) the running turn for `byTurnId`, recording `drafts` (that turn's submission) in the same transaction. */
+  supersede(byTurnId: string, drafts: EventDraft[], rollback: boolean): void;
+  /** Rolls back the ended turn `turnId` for `byTurnId`, recording `drafts` (that turn's submission) in the same transaction. */
+  rollBackEnded(turnId: string, byTurnId: string, drafts: EventDraft[]): void;
+}
+
+export class TurnQueue {
+  constructor(
+    private readonly s: QueueSession,
+    private readonly runner: QueueRunner,
+  ) {}
+
+  /**
+   * Queues a turn; it joins `trace` (the caller's, from its traceparent) or starts a trace of its own.
+   * `source` names what submitted it when the runtime did (a due schedule). While a turn runs, `body.on_busy`
+   * decides (absent: enqueue): see docs/guides/busy-sessions.md. `replaces` names an ended turn this one rolls back (regenerate).
+   */
+  submit(body: TurnRequest, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource, replaces?: string): TurnSubmitted {
+    const { store } = this.s;
+    const { input, verdicts } = this.redacted(body.input);
+    body = { ...body, input };
+    if (body.idempotency_key) {
+      const prior = store.turnByIdempotencyKey(body.idempotency_key);
+      if (prior) {
+        if (prior.input !== body.input) {
+          throw new ApiError("conflict", "idempotency_key was already used with a different body", { turn_id: prior.turn_id });
+        }
+        const submitted = this.s.view().turns.find((t) => t.turn_id === prior.turn_id);
+        return { turn_id: prior.turn_id, status: submitted?.status === "queued" ? "queued" : "accepted", duplicate: true };
+      }
+    }
+    const running = store.runningTurn();
+    const onBusy = running ? (body.on_busy ?? "enqueue") : "enqueue";
+    const message = { input, verdicts, files: body.files };
+    // The live message keeps no idempotency key: a retry that repeats it adds it again.
+    if (running && onBusy === "inject") return this.injectInto(running.turn_id, message, "input");
+    this.checkSize("input", body.input);
+    if (running && onBusy === "reject") {
+      throw new ApiError("session_busy", `Turn '${running.turn_id}' is running; on_busy "reject" refuses a new turn meanwhile`, {
+        running_turn_id: running.turn_id,
+      });
+    }
+    const now = Date.now();
+    const { debounce_ms } = body;
+    const openWindow = (turnId: string) => () => {
+      if (debounce_ms) store.timers.schedule(DEBOUNCE + turnId, now + debounce_ms);
+    };
+    const joins = joinable(store, body, now);
+    // Each message that joins the turn restarts its wait.
+    if (joins) return this.injectInto(joins, message, "input", openWindow(joins));
+    const queuedBefore = store.queuedTurns().map((t) => t.turn_id);
+    const busy = running !== null || queuedBefore.length > 0;
+    if (busy) this.checkRoom();
+    const turn_id = randomId("trn");
+    const key = body.idempotency_key ? { idempotency_key: body.idempotency_key } : {};
+    const debounce = debounce_ms ? { on_busy: body.on_busy ?? "enqueue", debounce_ms } : {};
+    const queued = busy || debounce_ms !== undefined;
+    const drafts: EventDraft[] = [
+      {
+        type: "turn.submitted",
+        turn_id,
+        trace,
+        payload: { input: body.input, ...(body.files ? { files: body.files } : {}), queued, ...key, ...(source ? { source } : {}), ...debounce },
+      },
+    ];
+    drafts.push(...verdictEvents(turn_id, verdicts));
+    if (running && (onBusy === "interrupt" || onBusy === "rollback")) {
+      // An entry for a turn whose submission failed below would be harmless: its alarm finds no such turn.
+      if (debounce_ms) this.s.transact(openWindow(turn_id));
+      // Ahead of the turns already queued: it starts as soon as the running one has been cancelled.
+      drafts.push({ type: "queue.changed", payload: { queued: [turn_id, ...queuedBefore] } });
+      this.runner.supersede(turn_id, drafts, onBusy === "rollback");
+      this.s.armAlarm();
+      return { turn_id, status: debounce_ms ? "queued" : "accepted", superseded_turn_id: running.turn_id };
+    }
+    if (replaces) {
+      this.runner.rollBackEnded(replaces, turn_id, drafts);
+      return { turn_id, status: "accepted" };
+    }
+    if (queued) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore, turn_id] } });
+    this.s.commit(drafts, openWindow(turn_id));
+    this.runner.startNext();
+    if (debounce_ms) this.s.armAlarm();
+    return { turn_id, status: queued ? "queued" : "accepted" };
+  }
+
+  /**
+   * Answers the session's last turn again (docs/guides/busy-sessions.md): it is rolled back, running or ended, and a
+   * new turn with the input and files it was submitted with starts. A turn before the last, or a queued one, is refused.
+   */
+  regenerate(turnId: string, idempotency_key: string | undefined, trace?: TurnTrace): TurnRegenerated {
+    const { store } = this.s;
+    const turn = store.turn(turnId);
+    if (!turn) throw ApiError.notFound("Turn", turnId);
+    // A retry with the key answers the turn it started (it is the last turn now, not the one it names).
+    if (!(idempotency_key && store.turnByIdempotencyKey(idempotency_key))) this.checkLast(turnId);
+    const request = { input: turn.input, files: submittedFiles(store, turnId), ...(idempotency_key ? { idempotency_key } : {}) };
+    const running = store.runningTurn()?.turn_id === turnId;
+    const r = running ? this.submit({ ...request, on_busy: "rollback" }, trace) : this.submit(request, trace, undefined, turnId);
+    return { turn_id: r.turn_id, status: "accepted", rolled_back_turn_id: turnId, ...(r.duplicate ? { duplicate: true } : {}) };
+  }
+
+  /** Refuses to regenerate a turn that is not the session's last one, or that has not answered yet. */
+  private checkLast(turnId: string): void {
+    const last = this.s.view().turns.at(-1);
+    if (last?.turn_id !== turnId) {
+      const detail = last ? ` (its last turn is '${last.turn_id}')` : "";
+      throw new ApiError("conflict", `Turn '${turnId}' is not the session's last turn${detail}; only the last turn can be regenerated`, {
+        turn_id: turnId,
+        last_turn_id: last?.turn_id ?? null,
+      });
+    }
+    if (last.status === "queued") throw new ApiError("conflict", `Turn '${turnId}' is queued: it has no answer to regenerate yet`, { turn_id: turnId });
+  }
+
+  /** A live message: the running turn takes it before its next model call; with none running it is a new turn. */
+  inject(content: string): InjectResult {
+    const running = this.s.store.runningTurn();
+    if (!running) return { delivery: "new_turn", ...(this.submit({ input: content }) as TurnAccepted) };
+    const { turn_id, message_id } = this.injectInto(running.turn_id, this.redacted(content), "content");
+    return { delivery: "injected", turn_id, message_id: message_id! };
+  }
+
+  /**
+   * Records the (redacted) `input` and its files' references in the inbox of `turnId` (running, or waiting for
+   * its debounce window), with `also` in the same transaction; `path` names the field in a refusal.
+   */
+  private injectInto(
+    turnId: string,
+    { input, verdicts, files }: { input: string; verdicts: Verdict[]; files?: FileRef[] },
+    path: string,
+    also = () => {},
+  ): TurnSubmitted {
+    const { store } = this.s;
+    this.checkSize(path, input);
+    this.checkRoom();
+    const message_id = randomId("msg");
+    const add = () => {
+      store.addToInbox(turnId, message_id, input, Date.now(), files);
+      also();
+    };
+    if (verdicts.length === 0) this.s.transact(add);
+    else this.s.commit(verdictEvents(turnId, verdicts, message_id), add);
+    return { turn_id: turnId, status: "injected", message_id };
+  }
+
+  /**
+   * An input with the agent's input redaction rules applied. They run here, before the input is stored (the
+   * log, the inbox, a schedule), so no stored copy holds what they remove; the other input rules run in the turn.
+   */
+  redacted(input: string): { input: string; verdicts: Verdict[] } {
+    const r = redactStage(this.s.agent().guardrails, "input", input);
+    return { input: r.value as string, verdicts: r.verdicts };
+  }
+
+  remove(turnId: string, reason = "removed from the queue"): string[] {
+    this.queued(turnId);
+    const queued = this.s.store
+      .queuedTurns()
+      .filter((t) => t.turn_id !== turnId)
+      .map((t) => t.turn_id);
+    // Messages that had joined it (debounce_ms) go with it.
+    this.s.commit(
+      [
+        { type: "turn.cancelled", turn_id: turnId, payload: { reason } },
+        { type: "queue.changed", payload: { queued } },
+      ],
+      () => this.s.store.clearInbox(turnId),
+    );
+    return queued;
+  }
+
+  promote(turnId: string): string[] {
+    this.queued(turnId);
+    const rest = this.s.store
+      .queuedTurns()
+      .filter((t) => t.turn_id !== turnId)
+      .map((t) => t.turn_id);
+    const queued = [turnId, ...rest];
+    this.s.commit([{ type: "queue.changed", payload: { queued } }]);
+    return queued;
+  }
+
+  /** The body with the agent's default on_busy (for `via`) when it names none. */
+  private withDefault(body: SubmitTurnBody, via: "chat" | undefined): SubmitTurnBody {
+    const agent = this.s.agent();
+    const onBusy: OnBusy | undefined = body.on_busy ?? (via === "chat" ? (agent.chat_on_busy ?? agent.on_busy) : agent.on_busy);
+    return onBusy ? { ...body, on_busy: onBusy } : body;
+  }
+
+  /** Refuses an input that alone is over the agent's history budget: no trimming could make it fit. */
+  checkSize(path: string, input: string): void {
+    checkInputFits(this.s.agent(), input, path);
+  }
+
+  /** Refuses a new queued turn or live message when the queue could overflow. */
+  private checkRoom(): void {
+    const waiting = this.s.store.queuedTurns().length + this.s.store.inboxSize();
+    if (waiting >= MAX_QUEUED_TURNS) {
+      throw new ApiError("rate_limited", `The turn queue is full (${MAX_QUEUED_TURNS} turns and live messages waiting); retry when a turn has finished`);
+    }
+  }
+
+  private queued(turnId: string): TurnRow {
+    const turn = this.s.store.turn(turnId);
+    if (!turn) throw ApiError.notFound("Turn", turnId);
+    if (turn.status !== "queued") throw new ApiError("conflict", `Turn '${turnId}' is ${turn.status}, not queued`);
+    return turn;
+  }
+
+  /** Its session operations: submitting, regenerating, live messages, and queue control. */
+  capability(): Capability {
+    return {
+      operations: {
+        regenerate: ({ params, body, trace }) => this.regenerate(params.turn_id!, (body as RegenerateBody | undefined)?.idempotency_key, trace),
+        submitTurn: async ({ body, trace, via }) => {
+          const { input, ...rest } = this.withDefault(body as SubmitTurnBody, via);
+          const inputs = turnInputs(this.s.bindings(), this.s.fileLedger(), this.s.agent().model);
+          return this.submit({ ...rest, ...(await turnInput(input, inputs)) }, trace);
+        },
+        injectMessage: ({ body }) => this.inject((body as { content: string }).content),
+        removeQueued: ({ params }) => ({ queued: this.remove(params.turn_id!) }),
+        promoteQueued: ({ params }) => ({ queued: this.promote(params.turn_id!) }),
+      },
+      // A debounced turn's window closed: it starts when it is first in the queue and nothing runs.
+      alarms: [{ kind: DEBOUNCE, prefix: true, fire: () => this.runner.startNext() }],
+    };
+  }
+}
+
+function verdictEvents(turn_id: string, verdicts: Verdict[], message_id?: string): EventDraft[] {
+  return verdicts.map((v) => ({ type: "guardrail.checked", turn_id, payload: { ...v, ...(message_id ? { message_id } : {}) } }));
+}

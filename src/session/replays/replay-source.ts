@@ -1,0 +1,84 @@
+// What a replay of one of this session's turns starts from (docs/guides/fork-and-replay.md): the conversation as it was when the turn
+// started (a fork there), the turn's input, its model calls and tool results as recorded, and its side of the
+// comparison, all read from the log.
+
+import { loadedWorkingMemory } from "../../engine/memory/working-memory";
+import { recordedDecisions } from "../../engine/recorded-decisions";
+import { recordingOf } from "../../engine/recorded-model";
+import { recordedResults } from "../../engine/recorded-tools";
+import { ApiError } from "../../protocol/errors";
+import type { PayloadOf, RuntimeEvent } from "../../protocol/events";
+import type { FileRef } from "../../protocol/input-parts";
+import type { Capability } from "../capability";
+import type { SessionSlice } from "../context";
+import { type HistoryStore, historyAt, type SourceSession, sourceConfig } from "../forks/fork-history";
+import { withDocument } from "../memory/session-memory";
+import type { SessionStore } from "../store/session-store";
+import { turnSide } from "./replay-compare";
+import type { ReplayTurns } from "./replay-turns";
+
+export type ReplaySource = {
+  /** The sequence just before the turn started: every earlier turn had ended there. */
+  at_sequence: number;
+  input: string;
+  /** The files the turn was submitted with. */
+  files?: FileRef[];
+  messages_json: string;
+  /**
+   * JSON {calls, cut, results, recalled, working, decisions}: the completed model calls, why the turn ended early (or null),
+   * the tool results, the automatic recall, the working memory shown, the human decisions.
+   */
+  recording_json: string;
+  /** JSON: the turn's side of the comparison. */
+  original_json: string;
+};
+
+export function replaySource(store: HistoryStore & Pick<SessionStore, "eventsOfTurn" | "readEvents" | "terminalEvent">, turnId: string): ReplaySource {
+  const turn = store.turn(turnId);
+  if (!turn) throw ApiError.notFound("Turn", turnId);
+  if (!store.terminalEvent(turnId)) throw new ApiError("conflict", `Turn '${turnId}' has not ended; replay it once it has`);
+  const events: RuntimeEvent[] = store.eventsOfTurn(turnId);
+  const started = events.find((e) => e.type === "turn.started");
+  if (!started) throw new ApiError("conflict", `Turn '${turnId}' never started (it was cancelled in the queue); there is nothing to replay`);
+  const at_sequence = started.sequence - 1;
+  const submitted = events.find((e) => e.type === "turn.submitted");
+  const { messages } = historyAt(store, at_sequence);
+  return {
+    at_sequence,
+    input: turn.input,
+    ...(submitted?.type === "turn.submitted" && submitted.payload.files ? { files: submitted.payload.files } : {}),
+    messages_json: JSON.stringify(messages),
+    recording_json: JSON.stringify({
+      ...recordingOf(events),
+      results: recordedResults(events),
+      recalled: recordedRecall(events),
+      // Each with its document, for the replay session (whose log does not hold the ones this log points at).
+      working: loadedWorkingMemory(events).map((m) => withDocument(store, m)),
+      decisions: recordedDecisions(events),
+    }),
+    original_json: JSON.stringify(turnSide(events)),
+  };
+}
+
+/** The turn's automatic recall as recorded: a replay adds the same hits to its prompt and searches nothing. */
+function recordedRecall(events: readonly RuntimeEvent[]): PayloadOf<"memory.recalled"> | null {
+  const recalled = events.find((e) => e.type === "memory.recalled");
+  return recalled?.type === "memory.recalled" ? recalled.payload : null;
+}
+
+/** Its session operations: what a replay of a turn starts from, and (in a replay session) the replay's outcome. */
+export function replayCapability(
+  s: SourceSession & SessionSlice<never, "eventsOfTurn" | "readEvents" | "terminalEvent">,
+  replays: Pick<ReplayTurns, "result">,
+): Capability {
+  return {
+    operations: {
+      replaySource: ({ params }) => ({ ...replaySource(s.store, params.turn_id!), ...sourceConfig(s) }),
+      replayResult: () => {
+        const result = replays.result();
+        if (!result) throw ApiError.notFound("Replay", s.row().session_id);
+        return { exec_id: s.row().session_id, ...result };
+      },
+    },
+  };
+}

@@ -1,0 +1,68 @@
+// The subscriptions table (subscriptions.ts, subscription-delivery.ts): its rows and the named queries on them,
+// and the one read of the log that OTLP delivery makes. SubscriptionTable is the table's one writer.
+import type { Subscription } from "../../protocol/subscriptions";
+
+export type SubscriptionRow = Omit<Subscription, "types"> & {
+  types: string | null;
+  secret: string;
+  batch_id: string | null;
+  batch_end: number | null;
+};
+
+export class SubscriptionRows {
+  constructor(private readonly sql: SqlStorage) {}
+
+  insert(row: SubscriptionRow): void {
+    const keys = Object.keys(row);
+    this.sql.exec(`INSERT INTO subscriptions (${keys.join(", ")}) VALUES (${keys.map(() => "?").join(", ")})`, ...Object.values(row));
+  }
+
+  update(id: string, fields: Partial<SubscriptionRow>): void {
+    const keys = Object.keys(fields);
+    this.sql.exec(
+      `UPDATE subscriptions SET ${keys.map((k) => `${k} = ?`).join(", ")} WHERE subscription_id = ?`,
+      ...(Object.values(fields) as (string | number | null)[]),
+      id,
+    );
+  }
+
+  delete(id: string): void {
+    this.sql.exec("DELETE FROM subscriptions WHERE subscription_id = ?", id);
+  }
+
+  byId(id: string): SubscriptionRow | null {
+    return this.rows("WHERE subscription_id = ?", id)[0] ?? null;
+  }
+
+  /** Every subscription, the oldest first. */
+  all(): SubscriptionRow[] {
+    return this.rows("ORDER BY created_at, subscription_id");
+  }
+
+  /** Active subscriptions with events after their cursor, up to `last`, or a batch in flight. */
+  pending(last: number): SubscriptionRow[] {
+    return this.rows("WHERE status = 'active' AND (cursor < ? OR batch_id IS NOT NULL)", last);
+  }
+
+  count(status?: "active"): number {
+    const where = status ? "WHERE status = 'active'" : "";
+    return this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM subscriptions ${where}`).one().n;
+  }
+
+  /** The first turn that ended after sequence `after` and by `last`: where an OTLP batch ends. */
+  nextTurnEnd(after: number, last: number): { sequence: number; turn_id: string } | null {
+    return (
+      this.sql
+        .exec<{ sequence: number; turn_id: string }>(
+          "SELECT sequence, turn_id FROM events WHERE sequence > ? AND sequence <= ? AND type IN ('turn.completed', 'turn.failed', 'turn.cancelled') ORDER BY sequence LIMIT 1",
+          after,
+          last,
+        )
+        .toArray()[0] ?? null
+    );
+  }
+
+  private rows(where: string, ...args: (string | number)[]): SubscriptionRow[] {
+    return this.sql.exec<SubscriptionRow>(`SELECT * FROM subscriptions ${where}`, ...args).toArray();
+  }
+}

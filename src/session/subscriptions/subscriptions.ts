@@ -1,0 +1,114 @@
+// Outbound subscriptions of a session: the rows (create, list, enable, delete) and their read model. Each
+// subscription reads the event log from its own cursor; delivery (subscription-delivery.ts) moves it.
+
+import { parseAllowlist, urlAllowed } from "../../engine/url-allowlist";
+import { randomId } from "../../ids";
+import { ApiError } from "../../protocol/errors";
+import { redactUrl } from "../../protocol/redact";
+import type { CreateSubscriptionBody, Subscription, SubscriptionSpec } from "../../protocol/subscriptions";
+import type { Capability } from "../capability";
+import type { SessionSlice } from "../context";
+import type { SubscriptionRow } from "./subscription-rows";
+
+/** Subscriptions one session may hold. */
+export const MAX_SUBSCRIPTIONS = 20;
+
+/** The slice of the session the subscription table works on. */
+export type SubscriptionsSession = SessionSlice<"bindings" | "transact", "lastSequence" | "subscriptions">;
+
+export class SubscriptionTable {
+  constructor(
+    private readonly s: SubscriptionsSession,
+    /** Called when a subscription may have something to deliver. */
+    private readonly changed: () => void,
+  ) {}
+
+  /** Adds a subscription; the secret (given or generated) is returned here only. */
+  create(body: CreateSubscriptionBody | (SubscriptionSpec & { after?: number }), path = ""): Subscription & { secret: string } {
+    if (!urlAllowed(body.url, parseAllowlist(this.s.bindings().TOOL_URL_ALLOWLIST))) {
+      throw ApiError.validation([{ path: `${path}url`, reason: "is not under any TOOL_URL_ALLOWLIST prefix" }]);
+    }
+    const last = this.s.store.lastSequence;
+    if (body.after !== undefined && body.after > last) {
+      throw ApiError.validation([{ path: `${path}after`, reason: `is past the last event (${last})` }]);
+    }
+    if (this.count() >= MAX_SUBSCRIPTIONS) throw new ApiError("conflict", `The session already has ${MAX_SUBSCRIPTIONS} subscriptions; delete one first`);
+    const row: SubscriptionRow = {
+      subscription_id: randomId("sub"),
+      url: body.url,
+      types: body.types ? JSON.stringify(body.types) : null,
+      secret: body.secret ?? `${randomId("whsec")}${randomId("").slice(1)}`,
+      format: body.format ?? "events",
+      cursor: body.after ?? last,
+      status: "active",
+      attempts: 0,
+      last_error: null,
+      next_attempt_at: 0,
+      batch_id: null,
+      batch_end: null,
+      created_at: Date.now(),
+    };
+    this.s.transact(() => this.s.store.subscriptions.insert(row));
+    this.changed();
+    return { ...view(row), secret: row.secret };
+  }
+
+  list(): Subscription[] {
+    return this.s.store.subscriptions.all().map(view);
+  }
+
+  /** Disables, or re-enables (a failing one starts over with its current batch at once). */
+  setEnabled(id: string, enabled: boolean): Subscription {
+    this.existing(id);
+    this.update(id, { status: enabled ? "active" : "disabled", attempts: 0, next_attempt_at: 0 });
+    this.changed();
+    return view(this.existing(id));
+  }
+
+  delete(id: string): { deleted: true } {
+    this.existing(id);
+    this.s.transact(() => this.s.store.subscriptions.delete(id));
+    this.changed();
+    return { deleted: true };
+  }
+
+  row(id: string): SubscriptionRow | null {
+    return this.s.store.subscriptions.byId(id);
+  }
+
+  /** Active subscriptions with events after their cursor (or a batch in flight). */
+  pending(): SubscriptionRow[] {
+    return this.s.store.subscriptions.pending(this.s.store.lastSequence);
+  }
+
+  count(status?: "active"): number {
+    return this.s.store.subscriptions.count(status);
+  }
+
+  update(id: string, fields: Partial<SubscriptionRow>): void {
+    this.s.transact(() => this.s.store.subscriptions.update(id, fields));
+  }
+
+  private existing(id: string): SubscriptionRow {
+    const row = this.row(id);
+    if (!row) throw ApiError.notFound("Subscription", id);
+    return row;
+  }
+
+  /** Its session operations. */
+  capability(): Capability {
+    return {
+      operations: {
+        createSubscription: ({ body }) => this.create(body as CreateSubscriptionBody),
+        listSubscriptions: () => ({ subscriptions: this.list() }),
+        enableSubscription: ({ params, body }) => this.setEnabled(params.subscription_id!, (body as { enabled: boolean }).enabled),
+        deleteSubscription: ({ params }) => this.delete(params.subscription_id!),
+      },
+    };
+  }
+}
+
+function view(row: SubscriptionRow): Subscription {
+  const { secret: _secret, batch_id: _id, batch_end: _end, types, ...rest } = row;
+  return { ...rest, url: redactUrl(rest.url), types: types ? (JSON.parse(types) as string[]) : null };
+}
