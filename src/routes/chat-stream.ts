@@ -1,20 +1,11 @@
-// Plumbing of the chat routes: the thread read model, and a turn's UI message stream, which the session object
+// Plumbing of the chat routes: a turn's UI message stream, which the session object
 // serves (src/session/streams/chat-stream.ts) and the Worker forwards as it is.
 
 import type { Env } from "../env";
-import { ApiError, type Result } from "../protocol/errors";
+import { ApiError } from "../protocol/errors";
 import { CHAT_STREAM_PATH } from "../session/streams/chat-stream";
 import { EXPIRES_HEADER } from "../session/streams/session-streams";
-import type { threadView } from "../session/views/session-views";
 import { sessionStub } from "./http";
-
-type SessionStub = ReturnType<typeof sessionStub>;
-type ThreadView = ReturnType<typeof threadView>;
-
-/** The thread read model (its RPC type is lost to the serialization types, which turn `unknown` fields into never). */
-export async function threadResult(stub: SessionStub): Promise<Result<ThreadView>> {
-  return (await stub.call("thread", { params: {}, by: "" })) as unknown as Result<ThreadView>;
-}
 
 export interface TurnResponse {
   env: Env;

@@ -11,15 +11,13 @@ import { agentConfig } from "../objects/registry/agent-cache";
 import { ApiError, unwrap } from "../protocol/errors";
 import { chat as ops } from "../protocol/operations";
 import type { ChatBody } from "../protocol/operations/chat";
-import type { TurnRegenerated } from "../protocol/operations/turns";
 import { allows, type Principal } from "../protocol/permissions";
 import { DEFAULT_POLICY } from "../protocol/policy";
-import type { SessionView } from "../protocol/views";
-import type { ActionResolved, TurnSubmitted } from "../protocol/wire";
+import type { TurnSubmitted } from "../protocol/wire";
 import { regenerateKey } from "../views/ui-messages";
 import { checkTokenSession } from "./auth";
 import { type Answer, chatAction, type Decision, inChatTerms } from "./chat-body";
-import { threadResult, turnResponse } from "./chat-stream";
+import { turnResponse } from "./chat-stream";
 import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
@@ -74,9 +72,9 @@ async function chatSession(env: Env, principal: Principal, id: string, agent: st
  */
 async function regenerate(env: Env, sid: string, body: ChatBody, key: string, by: Principal, submit: () => Promise<TurnSubmitted>): Promise<string> {
   const dropped = body.messageId && !body.messages.some((m) => m.id === body.messageId) ? body.messageId : undefined;
-  const turnId = dropped ?? (await callSession<SessionView>(env, sid, "snapshot", { by: by.id })).turns.at(-1)?.turn_id;
+  const turnId = dropped ?? (await callSession(env, sid, "getSession", { by: by.id })).turns.at(-1)?.turn_id;
   if (!turnId) return (await submit()).turn_id;
-  return (await callSession<TurnRegenerated>(env, sid, "regenerate", { params: { turn_id: turnId }, body: { idempotency_key: key }, by: by.id })).turn_id;
+  return (await callSession(env, sid, "regenerateTurn", { params: { turn_id: turnId }, body: { idempotency_key: key }, by: by.id })).turn_id;
 }
 
 /**
@@ -85,8 +83,7 @@ async function regenerate(env: Env, sid: string, body: ChatBody, key: string, by
  */
 async function decide(env: Env, sid: string, decisions: Decision[], answers: Answer[], by: Principal): Promise<{ turnId: string; decided: Set<string> }> {
   if (!allows(by, "session.approve")) throw new ApiError("forbidden", "this token may not do session.approve");
-  const stub = sessionStub(env, sid);
-  const pendingActions = unwrap(await threadResult(stub)).pending_actions;
+  const pendingActions = (await callSession(env, sid, "getThread", { by: by.id })).pending_actions;
   const pending = new Set(pendingActions.map((a) => a.action_id));
   const questions = new Map(pendingActions.filter((a) => a.kind === "user_input").map((a) => [a.tool_call_id, a.action_id]));
   const answered = answers.map((a) => {
@@ -95,10 +92,13 @@ async function decide(env: Env, sid: string, decisions: Decision[], answers: Ans
     return { id, body: { response: a.response } };
   });
   const ordered = [...decisions.filter((d) => !pending.has(d.id)), ...decisions.filter((d) => pending.has(d.id))];
-  const bodies = [...ordered.map((d) => ({ id: d.id, body: { decision: d.approved ? "approve" : "reject", reason: d.reason } })), ...answered];
+  const bodies = [
+    ...ordered.map((d) => ({ id: d.id, body: { decision: d.approved ? ("approve" as const) : ("reject" as const), reason: d.reason } })),
+    ...answered,
+  ];
   let turnId = "";
   for (const { id, body } of bodies) {
-    turnId = (await callSession<ActionResolved>(env, sid, "resolveAction", { params: { action_id: id }, body, by: by.id })).turn_id;
+    turnId = (await callSession(env, sid, "resolveAction", { params: { action_id: id }, body, by: by.id })).turn_id;
   }
   return { turnId, decided: new Set(bodies.map((b) => b.id)) };
 }
@@ -121,7 +121,7 @@ export const chat = router()
     const { on_busy, debounce_ms } = body;
     const turn = { input: parts, idempotency_key: key, ...(on_busy ? { on_busy } : {}), ...(debounce_ms ? { debounce_ms } : {}) };
     const submit = () =>
-      callSession<TurnSubmitted>(c.env, sid, "submitTurn", { body: turn, by: principal.id, via: "chat" }).catch((err: unknown) => {
+      callSession(c.env, sid, "submitTurn", { body: turn, by: principal.id, via: "chat" }).catch((err: unknown) => {
         throw inChatTerms(err, action.filePaths);
       });
     const turn_id = action.regenerate ? await regenerate(c.env, sid, body, key, principal, submit) : (await submit()).turn_id;
@@ -130,7 +130,7 @@ export const chat = router()
   .openapi(route(ops.resumeChat), async (c) => {
     const principal = c.get("principal");
     const sid = await chatSession(c.env, principal, c.req.valid("param").sid, undefined);
-    const thread = unwrap(await threadResult(sessionStub(c.env, sid)));
+    const thread = await callSession(c.env, sid, "getThread", { by: principal.id });
     // A turn waiting for a person has nothing to stream: the client shows the request from its messages.
     if (!thread.active_turn_id || thread.status === "waiting_permission") return c.body(null, 204);
     return turnResponse({ env: c.env, sid, turnId: thread.active_turn_id, expiresAt: expiresAt(principal) });

@@ -7,7 +7,6 @@ import { agentConfig } from "../objects/registry/agent-cache";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
-import type { ForkSource } from "../session/forks/fork-history";
 import { validateAgentConfig } from "./agents";
 import { sessionFiles } from "./files";
 import { callSession, router, sessionStub } from "./http";
@@ -25,7 +24,7 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
   const body = c.req.valid("json");
   const principal = c.get("principal");
   if (principal.kind === "token" && body.agent !== undefined) throw new ApiError("forbidden", "A browser token cannot fork with another agent");
-  const source = await callSession<ForkSource>(c.env, sid, "forkSource", { body: { at_sequence: body.at_sequence }, by: c.get("keyHash") });
+  const source = await callSession(c.env, sid, "forkSession", { body: { at_sequence: body.at_sequence }, by: c.get("keyHash") });
   // The conversation names the source's files: the fork reads them from the source's objects at once, and makes
   // its own copies off this request (file-ledger.ts), so what the source later deletes or erases stays the fork's.
   const files = await sessionFiles(c.env, sid).all();

@@ -4,9 +4,9 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Env } from "../env";
 import { ApiError, unwrap, zodIssues } from "../protocol/errors";
-import type { SessionHandler } from "../protocol/operations/operation";
 import type { Principal } from "../protocol/permissions";
-import type { OperationInput } from "../session/capability";
+import type { OpResult, SessionObject } from "../session/object";
+import type { OpInput, OpName } from "../session/operations";
 import { unsupportedMediaType } from "./json-depth";
 
 export type AppEnv = { Bindings: Env; Variables: { principal: Principal; keyHash: string } };
@@ -42,15 +42,17 @@ export function sessionStub(env: Env, sessionId: string) {
   return env.SESSIONS.get(env.SESSIONS.idFromName(sessionId));
 }
 
-/**
- * Runs the session operation `name` of session `sid` (SessionObject.call) and returns its value, typed by the
- * caller (the RPC's typing of it is lost). `params` are the operation's path parameters besides `sid`.
- */
-export async function callSession<T>(
-  env: Env,
-  sid: string,
-  name: SessionHandler,
-  input: Omit<OperationInput, "params"> & { params?: Record<string, string> },
-): Promise<T> {
-  return unwrap(await sessionStub(env, sid).call(name, { ...input, params: { sid, ...input.params } })) as T;
+/** What a caller gives a session operation: its input, with the path's parameters besides `sid` (when it has more). */
+export type CallInput<N extends OpName> = Omit<OpInput<N>, "params"> & { params?: Omit<OpInput<N>["params"], "sid"> };
+
+/** Runs the session operation `name` of session `sid` (SessionObject.call) and returns what it declares it answers. */
+export async function callSession<N extends OpName>(env: Env, sid: string, name: N, input: CallInput<N>): Promise<OpResult<N>> {
+  const full = { ...input, params: { sid, ...input.params } } as OpInput<N>;
+  return unwrap(await sessionCalls(env, sid).call(name, full));
+}
+
+/** The session's operation dispatch, typed as the object declares it. */
+export function sessionCalls(env: Env, sid: string): Pick<SessionObject, "call"> {
+  // The stub's RPC typing drops a generic method's type parameter; the object's own signature is the contract.
+  return sessionStub(env, sid) as unknown as Pick<SessionObject, "call">;
 }

@@ -20,7 +20,7 @@ import type { RuntimeEvent } from "../protocol/events";
 import { inputText } from "../protocol/input-parts";
 import { system } from "../protocol/operations";
 import { DEFAULT_POLICY } from "../protocol/policy";
-import { SubmitTurnBody, type TurnSubmitted } from "../protocol/wire";
+import { SubmitTurnBody } from "../protocol/wire";
 import { followTurn, type TerminalEvent, turnOutcome } from "../views/turn-outcome";
 import { authenticate } from "./auth";
 import { callSession, router, sessionStub } from "./http";
@@ -145,9 +145,9 @@ async function runAgentTurn(
       content: [{ type: "text", text: `Session ${sid} runs agent "${access.agent}", not "${agent.name}"; call run_agent_${access.agent}` }],
     };
   }
-  const { last_sequence } = await callSession<{ last_sequence: number }>(env, sid, "snapshot", { by: "mcp" });
+  const { last_sequence } = await callSession(env, sid, "getSession", { by: "mcp" });
   signal.throwIfAborted();
-  const submitted = callSession<TurnSubmitted>(env, sid, "submitTurn", { body, by: "mcp" });
+  const submitted = callSession(env, sid, "submitTurn", { body, by: "mcp" });
   // From here on, a turn nobody follows any more (the caller went away, or following it failed) is cancelled;
   // waitUntil keeps the cancellation alive past the request. A message injected into a running turn leaves
   // that turn to whoever started it.

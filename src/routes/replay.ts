@@ -6,18 +6,12 @@ import { checkInputFits } from "../engine/context-budget";
 import { randomId } from "../ids";
 import { ApiError, unwrap } from "../protocol/errors";
 import { turns as ops } from "../protocol/operations";
-import type { TurnSubmitted } from "../protocol/wire";
-import type { ForkSource } from "../session/forks/fork-history";
-import type { ReplaySource } from "../session/replays/replay-source";
 import { REPLAY_TURN_KEY } from "../session/replays/replay-turns";
 import { validateAgentConfig } from "./agents";
 import { requirePermission } from "./auth";
 import { sessionFiles } from "./files";
 import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
-
-/** What the source session gives: the replay's start, and the config, policy and owner to fork with. */
-type ReplayStart = ReplaySource & Omit<ForkSource, "messages_json" | "paused_json">;
 
 export const replay = router().openapi(route(ops.replayTurn), async (c) => {
   const { sid, turn_id } = c.req.valid("param");
@@ -26,7 +20,7 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
   if (principal.kind === "token" && body.agent !== undefined) throw new ApiError("forbidden", "A browser token cannot replay with another config");
   // Live tools run the recorded turn's side effects again (each approval asked again): a permission of its own.
   if (body.tools === "live") requirePermission(principal, "session.replay_live");
-  const source = await callSession<ReplayStart>(c.env, sid, "replaySource", { params: { turn_id }, by: c.get("keyHash") });
+  const source = await callSession(c.env, sid, "replayTurn", { params: { turn_id }, by: c.get("keyHash") });
   const agent = body.agent
     ? await validateAgentConfig({ ...source.agent, ...body.agent, name: source.agent.name }, c.env, "agent", source.agent)
     : source.agent;
@@ -63,6 +57,6 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
   );
   const files = source.files?.map((f) => ({ type: "file" as const, file_id: f.file_id, ...(f.filename ? { filename: f.filename } : {}) }));
   const replayed = { input: files ? [{ type: "text" as const, text: source.input }, ...files] : source.input, idempotency_key: REPLAY_TURN_KEY };
-  const turn = await callSession<TurnSubmitted>(c.env, exec_id, "submitTurn", { body: replayed, by: c.get("keyHash") });
+  const turn = await callSession(c.env, exec_id, "submitTurn", { body: replayed, by: c.get("keyHash") });
   return c.json({ exec_id, turn_id: turn.turn_id, source_session: sid, source_turn_id: turn_id, at_sequence: source.at_sequence }, 201);
 });

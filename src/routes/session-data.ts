@@ -8,7 +8,6 @@ import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
 import type { FileInfo } from "../protocol/operations/files";
 import type { FilePage } from "../session/files/file-ledger";
-import type { ExportHeader } from "../session/views/session-views";
 import { erasedAnswer, eraseSessions } from "./erasure";
 import { sessionFiles } from "./files";
 import { callSession, router, sessionStub } from "./http";
@@ -43,7 +42,7 @@ export const sessionData = router()
     const after = raw === undefined ? 0 : parseCursor(raw);
     if (after === null) throw ApiError.validation([{ path: "after", reason: "must be a plain non-negative decimal integer" }]);
     const by = c.get("keyHash");
-    const header = await callSession<ExportHeader>(c.env, sid, "exportHeader", { by });
+    const header = await callSession(c.env, sid, "exportSession", { by });
     if (after > header.last_sequence) throw ApiError.validation([{ path: "after", reason: `is past the end of the log (${header.last_sequence})` }]);
     const artifacts = `/v1/sessions/${sid}/artifacts/{artifact_id}`;
     // The session's files are listed, not inlined: the log names them by id, their route serves the bytes.
@@ -61,7 +60,7 @@ export const sessionData = router()
       for (let cursor = after, text = head; !signal.aborted; text = "") {
         let page: { events: unknown[]; next_after: number; has_more: boolean };
         try {
-          page = JSON.parse(await callSession<string>(c.env, sid, "eventsPage", { query: { after: cursor, limit: PAGE }, by }));
+          page = JSON.parse(await callSession(c.env, sid, "getEvents", { query: { after: cursor, limit: PAGE }, by }));
         } catch (err) {
           console.error("export failed", err);
           break; // the export ends cut short, as an error

@@ -26,7 +26,7 @@ export const streams = router()
     const { after, limit } = c.req.valid("query");
     const stub = sessionStub(c.env, sid);
     if ((c.req.header("accept") ?? "").includes("text/event-stream")) return stub.fetch(toSession(c));
-    const body = await callSession<string>(c.env, sid, "eventsPage", { query: { after, limit }, by: c.get("keyHash") });
+    const body = await callSession(c.env, sid, "getEvents", { query: { after, limit }, by: c.get("keyHash") });
     return c.body(body, 200, { "content-type": "application/json" });
   })
   .openapi(route(ops.openWebSocket), async (c) => {

@@ -18,33 +18,22 @@ import type { EventDraft, RuntimeEvent } from "../protocol/events";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
 import { emptyView, foldAll, foldEvent } from "../views/read-model";
-import { Approvals } from "./approvals/approvals";
-import { alarmFor, type Capability } from "./capability";
-import type { SessionContext } from "./context";
+import { type Capabilities, connect, type SessionHost } from "./capabilities";
+import { alarmFor } from "./capability";
 import { COPY_DUE, FileLedger } from "./files/file-ledger";
 import { fileLimits } from "./files/file-rules";
 import { eraseSessionBlobs } from "./files/session-erase";
-import { forkCapability } from "./forks/fork-history";
-import { SessionIndexer } from "./indexer/session-indexer";
 import { keepaliveMs } from "./keepalive";
-import { RecallIndexer } from "./memory/session-memory";
-import { TurnQueue } from "./queue/turn-queue";
-import { replayCapability } from "./replays/replay-source";
-import { TurnRunner } from "./runner/turn-runner";
-import { Schedules } from "./schedules/schedule-table";
 import { PendingWrites } from "./store/pending-writes";
 import { project } from "./store/projections";
 import { type SessionRow, SessionStore, type StoredEvent } from "./store/session-store";
 import { ChannelStore } from "./streams/channel-store";
 import { SOCKETS_DUE, SocketHub } from "./streams/socket-hub";
-import { SubscriptionDelivery } from "./subscriptions/subscription-delivery";
-import { SubscriptionTable } from "./subscriptions/subscriptions";
-import { viewsCapability } from "./views/session-views";
 
-export abstract class SessionCore extends DurableObject<Env> implements SessionContext {
+export abstract class SessionCore extends DurableObject<Env> implements SessionHost {
   /** Opened when the session exists (or is being created). */
   store!: SessionStore;
-  protected channels!: ChannelStore;
+  channels!: ChannelStore;
   protected folded: SessionView = emptyView();
   protected session: SessionRow | null = null;
   /** The parsed agent config of `session.agent`. */
@@ -52,20 +41,13 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
   /** `openedAgent()`, read once from the log. */
   private opened: string | null = null;
   private ledger: FileLedger | null = null;
-  protected readonly hub: SocketHub;
-  protected readonly runner: TurnRunner;
-  protected readonly queue: TurnQueue;
-  protected readonly approvals: Approvals;
-  protected readonly indexer = new SessionIndexer(this);
-  protected readonly schedules: Schedules;
-  protected readonly subscriptions = new SubscriptionTable(this, () => this.delivery.changed());
-  protected readonly delivery = new SubscriptionDelivery(this, this.subscriptions);
-  /** What the parts of the session bring to it: the operations they serve, their alarm kinds, their reactions to commits. */
-  protected readonly capabilities: Capability[];
+  readonly hub: SocketHub;
+  /** The session's capabilities (capabilities.ts): the queue, approvals, the runner, schedules and the rest. */
+  protected readonly parts: Capabilities;
   /** When this instance last set the alarm: null if it has fired since (or none was set), undefined if unknown. */
   private alarmAt: number | null | undefined = undefined;
   /** Text deltas and held tool results waiting for their commit; any other commit takes them first. */
-  protected readonly pending = new PendingWrites(() => {
+  readonly pending = new PendingWrites(() => {
     try {
       this.commit([]);
     } catch (err) {
@@ -85,47 +67,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
         this.armAlarm();
       },
     );
-    this.runner = new TurnRunner(
-      this,
-      {
-        deltas: (drafts) => this.pending.deltas(drafts),
-        hold: (drafts, checkpoint) => this.pending.hold(drafts, checkpoint),
-      },
-      (config, drafts) => {
-        this.commit(drafts, () => this.store.setSessionAgent(JSON.stringify(config)));
-        this.session = { ...this.row(), agent: JSON.stringify(config) };
-        this.config = config;
-      },
-    );
-    this.queue = new TurnQueue(this, this.runner);
-    this.approvals = new Approvals(this, () => this.runner.resume("a decision was recorded"));
-    this.schedules = new Schedules(this, this.queue);
-    this.capabilities = [
-      this.queue.capability(),
-      this.approvals.capability(),
-      this.runner.capability(),
-      this.schedules.capability(),
-      this.subscriptions.capability(),
-      this.delivery.capability(),
-      this.indexer.capability((reason) => this.eraseNow(reason)),
-      new RecallIndexer(this).capability(),
-      forkCapability(this),
-      replayCapability(this, this.runner.replays),
-      viewsCapability(this, () => this.channels),
-      // A fork's copies of its source's files, a batch at a time.
-      {
-        alarms: [
-          {
-            kind: COPY_DUE,
-            fire: async () => {
-              if (await this.fileLedger().copyBatch()) this.store.timers.schedule(COPY_DUE, Date.now());
-            },
-          },
-        ],
-      },
-      // The sockets' own deadlines (a browser token's expiry, keep-alives).
-      { alarms: [{ kind: SOCKETS_DUE, fire: (now) => this.hub.tick(now) }] },
-    ];
+    this.parts = connect(this);
     // An object nobody created (a request for an unknown session) reads one catalog row and writes nothing.
     if (!isInitialized(ctx.storage)) return;
     void ctx.blockConcurrencyWhile(async () => {
@@ -135,13 +77,13 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
       const tail = this.store.readEvents(snap?.last_sequence ?? 0, Number.MAX_SAFE_INTEGER).map((e) => JSON.parse(e.body) as RuntimeEvent);
       this.folded = foldAll(tail, snap ?? emptyView());
       // The alarm wakes for the earliest schedule even if a crash lost its deadline entry.
-      this.transact(() => this.schedules.arm());
+      this.transact(() => this.parts.schedules.arm());
       this.armAlarm();
       // A delivery cut off by the restart goes on at once (its batch keeps its id).
-      this.delivery.poke();
+      this.parts.delivery.poke();
       try {
         // A turn left running by a previous instance (eviction, deploy, crash) continues now.
-        this.runner.resume("the session object restarted");
+        this.parts.runner.resume("the session object restarted");
       } catch (err) {
         // Never fail the constructor: the object would refuse every request. The heartbeat tries again.
         console.error("resume on start failed", err);
@@ -178,7 +120,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     if (!this.session) return;
     const background: Promise<void>[] = [];
     for (const entry of this.store.timers.takeDue(Date.now())) {
-      const due = alarmFor(this.capabilities, entry);
+      const due = alarmFor(this.parts.list, entry);
       const outcome = due && (await due.kind.fire(Date.now(), due.key));
       if (outcome?.stop) return;
       if (outcome?.background) background.push(outcome.background);
@@ -220,7 +162,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
   fileLedger(): FileLedger {
     this.ledger ??= new FileLedger(this.ctx.storage.sql, this.env.BLOBS, this.row().session_id, fileLimits(this.env), {
       copy: () => this.store.timers.schedule(COPY_DUE, Date.now()),
-      changed: () => void this.indexer.sync(),
+      changed: () => void this.parts.indexer.sync(),
     });
     return this.ledger;
   }
@@ -263,7 +205,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     }
     this.folded = committed.next;
     this.hub.broadcast(committed.stored);
-    for (const c of this.capabilities) c.committed?.(committed.stored);
+    for (const c of this.parts.list) if ("committed" in c) c.committed(committed.stored);
   }
 
   armAlarm(): void {
@@ -274,6 +216,12 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
     if (next === null || (this.alarmAt != null && this.alarmAt <= next)) return;
     this.alarmAt = next;
     void this.ctx.storage.setAlarm(next);
+  }
+
+  switchAgent(config: AgentConfig, drafts: EventDraft[]): void {
+    this.commit(drafts, () => this.store.setSessionAgent(JSON.stringify(config)));
+    this.session = { ...this.row(), agent: JSON.stringify(config) };
+    this.config = config;
   }
 
   // ---- internals ----
@@ -288,14 +236,14 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionC
    * Ends the session's turns, closes its subscribers, deletes its R2 objects, its index row and then its
    * storage and alarm. The index goes first: if it cannot be reached, nothing of the session is lost yet.
    */
-  protected async eraseNow(reason: string): Promise<void> {
+  async eraseNow(reason: string): Promise<void> {
     const sid = this.row().session_id;
-    this.indexer.stop();
-    this.delivery.stop();
+    this.parts.indexer.stop();
+    this.parts.delivery.stop();
     // Ending a turn may queue and start another (live messages too late for it become turns): end each one.
     do {
-      for (const t of this.store.queuedTurns()) this.queue.remove(t.turn_id, reason);
-    } while (this.runner.interrupt(reason).interrupted);
+      for (const t of this.store.queuedTurns()) this.parts.queue.remove(t.turn_id, reason);
+    } while (this.parts.runner.interrupt(reason).interrupted);
     await indexShard(this.env, sid).eraseFromIndex(sid);
     const rid = this.row().resource_id;
     if (rid !== null) await resourceMemory(this.env, rid).forgetSession(sid); // its turns leave the recall index

@@ -9,14 +9,14 @@ import { randomId } from "../ids";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, type Result, toResult, unwrap } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
-import type { SessionHandler } from "../protocol/operations/operation";
 import type { Policy } from "../protocol/policy";
-import { type OperationHandler, type OperationInput, operationTable } from "./capability";
+import type { SessionOperations } from "./capabilities";
 import { SessionCore } from "./core";
 import type { FileOp, FileRow } from "./files/file-ledger";
 import type { DerivedKind } from "./forks/derived-sessions";
 import { type PausedCut, pausedTurn } from "./forks/fork-paused";
 import { keepaliveMs } from "./keepalive";
+import type { OpInput, OpName, ResultIn } from "./operations";
 import type { ReplaySpec } from "./replays/replay-row";
 import type { StepOutcome } from "./runner/orchestration-steps";
 import type { SessionRow } from "./store/session-store";
@@ -24,7 +24,6 @@ import { CHAT_STREAM_PATH, chatStream } from "./streams/chat-stream";
 import { type FrameTarget, handleFrame, reply, sessionFrames } from "./streams/command-frames";
 import { openStream, tokenExpiry } from "./streams/session-streams";
 import { turnCursor } from "./views/chat-reads";
-import type { threadView } from "./views/session-views";
 
 export interface CreateSessionInput {
   session_id: string;
@@ -43,9 +42,11 @@ export interface CreateSessionInput {
   replay?: ReplaySpec;
 }
 
+/** What the session answers for operation `N` (the result of the handler that serves it). */
+export type OpResult<N extends OpName> = ResultIn<SessionOperations, N>;
+type Dispatch = { [N in OpName]: (input: OpInput<N>) => OpResult<N> | Promise<OpResult<N>> };
+
 export class SessionObject extends SessionCore {
-  /** The session operations, by name, from the capabilities that serve them. */
-  private readonly operations: Map<SessionHandler, OperationHandler> = operationTable(this.capabilities);
   /** WebSocket command frames: the same operations, over a session's sockets. */
   private readonly frames: FrameTarget;
 
@@ -60,12 +61,9 @@ export class SessionObject extends SessionCore {
   }
 
   /** Runs the session operation `name` (declared in src/protocol/operations/) for a session that exists. */
-  async call(name: SessionHandler, input: OperationInput): Promise<Result<unknown>> {
-    return toResult(() => {
-      const handler = this.operations.get(name);
-      if (!handler) throw new ApiError("not_found", `The session has no operation '${name}'`);
-      return this.existing(() => handler(input));
-    });
+  async call<N extends OpName>(name: N, input: OpInput<N>): Promise<Result<OpResult<N>>> {
+    const operations: Dispatch = this.parts.operations;
+    return toResult(() => this.existing(() => operations[name](input)));
   }
 
   // ---- RPCs that are no operation of the API ----
@@ -98,7 +96,7 @@ export class SessionObject extends SessionCore {
           this.fileLedger().created(fork?.files ?? []);
           if (fork) this.store.appendHistory("fork", JSON.parse(fork.messages_json) as ModelMessage[]);
           if (paused) this.store.saveTurnState(paused.state);
-          if (input.replay) this.runner.replays.save(input.replay);
+          if (input.replay) this.parts.runner.replays.save(input.replay);
         });
         if (paused || fork?.files.length) this.armAlarm(); // the approvals' deadlines, the copying of the source's files
       } catch (err) {
@@ -106,7 +104,7 @@ export class SessionObject extends SessionCore {
         throw err;
       }
       // The agent's own subscriptions, each from the start of the log (its URLs were checked with the config).
-      for (const spec of input.agent.subscriptions ?? []) this.subscriptions.create({ ...spec, after: 0 });
+      for (const spec of input.agent.subscriptions ?? []) this.parts.subscriptions.create({ ...spec, after: 0 });
       return { session_id: row.session_id, thread_id: row.thread_id };
     });
   }
@@ -134,9 +132,9 @@ export class SessionObject extends SessionCore {
     return toResult(() =>
       this.existing(() => {
         const status = this.store.turn(turnId)?.status;
-        if (status === "running") return { cancelled: this.runner.interrupt(reason).interrupted };
+        if (status === "running") return { cancelled: this.parts.runner.interrupt(reason).interrupted };
         if (status !== "queued") return { cancelled: false };
-        this.queue.remove(turnId, reason);
+        this.parts.queue.remove(turnId, reason);
         return { cancelled: true };
       }),
     );
@@ -170,7 +168,7 @@ export class SessionObject extends SessionCore {
    * runs this session. A turn that already ended answers at once from the log.
    */
   async runToEnd(input: string, key: string): Promise<Result<StepOutcome>> {
-    return toResult(() => this.existing(() => this.runner.follow(this.queue.submit({ input, idempotency_key: key }).turn_id)));
+    return toResult(() => this.existing(() => this.parts.runner.follow(this.parts.queue.submit({ input, idempotency_key: key }).turn_id)));
   }
 
   /** WebSocket upgrades, SSE streams and the chat routes' streams (they need a Response, so they come through fetch). */
@@ -196,7 +194,7 @@ export class SessionObject extends SessionCore {
       decided: decided.length > 0 ? new Set(decided) : undefined,
       openEvents: (after, signal) => this.existing(() => this.hub.openSse(after, null, signal)),
       stillWaiting: async (actionIds, sequence) => {
-        const thread = unwrap(await this.call("thread", { params: {}, by: "" })) as ReturnType<typeof threadView>;
+        const thread = unwrap(await this.call("getThread", { params: { sid: this.row().session_id }, by: "" }));
         const pending = new Set(thread.pending_actions.map((a) => a.action_id));
         return thread.active_turn_id === turnId && thread.last_sequence <= sequence && actionIds.every((id) => pending.has(id));
       },

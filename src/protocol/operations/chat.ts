@@ -42,7 +42,6 @@ export const chat = operation({
   body: jsonBody(ChatBody),
   responses: { 200: uiStream("The UI message stream (x-vercel-ai-ui-message-stream: v1), until the turn ends or waits for approvals") },
   errors: [400, 401, 404, 409, 413, 422, 429],
-  session: "submitTurn",
   custom: true,
 });
 
@@ -60,7 +59,6 @@ export const resumeChat = operation({
     204: { description: "No turn is running, or it waits for an approval" },
   },
   errors: [401, 404],
-  session: "thread",
   custom: true,
 });
 
@@ -86,5 +84,5 @@ export const getChatMessages = operation({
   }),
   responses: { 200: json(z.array(UiMessage), "UIMessage[]") },
   errors: [401, 404, 422],
-  session: "chatMessages",
+  session: true,
 });

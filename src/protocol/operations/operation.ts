@@ -30,33 +30,6 @@ export interface Reply {
   content?: Record<string, z.ZodType>;
 }
 
-/** Names in the session object's operation dispatch (`SessionObject.call`), each served by one of its capabilities. */
-export type SessionHandler =
-  | "snapshot"
-  | "thread"
-  | "exportHeader"
-  | "submitTurn"
-  | "regenerate"
-  | "interrupt"
-  | "injectMessage"
-  | "resolveAction"
-  | "removeQueued"
-  | "promoteQueued"
-  | "tree"
-  | "tools"
-  | "eventsPage"
-  | "chatMessages"
-  | "createSchedule"
-  | "listSchedules"
-  | "deleteSchedule"
-  | "createSubscription"
-  | "listSubscriptions"
-  | "enableSubscription"
-  | "deleteSubscription"
-  | "forkSource"
-  | "replaySource"
-  | "replayResult";
-
 export interface Operation {
   method: Method;
   /** OpenAPI form: `{param}` segments. */
@@ -76,10 +49,11 @@ export interface Operation {
   /** The statuses it answers with the error envelope. */
   errors: readonly ErrorStatus[];
   /**
-   * The session object's handler it reaches. Unless `custom`, its route is the generic one: the path's session
-   * (`sid`, or `exec_id`) gets the path parameters, the body and the caller, and its answer is the response.
+   * Served by the session the path names (`sid`, or `exec_id`), by the handler of this operationId that one of its
+   * capabilities declares (src/session/operations.ts types it from this declaration). Unless `custom`, its route is
+   * the generic one: the session gets the path parameters, the query, the body and the caller, and its answer is the response.
    */
-  session?: SessionHandler;
+  session?: true;
   /** Its route is written by hand in src/routes (it does more than hand the request to one session handler). */
   custom?: true;
 }
@@ -91,7 +65,12 @@ export const sessionParam = (params: Record<string, string | undefined>): string
 export const operation = <const O extends Operation>(op: O): O => op;
 
 export const json = <S extends z.ZodType>(schema: S, description: string) => ({ description, content: { "application/json": schema } });
-export const jsonBody = <S extends z.ZodType>(schema: S, required = true) => ({ schema, required });
+/** A JSON body, required unless `false` is given (the literal is kept: the handler's input types follow it). */
+export function jsonBody<S extends z.ZodType>(schema: S): { schema: S; required: true };
+export function jsonBody<S extends z.ZodType>(schema: S, required: false): { schema: S; required: false };
+export function jsonBody<S extends z.ZodType>(schema: S, required = true): { schema: S; required: boolean } {
+  return { schema, required };
+}
 
 const pathParam = (example?: string) => (example ? z.string().meta({ example }) : z.string());
 /** The session id of a session's path. */

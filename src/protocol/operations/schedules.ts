@@ -19,7 +19,7 @@ export const createSchedule = operation({
     ),
   },
   errors: [400, 401, 403, 404, 409, 413, 422],
-  session: "createSchedule",
+  session: true,
 });
 
 export const listSchedules = operation({
@@ -32,7 +32,7 @@ export const listSchedules = operation({
   params: Sid,
   responses: { 200: json(z.object({ schedules: z.array(ScheduleSchema) }), "Schedules") },
   errors: [401, 403, 404],
-  session: "listSchedules",
+  session: true,
 });
 
 export const deleteSchedule = operation({
@@ -45,5 +45,5 @@ export const deleteSchedule = operation({
   params: sidWith("schedule_id"),
   responses: { 200: json(z.object({ deleted: z.literal(true) }), "Deleted") },
   errors: [401, 403, 404],
-  session: "deleteSchedule",
+  session: true,
 });

@@ -74,7 +74,7 @@ export const getSession = operation({
   params: Sid,
   responses: { 200: json(SnapshotSchema, "Snapshot") },
   errors: [401, 404],
-  session: "snapshot",
+  session: true,
 });
 
 export const getThread = operation({
@@ -87,7 +87,7 @@ export const getThread = operation({
   params: Sid,
   responses: { 200: json(ThreadSchema, "Thread read model") },
   errors: [401, 404],
-  session: "thread",
+  session: true,
 });
 
 export const getTools = operation({
@@ -100,7 +100,7 @@ export const getTools = operation({
   params: Sid,
   responses: { 200: json(ToolInventorySchema, "Tools") },
   errors: [401, 404],
-  session: "tools",
+  session: true,
 });
 
 /** What an erasure could not erase: each session with why (erase it again with DELETE /v1/sessions/:sid). */
@@ -138,7 +138,7 @@ export const exportSession = operation({
   query: z.object({ after: z.string().optional() }),
   responses: { 200: { description: "The header line, then one event per line", content: { "application/x-ndjson": z.string() } } },
   errors: [401, 403, 404, 422],
-  session: "exportHeader",
+  session: true,
   custom: true,
 });
 
@@ -163,6 +163,6 @@ export const forkSession = operation({
   body: jsonBody(ForkBody),
   responses: { 201: json(SessionForked, "Forked") },
   errors: [400, 401, 403, 404, 409, 422],
-  session: "forkSource",
+  session: true,
   custom: true,
 });

@@ -33,7 +33,7 @@ export const getEvents = operation({
     },
   },
   errors: [401, 404, 422],
-  session: "eventsPage",
+  session: true,
   custom: true,
 });
 

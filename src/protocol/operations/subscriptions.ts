@@ -16,7 +16,7 @@ export const createSubscription = operation({
   body: jsonBody(CreateSubscriptionBody),
   responses: { 201: json(SubscriptionSchema.extend({ secret: z.string() }), "Created; the signing secret is returned here only") },
   errors: [400, 401, 403, 404, 409, 413, 422],
-  session: "createSubscription",
+  session: true,
 });
 
 export const listSubscriptions = operation({
@@ -29,7 +29,7 @@ export const listSubscriptions = operation({
   params: Sid,
   responses: { 200: json(z.object({ subscriptions: z.array(SubscriptionSchema) }), "Subscriptions") },
   errors: [401, 403, 404],
-  session: "listSubscriptions",
+  session: true,
 });
 
 export const updateSubscription = operation({
@@ -43,7 +43,7 @@ export const updateSubscription = operation({
   body: jsonBody(UpdateSubscriptionBody),
   responses: { 200: json(SubscriptionSchema, "Updated") },
   errors: [400, 401, 403, 404, 422],
-  session: "enableSubscription",
+  session: true,
 });
 
 export const deleteSubscription = operation({
@@ -56,5 +56,5 @@ export const deleteSubscription = operation({
   params: SidSub,
   responses: { 200: json(z.object({ deleted: z.literal(true) }), "Deleted") },
   errors: [401, 403, 404],
-  session: "deleteSubscription",
+  session: true,
 });

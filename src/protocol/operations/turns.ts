@@ -28,7 +28,7 @@ export const submitTurn = operation({
   body: jsonBody(SubmitTurnBody),
   responses: { 202: json(TurnSubmitted, "Accepted") },
   errors: [400, 401, 404, 409, 413, 422, 429],
-  session: "submitTurn",
+  session: true,
 });
 
 export const interrupt = operation({
@@ -42,7 +42,7 @@ export const interrupt = operation({
   body: jsonBody(InterruptBody, false),
   responses: { 200: json(InterruptResult, "Done") },
   errors: [400, 401, 404, 422],
-  session: "interrupt",
+  session: true,
 });
 
 export const injectMessage = operation({
@@ -56,7 +56,7 @@ export const injectMessage = operation({
   body: jsonBody(InjectMessageBody),
   responses: { 202: json(InjectResult, "Accepted") },
   errors: [400, 401, 404, 413, 422, 429],
-  session: "injectMessage",
+  session: true,
 });
 
 export const resolveAction = operation({
@@ -70,7 +70,7 @@ export const resolveAction = operation({
   body: jsonBody(ActionDecisionBody),
   responses: { 200: json(ActionResolved, "Resolved") },
   errors: [400, 401, 404, 409, 422],
-  session: "resolveAction",
+  session: true,
 });
 
 export const removeQueuedTurn = operation({
@@ -83,7 +83,7 @@ export const removeQueuedTurn = operation({
   params: SidTurn,
   responses: { 200: json(QueueResult, "The queue after removal") },
   errors: [401, 404, 409],
-  session: "removeQueued",
+  session: true,
 });
 
 export const promoteQueuedTurn = operation({
@@ -96,7 +96,7 @@ export const promoteQueuedTurn = operation({
   params: SidTurn,
   responses: { 200: json(QueueResult, "The queue after promotion") },
   errors: [401, 404, 409],
-  session: "promoteQueued",
+  session: true,
 });
 
 export const RegenerateBody = z
@@ -132,7 +132,7 @@ export const regenerateTurn = operation({
   body: jsonBody(RegenerateBody, false),
   responses: { 202: json(TurnRegenerated, "Accepted") },
   errors: [400, 401, 404, 409, 422, 429],
-  session: "regenerate",
+  session: true,
 });
 
 export const ExecutionTree = z.object({ version: z.literal(1), nodes: z.array(TreeNodeSchema) });
@@ -147,7 +147,7 @@ export const getExecutionTree = operation({
   params: SidTurn,
   responses: { 200: json(ExecutionTree, "Execution tree") },
   errors: [401, 404],
-  session: "tree",
+  session: true,
 });
 
 export const ReplayBody = z
@@ -182,7 +182,7 @@ export const replayTurn = operation({
   body: jsonBody(ReplayBody, false),
   responses: { 201: json(ReplayStarted, "The replay session exists and its turn runs") },
   errors: [400, 401, 403, 404, 409, 422],
-  session: "replaySource",
+  session: true,
   custom: true,
 });
 
@@ -206,5 +206,5 @@ export const getReplay = operation({
   params: z.object({ exec_id: z.string() }),
   responses: { 200: json(Replay, "The replay") },
   errors: [401, 403, 404],
-  session: "replayResult",
+  session: true,
 });

@@ -154,16 +154,16 @@ export class Approvals {
   }
 
   /** Its session operation (a person's decision) and its alarm kinds (an action's deadline and reminders). */
-  capability(): Capability {
+  capability() {
     return {
       operations: {
-        resolveAction: ({ params, body, by }) => this.respond(params.action_id!, body as DecisionBody, by),
+        resolveAction: ({ params, body, by }) => this.respond(params.action_id, body, by),
       },
       alarms: [
         { kind: APPROVAL_DEADLINE, prefix: true, fire: (_now, actionId) => this.expire(actionId) },
         { kind: ACTION_REMINDER, prefix: true, fire: (now, actionId) => this.remind(actionId, now) },
       ],
-    };
+    } satisfies Capability;
   }
 }
 

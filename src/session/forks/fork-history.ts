@@ -81,14 +81,14 @@ export function sourceConfig(s: Pick<SessionContext, "agent" | "policy" | "row">
 }
 
 /** Its session operation: what a fork at `at_sequence` starts from. */
-export function forkCapability(s: SourceSession): Capability {
+export function forkCapability(s: SourceSession) {
   return {
     operations: {
-      forkSource: ({ body }) => {
-        const cut = historyAt(s.store, (body as { at_sequence: number }).at_sequence);
+      forkSession: ({ body }) => {
+        const cut = historyAt(s.store, body.at_sequence);
         // As JSON: model messages are too rich a type for the RPC's typing, and are stored as JSON anyway.
         return { ...sourceConfig(s), messages_json: JSON.stringify(cut.messages), paused_json: cut.paused && JSON.stringify(cut.paused) };
       },
     },
-  };
+  } satisfies Capability;
 }

@@ -190,7 +190,7 @@ export class SessionIndexer {
    * in a later task (where the index object shares this thread, its write would otherwise hold back the frames
    * just sent).
    */
-  capability(erase: (reason: string) => Promise<void>): Capability {
+  capability(erase: (reason: string) => Promise<void>) {
     return {
       alarms: [
         { kind: INDEX_RETRY, fire: () => this.sync() },
@@ -211,6 +211,6 @@ export class SessionIndexer {
           this.syncIn(now ? 0 : STATUS_WRITE_DELAY_MS);
         }
       },
-    };
+    } satisfies Capability;
   }
 }

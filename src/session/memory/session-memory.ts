@@ -165,7 +165,7 @@ export class RecallIndexer {
   }
 
   /** Its alarm kind (an index write to retry) and its reaction to commits: each ended turn is indexed in a later task. */
-  capability(): Capability {
+  capability() {
     return {
       alarms: [{ kind: RECALL, prefix: true, fire: (_now, turnId) => this.index(turnId) }],
       committed: (events) => {
@@ -176,6 +176,6 @@ export class RecallIndexer {
           if (turn_id) setTimeout(() => void this.index(turn_id), 0);
         }
       },
-    };
+    } satisfies Capability;
   }
 }

@@ -10,7 +10,7 @@ import type { OnBusy } from "../../protocol/busy";
 import { ApiError } from "../../protocol/errors";
 import type { EventDraft, PayloadOf, TurnTrace } from "../../protocol/events";
 import type { FileRef } from "../../protocol/input-parts";
-import type { RegenerateBody, TurnRegenerated } from "../../protocol/operations/turns";
+import type { TurnRegenerated } from "../../protocol/operations/turns";
 import type { InjectResult, SubmitTurnBody, TurnAccepted, TurnSubmitted } from "../../protocol/wire";
 import type { Capability } from "../capability";
 import type { SessionSlice } from "../context";
@@ -250,22 +250,22 @@ export class TurnQueue {
   }
 
   /** Its session operations: submitting, regenerating, live messages, and queue control. */
-  capability(): Capability {
+  capability() {
     return {
       operations: {
-        regenerate: ({ params, body, trace }) => this.regenerate(params.turn_id!, (body as RegenerateBody | undefined)?.idempotency_key, trace),
+        regenerateTurn: ({ params, body, trace }) => this.regenerate(params.turn_id, body?.idempotency_key, trace),
         submitTurn: async ({ body, trace, via }) => {
-          const { input, ...rest } = this.withDefault(body as SubmitTurnBody, via);
+          const { input, ...rest } = this.withDefault(body, via);
           const inputs = turnInputs(this.s.bindings(), this.s.fileLedger(), this.s.agent().model);
           return this.submit({ ...rest, ...(await turnInput(input, inputs)) }, trace);
         },
-        injectMessage: ({ body }) => this.inject((body as { content: string }).content),
-        removeQueued: ({ params }) => ({ queued: this.remove(params.turn_id!) }),
-        promoteQueued: ({ params }) => ({ queued: this.promote(params.turn_id!) }),
+        injectMessage: ({ body }) => this.inject(body.content),
+        removeQueuedTurn: ({ params }) => ({ queued: this.remove(params.turn_id) }),
+        promoteQueuedTurn: ({ params }) => ({ queued: this.promote(params.turn_id) }),
       },
       // A debounced turn's window closed: it starts when it is first in the queue and nothing runs.
       alarms: [{ kind: DEBOUNCE, prefix: true, fire: () => this.runner.startNext() }],
-    };
+    } satisfies Capability;
   }
 }
 

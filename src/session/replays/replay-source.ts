@@ -70,15 +70,15 @@ function recordedRecall(events: readonly RuntimeEvent[]): PayloadOf<"memory.reca
 export function replayCapability(
   s: SourceSession & SessionSlice<never, "eventsOfTurn" | "readEvents" | "terminalEvent">,
   replays: Pick<ReplayTurns, "result">,
-): Capability {
+) {
   return {
     operations: {
-      replaySource: ({ params }) => ({ ...replaySource(s.store, params.turn_id!), ...sourceConfig(s) }),
-      replayResult: () => {
+      replayTurn: ({ params }) => ({ ...replaySource(s.store, params.turn_id), ...sourceConfig(s) }),
+      getReplay: () => {
         const result = replays.result();
         if (!result) throw ApiError.notFound("Replay", s.row().session_id);
         return { exec_id: s.row().session_id, ...result };
       },
     },
-  };
+  } satisfies Capability;
 }

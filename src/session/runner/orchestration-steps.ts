@@ -75,7 +75,7 @@ export async function runChildSession(
       } catch (err) {
         if (limit.signal.aborted) {
           const reason = limit.timedOut() ? `the step timed out after ${timeout_ms} ms` : `interrupted: ${errorMessage(limit.signal.reason)}`;
-          await child.call("interrupt", { params: {}, body: { reason }, by: "orchestration" });
+          await child.call("interrupt", { params: { sid: exec_id }, body: { reason }, by: "orchestration" });
           if (limit.timedOut()) return { status: "failed", error: `timed out after ${timeout_ms} ms` };
           throw err;
         }

@@ -324,11 +324,11 @@ export class TurnRunner {
   }
 
   /** Its session operations (interrupt, the tool inventory) and its alarm kind (the heartbeat of a running turn). */
-  capability(): Capability {
+  capability() {
     return {
       operations: {
-        interrupt: ({ body }) => this.interrupt((body as { reason?: string } | undefined)?.reason ?? "interrupted by client"),
-        tools: async () => ({ tools: await this.setups.inventory(), policy: this.s.policy() }),
+        interrupt: ({ body }) => this.interrupt(body?.reason ?? "interrupted by client"),
+        getTools: async () => ({ tools: await this.setups.inventory(), policy: this.s.policy() }),
       },
       alarms: [
         {
@@ -339,6 +339,6 @@ export class TurnRunner {
           },
         },
       ],
-    };
+    } satisfies Capability;
   }
 }

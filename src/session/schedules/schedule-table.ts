@@ -105,15 +105,15 @@ export class Schedules {
   }
 
   /** Its session operations and its alarm kind (the earliest schedule due). */
-  capability(): Capability {
+  capability() {
     return {
       operations: {
-        createSchedule: ({ body }) => this.create(body as CreateScheduleBody),
+        createSchedule: ({ body }) => this.create(body),
         listSchedules: () => ({ schedules: this.list() }),
-        deleteSchedule: ({ params }) => this.delete(params.schedule_id!),
+        deleteSchedule: ({ params }) => this.delete(params.schedule_id),
       },
       alarms: [{ kind: SCHEDULES_DUE, fire: (now) => this.fireDue(now) }],
-    };
+    } satisfies Capability;
   }
 }
 

@@ -3,16 +3,15 @@
 
 import { ApiError, type Result, zodIssues } from "../../protocol/errors";
 import { deepField, MAX_JSON_DEPTH } from "../../protocol/json-nesting";
-import type { SessionHandler } from "../../protocol/operations/operation";
 import type { ReplyFrame } from "../../protocol/server-frames";
 import { ClientFrame } from "../../protocol/wire";
-import type { OperationInput } from "../capability";
+import type { OpInput } from "../operations";
 import type { ChannelStore } from "./channel-store";
 import type { SocketHub } from "./socket-hub";
 
 /** What the frames can do to a session: its operations, plus acks for the socket's channel. */
 export interface FrameTarget {
-  call(name: SessionHandler, input: OperationInput): Promise<Result<unknown>>;
+  call<N extends FrameOperation>(name: N, input: OpInput<N>): Promise<Result<unknown>>;
   /** Stores the socket's channel cursor; an error when the socket has no channel. */
   ack(ws: WebSocket, sequence: number): Result<{ channel: string; acked_sequence: number | null }>;
   /** Who opened the socket (a hash of its key), recorded on its decisions. */
@@ -43,6 +42,7 @@ export function sessionFrames(rpc: Pick<FrameTarget, "call">, hub: SocketHub, ch
 
 /** The operation each command frame is (its fields are that operation's body, and `action_id` its path's). */
 const OPERATION_OF = { submit_turn: "submitTurn", interrupt: "interrupt", respond_action: "resolveAction", inject_message: "injectMessage" } as const;
+type FrameOperation = (typeof OPERATION_OF)[keyof typeof OPERATION_OF];
 
 /** The grant each command frame needs (acks need none). */
 const GRANT_OF: Partial<Record<ClientFrame["type"], string>> = {
@@ -86,8 +86,10 @@ export async function handleFrame(target: FrameTarget, ws: WebSocket, message: s
   }
   const { type, request_id, ...fields } = frame;
   const { action_id, ...body } = fields as Record<string, unknown>;
-  const params: Record<string, string> = typeof action_id === "string" ? { action_id } : {};
-  reply(ws, request_id, await target.call(OPERATION_OF[type], { params, body, by: target.keyHash(ws) }));
+  const params = typeof action_id === "string" ? { action_id } : {};
+  const op = OPERATION_OF[type];
+  // ClientFrame validated the fields as that operation's body (wire.ts builds each frame from its body's schema).
+  reply(ws, request_id, await target.call(op, { params, body, by: target.keyHash(ws) } as OpInput<typeof op>));
 }
 
 export function reply(ws: WebSocket, requestId: unknown, result: Result<unknown>): void {

@@ -203,11 +203,11 @@ export class SubscriptionDelivery {
   }
 
   /** Its alarm kind (a delivery due; it goes on after the alarm is set again) and its reaction to commits. */
-  capability(): Capability {
+  capability() {
     return {
       alarms: [{ kind: SUBSCRIPTIONS_DUE, fire: () => ({ background: this.run() }) }],
       committed: () => this.poke(),
-    };
+    } satisfies Capability;
   }
 }
 

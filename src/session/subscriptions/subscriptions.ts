@@ -96,15 +96,15 @@ export class SubscriptionTable {
   }
 
   /** Its session operations. */
-  capability(): Capability {
+  capability() {
     return {
       operations: {
-        createSubscription: ({ body }) => this.create(body as CreateSubscriptionBody),
+        createSubscription: ({ body }) => this.create(body),
         listSubscriptions: () => ({ subscriptions: this.list() }),
-        enableSubscription: ({ params, body }) => this.setEnabled(params.subscription_id!, (body as { enabled: boolean }).enabled),
-        deleteSubscription: ({ params }) => this.delete(params.subscription_id!),
+        updateSubscription: ({ params, body }) => this.setEnabled(params.subscription_id, body.enabled),
+        deleteSubscription: ({ params }) => this.delete(params.subscription_id),
       },
-    };
+    } satisfies Capability;
   }
 }
 

@@ -1,14 +1,17 @@
 // What the session's read routes answer: the snapshot, the thread read model and pages of the log, all
 // read from the folded read model or the stored event bodies.
 
+import type { z } from "zod";
 import { budgetMaxima, turnBudget } from "../../engine/budget-limits";
 import type { AgentConfig } from "../../protocol/agent-config";
 import { ApiError } from "../../protocol/errors";
+import type { EventsPage } from "../../protocol/operations/streams";
 import type { Policy } from "../../protocol/policy";
 import { redactAgentConfig } from "../../protocol/redact";
 import { buildTree } from "../../views/execution-tree";
 import type { Capability } from "../capability";
 import type { SessionContext, SessionSlice } from "../context";
+import { jsonText, type ResponseBody } from "../operations";
 import type { SessionStore } from "../store/session-store";
 import type { ChannelRow, ChannelStore } from "../streams/channel-store";
 import { conversationPageJson } from "./chat-page";
@@ -99,27 +102,31 @@ export function exportHeader(s: SessionSlice<"agent" | "policy" | "row", "lastSe
   };
 }
 
+/** A page of the log, as GET .../events answers it. */
+export type EventsPageBody = z.input<typeof EventsPage>;
+
 /** The read operations: the snapshot, the thread, pages of the log and the export's header, turns' trees, the chat's messages. */
 export function viewsCapability(
   s: SessionSlice<"agent" | "bindings" | "policy" | "row" | "view", "conversationReads" | "eventsOfTurn" | "lastSequence" | "readEvents" | "turn">,
   channels: () => ChannelStore,
-): Capability {
+) {
   return {
     operations: {
-      snapshot: () => snapshotView(s, channels().list()),
-      thread: () => threadView(s),
-      eventsPage: ({ query }) => eventsPage(s.store, query?.after ?? 0, query?.limit ?? 100),
-      exportHeader: () => exportHeader(s),
-      tree: ({ params }) => {
-        const turnId = params.turn_id!;
+      getSession: () => snapshotView(s, channels().list()),
+      getThread: () => threadView(s),
+      getEvents: ({ query }) => jsonText<EventsPageBody>(eventsPage(s.store, query?.after ?? 0, query?.limit ?? 100)),
+      exportSession: () => exportHeader(s),
+      getExecutionTree: ({ params }) => {
+        const turnId = params.turn_id;
         if (!s.store.turn(turnId)) throw ApiError.notFound("Turn", turnId);
         return buildTree(s.store.eventsOfTurn(turnId));
       },
-      chatMessages: ({ query }) => {
-        if (query?.limit !== undefined) return conversationPageJson(s.store, { limit: query.limit, before: query.before });
+      getChatMessages: ({ query }) => {
+        if (query?.limit !== undefined)
+          return jsonText<ResponseBody<"getChatMessages">>(conversationPageJson(s.store, { limit: query.limit, before: query.before }));
         if (query?.before !== undefined) throw ApiError.validation([{ path: "before", reason: "goes with limit (the page's size)" }]);
-        return conversationJson(s.store);
+        return jsonText<ResponseBody<"getChatMessages">>(conversationJson(s.store));
       },
     },
-  };
+  } satisfies Capability;
 }

@@ -1,0 +1,78 @@
+// The session's capabilities, listed and connected in one place: each is made with the host (the session's
+// context, its sockets and its waiting writes) and the peers it names, and brings its operations, alarm kinds
+// and reactions to commits. The list's order is the order of commit reactions; alarm kinds are matched by name.
+import type { AgentConfig } from "../protocol/agent-config";
+import type { EventDraft } from "../protocol/events";
+import { Approvals } from "./approvals/approvals";
+import type { Capability } from "./capability";
+import type { SessionContext } from "./context";
+import { COPY_DUE } from "./files/file-ledger";
+import { forkCapability } from "./forks/fork-history";
+import { SessionIndexer } from "./indexer/session-indexer";
+import { RecallIndexer } from "./memory/session-memory";
+import { operationTable } from "./operations";
+import { TurnQueue } from "./queue/turn-queue";
+import { replayCapability } from "./replays/replay-source";
+import { TurnRunner } from "./runner/turn-runner";
+import { Schedules } from "./schedules/schedule-table";
+import type { PendingWrites } from "./store/pending-writes";
+import type { ChannelStore } from "./streams/channel-store";
+import { SOCKETS_DUE, type SocketHub } from "./streams/socket-hub";
+import { SubscriptionDelivery } from "./subscriptions/subscription-delivery";
+import { SubscriptionTable } from "./subscriptions/subscriptions";
+import { viewsCapability } from "./views/session-views";
+
+/** What the capabilities are made with: the session's context and the machinery of its object (core.ts). */
+export interface SessionHost extends SessionContext {
+  readonly hub: SocketHub;
+  readonly pending: PendingWrites;
+  readonly channels: ChannelStore;
+  /** Erases the session (its retention ran out). */
+  eraseNow(reason: string): Promise<void>;
+  /** The agent the session runs from now on (a handoff), recorded with `drafts`. */
+  switchAgent(config: AgentConfig, drafts: EventDraft[]): void;
+}
+
+export function connect(host: SessionHost) {
+  const runner = new TurnRunner(host, { deltas: (d) => host.pending.deltas(d), hold: (d, c) => host.pending.hold(d, c) }, (config, drafts) =>
+    host.switchAgent(config, drafts),
+  );
+  const queue = new TurnQueue(host, runner);
+  const approvals = new Approvals(host, () => runner.resume("a decision was recorded"));
+  const indexer = new SessionIndexer(host);
+  const schedules = new Schedules(host, queue);
+  const subscriptions = new SubscriptionTable(host, () => delivery.changed());
+  const delivery = new SubscriptionDelivery(host, subscriptions);
+  const list = [
+    queue.capability(),
+    approvals.capability(),
+    runner.capability(),
+    schedules.capability(),
+    subscriptions.capability(),
+    delivery.capability(),
+    indexer.capability((reason) => host.eraseNow(reason)),
+    new RecallIndexer(host).capability(),
+    forkCapability(host),
+    replayCapability(host, runner.replays),
+    viewsCapability(host, () => host.channels),
+    // A fork's copies of its source's files, a batch at a time.
+    {
+      alarms: [
+        {
+          kind: COPY_DUE,
+          fire: async () => {
+            if (await host.fileLedger().copyBatch()) host.store.timers.schedule(COPY_DUE, Date.now());
+          },
+        },
+      ],
+    },
+    // The sockets' own deadlines (a browser token's expiry, keep-alives).
+    { alarms: [{ kind: SOCKETS_DUE, fire: (now: number) => host.hub.tick(now) }] },
+  ] as const satisfies readonly Capability[];
+  return { runner, queue, approvals, indexer, schedules, subscriptions, delivery, list, operations: operationTable(list) };
+}
+
+/** The connected capabilities of a session. */
+export type Capabilities = ReturnType<typeof connect>;
+/** The session's table of operation handlers, with each handler's own result type. */
+export type SessionOperations = Capabilities["operations"];
