@@ -3,6 +3,7 @@
 // questions answered with input items, and refusals in the Responses error shape that change nothing.
 import { describe, expect, it } from "vitest";
 import { api, apiAs, createAgent, events } from "./support/api";
+import { tinyPng } from "./support/tiny-files";
 
 type Sse = { event: string; data: any }[];
 
@@ -84,7 +85,7 @@ describe("background responses", () => {
     expect(done.body).toEqual(first.at(-1)!.data.response);
     const rest = sse((await api("GET", `/v1/responses/${res.body.id}?stream=true&starting_after=5`)).body);
     expect(rest).toEqual(first.slice(6));
-  });
+  }, 60_000);
 
   it("cancel ends a running response as cancelled; a finished one is 409 and stays as it was", async () => {
     await createAgent({ name: "resp-cancel", model: "demo:slow" });
@@ -153,6 +154,33 @@ describe("conversations", () => {
     expect(answered.body.status, JSON.stringify(answered.body)).toBe("completed");
     expect(answered.body.output[0]).toMatchObject({ type: "function_call_output", call_id: call.call_id });
     expect(answered.body.output.at(-1).type).toBe("message");
+  });
+});
+
+describe("input items", () => {
+  it("take an image as a data URL; the input items list it as an input_image", async () => {
+    await createAgent({ name: "resp-image", model: "demo:fast" });
+    const png = await tinyPng();
+    const url = `data:image/png;base64,${btoa(String.fromCharCode(...png))}`;
+    const res = await create({
+      model: "resp-image",
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "what is this?" },
+            { type: "input_image", image_url: url },
+          ],
+        },
+      ],
+    });
+    expect(res.body.status, JSON.stringify(res.body)).toBe("completed");
+    expect(res.body.output.at(-1).content[0].text).toContain(`I got an image (image/png) of ${png.length} bytes.`);
+    const items = (await api("GET", `/v1/responses/${res.body.id}/input_items`)).body.data;
+    expect(items[0].content).toMatchObject([
+      { type: "input_text", text: "what is this?" },
+      { type: "input_image", file_id: expect.any(String) },
+    ]);
   });
 });
 
