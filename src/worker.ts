@@ -14,6 +14,7 @@ import { mcp } from "./routes/mcp";
 import { replay } from "./routes/replay";
 import { requestLog } from "./routes/request-log";
 import { resources } from "./routes/resources";
+import { responses } from "./routes/responses";
 import { sessionData } from "./routes/session-data";
 import { sessionOperations } from "./routes/session-operations";
 import { sessions } from "./routes/sessions";
@@ -61,6 +62,7 @@ app.route("/", mcp);
 app.route("/", tokens);
 app.route("/", chat);
 app.route("/", resources);
+app.route("/", responses);
 
 app.doc31("/openapi.json", {
   openapi: "3.1.0",

@@ -25,9 +25,15 @@ export async function turnResponse({ env, sid, turnId, decided, expiresAt }: Tur
   const url = new URL(`https://session${CHAT_STREAM_PATH}`);
   url.searchParams.set("turn", turnId);
   for (const id of decided ?? []) url.searchParams.append("decided", id);
+  return sessionFetch(env, sid, url, expiresAt);
+}
+
+/** A stream or read the session object serves through its fetch handler; its error envelope thrown as an ApiError. */
+export async function sessionFetch(env: Env, sid: string, url: URL, expiresAt: number | null): Promise<Response> {
   const headers: Record<string, string> = expiresAt === null ? {} : { [EXPIRES_HEADER]: String(expiresAt) };
   const res = await sessionStub(env, sid).fetch(new Request(url, { headers }));
   if (res.ok) return res;
-  const body = (await res.json().catch(() => null)) as { error?: { code: string; message: string } } | null;
-  throw body?.error ? new ApiError(body.error.code as "not_found", body.error.message) : new Error(`chat stream failed (${res.status})`);
+  const body = (await res.json().catch(() => null)) as { error?: { code: string; message: string; details?: unknown } } | null;
+  if (body?.error) throw new ApiError(body.error.code as "not_found", body.error.message, body.error.details);
+  throw new Error(`session stream failed (${res.status})`);
 }

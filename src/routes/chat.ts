@@ -22,7 +22,7 @@ import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
 /** When the caller's browser token expires (its streams end then); null for API keys. */
-const expiresAt = (principal: Principal) => (principal.kind === "token" ? principal.expires_at : null);
+export const expiresAt = (principal: Principal) => (principal.kind === "token" ? principal.expires_at : null);
 
 /** The session a chat id opened: derived from the id (and a token's subject), so every POST of the chat finds it. */
 async function chatSessionId(chatId: string, principal: Principal): Promise<string> {
@@ -32,7 +32,7 @@ async function chatSessionId(chatId: string, principal: Principal): Promise<stri
 }
 
 /** Whether the session exists (and a token may reach it). */
-async function reachable(env: Env, sid: string, principal: Principal): Promise<boolean> {
+export async function reachable(env: Env, sid: string, principal: Principal): Promise<boolean> {
   try {
     unwrap(await sessionStub(env, sid).access());
   } catch (err) {
@@ -81,7 +81,13 @@ async function regenerate(env: Env, sid: string, body: ChatBody, key: string, by
  * Records the decisions and answers and returns their turn and actions. One on an action that is not pending is
  * tried first, so its 404 or 409 comes before anything is recorded; an answer names its question by tool call.
  */
-async function decide(env: Env, sid: string, decisions: Decision[], answers: Answer[], by: Principal): Promise<{ turnId: string; decided: Set<string> }> {
+export async function decide(
+  env: Env,
+  sid: string,
+  decisions: Decision[],
+  answers: Answer[],
+  by: Principal,
+): Promise<{ turnId: string; decided: Set<string> }> {
   if (!allows(by, "session.approve")) throw new ApiError("forbidden", "this token may not do session.approve");
   const pendingActions = (await callSession(env, sid, "getThread", { by: by.id })).pending_actions;
   const pending = new Set(pendingActions.map((a) => a.action_id));

@@ -22,6 +22,7 @@ import type { StepOutcome } from "./runner/orchestration-steps";
 import type { SessionRow } from "./store/session-store";
 import { CHAT_STREAM_PATH, chatStream } from "./streams/chat-stream";
 import { type FrameTarget, handleFrame, reply, sessionFrames } from "./streams/command-frames";
+import { RESPONSES_PATH, serveResponses } from "./streams/response-streams";
 import { openStream, tokenExpiry } from "./streams/session-streams";
 import { turnCursor } from "./views/chat-reads";
 
@@ -171,12 +172,15 @@ export class SessionObject extends SessionCore {
     return toResult(() => this.existing(() => this.parts.runner.follow(this.parts.queue.submit({ input, idempotency_key: key }).turn_id)));
   }
 
-  /** WebSocket upgrades, SSE streams and the chat routes' streams (they need a Response, so they come through fetch). */
+  /** WebSocket upgrades, SSE streams, the chat routes' streams and the Responses reads (they need a Response, so they come through fetch). */
   override async fetch(request: Request): Promise<Response> {
+    const path = new URL(request.url).pathname;
     const result = await toResult(() =>
-      this.existing(() =>
-        new URL(request.url).pathname === CHAT_STREAM_PATH ? this.chatStream(request) : openStream(request, this.store, this.channels, this.hub),
-      ),
+      this.existing(() => {
+        if (path === CHAT_STREAM_PATH) return this.chatStream(request);
+        if (path === RESPONSES_PATH) return this.responses(request);
+        return openStream(request, this.store, this.channels, this.hub);
+      }),
     );
     if (result.ok) return result.value;
     return Response.json({ error: result.error }, { status: new ApiError(result.error.code, "").status });
@@ -192,16 +196,33 @@ export class SessionObject extends SessionCore {
       after: turnCursor(this.store, turnId),
       metadata: { session_id: this.row().session_id },
       decided: decided.length > 0 ? new Set(decided) : undefined,
-      openEvents: (after, signal) => this.existing(() => this.hub.openSse(after, null, signal)),
-      stillWaiting: async (actionIds, sequence) => {
-        const thread = unwrap(await this.call("getThread", { params: { sid: this.row().session_id }, by: "" }));
-        const pending = new Set(thread.pending_actions.map((a) => a.action_id));
-        return thread.active_turn_id === turnId && thread.last_sequence <= sequence && actionIds.every((id) => pending.has(id));
-      },
+      openEvents: this.openEvents,
+      stillWaiting: (actionIds, sequence) => this.stillWaiting(turnId, actionIds, sequence),
       keepaliveMs: keepaliveMs(this.env),
       expiresAt: tokenExpiry(request),
       signal: request.signal,
     });
+  }
+
+  /** A response of the Open Responses routes (src/routes/responses.ts): its object, input items or stream. */
+  private responses(request: Request): Promise<Response> {
+    return serveResponses(request, {
+      store: this.store,
+      model: this.openedAgent(),
+      openEvents: this.openEvents,
+      stillWaiting: (turnId, actionIds, sequence) => this.stillWaiting(turnId, actionIds, sequence),
+      keepaliveMs: keepaliveMs(this.env),
+      expiresAt: tokenExpiry(request),
+    });
+  }
+
+  private readonly openEvents = (after: number, signal: AbortSignal) => this.existing(() => this.hub.openSse(after, null, signal));
+
+  /** Whether the turn still waits for all of `actionIds` and nothing follows `sequence` in the log yet. */
+  private async stillWaiting(turnId: string, actionIds: string[], sequence: number): Promise<boolean> {
+    const thread = unwrap(await this.call("getThread", { params: { sid: this.row().session_id }, by: "" }));
+    const pending = new Set(thread.pending_actions.map((a) => a.action_id));
+    return thread.active_turn_id === turnId && thread.last_sequence <= sequence && actionIds.every((id) => pending.has(id));
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {

@@ -5,6 +5,7 @@ import * as chat from "./chat";
 import * as files from "./files";
 import type { Operation } from "./operation";
 import * as resources from "./resources";
+import * as responses from "./responses";
 import * as schedules from "./schedules";
 import * as sessions from "./sessions";
 import * as streams from "./streams";
@@ -15,13 +16,27 @@ import * as turns from "./turns";
 import * as usage from "./usage";
 
 export type { BodyOf, Operation, QueryOf, ResponseOf } from "./operation";
-export { agents, chat, files, resources, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
+export { agents, chat, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
 
 const isOperation = (v: unknown): v is Operation => typeof v === "object" && v !== null && "operationId" in v && "permission" in v;
 
 const METHOD_ORDER = ["get", "put", "post", "patch", "delete"];
 
 /** Every declared operation, by path and then method (an area's exports come in no order of their own). */
-export const OPERATIONS: readonly Operation[] = [system, agents, sessions, files, turns, streams, schedules, subscriptions, chat, tokens, usage, resources]
+export const OPERATIONS: readonly Operation[] = [
+  system,
+  agents,
+  sessions,
+  files,
+  turns,
+  streams,
+  schedules,
+  subscriptions,
+  chat,
+  tokens,
+  usage,
+  resources,
+  responses,
+]
   .flatMap((area) => Object.values(area).filter(isOperation))
   .sort((a, b) => (a.path === b.path ? METHOD_ORDER.indexOf(a.method) - METHOD_ORDER.indexOf(b.method) : a.path < b.path ? -1 : 1));

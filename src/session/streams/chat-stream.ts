@@ -11,48 +11,45 @@
 // then live, reopened where it ended (a slow consumer's); the chunks go out with a keep-alive comment whenever
 // the stream has been silent for the keep-alive interval, and the stream ends when a browser token that
 // opened it expires. Everything here runs in the stream's own request: its timers, its reads, its writes.
-import { ApiError } from "../../protocol/errors";
 import type { RuntimeEvent } from "../../protocol/events";
 import type { UiChunk } from "../../views/ui-stream";
 import { type TurnStreamOptions, turnStream } from "../../views/ui-turn-stream";
-import { SSE_KEEPALIVE, TOKEN_EXPIRED } from "../keepalive";
+import { type SseFormat, type SseOptions, sseResponse } from "./sse-writer";
 
 /** The path of the chat stream on the session object (the Worker's forwarded request). */
 export const CHAT_STREAM_PATH = "/chat-stream";
 
-/** The protocol's response headers (the AI SDK's UI_MESSAGE_STREAM_HEADERS). */
-const UI_STREAM_HEADERS = {
-  "content-type": "text/event-stream",
-  "cache-control": "no-cache",
-  "x-vercel-ai-ui-message-stream": "v1",
-  "x-accel-buffering": "no",
+const line = (data: string) => `data: ${data}\n\n`;
+
+/** The protocol on the wire: its headers (the AI SDK's UI_MESSAGE_STREAM_HEADERS), `data:` lines, and `[DONE]`. */
+const UI_STREAM: SseFormat<UiChunk> = {
+  name: "chat stream",
+  headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-vercel-ai-ui-message-stream": "v1", "x-accel-buffering": "no" },
+  chunk: (c) => line(JSON.stringify(c)),
+  failure: (e) => line(JSON.stringify({ type: "error", errorText: `${e.code}: ${e.message}` })),
+  end: line("[DONE]"),
 };
-/** Chunks that are ready together are written together, up to about this many characters a write. */
-const MAX_WRITE = 64 * 1024;
 /** Streams that end without progress this many times in a row are given up (the session is gone). */
 const MAX_IDLE_RECONNECTS = 3;
 
-export interface ChatStreamOptions extends Omit<TurnStreamOptions, "events"> {
+/** An SSE stream of the session's log after `after`, ending when `signal` aborts; throws when the session is gone. */
+export type OpenEvents = (after: number, signal: AbortSignal) => Response;
+
+export interface ChatStreamOptions extends Omit<TurnStreamOptions, "events">, SseOptions {
   /** The sequence before the turn's first event. */
   after: number;
-  /** An SSE stream of the session's log after `after`, ending when `signal` aborts; throws when the session is gone. */
-  openEvents(after: number, signal: AbortSignal): Response;
-  keepaliveMs: number;
-  /** When the browser token that opened the stream expires (ms since the epoch); null for API keys. */
-  expiresAt: number | null;
-  /** The request's signal: it aborts when the Worker (its client) goes away. */
-  signal: AbortSignal;
+  openEvents: OpenEvents;
 }
 
 /** The UI message stream of a turn, from its first event, as an SSE response. */
 export function chatStream(o: ChatStreamOptions): Promise<Response> {
   const abort = new AbortController();
   const chunks = turnStream({ ...o, events: sessionEvents(o.openEvents, o.after, abort.signal) });
-  return sseResponse(chunks, abort, o);
+  return sseResponse(chunks, abort, o, UI_STREAM);
 }
 
 /** Every event of the session after `after`, then live ones, until `signal` aborts or the consumer stops. */
-async function* sessionEvents(open: ChatStreamOptions["openEvents"], after: number, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
+export async function* sessionEvents(open: OpenEvents, after: number, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
   let cursor = after;
   let idle = 0;
   while (!signal.aborted && idle < MAX_IDLE_RECONNECTS) {
@@ -83,100 +80,4 @@ async function* sessionEvents(open: ChatStreamOptions["openEvents"], after: numb
     }
     idle = cursor === start ? idle + 1 : 0;
   }
-}
-
-const SILENT = Symbol("silent");
-
-/** `next` if it settles within `ms`, else SILENT (`next` stays pending for a later wait). */
-async function within<T>(next: Promise<T>, ms: number): Promise<T | typeof SILENT> {
-  let timer!: ReturnType<typeof setTimeout>;
-  const silent = new Promise<typeof SILENT>((resolve) => {
-    timer = setTimeout(() => resolve(SILENT), ms);
-  });
-  try {
-    return await Promise.race([next, silent]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function sseResponse(chunks: AsyncGenerator<UiChunk>, abort: AbortController, o: ChatStreamOptions): Promise<Response> {
-  const encoder = new TextEncoder();
-  const line = (data: string) => `data: ${data}\n\n`;
-  const expiresAt = o.expiresAt ?? Number.POSITIVE_INFINITY;
-  const out = new IdentityTransformStream();
-  const writer = out.writable.getWriter();
-  let next: Promise<IteratorResult<UiChunk>> | null = null;
-  let stopped = false;
-  const stop = () => {
-    if (stopped) return;
-    stopped = true;
-    o.signal.removeEventListener("abort", gone);
-    abort.abort();
-    // A chunk still awaited settles after the stream ended: nobody reads it.
-    next?.catch(() => {});
-    chunks.return(undefined).catch(() => {});
-  };
-  // The client went away (or stopped): the turn goes on; only this stream ends, and a write under way is abandoned.
-  const gone = () => {
-    stop();
-    writer.abort().catch(() => {});
-  };
-
-  /**
-   * The next text to send and whether the stream ends after it, or null when `ms` is 0 and nothing is ready;
-   * a keep-alive when nothing came for `ms`. A failure is told in the stream.
-   */
-  const following = async (ms: number): Promise<{ text: string; end: boolean } | null> => {
-    let last: UiChunk | null = null;
-    try {
-      next ??= chunks.next();
-      const left = expiresAt - Date.now();
-      const got = left > 0 ? await within(next, Math.min(ms, left)) : SILENT;
-      if (got === SILENT) {
-        if (Date.now() < expiresAt) return ms === 0 ? null : { text: SSE_KEEPALIVE, end: false };
-        last = { type: "error", errorText: `${TOKEN_EXPIRED.code}: ${TOKEN_EXPIRED.message}` };
-      } else {
-        next = null;
-        if (!got.done) return { text: line(JSON.stringify(got.value)), end: false };
-      }
-    } catch (err) {
-      if (stopped) return { text: "", end: true };
-      // The response has started: a failure can only be told in the stream.
-      console.error("chat stream failed", err);
-      last = { type: "error", errorText: err instanceof ApiError ? `${err.code}: ${err.message}` : "internal_error: the stream failed" };
-    }
-    return { text: (last ? line(JSON.stringify(last)) : "") + line("[DONE]"), end: true };
-  };
-
-  /** The chunks that are ready together (a batch of events), as one write. */
-  const batch = async (): Promise<{ text: string; end: boolean }> => {
-    let { text, end } = (await following(o.keepaliveMs))!;
-    const more = async () => (end || text.length >= MAX_WRITE ? null : await following(0));
-    for (let got = await more(); got; got = await more()) {
-      text += got.text;
-      end = got.end;
-    }
-    return { text, end };
-  };
-
-  /** Writes `first`, then each batch, until the stream ends or the client goes away. */
-  const write = async (first: { text: string; end: boolean }) => {
-    try {
-      for (let part = first; !stopped; part = await batch()) {
-        if (part.text !== "") await writer.write(encoder.encode(part.text));
-        if (part.end) return await writer.close();
-      }
-    } catch {
-      // the client went away: normal, nothing to report
-    } finally {
-      stop();
-    }
-  };
-
-  if (o.signal.aborted) gone();
-  else o.signal.addEventListener("abort", gone, { once: true });
-  // The start and what the log already holds go out with the response, as the SSE stream's replay does.
-  void write(await batch());
-  return new Response(out.readable, { headers: UI_STREAM_HEADERS });
 }

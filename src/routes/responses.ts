@@ -1,0 +1,155 @@
+// The Open Responses API (docs/guides/open-responses.md): POST /v1/responses submits a turn (or decides what a
+// paused one waits for) and answers the response's object or stream; the other routes read, cancel and erase
+// a response. A response id names its session and turn (src/views/response-object.ts): no table maps it. The
+// session object folds the log into objects and streams (src/session/streams/response-streams.ts); these
+// routes check who may reach the session, and answer every error in the Responses shape.
+import type { Context } from "hono";
+import { checkInputFits } from "../engine/context-budget";
+import type { Env } from "../env";
+import { randomId } from "../ids";
+import { agentConfig } from "../objects/registry/agent-cache";
+import { ApiError, type FieldIssue, unwrap } from "../protocol/errors";
+import { responses as ops } from "../protocol/operations";
+import type { ResponsesRequest } from "../protocol/operations/responses";
+import { allows, type Principal } from "../protocol/permissions";
+import { DEFAULT_POLICY } from "../protocol/policy";
+import { RESPONSES_PATH, type ResponsesMode } from "../session/streams/response-streams";
+import { type InputItem, parseResponseId, type ResponseObject, type ResponseRef, responseId } from "../views/response-object";
+import { decide, expiresAt, reachable } from "./chat";
+import { sessionFetch } from "./chat-stream";
+import { eraseSessions } from "./erasure";
+import { callSession, router, sessionStub, toApiError } from "./http";
+import { route } from "./operation-route";
+import { answerValue, type ResponsesInput, responsesInput } from "./responses-input";
+
+const ERROR_TYPES: Record<number, string> = { 401: "authentication_error", 403: "permission_error", 429: "rate_limit_error", 500: "server_error" };
+
+/** The Responses error shape: `code` is the runtime's (docs/reference/errors.md), `param` the first field refused. */
+export function responsesError(c: Context, err: ApiError) {
+  const first = Array.isArray(err.details) ? (err.details[0] as FieldIssue | undefined) : undefined;
+  const error = { message: err.message, type: ERROR_TYPES[err.status] ?? "invalid_request_error", param: first?.path || null, code: err.code };
+  return c.json({ error }, err.status as 400);
+}
+
+const refused = (path: string, reason: string, code: "not_found" | "validation_failed" = "validation_failed") =>
+  new ApiError(code, `${path}: ${reason}`, [{ path, reason }]);
+
+/** The response `id` when it is one of a session the caller may reach; 404 (naming `param`) otherwise. */
+async function reach(env: Env, principal: Principal, id: string, param = "response_id"): Promise<ResponseRef> {
+  const ref = parseResponseId(id);
+  if (!ref || !(await reachable(env, ref.session_id, principal))) throw refused(param, `no response '${id}'`, "not_found");
+  return ref;
+}
+
+/** Reads the response from its session: its object now, once it ends, its input items, or its stream. */
+async function read(env: Env, principal: Principal, ref: ResponseRef, mode: ResponsesMode, startingAfter?: number): Promise<Response> {
+  const url = new URL(`https://session${RESPONSES_PATH}`);
+  url.searchParams.set("id", responseId(ref));
+  url.searchParams.set("mode", mode);
+  if (startingAfter !== undefined) url.searchParams.set("starting_after", String(startingAfter));
+  return sessionFetch(env, ref.session_id, url, expiresAt(principal));
+}
+
+const object = async (res: Response) => (await res.json()) as ResponseObject;
+
+/** A new session of the agent `model` for the first response of a conversation (a token's subject owns it). */
+async function openSession(env: Env, principal: Principal, agent: string, input: ResponsesInput): Promise<string> {
+  if (!allows(principal, "sessions.create") || (principal.kind === "token" && principal.agent !== agent)) {
+    throw new ApiError(
+      "forbidden",
+      principal.kind === "token" && principal.agent
+        ? `This token opens conversations of agent "${principal.agent}" only`
+        : "This caller opens no conversations",
+    );
+  }
+  const config = await agentConfig(env, agent);
+  if (!config) throw refused("model", `no agent '${agent}' is registered`, "not_found");
+  if (input.kind === "turn") {
+    if (input.fileIds.length > 0) throw refused("input", "a new conversation has no files yet: send the file's data or URL");
+    checkInputFits(config, typeof input.input === "string" ? input.input : JSON.stringify(input.input), "input");
+  }
+  const sid = randomId("ses");
+  const owner = principal.kind === "token" ? principal.subject : null;
+  unwrap(await sessionStub(env, sid).create({ session_id: sid, agent: config, policy: DEFAULT_POLICY, metadata: { via: "responses" }, owner }));
+  return sid;
+}
+
+/** Records the approvals and answers on the paused turn; the response begins after what the log held before them. */
+async function continueTurn(env: Env, sid: string, input: Extract<ResponsesInput, { kind: "decisions" }>, by: Principal): Promise<ResponseRef> {
+  const thread = await callSession(env, sid, "getThread", { by: by.id });
+  const schemas = new Map(thread.pending_actions.map((a) => [a.tool_call_id, a.response_schema as Record<string, unknown> | undefined]));
+  const answers = input.answers.map((a) => answerValue(a, schemas.get(a.toolCallId)));
+  const { turnId } = await decide(env, sid, input.decisions, answers, by);
+  return { session_id: sid, turn_id: turnId, after: thread.last_sequence };
+}
+
+/** Submits the request's input: a turn of the conversation, or the decisions its paused turn waits for. */
+async function submit(env: Env, principal: Principal, body: ResponsesRequest): Promise<ResponseRef> {
+  const input = responsesInput(body);
+  let sid: string;
+  if (body.previous_response_id) {
+    sid = (await reach(env, principal, body.previous_response_id, "previous_response_id")).session_id;
+    const { access } = unwrap(await sessionStub(env, sid).access());
+    if (access.opened_agent !== body.model) throw refused("model", `must be "${access.opened_agent}", the agent of previous_response_id's conversation`);
+  } else {
+    sid = await openSession(env, principal, body.model, input);
+  }
+  if (input.kind === "decisions") return continueTurn(env, sid, input, principal);
+  const turn = { input: input.input, on_busy: "enqueue" as const };
+  const { turn_id } = await callSession(env, sid, "submitTurn", { body: turn, by: principal.id });
+  return { session_id: sid, turn_id, after: null };
+}
+
+export const responses = router();
+responses.onError((err, c) => responsesError(c, toApiError(err)));
+
+responses
+  .openapi(route(ops.createResponse), async (c) => {
+    const body = c.req.valid("json");
+    const principal = c.get("principal");
+    const ref = await submit(c.env, principal, body);
+    if (body.stream) return (await read(c.env, principal, ref, "stream")) as never;
+    const response = await object(await read(c.env, principal, ref, body.background ? "object" : "wait"));
+    return c.json({ ...response, background: body.background ?? false, previous_response_id: body.previous_response_id ?? null }, 200);
+  })
+  .openapi(route(ops.getResponse), async (c) => {
+    const principal = c.get("principal");
+    const ref = await reach(c.env, principal, c.req.valid("param").response_id);
+    const { stream, starting_after } = c.req.valid("query");
+    if (stream === "true") return (await read(c.env, principal, ref, "stream", starting_after ?? -1)) as never;
+    if (starting_after !== undefined) throw refused("starting_after", "is read only with stream=true");
+    return c.json(await object(await read(c.env, principal, ref, "object")), 200);
+  })
+  .openapi(route(ops.cancelResponse), async (c) => {
+    const principal = c.get("principal");
+    const ref = await reach(c.env, principal, c.req.valid("param").response_id);
+    const now = await object(await read(c.env, principal, ref, "object"));
+    if (now.status !== "queued" && now.status !== "in_progress") {
+      throw new ApiError("conflict", `Response '${now.id}' is ${now.status}: only a queued or in-progress response can be cancelled`);
+    }
+    unwrap(await sessionStub(c.env, ref.session_id).cancelTurn(ref.turn_id, "cancelled by the client"));
+    return c.json(await object(await read(c.env, principal, ref, "wait")), 200);
+  })
+  .openapi(route(ops.deleteResponse), async (c) => {
+    const principal = c.get("principal");
+    const id = c.req.valid("param").response_id;
+    const ref = await reach(c.env, principal, id);
+    const { derived } = unwrap(await sessionStub(c.env, ref.session_id).erase());
+    const left = await eraseSessions(c.env, derived);
+    if (left.length > 0) console.error("responses: sessions made from an erased conversation were left", left);
+    return c.json({ id, object: "response" as const, deleted: true as const }, 200);
+  })
+  .openapi(route(ops.listInputItems), async (c) => {
+    const principal = c.get("principal");
+    const ref = await reach(c.env, principal, c.req.valid("param").response_id);
+    const { limit = 20, order = "desc", after } = c.req.valid("query");
+    const all = (await (await read(c.env, principal, ref, "input")).json()) as InputItem[];
+    const ordered = order === "asc" ? all : [...all].reverse();
+    const start = after === undefined ? 0 : ordered.findIndex((i) => i.id === after) + 1;
+    if (start === 0 && after !== undefined) throw refused("after", `no input item '${after}' in this response`);
+    const data = ordered.slice(start, start + limit);
+    return c.json(
+      { object: "list" as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + limit < ordered.length },
+      200,
+    );
+  });

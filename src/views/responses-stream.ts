@@ -1,0 +1,254 @@
+// The Open Responses stream of one response, folded from its turn's events: `response.created`, the output
+// items as they come (`response.output_item.added`, `response.output_text.delta`, ...), and the end
+// (`response.completed`, `response.failed`, `response.cancelled`, or `response.incomplete` when the turn waits
+// for a person). The fold is pure: the same log gives the same events with the same `sequence_number`s, so a
+// stream resumed with `starting_after=N` (even after a restart) folds again and sends what follows N.
+//
+// A response ends where its turn pauses: the first event of the turn after a pause that is not one more
+// request joining it ends the response before that event (live, the stream also ends at a pause nothing
+// follows yet: `pause()`). A response that continues a paused turn folds the turn from its start to keep
+// track of what waits, and begins at the first decision recorded after its `after`.
+import type { EventOf, RuntimeEvent } from "../protocol/events";
+import {
+  APPROVAL_SERVER_LABEL,
+  asText,
+  type IncompleteReason,
+  type OutputItem,
+  type ResponseObject,
+  type ResponseRef,
+  responseShell,
+  responseUsage,
+  seconds,
+} from "./response-object";
+
+export type ResponsesEvent = { type: string; sequence_number: number } & Record<string, unknown>;
+
+type Waiting = EventOf<"action.required">;
+type MessageItem = Extract<OutputItem, { type: "message" }>;
+
+export class ResponsesFold {
+  readonly response: ResponseObject;
+  /** The response ended: its turn ended, or paused. */
+  ended = false;
+  private begun = false;
+  private next = 0;
+  private message: { item: MessageItem; index: number } | null = null;
+  private textSent = false;
+  /** Calls with a function_call item (in this response, or before it began). */
+  private readonly called = new Set<string>();
+  private readonly awaiting = new Map<string, Waiting>();
+  private readonly runningTools = new Set<string>();
+  private readonly openModelCalls = new Set<string>();
+  private readonly parentOf = new Map<string, string>();
+  /** The turn paused after this response began (the next event of the turn ends the response). */
+  private pausedHere = false;
+
+  constructor(
+    private readonly ref: ResponseRef,
+    id: string,
+    model: string,
+  ) {
+    this.response = responseShell(id, model, 0);
+  }
+
+  /** The events of the stream that `e` makes (none for another turn's event, or once the response ended). */
+  push(e: RuntimeEvent): ResponsesEvent[] {
+    if (this.ended || e.turn_id !== this.ref.turn_id) return [];
+    const out: ResponsesEvent[] = [];
+    if (!this.begun && this.begins(e)) this.begin(e, out);
+    if (!this.begun) {
+      this.track(e);
+      // A question's call was shown when the response before paused; an approved call is shown when it starts.
+      if (e.type === "tool.started" || (e.type === "action.required" && e.payload.kind === "user_input")) this.called.add(e.tool_call_id!);
+      return out;
+    }
+    if (this.pausedHere && e.type !== "action.required") return [...out, ...this.pause()];
+    this.track(e);
+    this.project(e, out);
+    this.pausedHere = !this.ended && this.pausedOn() !== null;
+    return out;
+  }
+
+  /** The approvals and questions the turn waits for with nothing else of it under way, or null. */
+  pausedOn(): string[] | null {
+    if (this.ended || this.awaiting.size === 0 || this.openModelCalls.size > 0) return null;
+    // The sub-agent calls enclosing a waiting call wait too; any other call still running keeps the turn busy.
+    const blocked = new Set<string>();
+    for (const a of this.awaiting.values()) {
+      for (let c = this.parentOf.get(a.tool_call_id!); c && !blocked.has(c); c = this.parentOf.get(c)) blocked.add(c);
+    }
+    for (const call of this.runningTools) if (!blocked.has(call)) return null;
+    return [...this.awaiting.keys()];
+  }
+
+  /** Ends the response at the pause: what waits becomes output items, and the status `incomplete`. */
+  pause(): ResponsesEvent[] {
+    const out: ResponsesEvent[] = [];
+    if (this.ended) return out;
+    this.closeMessage(out);
+    let reason: IncompleteReason = "user_input_required";
+    for (const a of this.awaiting.values()) {
+      const args = asText(a.payload.args ?? {});
+      if (a.payload.kind === "tool_approval") {
+        reason = "approval_required";
+        if (!this.response.output.some((i) => i.id === a.action_id)) {
+          this.addItem(
+            { type: "mcp_approval_request", id: a.action_id!, server_label: APPROVAL_SERVER_LABEL, name: a.payload.tool_name, arguments: args },
+            out,
+          );
+        }
+      } else if (!this.response.output.some((i) => i.type === "function_call" && i.call_id === a.tool_call_id)) {
+        this.addItem(
+          { type: "function_call", id: `fc_${a.tool_call_id}`, call_id: a.tool_call_id!, name: a.payload.tool_name, arguments: args, status: "completed" },
+          out,
+        );
+      }
+    }
+    Object.assign(this.response, { status: "incomplete", incomplete_details: { reason } });
+    this.finish("response.incomplete", out);
+    return out;
+  }
+
+  /** Where the response begins: its turn's first event, or the first decision after `after`. */
+  private begins(e: RuntimeEvent): boolean {
+    if (this.ref.after === null) return true;
+    return e.sequence > this.ref.after && e.type === "action.resolved";
+  }
+
+  private begin(e: RuntimeEvent, out: ResponsesEvent[]): void {
+    this.begun = true;
+    this.response.created_at = seconds(e.timestamp);
+    const queued = e.type === "turn.submitted" && e.payload.queued;
+    this.response.status = queued ? "queued" : "in_progress";
+    this.emit("response.created", { response: this.snapshot() }, out);
+    this.emit(queued ? "response.queued" : "response.in_progress", { response: this.snapshot() }, out);
+  }
+
+  /** What the pause depends on: the calls under way and the actions waiting. */
+  private track(e: RuntimeEvent): void {
+    if (e.tool_call_id && e.parent_id) this.parentOf.set(e.tool_call_id, e.parent_id);
+    if (e.type === "model.requested" && e.step_id) this.openModelCalls.add(e.step_id);
+    else if (e.type === "model.completed" && e.step_id) this.openModelCalls.delete(e.step_id);
+    else if (e.type === "tool.started") this.runningTools.add(e.tool_call_id!);
+    else if (e.type === "tool.result") this.runningTools.delete(e.tool_call_id!);
+    else if (e.type === "action.required") this.awaiting.set(e.action_id!, e);
+    else if (e.type === "action.resolved") this.awaiting.delete(e.action_id!);
+  }
+
+  private project(e: RuntimeEvent, out: ResponsesEvent[]): void {
+    const root = (e.depth ?? 0) === 0;
+    switch (e.type) {
+      case "turn.started":
+        if (this.response.status === "queued") {
+          this.response.status = "in_progress";
+          this.emit("response.in_progress", { response: this.snapshot() }, out);
+        }
+        return;
+      case "model.delta":
+        if (root) this.text(e.payload.text, out);
+        return;
+      case "model.completed":
+        if (root && (e.payload.phase ?? "executor") === "executor") this.closeMessage(out);
+        return;
+      case "reasoning.summary":
+        if (root) this.addItem({ type: "reasoning", id: `rs_${e.sequence}`, summary: [{ type: "summary_text", text: e.payload.text }] }, out);
+        return;
+      case "tool.started":
+        if (root) this.call(e.tool_call_id!, e.payload.name, e.payload.args, out);
+        return;
+      case "tool.result":
+        if (root) {
+          this.call(e.tool_call_id!, e.payload.name, {}, out);
+          const output = asText(e.payload.output);
+          this.addItem({ type: "function_call_output", id: `fco_${e.tool_call_id}`, call_id: e.tool_call_id!, output, status: "completed" }, out);
+        }
+        return;
+      case "turn.completed":
+        this.completed(e, out);
+        return;
+      case "turn.failed":
+        this.closeMessage(out);
+        Object.assign(this.response, { status: "failed", error: { code: e.payload.error.code, message: e.payload.error.message } });
+        this.finish("response.failed", out, e);
+        return;
+      case "turn.cancelled":
+        this.closeMessage(out);
+        this.response.status = "cancelled";
+        this.finish("response.cancelled", out, e);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private completed(e: EventOf<"turn.completed">, out: ResponsesEvent[]): void {
+    const { output, usage } = e.payload;
+    // A final output that was not streamed (a fixed message, a structured output) is sent as text.
+    if (!this.textSent && output !== undefined && output !== null && output !== "") this.text(asText(output), out);
+    this.closeMessage(out);
+    Object.assign(this.response, { status: "completed", usage: responseUsage(usage) });
+    this.finish("response.completed", out, e);
+  }
+
+  /** A function_call item for a call of the agent's, once per call (a result alone carries no arguments). */
+  private call(callId: string, name: string, args: unknown, out: ResponsesEvent[]): void {
+    if (this.called.has(callId)) return;
+    this.called.add(callId);
+    this.closeMessage(out);
+    const item: OutputItem = { type: "function_call", id: `fc_${callId}`, call_id: callId, name, arguments: asText(args ?? {}), status: "completed" };
+    this.addItem(item, out, { type: "response.function_call_arguments.done", item_id: item.id, arguments: item.arguments });
+  }
+
+  private text(delta: string, out: ResponsesEvent[]): void {
+    if (!this.message) {
+      const item: MessageItem = { type: "message", id: `msg_${this.next}`, status: "in_progress", role: "assistant", content: [] };
+      const index = this.response.output.push(item) - 1;
+      this.message = { item, index };
+      this.emit("response.output_item.added", { output_index: index, item: clone(item) }, out);
+      item.content.push({ type: "output_text", text: "", annotations: [] });
+      this.emit("response.content_part.added", { item_id: item.id, output_index: index, content_index: 0, part: clone(item.content[0]) }, out);
+    }
+    const { item, index } = this.message;
+    item.content[0]!.text += delta;
+    this.textSent = true;
+    this.emit("response.output_text.delta", { item_id: item.id, output_index: index, content_index: 0, delta, logprobs: [] }, out);
+  }
+
+  private closeMessage(out: ResponsesEvent[]): void {
+    if (!this.message) return;
+    const { item, index } = this.message;
+    this.message = null;
+    const part = item.content[0]!;
+    this.emit("response.output_text.done", { item_id: item.id, output_index: index, content_index: 0, text: part.text, logprobs: [] }, out);
+    this.emit("response.content_part.done", { item_id: item.id, output_index: index, content_index: 0, part: clone(part) }, out);
+    item.status = "completed";
+    this.emit("response.output_item.done", { output_index: index, item: clone(item) }, out);
+  }
+
+  /** A whole item: added and done, with `between` (its arguments' event) in between. */
+  private addItem(item: OutputItem, out: ResponsesEvent[], between?: Record<string, unknown> & { type: string }): void {
+    const index = this.response.output.push(item) - 1;
+    this.emit("response.output_item.added", { output_index: index, item: clone(item) }, out);
+    if (between) {
+      const { type, ...fields } = between;
+      this.emit(type, { output_index: index, ...fields }, out);
+    }
+    this.emit("response.output_item.done", { output_index: index, item: clone(item) }, out);
+  }
+
+  private finish(type: string, out: ResponsesEvent[], e?: RuntimeEvent): void {
+    this.ended = true;
+    if (e) this.response.completed_at = seconds(e.timestamp);
+    this.emit(type, { response: this.snapshot() }, out);
+  }
+
+  private emit(type: string, fields: Record<string, unknown>, out: ResponsesEvent[]): void {
+    out.push({ type, sequence_number: this.next++, ...fields });
+  }
+
+  private snapshot(): ResponseObject {
+    return clone(this.response);
+  }
+}
+
+const clone = <T>(v: T): T => structuredClone(v);
