@@ -4,8 +4,6 @@ import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject,
 import { describe, expect, it } from "vitest";
 import type { SessionObject } from "../src/session/object";
 import type { TurnRunner } from "../src/session/runner/turn-runner";
-import type { PendingWrites } from "../src/session/store/pending-writes";
-import type { SessionStore } from "../src/session/store/session-store";
 import { api, createSession, events, expectGapless, KEY, submitTurn, waitForEvent, waitForTurnEnd } from "./support/api";
 import { toolResultDraft } from "./support/drafts";
 import { requests, type Step, script, toolURL, uniqueId } from "./support/fake-model";
@@ -167,7 +165,8 @@ describe("crash recovery", () => {
     // loop leaves it until the next model call's start, and the turn is interrupted then.
     await runInDurableObject(stub(sid), (instance: SessionObject) => {
       // The session object's own parts, as the loop's ports use them.
-      const { store, pending, runner } = instance as unknown as { store: SessionStore; pending: PendingWrites; runner: TurnRunner };
+      const { store, pending } = instance;
+      const { runner } = (instance as unknown as { parts: { runner: TurnRunner } }).parts;
       const state = store.turnState(turn_id)!;
       const call = state.calls!.find((c) => c.tool_call_id === started.tool_call_id)!;
       call.status = "done";

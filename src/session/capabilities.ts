@@ -7,6 +7,7 @@ import { Approvals } from "./approvals/approvals";
 import type { Capability } from "./capability";
 import type { SessionContext } from "./context";
 import { COPY_DUE } from "./files/file-ledger";
+import { DerivedSessions } from "./forks/derived-sessions";
 import { forkCapability } from "./forks/fork-history";
 import { SessionIndexer } from "./indexer/session-indexer";
 import { RecallIndexer } from "./memory/session-memory";
@@ -43,6 +44,8 @@ export function connect(host: SessionHost) {
   const schedules = new Schedules(host, queue);
   const subscriptions = new SubscriptionTable(host, () => delivery.changed());
   const delivery = new SubscriptionDelivery(host, subscriptions);
+  /** The session's forks and replays, erased with it. */
+  const derived = new DerivedSessions(host.sql);
   const list = [
     queue.capability(),
     approvals.capability(),
@@ -54,7 +57,7 @@ export function connect(host: SessionHost) {
     new RecallIndexer(host).capability(),
     forkCapability(host),
     replayCapability(host, runner.replays),
-    viewsCapability(host, () => host.channels),
+    viewsCapability(host, () => host.channels.list()),
     // A fork's copies of its source's files, a batch at a time.
     {
       alarms: [
@@ -69,7 +72,7 @@ export function connect(host: SessionHost) {
     // The sockets' own deadlines (a browser token's expiry, keep-alives).
     { alarms: [{ kind: SOCKETS_DUE, fire: (now: number) => host.hub.tick(now) }] },
   ] as const satisfies readonly Capability[];
-  return { runner, queue, approvals, indexer, schedules, subscriptions, delivery, list, operations: operationTable(list) };
+  return { runner, queue, approvals, indexer, schedules, subscriptions, delivery, derived, list, operations: operationTable(list) };
 }
 
 /** The connected capabilities of a session. */

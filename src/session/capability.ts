@@ -21,6 +21,12 @@ export interface Capability {
   alarms?: AlarmKind[];
   /** Called after each commit with the events it stored (none for a commit of state alone). */
   committed?(events: StoredEvent[]): void;
+  /** The object started over a stored session (a restart, an eviction): what the last instance left goes on. */
+  started?(): void;
+  /** The session is being erased: background work stops (every capability's, before anything is erased). */
+  stop?(): void;
+  /** The session is being erased: what it has outside its object goes (in the list's order, after every stop). */
+  erase?(reason: string): void | Promise<void>;
 }
 
 /** The alarm kind that owns a due entry: its exact kind, or the kind it starts with. */

@@ -13,6 +13,8 @@ export interface SessionContext {
   /** The deployment's bindings and settings. */
   bindings(): Env;
   readonly store: SessionStore;
+  /** The object's SQLite, from which each capability builds the tables it owns (it is their one writer). */
+  readonly sql: SqlStorage;
   /** The session's row (it exists once created). */
   row(): SessionRow;
   /** The agent the session runs now (a handoff changes it). */

@@ -8,8 +8,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { randomId } from "../ids";
-import { indexShard } from "../objects/index/index-shards";
-import { resourceMemory } from "../objects/memory/resource-memory-object";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "../objects/migrate";
 import type { AgentConfig } from "../protocol/agent-config";
 import { CLOSE_CODES } from "../protocol/close-codes";
@@ -33,6 +31,7 @@ import { SOCKETS_DUE, SocketHub } from "./streams/socket-hub";
 export abstract class SessionCore extends DurableObject<Env> implements SessionHost {
   /** Opened when the session exists (or is being created). */
   store!: SessionStore;
+  readonly sql: SqlStorage;
   channels!: ChannelStore;
   protected folded: SessionView = emptyView();
   protected session: SessionRow | null = null;
@@ -57,6 +56,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionH
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.sql = ctx.storage.sql;
     const positive = (raw: string | undefined, fallback: number) => (Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : fallback);
     this.hub = new SocketHub(
       ctx,
@@ -76,18 +76,16 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionH
       const snap = this.store.snapshot();
       const tail = this.store.readEvents(snap?.last_sequence ?? 0, Number.MAX_SAFE_INTEGER).map((e) => JSON.parse(e.body) as RuntimeEvent);
       this.folded = foldAll(tail, snap ?? emptyView());
-      // The alarm wakes for the earliest schedule even if a crash lost its deadline entry.
-      this.transact(() => this.parts.schedules.arm());
-      this.armAlarm();
-      // A delivery cut off by the restart goes on at once (its batch keeps its id).
-      this.parts.delivery.poke();
-      try {
-        // A turn left running by a previous instance (eviction, deploy, crash) continues now.
-        this.parts.runner.resume("the session object restarted");
-      } catch (err) {
-        // Never fail the constructor: the object would refuse every request. The heartbeat tries again.
-        console.error("resume on start failed", err);
+      for (const c of this.parts.list) {
+        if (!("started" in c)) continue;
+        try {
+          c.started();
+        } catch (err) {
+          // Never fail the constructor: the object would refuse every request. The heartbeat tries again.
+          console.error("a capability's start failed", err);
+        }
       }
+      this.armAlarm();
     });
   }
 
@@ -238,15 +236,8 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionH
    */
   async eraseNow(reason: string): Promise<void> {
     const sid = this.row().session_id;
-    this.parts.indexer.stop();
-    this.parts.delivery.stop();
-    // Ending a turn may queue and start another (live messages too late for it become turns): end each one.
-    do {
-      for (const t of this.store.queuedTurns()) this.parts.queue.remove(t.turn_id, reason);
-    } while (this.parts.runner.interrupt(reason).interrupted);
-    await indexShard(this.env, sid).eraseFromIndex(sid);
-    const rid = this.row().resource_id;
-    if (rid !== null) await resourceMemory(this.env, rid).forgetSession(sid); // its turns leave the recall index
+    for (const c of this.parts.list) if ("stop" in c) c.stop();
+    for (const c of this.parts.list) if ("erase" in c) await c.erase(reason);
     this.hub.closeAll(CLOSE_CODES.session_erased.code, reason);
     await eraseSessionBlobs(this.env.BLOBS, sid);
     await this.ctx.storage.deleteAlarm();

@@ -145,7 +145,7 @@ export class SessionObject extends SessionCore {
   async addDerived(sessionId: string, kind: DerivedKind): Promise<Result<null>> {
     return toResult(() =>
       this.existing(() => {
-        this.store.derived.add(sessionId, kind, Date.now());
+        this.parts.derived.add(sessionId, kind, Date.now());
         return null;
       }),
     );
@@ -158,7 +158,7 @@ export class SessionObject extends SessionCore {
   async erase(): Promise<Result<{ erased: boolean; derived: string[] }>> {
     return toResult(async () => {
       if (!this.session) return { erased: false, derived: [] };
-      const derived = this.store.derived.ids();
+      const derived = this.parts.derived.ids();
       await this.eraseNow("the session was erased");
       return { erased: true, derived };
     });

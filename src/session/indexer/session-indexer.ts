@@ -211,6 +211,12 @@ export class SessionIndexer {
           this.syncIn(now ? 0 : STATUS_WRITE_DELAY_MS);
         }
       },
+      stop: () => this.stop(),
+      // Its row goes before the session's storage: if the index cannot be reached, nothing of the session is lost yet.
+      erase: async () => {
+        const sid = this.s.row().session_id;
+        await indexShard(this.s.bindings(), sid).eraseFromIndex(sid);
+      },
     } satisfies Capability;
   }
 }

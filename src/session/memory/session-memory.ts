@@ -176,6 +176,11 @@ export class RecallIndexer {
           if (turn_id) setTimeout(() => void this.index(turn_id), 0);
         }
       },
+      // The session's turns leave its resource's recall index.
+      erase: async () => {
+        const { resource_id, session_id } = this.s.row();
+        if (resource_id !== null) await resourceMemory(this.s.bindings(), resource_id).forgetSession(session_id);
+      },
     } satisfies Capability;
   }
 }

@@ -43,6 +43,8 @@ export interface QueueRunner {
   supersede(byTurnId: string, drafts: EventDraft[], rollback: boolean): void;
   /** Rolls back the ended turn `turnId` for `byTurnId`, recording `drafts` (that turn's submission) in the same transaction. */
   rollBackEnded(turnId: string, byTurnId: string, drafts: EventDraft[]): void;
+  /** Ends the running turn, if any (the session is erased). */
+  interrupt(reason: string): { interrupted: boolean };
 }
 
 export class TurnQueue {
@@ -265,6 +267,12 @@ export class TurnQueue {
       },
       // A debounced turn's window closed: it starts when it is first in the queue and nothing runs.
       alarms: [{ kind: DEBOUNCE, prefix: true, fire: () => this.runner.startNext() }],
+      // Every turn ends; ending one may queue and start another (live messages too late for it become turns).
+      erase: (reason) => {
+        do {
+          for (const t of this.s.store.queuedTurns()) this.remove(t.turn_id, reason);
+        } while (this.runner.interrupt(reason).interrupted);
+      },
     } satisfies Capability;
   }
 }

@@ -10,23 +10,28 @@ import type { EventDraft } from "../../protocol/events";
 import type { MemoryLoaded, MemoryRecalled } from "../../protocol/memory";
 import type { SessionSlice } from "../context";
 import { compareTurns, type ReplayComparison, type ReplaySide, turnSide } from "./replay-compare";
-import type { ReplaySpec } from "./replay-row";
+import { ReplayRow, type ReplaySpec } from "./replay-row";
 
 /** The idempotency key of the replay session's replayed turn. */
 export const REPLAY_TURN_KEY = "replay";
 
 /** The slice of the session replayed turns works on. */
-export type ReplaySession = SessionSlice<never, "eventsOfTurn" | "replay" | "turn">;
+export type ReplaySession = SessionSlice<"sql", "eventsOfTurn" | "turn">;
 
 export class ReplayTurns {
   /** The session's replay row, read once (it is written only when the session is created): every turn asks. */
   private spec: ReplaySpec | null | undefined;
 
-  constructor(private readonly s: ReplaySession) {}
+  /** The replay table: the one row a replay session is created with. */
+  private readonly table: ReplayRow;
+
+  constructor(private readonly s: ReplaySession) {
+    this.table = new ReplayRow(s.sql);
+  }
 
   /** Records what the session replays (inside its creation's transaction). */
   save(spec: ReplaySpec): void {
-    this.s.store.replay.insert(spec);
+    this.table.insert(spec);
     this.spec = spec;
   }
 
@@ -74,13 +79,13 @@ export class ReplayTurns {
   result(): { source_session: string; source_turn_id: string; status: "running" | "completed"; comparison: ReplayComparison | null } | null {
     const row = this.row();
     if (!row) return null;
-    const comparison = this.s.store.replay.completion();
+    const comparison = this.table.completion();
     return { source_session: row.source_session, source_turn_id: row.source_turn_id, status: comparison ? "completed" : "running", comparison };
   }
 
   private row(): ReplaySpec | null {
     if (this.spec === undefined) {
-      this.spec = this.s.store.replay.read();
+      this.spec = this.table.read();
     }
     return this.spec;
   }

@@ -1,8 +1,10 @@
 // The ports a running loop talks to the world through, on this session object's storage, R2 and registry.
 // Every write checks that its executor still owns the turn: a loop whose turn was taken away (interrupted)
 // writes nothing more.
+
 import type { ModelMessage } from "ai";
 import type { TurnPorts, TurnSetup } from "../../engine/loop";
+import type { ToolContext } from "../../engine/tools/types";
 import type { TurnState } from "../../engine/turn-state";
 import { parseAllowlist } from "../../engine/url-allowlist";
 import { randomId } from "../../ids";
@@ -32,6 +34,8 @@ export interface Executor {
 
 /** What the ports need of the turn runner. */
 export interface RunnerHooks {
+  /** The memory_* tools' key-value table (memory-store.ts). */
+  memory: ToolContext["memory"];
   /** Whether `exec` still owns its turn. */
   owns(exec: Executor): boolean;
   /** Records the turn's end (the loop's last write). */
@@ -52,7 +56,7 @@ export interface RunnerHooks {
 export type PortsSession = MemorySession &
   SessionSlice<
     "armAlarm" | "bindings" | "commit" | "fileLedger" | "policy" | "row",
-    "decisions" | "dropFromInbox" | "inbox" | "memory" | "replaceHistory" | "saveTurnState"
+    "decisions" | "dropFromInbox" | "inbox" | "replaceHistory" | "saveTurnState"
   >;
 
 export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): TurnPorts {
@@ -134,7 +138,7 @@ export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): 
       fetch: (input, init) => fetch(input, init),
       urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST),
       workspace: r2Workspace(env.BLOBS, session_id, s.policy().workspace_root, s.fileLedger()),
-      memory: store.memory,
+      memory: hooks.memory,
       resource: resourcePort(s, turnId, (drafts) => {
         owned();
         s.commit(drafts);

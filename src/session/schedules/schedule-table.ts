@@ -11,7 +11,7 @@ import { parseTime, TIMESTAMP_WITH_OFFSET } from "../../protocol/strict-values";
 import type { Capability } from "../capability";
 import type { SessionSlice } from "../context";
 import type { TurnQueue } from "../queue/turn-queue";
-import type { ScheduleRow } from "./schedule-rows";
+import { type ScheduleRow, ScheduleRows } from "./schedule-rows";
 import { nextRun, parseSchedule, type ScheduleSpec } from "./schedule-times";
 
 /** The deadline entry (in the object's schedule table) for the earliest scheduled turn. */
@@ -20,20 +20,24 @@ export const SCHEDULES_DUE = "schedules";
 export const MAX_SCHEDULES = 100;
 
 /** The slice of the session schedules works on. */
-export type SchedulesSession = SessionSlice<"armAlarm" | "commit" | "transact", "schedules" | "timers">;
+export type SchedulesSession = SessionSlice<"armAlarm" | "commit" | "sql" | "transact", "timers">;
 
 export class Schedules {
   constructor(
     private readonly s: SchedulesSession,
     private readonly queue: Pick<TurnQueue, "checkSize" | "redacted" | "submit">,
-  ) {}
+  ) {
+    this.rows = new ScheduleRows(s.sql);
+  }
+  /** The schedules table, written only here. */
+  private readonly rows: ScheduleRows;
 
   create(body: CreateScheduleBody): Schedule & { duplicate?: boolean } {
     const now = Date.now();
     // Stored redacted, like a submitted turn's input; the verdicts are logged when it is submitted.
     body = { ...body, input: this.queue.redacted(body.input).input };
     if (body.idempotency_key) {
-      const prior = this.s.store.schedules.byIdempotencyKey(body.idempotency_key);
+      const prior = this.rows.byIdempotencyKey(body.idempotency_key);
       if (prior) {
         if (prior.input !== body.input || !sameSpec(JSON.parse(prior.spec), body)) {
           throw new ApiError("conflict", "idempotency_key was already used with a different body", { schedule_id: prior.schedule_id });
@@ -43,7 +47,7 @@ export class Schedules {
     }
     this.queue.checkSize("input", body.input);
     const { spec, first } = parseSchedule(body, now);
-    if (this.s.store.schedules.count() >= MAX_SCHEDULES) throw new ApiError("conflict", `The session already has ${MAX_SCHEDULES} schedules; delete one first`);
+    if (this.rows.count() >= MAX_SCHEDULES) throw new ApiError("conflict", `The session already has ${MAX_SCHEDULES} schedules; delete one first`);
     const row: ScheduleRow = {
       schedule_id: randomId("sch"),
       input: body.input,
@@ -53,7 +57,7 @@ export class Schedules {
       created_at: now,
     };
     this.s.commit([{ type: "schedule.created", payload: { schedule_id: row.schedule_id, input: row.input, ...spec, next_run_at: first } }], () => {
-      this.s.store.schedules.insert(row);
+      this.rows.insert(row);
       this.arm();
     });
     this.s.armAlarm();
@@ -61,13 +65,13 @@ export class Schedules {
   }
 
   list(): Schedule[] {
-    return this.s.store.schedules.all().map(view);
+    return this.rows.all().map(view);
   }
 
   delete(scheduleId: string): { deleted: true } {
-    if (!this.s.store.schedules.byId(scheduleId)) throw ApiError.notFound("Schedule", scheduleId);
+    if (!this.rows.byId(scheduleId)) throw ApiError.notFound("Schedule", scheduleId);
     this.s.commit([{ type: "schedule.deleted", payload: { schedule_id: scheduleId } }], () => {
-      this.s.store.schedules.delete(scheduleId);
+      this.rows.delete(scheduleId);
       this.arm();
     });
     this.s.armAlarm();
@@ -76,13 +80,13 @@ export class Schedules {
 
   /** From the alarm: submits the turn of every schedule due at `now`, each once however many runs it missed. */
   fireDue(now: number): void {
-    for (const row of this.s.store.schedules.due(now)) this.fire(row, now);
+    for (const row of this.rows.due(now)) this.fire(row, now);
     this.s.transact(() => this.arm());
   }
 
   /** Points the deadline entry at the earliest run. */
   arm(): void {
-    const next = this.s.store.schedules.earliest();
+    const next = this.rows.earliest();
     if (next === null) this.s.store.timers.unschedule(SCHEDULES_DUE);
     else this.s.store.timers.schedule(SCHEDULES_DUE, next);
   }
@@ -99,8 +103,8 @@ export class Schedules {
     }
     payload.next_run_at = nextRun(JSON.parse(row.spec) as ScheduleSpec, row.next_run_at, now);
     this.s.commit([{ type: "schedule.fired", payload }], () => {
-      if (payload.next_run_at === null) this.s.store.schedules.delete(row.schedule_id);
-      else this.s.store.schedules.setNextRun(row.schedule_id, payload.next_run_at);
+      if (payload.next_run_at === null) this.rows.delete(row.schedule_id);
+      else this.rows.setNextRun(row.schedule_id, payload.next_run_at);
     });
   }
 
@@ -113,6 +117,8 @@ export class Schedules {
         deleteSchedule: ({ params }) => this.delete(params.schedule_id),
       },
       alarms: [{ kind: SCHEDULES_DUE, fire: (now) => this.fireDue(now) }],
+      // The alarm wakes for the earliest schedule even if a crash lost its timer.
+      started: () => this.s.transact(() => this.arm()),
     } satisfies Capability;
   }
 }

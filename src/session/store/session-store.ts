@@ -15,14 +15,19 @@ import type { TerminalEvent } from "../../views/turn-outcome";
 /** Events per INSERT statement: 5 bound values each, under SQLite's limit of 100 a statement on Durable Objects. */
 const INSERT_ROWS = 20;
 
+import { ConversationReads } from "./conversation-reads";
+import { ForkReads } from "./fork-reads";
 import type { ActionRow, SessionRow, StoredEvent, TurnRow } from "./session-rows";
-import { CapabilityTables } from "./session-tables";
 import { TimerTable } from "./timer-table";
 
 export type { ActionRow, SessionRow, StoredEvent, TurnRow };
 
-/** The session's own tables; those of single capabilities come from CapabilityTables (session-tables.ts). */
-export class SessionStore extends CapabilityTables {
+/** The session's own tables (the log, turns, actions, history, inbox, checkpoints, timers); each capability builds its own from `sql`. */
+export class SessionStore {
+  /** Reads only: a fork's conversation at one sequence of the log. */
+  readonly forkReads: ForkReads;
+  /** Reads only: where a turn starts, the newest submissions and rollbacks (the chat's messages and streams). */
+  readonly conversationReads: ConversationReads;
   /** The object's timers: what its one alarm wakes for. */
   readonly timers: TimerTable;
   private lastSeq: number;
@@ -37,8 +42,9 @@ export class SessionStore extends CapabilityTables {
   private inboxEmpty = false;
   private undecidedTurn: string | null = null;
 
-  constructor(sql: SqlStorage) {
-    super(sql);
+  constructor(readonly sql: SqlStorage) {
+    this.forkReads = new ForkReads(sql);
+    this.conversationReads = new ConversationReads(sql);
     this.timers = new TimerTable(sql);
     this.lastSeq = sql.exec<{ s: number | null }>("SELECT max(sequence) AS s FROM events").one().s ?? 0;
   }

@@ -31,10 +31,7 @@ interface Batch {
 }
 
 /** The slice of the session delivery works on. */
-export type DeliverySession = SessionSlice<
-  "armAlarm" | "bindings" | "row" | "transact",
-  "eventsOfTurn" | "lastSequence" | "readEvents" | "subscriptions" | "timers"
->;
+export type DeliverySession = SessionSlice<"armAlarm" | "bindings" | "row" | "transact", "eventsOfTurn" | "lastSequence" | "readEvents" | "timers">;
 
 export class SubscriptionDelivery {
   private readonly running = new Map<string, Promise<void>>();
@@ -45,7 +42,7 @@ export class SubscriptionDelivery {
 
   constructor(
     private readonly s: DeliverySession,
-    private readonly table: Pick<SubscriptionTable, "count" | "pending" | "row" | "update">,
+    private readonly table: Pick<SubscriptionTable, "count" | "nextTurnEnd" | "pending" | "row" | "update">,
   ) {}
 
   /** After a commit: new events may be due to a subscription that is idle. */
@@ -150,7 +147,7 @@ export class SubscriptionDelivery {
 
   /** OTLP: the spans of the next turn that ended after the cursor (its events are read by turn, wherever they are). */
   private traceBatch(row: SubscriptionRow, last: number): Batch {
-    const ended = this.s.store.subscriptions.nextTurnEnd(row.cursor, last);
+    const ended = this.table.nextTurnEnd(row.cursor, last);
     if (!ended) return { id: this.batchId(row, last), end: last, body: null };
     return { id: this.batchId(row, ended.sequence), end: ended.sequence, body: otlpTraceBody(this.s.store.eventsOfTurn(ended.turn_id)) };
   }
@@ -207,6 +204,9 @@ export class SubscriptionDelivery {
     return {
       alarms: [{ kind: SUBSCRIPTIONS_DUE, fire: () => ({ background: this.run() }) }],
       committed: () => this.poke(),
+      // A delivery cut off by the restart goes on at once (its batch keeps its id).
+      started: () => this.poke(),
+      stop: () => this.stop(),
     } satisfies Capability;
   }
 }

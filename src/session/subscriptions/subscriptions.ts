@@ -8,20 +8,24 @@ import { redactUrl } from "../../protocol/redact";
 import type { CreateSubscriptionBody, Subscription, SubscriptionSpec } from "../../protocol/subscriptions";
 import type { Capability } from "../capability";
 import type { SessionSlice } from "../context";
-import type { SubscriptionRow } from "./subscription-rows";
+import { type SubscriptionRow, SubscriptionRows } from "./subscription-rows";
 
 /** Subscriptions one session may hold. */
 export const MAX_SUBSCRIPTIONS = 20;
 
 /** The slice of the session the subscription table works on. */
-export type SubscriptionsSession = SessionSlice<"bindings" | "transact", "lastSequence" | "subscriptions">;
+export type SubscriptionsSession = SessionSlice<"bindings" | "sql" | "transact", "lastSequence">;
 
 export class SubscriptionTable {
   constructor(
     private readonly s: SubscriptionsSession,
     /** Called when a subscription may have something to deliver. */
     private readonly changed: () => void,
-  ) {}
+  ) {
+    this.rows = new SubscriptionRows(s.sql);
+  }
+  /** The subscriptions table, written only here. */
+  private readonly rows: SubscriptionRows;
 
   /** Adds a subscription; the secret (given or generated) is returned here only. */
   create(body: CreateSubscriptionBody | (SubscriptionSpec & { after?: number }), path = ""): Subscription & { secret: string } {
@@ -48,13 +52,13 @@ export class SubscriptionTable {
       batch_end: null,
       created_at: Date.now(),
     };
-    this.s.transact(() => this.s.store.subscriptions.insert(row));
+    this.s.transact(() => this.rows.insert(row));
     this.changed();
     return { ...view(row), secret: row.secret };
   }
 
   list(): Subscription[] {
-    return this.s.store.subscriptions.all().map(view);
+    return this.rows.all().map(view);
   }
 
   /** Disables, or re-enables (a failing one starts over with its current batch at once). */
@@ -67,26 +71,31 @@ export class SubscriptionTable {
 
   delete(id: string): { deleted: true } {
     this.existing(id);
-    this.s.transact(() => this.s.store.subscriptions.delete(id));
+    this.s.transact(() => this.rows.delete(id));
     this.changed();
     return { deleted: true };
   }
 
   row(id: string): SubscriptionRow | null {
-    return this.s.store.subscriptions.byId(id);
+    return this.rows.byId(id);
   }
 
   /** Active subscriptions with events after their cursor (or a batch in flight). */
   pending(): SubscriptionRow[] {
-    return this.s.store.subscriptions.pending(this.s.store.lastSequence);
+    return this.rows.pending(this.s.store.lastSequence);
   }
 
   count(status?: "active"): number {
-    return this.s.store.subscriptions.count(status);
+    return this.rows.count(status);
+  }
+
+  /** The first turn end in the log after `after`, up to `last` (where a batch for a subscription by turns ends). */
+  nextTurnEnd(after: number, last: number): { sequence: number; turn_id: string } | null {
+    return this.rows.nextTurnEnd(after, last);
   }
 
   update(id: string, fields: Partial<SubscriptionRow>): void {
-    this.s.transact(() => this.s.store.subscriptions.update(id, fields));
+    this.s.transact(() => this.rows.update(id, fields));
   }
 
   private existing(id: string): SubscriptionRow {

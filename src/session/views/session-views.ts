@@ -8,19 +8,19 @@ import { ApiError } from "../../protocol/errors";
 import type { EventsPage } from "../../protocol/operations/streams";
 import type { Policy } from "../../protocol/policy";
 import { redactAgentConfig } from "../../protocol/redact";
+import type { SnapshotSchema } from "../../protocol/views";
 import { buildTree } from "../../views/execution-tree";
 import type { Capability } from "../capability";
 import type { SessionContext, SessionSlice } from "../context";
 import { jsonText, type ResponseBody } from "../operations";
 import type { SessionStore } from "../store/session-store";
-import type { ChannelRow, ChannelStore } from "../streams/channel-store";
 import { conversationPageJson } from "./chat-page";
 import { conversationJson } from "./chat-reads";
 
 export const MAX_EVENTS_PAGE = 1000;
 export const MAX_PAGE_BYTES = 1_000_000;
 
-export function snapshotView(s: Pick<SessionContext, "agent" | "policy" | "row" | "view">, channels: ChannelRow[]) {
+export function snapshotView(s: Pick<SessionContext, "agent" | "policy" | "row" | "view">, channels: SnapshotChannel[]) {
   const row = s.row();
   const view = s.view();
   return {
@@ -102,17 +102,21 @@ export function exportHeader(s: SessionSlice<"agent" | "policy" | "row", "lastSe
   };
 }
 
+/** A remote channel as the snapshot lists it. */
+type SnapshotChannel = z.input<typeof SnapshotSchema>["channels"][number];
+
 /** A page of the log, as GET .../events answers it. */
 export type EventsPageBody = z.input<typeof EventsPage>;
 
 /** The read operations: the snapshot, the thread, pages of the log and the export's header, turns' trees, the chat's messages. */
 export function viewsCapability(
   s: SessionSlice<"agent" | "bindings" | "policy" | "row" | "view", "conversationReads" | "eventsOfTurn" | "lastSequence" | "readEvents" | "turn">,
-  channels: () => ChannelStore,
+  /** The session's remote channels (their cursors are written by the streams, channel-store.ts). */
+  channels: () => SnapshotChannel[],
 ) {
   return {
     operations: {
-      getSession: () => snapshotView(s, channels().list()),
+      getSession: () => snapshotView(s, channels()),
       getThread: () => threadView(s),
       getEvents: ({ query }) => jsonText<EventsPageBody>(eventsPage(s.store, query?.after ?? 0, query?.limit ?? 100)),
       exportSession: () => exportHeader(s),
