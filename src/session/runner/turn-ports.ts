@@ -4,7 +4,6 @@
 
 import type { ModelMessage } from "ai";
 import type { TurnPorts, TurnSetup } from "../../engine/loop";
-import type { ToolContext } from "../../engine/tools/types";
 import type { TurnState } from "../../engine/turn-state";
 import { parseAllowlist } from "../../engine/url-allowlist";
 import { randomId } from "../../ids";
@@ -15,6 +14,7 @@ import type { EventDraft, TerminalDraft } from "../../protocol/events";
 import type { SessionSlice } from "../context";
 import { fileLimits } from "../files/file-rules";
 import { findFile, storeFile } from "../files/file-store";
+import { sqlMemory } from "../memory/memory-store";
 import { type MemorySession, resourcePort } from "../memory/session-memory";
 import { runChildSession } from "./orchestration-steps";
 import { r2Workspace } from "./workspace-store";
@@ -34,8 +34,6 @@ export interface Executor {
 
 /** What the ports need of the turn runner. */
 export interface RunnerHooks {
-  /** The memory_* tools' key-value table (memory-store.ts). */
-  memory: ToolContext["memory"];
   /** Whether `exec` still owns its turn. */
   owns(exec: Executor): boolean;
   /** Records the turn's end (the loop's last write). */
@@ -55,7 +53,7 @@ export interface RunnerHooks {
 /** What the ports use of the session: its commit and settings, the turn's checkpoint, inbox and decisions, and the table the memory tools keep their keys in. */
 export type PortsSession = MemorySession &
   SessionSlice<
-    "armAlarm" | "bindings" | "commit" | "fileLedger" | "policy" | "row",
+    "armAlarm" | "bindings" | "commit" | "fileLedger" | "policy" | "row" | "sql",
     "decisions" | "dropFromInbox" | "inbox" | "replaceHistory" | "saveTurnState"
   >;
 
@@ -138,7 +136,7 @@ export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): 
       fetch: (input, init) => fetch(input, init),
       urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST),
       workspace: r2Workspace(env.BLOBS, session_id, s.policy().workspace_root, s.fileLedger()),
-      memory: hooks.memory,
+      memory: sqlMemory(s.sql), // the memory_* tools' keys, a table only this session's tools write
       resource: resourcePort(s, turnId, (drafts) => {
         owned();
         s.commit(drafts);

@@ -4,7 +4,6 @@
 
 import type { ModelMessage } from "ai";
 import { runTurn, type TurnSetup } from "../../engine/loop";
-import type { ToolContext } from "../../engine/tools/types";
 import { randomTraceId, traceFrom } from "../../engine/trace";
 import { closingEvents, finalMessages, hasDecisionToApply, newTurnState, type TurnState } from "../../engine/turn-state";
 import { randomId } from "../../ids";
@@ -15,7 +14,6 @@ import type { EventDraft, PayloadOf, TerminalDraft } from "../../protocol/events
 import { turnOutcome } from "../../views/turn-outcome";
 import type { Capability } from "../capability";
 import { HEARTBEAT_MS } from "../context";
-import { sqlMemory } from "../memory/memory-store";
 import { partialAnswer, queueAfter, startedCalls } from "../queue/cut-turn";
 import { held } from "../queue/debounce";
 import { submittedFiles } from "../queue/turn-attachments";
@@ -32,8 +30,6 @@ export class TurnRunner {
   readonly setups: TurnSetups;
   /** The replayed turn of a replay session (docs/guides/fork-and-replay.md). */
   readonly replays: ReplayTurns;
-  /** The memory_* tools' key-value table, which only the tools of this session's turns write. */
-  private readonly memory: ToolContext["memory"];
 
   constructor(
     private readonly s: RunnerSession,
@@ -43,7 +39,6 @@ export class TurnRunner {
   ) {
     this.setups = new TurnSetups(s);
     this.replays = new ReplayTurns(s);
-    this.memory = sqlMemory(s.sql);
   }
 
   /** Starts the first queued turn when none is running. */
@@ -177,7 +172,6 @@ export class TurnRunner {
     /** The turn's recalled conversations, kept by a handoff's setup. */
     let recalled: string | null = null;
     const ports = turnPorts(this.s, exec, {
-      memory: this.memory,
       owns: (e) => this.executor === e && !e.abort.signal.aborted,
       finish: (e, event, st) => {
         this.release(e);
