@@ -42,6 +42,7 @@ export type Principal =
   | {
       kind: "token";
       id: string;
+      /** Normalized (principal-id.ts, normalizeSubject): the owner of what the token creates and reaches. */
       subject: string;
       session_id: string | null;
       agent: string | null;

@@ -29,6 +29,15 @@ export function normalizeSubject(subject: string): string {
 }
 
 /**
+ * Whether a stored owner (a session's owner, a resource id) is the person `subject` is: the same normalized
+ * subject. A token's subject arrives normalized (routes/auth.ts), so one person is one owner however the
+ * subject was written; no owner (null) is nobody's.
+ */
+export function ownedBy(owner: string | null, subject: string): boolean {
+  return owner !== null && normalizeSubject(owner) === normalizeSubject(subject);
+}
+
+/**
  * Who `by` (a recorded principal id) is toward a quorum. A key is its key id; a token is its normalized
  * subject under the key that minted it, or, with `distinctKeys` (APPROVAL_QUORUM_DISTINCT_KEYS), only that key,
  * so that every principal one key speaks for (itself and the tokens it minted) counts once. A token recorded

@@ -1,13 +1,22 @@
 // Browser tokens: a tenant's backend asks for a short-lived token to hand to a browser.
 import { z } from "zod";
 import { TOKEN_SCOPES } from "../permissions";
+import { normalizeSubject } from "../principal-id";
 import { json, jsonBody, operation } from "./operation";
 
 export const MAX_TOKEN_TTL_S = 24 * 3600;
 
 export const TokenRequest = z
   .strictObject({
-    subject: z.string().min(1).max(200).meta({ description: "Who the token is for (an end user's id in the tenant's product)" }),
+    subject: z
+      .string()
+      .min(1)
+      .max(200)
+      .refine((s) => normalizeSubject(s) !== "", "must hold a visible character")
+      .meta({
+        description:
+          "Who the token is for (an end user's id in the tenant's product). Owners are compared normalized: case, full-width forms, runs of spaces and invisible characters do not tell two subjects apart",
+      }),
     session_id: z.string().optional(),
     agent: z.string().optional(),
     scopes: z
