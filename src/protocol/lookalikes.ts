@@ -14,6 +14,9 @@ function lookalike(ch: string): boolean {
   return /[./\\\u3002]/.test(normalized);
 }
 
+/** `ch` as "U+FF0E", for messages naming a character that may not render. */
+export const codePointLabel = (ch: string): string => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+
 /** Levels of percent-encoding looked through (as the URL allowlist does). */
 const MAX_DECODINGS = 4;
 
@@ -24,7 +27,7 @@ const MAX_DECODINGS = 4;
 export function dotOrSlashLookalike(text: string): string | null {
   for (let level = 0; level <= MAX_DECODINGS; level++) {
     for (const ch of text) {
-      if (lookalike(ch)) return `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+      if (lookalike(ch)) return codePointLabel(ch);
     }
     let decoded: string;
     try {

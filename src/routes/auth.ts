@@ -9,7 +9,7 @@ import type { Env } from "../env";
 import { ApiError, unwrap } from "../protocol/errors";
 import type { Operation } from "../protocol/operations/operation";
 import { allows, KEY_ONLY, type Permission, type Principal, ROLES, type Role, type TokenScope } from "../protocol/permissions";
-import { KEY_ID, normalizeSubject, ownedBy, tokenPrincipalId } from "../protocol/principal-id";
+import { KEY_ID, subjectFlaw, tokenPrincipalId } from "../protocol/principal-id";
 import { type AppEnv, sessionStub } from "./http";
 
 export const TOKEN_ISSUER = "agent-runtime";
@@ -116,13 +116,14 @@ async function tokenPrincipal(env: Env, token: string): Promise<Principal> {
   if (!(await storedKeys(env.API_KEYS ?? "")).some((k) => k.id === key)) {
     throw new ApiError("invalid_token", "The API key that minted this token is no longer configured; ask for a new one");
   }
-  // Recorded as written (`by`), but who owns and reaches what by the one normalization a quorum counts by.
-  const written = String(claims.sub ?? "");
-  const subject = normalizeSubject(written);
+  const subject = String(claims.sub ?? "");
   if (subject === "") throw new ApiError("invalid_token", "The token names no subject (sub); ask for a new one");
+  // Owners are compared exactly; a subject minted before minting required canonical ones may look like another's.
+  const flaw = subjectFlaw(subject);
+  if (flaw !== null) throw new ApiError("invalid_token", `The token's subject (sub) is not canonical: it ${flaw}; ask for a new one`);
   return {
     kind: "token",
-    id: tokenPrincipalId(written, key),
+    id: tokenPrincipalId(subject, key),
     subject,
     session_id: typeof claims.sid === "string" ? claims.sid : null,
     agent: typeof claims.agt === "string" ? claims.agt : null,
@@ -187,7 +188,7 @@ export async function checkTokenSession(env: Env, token: Extract<Principal, { ki
     return;
   }
   const { access } = unwrap(await sessionStub(env, sid).access());
-  if (!ownedBy(access.owner, token.subject)) throw new ApiError("forbidden", "This token's subject does not own this session");
+  if (access.owner !== token.subject) throw new ApiError("forbidden", "This token's subject does not own this session");
   if (access.opened_agent !== token.agent) throw new ApiError("forbidden", `This token reaches sessions of agent "${token.agent}" only`);
 }
 

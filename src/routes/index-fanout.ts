@@ -5,7 +5,6 @@ import type { Context } from "hono";
 import { listAcross, requestLayout, storedAcross, TEST_LAYOUT_HEADER, usageAcross } from "../objects/index/index-shards";
 import { ApiError, type FieldIssue } from "../protocol/errors";
 import { sessions as ops, usage } from "../protocol/operations";
-import { ownedBy } from "../protocol/principal-id";
 import type { SessionListQuery, UsageQuery } from "../protocol/session-list";
 import { intParam, timeParam } from "../protocol/strict-values";
 import { type AppEnv, router } from "./http";
@@ -57,7 +56,7 @@ export const sessionIndex = router()
     if (cursor !== undefined) query.before = decodeCursor(cursor);
     const principal = c.get("principal");
     if (principal.kind === "token") {
-      if ((query.owner !== undefined && !ownedBy(query.owner, principal.subject)) || (query.agent !== undefined && query.agent !== principal.agent)) {
+      if ((query.owner !== undefined && query.owner !== principal.subject) || (query.agent !== undefined && query.agent !== principal.agent)) {
         throw new ApiError("forbidden", "This token lists its own subject's sessions of its agent only");
       }
       // Its agent is the one its subject opened the session with: after a handoff the session runs another.

@@ -7,7 +7,6 @@ import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as sessionOps } from "../protocol/operations";
 import { DEFAULT_POLICY } from "../protocol/policy";
-import { ownedBy } from "../protocol/principal-id";
 import { validateAgentConfig } from "./agents";
 import { router, sessionStub } from "./http";
 import { route } from "./operation-route";
@@ -20,10 +19,10 @@ export const sessions = router().openapi(route(sessionOps.createSession), async 
   }
   const owner = principal.kind === "token" ? principal.subject : (body.owner ?? null);
   // A token's sessions belong to its subject's resource: it reaches no other resource's memory.
-  if (principal.kind === "token" && body.resource_id !== undefined && !ownedBy(body.resource_id, principal.subject)) {
+  if (principal.kind === "token" && body.resource_id !== undefined && body.resource_id !== principal.subject) {
     throw new ApiError("forbidden", "A token's sessions belong to its subject's resource; resource_id must be the subject or absent");
   }
-  const resource_id = principal.kind === "token" ? principal.subject : (body.resource_id ?? owner);
+  const resource_id = body.resource_id ?? owner;
   let agent: AgentConfig | null;
   if (typeof body.agent === "string") {
     agent = await agentConfig(c.env, body.agent);

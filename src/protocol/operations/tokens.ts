@@ -1,7 +1,7 @@
 // Browser tokens: a tenant's backend asks for a short-lived token to hand to a browser.
 import { z } from "zod";
 import { TOKEN_SCOPES } from "../permissions";
-import { normalizeSubject } from "../principal-id";
+import { subjectFlaw } from "../principal-id";
 import { json, jsonBody, operation } from "./operation";
 
 export const MAX_TOKEN_TTL_S = 24 * 3600;
@@ -12,10 +12,13 @@ export const TokenRequest = z
       .string()
       .min(1)
       .max(200)
-      .refine((s) => normalizeSubject(s) !== "", "must hold a visible character")
+      .superRefine((s, ctx) => {
+        const flaw = subjectFlaw(s);
+        if (flaw !== null) ctx.addIssue({ code: "custom", message: flaw });
+      })
       .meta({
         description:
-          "Who the token is for (an end user's id in the tenant's product). Owners are compared normalized: case, full-width forms, runs of spaces and invisible characters do not tell two subjects apart",
+          "Who the token is for (an end user's id in the tenant's product), compared exactly (case included) wherever it owns or reaches something. It must be canonical: no leading or trailing white space, no invisible or control characters, in Unicode NFKC form",
       }),
     session_id: z.string().optional(),
     agent: z.string().optional(),
