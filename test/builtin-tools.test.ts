@@ -297,6 +297,44 @@ describe("workspace tools", () => {
     for (const content of msgs.values()) expect(content).toMatch(/^Refused path/);
   });
 
+  it("refuses Unicode look-alikes of a dot or slash, plain or percent-encoded, naming the path and the character; writes nothing", async () => {
+    const s = await newSession({ policy: { workspace_root: "/proj" } });
+    const lookalikes: [string, string][] = [
+      ["\uFF0E\uFF0E/x", "U+FF0E"],
+      ["a/\u2024\u2024/x", "U+2024"],
+      ["\u3002\u3002/x", "U+3002"],
+      ["\uFE52\uFE52/x", "U+FE52"],
+      ["\uFF61\uFF61/x", "U+FF61"],
+      ["a/\u2025/x", "U+2025"],
+      ["..\uFF0Fx", "U+FF0F"],
+      ["..\uFF3Cx", "U+FF3C"],
+      ["..\u2215x", "U+2215"],
+      ["%EF%BC%8E%EF%BC%8E/x", "U+FF0E"],
+      ["..%EF%BC%8Fx", "U+FF0F"],
+      ["%25EF%25BC%258E%25EF%25BC%258E/x", "U+FF0E"],
+    ];
+    const run = await runTurn(s, [
+      lookalikes.map(([path]) => ({ name: "workspace_write", arguments: { path, content: "pwned" } })),
+      [...lookalikes.map(([path]) => ({ name: "workspace_read", arguments: { path } })), { name: "workspace_list", arguments: { path: "\uFF0E\uFF0E" } }],
+    ]);
+    const expected = [...lookalikes, ...lookalikes, ["\uFF0E\uFF0E", "U+FF0E"]];
+    for (const [i, r] of run.results.entries()) {
+      const [path, codepoint] = expected[i]!;
+      expect(r.is_error, `call ${i} (${r.name}): ${JSON.stringify(r.output)}`).toBe(true);
+      expect(r.output).toBe(`Refused path ${JSON.stringify(path)}: must not hold a Unicode look-alike of a dot or slash (${codepoint})`);
+    }
+    expect(await sessionKeys(s.sid)).toEqual([]);
+    // A workspace_root holding one is refused when the session is created, naming it.
+    const agent = { name: "builtin-tools", model: "demo:x", tools: WORKSPACE_TOOLS };
+    for (const workspace_root of ["/proj/\uFF0E\uFF0E", "/proj%EF%BC%8F"]) {
+      const res = await api("POST", "/v1/sessions", { agent, policy: { workspace_root } });
+      expect(res.status).toBe(422);
+      expect(res.body.error.details).toEqual([
+        { path: "policy.workspace_root", reason: expect.stringMatching(/^must not hold a Unicode look-alike of a dot or slash \(U\+FF0[EF]\)$/) },
+      ]);
+    }
+  });
+
   it("accepts legitimate nested paths: spaces, dots inside names, 32 segments", async () => {
     const s = await newSession();
     const deepest = `${Array.from({ length: 31 }, (_, i) => `d${i}`).join("/")}/f.txt`;

@@ -158,7 +158,7 @@ describe("quorum", () => {
     expect(await toolArgs(sid)).toEqual([]);
   });
 
-  it("counts a token subject once however it is written: `reviewer`, `reviewer ` and `Ｒｅｖｉｅｗｅｒ` are one approver", async () => {
+  it("counts a token subject once however it is cased: `reviewer`, `Reviewer` and `REVIEWER` are one approver", async () => {
     const { sid, turn_id, required } = await deploying({ approvals: 2 });
     const { action_id, tool_call_id } = required;
     const approver = async (subject: string) => {
@@ -169,7 +169,8 @@ describe("quorum", () => {
     const first = await respond(sid, action_id, { decision: "approve" }, await approver("reviewer"));
     expect(first.body).toMatchObject({ decision: "pending", approvals: { recorded: 1, required: 2 } });
     const before = await events(sid);
-    for (const subject of ["reviewer ", "Reviewer", "\u00a0ｒｅｖｉｅｗｅｒ", "review\u200ber"]) {
+    // Look-alikes written otherwise (`reviewer `, `review\u200Ber`, full-width) are not canonical: never minted.
+    for (const subject of ["Reviewer", "REVIEWER"]) {
       const again = await respond(sid, action_id, { decision: "approve" }, await approver(subject));
       expect(again.status, JSON.stringify(subject)).toBe(409);
       expect(again.body.error).toMatchObject({ code: "conflict", message: expect.stringContaining("already approved by this principal") });

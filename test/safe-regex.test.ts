@@ -67,6 +67,37 @@ describe("catastrophic patterns on long hostile texts finish", () => {
     expect(log.find((e) => e.turn_id === turnId && e.type === "turn.submitted").payload.input).toBe(`${"a.".repeat(50_000)} write to [email]`);
   });
 
+  it("a redacting pattern whose every match looks far ahead redacts a short text match by match, and a 40,000-digit text whole (failed: error) while /healthz answers", async () => {
+    // Corp addresses or any digit: each digit of a long digit run is a match, and each search for one reads the
+    // run to its end for an address (RE2's find-all is quadratic in such texts).
+    const rule = { type: "regex", name: "corp-or-digit", pattern: "[\\w.]+@corp\\.example|\\d", action: "redact" };
+    const agent = { guardrails: { input: [rule] } };
+    const short = await turn([{ text: "noted" }], agent, "call 55 or bob@corp.example");
+    expect(short.log.find((e) => e.type === "turn.submitted").payload.input).toBe("call [redacted][redacted] or [redacted]");
+
+    const scriptId = uniqueId("re2");
+    await script(scriptId, [{ text: "noted" }]);
+    const created = await api("POST", "/v1/sessions", { agent: { name: "re2", model: `openai-compatible:${scriptId}`, ...agent } });
+    const submitted = api("POST", `/v1/sessions/${created.body.session_id}/turns`, { input: `id ${"7".repeat(40_000)} end` });
+    const health = await api("GET", "/healthz");
+    expect(health.status).toBe(200);
+    const res = await submitted;
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const log = await waitForTurnEnd(created.body.session_id, res.body.turn_id, 30_000);
+    expect(ended(log).type).toBe("turn.completed");
+    // Past its bound the rule fails closed: the whole text is redacted, and the verdict says why.
+    expect(log.find((e) => e.type === "turn.submitted").payload.input).toBe("[redacted]");
+    expect(log.find((e) => e.type === "guardrail.checked").payload).toEqual({
+      stage: "input",
+      rule: "corp-or-digit",
+      kind: "regex",
+      verdict: "redact",
+      failed: "error",
+      reason: expect.stringMatching(/^the pattern's matches took more than .* reads of a text of 40,007 characters: the whole text is redacted$/),
+    });
+    expect(JSON.stringify(await requests(scriptId))).not.toContain("7777");
+  });
+
   it("a tool argument checked against a parameter pattern ^(a|aa)+$ is refused or accepted", async () => {
     const agent = {
       http_tools: [{ name: "code", url: toolURL("echo"), parameters: { type: "object", properties: { code: { type: "string", pattern: "^(a|aa)+$" } } } }],

@@ -120,6 +120,19 @@ async function mcpAnswers(credential: string): Promise<string> {
   }
 }
 
+/** Every GET route of /openapi.json, its path parameters filled in from `ids` ("x" otherwise), once per session. */
+async function readRoutes(sessions: string[], ids: Record<string, string>): Promise<string[]> {
+  const doc = (await (await SELF.fetch(`${BASE}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+  const reads = Object.entries(doc.paths)
+    .filter(([, ops]) => "get" in ops)
+    .map(([path]) => path);
+  const fill = (path: string, sid: string) =>
+    Object.entries({ sid, ...ids })
+      .reduce((p, [name, value]) => p.replace(`{${name}}`, value), path)
+      .replace(/\{[^}]+\}/g, "x");
+  return [...new Set(reads.flatMap((path) => sessions.map((sid) => fill(path, sid))))];
+}
+
 afterEach(closeAllSockets);
 
 describe("secrets are write-only", () => {
@@ -173,27 +186,13 @@ describe("secrets are write-only", () => {
       ["agent token", agentToken],
     ];
 
-    const openapi = await (await SELF.fetch(`${BASE}/openapi.json`)).text();
-    expect(leaks(openapi), "/openapi.json").toEqual([]);
-    const doc = JSON.parse(openapi) as { paths: Record<string, Record<string, unknown>> };
-    const reads = Object.entries(doc.paths)
-      .filter(([, ops]) => "get" in ops)
-      .map(([path]) => path);
-    expect(reads).toEqual(expect.arrayContaining(["/v1/sessions/{sid}", "/v1/sessions/{sid}/export", "/v1/agents/{name}", "/v1/sessions/{sid}/subscriptions"]));
+    expect(leaks(await (await SELF.fetch(`${BASE}/openapi.json`)).text()), "/openapi.json").toEqual([]);
+    const paths = await readRoutes(sessions, { name, turn_id, exec_id: execId });
+    expect(paths).toEqual(
+      expect.arrayContaining([`/v1/sessions/${sid}`, `/v1/sessions/${sid}/export`, `/v1/agents/${name}`, `/v1/sessions/${sid}/subscriptions`]),
+    );
 
     for (const [who, credential] of principals) {
-      const paths = new Set(
-        reads.flatMap((path) =>
-          sessions.map((s) =>
-            path
-              .replace("{sid}", s)
-              .replace("{name}", name)
-              .replace("{turn_id}", turn_id)
-              .replace("{exec_id}", execId)
-              .replace(/\{[^}]+\}/g, "x"),
-          ),
-        ),
-      );
       let read = 0;
       for (const path of paths) {
         const res = await get(path, credential);
@@ -297,7 +296,7 @@ describe("secrets are write-only", () => {
 });
 
 describe("provider error text", () => {
-  it("a provider key or credential a provider echoes in its error reaches no event, export or stream", { timeout: 60_000 }, async () => {
+  it("a provider key or credential a provider echoes in its error reaches no read route, event, export or stream", { timeout: 120_000 }, async () => {
     const providerKey = (env as unknown as { ANTHROPIC_API_KEY: string }).ANTHROPIC_API_KEY;
     const shaped = `sk-proj-${crypto.randomUUID()}`;
     const echo = `key {header:x-api-key}, Authorization: Bearer ${shaped}, api_key=${shaped}`;
@@ -334,11 +333,25 @@ describe("provider error text", () => {
     expect(ends[1].payload.error).toMatchObject({ code: "model_error", message: expect.stringContaining(`key ${REDACTED}`) });
     expect(log.find((e) => e.type === "guardrail.checked" && e.payload.failed === "error").payload.reason).toContain(`key ${REDACTED}`);
 
+    const signingSecret = (env as unknown as { TOKEN_SIGNING_SECRET: string }).TOKEN_SIGNING_SECRET;
     const hidden = (text: string, where: string) => {
       expect(text.includes(providerKey), `${where} holds the provider key`).toBe(false);
       expect(text.includes(shaped), `${where} holds the credential`).toBe(false);
+      expect(text.includes(signingSecret), `${where} holds the token signing secret`).toBe(false);
     };
     const readOnly = await token({ subject: "alice", session_id: sid, scopes: ["read"] });
+    // Every read route, for each turn, to an admin key, a read key and a read-only token.
+    const routes = (await Promise.all(ends.map((e) => readRoutes([sid], { turn_id: e.turn_id })))).flat();
+    expect(routes).toEqual(expect.arrayContaining([`/v1/sessions/${sid}/thread`, `/v1/sessions/${sid}/turns/${ends[1].turn_id}/tree`, "/v1/sessions"]));
+    for (const credential of ["test-key", "read-key", readOnly]) {
+      let read = 0;
+      for (const path of new Set(routes)) {
+        const res = await get(path, credential);
+        hidden(await res.text(), `GET ${path} (${res.status})`);
+        if (res.status === 200) read += 1;
+      }
+      expect(read).toBeGreaterThan(5);
+    }
     for (const credential of ["read-key", readOnly]) {
       hidden(await (await get(`/v1/sessions/${sid}/events?after=0&limit=1000`, credential)).text(), "events");
       hidden(await (await get(`/v1/sessions/${sid}/export`, credential)).text(), "export");

@@ -1,9 +1,9 @@
 // TOOL_URL_ALLOWLIST: the URL prefixes that outbound tool calls may reach. Entries and URLs are compared
 // parsed, not as strings: same scheme, host and port, and a path prefix that ends on a segment boundary of
 // the normalized path (so "/allowed/../secret" is "/secret", and "https://a.example" does not match
-// "https://a.example.evil.net"). A path holding a Unicode look-alike of a dot ("．．/") is refused too
-// (src/protocol/outbound-url.ts).
-import { dotLookalikeInPath } from "../protocol/outbound-url";
+// "https://a.example.evil.net"). A path holding a Unicode look-alike of a dot or slash ("．．/") is refused
+// too (src/protocol/lookalikes.ts).
+import { lookalikeInPath } from "../protocol/outbound-url";
 
 export function parseAllowlist(raw: string | undefined): string[] {
   return (raw ?? "")
@@ -46,7 +46,7 @@ function parse(url: string): URL | null {
     const u = new URL(url);
     if (u.protocol !== "http:" && u.protocol !== "https:") return null;
     if (u.username || u.password) return null;
-    if (unsafePath(u.pathname) || dotLookalikeInPath(url) !== null) return null;
+    if (unsafePath(u.pathname) || lookalikeInPath(url) !== null) return null;
     return u;
   } catch {
     return null;

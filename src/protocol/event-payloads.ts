@@ -314,7 +314,10 @@ export const EVENT_PAYLOADS = {
       kind: z.enum(["regex", "pii", "max_length", "model", "webhook"]),
       verdict: z.enum(["pass", "block", "redact", "warn"]).describe("pass, or the rule's action when it fired"),
       reason: z.string().optional().describe("why it fired: what matched (never the matched text), the judge's or webhook's reason"),
-      failed: z.enum(["timeout", "error"]).optional().describe("a webhook or judge that gave no answer: the rule fires (fails closed)"),
+      failed: z
+        .enum(["timeout", "error"])
+        .optional()
+        .describe("a webhook or judge that gave no answer, or a regex redaction past its bound (the whole text): the rule fires (fails closed)"),
       message_id: z.string().optional().describe("input stage: the live message checked (absent: the turn's input)"),
     })
     .describe("one rule's verdict on one text; tool stages carry the tool call's id"),

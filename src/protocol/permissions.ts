@@ -42,6 +42,7 @@ export type Principal =
   | {
       kind: "token";
       id: string;
+      /** Canonical (principal-id.ts, subjectFlaw) and compared exactly: the owner of what the token creates and reaches. */
       subject: string;
       session_id: string | null;
       agent: string | null;

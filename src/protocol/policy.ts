@@ -1,7 +1,7 @@
 // A session's policy (docs/guides/tools-and-permissions.md): which permission classes of tools are exposed, and the workspace root.
 import { z } from "zod";
 import { PERMISSION_CLASSES, type PermissionClass } from "./tool-classes";
-import { normalizeWorkspaceRoot } from "./workspace-path";
+import { normalizeWorkspaceRoot, refusedPathReason } from "./workspace-path";
 
 export const DEFAULT_CLASSES: PermissionClass[] = PERMISSION_CLASSES.filter((c) => c !== "external_mutate" && c !== "secrets");
 
@@ -16,7 +16,7 @@ export const PolicySchema = z.strictObject({
     .transform((root, ctx) => {
       const normalized = normalizeWorkspaceRoot(root);
       if (normalized === null) {
-        ctx.addIssue({ code: "custom", message: 'must be an absolute path like "/" or "/project" without "." or ".." segments' });
+        ctx.addIssue({ code: "custom", message: refusedPathReason(root, 'must be an absolute path like "/" or "/project" without "." or ".." segments') });
         return z.NEVER;
       }
       return normalized;

@@ -1,6 +1,7 @@
 // How a principal is named where decisions are recorded (`by` of action events), and who counts once toward
 // an approval quorum. An API key is `key_<16 hex>` (the start of its SHA-256, never the key); a browser token
 // is `tok_<subject>@key_<16 hex>`, its subject as written and the id of the key that minted it.
+import { codePointLabel } from "./lookalikes";
 
 /** The id of an API key: `key_` and the first 16 hex digits of its SHA-256. */
 export const KEY_ID = /^key_[0-9a-f]{16}$/;
@@ -26,6 +27,28 @@ export function normalizeSubject(subject: string): string {
     .toUpperCase()
     .toLowerCase()
     .normalize("NFKC");
+}
+
+// What no canonical subject holds: control (Cc) and format (Cf: zero-width spaces, direction marks) characters,
+// lone surrogates (a JWT would carry them as U+FFFD), line and paragraph separators, and the other default
+// ignorable code points (variation selectors, Hangul fillers), which render as nothing.
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
+
+/**
+ * Why `subject` is not canonical, or null when it is: a subject that trimming, NFKC or removing invisible and
+ * control characters would change could stand for another one that looks the same, so it is neither minted
+ * (422) nor accepted in a token (401). Case is kept: `Alice` and `alice` are two subjects, each canonical, and
+ * owners are compared exactly. (A quorum folds further, normalizeSubject, since that only makes it harder.)
+ */
+export function subjectFlaw(subject: string): string | null {
+  const invisible = INVISIBLE.exec(subject)?.[0];
+  if (invisible !== undefined) return `must not hold invisible or control characters (${codePointLabel(invisible)})`;
+  if (subject.trim() !== subject) return "must not have leading or trailing whitespace";
+  if (subject.normalize("NFKC") !== subject) {
+    const changed = [...subject].find((ch) => ch.normalize("NFKC") !== ch);
+    return `must be in Unicode NFKC form${changed === undefined ? "" : ` (${codePointLabel(changed)} is ${JSON.stringify(changed.normalize("NFKC"))})`}`;
+  }
+  return null;
 }
 
 /**

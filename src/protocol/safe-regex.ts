@@ -1,8 +1,10 @@
 // Regular expressions that are not the runtime's own (guardrail patterns, the JSON Schema `pattern`s of tool
 // arguments, answers and final outputs) run on RE2 (re2js): matching is linear in the text whatever the
 // pattern, where V8's backtracking can take exponential time. RE2 has no backreferences and no lookaround, so a
-// pattern needing them is refused where it is given, with the parser's reason.
-import { RE2JS } from "re2js";
+// pattern needing them is refused where it is given, with the parser's reason. Each search is linear, but a
+// find-all is not: a pattern like `\w+@x|\w` reads ahead to the end of a run for every one-character match
+// (quadratic), so replaceAll counts the characters the engine reads and stops at a bound.
+import { MatcherInputBase, RE2JS } from "re2js";
 import type { z } from "zod";
 
 /** A pattern RE2 cannot compile; `message` says why. */
@@ -16,11 +18,78 @@ function hasNamedBackreference(pattern: string): boolean {
   return false;
 }
 
+/** A find-all that read more characters than its bound allows (BoundedText). */
+export class RegexBoundError extends Error {
+  constructor(
+    readonly bound: number,
+    readonly length: number,
+  ) {
+    super(`the pattern's matches took more than ${bound.toLocaleString("en-US")} reads of a text of ${length.toLocaleString("en-US")} characters`);
+  }
+}
+
+// What a find-all may read: ordinary patterns read each character 1-5 times and each match costs ~10 reads more
+// (bench/guardrails.mjs); the base is one full search of RE2's backtracker (2^18 steps), which small texts take.
+const READS_PER_CHAR = 6;
+const READS_PER_MATCH = 16;
+const READS_BASE = 2 ** 18;
+
+/** The text as RE2's matcher reads it, every character read counted: past the bound, the read throws. */
+class BoundedText extends MatcherInputBase {
+  private readonly boxed: string;
+  private reads = 0;
+  private bound: number;
+  constructor(private readonly text: string) {
+    super();
+    this.bound = READS_PER_CHAR * text.length + READS_BASE;
+    // The engine reads a UTF-16 input only through its charCodeAt (a String object is a string to re2js).
+    const boxed = new String(text);
+    Object.defineProperty(boxed, "charCodeAt", {
+      value: (i: number) => {
+        if (++this.reads > this.bound) throw new RegexBoundError(this.bound, text.length);
+        return text.charCodeAt(i);
+      },
+    });
+    this.boxed = boxed as string;
+  }
+  /** A match was found: the next search may read a little more. */
+  matched(): void {
+    this.bound += READS_PER_MATCH;
+  }
+  override getEncoding() {
+    return MatcherInputBase.Encoding.UTF_16;
+  }
+  override asCharSequence(): string {
+    return this.boxed;
+  }
+  override asBytes(): null {
+    return null;
+  }
+  override length(): number {
+    return this.text.length;
+  }
+}
+
 export interface SafeRegex {
   /** Whether the pattern matches somewhere in `text`. */
   test(text: string): boolean;
-  /** `text` with every match replaced by `replacement` (taken literally). */
+  /** `text` with every match replaced by `replacement` (taken literally); throws RegexBoundError past its bound. */
   replaceAll(text: string, replacement: string): string;
+}
+
+/** Every match of `re` in `text` replaced; throws RegexBoundError when the search reads past its bound. */
+function boundedReplaceAll(re: RE2JS, text: string, replacement: string): string {
+  const input = new BoundedText(text);
+  const m = re.matcher(input);
+  let out = "";
+  let last = 0;
+  // start() and end() of the whole match only: a group would run another search from each match.
+  while (m.find()) {
+    out += text.slice(last, m.start()) + replacement;
+    last = m.end();
+    input.matched();
+  }
+  return out + text.slice(last);
 }
 
 /** Compiles a JavaScript-style pattern with flags among i, m, s, u (g is implied); throws UnsafePatternError. */
@@ -37,7 +106,7 @@ export function compileSafeRegex(pattern: string, flags = ""): SafeRegex {
   return {
     test: (text) => re.test(text),
     // The test first: it runs on RE2's DFA, much faster than the search that finds where matches are.
-    replaceAll: (text, replacement) => (re.test(text) ? re.matcher(text).replaceAll(() => replacement) : text),
+    replaceAll: (text, replacement) => (re.test(text) ? boundedReplaceAll(re, text, replacement) : text),
   };
 }
 

@@ -9,7 +9,7 @@ import type { Env } from "../env";
 import { ApiError, unwrap } from "../protocol/errors";
 import type { Operation } from "../protocol/operations/operation";
 import { allows, KEY_ONLY, type Permission, type Principal, ROLES, type Role, type TokenScope } from "../protocol/permissions";
-import { KEY_ID, tokenPrincipalId } from "../protocol/principal-id";
+import { KEY_ID, subjectFlaw, tokenPrincipalId } from "../protocol/principal-id";
 import { type AppEnv, sessionStub } from "./http";
 
 export const TOKEN_ISSUER = "agent-runtime";
@@ -117,6 +117,10 @@ async function tokenPrincipal(env: Env, token: string): Promise<Principal> {
     throw new ApiError("invalid_token", "The API key that minted this token is no longer configured; ask for a new one");
   }
   const subject = String(claims.sub ?? "");
+  if (subject === "") throw new ApiError("invalid_token", "The token names no subject (sub); ask for a new one");
+  // Owners are compared exactly; a subject minted before minting required canonical ones may look like another's.
+  const flaw = subjectFlaw(subject);
+  if (flaw !== null) throw new ApiError("invalid_token", `The token's subject (sub) is not canonical: it ${flaw}; ask for a new one`);
   return {
     kind: "token",
     id: tokenPrincipalId(subject, key),

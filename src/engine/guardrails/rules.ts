@@ -2,7 +2,7 @@
 // matches in a text and can replace it. A value that is not a string (tool arguments and results, an answer
 // under output_schema) is checked string by string, so a redaction never breaks its JSON.
 import type { GuardrailRule, PiiEntity } from "../../protocol/guardrails";
-import { compileSafeRegex } from "../../protocol/safe-regex";
+import { compileSafeRegex, RegexBoundError, type SafeRegex } from "../../protocol/safe-regex";
 
 export type DeterministicRule = Extract<GuardrailRule, { type: "regex" | "pii" | "max_length" }>;
 
@@ -10,6 +10,8 @@ export type DeterministicRule = Extract<GuardrailRule, { type: "regex" | "pii" |
 export interface Finding {
   reason: string;
   redacted: unknown;
+  /** The rule could not finish (a redaction past its bound): it fired on the whole text. */
+  failed?: "error";
 }
 
 export interface CompiledRule {
@@ -142,6 +144,25 @@ function matcher(find: Find, valid: ((m: string) => boolean) | undefined, replac
   return { hit, replace };
 }
 
+/**
+ * A regex rule's redaction. A text whose matches cost more than their bound (safe-regex.ts, readBound) is
+ * redacted whole: the rule fails closed, like a judge or webhook that gives no answer.
+ */
+function redactMatches(re: SafeRegex, value: unknown): Finding {
+  const over: RegexBoundError[] = [];
+  const redacted = mapStrings(value, (s) => {
+    try {
+      return re.replaceAll(s, "[redacted]");
+    } catch (err) {
+      if (!(err instanceof RegexBoundError)) throw err;
+      over.push(err);
+      return "[redacted]";
+    }
+  });
+  if (over.length === 0) return { reason: "matched the pattern", redacted };
+  return { reason: `${over[0]!.message}: the whole text is redacted`, redacted, failed: "error" };
+}
+
 export function compileRule(rule: DeterministicRule): CompiledRule {
   switch (rule.type) {
     case "regex": {
@@ -149,9 +170,7 @@ export function compileRule(rule: DeterministicRule): CompiledRule {
       const re = compileSafeRegex(rule.pattern, rule.flags);
       return {
         check: (value, redact) =>
-          someString(value, re.test)
-            ? { reason: "matched the pattern", redacted: redact ? mapStrings(value, (s) => re.replaceAll(s, "[redacted]")) : value }
-            : null,
+          someString(value, re.test) ? (redact ? redactMatches(re, value) : { reason: "matched the pattern", redacted: value }) : null,
       };
     }
     case "pii": {

@@ -58,7 +58,7 @@ function verdictOf(stage: GuardrailStage, e: Entry, fired: boolean, extra: { rea
 function applyRule(stage: GuardrailStage, e: Entry, value: unknown): { verdict: Verdict; value: unknown } {
   const found = e.compiled!.check(value, e.rule.action === "redact");
   if (!found) return { verdict: verdictOf(stage, e, false), value };
-  return { verdict: verdictOf(stage, e, true, { reason: found.reason }), value: found.redacted };
+  return { verdict: verdictOf(stage, e, true, { reason: found.reason, ...(found.failed ? { failed: found.failed } : {}) }), value: found.redacted };
 }
 
 /** The redaction rules of a stage only (all deterministic): run where the text is stored, before it is. */

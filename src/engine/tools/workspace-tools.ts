@@ -2,7 +2,7 @@
 // object), confined to the policy's workspace root. The session's files appear read-only under `files/`
 // (session-files.ts).
 
-import { safeRelativePath } from "../../protocol/workspace-path";
+import { refusedPathReason, safeRelativePath } from "../../protocol/workspace-path";
 import { FILES_DIR, isUnderFiles, listedSessionFiles, readSessionFile, sessionFileName } from "./session-files";
 import { type ToolDefinition, ToolError } from "./types";
 
@@ -13,9 +13,8 @@ function pathArg(args: Record<string, unknown>, allowEmpty = false): string {
   const raw = typeof args.path === "string" ? args.path : allowEmpty ? "" : null;
   const path = raw === null ? null : safeRelativePath(raw, allowEmpty);
   if (path === null) {
-    throw new ToolError(
-      `Refused path ${JSON.stringify(args.path)}: use a relative path of plain segments inside the workspace (no "/" at the start, no "." or "..")`,
-    );
+    const plain = 'use a relative path of plain segments inside the workspace (no "/" at the start, no "." or "..")';
+    throw new ToolError(`Refused path ${JSON.stringify(args.path)}: ${typeof raw === "string" ? refusedPathReason(raw, plain) : plain}`);
   }
   return path;
 }
