@@ -1,14 +1,17 @@
 // Memory across sessions (docs/guides/memory.md): the agent config's `memory` section, a resource's
 // working memory as the API serves it, and recall entries and hits.
+
 import { z } from "zod";
 import { modelSpecField, parseModelSpec } from "./model-spec";
+import { CanonicalId } from "./principal-id";
 import { refineSchemaPatterns } from "./safe-regex";
 
 /** The providers whose embedding models recall can use. */
 export const EMBEDDING_PROVIDERS: readonly string[] = ["openai", "openai-compatible"];
 
 /** A resource id: the end user or account a session belongs to (a token's subject, or given at creation). */
-export const ResourceId = z.string().min(1).max(200);
+/** A resource's id: canonical like a token's subject, which names its own resource. */
+export const ResourceId = CanonicalId;
 
 export const MemoryConfigSchema = z.strictObject({
   working: z

@@ -1,6 +1,7 @@
 // How a principal is named where decisions are recorded (`by` of action events), and who counts once toward
 // an approval quorum. An API key is `key_<16 hex>` (the start of its SHA-256, never the key); a browser token
 // is `tok_<subject>@key_<16 hex>`, its subject as written and the id of the key that minted it.
+import { z } from "zod";
 import { codePointLabel } from "./lookalikes";
 
 /** The id of an API key: `key_` and the first 16 hex digits of its SHA-256. */
@@ -70,3 +71,13 @@ export function distinctKeysSetting(value: string | undefined): boolean {
   const v = (value ?? "").trim().toLowerCase();
   return !["", "false", "0", "no", "off"].includes(v);
 }
+
+/** An end user's id as a token's subject, a session's owner or a resource: 1-200 characters, canonical (subjectFlaw). */
+export const CanonicalId = z
+  .string()
+  .min(1)
+  .max(200)
+  .superRefine((s, ctx) => {
+    const flaw = subjectFlaw(s);
+    if (flaw !== null) ctx.addIssue({ code: "custom", message: flaw });
+  });

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ResourceId } from "../memory";
 import { Metadata } from "../metadata";
 import { PolicySchema } from "../policy";
+import { CanonicalId } from "../principal-id";
 import { IndexFilterText, SessionSummarySchema } from "../session-list";
 import { SnapshotSchema, ThreadSchema, ThreadStatusSchema, ToolInventorySchema } from "../views";
 import { json, jsonBody, operation, Sid } from "./operation";
@@ -17,7 +18,10 @@ export const CreateSessionBody = z
       description: "Enabled permission classes (default: all but external_mutate and secrets) and the workspace root",
     }),
     metadata: Metadata.optional(),
-    owner: z.string().min(1).max(200).optional().meta({ description: "Who the session is for (an end user's id); a browser token's subject is used instead" }),
+    owner: CanonicalId.optional().meta({
+      description:
+        "Who the session is for (an end user's id, canonical like a token's subject and compared exactly); a browser token's subject is used instead",
+    }),
     resource_id: ResourceId.optional().meta({
       description: "The resource (end user or account) whose memory the session uses (default: the token's subject, else `owner`; none: no memory)",
     }),

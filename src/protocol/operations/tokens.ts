@@ -1,25 +1,17 @@
 // Browser tokens: a tenant's backend asks for a short-lived token to hand to a browser.
 import { z } from "zod";
 import { TOKEN_SCOPES } from "../permissions";
-import { subjectFlaw } from "../principal-id";
+import { CanonicalId } from "../principal-id";
 import { json, jsonBody, operation } from "./operation";
 
 export const MAX_TOKEN_TTL_S = 24 * 3600;
 
 export const TokenRequest = z
   .strictObject({
-    subject: z
-      .string()
-      .min(1)
-      .max(200)
-      .superRefine((s, ctx) => {
-        const flaw = subjectFlaw(s);
-        if (flaw !== null) ctx.addIssue({ code: "custom", message: flaw });
-      })
-      .meta({
-        description:
-          "Who the token is for (an end user's id in the tenant's product), compared exactly (case included) wherever it owns or reaches something. It must be canonical: no leading or trailing white space, no invisible or control characters, in Unicode NFKC form",
-      }),
+    subject: CanonicalId.meta({
+      description:
+        "Who the token is for (an end user's id in the tenant's product), compared exactly (case included) wherever it owns or reaches something. It must be canonical: no leading or trailing white space, no invisible or control characters, in Unicode NFKC form",
+    }),
     session_id: z.string().optional(),
     agent: z.string().optional(),
     scopes: z
