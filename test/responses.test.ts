@@ -69,6 +69,13 @@ describe("POST /v1/responses", () => {
       expect(resumed).toEqual(got.slice(n + 1));
     }
     expectError(await api("GET", `/v1/responses/${id}?stream=true&starting_after=${got.length}`), 422, "starting_after");
+    // An EventSource reconnects with the last `id:` it read (the sequence_number) as Last-Event-ID, which wins.
+    expect(res.body).toContain(`\nid: ${got.length - 1}\n`);
+    const reconnected = await api("GET", `/v1/responses/${id}?stream=true&starting_after=0`, undefined, { "last-event-id": "4" });
+    expect(sse(reconnected.body)).toEqual(got.slice(5));
+    for (const bad of ["x", String(got.length)]) {
+      expectError(await api("GET", `/v1/responses/${id}?stream=true`, undefined, { "last-event-id": bad }), 422, "Last-Event-ID");
+    }
     expect(sse((await api("GET", `/v1/responses/${id}?stream=true&starting_after=${got.length - 1}`)).body)).toEqual([]);
   });
 });
@@ -196,6 +203,10 @@ describe("refusals", () => {
     expectError(await create({ model: "resp-bad", input: "hi", previous_response_id: "resp_nope" }), 404, "previous_response_id");
     expectError(await api("GET", "/v1/responses/resp_nope"), 404, "response_id");
     expectError(await api("POST", "/v1/responses", "{not json"), 400, null);
+    const many = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"]));
+    expectError(await create({ model: "resp-bad", input: "hi", metadata: many }), 422, "metadata");
+    expectError(await create({ model: "resp-bad", input: "hi", metadata: { k: 1 } }), 422, "metadata.k");
+    expectError(await create({ model: "resp-bad", input: "hi", max_output_tokens: 5 }), 422, "max_output_tokens");
     expect((await api("GET", "/v1/sessions?limit=100")).body).toEqual(before);
   });
 

@@ -12,6 +12,7 @@ import type { EventOf, RuntimeEvent } from "../protocol/events";
 import {
   APPROVAL_SERVER_LABEL,
   asText,
+  echoRequest,
   type IncompleteReason,
   type OutputItem,
   type ResponseObject,
@@ -62,7 +63,12 @@ export class ResponsesFold {
       if (e.type === "tool.started" || (e.type === "action.required" && e.payload.kind === "user_input")) this.called.add(e.tool_call_id!);
       return out;
     }
-    if (this.pausedHere && e.type !== "action.required") return [...out, ...this.pause()];
+    if (this.pausedHere && e.type !== "action.required") {
+      // A reminder changes nothing; a turn cancelled while it waits first closes what waited (in the
+      // transaction of its turn.cancelled), and the response ends with the turn.
+      if (e.type === "action.reminder" || closesWaiting(e)) return out;
+      return [...out, ...this.pause(e.type === "turn.cancelled" ? e : undefined)];
+    }
     this.track(e);
     this.project(e, out);
     this.pausedHere = !this.ended && this.pausedOn() !== null;
@@ -81,8 +87,11 @@ export class ResponsesFold {
     return [...this.awaiting.keys()];
   }
 
-  /** Ends the response at the pause: what waits becomes output items, and the status `incomplete`. */
-  pause(): ResponsesEvent[] {
+  /**
+   * Ends the response at the pause: what waits becomes output items, and the status `incomplete`; or
+   * `cancelled` when the turn was cancelled while it waited (nobody answered: the response ends with it).
+   */
+  pause(cancelled?: EventOf<"turn.cancelled">): ResponsesEvent[] {
     const out: ResponsesEvent[] = [];
     if (this.ended) return out;
     this.closeMessage(out);
@@ -104,8 +113,13 @@ export class ResponsesFold {
         );
       }
     }
-    Object.assign(this.response, { status: "incomplete", incomplete_details: { reason } });
-    this.finish("response.incomplete", out);
+    if (cancelled) {
+      this.response.status = "cancelled";
+      this.finish("response.cancelled", out, cancelled);
+    } else {
+      Object.assign(this.response, { status: "incomplete", incomplete_details: { reason } });
+      this.finish("response.incomplete", out);
+    }
     return out;
   }
 
@@ -120,6 +134,8 @@ export class ResponsesFold {
     this.response.created_at = seconds(e.timestamp);
     const queued = e.type === "turn.submitted" && e.payload.queued;
     this.response.status = queued ? "queued" : "in_progress";
+    const request = e.type === "turn.submitted" || e.type === "action.resolved" ? e.payload.responses_request : undefined;
+    if (request) echoRequest(this.response, request);
     this.emit("response.created", { response: this.snapshot() }, out);
     this.emit(queued ? "response.queued" : "response.in_progress", { response: this.snapshot() }, out);
   }
@@ -252,3 +268,7 @@ export class ResponsesFold {
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
+
+/** An event that closes a waiting turn's calls as it is cancelled (turn-state.ts closingEvents): nothing else follows a pause so. */
+const closesWaiting = (e: RuntimeEvent): boolean =>
+  e.type === "tool.result" || e.type === "subagent.failed" || (e.type === "action.resolved" && e.payload.by === "runtime" && e.payload.decision === "rejected");

@@ -31,6 +31,17 @@ export const ResponsesRequest = z
       .max(200)
       .optional()
       .meta({ description: "Continues that response's conversation (its session); absent: a new one" }),
+    metadata: z
+      .record(z.string().max(64, "keys must be at most 64 characters"), z.string().max(512, "values must be at most 512 characters"))
+      .refine((m) => Object.keys(m).length <= 16, { message: "must hold at most 16 pairs" })
+      .optional()
+      .meta({ description: "Up to 16 pairs of text, kept with the response and returned on it" }),
+    max_output_tokens: z
+      .int()
+      .min(16)
+      .max(1_000_000)
+      .optional()
+      .meta({ description: "The most tokens each model call of this response's turn writes (the agent's max_tokens when lower)" }),
     stream: z.boolean().optional(),
     background: z.boolean().optional().meta({ description: "Answer at once (queued or in_progress); the turn runs on" }),
     store: z.literal(true).optional().meta({ description: "Every response is stored (the session's log keeps it)" }),
