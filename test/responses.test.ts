@@ -94,18 +94,22 @@ describe("background responses", () => {
     expect(rest).toEqual(first.slice(6));
   }, 60_000);
 
-  it("cancel ends a running response as cancelled; a finished one is 409 and stays as it was", async () => {
+  it("cancel ends a running response as cancelled (again: the same answer); a completed one is 409 and stays as it was", async () => {
     await createAgent({ name: "resp-cancel", model: "demo:slow" });
     const res = await create({ model: "resp-cancel", input: "hello", background: true });
     const cancelled = await api("POST", `/v1/responses/${res.body.id}/cancel`);
     expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
     expect(cancelled.body).toMatchObject({ id: res.body.id, status: "cancelled" });
     const stream = sse((await api("GET", `/v1/responses/${res.body.id}?stream=true`)).body);
-    expect(stream.at(-1)).toMatchObject({ event: "response.cancelled", data: { response: { status: "cancelled" } } });
-    const again = await api("POST", `/v1/responses/${res.body.id}/cancel`);
-    expectError(again, 409, null);
-    expect(again.body.error.type).toBe("invalid_request_error");
-    expect((await api("GET", `/v1/responses/${res.body.id}`)).body.status).toBe("cancelled");
+    // Responses streams have no event of a cancellation: the end is response.failed, its response cancelled.
+    expect(stream.at(-1)).toMatchObject({ event: "response.failed", data: { response: { status: "cancelled", error: null } } });
+    expect(await api("POST", `/v1/responses/${res.body.id}/cancel`)).toMatchObject({ status: 200, body: cancelled.body });
+    await createAgent({ name: "resp-done", model: "demo:fast" });
+    const done = await create({ model: "resp-done", input: "hello" });
+    const refused = await api("POST", `/v1/responses/${done.body.id}/cancel`);
+    expectError(refused, 409, null);
+    expect(refused.body.error.type).toBe("invalid_request_error");
+    expect((await api("GET", `/v1/responses/${done.body.id}`)).body).toEqual(done.body);
   });
 });
 

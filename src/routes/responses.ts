@@ -160,6 +160,8 @@ responses
     const principal = c.get("principal");
     const ref = await reach(c.env, principal, c.req.valid("param").response_id);
     const now = await object(await read(c.env, principal, ref, "object"));
+    // As in Responses, cancelling is idempotent: a cancelled response is answered as it is.
+    if (now.status === "cancelled") return c.json(now, 200);
     const running = now.status === "queued" || now.status === "in_progress";
     if (!running && !(now.status === "incomplete" && (await stillWaits(c.env, ref.session_id, now, principal)))) {
       throw new ApiError("conflict", `Response '${now.id}' is ${now.status}: only a queued, in-progress or waiting response can be cancelled`);

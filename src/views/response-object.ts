@@ -28,8 +28,8 @@ export interface ResponseUsage {
   total_tokens: number;
 }
 
-/** Why a response stopped before its turn ended: a person must approve a call, or answer a question. */
-export type IncompleteReason = "approval_required" | "user_input_required";
+/** Why a response is incomplete: a person must approve a call or answer a question, or the answer hit the output cap. */
+export type IncompleteReason = "approval_required" | "user_input_required" | "max_output_tokens";
 
 export interface ResponseObject {
   id: string;

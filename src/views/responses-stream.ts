@@ -1,7 +1,7 @@
 // The Open Responses stream of one response, folded from its turn's events: `response.created`, the output
 // items as they come (`response.output_item.added`, `response.output_text.delta`, ...), and the end
-// (`response.completed`, `response.failed`, `response.cancelled`, or `response.incomplete` when the turn waits
-// for a person). The fold is pure: the same log gives the same events with the same `sequence_number`s, so a
+// (`response.completed`; `response.failed`, also for a cancelled turn, as Responses streams have no event of
+// their own for that; or `response.incomplete` when the turn waits for a person). The fold is pure: the same log gives the same events with the same `sequence_number`s, so a
 // stream resumed with `starting_after=N` (even after a restart) folds again and sends what follows N.
 //
 // A response ends where its turn pauses: the first event of the turn after a pause that is not one more
@@ -22,7 +22,26 @@ import {
   seconds,
 } from "./response-object";
 
-export type ResponsesEvent = { type: string; sequence_number: number } & Record<string, unknown>;
+/** Every event name the stream sends (`error` only for a failure of the stream itself, response-streams.ts). */
+export const STREAM_EVENTS = [
+  "response.created",
+  "response.queued",
+  "response.in_progress",
+  "response.output_item.added",
+  "response.content_part.added",
+  "response.output_text.delta",
+  "response.output_text.done",
+  "response.content_part.done",
+  "response.function_call_arguments.done",
+  "response.output_item.done",
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+  "error",
+] as const;
+export type StreamEventType = (typeof STREAM_EVENTS)[number];
+
+export type ResponsesEvent = { type: StreamEventType; sequence_number: number } & Record<string, unknown>;
 
 type Waiting = EventOf<"action.required">;
 type MessageItem = Extract<OutputItem, { type: "message" }>;
@@ -41,6 +60,8 @@ export class ResponsesFold {
   private readonly runningTools = new Set<string>();
   private readonly openModelCalls = new Set<string>();
   private readonly parentOf = new Map<string, string>();
+  /** The agent's last model call stopped at its output cap. */
+  private cut = false;
   /** The turn paused after this response began (the next event of the turn ends the response). */
   private pausedHere = false;
 
@@ -115,7 +136,7 @@ export class ResponsesFold {
     }
     if (cancelled) {
       this.response.status = "cancelled";
-      this.finish("response.cancelled", out, cancelled);
+      this.finish("response.failed", out, cancelled);
     } else {
       Object.assign(this.response, { status: "incomplete", incomplete_details: { reason } });
       this.finish("response.incomplete", out);
@@ -164,7 +185,10 @@ export class ResponsesFold {
         if (root) this.text(e.payload.text, out);
         return;
       case "model.completed":
-        if (root && (e.payload.phase ?? "executor") === "executor") this.closeMessage(out);
+        if (root && (e.payload.phase ?? "executor") === "executor") {
+          this.cut = e.payload.finish_reason === "length";
+          this.closeMessage(out);
+        }
         return;
       case "reasoning.summary":
         if (root) this.addItem({ type: "reasoning", id: `rs_${e.sequence}`, summary: [{ type: "summary_text", text: e.payload.text }] }, out);
@@ -190,7 +214,7 @@ export class ResponsesFold {
       case "turn.cancelled":
         this.closeMessage(out);
         this.response.status = "cancelled";
-        this.finish("response.cancelled", out, e);
+        this.finish("response.failed", out, e);
         return;
       default:
         return;
@@ -202,8 +226,15 @@ export class ResponsesFold {
     // A final output that was not streamed (a fixed message, a structured output) is sent as text.
     if (!this.textSent && output !== undefined && output !== null && output !== "") this.text(asText(output), out);
     this.closeMessage(out);
-    Object.assign(this.response, { status: "completed", usage: responseUsage(usage) });
-    this.finish("response.completed", out, e);
+    this.response.usage = responseUsage(usage);
+    if (this.cut) {
+      // The answer stopped at the output cap (max_output_tokens, or the agent's max_tokens), as Responses reports it.
+      Object.assign(this.response, { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
+      this.finish("response.incomplete", out, e);
+    } else {
+      this.response.status = "completed";
+      this.finish("response.completed", out, e);
+    }
   }
 
   /** A function_call item for a call of the agent's, once per call (a result alone carries no arguments). */
@@ -242,7 +273,7 @@ export class ResponsesFold {
   }
 
   /** A whole item: added and done, with `between` (its arguments' event) in between. */
-  private addItem(item: OutputItem, out: ResponsesEvent[], between?: Record<string, unknown> & { type: string }): void {
+  private addItem(item: OutputItem, out: ResponsesEvent[], between?: Record<string, unknown> & { type: StreamEventType }): void {
     const index = this.response.output.push(item) - 1;
     this.emit("response.output_item.added", { output_index: index, item: clone(item) }, out);
     if (between) {
@@ -252,13 +283,13 @@ export class ResponsesFold {
     this.emit("response.output_item.done", { output_index: index, item: clone(item) }, out);
   }
 
-  private finish(type: string, out: ResponsesEvent[], e?: RuntimeEvent): void {
+  private finish(type: StreamEventType, out: ResponsesEvent[], e?: RuntimeEvent): void {
     this.ended = true;
     if (e) this.response.completed_at = seconds(e.timestamp);
     this.emit(type, { response: this.snapshot() }, out);
   }
 
-  private emit(type: string, fields: Record<string, unknown>, out: ResponsesEvent[]): void {
+  private emit(type: StreamEventType, fields: Record<string, unknown>, out: ResponsesEvent[]): void {
     out.push({ type, sequence_number: this.next++, ...fields });
   }
 

@@ -140,7 +140,7 @@ describe("the Responses stream fold", () => {
     ];
     const cancelled = fold([...head, ...log(closing, head.length)]);
     expect(cancelled.out.slice(0, -1)).toEqual(liveOut.slice(0, -1));
-    expect(cancelled.out.at(-1)).toMatchObject({ type: "response.cancelled", sequence_number: liveOut.length - 1, response: { status: "cancelled" } });
+    expect(cancelled.out.at(-1)).toMatchObject({ type: "response.failed", sequence_number: liveOut.length - 1, response: { status: "cancelled" } });
     expect(cancelled.fold.response.output.map((i) => i.type)).toEqual(["mcp_approval_request"]);
   });
 
@@ -159,7 +159,8 @@ describe("the Responses stream fold", () => {
     const failed = fold(log([submitted, started, { type: "turn.failed", payload: { error: { code: "model_error", message: "down" } } }]));
     expect(failed.out.at(-1)).toMatchObject({ type: "response.failed", response: { status: "failed", error: { code: "model_error", message: "down" } } });
     const cancelled = fold(log([submitted, { type: "turn.cancelled", payload: { reason: "cancelled by the client" } }]));
-    expect(cancelled.out.at(-1)).toMatchObject({ type: "response.cancelled", response: { status: "cancelled" } });
+    // Responses streams have no event of a cancellation: the end is response.failed, its response cancelled.
+    expect(cancelled.out.at(-1)).toMatchObject({ type: "response.failed", response: { status: "cancelled", error: null } });
   });
 });
 

@@ -8,10 +8,24 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import OpenAI from "openai";
-import type { ResponseStreamEvent } from "openai/resources/responses/responses";
+import type { Response as OpenAIResponse, ResponseOutputItem, ResponseStreamEvent } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { OutputItem, ResponseObject } from "../../src/views/response-object";
+import type { StreamEventType } from "../../src/views/responses-stream";
 import { tinyPng } from "../support/tiny-files";
 import { bundleWorker, callRuntime, runtimeProcess } from "./support/runtime-process";
+
+// The runtime's shapes as the package types them (checked by tsc): every output item and stream event name is
+// one of its own, and so is the response object but for the fields where the runtime says more or less
+// (docs/reference/responses.md): error.code and incomplete_details.reason are open, usage has no cache writes.
+type Assert<T extends true> = T;
+type Fits<A, B> = [A] extends [B] ? true : false;
+type Open = "error" | "usage" | "incomplete_details";
+type Checks = [
+  Assert<Fits<OutputItem, ResponseOutputItem>>,
+  Assert<Fits<StreamEventType, ResponseStreamEvent["type"]>>,
+  Assert<Fits<Omit<ResponseObject, Open>, Omit<OpenAIResponse, Open | "output_text">>>,
+];
 
 const KEY = "responses-openai-key";
 let bundle: string;
@@ -51,6 +65,11 @@ async function all<T>(stream: AsyncIterable<T>): Promise<T[]> {
 }
 
 describe("the openai package against the runtime", () => {
+  it("types the runtime's items, stream event names and response object (checked as the tests compile)", () => {
+    const fits: Checks = [true, true, true];
+    expect(fits).toEqual([true, true, true]);
+  });
+
   it("creates a response: the agent's tool calls as items, the answer as output_text, usage", async () => {
     const response = await client.responses.create({ model: "oa-calc", input: "what is 2 * (3 + 4)?", metadata: { order: "o-17" } });
     expect(response).toMatchObject({ object: "response", status: "completed", model: "oa-calc", error: null, background: false });
@@ -107,14 +126,18 @@ describe("the openai package against the runtime", () => {
     expect(done.output_text).toBe((await helper.finalResponse()).output_text);
   }, 120_000);
 
-  it("cancels a running response; cancelling it again is a ConflictError", async () => {
+  it("cancels a running response (again: the same answer); cancelling a completed one is a ConflictError", async () => {
     const created = await client.responses.create({ model: "oa-slow", input: "hello", background: true });
     const cancelled = await client.responses.cancel(created.id);
     expect(cancelled).toMatchObject({ id: created.id, status: "cancelled" });
-    const again = await client.responses.cancel(created.id).catch((err: unknown) => err);
-    expect(again).toBeInstanceOf(OpenAI.ConflictError);
-    expect(again).toMatchObject({ status: 409, code: "conflict", type: "invalid_request_error" });
+    expect(await client.responses.cancel(created.id)).toEqual(cancelled);
     expect((await client.responses.retrieve(created.id)).status).toBe("cancelled");
+    // The stream helper takes the stream's end (response.failed, the response cancelled) as the final response.
+    expect((await client.responses.stream({ response_id: created.id }).finalResponse()).status).toBe("cancelled");
+    const done = await client.responses.create({ model: "oa-calc", input: "hello" });
+    const refused = await client.responses.cancel(done.id).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OpenAI.ConflictError);
+    expect(refused).toMatchObject({ status: 409, code: "conflict", type: "invalid_request_error" });
   });
 
   it("chains three responses with previous_response_id in one conversation", async () => {
@@ -193,10 +216,11 @@ describe("the openai package against the runtime", () => {
     expect(retried).toBeInstanceOf(OpenAI.APIError);
   });
 
-  it("caps each model call of the turn at max_output_tokens, and echoes it", async () => {
+  it("caps each model call of the turn at max_output_tokens: an answer cut there is incomplete", async () => {
     const whole = await client.responses.create({ model: "oa-calc", input: "tell me something long enough to be cut" });
     const capped = await client.responses.create({ model: "oa-calc", input: "tell me something long enough to be cut", max_output_tokens: 16 });
-    expect(capped.max_output_tokens).toBe(16);
+    expect(capped).toMatchObject({ max_output_tokens: 16, status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
+    expect(whole.status).toBe("completed");
     expect(whole.output_text.length).toBeGreaterThan(64);
     expect(capped.output_text).toBe(whole.output_text.slice(0, 64));
     expect(capped.usage!.output_tokens).toBeLessThanOrEqual(16);

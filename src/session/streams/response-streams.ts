@@ -84,7 +84,7 @@ async function* liveEvents(host: ResponsesHost, id: string, ref: ResponseRef, cu
 }
 
 const json = (value: unknown) => Response.json(value);
-const ENDS = new Set(["response.completed", "response.failed", "response.cancelled", "response.incomplete"]);
+const ENDS = new Set(["response.completed", "response.failed", "response.incomplete"]);
 
 /** Answers the Worker's Responses request `request` for this session. */
 export async function serveResponses(request: Request, host: ResponsesHost): Promise<Response> {
