@@ -83,7 +83,10 @@ describe("session ownership by exact subject", () => {
       expect(res.body.error.details).toEqual([{ path: "subject", reason }]);
     }
     // A key names an owner or a resource under the same rule: the session it opens is one a token can reach.
-    for (const [field, value] of [["owner", "alice "], ["resource_id", "ali\u200Bce"]]) {
+    for (const [field, value] of <[string, string][]>[
+      ["owner", "alice "],
+      ["resource_id", "ali\u200Bce"],
+    ]) {
       const res = await api("POST", "/v1/sessions", { agent: AGENT, [field]: value });
       expect(res.status, field).toBe(422);
       expect(res.body.error.details).toEqual([{ path: field, reason: expect.stringMatching(/^must not/) }]);

@@ -69,6 +69,13 @@ describe("POST /v1/responses", () => {
       expect(resumed).toEqual(got.slice(n + 1));
     }
     expectError(await api("GET", `/v1/responses/${id}?stream=true&starting_after=${got.length}`), 422, "starting_after");
+    // An EventSource reconnects with the last `id:` it read (the sequence_number) as Last-Event-ID, which wins.
+    expect(res.body).toContain(`\nid: ${got.length - 1}\n`);
+    const reconnected = await api("GET", `/v1/responses/${id}?stream=true&starting_after=0`, undefined, { "last-event-id": "4" });
+    expect(sse(reconnected.body)).toEqual(got.slice(5));
+    for (const bad of ["x", String(got.length)]) {
+      expectError(await api("GET", `/v1/responses/${id}?stream=true`, undefined, { "last-event-id": bad }), 422, "Last-Event-ID");
+    }
     expect(sse((await api("GET", `/v1/responses/${id}?stream=true&starting_after=${got.length - 1}`)).body)).toEqual([]);
   });
 });
@@ -87,18 +94,22 @@ describe("background responses", () => {
     expect(rest).toEqual(first.slice(6));
   }, 60_000);
 
-  it("cancel ends a running response as cancelled; a finished one is 409 and stays as it was", async () => {
+  it("cancel ends a running response as cancelled (again: the same answer); a completed one is 409 and stays as it was", async () => {
     await createAgent({ name: "resp-cancel", model: "demo:slow" });
     const res = await create({ model: "resp-cancel", input: "hello", background: true });
     const cancelled = await api("POST", `/v1/responses/${res.body.id}/cancel`);
     expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
     expect(cancelled.body).toMatchObject({ id: res.body.id, status: "cancelled" });
     const stream = sse((await api("GET", `/v1/responses/${res.body.id}?stream=true`)).body);
-    expect(stream.at(-1)).toMatchObject({ event: "response.cancelled", data: { response: { status: "cancelled" } } });
-    const again = await api("POST", `/v1/responses/${res.body.id}/cancel`);
-    expectError(again, 409, null);
-    expect(again.body.error.type).toBe("invalid_request_error");
-    expect((await api("GET", `/v1/responses/${res.body.id}`)).body.status).toBe("cancelled");
+    // Responses streams have no event of a cancellation: the end is response.failed, its response cancelled.
+    expect(stream.at(-1)).toMatchObject({ event: "response.failed", data: { response: { status: "cancelled", error: null } } });
+    expect(await api("POST", `/v1/responses/${res.body.id}/cancel`)).toMatchObject({ status: 200, body: cancelled.body });
+    await createAgent({ name: "resp-done", model: "demo:fast" });
+    const done = await create({ model: "resp-done", input: "hello" });
+    const refused = await api("POST", `/v1/responses/${done.body.id}/cancel`);
+    expectError(refused, 409, null);
+    expect(refused.body.error.type).toBe("invalid_request_error");
+    expect((await api("GET", `/v1/responses/${done.body.id}`)).body).toEqual(done.body);
   });
 });
 
@@ -196,6 +207,10 @@ describe("refusals", () => {
     expectError(await create({ model: "resp-bad", input: "hi", previous_response_id: "resp_nope" }), 404, "previous_response_id");
     expectError(await api("GET", "/v1/responses/resp_nope"), 404, "response_id");
     expectError(await api("POST", "/v1/responses", "{not json"), 400, null);
+    const many = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"]));
+    expectError(await create({ model: "resp-bad", input: "hi", metadata: many }), 422, "metadata");
+    expectError(await create({ model: "resp-bad", input: "hi", metadata: { k: 1 } }), 422, "metadata.k");
+    expectError(await create({ model: "resp-bad", input: "hi", max_output_tokens: 5 }), 422, "max_output_tokens");
     expect((await api("GET", "/v1/sessions?limit=100")).body).toEqual(before);
   });
 

@@ -11,7 +11,7 @@ import type {
   LanguageModelV3Usage,
 } from "@ai-sdk/provider";
 
-type Reply = { kind: "text"; text: string } | { kind: "tool"; name: string; input: Record<string, unknown> };
+type Reply = { kind: "text"; text: string; cut?: true } | { kind: "tool"; name: string; input: Record<string, unknown> };
 
 const EXPRESSION = /[-+(]*\s*(?:\d+(?:\.\d+)?|\.\d+|pi\b|sqrt\s*\()[\d\s.+\-*/%^()a-z,]*[\d)]/i;
 const WORDS_PER_CHUNK = 1;
@@ -159,6 +159,8 @@ function usageOf(prompt: LanguageModelV3Prompt, output: string): LanguageModelV3
   };
 }
 
+const finishReason = (reply: Reply) => (reply.kind === "tool" ? "tool-calls" : reply.cut ? "length" : "stop");
+
 export class DemoModel implements LanguageModelV3 {
   readonly specificationVersion = "v3";
   readonly provider = "demo";
@@ -179,7 +181,11 @@ export class DemoModel implements LanguageModelV3 {
   private reply(options: LanguageModelV3CallOptions): Reply {
     const names = (options.tools ?? []).map((t) => t.name);
     const reply = demoReply(options.prompt, names);
-    return reply.kind === "text" && this.modelId === "slow" ? { kind: "text", text: reply.text + SLOW_CODA } : reply;
+    if (reply.kind !== "text") return reply;
+    const text = this.modelId === "slow" ? reply.text + SLOW_CODA : reply.text;
+    // A cap on output tokens (max_tokens) cuts the answer where its usage (a token per four characters) reaches it.
+    const cap = options.maxOutputTokens;
+    return cap !== undefined && text.length > cap * 4 ? { kind: "text", text: text.slice(0, cap * 4), cut: true } : { kind: "text", text };
   }
 
   async doGenerate(options: LanguageModelV3CallOptions) {
@@ -191,7 +197,7 @@ export class DemoModel implements LanguageModelV3 {
         : [{ type: "tool-call", toolCallId: `demo_${crypto.randomUUID()}`, toolName: reply.name, input: JSON.stringify(reply.input) }];
     return {
       content,
-      finishReason: { unified: reply.kind === "text" ? "stop" : "tool-calls", raw: undefined },
+      finishReason: { unified: finishReason(reply), raw: undefined },
       usage: usageOf(options.prompt, reply.kind === "text" ? reply.text : JSON.stringify(reply.input)),
       warnings: [],
     } as Awaited<ReturnType<LanguageModelV3["doGenerate"]>>;
@@ -224,7 +230,7 @@ export class DemoModel implements LanguageModelV3 {
         }
         controller.enqueue({
           type: "finish",
-          finishReason: { unified: reply.kind === "text" ? "stop" : "tool-calls", raw: undefined },
+          finishReason: { unified: finishReason(reply), raw: undefined },
           usage: usageOf(options.prompt, reply.kind === "text" ? reply.text : JSON.stringify(reply.input)),
         });
         controller.close();

@@ -71,6 +71,21 @@ const ResultMetadata = z.object({
   args_edited_by: z.string().optional().describe("present when an approver edited the arguments: who (the call ran with the edited ones)"),
 });
 
+/**
+ * The fields of a POST /v1/responses request a response echoes (docs/guides/open-responses.md), recorded on the
+ * event that begins the response: its turn's submission, or the first decision that continues a paused turn.
+ */
+export const ResponsesRequestRecord = z
+  .object({
+    previous_response_id: z.string().nullable(),
+    background: z.boolean(),
+    metadata: z.record(z.string(), z.string()).optional(),
+    max_output_tokens: z.number().optional().describe("on a turn's submission: the cap on each model call of the turn"),
+  })
+  .meta({ id: "ResponsesRequestRecord" });
+export type ResponsesRequestRecord = z.infer<typeof ResponsesRequestRecord>;
+const responsesRequest = ResponsesRequestRecord.optional().describe("set when POST /v1/responses made it (the request's fields the response echoes)");
+
 const turnSummary = { usage: Usage.optional(), cost_usd: z.number().nullable().optional() };
 
 const Divergence = z
@@ -107,7 +122,7 @@ export const ReplayComparison = z
   .meta({ id: "ReplayComparison" });
 
 /** Shapes several payloads share (named in docs/reference/events.md). */
-export const SHARED_SHAPES = { Usage, TurnError, SubmitError, ToolDescription, ReplaySide, ReplayDivergence: Divergence };
+export const SHARED_SHAPES = { Usage, TurnError, SubmitError, ToolDescription, ReplaySide, ReplayDivergence: Divergence, ResponsesRequestRecord };
 
 export const EVENT_PAYLOADS = {
   "session.created": z.object({
@@ -133,6 +148,7 @@ export const EVENT_PAYLOADS = {
       .describe("set when the runtime submitted the turn itself (a due schedule)"),
     on_busy: z.string().optional().describe("with debounce_ms: the strategy it was submitted with (messages with the same one join it)"),
     debounce_ms: z.number().optional().describe("set when the turn waited this long for more messages before it started"),
+    responses_request: responsesRequest,
   }),
   "turn.started": z.object({ agent: z.string(), model: z.string() }),
   "turn.completed": z.object({
@@ -272,6 +288,7 @@ export const EVENT_PAYLOADS = {
     response: z.unknown().optional().describe("answered: the answer, valid against the action's response_schema"),
     args: z.record(z.string(), z.unknown()).optional().describe("approved with edits: the arguments the call runs with (action.required keeps the original)"),
     approved_by: z.array(z.string()).optional().describe("approved by a quorum: every approver, in order"),
+    responses_request: responsesRequest,
   }),
   "subagent.spawned": z.object({ title: z.string(), depth: z.number(), index: z.number(), tools: z.array(z.string()) }),
   "subagent.completed": z.object({ result: z.unknown() }),

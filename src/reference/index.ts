@@ -5,6 +5,7 @@ import { eventsMarkdown } from "../protocol/events-doc";
 import { clientMarkdown } from "./client";
 import { configurationMarkdown } from "./configuration";
 import { errorsMarkdown } from "./errors";
+import { responsesMarkdown } from "./responses";
 import { websocketMarkdown } from "./websocket";
 
 export const REFERENCE_DOCS: Record<string, () => string> = {
@@ -14,4 +15,5 @@ export const REFERENCE_DOCS: Record<string, () => string> = {
   "docs/reference/websocket.md": websocketMarkdown,
   "docs/reference/errors.md": errorsMarkdown,
   "docs/reference/client.md": clientMarkdown,
+  "docs/reference/responses.md": responsesMarkdown,
 };

@@ -9,6 +9,7 @@ import { randomId } from "../ids";
 import { indexShard } from "../objects/index/index-shards";
 import { agentConfig } from "../objects/registry/agent-cache";
 import { ApiError, unwrap } from "../protocol/errors";
+import type { ResponsesRequestRecord } from "../protocol/event-payloads";
 import { chat as ops } from "../protocol/operations";
 import type { ChatBody } from "../protocol/operations/chat";
 import { allows, type Principal } from "../protocol/permissions";
@@ -87,6 +88,7 @@ export async function decide(
   decisions: Decision[],
   answers: Answer[],
   by: Principal,
+  responses?: ResponsesRequestRecord,
 ): Promise<{ turnId: string; decided: Set<string> }> {
   if (!allows(by, "session.approve")) throw new ApiError("forbidden", "this token may not do session.approve");
   const pendingActions = (await callSession(env, sid, "getThread", { by: by.id })).pending_actions;
@@ -104,7 +106,7 @@ export async function decide(
   ];
   let turnId = "";
   for (const { id, body } of bodies) {
-    turnId = (await callSession(env, sid, "resolveAction", { params: { action_id: id }, body, by: by.id })).turn_id;
+    turnId = (await callSession(env, sid, "resolveAction", { params: { action_id: id }, body, by: by.id, responses })).turn_id;
   }
   return { turnId, decided: new Set(bodies.map((b) => b.id)) };
 }

@@ -8,7 +8,9 @@ import { checkInputFits } from "../engine/context-budget";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import { agentConfig } from "../objects/registry/agent-cache";
+import { parseCursor } from "../protocol/cursor";
 import { ApiError, type FieldIssue, unwrap } from "../protocol/errors";
+import type { ResponsesRequestRecord } from "../protocol/event-payloads";
 import { responses as ops } from "../protocol/operations";
 import type { ResponsesRequest } from "../protocol/operations/responses";
 import { allows, type Principal } from "../protocol/permissions";
@@ -41,14 +43,33 @@ async function reach(env: Env, principal: Principal, id: string, param = "respon
   return ref;
 }
 
+/** Where a resumed stream begins: after `starting_after`, or the Last-Event-ID an EventSource reconnects with (it wins). */
+type Cursor = { after: number; name: "starting_after" | "Last-Event-ID" };
+
 /** Reads the response from its session: its object now, once it ends, its input items, or its stream. */
-async function read(env: Env, principal: Principal, ref: ResponseRef, mode: ResponsesMode, startingAfter?: number): Promise<Response> {
+async function read(env: Env, principal: Principal, ref: ResponseRef, mode: ResponsesMode, cursor?: Cursor): Promise<Response> {
   const url = new URL(`https://session${RESPONSES_PATH}`);
   url.searchParams.set("id", responseId(ref));
   url.searchParams.set("mode", mode);
-  if (startingAfter !== undefined) url.searchParams.set("starting_after", String(startingAfter));
+  if (cursor) url.searchParams.set(cursor.name === "Last-Event-ID" ? "last_event_id" : "starting_after", String(cursor.after));
   return sessionFetch(env, ref.session_id, url, expiresAt(principal));
 }
+
+/** The stream's cursor from the request: Last-Event-ID when the header is there, else starting_after (absent: from the start). */
+function streamCursor(lastEventId: string | undefined, startingAfter: number | undefined): Cursor | undefined {
+  if (lastEventId === undefined) return startingAfter === undefined ? undefined : { after: startingAfter, name: "starting_after" };
+  const after = parseCursor(lastEventId);
+  if (after === null) throw refused("Last-Event-ID", "must be a plain non-negative decimal integer");
+  return { after, name: "Last-Event-ID" };
+}
+
+/** The request's fields its response echoes, recorded with the turn or decisions that begin it. */
+const echoed = (body: ResponsesRequest): ResponsesRequestRecord => ({
+  previous_response_id: body.previous_response_id ?? null,
+  background: body.background ?? false,
+  ...(body.metadata ? { metadata: body.metadata } : {}),
+  ...(body.max_output_tokens ? { max_output_tokens: body.max_output_tokens } : {}),
+});
 
 const object = async (res: Response) => (await res.json()) as ResponseObject;
 
@@ -75,11 +96,17 @@ async function openSession(env: Env, principal: Principal, agent: string, input:
 }
 
 /** Records the approvals and answers on the paused turn; the response begins after what the log held before them. */
-async function continueTurn(env: Env, sid: string, input: Extract<ResponsesInput, { kind: "decisions" }>, by: Principal): Promise<ResponseRef> {
+async function continueTurn(
+  env: Env,
+  sid: string,
+  input: Extract<ResponsesInput, { kind: "decisions" }>,
+  by: Principal,
+  request: ResponsesRequestRecord,
+): Promise<ResponseRef> {
   const thread = await callSession(env, sid, "getThread", { by: by.id });
   const schemas = new Map(thread.pending_actions.map((a) => [a.tool_call_id, a.response_schema as Record<string, unknown> | undefined]));
   const answers = input.answers.map((a) => answerValue(a, schemas.get(a.toolCallId)));
-  const { turnId } = await decide(env, sid, input.decisions, answers, by);
+  const { turnId } = await decide(env, sid, input.decisions, answers, by, request);
   return { session_id: sid, turn_id: turnId, after: thread.last_sequence };
 }
 
@@ -94,10 +121,20 @@ async function submit(env: Env, principal: Principal, body: ResponsesRequest): P
   } else {
     sid = await openSession(env, principal, body.model, input);
   }
-  if (input.kind === "decisions") return continueTurn(env, sid, input, principal);
+  if (input.kind === "decisions") return continueTurn(env, sid, input, principal, echoed(body));
   const turn = { input: input.input, on_busy: "enqueue" as const };
-  const { turn_id } = await callSession(env, sid, "submitTurn", { body: turn, by: principal.id });
+  const { turn_id } = await callSession(env, sid, "submitTurn", { body: turn, by: principal.id, responses: echoed(body) });
   return { session_id: sid, turn_id, after: null };
+}
+
+/** Whether the turn still waits for what the incomplete response `now` asks (nobody answered it yet). */
+async function stillWaits(env: Env, sid: string, now: ResponseObject, by: Principal): Promise<boolean> {
+  const pending = (await callSession(env, sid, "getThread", { by: by.id })).pending_actions;
+  return now.output.some((i) =>
+    i.type === "mcp_approval_request"
+      ? pending.some((a) => a.action_id === i.id)
+      : i.type === "function_call" && pending.some((a) => a.tool_call_id === i.call_id),
+  );
 }
 
 export const responses = router();
@@ -109,14 +146,13 @@ responses
     const principal = c.get("principal");
     const ref = await submit(c.env, principal, body);
     if (body.stream) return (await read(c.env, principal, ref, "stream")) as never;
-    const response = await object(await read(c.env, principal, ref, body.background ? "object" : "wait"));
-    return c.json({ ...response, background: body.background ?? false, previous_response_id: body.previous_response_id ?? null }, 200);
+    return c.json(await object(await read(c.env, principal, ref, body.background ? "object" : "wait")), 200);
   })
   .openapi(route(ops.getResponse), async (c) => {
     const principal = c.get("principal");
     const ref = await reach(c.env, principal, c.req.valid("param").response_id);
     const { stream, starting_after } = c.req.valid("query");
-    if (stream === "true") return (await read(c.env, principal, ref, "stream", starting_after ?? -1)) as never;
+    if (stream === "true") return (await read(c.env, principal, ref, "stream", streamCursor(c.req.header("last-event-id"), starting_after))) as never;
     if (starting_after !== undefined) throw refused("starting_after", "is read only with stream=true");
     return c.json(await object(await read(c.env, principal, ref, "object")), 200);
   })
@@ -124,8 +160,11 @@ responses
     const principal = c.get("principal");
     const ref = await reach(c.env, principal, c.req.valid("param").response_id);
     const now = await object(await read(c.env, principal, ref, "object"));
-    if (now.status !== "queued" && now.status !== "in_progress") {
-      throw new ApiError("conflict", `Response '${now.id}' is ${now.status}: only a queued or in-progress response can be cancelled`);
+    // As in Responses, cancelling is idempotent: a cancelled response is answered as it is.
+    if (now.status === "cancelled") return c.json(now, 200);
+    const running = now.status === "queued" || now.status === "in_progress";
+    if (!running && !(now.status === "incomplete" && (await stillWaits(c.env, ref.session_id, now, principal)))) {
+      throw new ApiError("conflict", `Response '${now.id}' is ${now.status}: only a queued, in-progress or waiting response can be cancelled`);
     }
     unwrap(await sessionStub(c.env, ref.session_id).cancelTurn(ref.turn_id, "cancelled by the client"));
     return c.json(await object(await read(c.env, principal, ref, "wait")), 200);

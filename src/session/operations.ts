@@ -4,6 +4,7 @@
 // session wrote), except for a `custom` route, which does more than send it: its handler's result is its own.
 // The table of handlers (operationTable) must serve every declared operation once, or it does not type-check.
 import type { z } from "zod";
+import type { ResponsesRequestRecord } from "../protocol/event-payloads";
 import type { TurnTrace } from "../protocol/events";
 import type * as declared from "../protocol/operations";
 
@@ -29,6 +30,8 @@ export interface Caller {
   trace?: TurnTrace;
   /** The surface a turn comes from when its defaults differ: "chat" takes the agent's chat_on_busy. */
   via?: "chat";
+  /** A turn or decision of POST /v1/responses: the request's fields its response echoes, recorded with it. */
+  responses?: ResponsesRequestRecord;
 }
 
 type ParamsOf<O> = O extends { params: infer P extends z.ZodType } ? z.output<P> : { sid: string };

@@ -2,6 +2,7 @@
 // (its session, its turn, and where in the log it begins: no table maps ids), the response object, its output
 // items, usage, and the input items a response was given. The stream fold (responses-stream.ts) builds the
 // object as it emits its events; GET /v1/responses/:id folds the same events, so both always agree.
+import type { ResponsesRequestRecord } from "../protocol/event-payloads";
 import type { EventOf, RuntimeEvent } from "../protocol/events";
 
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
@@ -27,8 +28,8 @@ export interface ResponseUsage {
   total_tokens: number;
 }
 
-/** Why a response stopped before its turn ended: a person must approve a call, or answer a question. */
-export type IncompleteReason = "approval_required" | "user_input_required";
+/** Why a response is incomplete: a person must approve a call or answer a question, or the answer hit the output cap. */
+export type IncompleteReason = "approval_required" | "user_input_required" | "max_output_tokens";
 
 export interface ResponseObject {
   id: string;
@@ -48,8 +49,9 @@ export interface ResponseObject {
   tools: never[];
   temperature: null;
   top_p: null;
-  max_output_tokens: null;
+  max_output_tokens: number | null;
   previous_response_id: string | null;
+  background: boolean;
   store: true;
   text: { format: { type: "text" } };
   truncation: "disabled";
@@ -103,10 +105,19 @@ export function responseShell(id: string, model: string, createdAt: number): Res
     top_p: null,
     max_output_tokens: null,
     previous_response_id: null,
+    background: false,
     store: true,
     text: { format: { type: "text" } },
     truncation: "disabled",
   };
+}
+
+/** What the request that began the response set (a response of a turn submitted otherwise keeps the defaults). */
+export function echoRequest(response: ResponseObject, request: ResponsesRequestRecord): void {
+  response.previous_response_id = request.previous_response_id;
+  response.background = request.background;
+  response.metadata = request.metadata ?? {};
+  response.max_output_tokens = request.max_output_tokens ?? null;
 }
 
 /** Seconds since the epoch, as the Responses API counts time. */

@@ -1,7 +1,7 @@
 // The Open Responses stream of one response, folded from its turn's events: `response.created`, the output
 // items as they come (`response.output_item.added`, `response.output_text.delta`, ...), and the end
-// (`response.completed`, `response.failed`, `response.cancelled`, or `response.incomplete` when the turn waits
-// for a person). The fold is pure: the same log gives the same events with the same `sequence_number`s, so a
+// (`response.completed`; `response.failed`, also for a cancelled turn, as Responses streams have no event of
+// their own for that; or `response.incomplete` when the turn waits for a person). The fold is pure: the same log gives the same events with the same `sequence_number`s, so a
 // stream resumed with `starting_after=N` (even after a restart) folds again and sends what follows N.
 //
 // A response ends where its turn pauses: the first event of the turn after a pause that is not one more
@@ -12,6 +12,7 @@ import type { EventOf, RuntimeEvent } from "../protocol/events";
 import {
   APPROVAL_SERVER_LABEL,
   asText,
+  echoRequest,
   type IncompleteReason,
   type OutputItem,
   type ResponseObject,
@@ -21,7 +22,26 @@ import {
   seconds,
 } from "./response-object";
 
-export type ResponsesEvent = { type: string; sequence_number: number } & Record<string, unknown>;
+/** Every event name the stream sends (`error` only for a failure of the stream itself, response-streams.ts). */
+export const STREAM_EVENTS = [
+  "response.created",
+  "response.queued",
+  "response.in_progress",
+  "response.output_item.added",
+  "response.content_part.added",
+  "response.output_text.delta",
+  "response.output_text.done",
+  "response.content_part.done",
+  "response.function_call_arguments.done",
+  "response.output_item.done",
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+  "error",
+] as const;
+export type StreamEventType = (typeof STREAM_EVENTS)[number];
+
+export type ResponsesEvent = { type: StreamEventType; sequence_number: number } & Record<string, unknown>;
 
 type Waiting = EventOf<"action.required">;
 type MessageItem = Extract<OutputItem, { type: "message" }>;
@@ -40,6 +60,8 @@ export class ResponsesFold {
   private readonly runningTools = new Set<string>();
   private readonly openModelCalls = new Set<string>();
   private readonly parentOf = new Map<string, string>();
+  /** The agent's last model call stopped at its output cap. */
+  private cut = false;
   /** The turn paused after this response began (the next event of the turn ends the response). */
   private pausedHere = false;
 
@@ -62,7 +84,12 @@ export class ResponsesFold {
       if (e.type === "tool.started" || (e.type === "action.required" && e.payload.kind === "user_input")) this.called.add(e.tool_call_id!);
       return out;
     }
-    if (this.pausedHere && e.type !== "action.required") return [...out, ...this.pause()];
+    if (this.pausedHere && e.type !== "action.required") {
+      // A reminder changes nothing; a turn cancelled while it waits first closes what waited (in the
+      // transaction of its turn.cancelled), and the response ends with the turn.
+      if (e.type === "action.reminder" || closesWaiting(e)) return out;
+      return [...out, ...this.pause(e.type === "turn.cancelled" ? e : undefined)];
+    }
     this.track(e);
     this.project(e, out);
     this.pausedHere = !this.ended && this.pausedOn() !== null;
@@ -81,8 +108,11 @@ export class ResponsesFold {
     return [...this.awaiting.keys()];
   }
 
-  /** Ends the response at the pause: what waits becomes output items, and the status `incomplete`. */
-  pause(): ResponsesEvent[] {
+  /**
+   * Ends the response at the pause: what waits becomes output items, and the status `incomplete`; or
+   * `cancelled` when the turn was cancelled while it waited (nobody answered: the response ends with it).
+   */
+  pause(cancelled?: EventOf<"turn.cancelled">): ResponsesEvent[] {
     const out: ResponsesEvent[] = [];
     if (this.ended) return out;
     this.closeMessage(out);
@@ -104,8 +134,13 @@ export class ResponsesFold {
         );
       }
     }
-    Object.assign(this.response, { status: "incomplete", incomplete_details: { reason } });
-    this.finish("response.incomplete", out);
+    if (cancelled) {
+      this.response.status = "cancelled";
+      this.finish("response.failed", out, cancelled);
+    } else {
+      Object.assign(this.response, { status: "incomplete", incomplete_details: { reason } });
+      this.finish("response.incomplete", out);
+    }
     return out;
   }
 
@@ -120,6 +155,8 @@ export class ResponsesFold {
     this.response.created_at = seconds(e.timestamp);
     const queued = e.type === "turn.submitted" && e.payload.queued;
     this.response.status = queued ? "queued" : "in_progress";
+    const request = e.type === "turn.submitted" || e.type === "action.resolved" ? e.payload.responses_request : undefined;
+    if (request) echoRequest(this.response, request);
     this.emit("response.created", { response: this.snapshot() }, out);
     this.emit(queued ? "response.queued" : "response.in_progress", { response: this.snapshot() }, out);
   }
@@ -148,7 +185,10 @@ export class ResponsesFold {
         if (root) this.text(e.payload.text, out);
         return;
       case "model.completed":
-        if (root && (e.payload.phase ?? "executor") === "executor") this.closeMessage(out);
+        if (root && (e.payload.phase ?? "executor") === "executor") {
+          this.cut = e.payload.finish_reason === "length";
+          this.closeMessage(out);
+        }
         return;
       case "reasoning.summary":
         if (root) this.addItem({ type: "reasoning", id: `rs_${e.sequence}`, summary: [{ type: "summary_text", text: e.payload.text }] }, out);
@@ -174,7 +214,7 @@ export class ResponsesFold {
       case "turn.cancelled":
         this.closeMessage(out);
         this.response.status = "cancelled";
-        this.finish("response.cancelled", out, e);
+        this.finish("response.failed", out, e);
         return;
       default:
         return;
@@ -186,8 +226,15 @@ export class ResponsesFold {
     // A final output that was not streamed (a fixed message, a structured output) is sent as text.
     if (!this.textSent && output !== undefined && output !== null && output !== "") this.text(asText(output), out);
     this.closeMessage(out);
-    Object.assign(this.response, { status: "completed", usage: responseUsage(usage) });
-    this.finish("response.completed", out, e);
+    this.response.usage = responseUsage(usage);
+    if (this.cut) {
+      // The answer stopped at the output cap (max_output_tokens, or the agent's max_tokens), as Responses reports it.
+      Object.assign(this.response, { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
+      this.finish("response.incomplete", out, e);
+    } else {
+      this.response.status = "completed";
+      this.finish("response.completed", out, e);
+    }
   }
 
   /** A function_call item for a call of the agent's, once per call (a result alone carries no arguments). */
@@ -226,7 +273,7 @@ export class ResponsesFold {
   }
 
   /** A whole item: added and done, with `between` (its arguments' event) in between. */
-  private addItem(item: OutputItem, out: ResponsesEvent[], between?: Record<string, unknown> & { type: string }): void {
+  private addItem(item: OutputItem, out: ResponsesEvent[], between?: Record<string, unknown> & { type: StreamEventType }): void {
     const index = this.response.output.push(item) - 1;
     this.emit("response.output_item.added", { output_index: index, item: clone(item) }, out);
     if (between) {
@@ -236,13 +283,13 @@ export class ResponsesFold {
     this.emit("response.output_item.done", { output_index: index, item: clone(item) }, out);
   }
 
-  private finish(type: string, out: ResponsesEvent[], e?: RuntimeEvent): void {
+  private finish(type: StreamEventType, out: ResponsesEvent[], e?: RuntimeEvent): void {
     this.ended = true;
     if (e) this.response.completed_at = seconds(e.timestamp);
     this.emit(type, { response: this.snapshot() }, out);
   }
 
-  private emit(type: string, fields: Record<string, unknown>, out: ResponsesEvent[]): void {
+  private emit(type: StreamEventType, fields: Record<string, unknown>, out: ResponsesEvent[]): void {
     out.push({ type, sequence_number: this.next++, ...fields });
   }
 
@@ -252,3 +299,7 @@ export class ResponsesFold {
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
+
+/** An event that closes a waiting turn's calls as it is cancelled (turn-state.ts closingEvents): nothing else follows a pause so. */
+const closesWaiting = (e: RuntimeEvent): boolean =>
+  e.type === "tool.result" || e.type === "subagent.failed" || (e.type === "action.resolved" && e.payload.by === "runtime" && e.payload.decision === "rejected");

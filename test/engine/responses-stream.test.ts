@@ -128,11 +128,39 @@ describe("the Responses stream fold", () => {
     expect(inputItems([...head, ...rest], FRESH)).toMatchObject([{ type: "message", role: "user", content: [{ type: "input_text", text: "what is 6 * 7?" }] }]);
   });
 
+  it("ends a response that waits as cancelled when its turn is cancelled before anyone answers; a reminder changes nothing", () => {
+    const head = log([submitted, started, requested("s1"), completedCall("s1"), approval]);
+    const live = fold(head);
+    const liveOut = [...live.out, ...live.fold.pause()];
+    const reminded = fold([...head, ...log([{ type: "action.reminder", action_id: "act_1", payload: {} }, resolved, toolStarted], head.length)]);
+    expect(reminded.out).toEqual(liveOut);
+    const closing: Draft[] = [
+      { ...resolved, payload: { decision: "rejected", tool_name: "calculator", by: "runtime", reason: "the turn was cancelled" } },
+      { type: "turn.cancelled", payload: { reason: "cancelled by the client" } },
+    ];
+    const cancelled = fold([...head, ...log(closing, head.length)]);
+    expect(cancelled.out.slice(0, -1)).toEqual(liveOut.slice(0, -1));
+    expect(cancelled.out.at(-1)).toMatchObject({ type: "response.failed", sequence_number: liveOut.length - 1, response: { status: "cancelled" } });
+    expect(cancelled.fold.response.output.map((i) => i.type)).toEqual(["mcp_approval_request"]);
+  });
+
+  it("echoes the request recorded with the event that begins it: previous_response_id, background, metadata, max_output_tokens", () => {
+    const request = { previous_response_id: "resp_x", background: true, metadata: { k: "v" }, max_output_tokens: 64 };
+    const fresh = fold(log([{ ...submitted, payload: { ...submitted.payload, responses_request: request } }, started]));
+    expect(fresh.fold.response).toMatchObject({ previous_response_id: "resp_x", background: true, metadata: { k: "v" }, max_output_tokens: 64 });
+    const head = log([submitted, started, requested("s1"), completedCall("s1"), approval]);
+    const decision = { ...resolved, payload: { ...resolved.payload, responses_request: { previous_response_id: responseId(FRESH), background: false } } };
+    const next = fold([...head, ...log([decision, toolStarted], head.length)], { ...FRESH, after: head.length });
+    expect(next.fold.response).toMatchObject({ previous_response_id: responseId(FRESH), background: false, metadata: {}, max_output_tokens: null });
+    expect(fold(head).fold.response).toMatchObject({ previous_response_id: null, background: false, metadata: {} });
+  });
+
   it("ends a failed or cancelled turn's response with its status", () => {
     const failed = fold(log([submitted, started, { type: "turn.failed", payload: { error: { code: "model_error", message: "down" } } }]));
     expect(failed.out.at(-1)).toMatchObject({ type: "response.failed", response: { status: "failed", error: { code: "model_error", message: "down" } } });
     const cancelled = fold(log([submitted, { type: "turn.cancelled", payload: { reason: "cancelled by the client" } }]));
-    expect(cancelled.out.at(-1)).toMatchObject({ type: "response.cancelled", response: { status: "cancelled" } });
+    // Responses streams have no event of a cancellation: the end is response.failed, its response cancelled.
+    expect(cancelled.out.at(-1)).toMatchObject({ type: "response.failed", response: { status: "cancelled", error: null } });
   });
 });
 

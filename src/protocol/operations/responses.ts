@@ -6,6 +6,7 @@ import { intQuery } from "../strict-values";
 import { json, jsonBody, operation } from "./operation";
 
 /** Fields OpenAI clients send that an agent decides for itself (its model's settings are its configuration): taken, not used. */
+const IGNORED_NOTE = "Taken and not used: the agent's configuration decides";
 const IGNORED = ["temperature", "top_p", "tool_choice", "parallel_tool_calls", "truncation", "user", "include", "text", "reasoning", "service_tier"] as const;
 
 export const ResponsesRequest = z
@@ -31,11 +32,24 @@ export const ResponsesRequest = z
       .max(200)
       .optional()
       .meta({ description: "Continues that response's conversation (its session); absent: a new one" }),
-    stream: z.boolean().optional(),
+    metadata: z
+      .record(z.string().max(64, "keys must be at most 64 characters"), z.string().max(512, "values must be at most 512 characters"))
+      .refine((m) => Object.keys(m).length <= 16, { message: "must hold at most 16 pairs" })
+      .optional()
+      .meta({ description: "Up to 16 pairs of text (keys up to 64 characters, values up to 512), kept with the response and returned on it" }),
+    max_output_tokens: z.int().min(16).max(1_000_000).optional().meta({
+      description:
+        "The most tokens each model call of this response's turn writes (the agent's max_tokens when lower); an answer cut there ends incomplete (max_output_tokens)",
+    }),
+    stream: z.boolean().optional().meta({ description: "Answer the response's events as Server-Sent Events, live until it ends" }),
     background: z.boolean().optional().meta({ description: "Answer at once (queued or in_progress); the turn runs on" }),
     store: z.literal(true).optional().meta({ description: "Every response is stored (the session's log keeps it)" }),
-    tools: z.array(z.unknown()).max(0, "must be empty: an agent's tools are its configuration").optional(),
-    ...Object.fromEntries(IGNORED.map((f) => [f, z.unknown().optional().meta({ description: "Taken and not used: the agent's configuration decides" })])),
+    tools: z
+      .array(z.unknown())
+      .max(0, "must be empty: an agent's tools are its configuration")
+      .optional()
+      .meta({ description: "Must be empty: an agent's tools are its configuration" }),
+    ...Object.fromEntries(IGNORED.map((f) => [f, z.unknown().optional().meta({ description: IGNORED_NOTE })])),
   })
   .meta({ id: "ResponsesRequest" });
 export type ResponsesRequest = z.infer<typeof ResponsesRequest>;

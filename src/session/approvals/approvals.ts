@@ -5,7 +5,8 @@
 import { redactStage } from "../../engine/guardrails/run";
 import { fieldPath, schemaIssues } from "../../engine/json-schema";
 import { ApiError } from "../../protocol/errors";
-import type { EventDraft } from "../../protocol/events";
+import type { ResponsesRequestRecord } from "../../protocol/event-payloads";
+import type { EventDraft, PayloadOf } from "../../protocol/events";
 import { approverIdentity, distinctKeysSetting } from "../../protocol/principal-id";
 import { type ActionResolved, type ApprovalDecision, longAnswerText } from "../../protocol/wire";
 import type { Capability } from "../capability";
@@ -28,7 +29,7 @@ export class Approvals {
     decision: ApprovalDecision,
     reason: string | null,
     by: string,
-    given?: { response: unknown } | { args: Record<string, unknown> } | { approved_by: string[] },
+    given: Partial<Pick<PayloadOf<"action.resolved">, "response" | "args" | "approved_by" | "responses_request">> = {},
     before: EventDraft[] = [],
   ): ActionResolved {
     const action = this.pending(actionId);
@@ -62,28 +63,30 @@ export class Approvals {
    * A person's decision: approve or reject a tool call, or answer (or, with reject, decline) a question. A body
    * that does not fit the action's kind, or an answer its response schema refuses, is 422 and records nothing.
    */
-  respond(actionId: string, body: DecisionBody, by: string): ActionResolved {
+  respond(actionId: string, body: DecisionBody, by: string, responses?: ResponsesRequestRecord): ActionResolved {
     const action = this.pending(actionId);
     const reason = body.reason ?? null;
+    // A decision sent to POST /v1/responses begins a response: the request's fields it echoes are recorded with it.
+    const tag = responses ? { responses_request: responses } : {};
     if (action.kind === "user_input") {
       if (body.args !== undefined) throw ApiError.validation([{ path: "args", reason: "edits a tool approval's arguments; a question takes response" }]);
-      if (body.decision === "reject") return this.decide(actionId, "rejected", reason, by);
+      if (body.decision === "reject") return this.decide(actionId, "rejected", reason, by, tag);
       if (body.response === undefined)
         throw ApiError.validation([{ path: "response", reason: "is required to answer a question (or decision: reject to decline it)" }]);
       const long = longAnswerText(body.response, "response");
       if (long) throw ApiError.validation([long]);
       checkAgainst(JSON.parse(action.response_schema ?? '{"type":"string"}'), body.response, "response");
-      return this.decide(actionId, "answered", reason, by, { response: body.response });
+      return this.decide(actionId, "answered", reason, by, { response: body.response, ...tag });
     }
     if (body.response !== undefined)
       throw ApiError.validation([{ path: "response", reason: "answers a question (user_input); a tool approval takes decision" }]);
     if (!body.decision) throw ApiError.validation([{ path: "decision", reason: "is required (approve or reject)" }]);
     if (body.decision === "reject") {
       if (body.args !== undefined) throw ApiError.validation([{ path: "args", reason: "edits go with decision: approve" }]);
-      return this.decide(actionId, "rejected", reason, by);
+      return this.decide(actionId, "rejected", reason, by, tag);
     }
-    if (action.approvals_required > 1) return this.approveInQuorum(action, body, by);
-    if (body.args === undefined) return this.decide(actionId, "approved", reason, by);
+    if (action.approvals_required > 1) return this.approveInQuorum(action, body, by, tag);
+    if (body.args === undefined) return this.decide(actionId, "approved", reason, by, tag);
     if (action.args_schema === null)
       throw ApiError.validation([{ path: "args", reason: `the arguments of "${action.tool_name}" may not be edited (allow_edits: false)` }]);
     checkAgainst(JSON.parse(action.args_schema), body.args, "args");
@@ -91,7 +94,7 @@ export class Approvals {
     // stored (their verdicts logged with it); the other rules in the turn, before the call starts (tool-calls.ts).
     const { value, verdicts } = redactStage(this.s.agent().guardrails, "tool_input", body.args);
     const checked: EventDraft[] = verdicts.map((v) => ({ type: "guardrail.checked", ...envelope(action), payload: v }));
-    return this.decide(actionId, "approved", reason, by, { args: value as Record<string, unknown> }, checked);
+    return this.decide(actionId, "approved", reason, by, { args: value as Record<string, unknown>, ...tag }, checked);
   }
 
   /**
@@ -100,7 +103,7 @@ export class Approvals {
    * or a token of the same normalized subject minted by the same key (`reviewer` and `Reviewer `), or, with
    * APPROVAL_QUORUM_DISTINCT_KEYS, any principal of a key already counted (principal-id.ts).
    */
-  private approveInQuorum(action: ActionRow, body: DecisionBody, by: string): ActionResolved {
+  private approveInQuorum(action: ActionRow, body: DecisionBody, by: string, tag: { responses_request?: ResponsesRequestRecord }): ActionResolved {
     const required = action.approvals_required;
     if (body.args !== undefined)
       throw ApiError.validation([
@@ -124,7 +127,7 @@ export class Approvals {
     };
     const progress = { approvals: { recorded: approvals, required } };
     if (approvals === required) {
-      const resolved = this.decide(action.action_id, "approved", reason, by, { approved_by: [...approvedBy, by] }, [recorded]);
+      const resolved = this.decide(action.action_id, "approved", reason, by, { approved_by: [...approvedBy, by], ...tag }, [recorded]);
       return { ...resolved, ...progress };
     }
     this.s.commit([recorded]);
@@ -157,7 +160,7 @@ export class Approvals {
   capability() {
     return {
       operations: {
-        resolveAction: ({ params, body, by }) => this.respond(params.action_id, body, by),
+        resolveAction: ({ params, body, by, responses }) => this.respond(params.action_id, body, by, responses),
       },
       alarms: [
         { kind: APPROVAL_DEADLINE, prefix: true, fire: (_now, actionId) => this.expire(actionId) },

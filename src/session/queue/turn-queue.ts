@@ -8,6 +8,7 @@ import { randomTraceId, traceFrom } from "../../engine/trace";
 import { randomId } from "../../ids";
 import type { OnBusy } from "../../protocol/busy";
 import { ApiError } from "../../protocol/errors";
+import type { ResponsesRequestRecord } from "../../protocol/event-payloads";
 import type { EventDraft, PayloadOf, TurnTrace } from "../../protocol/events";
 import type { FileRef } from "../../protocol/input-parts";
 import type { TurnRegenerated } from "../../protocol/operations/turns";
@@ -33,7 +34,7 @@ export type QueueSession = SessionSlice<
 >;
 
 /** A turn as the queue records it: its text, the references of its files (turn-attachments.ts), its key and on_busy. */
-export type TurnRequest = Omit<SubmitTurnBody, "input"> & { input: string; files?: FileRef[] };
+export type TurnRequest = Omit<SubmitTurnBody, "input"> & { input: string; files?: FileRef[]; responses_request?: ResponsesRequestRecord };
 
 /** What the queue asks of the turn runner. */
 export interface QueueRunner {
@@ -97,13 +98,14 @@ export class TurnQueue {
     const turn_id = randomId("trn");
     const key = body.idempotency_key ? { idempotency_key: body.idempotency_key } : {};
     const debounce = debounce_ms ? { on_busy: body.on_busy ?? "enqueue", debounce_ms } : {};
+    const responses = body.responses_request ? { responses_request: body.responses_request } : {};
     const queued = busy || debounce_ms !== undefined;
     const drafts: EventDraft[] = [
       {
         type: "turn.submitted",
         turn_id,
         trace,
-        payload: { input: body.input, ...(body.files ? { files: body.files } : {}), queued, ...key, ...(source ? { source } : {}), ...debounce },
+        payload: { input: body.input, ...(body.files ? { files: body.files } : {}), queued, ...key, ...(source ? { source } : {}), ...debounce, ...responses },
       },
     ];
     drafts.push(...verdictEvents(turn_id, verdicts));
@@ -256,10 +258,10 @@ export class TurnQueue {
     return {
       operations: {
         regenerateTurn: ({ params, body, trace }) => this.regenerate(params.turn_id, body?.idempotency_key, trace),
-        submitTurn: async ({ body, trace, via }) => {
+        submitTurn: async ({ body, trace, via, responses }) => {
           const { input, ...rest } = this.withDefault(body, via);
           const inputs = turnInputs(this.s.bindings(), this.s.fileLedger(), this.s.agent().model);
-          return this.submit({ ...rest, ...(await turnInput(input, inputs)) }, trace);
+          return this.submit({ ...rest, ...(await turnInput(input, inputs)), ...(responses ? { responses_request: responses } : {}) }, trace);
         },
         injectMessage: ({ body }) => this.inject(body.content),
         removeQueuedTurn: ({ params }) => ({ queued: this.remove(params.turn_id) }),

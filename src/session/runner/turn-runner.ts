@@ -193,7 +193,7 @@ export class TurnRunner {
         const mcp = await this.setups.discover(config);
         const memory = await this.setups.workingMemory(config, state.turn_id, false, this.replays.working(state.turn_id));
         if (this.executor !== e) throw new TurnTakenError("turn no longer owned by this executor");
-        const setup = this.setups.setupFor(config, mcp, memory, recalled);
+        const setup = this.setups.setupFor(this.setups.capped(config, state.turn_id), mcp, memory, recalled);
         const from = this.s.agent().name;
         this.switchAgent(config, [
           { type: "run.status", turn_id: state.turn_id, payload: { phase: "handoff", from, to: config.name, reason: reason ?? null } },
@@ -216,7 +216,7 @@ export class TurnRunner {
       let setup: TurnSetup;
       try {
         const diverged = (payload: PayloadOf<"replay.diverged">) => ports.emit([{ type: "replay.diverged", turn_id: state.turn_id, payload }]);
-        setup = this.replays.setupFor(state.turn_id, this.setups.setupFor(config, mcp, memory, recalled), diverged);
+        setup = this.replays.setupFor(state.turn_id, this.setups.setupFor(this.setups.capped(config, state.turn_id), mcp, memory, recalled), diverged);
       } catch (err) {
         ports.finish({ type: "turn.failed", turn_id: state.turn_id, payload: { error: { code: "configuration_error", message: errorMessage(err) } } }, state);
         return;

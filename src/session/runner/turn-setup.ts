@@ -57,6 +57,16 @@ export class TurnSetups {
     };
   }
 
+  /**
+   * `config` as turn `turnId` runs it: a turn submitted by POST /v1/responses with max_output_tokens has each
+   * model call capped at it (the agent's own max_tokens when lower). The session's agent is left as it is.
+   */
+  capped(config: AgentConfig, turnId: string): AgentConfig {
+    const submitted = this.s.store.eventsOfTurn(turnId).find((e) => e.type === "turn.submitted");
+    const cap = submitted?.type === "turn.submitted" ? submitted.payload.responses_request?.max_output_tokens : undefined;
+    return cap === undefined ? config : { ...config, max_tokens: Math.min(config.max_tokens ?? cap, cap) };
+  }
+
   /** The tools of the agent's MCP servers (none without servers); never fails, unreachable servers become warnings. */
   async discover(config: AgentConfig): Promise<McpDiscovery> {
     if (config.mcp_servers.length === 0) return { tools: [], warnings: [] };

@@ -84,7 +84,7 @@ async function* liveEvents(host: ResponsesHost, id: string, ref: ResponseRef, cu
 }
 
 const json = (value: unknown) => Response.json(value);
-const ENDS = new Set(["response.completed", "response.failed", "response.cancelled", "response.incomplete"]);
+const ENDS = new Set(["response.completed", "response.failed", "response.incomplete"]);
 
 /** Answers the Worker's Responses request `request` for this session. */
 export async function serveResponses(request: Request, host: ResponsesHost): Promise<Response> {
@@ -104,9 +104,10 @@ export async function serveResponses(request: Request, host: ResponsesHost): Pro
     for await (const e of liveEvents(host, id, now.ref, now.cursor, abort.signal)) if (ENDS.has(e.type)) response = e.response as typeof response;
     return json(response);
   }
-  const startingAfter = Number(url.searchParams.get("starting_after") ?? "-1");
+  const resumed = url.searchParams.has("last_event_id");
+  const startingAfter = Number(url.searchParams.get(resumed ? "last_event_id" : "starting_after") ?? "-1");
   if (startingAfter >= now.sent) {
-    throw ApiError.validation([{ path: "starting_after", reason: `is past the response's last event (${now.sent - 1})` }]);
+    throw ApiError.validation([{ path: resumed ? "Last-Event-ID" : "starting_after", reason: `is past the response's last event (${now.sent - 1})` }]);
   }
   const events = (async function* () {
     for await (const e of liveEvents(host, id, now.ref, now.cursor, abort.signal)) if (e.sequence_number > startingAfter) yield e;
@@ -114,7 +115,10 @@ export async function serveResponses(request: Request, host: ResponsesHost): Pro
   return sseResponse(events, abort, { ...host, signal: request.signal }, responsesFormat(startingAfter));
 }
 
-/** Responses SSE: `event:` names and `data:` JSON; a failure is an `error` event numbered as the last event sent. */
+/**
+ * Responses SSE: `event:` names, `data:` JSON and the `sequence_number` as `id:` (an EventSource reconnects with
+ * it as Last-Event-ID); a failure is an `error` event numbered as the last event sent.
+ */
 function responsesFormat(startingAfter: number): SseFormat<ResponsesEvent> {
   let last = startingAfter;
   return {
@@ -122,7 +126,7 @@ function responsesFormat(startingAfter: number): SseFormat<ResponsesEvent> {
     headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },
     chunk: (e) => {
       last = e.sequence_number;
-      return `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+      return `event: ${e.type}\ndata: ${JSON.stringify(e)}\nid: ${e.sequence_number}\n\n`;
     },
     failure: ({ code, message }) => `event: error\ndata: ${JSON.stringify({ type: "error", code, message, param: null, sequence_number: last })}\n\n`,
     end: "",
