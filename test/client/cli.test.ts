@@ -5,14 +5,14 @@
 import { SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CliDeps, type CliIO, EXIT, RuntimeClient, RuntimeError, type RuntimeEvent, runCli, type WebSocketLike } from "../../src/client";
-import { KEY } from "../support/api";
+import { declaredFetch, KEY } from "../support/api";
 import { type Step, script, toolURL, uniqueId } from "../support/fake-model";
 
 const BASE = "https://runtime.test";
 const sockets: WebSocket[] = [];
 
 const deps: CliDeps = {
-  fetch: (url, init) => SELF.fetch(url, init),
+  fetch: declaredFetch,
   backoff: { initialMs: 5, maxMs: 40 },
   WebSocket: async (url: string): Promise<WebSocketLike> => {
     const res = await SELF.fetch(url.replace(/^ws/, "http"), { headers: { Upgrade: "websocket" } });

@@ -5,7 +5,7 @@ import { abortAllDurableObjects, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { RuntimeClient, RuntimeError, type RuntimeEvent, type StreamStatus, type WebSocketLike } from "../../src/client";
 import { verifyLog } from "../../src/engine/verify-log";
-import { KEY } from "../support/api";
+import { declaredFetch, KEY } from "../support/api";
 import { requests, type Step, script, toolURL, uniqueId } from "../support/fake-model";
 import { tinyPng, toBase64 } from "../support/files";
 
@@ -113,7 +113,7 @@ function harness(
   const client = new RuntimeClient({
     url: BASE,
     key: opts.key ?? KEY,
-    fetch: (url, init) => SELF.fetch(url, init),
+    fetch: declaredFetch,
     backoff: FAST,
     WebSocket: async (url: string) => {
       urls.push(url);
@@ -350,7 +350,7 @@ describe("errors", () => {
     const saved = global.WebSocket;
     global.WebSocket = undefined; // as on Node 20 without --experimental-websocket
     try {
-      const client = new RuntimeClient({ url: BASE, key: KEY, fetch: (url, init) => SELF.fetch(url, init) });
+      const client = new RuntimeClient({ url: BASE, key: KEY, fetch: declaredFetch });
       const sid = (await client.createSession({ agent: { name: "no-ws", model: "demo:fast", tools: ["calculator"], hitl_tools: ["calculator"] } })).session_id;
       await expect(client.submitAndWait(sid, "what is 1 + 1?")).rejects.toThrow(/no WebSocket available/);
       expect((await client.getSession(sid)).turn_count).toBe(0);

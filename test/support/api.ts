@@ -66,6 +66,25 @@ export async function api<T = any>(method: string, path: string, body?: unknown,
   return { status: res.status, body: parsed as T, headers: res.headers };
 }
 
+/**
+ * SELF.fetch for the client under test (src/client), holding each JSON answer to its declared operation as api()
+ * does; a stream's body is left to the caller, unread.
+ */
+export async function declaredFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  const request = new Request(input, init);
+  const res = await SELF.fetch(request);
+  const type = res.headers.get("content-type");
+  if (type?.toLowerCase().startsWith("application/json")) {
+    const text = await res.clone().text();
+    const body = text ? JSON.parse(text) : null;
+    expect(
+      declarationMismatch(request.method, new URL(request.url).pathname + new URL(request.url).search, res.status, type, body),
+      "the response against its declaration",
+    ).toBeNull();
+  }
+  return res;
+}
+
 /** `api` with another credential than the admin key: a key of another role, or a token. */
 export function apiAs<T = any>(method: string, path: string, credential: string, body?: unknown): Promise<ApiResponse<T>> {
   return api<T>(method, path, body, { authorization: `Bearer ${credential}` });
