@@ -1,7 +1,7 @@
 // The events that wait a moment for their commit (src/session/store/pending-writes.ts): the first text delta after a
 // quiet spell is flushed right after the current task, the ones after it once per window; a tool result held
 // while its step's other calls run waits at most the hold; any other commit takes what waits, in order, with the
-// latest held checkpoint. End to end, test/streams.test.ts shows deltas still arrive while a model stalls;
+// latest held checkpoint. End to end, test/session/streams/streams.test.ts shows deltas still arrive while a model stalls;
 // test/engine/loop.test.ts shows which results the loop offers to hold.
 import { describe, expect, it } from "vitest";
 import type { EventDraft } from "../../src/protocol/events";

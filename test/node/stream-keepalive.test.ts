@@ -112,7 +112,7 @@ describe("clients that go away", () => {
     events.abort();
     queued.abort();
 
-    // MAX_SOCKETS_PER_SESSION is 1: the next three are refused (1013, test/access.test.ts), and get no event.
+    // MAX_SOCKETS_PER_SESSION is 1: the next three are refused (1013, test/routes/auth/access.test.ts), and get no event.
     const served = await socket(sid);
     await until(() => served.state.frames.length > 0, "the served socket's replay");
     const refused = [await socket(sid), await socket(sid), await socket(sid)];

@@ -1,8 +1,9 @@
-// Test helpers that drive the runtime through its public HTTP surface (SELF).
+// Test helpers that drive the runtime through its public HTTP surface (SELF); every answer is held to its
+// declared operation (declared.ts).
 import { SELF } from "cloudflare:test";
 import { expect } from "vitest";
 import { verifyLog } from "../../src/engine/verify-log";
-import { RuntimeEventSchema } from "../../src/protocol/events";
+import { declarationMismatch } from "./declared";
 
 export const KEY = "test-key";
 
@@ -61,7 +62,27 @@ export async function api<T = any>(method: string, path: string, body?: unknown,
   } catch {
     // not JSON (SSE); keep the text
   }
+  expect(declarationMismatch(method, path, res.status, res.headers.get("content-type"), parsed), "the response against its declaration").toBeNull();
   return { status: res.status, body: parsed as T, headers: res.headers };
+}
+
+/**
+ * SELF.fetch for the client under test (src/client), holding each JSON answer to its declared operation as api()
+ * does; a stream's body is left to the caller, unread.
+ */
+export async function declaredFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  const request = new Request(input, init);
+  const res = await SELF.fetch(request);
+  const type = res.headers.get("content-type");
+  if (type?.toLowerCase().startsWith("application/json")) {
+    const text = await res.clone().text();
+    const body = text ? JSON.parse(text) : null;
+    expect(
+      declarationMismatch(request.method, new URL(request.url).pathname + new URL(request.url).search, res.status, type, body),
+      "the response against its declaration",
+    ).toBeNull();
+  }
+  return res;
 }
 
 /** `api` with another credential than the admin key: a key of another role, or a token. */
@@ -86,58 +107,75 @@ export async function submitTurn(sid: string, input: string, extra: Record<strin
   return res.body as { turn_id: string; status: "accepted" | "queued" };
 }
 
-/** Reads the log from `after`; a whole log (after = 0) must satisfy every invariant of verifyLog. */
-export async function events(sid: string, after = 0): Promise<any[]> {
-  const all: any[] = [];
+/** The log's events after `after`, page by page; each page is held to getEvents' schema, so every event to the catalog. */
+async function readLog(sid: string, after: number): Promise<any[]> {
+  const read: any[] = [];
   let cursor = after;
   for (;;) {
     const res = await api("GET", `/v1/sessions/${sid}/events?after=${cursor}&limit=1000`);
     expect(res.status).toBe(200);
-    all.push(...res.body.events);
-    // Every event the runtime stores matches its type's schema in the catalog.
-    for (const e of res.body.events) {
-      const checked = RuntimeEventSchema.safeParse(e);
-      expect(checked.success, `event #${e.sequence} ${e.type} against the catalog: ${checked.error?.message}`).toBe(true);
-    }
-    if (!res.body.has_more) {
-      if (after === 0) expect(verifyLog(all), `invariants of the log of ${sid}`).toEqual([]);
-      return all;
-    }
+    read.push(...res.body.events);
+    if (!res.body.has_more) return read;
     cursor = res.body.next_after;
   }
 }
 
-/** Polls the log until the turn has a terminal event; returns the whole log. */
-export async function waitForTurnEnd(sid: string, turnId: string, timeoutMs = 10_000): Promise<any[]> {
+/** Reads the log from `after`; a whole log (after = 0) must satisfy every invariant of verifyLog. */
+export async function events(sid: string, after = 0): Promise<any[]> {
+  const log = await readLog(sid, after);
+  if (after === 0) expect(verifyLog(log), `invariants of the log of ${sid}`).toEqual([]);
+  return log;
+}
+
+/**
+ * Polls the log until `done` holds for it, then verifies the whole log and returns it. Each poll reads only the
+ * events after the last one read (the log only grows), so waiting on a long log costs no more than on a short one.
+ */
+async function pollLog(sid: string, done: (log: any[]) => boolean, timeoutMs: number, failure: (log: any[]) => string): Promise<any[]> {
   const deadline = Date.now() + timeoutMs;
+  const log: any[] = [];
   for (;;) {
-    const log = await events(sid);
-    if (log.some((e) => e.turn_id === turnId && ["turn.completed", "turn.failed", "turn.cancelled"].includes(e.type))) return log;
-    if (Date.now() > deadline) throw new Error(`turn ${turnId} did not end; log: ${log.map((e) => e.type).join(",")}`);
+    log.push(...(await readLog(sid, log.at(-1)?.sequence ?? 0)));
+    if (done(log)) {
+      expect(verifyLog(log), `invariants of the log of ${sid}`).toEqual([]);
+      return log;
+    }
+    if (Date.now() > deadline) throw new Error(failure(log));
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** Polls the log until the turn has a terminal event; returns the whole log. */
+export function waitForTurnEnd(sid: string, turnId: string, timeoutMs = 10_000): Promise<any[]> {
+  const ended = (e: any) => e.turn_id === turnId && ["turn.completed", "turn.failed", "turn.cancelled"].includes(e.type);
+  return pollLog(
+    sid,
+    (log) => log.some(ended),
+    timeoutMs,
+    (log) => `turn ${turnId} did not end; log: ${log.map((e) => e.type).join(",")}`,
+  );
 }
 
 /** Polls until some event matches. */
 export async function waitForEvent(sid: string, match: (e: any) => boolean, timeoutMs = 10_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = (await events(sid)).find(match);
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error("event did not arrive");
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  return (
+    await pollLog(
+      sid,
+      (log) => log.some(match),
+      timeoutMs,
+      () => "event did not arrive",
+    )
+  ).find(match);
 }
 
 /** Polls until the log holds at least `n` events of `type`. */
-export async function waitForCount(sid: string, type: string, n: number, timeoutMs = 10_000): Promise<any[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const log = await events(sid);
-    if (log.filter((e) => e.type === type).length >= n) return log;
-    if (Date.now() > deadline) throw new Error(`fewer than ${n} ${type} events arrived`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+export function waitForCount(sid: string, type: string, n: number, timeoutMs = 10_000): Promise<any[]> {
+  return pollLog(
+    sid,
+    (log) => log.filter((e) => e.type === type).length >= n,
+    timeoutMs,
+    () => `fewer than ${n} ${type} events arrived`,
+  );
 }
 
 export function expectGapless(log: any[]): void {

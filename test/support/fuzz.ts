@@ -1,4 +1,4 @@
-// Inputs for the API fuzz (test/fuzz.test.ts): a seeded PRNG, bodies sampled from the OpenAPI document's JSON
+// Inputs for the API fuzz (test/routes/fuzz.test.ts): a seeded PRNG, bodies sampled from the OpenAPI document's JSON
 // Schemas (with real ids where a field names one), and the hostile values and mutations applied to them.
 import { prng } from "./prng";
 

@@ -5,11 +5,11 @@ import { REDACTED } from "../redact";
 import { SubscriptionSpec } from "../subscriptions";
 import { json, jsonBody, operation } from "./operation";
 
-export const AgentConfigDoc = AgentConfigSchema.meta({ id: "AgentConfig" });
+/** A subscription of a config as it is read, and may be written back: its secret is the placeholder of the stored one. */
+const ReadSubscription = SubscriptionSpec.extend({ secret: z.union([z.literal(REDACTED), SubscriptionSpec.shape.secret.unwrap()]).optional() });
+export const AgentConfigDoc = AgentConfigSchema.extend({ subscriptions: z.array(ReadSubscription).max(5).optional() }).meta({ id: "AgentConfig" });
 /** A config as PUT takes it: a subscription's secret may also be the placeholder of the stored one (it is kept). */
-const AgentPutBody = AgentConfigSchema.partial({ name: true }).extend({
-  subscriptions: z.array(SubscriptionSpec.extend({ secret: z.union([z.literal(REDACTED), SubscriptionSpec.shape.secret.unwrap()]).optional() })).optional(),
-});
+const AgentPutBody = AgentConfigSchema.partial({ name: true }).extend({ subscriptions: z.array(ReadSubscription).optional() });
 const Name = z.object({ name: z.string().meta({ example: "helper" }) });
 
 export const putAgent = operation({

@@ -1,0 +1,232 @@
+// The Open Responses API (docs/guides/open-responses.md) through its public surface, with plain fetch as an
+// OpenAI client sends it: create, stream, background then retrieve and resume, cancel, chains, approvals and
+// questions answered with input items, and refusals in the Responses error shape that change nothing.
+import { describe, expect, it } from "vitest";
+import { api, apiAs, createAgent, events } from "../support/api";
+import { tinyPng } from "../support/tiny-files";
+
+type Sse = { event: string; data: any }[];
+
+/** The events of a Responses SSE body. */
+function sse(text: string | null): Sse {
+  return (text ?? "")
+    .split("\n\n")
+    .filter((block) => block.startsWith("event: "))
+    .map((block) => {
+      const [head, data] = block.split("\n");
+      return { event: head!.slice(7), data: JSON.parse(data!.slice(6)) };
+    });
+}
+
+const create = (body: Record<string, unknown>) => api("POST", "/v1/responses", body);
+
+/** The refusal is in the Responses error shape, with the status and the field named. */
+function expectError(res: { status: number; body: any }, status: number, param: string | null) {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.body).toEqual({ error: { message: expect.any(String), type: expect.any(String), param, code: expect.any(String) } });
+}
+
+describe("POST /v1/responses", () => {
+  it("answers the completed response of a new conversation", async () => {
+    await createAgent({ name: "resp-basic", model: "demo:fast", tools: ["calculator"] });
+    const res = await create({ model: "resp-basic", input: "what is 6 * 7?" });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ object: "response", status: "completed", model: "resp-basic", error: null, background: false });
+    expect(res.body.id).toMatch(/^resp_[0-9a-f]{48}$/);
+    const types = res.body.output.map((i: any) => i.type);
+    expect(types).toEqual(["function_call", "function_call_output", "message"]);
+    expect(res.body.output[0]).toMatchObject({ name: "calculator", arguments: JSON.stringify({ expression: "6 * 7" }) });
+    expect(res.body.output[2].content[0].text).toBe("The answer is 42.");
+    expect(res.body.usage).toMatchObject({ input_tokens: expect.any(Number), input_tokens_details: { cached_tokens: expect.any(Number) } });
+    const again = await api("GET", `/v1/responses/${res.body.id}`);
+    expect(again.body).toMatchObject({ id: res.body.id, status: "completed", output: res.body.output, usage: res.body.usage });
+    const items = await api("GET", `/v1/responses/${res.body.id}/input_items`);
+    expect(items.body).toMatchObject({
+      object: "list",
+      has_more: false,
+      data: [{ type: "message", role: "user", content: [{ type: "input_text", text: "what is 6 * 7?" }] }],
+    });
+  });
+
+  it("streams the Responses events, numbered from 0 without a gap, ending with response.completed", async () => {
+    await createAgent({ name: "resp-stream", model: "demo:fast" });
+    const res = await create({ model: "resp-stream", input: "hello", stream: true });
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    const got = sse(res.body);
+    expect(got.map((e) => e.data.sequence_number)).toEqual(got.map((_, i) => i));
+    expect(got.every((e) => e.event === e.data.type)).toBe(true);
+    expect(got[0]!.event).toBe("response.created");
+    expect(got.at(-1)!.event).toBe("response.completed");
+    const deltas = got
+      .filter((e) => e.event === "response.output_text.delta")
+      .map((e) => e.data.delta)
+      .join("");
+    expect(got.find((e) => e.event === "response.output_text.done")!.data.text).toBe(deltas);
+    const id = got[0]!.data.response.id;
+    // Resumed after any event, the rest is exactly what followed it.
+    for (const n of [0, 3, got.length - 2]) {
+      const resumed = sse((await api("GET", `/v1/responses/${id}?stream=true&starting_after=${n}`)).body);
+      expect(resumed).toEqual(got.slice(n + 1));
+    }
+    expectError(await api("GET", `/v1/responses/${id}?stream=true&starting_after=${got.length}`), 422, "starting_after");
+    // An EventSource reconnects with the last `id:` it read (the sequence_number) as Last-Event-ID, which wins.
+    expect(res.body).toContain(`\nid: ${got.length - 1}\n`);
+    const reconnected = await api("GET", `/v1/responses/${id}?stream=true&starting_after=0`, undefined, { "last-event-id": "4" });
+    expect(sse(reconnected.body)).toEqual(got.slice(5));
+    for (const bad of ["x", String(got.length)]) {
+      expectError(await api("GET", `/v1/responses/${id}?stream=true`, undefined, { "last-event-id": bad }), 422, "Last-Event-ID");
+    }
+    expect(sse((await api("GET", `/v1/responses/${id}?stream=true&starting_after=${got.length - 1}`)).body)).toEqual([]);
+  });
+});
+
+describe("background responses", () => {
+  it("answer at once; the response is retrieved, and its stream resumed after any event", async () => {
+    await createAgent({ name: "resp-bg", model: "demo:slow" });
+    const res = await create({ model: "resp-bg", input: "hello", background: true });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: expect.stringMatching(/^(queued|in_progress)$/), background: true });
+    const first = sse((await api("GET", `/v1/responses/${res.body.id}?stream=true`)).body);
+    expect(first.at(-1)!.event).toBe("response.completed");
+    const done = await api("GET", `/v1/responses/${res.body.id}`);
+    expect(done.body).toEqual(first.at(-1)!.data.response);
+    const rest = sse((await api("GET", `/v1/responses/${res.body.id}?stream=true&starting_after=5`)).body);
+    expect(rest).toEqual(first.slice(6));
+  }, 60_000);
+
+  it("cancel ends a running response as cancelled (again: the same answer); a completed one is 409 and stays as it was", async () => {
+    await createAgent({ name: "resp-cancel", model: "demo:slow" });
+    const res = await create({ model: "resp-cancel", input: "hello", background: true });
+    const cancelled = await api("POST", `/v1/responses/${res.body.id}/cancel`);
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    expect(cancelled.body).toMatchObject({ id: res.body.id, status: "cancelled" });
+    const stream = sse((await api("GET", `/v1/responses/${res.body.id}?stream=true`)).body);
+    // Responses streams have no event of a cancellation: the end is response.failed, its response cancelled.
+    expect(stream.at(-1)).toMatchObject({ event: "response.failed", data: { response: { status: "cancelled", error: null } } });
+    expect(await api("POST", `/v1/responses/${res.body.id}/cancel`)).toMatchObject({ status: 200, body: cancelled.body });
+    await createAgent({ name: "resp-done", model: "demo:fast" });
+    const done = await create({ model: "resp-done", input: "hello" });
+    const refused = await api("POST", `/v1/responses/${done.body.id}/cancel`);
+    expectError(refused, 409, null);
+    expect(refused.body.error.type).toBe("invalid_request_error");
+    expect((await api("GET", `/v1/responses/${done.body.id}`)).body).toEqual(done.body);
+  });
+});
+
+describe("conversations", () => {
+  it("chain three responses with previous_response_id in one session", async () => {
+    await createAgent({ name: "resp-chain", model: "demo:fast" });
+    const one = await create({ model: "resp-chain", input: "first" });
+    const two = await create({ model: "resp-chain", input: "second", previous_response_id: one.body.id });
+    const three = await create({ model: "resp-chain", input: "third", previous_response_id: two.body.id });
+    for (const r of [one, two, three]) expect(r.body.status).toBe("completed");
+    expect(three.body.previous_response_id).toBe(two.body.id);
+    const sid = `ses_${one.body.id.slice(5, 29)}`;
+    expect(two.body.id.slice(5, 29)).toBe(one.body.id.slice(5, 29));
+    expect(three.body.id.slice(5, 29)).toBe(one.body.id.slice(5, 29));
+    const inputs = (await events(sid)).filter((e) => e.type === "turn.submitted").map((e) => e.payload.input);
+    expect(inputs).toEqual(["first", "second", "third"]);
+  });
+
+  it("an approval is an mcp_approval_request (incomplete) answered by mcp_approval_response", async () => {
+    await createAgent({ name: "resp-careful", model: "demo:fast", tools: ["calculator"], hitl_tools: ["calculator"] });
+    const asked = await create({ model: "resp-careful", input: "what is 6 * 7?" });
+    expect(asked.body).toMatchObject({ status: "incomplete", incomplete_details: { reason: "approval_required" } });
+    const request = asked.body.output.find((i: any) => i.type === "mcp_approval_request");
+    expect(request).toMatchObject({ name: "calculator", arguments: JSON.stringify({ expression: "6 * 7" }) });
+    const approved = await create({
+      model: "resp-careful",
+      previous_response_id: asked.body.id,
+      input: [{ type: "mcp_approval_response", approval_request_id: request.id, approve: true }],
+    });
+    expect(approved.body.status, JSON.stringify(approved.body)).toBe("completed");
+    expect(approved.body.output.map((i: any) => i.type)).toEqual(["function_call", "function_call_output", "message"]);
+    expect(approved.body.output.at(-1).content[0].text).toBe("The answer is 42.");
+    const items = (await api("GET", `/v1/responses/${approved.body.id}/input_items`)).body.data;
+    expect(items).toMatchObject([{ type: "mcp_approval_response", approval_request_id: request.id, approve: true }]);
+    // The first response still ends where the turn paused.
+    expect((await api("GET", `/v1/responses/${asked.body.id}`)).body).toMatchObject({ status: "incomplete", output: asked.body.output });
+  });
+
+  it("an ask_user question is a function_call answered by function_call_output", async () => {
+    await createAgent({ name: "resp-asker", model: "demo:fast", tools: ["ask_user"] });
+    const asked = await create({ model: "resp-asker", input: "ask me: which size? [S|M|L]", stream: true });
+    const got = sse(asked.body);
+    expect(got.at(-1)).toMatchObject({ event: "response.incomplete", data: { response: { incomplete_details: { reason: "user_input_required" } } } });
+    const response = got.at(-1)!.data.response;
+    const call = response.output.find((i: any) => i.type === "function_call");
+    expect(call).toMatchObject({ name: "ask_user" });
+    expect(JSON.parse(call.arguments)).toMatchObject({ question: "Which size?" });
+    const answered = await create({
+      model: "resp-asker",
+      previous_response_id: response.id,
+      input: [{ type: "function_call_output", call_id: call.call_id, output: "M" }],
+    });
+    expect(answered.body.status, JSON.stringify(answered.body)).toBe("completed");
+    expect(answered.body.output[0]).toMatchObject({ type: "function_call_output", call_id: call.call_id });
+    expect(answered.body.output.at(-1).type).toBe("message");
+  });
+});
+
+describe("input items", () => {
+  it("take an image as a data URL; the input items list it as an input_image", async () => {
+    await createAgent({ name: "resp-image", model: "demo:fast" });
+    const png = await tinyPng();
+    const url = `data:image/png;base64,${btoa(String.fromCharCode(...png))}`;
+    const res = await create({
+      model: "resp-image",
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "what is this?" },
+            { type: "input_image", image_url: url },
+          ],
+        },
+      ],
+    });
+    expect(res.body.status, JSON.stringify(res.body)).toBe("completed");
+    expect(res.body.output.at(-1).content[0].text).toContain(`I got an image (image/png) of ${png.length} bytes.`);
+    const items = (await api("GET", `/v1/responses/${res.body.id}/input_items`)).body.data;
+    expect(items[0].content).toMatchObject([
+      { type: "input_text", text: "what is this?" },
+      { type: "input_image", file_id: expect.any(String) },
+    ]);
+  });
+});
+
+describe("refusals", () => {
+  it("answer the Responses error shape, name the field, and change nothing", async () => {
+    await createAgent({ name: "resp-bad", model: "demo:fast" });
+    const before = (await api("GET", "/v1/sessions?limit=100")).body;
+    expectError(await create({ model: "no-such-agent", input: "hi" }), 404, "model");
+    expectError(await create({ model: "resp-bad", input: [{ type: "computer_call_output", call_id: "x" }] }), 422, "input.0.type");
+    expectError(await create({ model: "resp-bad", input: [{ role: "assistant", content: "earlier" }] }), 422, "input.0.role");
+    expectError(await create({ model: "resp-bad", input: "hi", tools: [{ type: "function", name: "f" }] }), 422, "tools");
+    expectError(await create({ model: "resp-bad", input: [{ type: "function_call_output", call_id: "c", output: "x" }] }), 422, "previous_response_id");
+    expectError(await create({ model: "resp-bad", input: "hi", previous_response_id: "resp_nope" }), 404, "previous_response_id");
+    expectError(await api("GET", "/v1/responses/resp_nope"), 404, "response_id");
+    expectError(await api("POST", "/v1/responses", "{not json"), 400, null);
+    const many = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"]));
+    expectError(await create({ model: "resp-bad", input: "hi", metadata: many }), 422, "metadata");
+    expectError(await create({ model: "resp-bad", input: "hi", metadata: { k: 1 } }), 422, "metadata.k");
+    expectError(await create({ model: "resp-bad", input: "hi", max_output_tokens: 5 }), 422, "max_output_tokens");
+    expect((await api("GET", "/v1/sessions?limit=100")).body).toEqual(before);
+  });
+
+  it("a token reaches only its subject's responses", async () => {
+    await createAgent({ name: "resp-tok", model: "demo:fast" });
+    const mint = async (subject: string) => (await api("POST", "/v1/tokens", { subject, agent: "resp-tok", ttl_s: 600 })).body.token;
+    const alice = await mint("alice");
+    const bob = await mint("bob");
+    const mine = await apiAs("POST", "/v1/responses", alice, { model: "resp-tok", input: "hello" });
+    expect(mine.status, JSON.stringify(mine.body)).toBe(200);
+    expect((await apiAs("GET", `/v1/responses/${mine.body.id}`, alice)).status).toBe(200);
+    const sid = `ses_${mine.body.id.slice(5, 29)}`;
+    const count = (await events(sid)).length;
+    expectError(await apiAs("POST", "/v1/responses", bob, { model: "resp-tok", input: "mine now", previous_response_id: mine.body.id }), 403, null);
+    expectError(await apiAs("GET", `/v1/responses/${mine.body.id}`, bob), 403, null);
+    expectError(await apiAs("POST", `/v1/responses/${mine.body.id}/cancel`, bob), 403, null);
+    expect((await events(sid)).length).toBe(count);
+  });
+});
