@@ -4,7 +4,7 @@
 // an accepted final answer, max_steps, the context budget or the turn budget. Every transition goes
 // through the ports, which make it durable.
 
-import type { TurnErrorCode } from "../protocol/event-payloads";
+import type { TurnErrorCode } from "../protocol/event-shapes";
 import { turnBudget } from "./budget-limits";
 import { guardInput, guardOutput } from "./guardrails/stages";
 import { fitContext, modelStep, planStep } from "./model-calls";

@@ -6,7 +6,7 @@ import type { ModelMessage } from "ai";
 import type { AgentConfig, TurnBudget } from "../protocol/agent-config";
 import type { BudgetMaxima } from "../protocol/budget-maxima";
 import { errorMessage } from "../protocol/errors";
-import type { TurnErrorCode } from "../protocol/event-payloads";
+import type { TurnErrorCode } from "../protocol/event-shapes";
 import type { EventDraft, TerminalDraft } from "../protocol/events";
 import type { GuardrailStage } from "../protocol/guardrails";
 import type { FileRef } from "../protocol/input-parts";

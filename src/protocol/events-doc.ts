@@ -1,7 +1,7 @@
 // docs/reference/events.md, generated from the event catalog (`npm run docs:reference` writes it; a test fails
 // when the committed file differs from what the catalog says).
 import { z } from "zod";
-import { SHARED_SHAPES } from "./event-payloads";
+import { SHARED_SHAPES } from "./event-shapes";
 import { EnvelopeSchema, EVENT_PAYLOADS, EVENT_TYPES, RuntimeEventSchema } from "./events";
 import { fields, generatedNote, type JsonSchema } from "./schema-markdown";
 

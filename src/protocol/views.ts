@@ -2,7 +2,7 @@
 // execution tree, as zod schemas (for OpenAPI and the client's types); the folds that build them from the
 // log are in src/views/.
 import { z } from "zod";
-import { SHARED_SHAPES } from "./event-payloads";
+import { SHARED_SHAPES } from "./event-shapes";
 import { PolicySchema } from "./policy";
 
 export const ThreadStatusSchema = z.enum(["idle", "running", "waiting_permission", "recovering"]);

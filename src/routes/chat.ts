@@ -9,7 +9,7 @@ import { randomId } from "../ids";
 import { indexShard } from "../objects/index/index-shards";
 import { agentConfig } from "../objects/registry/agent-cache";
 import { ApiError, unwrap } from "../protocol/errors";
-import type { ResponsesRequestRecord } from "../protocol/event-payloads";
+import type { ResponsesRequestRecord } from "../protocol/event-shapes";
 import { chat as ops } from "../protocol/operations";
 import type { ChatBody } from "../protocol/operations/chat";
 import { allows, type Principal } from "../protocol/permissions";

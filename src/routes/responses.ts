@@ -10,7 +10,7 @@ import { randomId } from "../ids";
 import { agentConfig } from "../objects/registry/agent-cache";
 import { parseCursor } from "../protocol/cursor";
 import { ApiError, type FieldIssue, unwrap } from "../protocol/errors";
-import type { ResponsesRequestRecord } from "../protocol/event-payloads";
+import type { ResponsesRequestRecord } from "../protocol/event-shapes";
 import { responses as ops } from "../protocol/operations";
 import type { ResponsesRequest } from "../protocol/operations/responses";
 import { allows, type Principal } from "../protocol/permissions";

@@ -4,7 +4,7 @@
 // session wrote), except for a `custom` route, which does more than send it: its handler's result is its own.
 // The table of handlers (operationTable) must serve every declared operation once, or it does not type-check.
 import type { z } from "zod";
-import type { ResponsesRequestRecord } from "../protocol/event-payloads";
+import type { ResponsesRequestRecord } from "../protocol/event-shapes";
 import type { TurnTrace } from "../protocol/events";
 import type * as declared from "../protocol/operations";
 

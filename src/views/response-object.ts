@@ -2,7 +2,7 @@
 // (its session, its turn, and where in the log it begins: no table maps ids), the response object, its output
 // items, usage, and the input items a response was given. The stream fold (responses-stream.ts) builds the
 // object as it emits its events; GET /v1/responses/:id folds the same events, so both always agree.
-import type { ResponsesRequestRecord } from "../protocol/event-payloads";
+import type { ResponsesRequestRecord } from "../protocol/event-shapes";
 import type { EventOf, RuntimeEvent } from "../protocol/events";
 
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";

@@ -1,6 +1,6 @@
 // Turns of a session (docs/reference/api.md): submit, regenerate, interrupt, inject, approvals, the queue, execution trees, and replays.
 import { z } from "zod";
-import { ReplayComparison } from "../event-payloads";
+import { ReplayComparison } from "../event-shapes";
 import { TreeNodeSchema } from "../views";
 import {
   ActionDecisionBody,

@@ -5,7 +5,7 @@
 import { redactStage } from "../../engine/guardrails/run";
 import { fieldPath, schemaIssues } from "../../engine/json-schema";
 import { ApiError } from "../../protocol/errors";
-import type { ResponsesRequestRecord } from "../../protocol/event-payloads";
+import type { ResponsesRequestRecord } from "../../protocol/event-shapes";
 import type { EventDraft, PayloadOf } from "../../protocol/events";
 import { approverIdentity, distinctKeysSetting } from "../../protocol/principal-id";
 import { type ActionResolved, type ApprovalDecision, longAnswerText } from "../../protocol/wire";

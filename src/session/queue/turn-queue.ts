@@ -8,7 +8,7 @@ import { randomTraceId, traceFrom } from "../../engine/trace";
 import { randomId } from "../../ids";
 import type { OnBusy } from "../../protocol/busy";
 import { ApiError } from "../../protocol/errors";
-import type { ResponsesRequestRecord } from "../../protocol/event-payloads";
+import type { ResponsesRequestRecord } from "../../protocol/event-shapes";
 import type { EventDraft, PayloadOf, TurnTrace } from "../../protocol/events";
 import type { FileRef } from "../../protocol/input-parts";
 import type { TurnRegenerated } from "../../protocol/operations/turns";
