@@ -1,6 +1,7 @@
 // The runtime's HTTP API (docs/reference/api.md, GET /openapi.json) as typed calls: agents, sessions, turns, approvals, queue, log pages,
-// trees, tools, artifacts and files. RuntimeClient (client.ts) adds the resuming event stream on top;
-// http-transport.ts sends the requests.
+// trees, tools, artifacts and files, each built from its operation's declaration (src/protocol/operations/: the path,
+// the query's names, the body's and the answer's types). RuntimeClient (client.ts) adds the resuming event stream on
+// top; http-transport.ts sends the requests.
 import type { RuntimeEvent } from "../protocol/events";
 import * as agents from "../protocol/operations/agents";
 import * as chat from "../protocol/operations/chat";
@@ -11,7 +12,7 @@ import * as streams from "../protocol/operations/streams";
 import * as turns from "../protocol/operations/turns";
 import * as usage from "../protocol/operations/usage";
 import { HttpTransport } from "./http-transport";
-import { operationPath, RawBody } from "./operation-request";
+import { pathOf, RawBody } from "./operation-request";
 import type {
   ActionDecisionRequest,
   ActionResolved,
@@ -281,6 +282,6 @@ export class HttpApi extends HttpTransport {
   /** `ws(s)://.../v1/sessions/:sid/ws?after=N&channel=C&access_token=KEY` (browsers cannot send headers). */
   socketUrl(sessionId: string, after: number, channel?: string): string {
     const query = { after, channel: channel || undefined, access_token: this.key };
-    return `${this.baseUrl.replace(/^http/i, "ws")}${operationPath(streams.openWebSocket, { sid: sessionId }, query)}`;
+    return `${this.baseUrl.replace(/^http/i, "ws")}${pathOf(streams.openWebSocket, { params: { sid: sessionId }, query })}`;
   }
 }

@@ -4,7 +4,7 @@
 import type { Operation } from "../protocol/operations";
 import type { BackoffOptions, FetchLike, RuntimeClientOptions } from "./client-options";
 import { type ResponseLike, RuntimeError } from "./errors";
-import { type AnswerOf, operationPath, RawBody, type RequestArgs, type RequestOf } from "./operation-request";
+import { type AnswerOf, operationPath, type QueryValue, RawBody, type RequestArgs } from "./operation-request";
 import type { WebSocketConstructorLike, WebSocketFactory } from "./socket";
 
 export class HttpTransport {
@@ -29,7 +29,8 @@ export class HttpTransport {
 
   /** Sends a request to `op` and answers its Response (a failing status throws RuntimeError). */
   protected async request<O extends Operation>(op: O, ...[input, options]: RequestArgs<O>): Promise<ResponseLike> {
-    const { params, query, body } = (input ?? {}) as RequestOf<Operation> & { params?: Record<string, string>; body?: unknown };
+    // Its parts as the builder reads them (RequestArgs<O> has typed them for this operation).
+    const { params, query, body } = (input ?? {}) as { params?: Record<string, string>; query?: Record<string, QueryValue>; body?: unknown };
     const method = op.method.toUpperCase();
     const path = operationPath(op, params, query);
     const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: "application/json", ...options?.headers };

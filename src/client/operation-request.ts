@@ -57,3 +57,9 @@ export function operationPath(op: Operation, params: Record<string, string> = {}
   const pairs = Object.entries(query).flatMap(([k, v]) => (v === undefined ? [] : [`${enc(k)}=${enc(String(v))}`]));
   return pairs.length > 0 ? `${path}?${pairs.join("&")}` : path;
 }
+
+/** The path of a request to `op`, its parts typed like a request's (for a URL the client hands on rather than fetches: the WebSocket's). */
+export function pathOf<O extends Operation>(op: O, input: Omit<RequestOf<O>, "body">): string {
+  const { params, query } = input as { params?: Record<string, string>; query?: Record<string, QueryValue> };
+  return operationPath(op, params, query);
+}

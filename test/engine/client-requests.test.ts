@@ -3,10 +3,11 @@
 // client reaches a declared operation with the parameters it was given, its query names declared and its JSON
 // body what the declaration accepts; every operation the client's source names is reached by some method.
 /// <reference types="vite/client" />
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { HttpApi } from "../../src/client/http-api";
-import { operationPath } from "../../src/client/operation-request";
-import { OPERATIONS, type Operation, sessions, turns } from "../../src/protocol/operations";
+import { operationPath, type RequestArgs } from "../../src/client/operation-request";
+import type { ErasureLeft, TurnSubmitted } from "../../src/client/types";
+import { files, OPERATIONS, type Operation, sessions, turns } from "../../src/protocol/operations";
 
 /** The client's source files, as text (read by Vite: the engine lane has no Node types). */
 const CLIENT_SOURCES = import.meta.glob<string>("../../src/client/*.ts", { query: "?raw", import: "default", eager: true });
@@ -165,5 +166,36 @@ describe("the client's requests", () => {
     const erasing = new HttpApi({ url: "http://runtime.test", key: "k", fetch: async () => new Response(null, { status: 204 }) });
     expect(await erasing.eraseSession("s")).toEqual({ left: [] });
     expect(await erasing.deleteFile("s", "f")).toBeUndefined();
+  });
+});
+
+/** The client's typed request, reachable from a test. */
+class Probe extends HttpApi {
+  send<O extends Operation>(op: O, ...args: RequestArgs<O>) {
+    return this.call(op, ...args);
+  }
+}
+
+describe("a request's types", () => {
+  it("come from the declaration: its params, query names and body are checked, its answer is the declared one", async () => {
+    const probe = new Probe({ url: "http://runtime.test", key: "k", fetch: async () => new Response("{}", { status: 202 }) });
+    expectTypeOf(probe.send(turns.submitTurn, { params: { sid: "s" }, body: { input: "hi" } })).resolves.toEqualTypeOf<TurnSubmitted>();
+    // A 204 or a body: what an erasure answers.
+    expectTypeOf(probe.send(sessions.eraseSession, { params: { sid: "s" } })).resolves.toEqualTypeOf<ErasureLeft | undefined>();
+    expectTypeOf(probe.send(files.deleteFile, { params: { sid: "s", file_id: "f" } })).resolves.toEqualTypeOf<undefined>();
+    const refused = () => [
+      // @ts-expect-error the path parameters are required
+      probe.send(turns.submitTurn, { body: { input: "hi" } }),
+      // @ts-expect-error a parameter the path does not name
+      probe.send(sessions.getSession, { params: { session: "s" } }),
+      // @ts-expect-error a query name the operation does not declare
+      probe.send(files.listFiles, { params: { sid: "s" }, query: { page: 2 } }),
+      // @ts-expect-error a body its schema does not take
+      probe.send(turns.submitTurn, { params: { sid: "s" }, body: { text: "hi" } }),
+      // @ts-expect-error a JSON body for an operation that declares none
+      probe.send(turns.promoteQueuedTurn, { params: { sid: "s", turn_id: "t" }, body: { first: true } }),
+    ];
+    expect(typeof refused).toBe("function");
+    expect(await probe.send(turns.submitTurn, { params: { sid: "s" }, body: { input: "hi" } })).toEqual({});
   });
 });
