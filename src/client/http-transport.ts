@@ -1,18 +1,12 @@
 // How the client sends a request: the runtime's URL and key, the fetch it was given, errors as RuntimeError.
-// HttpApi (http-api.ts) builds its typed calls on it.
+// Every request is built from its operation's declaration (operation-request.ts); HttpApi (http-api.ts) builds its
+// typed calls on `call` (a JSON answer) and `request` (the Response, for bytes and streams).
+import type { Operation } from "../protocol/operations";
 import type { BackoffOptions, FetchLike, RuntimeClientOptions } from "./client-options";
 import { type ResponseLike, RuntimeError } from "./errors";
+import { type AnswerOf, operationPath, type QueryValue, RawBody, type RequestArgs } from "./operation-request";
 import type { WebSocketConstructorLike, WebSocketFactory } from "./socket";
 
-export const enc = encodeURIComponent;
-
-/** A request body sent as it is (a file upload), rather than as JSON. */
-export class RawBody {
-  constructor(
-    readonly bytes: Uint8Array | Blob,
-    readonly contentType: string,
-  ) {}
-}
 export class HttpTransport {
   readonly baseUrl: string;
   protected readonly key: string;
@@ -33,8 +27,13 @@ export class HttpTransport {
     this.backoff = { initialMs: 250, maxMs: 15_000, factor: 2, ...options.backoff };
   }
 
-  protected async request(method: string, path: string, body?: unknown, signal?: AbortSignal, extra?: Record<string, string>): Promise<ResponseLike> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: "application/json", ...extra };
+  /** Sends a request to `op` and answers its Response (a failing status throws RuntimeError). */
+  protected async request<O extends Operation>(op: O, ...[input, options]: RequestArgs<O>): Promise<ResponseLike> {
+    // Its parts as the builder reads them (RequestArgs<O> has typed them for this operation).
+    const { params, query, body } = (input ?? {}) as { params?: Record<string, string>; query?: Record<string, QueryValue>; body?: unknown };
+    const method = op.method.toUpperCase();
+    const path = operationPath(op, params, query);
+    const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: "application/json", ...options?.headers };
     const raw = body instanceof RawBody ? body : null;
     if (body !== undefined) headers["content-type"] = raw ? raw.contentType : "application/json";
     let res: ResponseLike;
@@ -43,23 +42,25 @@ export class HttpTransport {
         method,
         headers,
         ...(body === undefined ? {} : { body: raw ? raw.bytes : JSON.stringify(body) }),
-        ...(signal ? { signal } : {}),
+        ...(options?.signal ? { signal: options.signal } : {}),
       });
     } catch (err) {
-      if (signal?.aborted) throw err;
+      if (options?.signal?.aborted) throw err;
       throw RuntimeError.network(err, `${method} ${path.split("?")[0]}`);
     }
     if (!res.ok) throw await RuntimeError.fromResponse(res);
     return res;
   }
 
-  protected async json<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-    const res = await this.request(method, path, body, signal);
+  /** Sends a request to `op` and answers its JSON body as declared for its success status (`undefined` for a 204). */
+  protected async call<O extends Operation>(op: O, ...args: RequestArgs<O>): Promise<AnswerOf<O>> {
+    const res = await this.request(op, ...args);
+    if (res.status === 204) return undefined as AnswerOf<O>;
     const text = await res.text();
     try {
-      return JSON.parse(text) as T;
+      return JSON.parse(text) as AnswerOf<O>;
     } catch {
-      throw new RuntimeError(res.status, "malformed_response", `${method} ${path.split("?")[0]} answered a body that is not JSON`);
+      throw new RuntimeError(res.status, "malformed_response", `${op.method.toUpperCase()} ${op.path} answered a body that is not JSON`);
     }
   }
 }

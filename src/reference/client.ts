@@ -2,6 +2,7 @@
 // the TypeScript compiler's parser: every public method of RuntimeClient, its parameters and result as typed,
 // the route its body calls, and the first sentence of its doc comment.
 import ts from "typescript";
+import { OPERATIONS } from "../protocol/operations";
 import { cell, generatedNote } from "../protocol/schema-markdown";
 
 const SOURCES = ["src/client/http-api.ts", "src/client/client.ts"];
@@ -28,24 +29,42 @@ function signature(m: ts.MethodDeclaration, file: ts.SourceFile): string {
   return `\`${m.name.getText(file)}(${params})\` → \`${m.type?.getText(file).replace(/\s+/g, " ") ?? "void"}\``;
 }
 
-/** `${enc(sessionId)}` as `:sessionId`; a query string built in code is left out. */
-function path(arg: ts.Expression, file: ts.SourceFile): string {
-  const text = ts.isStringLiteralLike(arg) ? arg.text : arg.getText(file).slice(1, -1);
-  return text
-    .replace(/\$\{enc\((\w+)\)\}/g, ":$1")
-    .replace(/\?.*$|\$\{.*$/, "")
-    .replace(/\/+$/, "");
+const DECLARED = new Map(OPERATIONS.map((op) => [op.operationId, op]));
+
+/** The value a request's `params` gives each path parameter, by its name in the method's code (`{sid: sessionId}`: `sessionId`). */
+function paramNames(input: ts.Expression | undefined, file: ts.SourceFile): Map<string, string> {
+  const names = new Map<string, string>();
+  const params =
+    input && ts.isObjectLiteralExpression(input)
+      ? input.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && p.name.getText(file) === "params")?.initializer
+      : undefined;
+  if (!params || !ts.isObjectLiteralExpression(params)) return names;
+  for (const p of params.properties) {
+    if (ts.isShorthandPropertyAssignment(p)) names.set(p.name.text, p.name.text);
+    else if (ts.isPropertyAssignment(p) && ts.isIdentifier(p.initializer)) names.set(p.name.getText(file), p.initializer.text);
+  }
+  return names;
 }
 
-/** The route the method calls (`this.json` / `this.request`), or the public methods it is built on. */
+/** `this.call(turns.submitTurn, { params: { sid: sessionId } })` as `POST /v1/sessions/:sessionId/turns`, from the declaration. */
+function declaredRoute(call: ts.CallExpression, file: ts.SourceFile): string | undefined {
+  const [op, input] = call.arguments;
+  if (!op || !ts.isPropertyAccessExpression(op)) return undefined;
+  const declared = DECLARED.get(op.name.text);
+  if (!declared) throw new Error(`${op.getText(file)} is not a declared operation`);
+  const names = paramNames(input, file);
+  return `${declared.method.toUpperCase()} ${declared.path.replace(/\{(\w+)\}/g, (_, name: string) => `:${names.get(name) ?? name}`)}`;
+}
+
+/** The route the method calls (`this.call` / `this.request`), or the public methods it is built on. */
 function route(m: ts.MethodDeclaration, file: ts.SourceFile, publicNames: Set<string>): string {
   const routes: string[] = [];
   const uses: string[] = [];
   const visit = (node: ts.Node): void => {
     if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.expression.expression.kind === ts.SyntaxKind.ThisKeyword) {
       const callee = node.expression.name.text;
-      const [verb, target] = node.arguments;
-      if ((callee === "json" || callee === "request") && verb && ts.isStringLiteral(verb) && target) routes.push(`\`${verb.text} ${path(target, file)}\``);
+      const declared = callee === "call" || callee === "request" ? declaredRoute(node, file) : undefined;
+      if (declared) routes.push(`\`${declared}\``);
       else if (publicNames.has(callee)) uses.push(`\`${callee}()\``);
     }
     ts.forEachChild(node, visit);
