@@ -8,13 +8,14 @@ import type { TurnErrorCode } from "../protocol/event-shapes";
 import { turnBudget } from "./budget-limits";
 import { guardInput, guardOutput } from "./guardrails/stages";
 import { fitContext, modelStep, planStep } from "./model-calls";
+import type { TurnPorts, TurnSetup } from "./ports";
 import { correctionMessage, MAX_OUTPUT_RETRIES, parseFinalAnswer } from "./structured-output";
 import { runToolCalls } from "./tool-calls";
-import { type Level, ModelCallError, type Outcome, recordedError, Turn, type TurnPorts, type TurnSetup, toModelTools } from "./turn-context";
+import { type Level, ModelCallError, type Outcome, recordedError, Turn, toModelTools } from "./turn-context";
 import { closingEvents, levels, type TurnState } from "./turn-state";
 
+export type { TurnPorts, TurnSetup } from "./ports";
 export { MAX_PARALLEL_TOOL_CALLS } from "./tool-calls";
-export type { TurnPorts, TurnSetup } from "./turn-context";
 
 /** A sub-agent with an output schema may fail finish_subtask validation this many times. */
 export const MAX_FINISH_RETRIES = 3;

@@ -19,9 +19,10 @@ import { fileTextRedaction } from "./guardrails/run";
 import { modelBreaker } from "./model-breaker";
 import { type ModelChoice, streamChain } from "./model-fallback";
 import { callOptions, type ModelRequest } from "./model-stream";
+import type { TurnSetup } from "./ports";
 import { requestFingerprint } from "./request-fingerprint";
 import { outputInstructions } from "./structured-output";
-import { type Level, ModelCallError, type Outcome, recordedError, type Turn, type TurnSetup } from "./turn-context";
+import { type Level, ModelCallError, type Outcome, recordedError, type Turn } from "./turn-context";
 import type { ToolCallRecord, TurnState, Usage } from "./turn-state";
 
 const PLANNER_DIRECTIVE =

@@ -3,9 +3,10 @@
 // and its state inside its parent's tool call, so it is checkpointed and resumed with the turn.
 import { errorMessage } from "../protocol/errors";
 import { schemaPatternIssues } from "../protocol/safe-regex";
+import type { TurnSetup } from "./ports";
 import { FINISH_SUBTASK, finishSubtask, RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { ToolDefinition } from "./tools/types";
-import { type Level, ModelCallError, type Turn, type TurnSetup, toModelTools } from "./turn-context";
+import { type Level, ModelCallError, type Turn, toModelTools } from "./turn-context";
 import { type ChildRun, newTurnState, type ToolCallRecord } from "./turn-state";
 
 const SUBAGENT_DIRECTIVE =

@@ -6,6 +6,7 @@ import { guardEditedCalls, guardToolCalls, guardToolResult } from "./guardrails/
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
 import { executeTool, recorded } from "./outliving-calls";
+import type { TurnSetup } from "./ports";
 import { replayedDecision } from "./recorded-decisions";
 import { runSubagents } from "./subagents";
 import { keepToolFiles } from "./tool-files";
@@ -15,7 +16,7 @@ import { splitInjectedArgs } from "./tools/injected-args";
 import { hitlRule } from "./tools/mcp-names";
 import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
 import type { McpProgress, ToolDefinition } from "./tools/types";
-import { type Level, type Turn, type TurnSetup, toModelTools } from "./turn-context";
+import { type Level, type Turn, toModelTools } from "./turn-context";
 import { applyDecisions, isRefusal, resultMetadata, type ToolCallRecord, toolResultPart } from "./turn-state";
 
 /** At most this many tool calls of one step run at once (less when the turn's budget says so). */

@@ -1,6 +1,7 @@
 // Spilling a tool call's payload (arguments, result) too large for the log: stored whole in R2, with a preview.
 import { toolPayloadLimit } from "../protocol/agent-config";
-import type { Turn, TurnSetup } from "./turn-context";
+import type { TurnSetup } from "./ports";
+import type { Turn } from "./turn-context";
 import type { ToolCallRecord, TurnState } from "./turn-state";
 
 /** How much of a spilled payload the log and the model see. */

@@ -1,116 +1,19 @@
 // What every part of a running turn shares: the ports to the world, the turn's budget, and the level
 // (the root agent, or a sub-agent inside it) a piece of work belongs to.
 
-import type { JSONSchema7, LanguageModelV3 } from "@ai-sdk/provider";
+import type { JSONSchema7 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
-import type { AgentConfig, TurnBudget } from "../protocol/agent-config";
-import type { BudgetMaxima } from "../protocol/budget-maxima";
+import type { TurnBudget } from "../protocol/agent-config";
 import { errorMessage } from "../protocol/errors";
 import type { TurnErrorCode } from "../protocol/event-shapes";
-import type { EventDraft, TerminalDraft } from "../protocol/events";
+import type { EventDraft } from "../protocol/events";
 import type { GuardrailStage } from "../protocol/guardrails";
-import type { FileRef } from "../protocol/input-parts";
 import { redactCredentials } from "../protocol/redact";
-import type { ReadFile } from "./file-parts";
 import type { ModelTool } from "./model-stream";
-import type { OrchestrationLimits } from "./orchestration/types";
+import type { TurnPorts, TurnSetup } from "./ports";
 import { costOf, type PriceOverrides } from "./pricing";
-import type { RecordedAnswer } from "./recorded-decisions";
-import type { SaveFile } from "./tool-files";
 import { withInjectedArgs } from "./tools/injected-args";
-import type { ToolContext, ToolDefinition } from "./tools/types";
-import type { BudgetUsed, ChildRun, RecordedDecision, TurnState, Usage } from "./turn-state";
-
-export interface TurnSetup {
-  config: AgentConfig;
-  /** The executor's model (config.model). */
-  model: LanguageModelV3;
-  tools: Map<string, ToolDefinition>;
-  /** Earlier turns of the thread, as model messages. */
-  history: ModelMessage[];
-  /** Resolves other model strings (planning_model). */
-  resolveModel(spec: string): LanguageModelV3;
-  /** Limits of agent_orchestrate in this session (defaults when absent). */
-  orchestration?: OrchestrationLimits;
-  /** The deployment's own model prices (MODEL_PRICES). */
-  prices?: PriceOverrides;
-  /** The deployment's maxima of the raisable budget limits (BUDGET_MAX_*; defaults when absent). */
-  budgetMaxima?: BudgetMaxima;
-  /** The session's key for the provider's prompt cache (OpenAI's prompt_cache_key). */
-  cacheKey?: string;
-  /** The resource's working memory as the system prompt shows it (read at the turn's start). */
-  working_memory?: string;
-  /** What automatic recall found in the resource's earlier conversations, as the system prompt shows it. */
-  recalled?: string;
-  /** The deployment's provider keys, replaced in any provider error text an event records (redactCredentials). */
-  secrets?: readonly string[];
-  /** A replayed turn: the recorded decision on a call that asks for approval or an answer, if the recording has one. */
-  recordedDecision?: (toolName: string, args: unknown) => RecordedAnswer | null;
-}
-
-/** A live message recorded in the session's inbox for the running turn; `seq` orders the inbox. */
-export type InjectedMessage = {
-  seq: number;
-  message_id: string;
-  content: string;
-  /** Files sent with it (references; the model call reads their bytes). */
-  files?: FileRef[];
-};
-
-/**
- * Signals from outside the running turn. Each is recorded durably by whoever received it (an inbox row, an
- * action.resolved event) and read here by the loop, which alone applies them to the turn's state, at defined
- * points: injected messages before each model call, decisions between tool calls and before suspending.
- */
-export interface TurnSignals {
-  /** Messages injected into this turn after inbox position `after`, oldest first. */
-  injected(after: number): InjectedMessage[];
-  /** Decisions recorded for this turn's approvals, by action id. */
-  decisions(): ReadonlyMap<string, RecordedDecision>;
-}
-
-export interface TurnPorts extends TurnSignals {
-  /**
-   * Appends events durably; with a state, checkpoints it in the same transaction. Throws if the turn was taken away
-   * (interrupted). `gather`: more events of the same moment are on their way (the results of calls still running,
-   * the next model call's start), so these may be held briefly and written with them; whatever is written next
-   * takes them first.
-   */
-  emit(events: EventDraft[], state?: TurnState, gather?: boolean): void;
-  /** Appends the terminal event, moves the turn's messages to the history and clears the checkpoint, atomically. */
-  finish(event: TerminalDraft, state: TurnState): void;
-  /** Makes `agent` the session's active agent, durably, and returns the setup to continue with; throws if it cannot. */
-  handoff(agent: string, reason: string | undefined): Promise<TurnSetup>;
-  /** Replaces the thread history (after compaction) together with `event`, durably. */
-  replaceHistory(history: ModelMessage[], event: EventDraft, state: TurnState): void;
-  /** Records an approval request: its action.required event (the durable action and its deadline follow from it). */
-  requestApproval(event: EventDraft, state: TurnState): void;
-  /** The turn waits for human decisions (its state says since when): checkpoint it and let the executor go; a decision resumes it. */
-  suspend(state: TurnState): void;
-  /**
-   * Records a session-level event after the turn may have ended (tool.result.late: outliving-calls.ts), whoever
-   * owns the turn now; throws when the session is gone.
-   */
-  recordLate(event: EventDraft): void;
-  /** Reads a session file (a turn's attachment) for the model; null when it is gone. */
-  readFile: ReadFile;
-  /** Stores a file a tool returned as a session file (tool-files.ts). */
-  saveFile: SaveFile;
-  /** Stores a payload too large for the log (in R2) and returns its artifact id. */
-  spill(content: string, about: { turn_id: string; tool_call_id: string; tool_name: string; content_type: string }): Promise<string>;
-  /** Runs a registered agent as its own child session `exec_id` and resolves with that turn's outcome. */
-  runAgent(request: { exec_id: string; agent: string; input: string; timeout_ms: number; signal: AbortSignal; depth: number }): Promise<{
-    status: "success" | "failed";
-    output?: unknown;
-    error?: string;
-  }>;
-  /** The registered agents (for an orchestration planner and plan validation). */
-  listAgents(): Promise<{ name: string; description: string }[]>;
-  now(): number;
-  newId(prefix: string): string;
-  signal: AbortSignal;
-  tool: Pick<ToolContext, "session_id" | "fetch" | "urlAllowlist" | "workspace" | "memory" | "resource">;
-}
+import type { BudgetUsed, ChildRun, TurnState, Usage } from "./turn-state";
 
 /** What a level runs with; a handoff replaces the root's mid-turn. */
 export interface Run {

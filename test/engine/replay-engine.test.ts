@@ -3,11 +3,11 @@
 // with the recorded tools over tools that count their runs.
 
 import { describe, expect, it } from "vitest";
+import type { TurnSetup } from "../../src/engine/ports";
 import { type Divergence, RecordedModel, recordedCalls, recordingOf } from "../../src/engine/recorded-model";
 import { recordedResults, replayTools, type ToolReplayMode } from "../../src/engine/recorded-tools";
 import { canonicalJson, requestFingerprint } from "../../src/engine/request-fingerprint";
 import type { ToolDefinition } from "../../src/engine/tools/types";
-import type { TurnSetup } from "../../src/engine/turn-context";
 import type { EventDraft } from "../../src/protocol/events";
 import { callTools, defineTool, makeSetup, runNewTurn, say, scriptedModel } from "./support/mock-model";
 import { wholeRequestHash } from "./support/whole-request-hash";

@@ -4,7 +4,7 @@
 // loop and its memory, and a new loop resumes from the checkpoint, as the object does after a restart.
 import { describe, expect, it, vi } from "vitest";
 import { runTurn, type TurnPorts, type TurnSetup } from "../../src/engine/loop";
-import type { InjectedMessage } from "../../src/engine/turn-context";
+import type { InjectedMessage } from "../../src/engine/ports";
 import { newTurnState, type RecordedDecision, type TurnState } from "../../src/engine/turn-state";
 import { verifyLog } from "../../src/engine/verify-log";
 import type { EventDraft, RuntimeEvent } from "../../src/protocol/events";

@@ -1,8 +1,8 @@
 // SQLite access for one session object. No transactions here: the object wraps each transition in one.
 // The turns and actions tables are written only by the projections (projections.ts), from the events.
 import type { ModelMessage } from "ai";
+import type { InjectedMessage } from "../../engine/ports";
 import { traceFields } from "../../engine/trace";
-import type { InjectedMessage } from "../../engine/turn-context";
 import type { RecordedDecision, TurnState } from "../../engine/turn-state";
 import type { EventDraft, RuntimeEvent, TurnTrace } from "../../protocol/events";
 import type { FileRef } from "../../protocol/input-parts";

@@ -12,7 +12,7 @@ export type Recorded = Omit<EventDraft, "payload"> & { payload: any };
 
 import type { FileBytes } from "../../../src/engine/file-parts";
 import type { TurnPorts, TurnSetup } from "../../../src/engine/loop";
-import type { InjectedMessage } from "../../../src/engine/turn-context";
+import type { InjectedMessage } from "../../../src/engine/ports";
 import type { RecordedDecision, TurnState } from "../../../src/engine/turn-state";
 
 export interface Checkpoint {
