@@ -1,28 +1,26 @@
 // The deployment's session index and usage totals, as the API serves them (GET /v1/sessions, GET /v1/usage).
-import { z } from "@hono/zod-openapi";
+import { z } from "zod";
 import { ThreadStatusSchema } from "./views";
 
 /** An agent or owner a list route filters by: as an agent's name or a session's owner may be. */
 export const IndexFilterText = z.string().min(1).max(200);
 
-export const SessionSummarySchema = z
-  .object({
-    session_id: z.string(),
-    agent: z.string(),
-    owner: z.string().nullable(),
-    metadata: z.record(z.string(), z.unknown()),
-    created_at: z.number().describe("ms since the epoch"),
-    last_activity: z.number().describe("the time of the session's last event"),
-    status: ThreadStatusSchema.describe("the session's status now (written to the index within a second of a change)"),
-    turns: z.number().describe("turns that ended"),
-    input_tokens: z.number(),
-    output_tokens: z.number(),
-    cost_usd: z.number().describe("the cost of the calls whose model has a known price"),
-    unpriced_model_calls: z.number().describe("model calls whose model has no known price (not counted in cost_usd)"),
-    log_events: z.number().describe("the size of the session's log (its last sequence)"),
-    stored_bytes: z.number().describe("bytes of the session's files in R2 now (uploads, attachments, files tools returned)"),
-  })
-  .openapi("SessionSummary");
+export const SessionSummarySchema = z.object({
+  session_id: z.string(),
+  agent: z.string(),
+  owner: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+  created_at: z.number().describe("ms since the epoch"),
+  last_activity: z.number().describe("the time of the session's last event"),
+  status: ThreadStatusSchema.describe("the session's status now (written to the index within a second of a change)"),
+  turns: z.number().describe("turns that ended"),
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+  cost_usd: z.number().describe("the cost of the calls whose model has a known price"),
+  unpriced_model_calls: z.number().describe("model calls whose model has no known price (not counted in cost_usd)"),
+  log_events: z.number().describe("the size of the session's log (its last sequence)"),
+  stored_bytes: z.number().describe("bytes of the session's files in R2 now (uploads, attachments, files tools returned)"),
+});
 export type SessionSummary = z.infer<typeof SessionSummarySchema>;
 
 /** What a session adds to the usage totals on one UTC day. */
@@ -39,20 +37,18 @@ export interface UsageDay {
   unpriced_model_calls: number;
 }
 
-export const UsageRowSchema = z
-  .object({
-    key: z.string().nullable().describe("the agent, owner or day of the group (null: sessions without an owner, or erased)"),
-    turns: z.number(),
-    failures: z.number(),
-    model_calls: z.number(),
-    tool_calls: z.number(),
-    input_tokens: z.number(),
-    cached_input_tokens: z.number().describe("input tokens read from the providers' prompt caches (part of input_tokens, priced as cached input)"),
-    output_tokens: z.number(),
-    cost_usd: z.number().describe("the cost of the calls whose model has a known price"),
-    unpriced_model_calls: z.number().describe("calls of models with no known price: their cost is unknown, not zero"),
-  })
-  .openapi("UsageRow");
+export const UsageRowSchema = z.object({
+  key: z.string().nullable().describe("the agent, owner or day of the group (null: sessions without an owner, or erased)"),
+  turns: z.number(),
+  failures: z.number(),
+  model_calls: z.number(),
+  tool_calls: z.number(),
+  input_tokens: z.number(),
+  cached_input_tokens: z.number().describe("input tokens read from the providers' prompt caches (part of input_tokens, priced as cached input)"),
+  output_tokens: z.number(),
+  cost_usd: z.number().describe("the cost of the calls whose model has a known price"),
+  unpriced_model_calls: z.number().describe("calls of models with no known price: their cost is unknown, not zero"),
+});
 export type UsageRow = z.infer<typeof UsageRowSchema>;
 
 export interface SessionListQuery {
