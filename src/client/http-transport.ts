@@ -1,10 +1,10 @@
 // How the client sends a request: the runtime's URL and key, the fetch it was given, errors as RuntimeError.
 // Every request is built from its operation's declaration (operation-request.ts); HttpApi (http-api.ts) builds its
 // typed calls on `call` (a JSON answer) and `request` (the Response, for bytes and streams).
-import type { Operation } from "../protocol/operations";
+import type { AnswerOf, Operation } from "../protocol/operations";
 import type { BackoffOptions, FetchLike, RuntimeClientOptions } from "./client-options";
 import { type ResponseLike, RuntimeError } from "./errors";
-import { type AnswerOf, operationPath, type QueryValue, RawBody, type RequestArgs } from "./operation-request";
+import { operationPath, type QueryValue, RawBody, type RequestArgs } from "./operation-request";
 import type { WebSocketConstructorLike, WebSocketFactory } from "./socket";
 
 export class HttpTransport {

@@ -2,7 +2,7 @@
 // filled from the params, its query, and the types of what it takes and answers. The transport
 // (http-transport.ts) sends it; no path of the API is written a second time in the client.
 import type { z } from "zod";
-import type { Operation, ResponseOf } from "../protocol/operations";
+import type { Operation } from "../protocol/operations";
 
 /** A request body sent as it is (a file upload), rather than as JSON. */
 export class RawBody {
@@ -11,14 +11,6 @@ export class RawBody {
     readonly contentType: string,
   ) {}
 }
-
-type Success = 200 | 201 | 202 | 203 | 204 | 205 | 206;
-/** The statuses an operation answers when it succeeds (its declared 2xx responses). */
-export type SuccessStatus<O extends Operation> = Extract<keyof O["responses"], Success>;
-
-/** What a successful call answers: the JSON body of each success status, `undefined` for a 204. */
-export type AnswerOf<O extends Operation> =
-  SuccessStatus<O> extends infer S ? (S extends SuccessStatus<O> ? (S extends 204 ? undefined : ResponseOf<O, S>) : never) : never;
 
 /** A query value as it goes on the wire (the runtime parses it from text); undefined ones are left out. */
 export type QueryValue = string | number | boolean | undefined;

@@ -7,6 +7,7 @@ import type { z } from "zod";
 import type { ResponsesRequestRecord } from "../protocol/event-shapes";
 import type { TurnTrace } from "../protocol/events";
 import type * as declared from "../protocol/operations";
+import type { AnswerOf } from "../protocol/operations";
 
 type Areas = typeof declared.sessions &
   typeof declared.turns &
@@ -50,13 +51,8 @@ export type JsonText<T> = string & { readonly json: T };
 export const jsonText = <T>(text: string): JsonText<T> => text as JsonText<T>;
 export const parseJson = <T>(text: JsonText<T>): T => JSON.parse(text) as T;
 
-type SuccessBody<O> = O extends { responses: infer R }
-  ? {
-      [S in keyof R]: S extends 200 | 201 | 202 ? (R[S] extends { content: { "application/json": infer T extends z.ZodType } } ? z.input<T> : null) : never;
-    }[keyof R]
-  : never;
 /** The declared success body of operation `N`. */
-export type ResponseBody<N extends OpName> = SuccessBody<SessionOps[N]>;
+export type ResponseBody<N extends OpName> = AnswerOf<SessionOps[N]>;
 /** What the handler of a generic operation answers: the declared success body, or it as JSON text. */
 export type DeclaredResult<N extends OpName> = ResponseBody<N> | JsonText<ResponseBody<N>>;
 

@@ -15,7 +15,7 @@ import * as tokens from "./tokens";
 import * as turns from "./turns";
 import * as usage from "./usage";
 
-export type { BodyOf, Operation, QueryOf, ResponseOf } from "./operation";
+export type { AnswerOf, BodyOf, Operation, QueryOf, ResponseOf } from "./operation";
 export { agents, chat, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
 
 const isOperation = (v: unknown): v is Operation => typeof v === "object" && v !== null && "operationId" in v && "permission" in v;

@@ -84,6 +84,12 @@ export type ResponseOf<O extends Operation, S extends keyof O["responses"]> = O[
 }
   ? z.output<T>
   : never;
+type Success = 200 | 201 | 202 | 203 | 204 | 205 | 206;
+/** The statuses an operation answers when it succeeds (its declared 2xx responses). */
+export type SuccessStatus<O extends Operation> = Extract<keyof O["responses"], Success>;
+/** What a successful call answers: the JSON body of each success status, `undefined` for a 204. */
+export type AnswerOf<O extends Operation> =
+  SuccessStatus<O> extends infer S ? (S extends SuccessStatus<O> ? (S extends 204 ? undefined : ResponseOf<O, S>) : never) : never;
 /** The query of an operation as its handler reads it (its values parsed). */
 export type QueryOf<O extends Operation> = O["query"] extends z.ZodType ? z.output<O["query"]> : never;
 /** The body of an operation as its caller writes it. */
