@@ -8,6 +8,8 @@ import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
 import type { FileInfo } from "../protocol/operations/files";
 import type { FilePage } from "../session/files/file-ledger";
+import { parseJson } from "../session/operations";
+import type { EventsPageBody } from "../session/views/session-views";
 import { erasedAnswer, eraseSessions } from "./erasure";
 import { sessionFiles } from "./files";
 import { callSession, router, sessionStub } from "./http";
@@ -58,9 +60,9 @@ export const sessionData = router()
     void (async () => {
       // One page in memory at a time (the header goes out with the first); the stored bodies are sent as they are.
       for (let cursor = after, text = head; !signal.aborted; text = "") {
-        let page: { events: unknown[]; next_after: number; has_more: boolean };
+        let page: EventsPageBody;
         try {
-          page = JSON.parse(await callSession(c.env, sid, "getEvents", { query: { after: cursor, limit: PAGE }, by }));
+          page = parseJson(await callSession(c.env, sid, "getEvents", { query: { after: cursor, limit: PAGE }, by }));
         } catch (err) {
           console.error("export failed", err);
           break; // the export ends cut short, as an error

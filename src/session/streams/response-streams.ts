@@ -3,11 +3,10 @@
 // stream from `starting_after`. All are the same fold (src/views/responses-stream.ts) over the response's turn,
 // read from the store, then live from the session's SSE stream as the chat stream reads it (chat-stream.ts).
 import { ApiError } from "../../protocol/errors";
-import type { RuntimeEvent } from "../../protocol/events";
 import { inputItems, parseResponseId, type ResponseRef } from "../../views/response-object";
 import { type ResponsesEvent, ResponsesFold } from "../../views/responses-stream";
 import type { SessionStore } from "../store/session-store";
-import { turnCursor } from "../views/chat-reads";
+import { loggedEvents, turnCursor } from "../views/chat-reads";
 import { type OpenEvents, sessionEvents } from "./chat-stream";
 import { type SseFormat, type SseOptions, sseResponse } from "./sse-writer";
 
@@ -24,18 +23,6 @@ export interface ResponsesHost extends Omit<SseOptions, "signal"> {
   openEvents: OpenEvents;
   /** Whether the turn still waits for all of `actionIds` and nothing follows `sequence` in the log yet. */
   stillWaiting(turnId: string, actionIds: string[], sequence: number): Promise<boolean>;
-}
-
-const PAGE = 1000;
-
-/** The session's events after `after`, from the store, page by page. */
-function* storedEvents(store: ResponsesHost["store"], after: number): Generator<RuntimeEvent> {
-  for (let cursor = after; ; ) {
-    const page = store.readEvents(cursor, PAGE);
-    for (const row of page) yield JSON.parse(row.body) as RuntimeEvent;
-    if (page.length < PAGE) return;
-    cursor = page[page.length - 1]!.sequence;
-  }
 }
 
 /** The response `id` of this session: its reference and where its turn's events begin. */
@@ -64,7 +51,7 @@ async function foldNow(host: ResponsesHost, id: string): Promise<{ fold: Respons
   const fold = new ResponsesFold(ref, id, host.model);
   let sent = 0;
   let last = cursor;
-  for (const e of storedEvents(host.store, cursor)) {
+  for (const e of loggedEvents(host.store, cursor)) {
     sent += fold.push(e).length;
     last = e.sequence;
     if (fold.ended) break;
@@ -93,7 +80,7 @@ export async function serveResponses(request: Request, host: ResponsesHost): Pro
   const mode = url.searchParams.get("mode") as ResponsesMode;
   if (mode === "input") {
     const { ref, cursor } = located(host.store, id);
-    return json(inputItems(storedEvents(host.store, cursor), ref));
+    return json(inputItems(loggedEvents(host.store, cursor), ref));
   }
   const now = await foldNow(host, id);
   if (mode === "object" || (mode === "wait" && now.fold.ended)) return json(now.fold.response);

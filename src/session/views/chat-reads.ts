@@ -14,14 +14,19 @@ export function turnCursor(store: Pick<SessionStore, "conversationReads">, turnI
   return first - 1;
 }
 
+/** The session's events after `after`, read from the store page by page. */
+export function* loggedEvents(store: Pick<SessionStore, "readEvents">, after: number): Generator<RuntimeEvent> {
+  for (let cursor = after; ; ) {
+    const page = store.readEvents(cursor, PAGE);
+    for (const row of page) yield JSON.parse(row.body) as RuntimeEvent;
+    if (page.length < PAGE) return;
+    cursor = page[page.length - 1]!.sequence;
+  }
+}
+
 /** The conversation as a JSON array of UIMessages, folded page by page from the log. */
 export function conversationJson(store: Pick<SessionStore, "readEvents">): string {
   const fold = new ConversationFold();
-  for (let after = 0; ; ) {
-    const page = store.readEvents(after, PAGE);
-    for (const e of page) fold.push(JSON.parse(e.body) as RuntimeEvent);
-    if (page.length < PAGE) break;
-    after = page[page.length - 1]!.sequence;
-  }
+  for (const e of loggedEvents(store, 0)) fold.push(e);
   return JSON.stringify(fold.messages());
 }
