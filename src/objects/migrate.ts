@@ -21,6 +21,7 @@ import session0012 from "../../migrations/session/0012_quorum.sql";
 import session0013 from "../../migrations/session/0013_inbox_files.sql";
 import session0014 from "../../migrations/session/0014_files.sql";
 import session0015 from "../../migrations/session/0015_derived_sessions.sql";
+import session0016 from "../../migrations/session/0016_turn_settings.sql";
 
 export interface Migration {
   version: number;
@@ -43,6 +44,7 @@ export const SESSION_MIGRATIONS: Migration[] = [
   { version: 13, sql: session0013 },
   { version: 14, sql: session0014 },
   { version: 15, sql: session0015 },
+  { version: 16, sql: session0016 },
 ];
 export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0001 },
@@ -66,11 +68,18 @@ export function isInitialized(storage: DurableObjectStorage): boolean {
   return storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").toArray().length > 0;
 }
 
+/** A capability's own tables: its name and its steps, in order (step n is version n of its schema). */
+export interface TableMigrations {
+  name: string;
+  steps: readonly string[];
+}
+
 /**
  * Applies the migrations newer than the stored version in one transaction (a schema is never left half way,
- * and a new object writes its whole schema in one commit), and returns the schema version after migrating.
+ * and a new object writes its whole schema in one commit), then each capability's own steps newer than the
+ * version stored under its name, and returns the schema version after migrating.
  */
-export function migrate(storage: DurableObjectStorage, migrations: Migration[]): number {
+export function migrate(storage: DurableObjectStorage, migrations: Migration[], owned: readonly TableMigrations[] = []): number {
   const sql = storage.sql;
   return storage.transactionSync(() => {
     sql.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
@@ -81,6 +90,17 @@ export function migrate(storage: DurableObjectStorage, migrations: Migration[]):
       sql.exec("INSERT INTO schema_version (version) VALUES (?)", m.version);
       current = m.version;
     }
+    if (owned.length > 0) migrateOwned(sql, owned);
     return current;
   });
+}
+
+/** Each capability's tables migrate on their own (capability_schema keeps a version per name), so adding one touches no shared list. */
+function migrateOwned(sql: SqlStorage, owned: readonly TableMigrations[]): void {
+  sql.exec("CREATE TABLE IF NOT EXISTS capability_schema (name TEXT PRIMARY KEY, version INTEGER NOT NULL)");
+  for (const { name, steps } of owned) {
+    const at = sql.exec<{ version: number }>("SELECT version FROM capability_schema WHERE name = ?", name).toArray()[0]?.version ?? 0;
+    for (const step of steps.slice(at)) sql.exec(step);
+    if (steps.length > at) sql.exec("INSERT OR REPLACE INTO capability_schema (name, version) VALUES (?, ?)", name, steps.length);
+  }
 }

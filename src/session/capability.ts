@@ -2,6 +2,7 @@
 // indexer, forks, replays, the read views) brings to it: handlers for the session operations it serves (by
 // their operationId, typed by operations.ts), the kinds of alarm entries it owns, and what it
 // does when events are committed. The object registers them (session-object.ts) and dispatches to them.
+import type { TableMigrations } from "../objects/migrate";
 import type { Handlers } from "./operations";
 import type { StoredEvent } from "./store/session-store";
 
@@ -19,6 +20,11 @@ export interface Capability {
   /** The handlers of the session operations it serves (written `satisfies Partial<Handlers>`, so they are typed by their declarations). */
   operations?: Partial<Handlers>;
   alarms?: AlarmKind[];
+  /**
+   * The tables it owns and their migrations, applied under its name after the core's (migrate.ts). Tables made
+   * before capabilities owned theirs stay in the core's numbered list (migrations/session/).
+   */
+  tables?: TableMigrations;
   /** Called after each commit with the events it stored (none for a commit of state alone). */
   committed?(events: StoredEvent[]): void;
   /** The object started over a stored session (a restart, an eviction): what the last instance left goes on. */

@@ -17,7 +17,7 @@ import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
 import { emptyView, foldAll, foldEvent } from "../views/read-model";
 import { type Capabilities, connect, type SessionHost } from "./capabilities";
-import { alarmFor } from "./capability";
+import { alarmFor, type Capability } from "./capability";
 import { COPY_DUE, FileLedger } from "./files/file-ledger";
 import { fileLimits } from "./files/file-rules";
 import { eraseSessionBlobs } from "./files/session-erase";
@@ -90,7 +90,8 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionH
   }
 
   protected open(): void {
-    migrate(this.ctx.storage, SESSION_MIGRATIONS);
+    const owned = this.parts.list.flatMap((c: Capability) => (c.tables ? [c.tables] : []));
+    migrate(this.ctx.storage, SESSION_MIGRATIONS, owned);
     this.store = new SessionStore(this.ctx.storage.sql);
     this.channels = new ChannelStore(this.ctx.storage.sql);
     this.session = this.store.session();

@@ -14,13 +14,8 @@ export function held(store: Pick<SessionStore, "timers">, turnId: string, now: n
 }
 
 /** The queued turn the submission joins: the latest whose window is open and that was submitted the same way. */
-export function joinable(store: Pick<SessionStore, "eventsOfTurn" | "queuedTurns" | "timers">, body: SubmitTurnBody, now: number): string | null {
+export function joinable(store: Pick<SessionStore, "queuedTurns" | "timers">, body: SubmitTurnBody, now: number): string | null {
   if (!body.debounce_ms) return null;
-  const same = (turnId: string) => {
-    const submitted = store.eventsOfTurn(turnId).find((e) => e.type === "turn.submitted");
-    return (
-      submitted?.type === "turn.submitted" && submitted.payload.on_busy === (body.on_busy ?? "enqueue") && submitted.payload.debounce_ms === body.debounce_ms
-    );
-  };
-  return store.queuedTurns().findLast((t) => held(store, t.turn_id, now) && same(t.turn_id))?.turn_id ?? null;
+  const onBusy = body.on_busy ?? "enqueue";
+  return store.queuedTurns().findLast((t) => held(store, t.turn_id, now) && t.on_busy === onBusy && t.debounce_ms === body.debounce_ms)?.turn_id ?? null;
 }

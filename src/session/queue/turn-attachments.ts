@@ -9,7 +9,7 @@ import { ApiError } from "../../protocol/errors";
 import { type FileRef, type InputPart, inputText } from "../../protocol/input-parts";
 import { bareMediaType, type FileLimits, fileLimits, tooLarge } from "../files/file-rules";
 import { findFile, type SessionFiles, storeFile } from "../files/file-store";
-import type { SessionStore } from "../store/session-store";
+import type { TurnRow } from "../store/session-store";
 import { capabilitiesOf, isImage, parseCapabilityOverrides } from "./model-capabilities";
 
 export interface TurnInputs {
@@ -110,8 +110,7 @@ export async function turnInput(input: string | InputPart[], deps: TurnInputs): 
   return { input: inputText(input), ...(files.length > 0 ? { files } : {}) };
 }
 
-/** The files a turn was submitted with (its turn.submitted event's references). */
-export function submittedFiles(store: Pick<SessionStore, "eventsOfTurn">, turnId: string): FileRef[] | undefined {
-  const submitted = store.eventsOfTurn(turnId).find((e) => e.type === "turn.submitted");
-  return submitted?.type === "turn.submitted" ? submitted.payload.files : undefined;
+/** The files a turn was submitted with (the references its row keeps). */
+export function submittedFiles(turn: Pick<TurnRow, "files">): FileRef[] | undefined {
+  return turn.files ? (JSON.parse(turn.files) as FileRef[]) : undefined;
 }

@@ -16,6 +16,7 @@ import type { InjectResult, SubmitTurnBody, TurnAccepted, TurnSubmitted } from "
 import type { Capability } from "../capability";
 import type { SessionSlice } from "../context";
 import type { TurnRow } from "../store/session-store";
+import { WHILE_BUSY } from "./busy-strategies";
 import { DEBOUNCE, joinable } from "./debounce";
 import { submittedFiles, turnInput, turnInputs } from "./turn-attachments";
 
@@ -30,11 +31,22 @@ type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
 /** The slice of the session the queue works on. */
 export type QueueSession = SessionSlice<
   "agent" | "armAlarm" | "bindings" | "commit" | "fileLedger" | "row" | "transact" | "view",
-  "addToInbox" | "clearInbox" | "eventsOfTurn" | "inboxSize" | "queuedTurns" | "runningTurn" | "timers" | "turn" | "turnByIdempotencyKey"
+  "addToInbox" | "clearInbox" | "inboxSize" | "queuedTurns" | "runningTurn" | "timers" | "turn" | "turnByIdempotencyKey"
 >;
 
-/** A turn as the queue records it: its text, the references of its files (turn-attachments.ts), its key and on_busy. */
-export type TurnRequest = Omit<SubmitTurnBody, "input"> & { input: string; files?: FileRef[]; responses_request?: ResponsesRequestRecord };
+/**
+ * A turn as the queue takes it: its text, the references of its files (turn-attachments.ts), its key and busy
+ * settings; the caller's trace, what submitted it when the runtime did (a due schedule), and the ended turn it
+ * answers again (regenerate).
+ */
+export type TurnRequest = Omit<SubmitTurnBody, "input"> & {
+  input: string;
+  files?: FileRef[];
+  responses_request?: ResponsesRequestRecord;
+  trace?: TurnTrace;
+  source?: TurnSource;
+  replaces?: string;
+};
 
 /** What the queue asks of the turn runner. */
 export interface QueueRunner {
@@ -55,35 +67,20 @@ export class TurnQueue {
   ) {}
 
   /**
-   * Queues a turn; it joins `trace` (the caller's, from its traceparent) or starts a trace of its own.
-   * `source` names what submitted it when the runtime did (a due schedule). While a turn runs, `body.on_busy`
-   * decides (absent: enqueue): see docs/guides/busy-sessions.md. `replaces` names an ended turn this one rolls back (regenerate).
+   * Queues a turn; it joins `request.trace` (the caller's, from its traceparent) or starts a trace of its own.
+   * While a turn runs, `on_busy` picks the strategy (absent: enqueue; busy-strategies.ts).
    */
-  submit(body: TurnRequest, trace: TurnTrace = traceFrom(null, randomTraceId), source?: TurnSource, replaces?: string): TurnSubmitted {
+  submit(request: TurnRequest): TurnSubmitted {
     const { store } = this.s;
-    const { input, verdicts } = this.redacted(body.input);
-    body = { ...body, input };
-    if (body.idempotency_key) {
-      const prior = store.turnByIdempotencyKey(body.idempotency_key);
-      if (prior) {
-        if (prior.input !== body.input) {
-          throw new ApiError("conflict", "idempotency_key was already used with a different body", { turn_id: prior.turn_id });
-        }
-        const submitted = this.s.view().turns.find((t) => t.turn_id === prior.turn_id);
-        return { turn_id: prior.turn_id, status: submitted?.status === "queued" ? "queued" : "accepted", duplicate: true };
-      }
-    }
+    const { input, verdicts } = this.redacted(request.input);
+    const body = { ...request, input };
+    const duplicate = this.duplicate(body);
+    if (duplicate) return duplicate;
     const running = store.runningTurn();
-    const onBusy = running ? (body.on_busy ?? "enqueue") : "enqueue";
     const message = { input, verdicts, files: body.files };
-    // The live message keeps no idempotency key: a retry that repeats it adds it again.
-    if (running && onBusy === "inject") return this.injectInto(running.turn_id, message, "input");
+    const strategy = running ? WHILE_BUSY[body.on_busy ?? "enqueue"] : null;
+    if (running && strategy && "answer" in strategy) return strategy.answer(running, () => this.injectInto(running.turn_id, message, "input"));
     this.checkSize("input", body.input);
-    if (running && onBusy === "reject") {
-      throw new ApiError("session_busy", `Turn '${running.turn_id}' is running; on_busy "reject" refuses a new turn meanwhile`, {
-        running_turn_id: running.turn_id,
-      });
-    }
     const now = Date.now();
     const { debounce_ms } = body;
     const openWindow = (turnId: string) => () => {
@@ -96,30 +93,22 @@ export class TurnQueue {
     const busy = running !== null || queuedBefore.length > 0;
     if (busy) this.checkRoom();
     const turn_id = randomId("trn");
-    const key = body.idempotency_key ? { idempotency_key: body.idempotency_key } : {};
-    const debounce = debounce_ms ? { on_busy: body.on_busy ?? "enqueue", debounce_ms } : {};
-    const responses = body.responses_request ? { responses_request: body.responses_request } : {};
     const queued = busy || debounce_ms !== undefined;
     const drafts: EventDraft[] = [
-      {
-        type: "turn.submitted",
-        turn_id,
-        trace,
-        payload: { input: body.input, ...(body.files ? { files: body.files } : {}), queued, ...key, ...(source ? { source } : {}), ...debounce, ...responses },
-      },
+      { type: "turn.submitted", turn_id, trace: body.trace ?? traceFrom(null, randomTraceId), payload: submittedPayload(body, queued) },
     ];
     drafts.push(...verdictEvents(turn_id, verdicts));
-    if (running && (onBusy === "interrupt" || onBusy === "rollback")) {
+    if (running && strategy && "place" in strategy && strategy.place === "ahead") {
       // An entry for a turn whose submission failed below would be harmless: its alarm finds no such turn.
       if (debounce_ms) this.s.transact(openWindow(turn_id));
       // Ahead of the turns already queued: it starts as soon as the running one has been cancelled.
       drafts.push({ type: "queue.changed", payload: { queued: [turn_id, ...queuedBefore] } });
-      this.runner.supersede(turn_id, drafts, onBusy === "rollback");
+      this.runner.supersede(turn_id, drafts, strategy.rollback);
       this.s.armAlarm();
       return { turn_id, status: debounce_ms ? "queued" : "accepted", superseded_turn_id: running.turn_id };
     }
-    if (replaces) {
-      this.runner.rollBackEnded(replaces, turn_id, drafts);
+    if (body.replaces) {
+      this.runner.rollBackEnded(body.replaces, turn_id, drafts);
       return { turn_id, status: "accepted" };
     }
     if (queued) drafts.push({ type: "queue.changed", payload: { queued: [...queuedBefore, turn_id] } });
@@ -127,6 +116,15 @@ export class TurnQueue {
     this.runner.startNext();
     if (debounce_ms) this.s.armAlarm();
     return { turn_id, status: queued ? "queued" : "accepted" };
+  }
+
+  /** The turn an idempotency key already started, answered again; a different body with the key is a conflict. */
+  private duplicate(body: TurnRequest): TurnSubmitted | null {
+    const prior = body.idempotency_key ? this.s.store.turnByIdempotencyKey(body.idempotency_key) : null;
+    if (!prior) return null;
+    if (prior.input !== body.input) throw new ApiError("conflict", "idempotency_key was already used with a different body", { turn_id: prior.turn_id });
+    const submitted = this.s.view().turns.find((t) => t.turn_id === prior.turn_id);
+    return { turn_id: prior.turn_id, status: submitted?.status === "queued" ? "queued" : "accepted", duplicate: true };
   }
 
   /**
@@ -139,9 +137,9 @@ export class TurnQueue {
     if (!turn) throw ApiError.notFound("Turn", turnId);
     // A retry with the key answers the turn it started (it is the last turn now, not the one it names).
     if (!(idempotency_key && store.turnByIdempotencyKey(idempotency_key))) this.checkLast(turnId);
-    const request = { input: turn.input, files: submittedFiles(store, turnId), ...(idempotency_key ? { idempotency_key } : {}) };
+    const request = { input: turn.input, files: submittedFiles(turn), ...(idempotency_key ? { idempotency_key } : {}) };
     const running = store.runningTurn()?.turn_id === turnId;
-    const r = running ? this.submit({ ...request, on_busy: "rollback" }, trace) : this.submit(request, trace, undefined, turnId);
+    const r = this.submit(running ? { ...request, on_busy: "rollback", trace } : { ...request, trace, replaces: turnId });
     return { turn_id: r.turn_id, status: "accepted", rolled_back_turn_id: turnId, ...(r.duplicate ? { duplicate: true } : {}) };
   }
 
@@ -261,7 +259,7 @@ export class TurnQueue {
         submitTurn: async ({ body, trace, via, responses }) => {
           const { input, ...rest } = this.withDefault(body, via);
           const inputs = turnInputs(this.s.bindings(), this.s.fileLedger(), this.s.agent().model);
-          return this.submit({ ...rest, ...(await turnInput(input, inputs)), ...(responses ? { responses_request: responses } : {}) }, trace);
+          return this.submit({ ...rest, ...(await turnInput(input, inputs)), ...(responses ? { responses_request: responses } : {}), trace });
         },
         injectMessage: ({ body }) => this.inject(body.content),
         removeQueuedTurn: ({ params }) => ({ queued: this.remove(params.turn_id) }),
@@ -277,6 +275,19 @@ export class TurnQueue {
       },
     } satisfies Capability;
   }
+}
+
+/** The turn.submitted payload of a request. */
+function submittedPayload(body: TurnRequest, queued: boolean): PayloadOf<"turn.submitted"> {
+  return {
+    input: body.input,
+    ...(body.files ? { files: body.files } : {}),
+    queued,
+    ...(body.idempotency_key ? { idempotency_key: body.idempotency_key } : {}),
+    ...(body.source ? { source: body.source } : {}),
+    ...(body.debounce_ms ? { on_busy: body.on_busy ?? "enqueue", debounce_ms: body.debounce_ms } : {}),
+    ...(body.responses_request ? { responses_request: body.responses_request } : {}),
+  };
 }
 
 function verdictEvents(turn_id: string, verdicts: Verdict[], message_id?: string): EventDraft[] {

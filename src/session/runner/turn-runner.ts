@@ -53,7 +53,7 @@ export class TurnRunner {
     }
     if (held(store, next.turn_id, Date.now())) return; // its debounce window's alarm starts it
     const agent = this.s.agent();
-    const state = newTurnState(next.turn_id, next.input, Date.now(), submittedFiles(store, next.turn_id));
+    const state = newTurnState(next.turn_id, next.input, Date.now(), submittedFiles(next));
     const drafts: EventDraft[] = [];
     if (this.s.view().queued_turns.includes(next.turn_id)) drafts.push({ type: "queue.changed", payload: { queued: rest.map((t) => t.turn_id) } });
     // tool.catalog.resolved follows from launch, once the agent's MCP servers have been asked for their tools.

@@ -96,7 +96,7 @@ export class Schedules {
     try {
       // One idempotency key per run: an alarm retried after a crash finds the turn it already submitted.
       const key = `schedule:${row.schedule_id}@${row.next_run_at}`;
-      payload.turn_id = this.queue.submit({ input: row.input, idempotency_key: key }, undefined, { kind: "schedule", schedule_id: row.schedule_id }).turn_id;
+      payload.turn_id = this.queue.submit({ input: row.input, idempotency_key: key, source: { kind: "schedule", schedule_id: row.schedule_id } }).turn_id;
     } catch (err) {
       const e = err instanceof ApiError ? err : new ApiError("internal_error", err instanceof Error ? err.message : String(err));
       payload.error = { code: e.code, message: e.message };

@@ -123,14 +123,17 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
   "turn.submitted": (e, sql) => {
     const p = e.payload;
     sql.exec(
-      `INSERT INTO turns (turn_id, position, status, input, idempotency_key, created_at, trace_id, trace_parent)
-       VALUES (?, (SELECT coalesce(max(position), 0) + 1 FROM turns), 'queued', ?, ?, ?, ?, ?)`,
+      `INSERT INTO turns (turn_id, position, status, input, idempotency_key, created_at, trace_id, trace_parent, files, on_busy, debounce_ms)
+       VALUES (?, (SELECT coalesce(max(position), 0) + 1 FROM turns), 'queued', ?, ?, ?, ?, ?, ?, ?, ?)`,
       e.turn_id,
       p.input,
       p.idempotency_key ?? null,
       e.timestamp,
       e.trace_id ?? null,
       e.parent_span_id ?? null,
+      p.files ? JSON.stringify(p.files) : null,
+      p.on_busy ?? null,
+      p.debounce_ms ?? null,
     );
   },
   // The queue's order is the event's: its turns move behind every other turn, in that order.

@@ -1,4 +1,5 @@
 // The rows of a session object's tables as SessionStore reads and writes them.
+import type { OnBusy } from "../../protocol/busy";
 import type { ApprovalDecision } from "../../protocol/wire";
 export type StoredEvent = {
   sequence: number;
@@ -60,4 +61,9 @@ export type TurnRow = {
   input: string;
   idempotency_key: string | null;
   created_at: number;
+  /** The references of the files it was submitted with (JSON), or null. */
+  files: string | null;
+  /** With debounce_ms only: the on_busy its window was opened with, which later messages must match to join it. */
+  on_busy: OnBusy | null;
+  debounce_ms: number | null;
 };

@@ -116,4 +116,48 @@ describe("schema migrations", () => {
     const fits = await upload(sid, new TextEncoder().encode("8 bytes!"), "text/plain");
     expect(fits.status, JSON.stringify(fits.body)).toBe(201);
   });
+
+  it("moves a stored turn's files and busy settings from its turn.submitted event into its row", async () => {
+    const sid = "ses_0123456789abcdef0123beef";
+    const files = [{ file_id: "file_0000000000000000000000b1", media_type: "text/plain", filename: "a.txt", size: 3 }];
+    const row = await runInDurableObject(stub(sid), (_i, state) => {
+      writeVersion3(state.storage, sid);
+      migrate(state.storage, SESSION_MIGRATIONS.slice(0, 15));
+      const body = JSON.stringify({
+        type: "turn.submitted",
+        turn_id: "trn_waiting",
+        payload: { input: "hi", queued: true, files, on_busy: "inject", debounce_ms: 500 },
+      });
+      state.storage.sql.exec(
+        "INSERT INTO events (sequence, event_id, type, turn_id, body) VALUES (5, 'evt_legacy_5', 'turn.submitted', 'trn_waiting', ?)",
+        body,
+      );
+      state.storage.sql.exec(
+        "INSERT INTO turns (turn_id, position, status, input, idempotency_key, created_at) VALUES ('trn_waiting', 2, 'cancelled', 'hi', NULL, 1)",
+      );
+      migrate(state.storage, SESSION_MIGRATIONS);
+      return state.storage.sql.exec("SELECT turn_id, files, on_busy, debounce_ms FROM turns ORDER BY position").toArray();
+    });
+    expect(row).toEqual([
+      { turn_id: "trn_legacy", files: null, on_busy: null, debounce_ms: null },
+      { turn_id: "trn_waiting", files: JSON.stringify(files), on_busy: "inject", debounce_ms: 500 },
+    ]);
+  });
+
+  it("migrates a capability's own tables by its name: each step once, later steps on a later start", async () => {
+    const sid = "ses_0123456789abcdef0123cafe";
+    const first = { name: "example", steps: ["CREATE TABLE example_a (id TEXT PRIMARY KEY)"] };
+    const later = { name: "example", steps: [...first.steps, "ALTER TABLE example_a ADD COLUMN note TEXT"] };
+    const read = await runInDurableObject(stub(sid), (_i, state) => {
+      migrate(state.storage, SESSION_MIGRATIONS, [first]);
+      state.storage.sql.exec("INSERT INTO example_a (id) VALUES ('kept')");
+      migrate(state.storage, SESSION_MIGRATIONS, [first]); // applied steps are not run again (the CREATE would fail)
+      migrate(state.storage, SESSION_MIGRATIONS, [later]);
+      return {
+        rows: state.storage.sql.exec("SELECT id, note FROM example_a").toArray(),
+        version: state.storage.sql.exec("SELECT name, version FROM capability_schema").toArray(),
+      };
+    });
+    expect(read).toEqual({ rows: [{ id: "kept", note: null }], version: [{ name: "example", version: 2 }] });
+  });
 });
