@@ -1,6 +1,7 @@
 // Who may call what: the permissions operations declare (src/protocol/operations/), what each key role and
 // token scope allows.
 // API keys carry a role; browser tokens carry a binding (one session, or one agent) and scopes.
+import { ApiError } from "./errors";
 
 /** What a route does, as far as access is concerned. */
 export type Permission =
@@ -97,4 +98,21 @@ export function allows(principal: Principal, permission: Permission): boolean {
   if (!scope || !principal.scopes.includes(scope)) return false;
   // A token bound to one session opens none; only an agent-bound token creates or lists (its own) sessions.
   return principal.agent !== null || (permission !== "sessions.create" && permission !== "sessions.list");
+}
+
+/** What a token's reach is checked against: the session's id, owner and the agent it was opened with. */
+export interface SessionAccess {
+  session_id: string;
+  owner: string | null;
+  opened_agent: string;
+}
+
+/** A token reaches its one session, or the sessions its subject owns of its agent; anything else is 403. */
+export function checkTokenReach(token: Pick<Extract<Principal, { kind: "token" }>, "session_id" | "subject" | "agent">, access: SessionAccess): void {
+  if (token.session_id) {
+    if (access.session_id !== token.session_id) throw new ApiError("forbidden", "This token is for another session");
+    return;
+  }
+  if (access.owner !== token.subject) throw new ApiError("forbidden", "This token's subject does not own this session");
+  if (access.opened_agent !== token.agent) throw new ApiError("forbidden", `This token reaches sessions of agent "${token.agent}" only`);
 }

@@ -8,7 +8,7 @@ import { verify } from "hono/jwt";
 import type { Env } from "../env";
 import { ApiError, unwrap } from "../protocol/errors";
 import type { Operation } from "../protocol/operations/operation";
-import { allows, KEY_ONLY, type Permission, type Principal, ROLES, type Role, type TokenScope } from "../protocol/permissions";
+import { allows, checkTokenReach, KEY_ONLY, type Permission, type Principal, ROLES, type Role, type TokenScope } from "../protocol/permissions";
 import { KEY_ID, subjectFlaw, tokenPrincipalId } from "../protocol/principal-id";
 import { type AppEnv, sessionStub } from "./http";
 
@@ -183,13 +183,9 @@ export const authorize =
 
 /** A token reaches one session: the one it is bound to, or (bound to an agent) its subject's sessions opened with that agent. */
 export async function checkTokenSession(env: Env, token: Extract<Principal, { kind: "token" }>, sid: string): Promise<void> {
-  if (token.session_id) {
-    if (sid !== token.session_id) throw new ApiError("forbidden", "This token is for another session");
-    return;
-  }
+  if (token.session_id) return checkTokenReach(token, { session_id: sid, owner: null, opened_agent: "" });
   const { access } = unwrap(await sessionStub(env, sid).access());
-  if (access.owner !== token.subject) throw new ApiError("forbidden", "This token's subject does not own this session");
-  if (access.opened_agent !== token.agent) throw new ApiError("forbidden", `This token reaches sessions of agent "${token.agent}" only`);
+  checkTokenReach(token, { session_id: sid, ...access });
 }
 
 /** What a principal may do on a session's WebSocket (sent to the object with the upgrade). */

@@ -28,12 +28,16 @@ export async function turnResponse({ env, sid, turnId, decided, expiresAt }: Tur
   return sessionFetch(env, sid, url, expiresAt);
 }
 
-/** A stream or read the session object serves through its fetch handler; its error envelope thrown as an ApiError. */
-export async function sessionFetch(env: Env, sid: string, url: URL, expiresAt: number | null): Promise<Response> {
+/**
+ * A stream or read the session object serves through its fetch handler (a POST of `body` as JSON when given);
+ * its error envelope thrown as an ApiError.
+ */
+export async function sessionFetch(env: Env, sid: string, url: URL, expiresAt: number | null, body?: unknown): Promise<Response> {
   const headers: Record<string, string> = expiresAt === null ? {} : { [EXPIRES_HEADER]: String(expiresAt) };
-  const res = await sessionStub(env, sid).fetch(new Request(url, { headers }));
+  const init = body === undefined ? { headers } : { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) };
+  const res = await sessionStub(env, sid).fetch(new Request(url, init));
   if (res.ok) return res;
-  const body = (await res.json().catch(() => null)) as { error?: { code: string; message: string; details?: unknown } } | null;
-  if (body?.error) throw new ApiError(body.error.code as "not_found", body.error.message, body.error.details);
+  const failed = (await res.json().catch(() => null)) as { error?: { code: string; message: string; details?: unknown } } | null;
+  if (failed?.error) throw new ApiError(failed.error.code as "not_found", failed.error.message, failed.error.details);
   throw new Error(`session stream failed (${res.status})`);
 }

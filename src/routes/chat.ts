@@ -14,11 +14,12 @@ import { chat as ops } from "../protocol/operations";
 import type { ChatBody } from "../protocol/operations/chat";
 import { allows, type Principal } from "../protocol/permissions";
 import { DEFAULT_POLICY } from "../protocol/policy";
-import type { TurnSubmitted } from "../protocol/wire";
+import type { SubmitTurnBody, TurnSubmitted } from "../protocol/wire";
+import { CHAT_TURN_PATH, type ChatTurnRequest, type CreateSessionInput } from "../session/object";
 import { regenerateKey } from "../views/ui-messages";
 import { checkTokenSession } from "./auth";
 import { type Answer, chatAction, type Decision, inChatTerms } from "./chat-body";
-import { turnResponse } from "./chat-stream";
+import { sessionFetch, turnResponse } from "./chat-stream";
 import { callSession, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
@@ -53,6 +54,19 @@ async function chatSession(env: Env, principal: Principal, id: string, agent: st
   if (await reachable(env, id, principal)) return id;
   const sid = await chatSessionId(id, principal);
   if (await reachable(env, sid, principal)) return sid;
+  unwrap(await sessionStub(env, sid).create(await newChatSession(env, principal, id, sid, agent, input)));
+  return sid;
+}
+
+/** How a chat with no session yet opens one of `agent`, after the checks that it may (nothing is created here). */
+async function newChatSession(
+  env: Env,
+  principal: Principal,
+  id: string,
+  sid: string,
+  agent: string | undefined,
+  input?: { text: string; path: string },
+): Promise<CreateSessionInput> {
   if (!agent) throw new ApiError("not_found", `Session '${id}' was not found; send an agent's name as "agent" with the messages to open one`);
   if (principal.kind === "token" && (!allows(principal, "sessions.create") || principal.agent !== agent)) {
     throw new ApiError("forbidden", principal.agent ? `This token opens sessions of agent "${principal.agent}" only` : "This token opens no sessions");
@@ -63,8 +77,28 @@ async function chatSession(env: Env, principal: Principal, id: string, agent: st
   if (!config) throw ApiError.notFound("Agent", agent);
   if (input) checkInputFits(config, input.text, input.path);
   const owner = principal.kind === "token" ? principal.subject : null;
-  unwrap(await sessionStub(env, sid).create({ session_id: sid, agent: config, policy: DEFAULT_POLICY, metadata: { chat_id: id }, owner }));
-  return sid;
+  return { session_id: sid, agent: config, policy: DEFAULT_POLICY, metadata: { chat_id: id }, owner };
+}
+
+/**
+ * A new turn of a chat and its stream: one call into the session the chat names (`id` itself, else the one
+ * this chat id opened), which submits and streams; a chat with no session yet opens it in a second call that
+ * also submits and streams.
+ */
+async function chatTurn(env: Env, principal: Principal, body: ChatBody, turn: SubmitTurnBody, input: { text: string; path: string }): Promise<Response> {
+  const derived = await chatSessionId(body.id, principal);
+  const reach = principal.kind === "token" ? { session_id: principal.session_id, subject: principal.subject, agent: principal.agent } : undefined;
+  const request: ChatTurnRequest = { reach, by: principal.id, body: turn };
+  for (const sid of new Set([body.id, derived])) {
+    try {
+      return await sessionFetch(env, sid, new URL(`https://session${CHAT_TURN_PATH}`), expiresAt(principal), request);
+    } catch (err) {
+      // Only the session's own absence moves on (a file or agent the turn names may be missing too).
+      if (!(err instanceof ApiError && err.code === "not_found" && /^Session\b.* was not found$/.test(err.message))) throw err;
+    }
+  }
+  const create = await newChatSession(env, principal, body.id, derived, body.agent, input);
+  return sessionFetch(env, derived, new URL(`https://session${CHAT_TURN_PATH}`), expiresAt(principal), { ...request, create });
 }
 
 /**
@@ -122,17 +156,18 @@ export const chat = router()
       return turnResponse({ env: c.env, sid, turnId, decided, expiresAt: expiresAt(principal) });
     }
     const input = { text: action.input, path: `messages.${body.messages.length - 1}.parts` };
-    const sid = await chatSession(c.env, principal, body.id, body.agent, input);
     // A regenerated answer replaces the last turn; its key names the message it answers again.
     const key = action.regenerate ? regenerateKey(action.userMessageId, randomId("rgn")) : action.userMessageId;
     const parts = action.files.length > 0 ? [{ type: "text" as const, text: action.input }, ...action.files] : action.input;
     const { on_busy, debounce_ms } = body;
     const turn = { input: parts, idempotency_key: key, ...(on_busy ? { on_busy } : {}), ...(debounce_ms ? { debounce_ms } : {}) };
-    const submit = () =>
-      callSession(c.env, sid, "submitTurn", { body: turn, by: principal.id, via: "chat" }).catch((err: unknown) => {
-        throw inChatTerms(err, action.filePaths);
-      });
-    const turn_id = action.regenerate ? await regenerate(c.env, sid, body, key, principal, submit) : (await submit()).turn_id;
+    const inChat = (err: unknown) => {
+      throw inChatTerms(err, action.filePaths);
+    };
+    if (!action.regenerate) return chatTurn(c.env, principal, body, turn, input).catch(inChat);
+    const sid = await chatSession(c.env, principal, body.id, body.agent, input);
+    const submit = () => callSession(c.env, sid, "submitTurn", { body: turn, by: principal.id, via: "chat" }).catch(inChat);
+    const turn_id = await regenerate(c.env, sid, body, key, principal, submit);
     return turnResponse({ env: c.env, sid, turnId: turn_id, expiresAt: expiresAt(principal) });
   })
   .openapi(route(ops.resumeChat), async (c) => {

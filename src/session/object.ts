@@ -9,7 +9,9 @@ import { randomId } from "../ids";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, type Result, toResult, unwrap } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
+import { checkTokenReach, type Principal } from "../protocol/permissions";
 import type { Policy } from "../protocol/policy";
+import type { SubmitTurnBody } from "../protocol/wire";
 import type { SessionOperations } from "./capabilities";
 import { SessionCore } from "./core";
 import type { FileOp, FileRow } from "./files/file-ledger";
@@ -41,6 +43,19 @@ export interface CreateSessionInput {
   fork?: { from_session: string; at_sequence: number; messages_json: string; paused_json: string | null; files: FileRow[] };
   /** Set for a replay (a fork just before the replayed turn): the recorded turn it runs again. */
   replay?: ReplaySpec;
+}
+
+/** The path of POST /v1/chat's turn on the session object: a `ChatTurnRequest` in, the turn's chat stream out. */
+export const CHAT_TURN_PATH = "/chat-turn";
+
+/** A chat turn as the Worker sends it to the session object (chatTurn below). */
+export interface ChatTurnRequest {
+  /** How to open the session when it does not exist yet (a new chat); absent: a missing session is 404. */
+  create?: CreateSessionInput;
+  /** A browser token's binding, checked against the session before anything is recorded. */
+  reach?: Pick<Extract<Principal, { kind: "token" }>, "session_id" | "subject" | "agent">;
+  by: string;
+  body: SubmitTurnBody;
 }
 
 /** What the session answers for operation `N` (the result of the handler that serves it). */
@@ -175,21 +190,36 @@ export class SessionObject extends SessionCore {
   /** WebSocket upgrades, SSE streams, the chat routes' streams and the Responses reads (they need a Response, so they come through fetch). */
   override async fetch(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
-    const result = await toResult(() =>
-      this.existing(() => {
+    const result = await toResult(() => {
+      if (path === CHAT_TURN_PATH) return this.chatTurn(request);
+      return this.existing(() => {
         if (path === CHAT_STREAM_PATH) return this.chatStream(request);
         if (path === RESPONSES_PATH) return this.responses(request);
         return openStream(request, this.store, this.channels, this.hub);
-      }),
-    );
+      });
+    });
     if (result.ok) return result.value;
     return Response.json({ error: result.error }, { status: new ApiError(result.error.code, "").status });
   }
 
-  /** The UI message stream of the turn `turn` (for the AI SDK chat routes), answering the approvals `decided`. */
-  private chatStream(request: Request): Promise<Response> {
+  /**
+   * POST /v1/chat's turn in one call: the session opened first when `create` says how and it does not exist
+   * yet, a token's reach checked, the turn submitted, and its UI message stream answered.
+   */
+  private async chatTurn(request: Request): Promise<Response> {
+    const { create, reach, by, body } = (await request.json()) as ChatTurnRequest;
+    if (create && !this.session) unwrap(await this.create(create));
+    return this.existing(async () => {
+      const row = this.row();
+      if (reach) checkTokenReach(reach, { session_id: row.session_id, owner: row.owner, opened_agent: this.openedAgent() });
+      const { turn_id } = unwrap(await this.call("submitTurn", { params: { sid: row.session_id }, body, by, via: "chat" }));
+      return this.chatStream(request, turn_id);
+    });
+  }
+
+  /** The UI message stream of a turn (for the AI SDK chat routes: `turnId`, or the URL's `turn`), answering the approvals `decided`. */
+  private chatStream(request: Request, turnId = new URL(request.url).searchParams.get("turn") ?? ""): Promise<Response> {
     const url = new URL(request.url);
-    const turnId = url.searchParams.get("turn") ?? "";
     const decided = url.searchParams.getAll("decided");
     return chatStream({
       turnId,

@@ -12,13 +12,13 @@
 // the stream has been silent for the keep-alive interval, and the stream ends when a browser token that
 // opened it expires. Everything here runs in the stream's own request: its timers, its reads, its writes.
 import type { RuntimeEvent } from "../../protocol/events";
+
 import type { UiChunk } from "../../views/ui-stream";
 import { type TurnStreamOptions, turnStream } from "../../views/ui-turn-stream";
 import { type SseFormat, type SseOptions, sseResponse } from "./sse-writer";
 
 /** The path of the chat stream on the session object (the Worker's forwarded request). */
 export const CHAT_STREAM_PATH = "/chat-stream";
-
 const line = (data: string) => `data: ${data}\n\n`;
 
 /** The protocol on the wire: its headers (the AI SDK's UI_MESSAGE_STREAM_HEADERS), `data:` lines, and `[DONE]`. */

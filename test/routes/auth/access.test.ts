@@ -83,7 +83,7 @@ describe("browser tokens", () => {
     const readSid = await createSession({ name: "tok-walk-read", model: "demo:fast" });
     const readOnly = await token({ subject: "viewer", session_id: readSid, scopes: ["read"] });
     expect(await walk(bound("viewer", { session_id: readSid }, ["read"]), readOnly, readSid)).toBeGreaterThan(30);
-  });
+  }, 60_000); // three tokens over every declared operation: over 20 s on a loaded machine
 
   it("a token bound to a session reads, submits and interrupts there, and nothing else", async () => {
     const sid = await createSession({ name: "tok-session", model: "demo:fast" });
