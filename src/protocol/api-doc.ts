@@ -2,6 +2,7 @@
 // fails when the committed file differs from what the declarations say).
 import { z } from "zod";
 import { OPERATIONS, type Operation } from "./operations";
+import { errorStatuses } from "./operations/operation";
 import { scopeFor } from "./permissions";
 import { fields, type JsonSchema, typeOf } from "./schema-markdown";
 
@@ -29,7 +30,8 @@ function section(op: Operation): string[] {
     const media = Object.entries(reply.content ?? {}).map(([type, schema]) => (type === "application/json" ? described(schema, "output") : `\`${type}\``));
     rows.push([status, [reply.description, ...media].join("<br>")]);
   }
-  if (op.errors.length > 0) rows.push(["Errors", op.errors.join(", ")]);
+  const errors = errorStatuses(op);
+  if (errors.length > 0) rows.push(["Errors", errors.join(", ")]);
   return [
     `### \`${op.method.toUpperCase()} ${op.path}\` (${op.operationId})`,
     "",

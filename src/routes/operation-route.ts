@@ -5,7 +5,7 @@ import { createRoute, type RouteConfig } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import type { MiddlewareHandler } from "hono/types";
 import { ApiError } from "../protocol/errors";
-import { ERROR_TEXT, ErrorBody, type Operation } from "../protocol/operations/operation";
+import { ERROR_TEXT, ErrorBody, errorStatuses, type Operation } from "../protocol/operations/operation";
 import { authenticate, authorize } from "./auth";
 import { type AppEnv, errorJson } from "./http";
 import { checkJsonBody } from "./json-depth";
@@ -63,7 +63,7 @@ export function route<O extends Operation>(op: O): RouteOf<O> {
       ? { description, content: Object.fromEntries(Object.entries(content).map(([media, schema]) => [media, { schema }])) }
       : { description };
   }
-  for (const status of op.errors) responses[status] = { description: ERROR_TEXT[status], content: { "application/json": { schema: ErrorBody } } };
+  for (const status of errorStatuses(op)) responses[status] = { description: ERROR_TEXT[status], content: { "application/json": { schema: ErrorBody } } };
   return createRoute({
     method: op.method,
     path: op.path,

@@ -4,7 +4,7 @@
 import type { z } from "zod";
 import { ERROR_CODES } from "../../src/protocol/errors";
 import { OPERATIONS, type Operation } from "../../src/protocol/operations";
-import { ErrorBody } from "../../src/protocol/operations/operation";
+import { ErrorBody, errorStatuses } from "../../src/protocol/operations/operation";
 
 interface Route {
   op: Operation;
@@ -36,9 +36,10 @@ const issues = (error: z.ZodError) => error.issues.map((i) => `${i.path.join("."
 export function declarationMismatch(method: string, path: string, status: number, contentType: string | null, body: unknown): string | null {
   const op = declaredOperation(method, path);
   const name = op ? `${op.operationId} (${method.toUpperCase()} ${op.path})` : `${method.toUpperCase()} ${path}`;
-  const declaredError = !!op && (op.errors as readonly number[]).includes(status);
+  const declaredError = !!op && (errorStatuses(op) as number[]).includes(status);
   // An operation with no JSON body of its own (POST /mcp speaks JSON-RPC) answers the envelope only where it declares it.
   if (status >= 400 && op && !declaredError && !speaksJson(op)) return null;
+  if (status >= 400 && op && !declaredError) return `${name} answered ${status}, declared errors: ${errorStatuses(op).join(", ")}`;
   if (status >= 400) {
     const parsed = ErrorBody.safeParse(body);
     if (!parsed.success) return `${name} answered ${status} outside the error envelope: ${issues(parsed.error)}`;

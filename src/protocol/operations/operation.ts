@@ -58,6 +58,20 @@ export interface Operation {
   custom?: true;
 }
 
+/**
+ * The statuses an operation answers with the error envelope: its own, and those its access, its rate limit and
+ * its body add to every operation that has them (401 and 403 unless it is public, 429 when the limiter counts
+ * it, 400, 413 and 415 for a JSON body that is malformed, too large or not JSON).
+ */
+export function errorStatuses(op: Pick<Operation, "errors" | "permission" | "rateLimit" | "body">): ErrorStatus[] {
+  const implied: ErrorStatus[] = [
+    ...(op.permission === "public" ? [] : ([401, 403] as const)),
+    ...(op.rateLimit === "none" ? [] : ([429] as const)),
+    ...(op.body ? ([400, 413, 415] as const) : []),
+  ];
+  return [...new Set([...op.errors, ...implied])].sort((a, b) => a - b);
+}
+
 /** The session a path names: `sid`, or a replay's `exec_id`. */
 export const sessionParam = (params: Record<string, string | undefined>): string | undefined => params.sid ?? params.exec_id;
 

@@ -128,7 +128,7 @@ describe("approval deadlines and structured outputs", () => {
 });
 
 describe("resume (GET /v1/chat/:sid/stream)", () => {
-  const slowTurn: Step[] = [calls("3 * 3"), { text: "Nine is three times three, and here is a longer tail of text.", chunk_size: 2, delay_ms: 15 }];
+  const slowTurn: Step[] = [calls("3 * 3"), { text: "Nine is three times three, and here is a longer tail of text.", chunk_size: 2, delay_ms: 40 }];
 
   it("after a dropped connection the running turn is replayed from its start: the message equals an undisturbed client's", async () => {
     const steady = await chatOn(slowTurn, { tools: ["calculator"] });
