@@ -5,6 +5,7 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { anthropicMessages, retryAfter } from "./fake-anthropic";
+import { fakeEmbedding } from "./fake-embedding";
 // Step lives in the workerd-side helper so test code can type-check without Node types;
 // this import is type-only and erased at runtime.
 import type { Step } from "./fake-model";
@@ -334,19 +335,4 @@ function sleep(ms: number, res: ServerResponse): Promise<boolean> {
     }, ms);
     res.once("close", onClose);
   });
-}
-
-/** Words the fake embedding model takes as one meaning, so a test can find a message by meaning with no shared word. */
-const FAKE_SYNONYMS: Record<string, string> = { automobile: "car", vehicle: "car", car: "car" };
-
-/** A deterministic embedding: each word's meaning hashed into one of 32 dimensions. */
-function fakeEmbedding(text: string): number[] {
-  const v = new Array<number>(32).fill(0);
-  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
-    const meaning = FAKE_SYNONYMS[word] ?? word;
-    let h = 0;
-    for (const c of meaning) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-    v[h % 32]! += 1;
-  }
-  return v;
 }
