@@ -62,10 +62,11 @@ export class MeaningIndex {
   /**
    * The `limit` messages nearest to `vector` in `scope`, best first; null while the index is being built (the
    * caller ranks by words only). Messages whose vectors have another length (another model's) are not searched.
+   * `candidates`: how many to re-rank (the bench varies it).
    */
-  nearest(vector: readonly number[], limit: number, scope: MeaningScope): RecallHit[] | null {
+  nearest(vector: readonly number[], limit: number, scope: MeaningScope, candidates = CANDIDATES): RecallHit[] | null {
     if (!this.ready(vector.length)) return null;
-    const ids = this.codes!.candidates(vector, Math.max(CANDIDATES, limit), scope);
+    const ids = this.codes!.candidates(vector, Math.max(candidates, limit), scope);
     if (ids.length === 0) return [];
     const q = new Float32Array(vector);
     // The scope again in SQL: what the codes hold and what is stored can only agree, but the store decides.
