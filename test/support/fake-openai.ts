@@ -73,6 +73,8 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
 
     if (path === "/v1/embeddings" && method === "POST") {
       const body = parseMaybeJson(await readBody(req)) as { input?: string[]; model?: string };
+      // Kept under the model's name, so a test naming its own embedding model can count its calls.
+      if (body.model) requests.set(body.model, [...(requests.get(body.model) ?? []), body]);
       const data = (body.input ?? []).map((text, index) => ({ object: "embedding", index, embedding: fakeEmbedding(text) }));
       return sendJson(res, 200, { object: "list", data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } });
     }

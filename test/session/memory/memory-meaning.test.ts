@@ -9,7 +9,7 @@ import { CANDIDATES } from "../../../src/objects/memory/recall-meaning";
 import type { RecallEntry } from "../../../src/protocol/memory";
 import { api, createAgent, submitTurn, waitForTurnEnd } from "../../support/api";
 import { fakeEmbedding } from "../../support/fake-embedding";
-import { script, uniqueId } from "../../support/fake-model";
+import { requests, script, uniqueId } from "../../support/fake-model";
 
 /** The queries' words: "automobile" and "vehicle" mean "car" to the fake embedding model. */
 const QUERY = "which automobile some vehicle";
@@ -117,4 +117,30 @@ describe("recall by meaning among many messages", () => {
     expect(after.length).toBeGreaterThan(0);
     expect(after.some((h) => h.session_id === older || h.snippet === TARGET)).toBe(false);
   }, 120_000);
+
+  it("embeds each message once: the input by its turn's automatic recall, whose vector the index takes, the answer at the end; none per step", async () => {
+    const s = uniqueId("embed-once");
+    const model = `emb-${s.slice(-8)}`;
+    const rid = uniqueId("user");
+    const agent = `once-${s.slice(-8)}`;
+    await createAgent({
+      name: agent,
+      model: `openai-compatible:${s}`,
+      tools: ["calculator"],
+      memory: { recall: { embedding_model: `openai-compatible:${model}`, auto: { top_k: 3 } } },
+    });
+    // Three model steps: two tool calls, then the answer.
+    await script(s, [
+      { tool_calls: [{ name: "calculator", arguments: { expression: "2+2" } }] },
+      { tool_calls: [{ name: "calculator", arguments: { expression: "3+3" } }] },
+      { text: "Four and six." },
+    ]);
+    const sid = await open(agent, rid);
+    const { turn_id } = await submitTurn(sid, "add two and two, then three and three");
+    const log = await waitForTurnEnd(sid, turn_id);
+    expect(log.filter((e) => e.type === "model.requested")).toHaveLength(3);
+    await indexed(rid, "Four");
+    const calls = (await requests(model)).map((b) => b.input);
+    expect(calls).toEqual([["add two and two, then three and three"], ["Four and six."]]);
+  }, 60_000);
 });
