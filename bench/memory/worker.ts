@@ -14,7 +14,7 @@ export class BenchMemoryObject extends ResourceMemoryObject {
   /** The `limit` messages nearest to `vector` by meaning alone (no words), as `<turn_id>:<role>`; null while the index builds. */
   async nearestByMeaning(vector: number[], limit: number, candidates?: number): Promise<string[] | null> {
     const hits = this.meaning.nearest(vector, limit, { where: "1", values: [] }, candidates);
-    return hits && hits.map((h) => `${h.turn_id}:${h.role}`);
+    return hits?.map((h) => `${h.turn_id}:${h.role}`) ?? null;
   }
 }
 
