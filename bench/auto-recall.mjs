@@ -1,23 +1,37 @@
 #!/usr/bin/env node
-// `node bench/auto-recall.mjs`: the time automatic recall (`memory.recall.auto`) adds at a turn's start. The
-// worker, bundled as for deploy, runs in Miniflare with the zero-latency scripted model (bench/lib/fake-llm.mjs).
-// One resource's recall index is seeded with BENCH_RECALL_SEED turns (each indexed as its turn ends); then,
+// `npm run bench:recall`: the time automatic recall (`memory.recall.auto`) adds at a turn's start. The worker,
+// bundled as for deploy, runs in Miniflare with the zero-latency scripted model (bench/lib/fake-llm.mjs).
+// One resource's recall index is seeded with BENCH_RECALL_SEED turns (each indexed as its turn ends) and, with
+// BENCH_RECALL_MESSAGES, that many messages more written straight into the resource's memory object (as turn
+// ends write them, in batches; with vectors of BENCH_RECALL_DIMS numbers from bench/memory/corpus.mjs when
+// BENCH_RECALL_DIMS is set, the agents then embedding with the fake model's `embed-<dims>`). Then,
 // alternating, a new session of that resource whose agent has automatic recall and one whose agent has not run
 // the same one-call turn, BENCH_RECALL_RUNS times each. Turn time is turn.submitted to turn.completed in the log
-// (the runtime's clock). Prints medians as JSON.
+// (the runtime's clock). Prints medians as JSON, with the 1-minute load average.
+import { loadavg } from "node:os";
 import { median, round } from "./lib/client.mjs";
 import { idleLog, sleep } from "./lib/miniflare.mjs";
 import { report, startWithFakeLlm, turnMs } from "./lib/runs.mjs";
+import { corpusVector, topicOf } from "./memory/corpus.mjs";
 
 const RUNS = Number(process.env.BENCH_RECALL_RUNS ?? 15);
 const SEED = Number(process.env.BENCH_RECALL_SEED ?? 100);
+const MESSAGES = Number(process.env.BENCH_RECALL_MESSAGES ?? 0);
+const DIMS = Number(process.env.BENCH_RECALL_DIMS ?? 0);
 const MODEL = "openai-compatible:loop-s0-c0-d20";
 const RESOURCE = "res_bench_recall";
+const BATCH = 100;
 
 const runtime = await startWithFakeLlm();
-const { call } = runtime;
+const { call, mf } = runtime;
+const ns = await mf.getDurableObjectNamespace("RESOURCES");
+const memory = () => ns.get(ns.idFromName(RESOURCE));
 
-const agent = (auto) => ({ model: MODEL, ...(auto ? { memory: { recall: { auto: { top_k: 3, max_tokens: 500 } } } } : {}) });
+const recall = (auto) => ({
+  ...(DIMS > 0 ? { embedding_model: `openai-compatible:embed-${DIMS}` } : {}),
+  ...(auto ? { auto: { top_k: 3, max_tokens: 500 } } : {}),
+});
+const agent = (auto) => ({ model: MODEL, memory: { recall: recall(auto) } });
 
 /** One turn in a new session of the resource; its time on the runtime's clock, and what recall found. */
 async function turn(auto, input) {
@@ -28,11 +42,29 @@ async function turn(auto, input) {
   return { ms: turnMs(log), hits: recalled?.payload.hits.length ?? null };
 }
 
+/** MESSAGES messages of made-up sessions, written as ended turns write them. */
+async function seedMessages() {
+  const words = (m) => Array.from({ length: 12 }, (_, k) => `w${((m * 31 + k * 7919) % 5000).toString(36)}`).join(" ");
+  for (let from = 0; from < MESSAGES; from += BATCH) {
+    const session_id = `ses_seed_${Math.floor(from / 1000)}`;
+    if (from % 1000 === 0) await memory().addSession(session_id);
+    const entries = [];
+    for (let m = from; m < Math.min(MESSAGES, from + BATCH); m++) {
+      const base = { session_id, turn_id: `trn_seed_${m >> 1}`, role: m & 1 ? "assistant" : "user", at: 1_770_000_000_000 + m, text: words(m) };
+      entries.push(DIMS > 0 ? { ...base, vector: [...corpusVector(m, topicOf(m), DIMS)] } : base);
+    }
+    await memory().index(entries);
+  }
+}
+
 await report(runtime, async () => {
   for (let i = 0; i < SEED; i++) await turn(false, `note ${i}: the customer in region ${i % 7} prefers invoices by ${i % 2 ? "mail" : "email"}`);
   // The last turns' index writes run after their ends: wait until a search finds the newest.
   while ((await call("GET", `/v1/resources/${RESOURCE}/memory/search?q=${encodeURIComponent(`note ${SEED - 1}`)}`)).hits?.length === 0) await sleep(50);
+  await seedMessages();
+  // The first search by meaning builds the in-memory index: wait for it, as a resource in use has it built.
   await turn(true, "warm-up");
+  if (DIMS > 0) while (!(await memory().meaningState())?.ready) await sleep(50);
   const plain = [];
   const recalling = [];
   const hits = [];
@@ -46,11 +78,15 @@ await report(runtime, async () => {
   const [p, r] = [median(plain), median(recalling)];
   return {
     seeded_turns: SEED,
+    seeded_messages: MESSAGES,
+    dims: DIMS,
+    index: DIMS > 0 ? await memory().meaningState() : null,
     runs: RUNS,
     plain_turn_ms: round(p),
     auto_recall_turn_ms: round(r),
     added_ms: round(r - p),
     hits: median(hits),
+    load: round(loadavg()[0]),
     samples: { plain, recalling },
   };
 });

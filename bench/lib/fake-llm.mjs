@@ -12,6 +12,8 @@
 //
 // The model `down` answers every request 503 at once (with retry-after-ms: 0), a provider in an outage.
 // POST /v1/_tools/lookup is a zero-latency webhook tool: it answers every call with a small JSON result.
+// POST /v1/embeddings embeds with the model `embed-<dims>`: each text a unit vector of the clustered corpus of
+// bench/memory/corpus.mjs, its topic and noise chosen by a hash of the text.
 // GET /marks answers (and forgets) when each request since the last GET /marks arrived and when its response
 // was sent, in microseconds of the monotonic clock (process.hrtime, which every process here shares), and
 // its body's size in bytes.
@@ -21,6 +23,7 @@
 // non-streaming (`generateText` in the baseline worker) are both served. Run directly
 // (`node bench/lib/fake-llm.mjs <port>`) it prints `listening <port>` and serves until killed.
 import { createServer } from "node:http";
+import { corpusVector, topicOf } from "../memory/corpus.mjs";
 
 const USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
 
@@ -125,6 +128,18 @@ export function startFakeLlm(port = 0) {
       if (req.method === "GET" && req.url === "/stats") {
         res.writeHead(200, { "content-type": "application/json" });
         return res.end(JSON.stringify(stats));
+      }
+      if (req.method === "POST" && req.url === "/v1/embeddings") {
+        const body = JSON.parse(raw.toString("utf8"));
+        const dims = Number(/^embed-(\d+)$/.exec(body.model)?.[1] ?? 1536);
+        const hash = (text) => [...text].reduce((h, c) => (Math.imul(h, 31) + c.charCodeAt(0)) >>> 0, 7) % 1_000_000;
+        const data = body.input.map((text, index) => ({
+          object: "embedding",
+          index,
+          embedding: [...corpusVector(-1 - hash(text), topicOf(hash(text)), dims)],
+        }));
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end(JSON.stringify({ object: "list", data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
       }
       if (req.method === "POST" && req.url === "/v1/_tools/lookup") {
         const call = JSON.parse(raw.toString("utf8") || "{}");

@@ -5,10 +5,18 @@
 // while it computes).
 
 import type { Env } from "../../src/env";
-import { resourceMemory } from "../../src/objects/memory/resource-memory-object";
+import { ResourceMemoryObject, resourceMemory } from "../../src/objects/memory/resource-memory-object";
 import type { RecallEntry } from "../../src/protocol/memory";
+import { corpusVector, queryVector, topicOf } from "./corpus.mjs";
 
-export { ResourceMemoryObject } from "../../src/objects/memory/resource-memory-object";
+/** The resource's memory object, with what the bench reads of its index of meaning. */
+export class BenchMemoryObject extends ResourceMemoryObject {
+  /** The `limit` messages nearest to `vector` by meaning alone (no words), as `<turn_id>:<role>`; null while the index builds. */
+  async nearestByMeaning(vector: number[], limit: number, candidates?: number): Promise<string[] | null> {
+    const hits = this.meaning.nearest(vector, limit, { where: "1", values: [] }, candidates);
+    return hits?.map((h) => `${h.turn_id}:${h.role}`) ?? null;
+  }
+}
 
 /** Turns per session of the data set (each turn is two messages: the user's and the answer). */
 const TURNS_PER_SESSION = 250;
@@ -28,14 +36,8 @@ function words(seed: number, n: number): string[] {
   return out;
 }
 
-/** A deterministic vector of `dims` numbers in [-1, 1) (an embedding model's output stands in). */
-function vector(seed: number, dims: number): number[] {
-  let x = seed * 2246822519 + 7;
-  return Array.from({ length: dims }, () => {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    return x / 2147483648 - 1;
-  });
-}
+/** Message `m`'s vector (message 2i is turn i's input, 2i + 1 its answer). */
+const vector = (m: number, dims: number) => [...corpusVector(m, topicOf(m), dims)];
 
 /** Turn `i` of the data set: a user message of 8-23 words and an answer of 20-59; with `dims`, their vectors too. */
 function turnEntries(i: number, dims: number): RecallEntry[] {
@@ -52,8 +54,14 @@ export default {
     const url = new URL(request.url);
     const q = url.searchParams;
     const num = (name: string, fallback: number) => Number(q.get(name) ?? fallback);
-    const stub = resourceMemory(env, q.get("rid") ?? "bench");
+    const stub = resourceMemory(env, q.get("rid") ?? "bench") as unknown as DurableObjectStub<BenchMemoryObject>;
     if (url.pathname === "/healthz") return Response.json({ ok: true });
+    if (url.pathname === "/state") return Response.json(await stub.meaningState());
+    if (url.pathname === "/meaning") {
+      // Query `seed` of the corpus of `messages`, by meaning alone: what recall@10 is measured on.
+      const vector = [...queryVector(num("seed", 0), num("messages", 1), num("dims", 1536))];
+      return Response.json({ ids: await stub.nearestByMeaning(vector, num("limit", 10), q.has("candidates") ? num("candidates", 0) : undefined) });
+    }
     if (url.pathname === "/register") {
       // The sessions of turns from..to, known to the resource (as POST /v1/sessions registers them).
       for (let s = Math.floor(num("from", 0) / TURNS_PER_SESSION); s <= Math.floor((num("to", 1) - 1) / TURNS_PER_SESSION); s++)
@@ -73,7 +81,8 @@ export default {
       // A query like a user's message: words of turn `seed`'s input (so some match), searched as automatic recall does.
       const query = words(num("seed", 0) * 2, 10).join(" ");
       const dims = num("dims", 0);
-      const hits = await stub.search(query, num("limit", 5), { except: "ses_none" }, dims > 0 ? vector(-num("seed", 0), dims) : undefined);
+      const messages = num("messages", 1);
+      const hits = await stub.search(query, num("limit", 5), { except: "ses_none" }, dims > 0 ? [...queryVector(num("seed", 0), messages, dims)] : undefined);
       return Response.json({ hits: hits.length });
     }
     return new Response("not found", { status: 404 });

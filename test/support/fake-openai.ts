@@ -5,6 +5,7 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { anthropicMessages, retryAfter } from "./fake-anthropic";
+import { fakeEmbedding } from "./fake-embedding";
 // Step lives in the workerd-side helper so test code can type-check without Node types;
 // this import is type-only and erased at runtime.
 import type { Step } from "./fake-model";
@@ -72,6 +73,8 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
 
     if (path === "/v1/embeddings" && method === "POST") {
       const body = parseMaybeJson(await readBody(req)) as { input?: string[]; model?: string };
+      // Kept under the model's name, so a test naming its own embedding model can count its calls.
+      if (body.model) requests.set(body.model, [...(requests.get(body.model) ?? []), body]);
       const data = (body.input ?? []).map((text, index) => ({ object: "embedding", index, embedding: fakeEmbedding(text) }));
       return sendJson(res, 200, { object: "list", data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } });
     }
@@ -334,19 +337,4 @@ function sleep(ms: number, res: ServerResponse): Promise<boolean> {
     }, ms);
     res.once("close", onClose);
   });
-}
-
-/** Words the fake embedding model takes as one meaning, so a test can find a message by meaning with no shared word. */
-const FAKE_SYNONYMS: Record<string, string> = { automobile: "car", vehicle: "car", car: "car" };
-
-/** A deterministic embedding: each word's meaning hashed into one of 32 dimensions. */
-function fakeEmbedding(text: string): number[] {
-  const v = new Array<number>(32).fill(0);
-  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
-    const meaning = FAKE_SYNONYMS[word] ?? word;
-    let h = 0;
-    for (const c of meaning) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-    v[h % 32]! += 1;
-  }
-  return v;
 }

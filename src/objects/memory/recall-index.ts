@@ -1,7 +1,8 @@
 // The recall index of one resource (in its memory object's SQLite): the user and assistant messages of its
 // sessions' ended turns, searched with FTS5 and ranked by bm25.
 import type { RecallEntry, RecallHit } from "../../protocol/memory";
-import { fuse, nearest, vectorBlob } from "./recall-vectors";
+import type { MeaningIndex, WrittenRow } from "./recall-meaning";
+import { fuse, vectorBlob } from "./recall-vectors";
 
 /** The longest query, and the most words of it searched. */
 const MAX_QUERY_WORDS = 32;
@@ -9,23 +10,32 @@ const MAX_QUERY_WORDS = 32;
 const COMMON_SHARE = 0.05;
 const MIN_COMMON = 50;
 
-/** Writes the entries (an entry written again replaces itself, so a retried write converges). */
-export function indexEntries(sql: SqlStorage, entries: RecallEntry[]): void {
+/**
+ * Writes the entries (an entry written again replaces itself, so a retried write converges); returns the rowids
+ * replaced and the rows added, for the in-memory index of meaning to follow.
+ */
+export function indexEntries(sql: SqlStorage, entries: RecallEntry[]): { removed: number[]; added: WrittenRow[] } {
+  const removed: number[] = [];
+  const added: WrittenRow[] = [];
   for (const e of entries) {
     const id = `${e.turn_id}:${e.role}`;
     // Through DELETE and INSERT, so the FTS triggers see the old text leave and the new one come.
-    sql.exec("DELETE FROM recall_entries WHERE id = ?", id);
-    sql.exec(
-      "INSERT INTO recall_entries (id, session_id, turn_id, role, at, text, vector) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      id,
-      e.session_id,
-      e.turn_id,
-      e.role,
-      e.at,
-      e.text,
-      e.vector ? vectorBlob(e.vector) : null,
-    );
+    for (const r of sql.exec<{ rowid: number }>("DELETE FROM recall_entries WHERE id = ? RETURNING rowid", id)) removed.push(r.rowid);
+    const { rowid } = sql
+      .exec<{ rowid: number }>(
+        "INSERT INTO recall_entries (id, session_id, turn_id, role, at, text, vector) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING rowid",
+        id,
+        e.session_id,
+        e.turn_id,
+        e.role,
+        e.at,
+        e.text,
+        e.vector ? vectorBlob(e.vector) : null,
+      )
+      .one();
+    added.push({ rowid, session_id: e.session_id, vector: e.vector });
   }
+  return { removed, added };
 }
 
 /**
@@ -70,13 +80,16 @@ function scopeClause(table: string, scope: SearchScope): { where: string; values
   return { where: `${table}session_id != ?${within}`, values: [scope.except ?? "", ...(scope.within ? [JSON.stringify(scope.within)] : [])] };
 }
 
-/** The best `limit` matches in `scope`; `vector`: the query's embedding, ranking by words and meaning together. */
-export function searchEntries(sql: SqlStorage, query: string, limit: number, scope: SearchScope = {}, vector?: number[]): RecallHit[] {
+/**
+ * The best `limit` matches in `scope`; `vector`: the query's embedding, ranking by words and meaning together
+ * (by words only while `meaning`'s index is being built).
+ */
+export function searchEntries(sql: SqlStorage, meaning: MeaningIndex, query: string, limit: number, scope: SearchScope = {}, vector?: number[]): RecallHit[] {
   if (scope.within?.length === 0) return [];
-  if (!vector) return byWords(sql, query, limit, scope);
+  const near = vector ? meaning.nearest(vector, limit * 2, { ...scope, ...scopeClause("", scope) }) : null;
+  if (!near) return byWords(sql, query, limit, scope);
   // Each ranking deeper than the result, so a message second in both can beat one first in only one.
-  const depth = limit * 2;
-  return fuse(byWords(sql, query, depth, scope), nearest(sql, vector, depth, scopeClause("", scope)), limit);
+  return fuse(byWords(sql, query, limit * 2, scope), near, limit);
 }
 
 function byWords(sql: SqlStorage, query: string, limit: number, scope: SearchScope): RecallHit[] {

@@ -8,6 +8,7 @@ import type { Env } from "../../env";
 import type { RecallEntry, RecallHit } from "../../protocol/memory";
 import { migrate, RESOURCE_MIGRATIONS } from "../migrate";
 import { forgetSession, indexEntries, type SearchScope, searchEntries } from "./recall-index";
+import { MeaningIndex, type MeaningState } from "./recall-meaning";
 
 /** The memory object of resource `rid`. */
 export function resourceMemory(env: Pick<Env, "RESOURCES">, rid: string) {
@@ -48,9 +49,12 @@ export const WORKING_MEMORY_VERSIONS = 50;
 export class ResourceMemoryObject extends DurableObject<Env> {
   /** Test hook (TEST_HOOKS=1 only): recall index writes that fail before they land. */
   private failingIndexWrites = 0;
+  /** The in-memory index of the messages' vectors, built on the first search by meaning after the object starts. */
+  protected readonly meaning: MeaningIndex;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.meaning = new MeaningIndex(ctx.storage.sql);
     void ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, RESOURCE_MIGRATIONS);
     });
@@ -117,12 +121,19 @@ export class ResourceMemoryObject extends DurableObject<Env> {
     const sql = this.ctx.storage.sql;
     const known = (sid: string) => sql.exec("SELECT 1 FROM resource_sessions WHERE session_id = ?", sid).toArray().length > 0;
     const kept = entries.filter((e) => known(e.session_id));
-    if (kept.length > 0) this.ctx.storage.transactionSync(() => indexEntries(sql, kept));
+    if (kept.length === 0) return;
+    const { removed, added } = this.ctx.storage.transactionSync(() => indexEntries(sql, kept));
+    this.meaning.written(removed, added);
   }
 
   /** `vector`: the query's embedding (the agent's memory.recall.embedding_model), for ranking by meaning too. */
   async search(query: string, limit: number, scope: SearchScope = {}, vector?: number[]): Promise<RecallHit[]> {
-    return searchEntries(this.ctx.storage.sql, query, limit, scope, vector);
+    return searchEntries(this.ctx.storage.sql, this.meaning, query, limit, scope, vector);
+  }
+
+  /** The index of meaning's size and whether it is complete (null: not built since the object started). */
+  async meaningState(): Promise<MeaningState | null> {
+    return this.meaning.state();
   }
 
   /** An erased session: its messages leave the recall index and it leaves the resource. */
@@ -131,11 +142,14 @@ export class ResourceMemoryObject extends DurableObject<Env> {
       forgetSession(this.ctx.storage.sql, sessionId);
       this.ctx.storage.sql.exec("DELETE FROM resource_sessions WHERE session_id = ?", sessionId);
     });
+    // After the commit, with no await between: no search can see the codes without the session's rows.
+    this.meaning.forgetSession(sessionId);
   }
 
   /** Erases everything of the resource; returns the ids of the sessions it had (for the caller to erase). */
   async erase(): Promise<string[]> {
     const sessions = await this.sessions();
+    this.meaning.reset();
     await this.ctx.storage.deleteAll();
     // The object stays usable: a later write for the same resource starts from an empty schema again.
     migrate(this.ctx.storage, RESOURCE_MIGRATIONS);

@@ -76,12 +76,31 @@ export function recordedOnce(log: LoadedLog, loaded: MemoryLoaded & { document: 
   return { ...rest, document_at: last.payload.document_at ?? last.sequence };
 }
 
-/** Embeddings with the session agent's memory.recall.embedding_model, in order; undefined without one. */
+/**
+ * The latest embeddings computed, by session, model and text: a turn's input is embedded once, by its automatic
+ * recall, and that vector is what the recall index takes at the turn's end (and again when that write is retried).
+ */
+const EMBEDDED = new Map<string, number[]>();
+const EMBEDDED_MAX = 64;
+
+/** Embeddings with the session agent's memory.recall.embedding_model, in order; undefined without one. Those not held are asked in one call. */
 async function embedAll(s: MemorySession, texts: string[]): Promise<number[][] | undefined> {
   const spec = s.agent().memory?.recall?.embedding_model;
   if (!spec || texts.length === 0) return undefined;
-  const { embeddings } = await embedMany({ model: resolveEmbeddingModel(spec, providerEnv(s.bindings())), values: texts, maxRetries: 1 });
-  return embeddings;
+  const key = (text: string) => `${s.row().session_id}\u0000${spec}\u0000${text}`;
+  // What is held is taken now: other calls may push it out while this one waits for the model.
+  const held = new Map(texts.flatMap((t) => (EMBEDDED.has(key(t)) ? [[t, EMBEDDED.get(key(t))!] as const] : [])));
+  const missing = [...new Set(texts.filter((t) => !held.has(t)))];
+  if (missing.length > 0) {
+    const { embeddings } = await embedMany({ model: resolveEmbeddingModel(spec, providerEnv(s.bindings())), values: missing, maxRetries: 1 });
+    for (const [i, text] of missing.entries()) {
+      held.set(text, embeddings[i]!);
+      EMBEDDED.set(key(text), embeddings[i]!);
+      // The oldest leaves first (a Map keeps insertion order).
+      if (EMBEDDED.size > EMBEDDED_MAX) EMBEDDED.delete(EMBEDDED.keys().next().value!);
+    }
+  }
+  return texts.map((t) => held.get(t)!);
 }
 
 /** The resource's best matches for `query`, by words and (with an embedding model) meaning; `exceptSession` left out. */

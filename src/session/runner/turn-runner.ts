@@ -206,12 +206,15 @@ export class TurnRunner {
     });
     const run = async () => {
       const config = this.s.agent();
-      // The tools of the agent's MCP servers are known only now; servers that do not answer are left out.
-      const mcp = await this.setups.discover(config);
       // A fresh turn has recorded no memory read yet; a resumed one keeps what it recorded (read once for both).
       const earlier = mode.fresh ? [] : this.s.store.eventsOfTurn(state.turn_id);
+      // Automatic recall (the query's embedding, then the resource's search) starts first, in the submission's own
+      // task for a turn that starts at once, and runs beside the rest of the setup; it never fails.
+      const recalling = this.setups.recall(config, state.turn_id, this.replays.recalled(state.turn_id), earlier);
+      // The tools of the agent's MCP servers are known only now; servers that do not answer are left out.
+      const mcp = await this.setups.discover(config);
       const memory = await this.setups.workingMemory(config, state.turn_id, true, this.replays.working(state.turn_id), earlier);
-      const recall = await this.setups.recall(config, state.turn_id, this.replays.recalled(state.turn_id), earlier);
+      const recall = await recalling;
       recalled = recall.section;
       let setup: TurnSetup;
       try {

@@ -1,0 +1,90 @@
+// The in-memory index of recall by meaning (src/engine/memory/sign-codes.ts): its candidates hold the exact
+// nearest neighbours of a clustered corpus, its session filters and removals are exact, and it keeps within
+// its row bound by letting the oldest rows go.
+import { describe, expect, it } from "vitest";
+import { rowBytes, SignCodes, signCode } from "../../src/engine/memory/sign-codes";
+
+/** A seeded stream of numbers in [-1, 1). */
+function stream(seed: number): () => number {
+  let x = seed * 2654435761 + 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2147483648 - 1;
+  };
+}
+
+const DIMS = 96;
+/** Vector `i` of topic `i % 40`: the topic's centre and the message's own noise. */
+function vector(i: number, topic = i % 40): number[] {
+  const centre = stream(1000 + topic);
+  const noise = stream(i + 7);
+  return Array.from({ length: DIMS }, () => centre() + 0.8 * noise());
+}
+
+const dot = (a: number[], b: number[]) => a.reduce((s, x, k) => s + x * b[k]!, 0);
+const cos = (a: number[], b: number[]) => dot(a, b) / Math.sqrt(dot(a, a) * dot(b, b));
+
+describe("sign codes", () => {
+  it("a bit per dimension, set when the number is positive", () => {
+    const v = Array.from({ length: 40 }, (_, k) => (k % 3 === 0 ? 1 : -1));
+    const code = signCode(v);
+    expect(code).toHaveLength(2);
+    for (let k = 0; k < 40; k++) expect(((code[k >> 5]! >>> (k & 31)) & 1) === 1).toBe(k % 3 === 0);
+    expect(rowBytes(1536)).toBe(192 + 14);
+  });
+
+  it("the candidates hold the exact ten nearest of a clustered corpus", () => {
+    const codes = new SignCodes(DIMS, 16, 10_000);
+    const all = Array.from({ length: 4000 }, (_, i) => vector(i));
+    for (const [i, v] of all.entries()) codes.add(i + 1, `s${i % 9}`, v);
+    expect(codes.count).toBe(4000);
+    let found = 0;
+    for (let q = 0; q < 20; q++) {
+      const query = vector(-1 - q, q);
+      const exact = all
+        .map((v, i) => ({ rowid: i + 1, s: cos(query, v) }))
+        .sort((a, b) => b.s - a.s)
+        .slice(0, 10);
+      const cands = new Set(codes.candidates(query, 200));
+      expect(cands.size).toBe(200);
+      found += exact.filter((e) => cands.has(e.rowid)).length;
+    }
+    expect(found / 200).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it("leaves out the sessions a filter excludes, and rows once removed", () => {
+    const codes = new SignCodes(DIMS, 4, 1000);
+    for (let i = 0; i < 300; i++) codes.add(i + 1, `s${i % 3}`, vector(i));
+    const session = (rowid: number) => `s${(rowid - 1) % 3}`;
+    const query = vector(5);
+    expect(codes.candidates(query, 1000)).toHaveLength(300);
+    expect(codes.candidates(query, 1000, { except: "s1" }).every((r) => session(r) !== "s1")).toBe(true);
+    expect(codes.candidates(query, 1000, { except: "s1" })).toHaveLength(200);
+    expect(codes.candidates(query, 50, { within: ["s2"] }).every((r) => session(r) === "s2")).toBe(true);
+    expect(codes.candidates(query, 1000, { within: ["s2", "unknown"] })).toHaveLength(100);
+    expect(codes.candidates(query, 10, { within: [] })).toEqual([]);
+    // The row identical to the query comes first among its candidates, until it is removed.
+    expect(codes.candidates(query, 1)).toEqual([6]);
+    codes.remove(6);
+    expect(codes.candidates(query, 1000)).not.toContain(6);
+    codes.removeSession("s0");
+    expect(codes.count).toBe(199);
+    expect(codes.candidates(query, 1000).some((r) => session(r) === "s0")).toBe(false);
+    // Vectors of another length (another model's) are not taken, and find nothing.
+    codes.add(9999, "s1", [1, 2, 3]);
+    expect(codes.count).toBe(199);
+    expect(codes.candidates([1, 2, 3], 5)).toEqual([]);
+  });
+
+  it("keeps at most maxRows, the newest, growing its arrays as rows come", () => {
+    const codes = new SignCodes(DIMS, 2, 100);
+    const small = codes.bytes;
+    for (let i = 0; i < 250; i++) codes.add(i + 1, "s", vector(i));
+    expect(codes.count).toBe(100);
+    expect(codes.bytes).toBeGreaterThan(small);
+    expect(codes.bytes).toBeLessThanOrEqual(100 * rowBytes(DIMS));
+    expect(Math.min(...codes.candidates(vector(0), 1000))).toBe(151);
+  });
+});
