@@ -130,7 +130,8 @@ export async function sendMessage(call: RpcCall, raw: unknown, stream: boolean):
   } else {
     need(call.principal, "session.submit");
     const sid = await contextSession(call, message);
-    const body = { input: turnInput(message), on_busy: "enqueue" as const };
+    // The message id keeps a message sent again (a client's retry) from running twice: it answers the same task.
+    const body = { input: turnInput(message), on_busy: "enqueue" as const, idempotency_key: message.messageId };
     const { turn_id } = await callSession(call.env, sid, "submitTurn", { body, by: call.principal.id });
     ref = { session_id: sid, turn_id };
   }

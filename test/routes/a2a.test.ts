@@ -4,6 +4,7 @@
 // JSON-RPC error objects that change nothing.
 import { describe, expect, it } from "vitest";
 import { api, apiAs, createAgent, events } from "../support/api";
+import { baseURL } from "../support/fake-model";
 
 type Rpc = { status: number; body: any; headers: Headers };
 
@@ -184,5 +185,25 @@ describe("refusals", () => {
     const readGet = await apiAs("POST", "/a2a/a2a-one", "read-key", { jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: task.id } });
     expect(readGet.body.result.id).toBe(task.id);
     expect((await events(task.contextId)).filter((e) => e.type === "turn.submitted")).toHaveLength(1);
+  });
+});
+
+describe("a2a_agents in an agent's config", () => {
+  it("keeps header values write-only, takes its placeholder back as the stored value, and refuses a URL off the allowlist or a clashing name", async () => {
+    const entry = { name: "helper", url: `${new URL(baseURL).origin}/a2a/other`, headers: { authorization: "Bearer remote-secret" } };
+    const put = await api("PUT", "/v1/agents/a2a-caller", { model: "demo:fast", a2a_agents: [entry] });
+    expect(put.status, JSON.stringify(put.body)).toBe(201);
+    const read = await api("GET", "/v1/agents/a2a-caller");
+    expect(read.body.a2a_agents).toEqual([expect.objectContaining({ name: "helper", headers: { authorization: "[redacted]" } })]);
+    expect(JSON.stringify(read.body)).not.toContain("remote-secret");
+    expect((await api("PUT", "/v1/agents/a2a-caller", read.body)).status).toBe(200);
+    const tools = await api("POST", "/v1/sessions", { agent: "a2a-caller" });
+    const listed = await api("GET", `/v1/sessions/${tools.body.session_id}/tools`);
+    expect(JSON.stringify(listed.body)).toContain('"helper"');
+    const offList = await api("PUT", "/v1/agents/a2a-caller", { model: "demo:fast", a2a_agents: [{ ...entry, url: "https://elsewhere.example/a2a" }] });
+    expect(offList.status).toBe(422);
+    expect(JSON.stringify(offList.body)).toContain("a2a_agents.0.url");
+    const clash = await api("PUT", "/v1/agents/a2a-caller", { model: "demo:fast", a2a_agents: [{ ...entry, name: "calculator" }] });
+    expect(JSON.stringify(clash.body)).toContain("a2a_agents.0.name");
   });
 });
