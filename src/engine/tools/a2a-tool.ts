@@ -6,6 +6,7 @@
 // in the same context: a server that keeps message ids (this runtime does) answers the task it began then.
 import { A2A_VERSION, A2A_VERSION_HEADER, type Artifact, partsText, type StreamResponse, settled, type Task, type TaskState } from "../../protocol/a2a";
 import type { A2aAgentSpec } from "../../protocol/agent-config";
+import { redactCredentials } from "../../protocol/redact";
 import { sseEvents } from "../sse-read";
 import { urlAllowed } from "../url-allowlist";
 import { readCapped } from "./http-io";
@@ -78,15 +79,19 @@ function appendParts(artifact: Artifact, parts: Artifact["parts"]): void {
   }
 }
 
-const rpcFailure = (error: { code?: number; message?: string }) => new ToolError(`The remote agent answered error ${error.code}: ${error.message}`);
+/** Text the remote agent sent, as the result may hold it: our headers' values (a reflected authorization) never. */
+const outside = (spec: A2aAgentSpec, text: string) => redactCredentials(text, Object.values(spec.headers ?? {}));
+
+const rpcFailure = (spec: A2aAgentSpec, error: { code?: number; message?: string }) =>
+  new ToolError(outside(spec, `The remote agent answered error ${error.code}: ${error.message}`));
 
 /** Reads the answer to SendStreamingMessage: an SSE stream of JSON-RPC responses, or one JSON-RPC response. */
 async function follow(res: Response, seen: Seen, spec: A2aAgentSpec, ctx: ToolContext, known: () => void): Promise<void> {
   if (res.status >= 300 && res.status < 400) throw new ToolError(`HTTP ${res.status}: redirects are not followed`);
-  if (!res.ok) throw new ToolError(`HTTP ${res.status}: ${await readCapped(res, 2000)}`);
+  if (!res.ok) throw new ToolError(outside(spec, `HTTP ${res.status}: ${await readCapped(res, 2000)}`));
   if (!(res.headers.get("content-type") ?? "").includes("text/event-stream")) {
     const body = JSON.parse(await readCapped(res, 1_000_000)) as { result?: StreamResponse; error?: { code?: number; message?: string } };
-    if (body.error || !body.result) throw rpcFailure(body.error ?? {});
+    if (body.error || !body.result) throw rpcFailure(spec, body.error ?? {});
     return see(seen, body.result);
   }
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -94,7 +99,7 @@ async function follow(res: Response, seen: Seen, spec: A2aAgentSpec, ctx: ToolCo
   try {
     for await (const e of sseEvents(reader)) {
       const body = JSON.parse(e.data) as { result?: StreamResponse; error?: { code?: number; message?: string } };
-      if (body.error || !body.result) throw rpcFailure(body.error ?? {});
+      if (body.error || !body.result) throw rpcFailure(spec, body.error ?? {});
       const first = seen.id === null;
       see(seen, body.result);
       // Cancelled before the task's id was known: now it can be cancelled.
