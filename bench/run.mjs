@@ -12,6 +12,7 @@ import { e2eRows } from "./lib/e2e.mjs";
 import { longRows } from "./lib/long-run.mjs";
 import { PHASES } from "./lib/phases.mjs";
 import { stopAll, treeHash } from "./lib/procs.mjs";
+import { protocolRows } from "./lib/protocols.mjs";
 import { scaleRows } from "./lib/scale.mjs";
 import { startStack } from "./lib/stack.mjs";
 
@@ -28,7 +29,9 @@ const flag = (name, dflt) => (process.env[name] === undefined ? dflt : process.e
 
 // Profile runs early, while the isolate holds few sessions; replay last of the runtime phases (its log is large).
 // long runs early too, so its memory readings see little else; it erases its sessions when done.
-const ALL_PHASES = ["e2e", "long", "scale", "loop", "latency", "profile", "concurrency", "fanout", "footprint", "replay", "micro"].filter((p) => PHASES[p]);
+const ALL_PHASES = ["e2e", "long", "scale", "loop", "protocols", "latency", "profile", "concurrency", "fanout", "footprint", "replay", "micro"].filter(
+  (p) => PHASES[p],
+);
 const CFG = {
   quick: QUICK,
   phases: pick("BENCH_PHASES", ALL_PHASES.join(","), ALL_PHASES.join(","))
@@ -50,6 +53,7 @@ const CFG = {
     textDeltas: num("BENCH_TEXT_DELTAS", 1000, 300),
     textRuns: num("BENCH_TEXT_RUNS", 8, 3),
   },
+  protocols: { runs: num("BENCH_PROTOCOL_RUNS", 30, 8) },
   latency: { turns: num("BENCH_LATENCY_TURNS", 50, 12), deltas: num("BENCH_LATENCY_DELTAS", 8, 8) },
   footprint: { turns: num("BENCH_FOOTPRINT_TURNS", 1000, 100), historyTurns: num("BENCH_HISTORY_TURNS", 10, 4) },
   fanout: { clients: list("BENCH_FANOUT_CLIENTS", "1,10,50", "1,10,50"), deltas: num("BENCH_FANOUT_DELTAS", 1000, 200), runs: num("BENCH_FANOUT_RUNS", 5, 1) },
@@ -198,6 +202,8 @@ function table(o) {
   if (r.long && !r.long.error) longRows(r.long, row, f);
   else failed("long");
   if (r.scale && !r.scale.error) scaleRows(r.scale, row, f);
+  if (r.protocols && !r.protocols.error) protocolRows(r.protocols, row, f);
+  else failed("protocols");
   if (r.loop && !r.loop.error) {
     const l = r.loop;
     row(

@@ -2,6 +2,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import { ApiError } from "./protocol/errors";
+import { a2a } from "./routes/a2a";
 import { agents } from "./routes/agents";
 import { authenticateUnmatched } from "./routes/auth";
 import { chat } from "./routes/chat";
@@ -41,7 +42,7 @@ app.use(
         .filter(Boolean);
       return allowed.includes("*") ? origin : allowed.includes(origin) ? origin : null;
     },
-    allowHeaders: ["authorization", "content-type", "last-event-id", "mcp-protocol-version", "traceparent"],
+    allowHeaders: ["authorization", "content-type", "last-event-id", "mcp-protocol-version", "traceparent", "a2a-version"],
     allowMethods: ["GET", "PUT", "POST", "PATCH", "DELETE", "OPTIONS"],
     maxAge: 600,
   }),
@@ -63,6 +64,7 @@ app.route("/", tokens);
 app.route("/", chat);
 app.route("/", resources);
 app.route("/", responses);
+app.route("/", a2a);
 
 app.doc31("/openapi.json", {
   openapi: "3.1.0",
@@ -71,8 +73,8 @@ app.doc31("/openapi.json", {
 });
 app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
 app.notFound(async (c) => {
-  // Under /v1 and /mcp a caller without a valid credential learns nothing, not even that a route is missing.
-  if (c.req.path.startsWith("/v1/") || c.req.path === "/mcp") await authenticateUnmatched(c);
+  // Under /v1, /mcp and /a2a a caller without a valid credential learns nothing, not even that a route is missing.
+  if (c.req.path.startsWith("/v1/") || c.req.path === "/mcp" || c.req.path.startsWith("/a2a/")) await authenticateUnmatched(c);
   return errorJson(c, new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}`));
 });
 app.onError((err, c) => errorJson(c, toApiError(err)));

@@ -9,6 +9,7 @@ import { heapAfterGc, startProfile } from "./cpuprofile.mjs";
 import { e2e } from "./e2e.mjs";
 import { long } from "./long-run.mjs";
 import { memoryOf } from "./procs.mjs";
+import { protocols } from "./protocols.mjs";
 import { scale } from "./scale.mjs";
 import { sessionDbDir } from "./session-db.mjs";
 import { cpuDiff } from "./stack.mjs";
@@ -66,6 +67,7 @@ export const PHASES = {
   e2e,
   long,
   scale,
+  protocols,
   /** Loop overhead: the same turn through the runtime and in a plain AI SDK loop, interleaved. */
   async loop(stack, cfg, say) {
     const { steps, calls, deltas, runs, textDeltas, textRuns } = cfg.loop;

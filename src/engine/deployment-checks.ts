@@ -69,6 +69,13 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
       issues.push({ path: `http_tools.${i}.url`, reason: "is not under any TOOL_URL_ALLOWLIST prefix" });
     }
   });
+  (config.a2a_agents ?? []).forEach((a, i) => {
+    if (BUILTIN_TOOLS.has(a.name) || a.name.startsWith(HANDOFF_PREFIX))
+      issues.push({ path: `a2a_agents.${i}.name`, reason: `"${a.name}" clashes with a built-in tool` });
+    if (httpNames.has(a.name)) issues.push({ path: `a2a_agents.${i}.name`, reason: `duplicate tool name "${a.name}"` });
+    httpNames.add(a.name);
+    if (!urlAllowed(a.url, ctx.urlAllowlist)) issues.push({ path: `a2a_agents.${i}.url`, reason: "is not under any TOOL_URL_ALLOWLIST prefix" });
+  });
   const servers = new Set<string>();
   config.mcp_servers.forEach((server, i) => {
     if (servers.has(server.name)) issues.push({ path: `mcp_servers.${i}.name`, reason: `duplicate MCP server name "${server.name}"` });

@@ -93,6 +93,19 @@ export const McpServerSchema = z.strictObject({
 });
 export type McpServerSpec = z.infer<typeof McpServerSchema>;
 
+/** A remote A2A agent the agent calls as a tool (docs/guides/a2a.md): its JSON-RPC URL or its Agent Card's. */
+export const A2aAgentSchema = z.strictObject({
+  name: nameField.describe("the tool's name"),
+  url: outboundUrl().describe(
+    `the agent's A2A JSON-RPC endpoint, or its Agent Card (a URL ending in /.well-known/agent-card.json, read at each call); ${URL_DOC}`,
+  ),
+  description: z.string().max(4000).default("").describe("what the model is told the remote agent does (absent: a generic text)"),
+  headers: z.record(z.string(), z.string()).optional().describe('sent with every request, e.g. authorization; write-only: every value reads as "[redacted]"'),
+  permission_class: z.enum(PERMISSION_CLASSES).default("network"),
+  timeout_ms: z.int().min(1000).max(600_000).default(120_000).describe("how long a call waits for the remote task to settle; then it is cancelled there"),
+});
+export type A2aAgentSpec = z.infer<typeof A2aAgentSchema>;
+
 const BUDGET_AWARENESS = /^(per-message|limit:(\d{1,3}))$/;
 
 /** A hitl_tools entry with options (a bare name takes the defaults). */
@@ -140,6 +153,11 @@ export const AgentConfigSchema = z.strictObject({
   tools: z.array(z.string().min(1)).max(128).default([]),
   http_tools: z.array(HttpToolSchema).max(64).default([]),
   mcp_servers: z.array(McpServerSchema).max(16).default([]),
+  a2a_agents: z
+    .array(A2aAgentSchema)
+    .max(16)
+    .optional()
+    .describe("Remote A2A agents, each a tool of this agent that sends it a message and returns its task (docs/guides/a2a.md)"),
   handoffs: z.array(nameField).max(16).default([]),
   output_schema: z
     .record(z.string(), z.unknown())

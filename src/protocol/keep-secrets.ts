@@ -25,6 +25,26 @@ export function keepStoredSecrets(input: unknown, stored: AgentConfig | null, pr
     issues.push({ path, reason: NO_STORED_VALUE });
     return url;
   };
+  /** An MCP server or A2A agent with the stored header values and URL of the one of its name in place of placeholders. */
+  const keepRemote = (
+    item: Json,
+    storedList: { name: string; url: string; headers?: Record<string, string> }[] | undefined,
+    field: string,
+    i: number,
+  ): Json => {
+    const match = storedList?.find((s) => s.name === item.name);
+    const headers = isObject(item.headers)
+      ? Object.fromEntries(
+          Object.entries(item.headers).map(([name, value]) => {
+            if (value !== REDACTED) return [name, value];
+            const kept = match?.headers?.[name];
+            if (kept === undefined) issues.push({ path: at(field, i, "headers", name), reason: NO_STORED_VALUE });
+            return [name, kept ?? value];
+          }),
+        )
+      : item.headers;
+    return { ...item, url: keepUrl(item.url, match?.url, at(field, i, "url")), ...(headers !== undefined ? { headers } : {}) };
+  };
   const list = (field: string, keep: (item: Json, i: number) => Json) =>
     Array.isArray(input[field]) ? { [field]: (input[field] as unknown[]).map((item, i) => (isObject(item) ? keep(item, i) : item)) } : {};
 
@@ -34,20 +54,8 @@ export function keepStoredSecrets(input: unknown, stored: AgentConfig | null, pr
       const match = stored?.http_tools.find((t) => t.name === tool.name);
       return { ...tool, url: keepUrl(tool.url, match?.url, at("http_tools", i, "url")) };
     }),
-    ...list("mcp_servers", (server, i) => {
-      const match = stored?.mcp_servers.find((s) => s.name === server.name);
-      const headers = isObject(server.headers)
-        ? Object.fromEntries(
-            Object.entries(server.headers).map(([name, value]) => {
-              if (value !== REDACTED) return [name, value];
-              const kept = match?.headers?.[name];
-              if (kept === undefined) issues.push({ path: at("mcp_servers", i, "headers", name), reason: NO_STORED_VALUE });
-              return [name, kept ?? value];
-            }),
-          )
-        : server.headers;
-      return { ...server, url: keepUrl(server.url, match?.url, at("mcp_servers", i, "url")), ...(headers !== undefined ? { headers } : {}) };
-    }),
+    ...list("mcp_servers", (server, i) => keepRemote(server, stored?.mcp_servers, "mcp_servers", i)),
+    ...list("a2a_agents", (agent, i) => keepRemote(agent, stored?.a2a_agents, "a2a_agents", i)),
     ...list("subscriptions", (sub, i) => {
       const match = stored?.subscriptions?.find((s) => s.url === sub.url || redactUrl(s.url) === sub.url);
       const kept = { ...sub, url: keepUrl(sub.url, match?.url, at("subscriptions", i, "url")) };

@@ -39,16 +39,18 @@ export function redactUrl(url: string): string {
   return `${base}?${query}${fragment}`;
 }
 
+/** An MCP server or A2A agent as readers see it: its header values the placeholder, its URL's credentials too. */
+function redactRemote<T extends { url: string; headers?: Record<string, string> }>(r: T): T {
+  return { ...r, url: redactUrl(r.url), ...(r.headers ? { headers: Object.fromEntries(Object.keys(r.headers).map((h) => [h, REDACTED])) } : {}) };
+}
+
 /** The config as readers see it: header values, subscription secrets and URL credentials are the placeholder. */
 export function redactAgentConfig(config: AgentConfig): AgentConfig {
   return {
     ...config,
     http_tools: config.http_tools.map((t) => ({ ...t, url: redactUrl(t.url) })),
-    mcp_servers: config.mcp_servers.map((s) => ({
-      ...s,
-      url: redactUrl(s.url),
-      ...(s.headers ? { headers: Object.fromEntries(Object.keys(s.headers).map((h) => [h, REDACTED])) } : {}),
-    })),
+    mcp_servers: config.mcp_servers.map(redactRemote),
+    ...(config.a2a_agents ? { a2a_agents: config.a2a_agents.map(redactRemote) } : {}),
     ...(config.subscriptions
       ? { subscriptions: config.subscriptions.map((s) => ({ ...s, url: redactUrl(s.url), ...(s.secret !== undefined ? { secret: REDACTED } : {}) })) }
       : {}),

@@ -11,6 +11,7 @@ const SECTIONS = {
   agent: "Agent",
   http_tools: "HTTP tool",
   mcp_servers: "MCP server",
+  a2a_agents: "A2A agent",
   budget: "Budget",
   subscriptions: "Subscription",
 } as const;
@@ -71,6 +72,9 @@ const FIELD_NOTES: Record<Section, Record<string, string>> = {
     permission_class:
       "The class of the server's tools; a tool's `destructiveHint` raises it to `external_mutate`, and on a trusted server `readOnlyHint` lowers it to `safe`.",
     trusted: "Whether the server's `readOnlyHint` annotations are believed.",
+  },
+  a2a_agents: {
+    permission_class: "The class the session's policy must enable for the tool.",
   },
   budget: {
     max_depth: "How deep sub-agents nest; at the deepest level the sub-agent tools are absent.",
@@ -199,6 +203,12 @@ export function configurationMarkdown(): string {
     "An entry of `mcp_servers`, reached over Streamable HTTP.",
     "",
     ...table("mcp_servers", prop("mcp_servers")),
+    "",
+    `## ${SECTIONS.a2a_agents}`,
+    "",
+    "An entry of `a2a_agents`: a remote A2A 1.0 agent, a tool `{message, context_id?, task_id?}` that sends it a message (SendStreamingMessage) and returns its task's state and answer; its status updates are `mcp.progress` events, cancelling the turn cancels the remote task, and a task waiting for input is the result's `input_required`.",
+    "",
+    ...table("a2a_agents", prop("a2a_agents")),
     "",
     `## ${SECTIONS.budget}`,
     "",

@@ -26,8 +26,8 @@ import { route } from "./operation-route";
 /** When the caller's browser token expires (its streams end then); null for API keys. */
 export const expiresAt = (principal: Principal) => (principal.kind === "token" ? principal.expires_at : null);
 
-/** The session a chat id opened: derived from the id (and a token's subject), so every POST of the chat finds it. */
-async function chatSessionId(chatId: string, principal: Principal): Promise<string> {
+/** The session a chat id (or an A2A contextId) opened: derived from the id (and a token's subject), so every request naming it finds it. */
+export async function derivedSessionId(chatId: string, principal: Principal): Promise<string> {
   const owner = principal.kind === "token" ? principal.subject : "";
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${owner}\u0000${chatId}`)));
   return `ses_${[...digest.slice(0, 12)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
@@ -52,7 +52,7 @@ export async function reachable(env: Env, sid: string, principal: Principal): Pr
  */
 async function chatSession(env: Env, principal: Principal, id: string, agent: string | undefined, input?: { text: string; path: string }): Promise<string> {
   if (await reachable(env, id, principal)) return id;
-  const sid = await chatSessionId(id, principal);
+  const sid = await derivedSessionId(id, principal);
   if (await reachable(env, sid, principal)) return sid;
   unwrap(await sessionStub(env, sid).create(await newChatSession(env, principal, id, sid, agent, input)));
   return sid;
@@ -86,7 +86,7 @@ async function newChatSession(
  * also submits and streams.
  */
 async function chatTurn(env: Env, principal: Principal, body: ChatBody, turn: SubmitTurnBody, input: { text: string; path: string }): Promise<Response> {
-  const derived = await chatSessionId(body.id, principal);
+  const derived = await derivedSessionId(body.id, principal);
   const reach = principal.kind === "token" ? { session_id: principal.session_id, subject: principal.subject, agent: principal.agent } : undefined;
   const request: ChatTurnRequest = { reach, by: principal.id, body: turn };
   for (const sid of new Set([body.id, derived])) {

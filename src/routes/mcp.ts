@@ -11,6 +11,7 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { every } from "hono/combine";
 import { z } from "zod";
 import { checkInputFits } from "../engine/context-budget";
+import { sseEvents } from "../engine/sse-read";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import { registry } from "../objects/registry/registry-object";
@@ -168,7 +169,7 @@ async function runAgentTurn(
     if (!res.ok || !res.body) throw new Error(`Following session ${sid} failed (HTTP ${res.status})`);
     reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     signal.throwIfAborted();
-    const end = await followTurn(sseEvents(reader), turn_id, async (event) => {
+    const end = await followTurn(logEvents(reader), turn_id, async (event) => {
       const message = describe(event);
       if (progress && message) await progress({ progress: ++count, message }).catch(() => {});
       await questions?.(event);
@@ -189,22 +190,8 @@ async function runAgentTurn(
 const noop = () => {};
 
 /** The events of an SSE stream of the log. */
-async function* sseEvents(reader: ReadableStreamDefaultReader<string>): AsyncGenerator<RuntimeEvent> {
-  let buffer = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return;
-    buffer += value;
-    let cut: number;
-    while ((cut = buffer.indexOf("\n\n")) >= 0) {
-      const data = buffer
-        .slice(0, cut)
-        .split("\n")
-        .find((l) => l.startsWith("data: "));
-      buffer = buffer.slice(cut + 2);
-      if (data) yield JSON.parse(data.slice(6)) as RuntimeEvent;
-    }
-  }
+async function* logEvents(reader: ReadableStreamDefaultReader<string>): AsyncGenerator<RuntimeEvent> {
+  for await (const e of sseEvents(reader)) yield JSON.parse(e.data) as RuntimeEvent;
 }
 
 function turnResult(session_id: string, turn_id: string, end: TerminalEvent): CallToolResult {

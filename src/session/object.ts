@@ -22,6 +22,7 @@ import type { OpInput, OpName, ResultIn } from "./operations";
 import type { ReplaySpec } from "./replays/replay-row";
 import type { StepOutcome } from "./runner/orchestration-steps";
 import type { SessionRow } from "./store/session-store";
+import { A2A_PATH, serveA2a } from "./streams/a2a-streams";
 import { CHAT_STREAM_PATH, chatStream } from "./streams/chat-stream";
 import { type FrameTarget, handleFrame, reply, sessionFrames } from "./streams/command-frames";
 import { RESPONSES_PATH, serveResponses } from "./streams/response-streams";
@@ -187,7 +188,7 @@ export class SessionObject extends SessionCore {
     return toResult(() => this.existing(() => this.parts.runner.follow(this.parts.queue.submit({ input, idempotency_key: key }).turn_id)));
   }
 
-  /** WebSocket upgrades, SSE streams, the chat routes' streams and the Responses reads (they need a Response, so they come through fetch). */
+  /** WebSocket upgrades, SSE streams, the chat routes' streams, the Responses and A2A reads (they need a Response, so they come through fetch). */
   override async fetch(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
     const result = await toResult(() => {
@@ -195,6 +196,7 @@ export class SessionObject extends SessionCore {
       return this.existing(() => {
         if (path === CHAT_STREAM_PATH) return this.chatStream(request);
         if (path === RESPONSES_PATH) return this.responses(request);
+        if (path === A2A_PATH) return this.a2a(request);
         return openStream(request, this.store, this.channels, this.hub);
       });
     });
@@ -239,6 +241,17 @@ export class SessionObject extends SessionCore {
     return serveResponses(request, {
       store: this.store,
       model: this.openedAgent(),
+      openEvents: this.openEvents,
+      stillWaiting: (turnId, actionIds, sequence) => this.stillWaiting(turnId, actionIds, sequence),
+      keepaliveMs: keepaliveMs(this.env),
+      expiresAt: tokenExpiry(request),
+    });
+  }
+
+  /** A task of the A2A routes (src/routes/a2a.ts): its object now, once it settles, or its stream. */
+  private a2a(request: Request): Promise<Response> {
+    return serveA2a(request, {
+      store: this.store,
       openEvents: this.openEvents,
       stillWaiting: (turnId, actionIds, sequence) => this.stillWaiting(turnId, actionIds, sequence),
       keepaliveMs: keepaliveMs(this.env),

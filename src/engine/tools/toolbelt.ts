@@ -1,8 +1,9 @@
-// The tools an agent exposes in a turn: its built-ins, its HTTP tools, its handoff tools and the MCP tools
+// The tools an agent exposes in a turn: its built-ins, its HTTP tools, its remote A2A agents, its handoff tools and the MCP tools
 // discovered for the turn, by name, narrowed to the permission classes the session's policy enables.
 import type { AgentConfig } from "../../protocol/agent-config";
 import type { Policy } from "../../protocol/policy";
 import { PERMISSION_CLASSES } from "../../protocol/tool-classes";
+import { a2aTool } from "./a2a-tool";
 import { BUILTIN_TOOLS } from "./builtins";
 import { handoffTool, handoffToolName } from "./handoff";
 import { httpTool } from "./http-tool";
@@ -30,6 +31,7 @@ function agentTools(config: AgentConfig): Map<string, ToolDefinition> {
   }
   // Declaring an HTTP tool on the agent is enough to expose it; listing it in `tools` too is allowed.
   for (const spec of config.http_tools) belt.set(spec.name, httpTool(spec));
+  for (const spec of config.a2a_agents ?? []) belt.set(spec.name, a2aTool(spec));
   for (const agent of config.handoffs) belt.set(handoffToolName(agent), handoffTool(agent));
   // spawn_subagents exists exactly when the agent allows parallel sub-agents.
   if (config.allow_parallel_subagents) belt.set(SPAWN_SUBAGENTS, spawnSubagents(config.max_parallel_subagents));

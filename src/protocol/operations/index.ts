@@ -1,5 +1,6 @@
 // Every operation of the HTTP API, by area; OPERATIONS lists them all (the routes, /openapi.json, the API
 // reference and the access test are built from it).
+import * as a2a from "./a2a";
 import * as agents from "./agents";
 import * as chat from "./chat";
 import * as files from "./files";
@@ -16,7 +17,7 @@ import * as turns from "./turns";
 import * as usage from "./usage";
 
 export type { AnswerOf, BodyOf, Operation, QueryOf, ResponseOf } from "./operation";
-export { agents, chat, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
+export { a2a, agents, chat, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
 
 const isOperation = (v: unknown): v is Operation => typeof v === "object" && v !== null && "operationId" in v && "permission" in v;
 
@@ -37,6 +38,7 @@ export const OPERATIONS: readonly Operation[] = [
   usage,
   resources,
   responses,
+  a2a,
 ]
   .flatMap((area) => Object.values(area).filter(isOperation))
   .sort((a, b) => (a.path === b.path ? METHOD_ORDER.indexOf(a.method) - METHOD_ORDER.indexOf(b.method) : a.path < b.path ? -1 : 1));

@@ -1,0 +1,190 @@
+// The A2A 1.0 methods (docs/guides/a2a.md) over sessions: a task is a turn, its contextId the session. The
+// session object folds the log into tasks and streams (src/session/streams/a2a-streams.ts); these handlers
+// check who may reach the session and what the request asks, and throw RpcError for A2A's error codes.
+import { checkInputFits } from "../engine/context-budget";
+import type { Env } from "../env";
+import { randomId } from "../ids";
+import { agentConfig } from "../objects/registry/agent-cache";
+import { ListTasksParams, type Message, RpcError, type RpcId, SendMessageParams, type Task, TaskIdParams, TERMINAL_STATES } from "../protocol/a2a";
+import { ApiError, unwrap } from "../protocol/errors";
+import { inputText } from "../protocol/input-parts";
+import { allows, type Principal } from "../protocol/permissions";
+import { DEFAULT_POLICY } from "../protocol/policy";
+import { A2A_PATH, type A2aMode } from "../session/streams/a2a-streams";
+import { parseTaskId, type TaskRef, taskId } from "../views/a2a-task";
+import { actionAnswers, turnInput } from "./a2a-input";
+import { decide, derivedSessionId, expiresAt, reachable } from "./chat";
+import { sessionFetch } from "./chat-stream";
+import { callSession, sessionStub } from "./http";
+
+export interface RpcCall {
+  env: Env;
+  principal: Principal;
+  agent: string;
+  rpcId: RpcId;
+  /** The Last-Event-ID a reconnecting client sends (SubscribeToTask resumes after it). */
+  lastEventId: string | undefined;
+}
+
+/** The params of a method, or InvalidParams naming the first field refused. */
+function paramsOf<T>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } },
+  raw: unknown,
+): T {
+  const parsed = schema.safeParse(raw ?? {});
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new RpcError(
+    "invalidParams",
+    `params.${issue.path.join(".")}: ${issue.message}`,
+    parsed.error.issues.map((i) => ({ path: i.path.join("."), reason: i.message })),
+  );
+}
+
+function need(principal: Principal, permission: "session.submit" | "session.interrupt" | "sessions.create" | "session.approve"): void {
+  if (!allows(principal, permission)) throw new ApiError("forbidden", `this caller may not do ${permission}`);
+}
+
+/** The task `id` when it is one of this agent's sessions the caller may reach; TaskNotFound otherwise. */
+async function reach(call: RpcCall, id: string): Promise<TaskRef> {
+  const ref = parseTaskId(id);
+  if (!ref || !(await ofAgent(call, ref.session_id))) throw new RpcError("taskNotFound", `no task '${id}'`);
+  return ref;
+}
+
+/** Whether the session exists, the caller may reach it, and it was opened with this agent. */
+async function ofAgent(call: RpcCall, sid: string): Promise<boolean> {
+  if (!(await reachable(call.env, sid, call.principal))) return false;
+  return unwrap(await sessionStub(call.env, sid).access()).access.opened_agent === call.agent;
+}
+
+/** Reads the task from its session: its object now, once it settles, or its stream. */
+async function read(call: RpcCall, ref: TaskRef, mode: A2aMode, after?: number): Promise<Response> {
+  const url = new URL(`https://session${A2A_PATH}`);
+  url.searchParams.set("id", taskId(ref));
+  url.searchParams.set("mode", mode);
+  url.searchParams.set("rpc_id", JSON.stringify(call.rpcId));
+  if (after !== undefined) url.searchParams.set("after", String(after));
+  try {
+    return await sessionFetch(call.env, ref.session_id, url, expiresAt(call.principal));
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "not_found") throw new RpcError("taskNotFound", `no task '${taskId(ref)}'`);
+    if (err instanceof ApiError && err.code === "validation_failed") throw new RpcError("invalidParams", err.message, err.details);
+    throw err;
+  }
+}
+
+const taskOf = async (res: Response) => (await res.json()) as Task;
+
+/** The task with at most its `historyLength` last messages. */
+function trimmed(task: Task, historyLength: number | undefined): Task {
+  return historyLength === undefined ? task : { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
+}
+
+/** The session a message goes to: its context when that is one of ours, else one opened for it (named after a foreign contextId). */
+async function contextSession(call: RpcCall, message: Message): Promise<string> {
+  const { env, principal, agent } = call;
+  if (message.contextId && (await ofAgent(call, message.contextId).catch(() => false))) return message.contextId;
+  const sid = message.contextId ? await derivedSessionId(`a2a\u0000${agent}\u0000${message.contextId}`, principal) : undefined;
+  if (sid && (await ofAgent(call, sid))) return sid;
+  need(principal, "sessions.create");
+  if (principal.kind === "token" && principal.agent !== agent) throw new ApiError("forbidden", "this token opens no conversations of this agent");
+  const config = await agentConfig(env, agent);
+  if (!config) throw ApiError.notFound("Agent", agent);
+  checkInputFits(config, inputText(turnInput(message)), "params.message");
+  const id = sid ?? randomId("ses");
+  const owner = principal.kind === "token" ? principal.subject : null;
+  const metadata = { via: "a2a", ...(message.contextId ? { a2a_context_id: message.contextId } : {}) };
+  unwrap(await sessionStub(env, id).create({ session_id: id, agent: config, policy: DEFAULT_POLICY, metadata, owner }));
+  return id;
+}
+
+/** A message on a task waiting for input answers what it waits for; on any other task it is refused. */
+async function continueTask(call: RpcCall, message: Message): Promise<TaskRef> {
+  const ref = await reach(call, message.taskId!);
+  if (message.contextId && message.contextId !== ref.session_id) throw new RpcError("invalidParams", "params.message.contextId: is not the task's contextId");
+  const task = await taskOf(await read(call, ref, "object"));
+  if (task.status.state !== "TASK_STATE_INPUT_REQUIRED") {
+    throw new RpcError(
+      "unsupportedOperation",
+      `task ${task.id} is ${task.status.state}: only a task waiting for input takes a message (send one without taskId to begin a new task)`,
+    );
+  }
+  need(call.principal, "session.approve");
+  const thread = await callSession(call.env, ref.session_id, "getThread", { by: call.principal.id });
+  const waiting = thread.active_turn_id === ref.turn_id ? thread.pending_actions : [];
+  const { decisions, answers } = actionAnswers(message, waiting);
+  await decide(call.env, ref.session_id, decisions, answers, call.principal);
+  return ref;
+}
+
+/** SendMessage and SendStreamingMessage: a new task (a turn), or the answer a waiting task needs. */
+export async function sendMessage(call: RpcCall, raw: unknown, stream: boolean): Promise<Response | { task: Task }> {
+  const { message, configuration } = paramsOf(SendMessageParams, raw);
+  if (message.role !== "ROLE_USER") throw new RpcError("invalidParams", "params.message.role: must be ROLE_USER");
+  if (configuration?.taskPushNotificationConfig !== undefined)
+    throw new RpcError("pushNotSupported", "push notifications are not supported: stream or poll the task");
+  let ref: TaskRef;
+  if (message.taskId) {
+    ref = await continueTask(call, message);
+  } else {
+    need(call.principal, "session.submit");
+    const sid = await contextSession(call, message);
+    // The message id keeps a message sent again (a client's retry) from running twice: it answers the same task.
+    const body = { input: turnInput(message), on_busy: "enqueue" as const, idempotency_key: message.messageId };
+    const { turn_id } = await callSession(call.env, sid, "submitTurn", { body, by: call.principal.id });
+    ref = { session_id: sid, turn_id };
+  }
+  // A new task's stream begins at its submission; an answered one's with the task as it is now.
+  if (stream) return read(call, ref, message.taskId ? "subscribe" : "stream");
+  const immediate = configuration?.returnImmediately === true || configuration?.blocking === false;
+  return { task: trimmed(await taskOf(await read(call, ref, immediate ? "object" : "wait")), configuration?.historyLength) };
+}
+
+export async function getTask(call: RpcCall, raw: unknown): Promise<Task> {
+  const { id, historyLength } = paramsOf(TaskIdParams, raw);
+  return trimmed(await taskOf(await read(call, await reach(call, id), "object")), historyLength);
+}
+
+export async function cancelTask(call: RpcCall, raw: unknown): Promise<Task> {
+  const { id } = paramsOf(TaskIdParams, raw);
+  const ref = await reach(call, id);
+  const now = await taskOf(await read(call, ref, "object"));
+  if (TERMINAL_STATES.has(now.status.state)) throw new RpcError("taskNotCancelable", `task ${id} is ${now.status.state}`);
+  need(call.principal, "session.interrupt");
+  unwrap(await sessionStub(call.env, ref.session_id).cancelTurn(ref.turn_id, "cancelled by the A2A client"));
+  return taskOf(await read(call, ref, "wait"));
+}
+
+/** SubscribeToTask: the task as it is then what follows, or after the event a reconnecting client names. */
+export async function subscribeToTask(call: RpcCall, raw: unknown): Promise<Response> {
+  const { id } = paramsOf(TaskIdParams, raw);
+  const ref = await reach(call, id);
+  const after = call.lastEventId === undefined ? undefined : Number(call.lastEventId);
+  if (after !== undefined && !(Number.isSafeInteger(after) && after >= -1)) throw new RpcError("invalidParams", "Last-Event-ID: must be an event index");
+  if (after === undefined) {
+    const now = await taskOf(await read(call, ref, "object"));
+    if (TERMINAL_STATES.has(now.status.state)) throw new RpcError("unsupportedOperation", `task ${id} is ${now.status.state}: read it with GetTask`);
+  }
+  return read(call, ref, after === undefined ? "subscribe" : "stream", after);
+}
+
+/** ListTasks of one context (a session), newest first. */
+export async function listTasks(call: RpcCall, raw: unknown): Promise<{ tasks: Task[]; nextPageToken: string; pageSize: number; totalSize: number }> {
+  const p = paramsOf(ListTasksParams, raw);
+  if (!p.contextId)
+    throw new RpcError("invalidParams", "params.contextId: is required here: tasks are listed per context (GET /v1/sessions lists the sessions)");
+  if (!(await ofAgent(call, p.contextId))) return { tasks: [], nextPageToken: "", pageSize: p.pageSize ?? 20, totalSize: 0 };
+  const snapshot = await callSession(call.env, p.contextId, "getSession", { by: call.principal.id });
+  const turns = [...snapshot.turns].reverse();
+  const start = p.pageToken ? turns.findIndex((t) => t.turn_id === p.pageToken) : 0;
+  if (start < 0) throw new RpcError("invalidParams", "params.pageToken: is not a token this context gave");
+  const size = p.pageSize ?? 20;
+  const tasks: Task[] = [];
+  for (const t of turns.slice(start, start + size)) {
+    const task = trimmed(await taskOf(await read(call, { session_id: p.contextId, turn_id: t.turn_id }, "object")), p.historyLength);
+    if (p.status && task.status.state !== p.status) continue;
+    tasks.push(p.includeArtifacts ? task : { ...task, artifacts: [] });
+  }
+  return { tasks, nextPageToken: turns[start + size]?.turn_id ?? "", pageSize: size, totalSize: turns.length };
+}

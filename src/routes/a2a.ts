@@ -1,0 +1,130 @@
+// A2A 1.0 (docs/guides/a2a.md): each registered agent's Agent Card, and its JSON-RPC endpoint. The methods
+// are in a2a-tasks.ts; here the request is read as JSON-RPC (parse errors, invalid requests, unknown methods
+// and versions are JSON-RPC errors, never a 5xx), and any failure becomes the error object of its code.
+import type { Context } from "hono";
+import { every } from "hono/combine";
+import { ALL_CLASSES_POLICY, resolveToolbelt } from "../engine/tools/toolbelt";
+import type { Env } from "../env";
+import { agentConfig } from "../objects/registry/agent-cache";
+import { A2A_VERSION, A2A_VERSION_HEADER, RpcError, type RpcId, RpcRequest } from "../protocol/a2a";
+import type { AgentConfig } from "../protocol/agent-config";
+import { ApiError } from "../protocol/errors";
+import { a2a as ops } from "../protocol/operations";
+import type { Principal } from "../protocol/permissions";
+import { cancelTask, getTask, listTasks, type RpcCall, sendMessage, subscribeToTask } from "./a2a-tasks";
+import { type AppEnv, router, toApiError } from "./http";
+import { guards, route } from "./operation-route";
+
+/** The agent a caller may talk to: a token bound to another agent does not see it (404, as for an unknown one). */
+async function visibleAgent(env: Env, principal: Principal, name: string): Promise<AgentConfig> {
+  const config = principal.kind === "token" && principal.agent !== null && principal.agent !== name ? null : await agentConfig(env, name);
+  if (!config) throw ApiError.notFound("Agent", name);
+  return config;
+}
+
+/** The Agent Card: the JSON-RPC interface, the agent's tools as skills, bearer authentication. */
+function agentCard(config: AgentConfig, origin: string) {
+  const summary = (config.instructions.split("\n")[0] ?? "").slice(0, 300);
+  const tools = [...resolveToolbelt(config, ALL_CLASSES_POLICY).values()];
+  return {
+    name: config.name,
+    description: summary || `The agent "${config.name}" of an agent runtime`,
+    version: "1.0.0",
+    supportedInterfaces: [{ url: `${origin}/a2a/${config.name}`, protocolBinding: "JSONRPC", protocolVersion: A2A_VERSION }],
+    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+    securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: "Bearer", description: "An API key or a browser token of the runtime" } } },
+    securityRequirements: [{ schemes: { bearer: { list: [] } } }],
+    defaultInputModes: ["text/plain", "application/json", "image/*", "application/pdf"],
+    defaultOutputModes: ["text/plain", "application/json"],
+    skills: [
+      {
+        id: "converse",
+        name: config.name,
+        description: `A conversation with the agent; each task is one turn${summary ? `. ${summary}` : ""}`,
+        tags: ["chat"],
+      },
+      ...tools.map((t) => ({ id: `tool:${t.name}`, name: t.name, description: t.description || t.name, tags: ["tool", t.permission_class] })),
+    ],
+  };
+}
+
+/** The version a request asks for: absent or 1.x is served; any other is VersionNotSupported. */
+function checkVersion(header: string | undefined): void {
+  if (header === undefined || header.trim() === "") return;
+  if (!/^1(\.\d+)*$/.test(header.trim()))
+    throw new RpcError("versionNotSupported", `${A2A_VERSION_HEADER} ${header} is not served: this interface speaks ${A2A_VERSION}`);
+}
+
+type Method = (call: RpcCall, params: unknown) => Promise<unknown>;
+
+const METHODS: Record<string, Method> = {
+  SendMessage: (call, p) => sendMessage(call, p, false),
+  SendStreamingMessage: (call, p) => sendMessage(call, p, true),
+  GetTask: getTask,
+  ListTasks: listTasks,
+  CancelTask: cancelTask,
+  SubscribeToTask: subscribeToTask,
+};
+const PUSH_METHODS = new Set([
+  "CreateTaskPushNotificationConfig",
+  "GetTaskPushNotificationConfig",
+  "ListTaskPushNotificationConfigs",
+  "DeleteTaskPushNotificationConfig",
+]);
+
+/** The JSON-RPC error object of a failure; the caller's own refusals (401, 403, 429) stay HTTP statuses. */
+function errorObject(err: unknown): { code: number; message: string; data?: unknown } {
+  if (err instanceof RpcError) return { code: err.code, message: err.message, ...(err.data !== undefined ? { data: err.data } : {}) };
+  const api = toApiError(err);
+  if (api.status === 500) {
+    console.error("a2a: the method failed", err);
+    return { code: -32603, message: "Internal error" };
+  }
+  const code = api.code === "not_found" ? -32001 : api.code === "conflict" ? -32004 : -32602;
+  return { code, message: api.message, ...(api.details !== undefined ? { data: api.details } : {}) };
+}
+
+async function handle(c: Context<AppEnv>): Promise<Response> {
+  const agent = c.req.param("agent")!;
+  const principal = c.get("principal");
+  await visibleAgent(c.env, principal, agent);
+  let id: RpcId = null;
+  const answer = (body: Record<string, unknown>) => c.json({ jsonrpc: "2.0", id, ...body }, 200);
+  try {
+    const text = await c.req.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new RpcError("parse", "the body is not JSON");
+    }
+    const rawId = (body as { id?: unknown } | null)?.id;
+    if (typeof rawId === "string" || typeof rawId === "number") id = rawId;
+    const req = RpcRequest.safeParse(body);
+    if (!req.success) throw new RpcError("invalidRequest", 'not a JSON-RPC 2.0 request: jsonrpc "2.0", a method and an id');
+    checkVersion(c.req.header(A2A_VERSION_HEADER));
+    if (PUSH_METHODS.has(req.data.method))
+      throw new RpcError("pushNotSupported", "push notifications are not supported: stream (SubscribeToTask) or poll (GetTask)");
+    const method = METHODS[req.data.method];
+    if (!method) throw new RpcError("methodNotFound", `no method '${req.data.method}' (A2A 1.0: ${Object.keys(METHODS).join(", ")})`);
+    const result = await method({ env: c.env, principal, agent, rpcId: id, lastEventId: c.req.header("last-event-id") }, req.data.params);
+    return result instanceof Response ? result : answer({ result });
+  } catch (err) {
+    const api = err instanceof RpcError ? null : toApiError(err);
+    if (api && (api.status === 401 || api.status === 403 || api.status === 429)) throw api;
+    return answer({ error: errorObject(err) });
+  }
+}
+
+export const a2a = router();
+
+a2a.openapi(route(ops.getAgentCard), async (c) => {
+  const config = await visibleAgent(c.env, c.get("principal"), c.req.valid("param").agent);
+  return c.json(agentCard(config, new URL(c.req.url).origin), 200);
+});
+
+// The body is read as JSON-RPC here (a malformed one is a JSON-RPC error, not a 400), so the route is a plain
+// one; /openapi.json still has it.
+const { middleware: _, ...documented } = route(ops.a2aRpc);
+a2a.openAPIRegistry.registerPath(documented);
+a2a.post("/a2a/:agent", every(...guards(ops.a2aRpc, { readsBody: false })), handle);

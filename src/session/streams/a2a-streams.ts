@@ -1,0 +1,102 @@
+// The A2A reads of a session (src/routes/a2a.ts forwards them): a task as the log holds it now, or once it
+// settles (completed, failed, cancelled, or waiting for input: a blocking SendMessage waits for that), and
+// its stream of StreamResponse events as JSON-RPC responses over SSE, from its start, after the event a
+// client last saw (Last-Event-ID), or from now (SubscribeToTask: the task as it is, then what follows). All
+// are the same fold (src/views/a2a-task.ts) over the task's turn, read from the store, then live from the
+// session's SSE stream as the Responses reads do (response-streams.ts).
+import { type RpcId, settled, type Task } from "../../protocol/a2a";
+import { ApiError } from "../../protocol/errors";
+import { A2aTaskFold, type IndexedEvent, parseTaskId } from "../../views/a2a-task";
+import type { SessionStore } from "../store/session-store";
+import { loggedEvents, turnCursor } from "../views/chat-reads";
+import { type OpenEvents, sessionEvents } from "./chat-stream";
+import { type SseFormat, type SseOptions, sseResponse } from "./sse-writer";
+
+/** The path of the A2A reads on the session object (the Worker's forwarded request). */
+export const A2A_PATH = "/a2a";
+
+/** What the Worker asks: the task now, once it settles, or its stream (from the start, after an event, or from now). */
+export type A2aMode = "object" | "wait" | "stream" | "subscribe";
+
+export interface A2aHost extends Omit<SseOptions, "signal"> {
+  store: Pick<SessionStore, "readEvents" | "conversationReads">;
+  openEvents: OpenEvents;
+  /** Whether the turn still waits for all of `actionIds` and nothing follows `sequence` in the log yet. */
+  stillWaiting(turnId: string, actionIds: string[], sequence: number): Promise<boolean>;
+}
+
+function located(store: A2aHost["store"], id: string): { fold: A2aTaskFold; cursor: number } {
+  const ref = parseTaskId(id);
+  if (!ref) throw ApiError.notFound("Task", id);
+  try {
+    return { fold: new A2aTaskFold(ref), cursor: turnCursor(store, ref.turn_id) };
+  } catch {
+    throw ApiError.notFound("Task", id);
+  }
+}
+
+/** Whether the stream of `fold` ends here: the task ended, or waits for input nothing answered yet. */
+async function ends(fold: A2aTaskFold, host: A2aHost, sequence: number): Promise<boolean> {
+  if (!settled(fold.state)) return false;
+  return fold.state !== "TASK_STATE_INPUT_REQUIRED" || host.stillWaiting(fold.ref.turn_id, fold.waitingFor(), sequence);
+}
+
+/** The fold over what the log holds now, and the sequence of its last event. */
+function foldNow(host: A2aHost, id: string): { fold: A2aTaskFold; cursor: number; last: number } {
+  const { fold, cursor } = located(host.store, id);
+  let last = cursor;
+  for (const e of loggedEvents(host.store, cursor)) {
+    fold.push(e);
+    last = e.sequence;
+  }
+  return { fold, cursor, last };
+}
+
+/** The task's stream events, from its start, live until it settles. */
+async function* liveEvents(host: A2aHost, id: string, signal: AbortSignal): AsyncGenerator<IndexedEvent & { task: Task }> {
+  const { fold, cursor } = located(host.store, id);
+  for await (const e of sessionEvents(host.openEvents, cursor, signal)) {
+    for (const out of fold.push(e)) yield { ...out, task: fold.task };
+    if (e.turn_id === fold.ref.turn_id && (await ends(fold, host, e.sequence))) return;
+  }
+}
+
+/** Answers the Worker's A2A request `request` for this session. */
+export async function serveA2a(request: Request, host: A2aHost): Promise<Response> {
+  const url = new URL(request.url);
+  const id = url.searchParams.get("id") ?? "";
+  const mode = url.searchParams.get("mode") as A2aMode;
+  const now = foldNow(host, id);
+  if (mode === "object" || (mode === "wait" && (await ends(now.fold, host, now.last)))) return Response.json(now.fold.task);
+  const abort = new AbortController();
+  request.signal.addEventListener("abort", () => abort.abort(), { once: true });
+  if (mode === "wait") {
+    let task = now.fold.task;
+    for await (const e of liveEvents(host, id, abort.signal)) task = e.task;
+    return Response.json(task);
+  }
+  // SubscribeToTask begins with the task as it is, numbered as the last event it stands for; a resumed
+  // stream (Last-Event-ID) sends what follows the event it names.
+  const resumed = url.searchParams.get("after");
+  const after = resumed === null ? (mode === "subscribe" ? now.fold.count - 1 : -1) : Number(resumed);
+  if (after >= now.fold.count) throw ApiError.validation([{ path: "Last-Event-ID", reason: `is past the task's last event (${now.fold.count - 1})` }]);
+  const rpcId = JSON.parse(url.searchParams.get("rpc_id") ?? "null") as RpcId;
+  const snapshot = mode === "subscribe" && resumed === null ? [{ index: after, event: { task: structuredClone(now.fold.task) } }] : [];
+  const events = (async function* () {
+    yield* snapshot;
+    if (snapshot.length > 0 && (await ends(now.fold, host, now.last))) return;
+    for await (const e of liveEvents(host, id, abort.signal)) if (e.index > after) yield { index: e.index, event: e.event };
+  })();
+  return sseResponse(events, abort, { ...host, signal: request.signal }, rpcFormat(rpcId));
+}
+
+/** JSON-RPC over SSE: each event a JSON-RPC response with the StreamResponse as its result, its index as `id:`. */
+function rpcFormat(rpcId: RpcId): SseFormat<IndexedEvent> {
+  return {
+    name: "a2a stream",
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },
+    chunk: (e) => `id: ${e.index}\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: rpcId, result: e.event })}\n\n`,
+    failure: ({ message }) => `data: ${JSON.stringify({ jsonrpc: "2.0", id: rpcId, error: { code: -32603, message } })}\n\n`,
+    end: "",
+  };
+}

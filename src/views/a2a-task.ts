@@ -1,0 +1,237 @@
+// An A2A task (docs/guides/a2a.md), folded from its turn's events: the Task object and the stream of
+// StreamResponse events (the task at its submission, status updates, the answer's text as artifact chunks).
+// A task is a turn, its contextId the session; a pause for approvals or questions is TASK_STATE_INPUT_REQUIRED
+// and the decisions that continue it make it WORKING again. The fold is pure: the same log gives the same
+// events with the same indexes, so a stream resumed after event N (even after a restart) folds again and
+// sends what follows N.
+import type { A2aMessage, Artifact, Part, StreamResponse, Task, TaskState } from "../protocol/a2a";
+import type { EventOf, RuntimeEvent } from "../protocol/events";
+
+const HEX = "[0-9a-f]{24}";
+const TASK_ID = new RegExp(`^task_(${HEX})(${HEX})$`);
+
+export interface TaskRef {
+  session_id: string;
+  turn_id: string;
+}
+
+/** A task's id: its session's and its turn's (no table maps it). */
+export const taskId = ({ session_id, turn_id }: TaskRef): string => `task_${session_id.replace(/^ses_/, "")}${turn_id.replace(/^trn_/, "")}`;
+
+/** The session and turn of a task id, or null when it is none of this runtime's. */
+export function parseTaskId(id: string): TaskRef | null {
+  const m = TASK_ID.exec(id);
+  return m ? { session_id: `ses_${m[1]}`, turn_id: `trn_${m[2]}` } : null;
+}
+
+/** A stream event with its index in the task's stream (the SSE id a client resumes after). */
+export interface IndexedEvent {
+  index: number;
+  event: StreamResponse;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const textOf = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+
+/** The input of a turn as the user's message (text, and its files as file parts naming the session's file). */
+function userMessage(e: EventOf<"turn.submitted">, ref: TaskRef, id: string): A2aMessage {
+  const parts: Part[] = [];
+  if (e.payload.input) parts.push({ text: e.payload.input });
+  for (const f of e.payload.files ?? []) {
+    parts.push({ url: `/v1/sessions/${ref.session_id}/files/${f.file_id}`, mediaType: f.media_type, ...(f.filename ? { filename: f.filename } : {}) });
+  }
+  return { messageId: `msg_${e.sequence}`, contextId: ref.session_id, taskId: id, role: "ROLE_USER", parts: parts.length ? parts : [{ text: "" }] };
+}
+
+/** What the paused turn waits for, as the agent's message of the INPUT_REQUIRED status. */
+function waitingMessage(waiting: EventOf<"action.required">[], ref: TaskRef, id: string, sequence: number): A2aMessage {
+  const lines = waiting.map((a) =>
+    a.payload.kind === "user_input" ? (a.payload.question ?? "The agent asks a question") : `Approve the call of ${a.payload.tool_name}? (approve or reject)`,
+  );
+  const actions = waiting.map((a) => ({
+    action_id: a.action_id,
+    kind: a.payload.kind,
+    tool_name: a.payload.tool_name,
+    args: a.payload.args,
+    ...(a.payload.question ? { question: a.payload.question } : {}),
+    ...(a.payload.response_schema ? { response_schema: a.payload.response_schema } : {}),
+  }));
+  return {
+    messageId: `msg_${sequence}`,
+    contextId: ref.session_id,
+    taskId: id,
+    role: "ROLE_AGENT",
+    parts: [{ text: lines.join("\n") }, { data: { actions }, mediaType: "application/json" }],
+  };
+}
+
+export class A2aTaskFold {
+  readonly task: Task;
+  private next = 0;
+  private readonly awaiting = new Map<string, EventOf<"action.required">>();
+  private readonly runningTools = new Set<string>();
+  private readonly openModelCalls = new Set<string>();
+  private readonly parentOf = new Map<string, string>();
+  /** Actions an INPUT_REQUIRED status named already. */
+  private readonly announced = new Set<string>();
+  /** The artifact the answer's text is being written into (one per model call that writes text). */
+  private open: Artifact | null = null;
+  private texts = 0;
+
+  constructor(readonly ref: TaskRef) {
+    const id = taskId(ref);
+    this.task = { id, contextId: ref.session_id, status: { state: "TASK_STATE_SUBMITTED", timestamp: iso(0) }, artifacts: [], history: [] };
+  }
+
+  get state(): TaskState {
+    return this.task.status.state;
+  }
+
+  /** How many stream events the fold made so far. */
+  get count(): number {
+    return this.next;
+  }
+
+  /** The actions the task waits for (its INPUT_REQUIRED status names them). */
+  waitingFor(): string[] {
+    return [...this.awaiting.keys()];
+  }
+
+  /** The stream events `e` makes (none for another turn's event). */
+  push(e: RuntimeEvent): IndexedEvent[] {
+    if (e.turn_id !== this.ref.turn_id) return [];
+    const out: IndexedEvent[] = [];
+    this.track(e);
+    const root = (e.depth ?? 0) === 0;
+    switch (e.type) {
+      case "turn.submitted":
+        this.task.history.push(userMessage(e, this.ref, this.task.id));
+        this.task.status = { state: "TASK_STATE_SUBMITTED", timestamp: iso(e.timestamp) };
+        this.emit({ task: structuredClone(this.task) }, out);
+        break;
+      case "turn.started":
+        this.status("TASK_STATE_WORKING", e, out);
+        break;
+      case "model.delta":
+        if (root) this.text(e.payload.text, out);
+        break;
+      case "model.completed":
+        if (root) this.open = null;
+        break;
+      case "action.resolved":
+        if (this.state === "TASK_STATE_INPUT_REQUIRED" && this.awaiting.size === 0) this.status("TASK_STATE_WORKING", e, out);
+        break;
+      case "turn.completed": {
+        const { output } = e.payload;
+        if (this.texts === 0 && output !== undefined && output !== null && output !== "") {
+          const part: Part = typeof output === "string" ? { text: output } : { data: output, mediaType: "application/json" };
+          this.artifact({ artifactId: "output", name: "output", parts: [part] }, false, true, out);
+        }
+        this.status("TASK_STATE_COMPLETED", e, out);
+        break;
+      }
+      case "turn.failed":
+        this.status("TASK_STATE_FAILED", e, out, `${e.payload.error.code}: ${e.payload.error.message}`);
+        break;
+      case "turn.cancelled":
+        this.status("TASK_STATE_CANCELED", e, out, e.payload.reason);
+        break;
+      default:
+        break;
+    }
+    if (e.type !== "action.reminder" && this.paused()) {
+      const message = waitingMessage([...this.awaiting.values()], this.ref, this.task.id, e.sequence);
+      this.task.status = { state: "TASK_STATE_INPUT_REQUIRED", timestamp: iso(e.timestamp), message };
+      this.emitStatus(out);
+    }
+    return out;
+  }
+
+  /** The turn waits for actions with nothing else of it under way, and some of them were not announced yet. */
+  private paused(): boolean {
+    if (this.ended() || this.awaiting.size === 0 || this.openModelCalls.size > 0) return false;
+    // The sub-agent calls enclosing a waiting call wait too; any other call still running keeps the turn busy.
+    const blocked = new Set<string>();
+    for (const a of this.awaiting.values()) {
+      for (let c = this.parentOf.get(a.tool_call_id!); c && !blocked.has(c); c = this.parentOf.get(c)) blocked.add(c);
+    }
+    for (const call of this.runningTools) if (!blocked.has(call)) return false;
+    const fresh = this.waitingFor().filter((id) => !this.announced.has(id));
+    for (const id of fresh) this.announced.add(id);
+    return fresh.length > 0;
+  }
+
+  private ended(): boolean {
+    return this.state === "TASK_STATE_COMPLETED" || this.state === "TASK_STATE_FAILED" || this.state === "TASK_STATE_CANCELED";
+  }
+
+  private track(e: RuntimeEvent): void {
+    if (e.tool_call_id && e.parent_id) this.parentOf.set(e.tool_call_id, e.parent_id);
+    if (e.type === "model.requested" && e.step_id) this.openModelCalls.add(e.step_id);
+    else if (e.type === "model.completed" && e.step_id) this.openModelCalls.delete(e.step_id);
+    else if (e.type === "tool.started") this.runningTools.add(e.tool_call_id!);
+    else if (e.type === "tool.result") this.runningTools.delete(e.tool_call_id!);
+    else if (e.type === "action.required") this.awaiting.set(e.action_id!, e);
+    else if (e.type === "action.resolved") this.awaiting.delete(e.action_id!);
+  }
+
+  private text(delta: string, out: IndexedEvent[]): void {
+    const append = this.open !== null;
+    if (!this.open) {
+      this.open = { artifactId: `text-${++this.texts}`, name: "answer", parts: [{ text: "" }] };
+      this.task.artifacts.push(this.open);
+    }
+    const part = this.open.parts[0]!;
+    part.text = (part.text ?? "") + delta;
+    this.emit(
+      {
+        artifactUpdate: {
+          taskId: this.task.id,
+          contextId: this.ref.session_id,
+          artifact: { ...this.open, parts: [{ text: delta }] },
+          append,
+          lastChunk: false,
+        },
+      },
+      out,
+    );
+  }
+
+  private artifact(artifact: Artifact, append: boolean, lastChunk: boolean, out: IndexedEvent[]): void {
+    this.task.artifacts.push(artifact);
+    this.emit({ artifactUpdate: { taskId: this.task.id, contextId: this.ref.session_id, artifact: structuredClone(artifact), append, lastChunk } }, out);
+  }
+
+  private status(state: TaskState, e: RuntimeEvent, out: IndexedEvent[], why?: string): void {
+    this.task.status = { state, timestamp: iso(e.timestamp) };
+    if (why !== undefined) {
+      this.task.status.message = {
+        messageId: `msg_${e.sequence}`,
+        contextId: this.ref.session_id,
+        taskId: this.task.id,
+        role: "ROLE_AGENT",
+        parts: [{ text: why }],
+      };
+    } else if (state === "TASK_STATE_COMPLETED") {
+      const output = (e as EventOf<"turn.completed">).payload.output;
+      if (output !== undefined && output !== null) {
+        this.task.status.message = {
+          messageId: `msg_${e.sequence}`,
+          contextId: this.ref.session_id,
+          taskId: this.task.id,
+          role: "ROLE_AGENT",
+          parts: [{ text: textOf(output) }],
+        };
+      }
+    }
+    this.emitStatus(out);
+  }
+
+  private emitStatus(out: IndexedEvent[]): void {
+    this.emit({ statusUpdate: { taskId: this.task.id, contextId: this.ref.session_id, status: structuredClone(this.task.status) } }, out);
+  }
+
+  private emit(event: StreamResponse, out: IndexedEvent[]): void {
+    out.push({ index: this.next++, event });
+  }
+}

@@ -1,0 +1,129 @@
+// One agent of the runtime calling another over A2A (docs/guides/a2a.md), a real HTTP hop: the runtime runs in a
+// Miniflare process listening on a port, and the caller's `a2a_agents` entry names that port's JSON-RPC URL (or
+// the Agent Card's). The remote task's answer comes back as the tool result, its input-required as the result's
+// question, cancelling the caller's turn cancels the remote task, and a restart mid-call sends nothing twice.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Miniflare } from "miniflare";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runtimeOptions } from "../../bench/lib/miniflare.mjs";
+import { verifyLog } from "../../src/engine/verify-log";
+import type { Step } from "../support/fake-model";
+import { startFakeOpenAI } from "../support/fake-openai";
+import { bundleWorker, callRuntime, until } from "./support/runtime-process";
+import { freePort } from "./support/wrangler-dev";
+
+const KEY = "a2a-client-key";
+let bundle: string;
+let fakeBase: string;
+let fake: { close(): Promise<void> };
+
+beforeAll(async () => {
+  bundle = await bundleWorker();
+  const port = await freePort();
+  fake = await startFakeOpenAI(port);
+  fakeBase = `http://127.0.0.1:${port}/v1`;
+}, 120_000);
+afterAll(async () => {
+  await fake?.close();
+  rmSync(bundle, { recursive: true, force: true });
+});
+
+/** The runtime on `state`, listening on `port` (its A2A endpoints are reached there by its own tools). */
+function runtime(state: string, port: number): Miniflare {
+  const base = `http://127.0.0.1:${port}`;
+  const bindings = { API_KEYS: KEY, OPENAI_COMPATIBLE_BASE_URL: fakeBase, TOOL_URL_ALLOWLIST: `${fakeBase}/,${base}/a2a/`, LOGS: "off" };
+  return new Miniflare({ ...runtimeOptions(bundle, state, bindings), host: "127.0.0.1", port });
+}
+
+async function script(steps: Step[]): Promise<string> {
+  const id = `a2a-${crypto.randomUUID()}`;
+  await fetch(`${fakeBase}/_scripts/${id}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ steps }) });
+  return `openai-compatible:${id}`;
+}
+
+const call = (mf: Miniflare, method: string, path: string, body?: unknown) => callRuntime(mf, KEY, method, path, body);
+const log = async (mf: Miniflare, sid: string): Promise<any[]> => (await call(mf, "GET", `/v1/sessions/${sid}/events?after=0&limit=1000`)).events;
+const remoteSessions = async (mf: Miniflare, agent: string): Promise<string[]> =>
+  (await call(mf, "GET", `/v1/sessions?agent=${agent}`)).sessions.map((s: { session_id: string }) => s.session_id);
+
+/** A caller agent whose model calls the tool `remote` once with `message`, then answers "done". */
+async function caller(mf: Miniflare, port: number, remote: string, url = `/a2a/${remote}`): Promise<string> {
+  const model = await script([{ tool_calls: [{ name: "remote", arguments: { message: "what is 6 * 7?" } }] }, { text: "done" }]);
+  const a2a_agents = [{ name: "remote", url: `http://127.0.0.1:${port}${url}`, headers: { authorization: `Bearer ${KEY}` }, timeout_ms: 60_000 }];
+  await call(mf, "PUT", `/v1/agents/caller-${remote}`, { model, a2a_agents });
+  const { session_id } = await call(mf, "POST", "/v1/sessions", { agent: `caller-${remote}` });
+  await call(mf, "POST", `/v1/sessions/${session_id}/turns`, { input: "ask the remote agent" });
+  return session_id;
+}
+
+const toolResult = (events: any[]) => events.find((e) => e.type === "tool.result" && e.payload.name === "remote")?.payload;
+
+describe("an agent calling another over A2A", () => {
+  const state = mkdtempSync(join(tmpdir(), "agent-runtime-a2a-"));
+  let port: number;
+  let mf: Miniflare;
+  beforeAll(async () => {
+    port = await freePort();
+    mf = runtime(state, port);
+    await mf.ready;
+  }, 60_000);
+  afterAll(async () => {
+    await mf.dispose();
+    rmSync(state, { recursive: true, force: true });
+  });
+
+  it("gets the remote task's answer as the tool result (through the Agent Card), with its status updates as progress", async () => {
+    await call(mf, "PUT", "/v1/agents/calc", { model: "demo:fast", tools: ["calculator"] });
+    const sid = await caller(mf, port, "calc", "/a2a/calc/.well-known/agent-card.json");
+    await until(async () => (await log(mf, sid)).some((e) => e.type === "turn.completed"));
+    const events = await log(mf, sid);
+    expect(verifyLog(events)).toEqual([]);
+    expect(toolResult(events)).toMatchObject({ is_error: false, output: { state: "TASK_STATE_COMPLETED", answer: "The answer is 42." } });
+    expect(events.some((e) => e.type === "mcp.progress" && e.payload.server === "remote")).toBe(true);
+    expect(await remoteSessions(mf, "calc")).toHaveLength(1);
+  });
+
+  it("surfaces the remote task's input-required as the tool result", async () => {
+    await call(mf, "PUT", "/v1/agents/careful", { model: "demo:fast", tools: ["calculator"], hitl_tools: ["calculator"] });
+    const sid = await caller(mf, port, "careful");
+    await until(async () => (await log(mf, sid)).some((e) => e.type === "turn.completed"));
+    const output = toolResult(await log(mf, sid)).output;
+    expect(output).toMatchObject({ state: "TASK_STATE_INPUT_REQUIRED", input_required: expect.stringContaining("calculator") });
+    expect(output.how_to_answer).toContain(output.task_id);
+  });
+
+  it("cancels the remote task when the caller's turn is cancelled", async () => {
+    await call(mf, "PUT", "/v1/agents/slow", { model: "demo:slow" });
+    const sid = await caller(mf, port, "slow");
+    let remote = "";
+    await until(async () => {
+      remote = (await remoteSessions(mf, "slow"))[0] ?? "";
+      return remote !== "" && (await log(mf, remote)).some((e) => e.type === "model.delta");
+    });
+    await call(mf, "POST", `/v1/sessions/${sid}/interrupt`, { reason: "the user stopped it" });
+    await until(async () => (await log(mf, remote)).some((e) => e.type === "turn.cancelled"));
+    expect((await log(mf, remote)).find((e) => e.type === "turn.cancelled").payload.reason).toBe("cancelled by the A2A client");
+  }, 30_000);
+
+  it("a restart of the runtime mid-call resumes the call without sending the message twice", async () => {
+    await call(mf, "PUT", "/v1/agents/slow2", { model: "demo:slow" });
+    const sid = await caller(mf, port, "slow2");
+    let remote = "";
+    await until(async () => {
+      remote = (await remoteSessions(mf, "slow2"))[0] ?? "";
+      return remote !== "" && (await log(mf, remote)).some((e) => e.type === "model.delta");
+    });
+    await mf.dispose(); // the whole process ends here, mid-call
+    mf = runtime(state, port);
+    await mf.ready;
+    await until(async () => (await log(mf, sid)).some((e) => e.type === "turn.completed"), 60_000);
+    const events = await log(mf, sid);
+    expect(verifyLog(events)).toEqual([]);
+    expect(toolResult(events)).toMatchObject({ is_error: false, output: { state: "TASK_STATE_COMPLETED" } });
+    const remoteLog = await log(mf, remote);
+    expect(remoteLog.filter((e) => e.type === "turn.submitted")).toHaveLength(1);
+    expect(await remoteSessions(mf, "slow2")).toEqual([remote]);
+  }, 90_000);
+});

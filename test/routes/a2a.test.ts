@@ -1,0 +1,209 @@
+// A2A 1.0 (docs/guides/a2a.md) through its public surface, with hand-written JSON-RPC over fetch as an A2A
+// client sends it: the Agent Card, SendMessage, SendStreamingMessage and SubscribeToTask resumed after
+// Last-Event-ID, GetTask, ListTasks, CancelTask, input-required answered by the next message, and refusals as
+// JSON-RPC error objects that change nothing.
+import { describe, expect, it } from "vitest";
+import { api, apiAs, createAgent, events } from "../support/api";
+import { baseURL } from "../support/fake-model";
+
+type Rpc = { status: number; body: any; headers: Headers };
+
+let next = 0;
+const rpc = (agent: string, method: string, params: unknown, headers: Record<string, string> = {}): Promise<Rpc> =>
+  api("POST", `/a2a/${agent}`, { jsonrpc: "2.0", id: ++next, method, params }, { "a2a-version": "1.0", ...headers });
+
+const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({ messageId: `m-${++next}`, role: "ROLE_USER", parts: [{ text }], ...extra });
+
+/** The SSE events of a JSON-RPC stream: each `id:` and the result it carries. */
+function sse(text: string | null): { id: number; result: any; rpcId: unknown }[] {
+  return (text ?? "")
+    .split("\n\n")
+    .filter((b) => b.startsWith("id: "))
+    .map((b) => {
+      const [head, data] = b.split("\n");
+      const body = JSON.parse(data!.slice(6));
+      return { id: Number(head!.slice(4)), result: body.result, rpcId: body.id };
+    });
+}
+
+const state = (e: { result: any }) => e.result.task?.status.state ?? e.result.statusUpdate?.status.state;
+
+describe("the Agent Card", () => {
+  it("names the JSON-RPC interface, the bearer scheme and the agent's tools as skills", async () => {
+    await createAgent({ name: "a2a-card", model: "demo:fast", tools: ["calculator"], instructions: "Helps with sums.\nMore." });
+    const res = await api("GET", "/a2a/a2a-card/.well-known/agent-card.json");
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({
+      name: "a2a-card",
+      description: "Helps with sums.",
+      supportedInterfaces: [{ url: "https://runtime.test/a2a/a2a-card", protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
+      capabilities: { streaming: true },
+      securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: "Bearer" } } },
+    });
+    expect(res.body.skills.map((s: any) => s.id)).toEqual(["converse", "tool:calculator"]);
+    expect((await api("GET", "/a2a/nobody/.well-known/agent-card.json")).status).toBe(404);
+    expect((await apiAs("GET", "/a2a/a2a-card/.well-known/agent-card.json", "wrong")).status).toBe(401);
+  });
+});
+
+describe("SendMessage", () => {
+  it("runs a turn and answers the completed task; the next message with its contextId continues the session", async () => {
+    await createAgent({ name: "a2a-send", model: "demo:fast", tools: ["calculator"] });
+    const res = await rpc("a2a-send", "SendMessage", { message: userMessage("what is 6 * 7?") });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ jsonrpc: "2.0", id: next });
+    const task = res.body.result.task;
+    expect(task).toMatchObject({ status: { state: "TASK_STATE_COMPLETED" }, contextId: expect.stringMatching(/^ses_/) });
+    expect(task.id).toMatch(/^task_[0-9a-f]{48}$/);
+    expect(task.artifacts.map((a: any) => a.parts[0].text).join("")).toBe("The answer is 42.");
+    expect(task.history[0]).toMatchObject({ role: "ROLE_USER", parts: [{ text: "what is 6 * 7?" }] });
+    const got = await rpc("a2a-send", "GetTask", { id: task.id });
+    expect(got.body.result).toEqual(task);
+    expect((await rpc("a2a-send", "GetTask", { id: task.id, historyLength: 0 })).body.result.history).toEqual([]);
+
+    const second = await rpc("a2a-send", "SendMessage", { message: userMessage("hello", { contextId: task.contextId }) });
+    expect(second.body.result.task).toMatchObject({ contextId: task.contextId, status: { state: "TASK_STATE_COMPLETED" } });
+    const listed = await rpc("a2a-send", "ListTasks", { contextId: task.contextId, includeArtifacts: true });
+    expect(listed.body.result).toMatchObject({ totalSize: 2, nextPageToken: "" });
+    expect(listed.body.result.tasks.map((t: any) => t.id)).toEqual([second.body.result.task.id, task.id]);
+    const paged = await rpc("a2a-send", "ListTasks", { contextId: task.contextId, pageSize: 1 });
+    expect(paged.body.result.tasks).toHaveLength(1);
+    const rest = await rpc("a2a-send", "ListTasks", { contextId: task.contextId, pageSize: 1, pageToken: paged.body.result.nextPageToken });
+    expect(rest.body.result.tasks.map((t: any) => t.id)).toEqual([task.id]);
+  });
+
+  it("a contextId of the client's own opens a session, and the same contextId finds it again", async () => {
+    await createAgent({ name: "a2a-ctx", model: "demo:fast" });
+    const first = (await rpc("a2a-ctx", "SendMessage", { message: userMessage("hi", { contextId: "client-context-1" }) })).body.result.task;
+    const second = (await rpc("a2a-ctx", "SendMessage", { message: userMessage("again", { contextId: "client-context-1" }) })).body.result.task;
+    expect(second.contextId).toBe(first.contextId);
+    expect((await api("GET", `/v1/sessions/${first.contextId}`)).body.turn_count).toBe(2);
+  });
+
+  it("returnImmediately answers the task at once; CancelTask cancels it, and a second cancel is TaskNotCancelable", async () => {
+    await createAgent({ name: "a2a-cancel", model: "demo:slow" });
+    const res = await rpc("a2a-cancel", "SendMessage", { message: userMessage("hello"), configuration: { returnImmediately: true } });
+    const task = res.body.result.task;
+    expect(["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"]).toContain(task.status.state);
+    const cancelled = await rpc("a2a-cancel", "CancelTask", { id: task.id });
+    expect(cancelled.body.result).toMatchObject({ id: task.id, status: { state: "TASK_STATE_CANCELED" } });
+    const again = await rpc("a2a-cancel", "CancelTask", { id: task.id });
+    expect(again.body).toMatchObject({ error: { code: -32002 } });
+    expect((await rpc("a2a-cancel", "SubscribeToTask", { id: task.id })).body).toMatchObject({ error: { code: -32004 } });
+  });
+});
+
+describe("SendStreamingMessage", () => {
+  it("streams the task, its status updates and the answer as artifact chunks; resumed after any event, exactly the rest", async () => {
+    await createAgent({ name: "a2a-stream", model: "demo:fast" });
+    const res = await rpc("a2a-stream", "SendStreamingMessage", { message: userMessage("hello") });
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    const got = sse(res.body);
+    expect(got.map((e) => e.id)).toEqual(got.map((_, i) => i));
+    expect(got.every((e) => e.rpcId === next)).toBe(true);
+    expect(state(got[0]!)).toBe("TASK_STATE_SUBMITTED");
+    expect(state(got.at(-1)!)).toBe("TASK_STATE_COMPLETED");
+    const text = got.flatMap((e) => (e.result.artifactUpdate ? [e.result.artifactUpdate.artifact.parts[0].text] : [])).join("");
+    expect(text).toMatch(/^You said: "hello"/);
+    const id = got[0]!.result.task.id;
+    // A dropped connection resubscribes with the last id it read: nothing lost, nothing repeated.
+    for (const n of [0, 2, got.length - 2]) {
+      const resumed = await rpc("a2a-stream", "SubscribeToTask", { id }, { "last-event-id": String(n) });
+      expect(sse(resumed.body).map((e) => e.result)).toEqual(got.slice(n + 1).map((e) => e.result));
+    }
+    const past = await rpc("a2a-stream", "SubscribeToTask", { id }, { "last-event-id": String(got.length) });
+    expect(past.body).toMatchObject({ error: { code: -32602 } });
+  });
+
+  it("SubscribeToTask to a running task begins with the task as it is, then what follows, to the end", async () => {
+    await createAgent({ name: "a2a-sub", model: "demo:slow" });
+    const task = (await rpc("a2a-sub", "SendMessage", { message: userMessage("hello"), configuration: { returnImmediately: true } })).body.result.task;
+    const sub = sse((await rpc("a2a-sub", "SubscribeToTask", { id: task.id })).body);
+    expect(sub[0]!.result.task.id).toBe(task.id);
+    expect(state(sub.at(-1)!)).toBe("TASK_STATE_COMPLETED");
+    const full = sse((await rpc("a2a-sub", "SubscribeToTask", { id: task.id }, { "last-event-id": "-1" })).body);
+    // After the snapshot, the same events as the whole stream from that point.
+    const plain = (list: typeof sub) => list.map(({ id, result }) => ({ id, result }));
+    expect(plain(sub.slice(1))).toEqual(plain(full.slice(sub[0]!.id + 1)));
+  });
+});
+
+describe("input-required", () => {
+  it("an approval pauses the task; the next message on the task approves it and the task completes", async () => {
+    await createAgent({ name: "a2a-careful", model: "demo:fast", tools: ["calculator"], hitl_tools: ["calculator"] });
+    const res = await rpc("a2a-careful", "SendMessage", { message: userMessage("what is 6 * 7?") });
+    const task = res.body.result.task;
+    expect(task.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    expect(task.status.message.parts[1].data.actions[0]).toMatchObject({ kind: "tool_approval", tool_name: "calculator" });
+    const bad = await rpc("a2a-careful", "SendMessage", { message: userMessage("maybe", { taskId: task.id }) });
+    expect(bad.body).toMatchObject({ error: { code: -32602 } });
+    const done = await rpc("a2a-careful", "SendMessage", { message: userMessage("approve", { taskId: task.id }) });
+    expect(done.body.result.task).toMatchObject({ id: task.id, status: { state: "TASK_STATE_COMPLETED" } });
+    expect(done.body.result.task.artifacts.at(-1).parts[0].text).toBe("The answer is 42.");
+    const late = await rpc("a2a-careful", "SendMessage", { message: userMessage("approve", { taskId: task.id }) });
+    expect(late.body).toMatchObject({ error: { code: -32004 } });
+  });
+
+  it("a question pauses the streamed task; the answer, streamed, continues it to the end", async () => {
+    await createAgent({ name: "a2a-asker", model: "demo:fast", tools: ["ask_user"] });
+    const first = sse((await rpc("a2a-asker", "SendStreamingMessage", { message: userMessage("ask me what colour?") })).body);
+    expect(state(first.at(-1)!)).toBe("TASK_STATE_INPUT_REQUIRED");
+    const id = first[0]!.result.task.id;
+    const second = sse((await rpc("a2a-asker", "SendStreamingMessage", { message: userMessage("blue", { taskId: id }) })).body);
+    expect(second[0]!.result.task.id).toBe(id);
+    expect(state(second.at(-1)!)).toBe("TASK_STATE_COMPLETED");
+    const task = (await rpc("a2a-asker", "GetTask", { id })).body.result;
+    expect(task.artifacts.at(-1).parts[0].text).toBe("You answered: blue");
+  });
+});
+
+describe("refusals", () => {
+  it("malformed JSON-RPC, unknown methods and versions, bad params and unknown tasks are JSON-RPC errors that change nothing", async () => {
+    await createAgent({ name: "a2a-bad", model: "demo:fast" });
+    const before = (await api("GET", "/v1/sessions?agent=a2a-bad")).body.sessions.length;
+    const raw = await api("POST", "/a2a/a2a-bad", "{not json");
+    expect(raw).toMatchObject({ status: 200, body: { jsonrpc: "2.0", id: null, error: { code: -32700 } } });
+    expect((await api("POST", "/a2a/a2a-bad", { id: 1, method: "GetTask" })).body).toMatchObject({ id: 1, error: { code: -32600 } });
+    expect((await rpc("a2a-bad", "message/send", {})).body).toMatchObject({ error: { code: -32601 } });
+    expect((await rpc("a2a-bad", "GetTask", { id: "t" }, { "a2a-version": "0.3" })).body).toMatchObject({ error: { code: -32009 } });
+    expect((await rpc("a2a-bad", "SendMessage", { message: { role: "ROLE_USER", parts: [] } })).body).toMatchObject({ error: { code: -32602 } });
+    expect((await rpc("a2a-bad", "SendMessage", { message: userMessage("x", { role: "ROLE_AGENT" }) })).body).toMatchObject({ error: { code: -32602 } });
+    expect((await rpc("a2a-bad", "GetTask", { id: "task_nope" })).body).toMatchObject({ error: { code: -32001 } });
+    expect((await rpc("a2a-bad", "GetTask", { id: `task_${"0".repeat(48)}` })).body).toMatchObject({ error: { code: -32001 } });
+    expect((await rpc("a2a-bad", "CreateTaskPushNotificationConfig", { taskId: "x", url: "https://x" })).body).toMatchObject({ error: { code: -32003 } });
+    expect((await rpc("a2a-bad", "ListTasks", {})).body).toMatchObject({ error: { code: -32602 } });
+    expect((await api("GET", "/v1/sessions?agent=a2a-bad")).body.sessions.length).toBe(before);
+  });
+
+  it("a task of another agent is not found through this agent; a read key cannot send", async () => {
+    await createAgent({ name: "a2a-one", model: "demo:fast" });
+    await createAgent({ name: "a2a-two", model: "demo:fast" });
+    const task = (await rpc("a2a-one", "SendMessage", { message: userMessage("hi") })).body.result.task;
+    expect((await rpc("a2a-two", "GetTask", { id: task.id })).body).toMatchObject({ error: { code: -32001 } });
+    const read = await apiAs("POST", "/a2a/a2a-one", "read-key", { jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: userMessage("x") } });
+    expect(read.status).toBe(403);
+    const readGet = await apiAs("POST", "/a2a/a2a-one", "read-key", { jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: task.id } });
+    expect(readGet.body.result.id).toBe(task.id);
+    expect((await events(task.contextId)).filter((e) => e.type === "turn.submitted")).toHaveLength(1);
+  });
+});
+
+describe("a2a_agents in an agent's config", () => {
+  it("keeps header values write-only, takes its placeholder back as the stored value, and refuses a URL off the allowlist or a clashing name", async () => {
+    const entry = { name: "helper", url: `${new URL(baseURL).origin}/a2a/other`, headers: { authorization: "Bearer remote-secret" } };
+    const put = await api("PUT", "/v1/agents/a2a-caller", { model: "demo:fast", a2a_agents: [entry] });
+    expect(put.status, JSON.stringify(put.body)).toBe(201);
+    const read = await api("GET", "/v1/agents/a2a-caller");
+    expect(read.body.a2a_agents).toEqual([expect.objectContaining({ name: "helper", headers: { authorization: "[redacted]" } })]);
+    expect(JSON.stringify(read.body)).not.toContain("remote-secret");
+    expect((await api("PUT", "/v1/agents/a2a-caller", read.body)).status).toBe(200);
+    const tools = await api("POST", "/v1/sessions", { agent: "a2a-caller" });
+    const listed = await api("GET", `/v1/sessions/${tools.body.session_id}/tools`);
+    expect(JSON.stringify(listed.body)).toContain('"helper"');
+    const offList = await api("PUT", "/v1/agents/a2a-caller", { model: "demo:fast", a2a_agents: [{ ...entry, url: "https://elsewhere.example/a2a" }] });
+    expect(offList.status).toBe(422);
+    expect(JSON.stringify(offList.body)).toContain("a2a_agents.0.url");
+    const clash = await api("PUT", "/v1/agents/a2a-caller", { model: "demo:fast", a2a_agents: [{ ...entry, name: "calculator" }] });
+    expect(JSON.stringify(clash.body)).toContain("a2a_agents.0.name");
+  });
+});
