@@ -2,6 +2,7 @@
 // reference and the access test are built from it).
 import * as agents from "./agents";
 import * as chat from "./chat";
+import * as codeTools from "./code-tools";
 import * as files from "./files";
 import type { Operation } from "./operation";
 import * as resources from "./resources";
@@ -16,7 +17,7 @@ import * as turns from "./turns";
 import * as usage from "./usage";
 
 export type { AnswerOf, BodyOf, Operation, QueryOf, ResponseOf } from "./operation";
-export { agents, chat, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
+export { agents, chat, codeTools, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
 
 const isOperation = (v: unknown): v is Operation => typeof v === "object" && v !== null && "operationId" in v && "permission" in v;
 
@@ -26,6 +27,7 @@ const METHOD_ORDER = ["get", "put", "post", "patch", "delete"];
 export const OPERATIONS: readonly Operation[] = [
   system,
   agents,
+  codeTools,
   sessions,
   files,
   turns,
