@@ -74,6 +74,8 @@ function failure(name: string, err: unknown): ToolError {
   const text = err instanceof Error ? err.message : String(err);
   if (/CPU time limit/i.test(text)) return new ToolError(`Code tool "${name}" exceeded its CPU time limit`);
   if (/memory limit/i.test(text)) return new ToolError(`Code tool "${name}" exceeded its memory limit`);
+  if (/had hung and would never generate a response/.test(text))
+    return new ToolError(`Code tool "${name}" never settled: it awaits something that can never happen`);
   if (/Failed to start Worker/.test(text)) return new ToolError(`Code tool "${name}" could not start: ${loadError(err)}`);
   return new ToolError(`Code tool "${name}" failed: ${text}`);
 }
