@@ -3,7 +3,8 @@
 // null) unless the tool declares allowed_hosts, and no binding of the runtime's: its env holds only the
 // tool's own secrets. Each call has a CPU limit (enforced by the platform; workerd run locally enforces none),
 // a wall-clock timeout and an output cap (harness.ts).
-import { exports } from "cloudflare:workers";
+// A namespace import: a workerd without `exports` (older local ones) still links the Worker.
+import * as workers from "cloudflare:workers";
 import { ToolError } from "../engine/tools/types";
 import type { Env } from "../env";
 import { type CodeToolVersion, sha256Hex } from "../protocol/code-tools";
@@ -23,7 +24,7 @@ function harness(env: Pick<Env, "LOADER">, id: string, source: string, tool: Cod
     env: { SECRETS: tool?.secrets ?? {} },
     globalOutbound:
       tool && tool.allowed_hosts.length > 0
-        ? (exports as unknown as Loopback).CodeToolOutbound({ props: { tool: tool.name, hosts: tool.allowed_hosts } })
+        ? ((workers as { exports?: unknown }).exports as Loopback).CodeToolOutbound({ props: { tool: tool.name, hosts: tool.allowed_hosts } })
         : null,
   }));
   return worker.getEntrypoint(undefined, { limits: { cpuMs } }) as unknown as Harness;
