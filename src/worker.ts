@@ -6,6 +6,7 @@ import { a2a } from "./routes/a2a";
 import { agents } from "./routes/agents";
 import { authenticateUnmatched } from "./routes/auth";
 import { chat } from "./routes/chat";
+import { codeTools } from "./routes/code-tools";
 import { files } from "./routes/files";
 import { fork } from "./routes/fork";
 import { type AppEnv, errorJson, toApiError } from "./routes/http";
@@ -27,6 +28,7 @@ export { IndexShardObject } from "./objects/index/index-shard";
 export { ResourceMemoryObject } from "./objects/memory/resource-memory-object";
 export { RateLimiter } from "./objects/rate-limiter/rate-limiter";
 export { RegistryObject } from "./objects/registry/registry-object";
+export { CodeToolOutbound } from "./sandbox/outbound";
 export { SessionObject } from "./session/object";
 
 const app = new OpenAPIHono<AppEnv>();
@@ -51,6 +53,7 @@ app.use(
 
 app.route("/", system);
 app.route("/", agents);
+app.route("/", codeTools);
 app.route("/", sessionIndex);
 app.route("/", sessionData);
 app.route("/", files);

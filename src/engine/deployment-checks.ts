@@ -31,6 +31,8 @@ export interface DeploymentContext {
   urlAllowlist: string[];
   /** Names of the registered agents, for checking handoff targets. */
   agentNames: Set<string>;
+  /** Names of the registered code tools the config's `tools` names (docs/guides/code-tools.md). */
+  codeToolNames?: Set<string>;
   /** The deployment's own model prices (MODEL_PRICES). */
   prices?: PriceOverrides;
   /** The deployment's maxima of the raisable budget limits (BUDGET_MAX_*). */
@@ -98,7 +100,7 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
     } else if (name === SPAWN_SUBAGENTS) {
       // The contract lists spawn_subagents as a built-in; it exists only with parallel sub-agents allowed.
       if (!config.allow_parallel_subagents) issues.push({ path: `tools.${i}`, reason: "spawn_subagents needs allow_parallel_subagents: true" });
-    } else if (!BUILTIN_TOOLS.has(name) && !httpNames.has(name)) {
+    } else if (!BUILTIN_TOOLS.has(name) && !httpNames.has(name) && !ctx.codeToolNames?.has(name)) {
       issues.push({ path: `tools.${i}`, reason: `unknown tool "${name}"` });
     }
   });
@@ -117,7 +119,7 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
       ? config.tools.includes(name) ||
         config.tools.includes(`mcp:${mcp.server}/*`) ||
         (mcp.tool === "*" && config.tools.some((t) => parseMcpRef(t)?.server === mcp.server))
-      : belt.has(name);
+      : belt.has(name) || (config.tools.includes(name) && ctx.codeToolNames?.has(name) === true);
     if (!known) issues.push({ path: `hitl_tools.${i}`, reason: `"${name}" is not a tool of this agent` });
   });
   for (const tool of belt.values()) {

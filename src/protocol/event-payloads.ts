@@ -244,7 +244,12 @@ export const EVENT_PAYLOADS = {
   "memory.recalled": MemoryRecalledSchema,
   "runtime.warning": z.object({
     message: z.string(),
-    code: z.string().optional().describe("mcp_server_unavailable, mcp_tool_not_found, mcp_tool_left_out, working_memory_unavailable, recall_unavailable"),
+    code: z
+      .string()
+      .optional()
+      .describe(
+        "mcp_server_unavailable, mcp_tool_not_found, mcp_tool_left_out, code_tool_not_found, code_tool_unavailable, working_memory_unavailable, recall_unavailable",
+      ),
     server: z.string().optional(),
     errors: z.array(z.string()).optional(),
     attempt: z.number().optional(),

@@ -3,11 +3,13 @@
 import { budgetMaxima } from "../engine/budget-limits";
 import { deploymentIssues } from "../engine/deployment-checks";
 import { parsePriceOverrides } from "../engine/pricing";
+import { codeToolNames } from "../engine/tools/toolbelt";
 import { parseAllowlist } from "../engine/url-allowlist";
 import type { Env } from "../env";
 import { forgetAgent } from "../objects/registry/agent-cache";
 import { registry } from "../objects/registry/registry-object";
 import { type AgentConfig, AgentConfigSchema } from "../protocol/agent-config";
+import type { CodeToolVersion } from "../protocol/code-tools";
 import { ApiError, zodIssues } from "../protocol/errors";
 import { keepStoredSecrets } from "../protocol/keep-secrets";
 import { agents as ops } from "../protocol/operations";
@@ -26,10 +28,13 @@ export async function validateAgentConfig(input: unknown, env: Env, pathPrefix =
   const parsed = AgentConfigSchema.safeParse(kept.input);
   if (!parsed.success) throw ApiError.validation(zodIssues(parsed.error.issues, pathPrefix));
   const agentNames = parsed.data.handoffs.length > 0 ? new Set(await registry(env).names()) : new Set<string>();
+  const wanted = codeToolNames(parsed.data);
+  const codeTools = wanted.length > 0 ? new Set(((await registry(env).codeToolsNamed(wanted)) as CodeToolVersion[]).map((t) => t.name)) : new Set<string>();
   const issues = deploymentIssues(parsed.data, {
     env: providerEnv(env),
     urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST),
     agentNames,
+    codeToolNames: codeTools,
     prices: parsePriceOverrides(env.MODEL_PRICES),
     budgetMaxima: budgetMaxima(env),
   });

@@ -3,8 +3,10 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import type { AgentConfig } from "../../protocol/agent-config";
+import type { CodeToolInput, CodeToolVersion } from "../../protocol/code-tools";
 import { hasIndexRows, moveIndexBatch } from "../index/index-move";
 import { migrate, REGISTRY_MIGRATIONS } from "../migrate";
+import { CodeToolTable } from "./code-tool-table";
 
 /** The deployment's single registry object. */
 export function registry(env: Pick<Env, "REGISTRY">) {
@@ -61,6 +63,34 @@ export class RegistryObject extends DurableObject<Env> {
   async remove(name: string): Promise<boolean> {
     const cursor = this.ctx.storage.sql.exec("DELETE FROM agents WHERE name = ?", name);
     return cursor.rowsWritten > 0;
+  }
+
+  /** Code tools (code-tool-table.ts): a PUT stores a new version when anything changed. */
+  async putCodeTool(name: string, input: CodeToolInput): Promise<{ created: boolean; tool: CodeToolVersion }> {
+    return this.codeTools().put(name, input);
+  }
+
+  /** A code tool's latest version, or the one asked for. */
+  async codeTool(name: string, version?: number): Promise<CodeToolVersion | null> {
+    return version === undefined ? this.codeTools().latest(name) : this.codeTools().version(name, version);
+  }
+
+  async listCodeTools(): Promise<CodeToolVersion[]> {
+    return this.codeTools().list();
+  }
+
+  /** The latest versions of the named code tools that exist (a turn's, or an agent's being saved). */
+  async codeToolsNamed(names: string[]): Promise<CodeToolVersion[]> {
+    const table = this.codeTools();
+    return names.flatMap((n) => table.latest(n) ?? []);
+  }
+
+  async removeCodeTool(name: string): Promise<boolean> {
+    return this.codeTools().remove(name);
+  }
+
+  private codeTools(): CodeToolTable {
+    return new CodeToolTable(this.ctx.storage.sql);
   }
 
   /** Index rows from before the index was sharded move to their shards, a batch per alarm. */

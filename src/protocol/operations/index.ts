@@ -3,6 +3,7 @@
 import * as a2a from "./a2a";
 import * as agents from "./agents";
 import * as chat from "./chat";
+import * as codeTools from "./code-tools";
 import * as files from "./files";
 import type { Operation } from "./operation";
 import * as resources from "./resources";
@@ -17,7 +18,7 @@ import * as turns from "./turns";
 import * as usage from "./usage";
 
 export type { AnswerOf, BodyOf, Operation, QueryOf, ResponseOf } from "./operation";
-export { a2a, agents, chat, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
+export { a2a, agents, chat, codeTools, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
 
 const isOperation = (v: unknown): v is Operation => typeof v === "object" && v !== null && "operationId" in v && "permission" in v;
 
@@ -27,6 +28,7 @@ const METHOD_ORDER = ["get", "put", "post", "patch", "delete"];
 export const OPERATIONS: readonly Operation[] = [
   system,
   agents,
+  codeTools,
   sessions,
   files,
   turns,

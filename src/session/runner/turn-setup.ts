@@ -17,6 +17,7 @@ import type { MemoryLoaded, MemoryRecalled } from "../../protocol/memory";
 import { providerEnv } from "../../providers";
 import type { SessionSlice } from "../context";
 import { type MemorySession, recallFor, recordedOnce, withDocument, workingMemoryFor } from "../memory/session-memory";
+import { type Discovery, discoverCodeTools } from "./code-tool-discovery";
 import { orchestrationLimits } from "./orchestration-steps";
 
 /** The working memory read for a turn: its prompt section (null: none) and what to record (memory.loaded, or a warning). */
@@ -38,7 +39,7 @@ export class TurnSetups {
 
   constructor(private readonly s: SetupSession) {}
 
-  setupFor(config: AgentConfig, mcp: McpDiscovery, memory: WorkingMemoryRead = NO_MEMORY, recalled: string | null = null): TurnSetup {
+  setupFor(config: AgentConfig, mcp: Discovery, memory: WorkingMemoryRead = NO_MEMORY, recalled: string | null = null): TurnSetup {
     const providers = providerEnv(this.s.bindings());
     this.history ??= this.s.store.history();
     return {
@@ -67,8 +68,16 @@ export class TurnSetups {
     return cap === undefined ? config : { ...config, max_tokens: Math.min(config.max_tokens ?? cap, cap) };
   }
 
-  /** The tools of the agent's MCP servers (none without servers); never fails, unreachable servers become warnings. */
-  async discover(config: AgentConfig): Promise<McpDiscovery> {
+  /**
+   * The tools known only when a turn starts: its MCP servers' and its code tools' latest versions. Never fails:
+   * an unreachable server, or a code tool that is gone or unreadable, becomes a warning.
+   */
+  async discover(config: AgentConfig): Promise<Discovery> {
+    const [mcp, code] = await Promise.all([this.discoverMcp(config), discoverCodeTools(this.s.bindings(), config)]);
+    return { tools: [...mcp.tools, ...code.tools], warnings: [...mcp.warnings, ...code.warnings] };
+  }
+
+  private async discoverMcp(config: AgentConfig): Promise<McpDiscovery> {
     if (config.mcp_servers.length === 0) return { tools: [], warnings: [] };
     this.mcp ??= new McpConnections({ fetch: (input, init) => fetch(input, init), urlAllowlist: parseAllowlist(this.s.bindings().TOOL_URL_ALLOWLIST) });
     return discoverMcpTools(config, this.mcp);
@@ -136,11 +145,11 @@ export class TurnSetups {
   }
 
   /** A runtime.warning per MCP server or tool that discovery had to leave out, and what the working memory read records. */
-  warnings(turnId: string, mcp: McpDiscovery, memory: WorkingMemoryRead = NO_MEMORY): EventDraft[] {
+  warnings(turnId: string, mcp: Discovery, memory: WorkingMemoryRead = NO_MEMORY): EventDraft[] {
     const drafts: EventDraft[] = mcp.warnings.map((w) => ({
       type: "runtime.warning",
       turn_id: turnId,
-      payload: { code: w.code, server: w.server, message: w.message },
+      payload: { code: w.code, ...(w.server ? { server: w.server } : {}), message: w.message },
     }));
     return [...drafts, ...memory.drafts];
   }
