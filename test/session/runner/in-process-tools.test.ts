@@ -49,6 +49,17 @@ describe("in-process tools", () => {
     expect(JSON.stringify(tree.body)).toContain("ts_lookup");
   });
 
+  it("are called by the demo model's `use <tool> with <json>`", async () => {
+    const res = await api("POST", "/v1/sessions", { agent: { name: "inproc-demo", model: "demo:demo", tools: ["ts_lookup"] } });
+    const sid = res.body.session_id;
+    const { turn_id } = await submitTurn(sid, 'use ts_lookup with {"word":"spoon"}');
+    const log = await waitForTurnEnd(sid, turn_id);
+    expect(log.at(-1)).toMatchObject({
+      type: "turn.completed",
+      payload: { output: 'The ts_lookup tool returned: {"word":"spoon","meaning":"what spoon means"}' },
+    });
+  });
+
   it("refuses an unknown name at PUT with 422 naming the field, and a webhook tool of an in-process tool's name", async () => {
     await expectRefused("PUT", "/v1/agents/inproc-unknown", "tools.1", { model: "demo:demo", tools: ["ts_lookup", "ts_nope"] }, 'unknown tool "ts_nope"');
     const http = { name: "ts_lookup", url: "http://127.0.0.1:1/x" };
