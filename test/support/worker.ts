@@ -14,6 +14,15 @@ async function record(name: string, args: unknown, context: unknown): Promise<vo
   await (await fetch(`${baseURL()}/_tools/echo`, { method: "POST", headers: { "content-type": "application/json" }, body })).text();
 }
 
+/** A tool whose call waits on a gate of the fake server until the test releases it (or its abortSignal fires). */
+const gateTool = () =>
+  tool({
+    description: "Waits on a gate of the fake server",
+    inputSchema: z.object({ gate: z.string() }),
+    execute: async ({ gate }, { abortSignal }) =>
+      (await fetch(`${baseURL()}/_gates/${gate}`, { method: "POST", body: "{}", signal: abortSignal ?? null })).json(),
+  });
+
 const runtime = createRuntime({
   tools: {
     ts_lookup: tool({
@@ -40,16 +49,9 @@ const runtime = createRuntime({
       timeout_ms: 200,
       permission_class: "safe",
     },
-    ts_gate: {
-      tool: tool({
-        description: "Waits on a gate of the fake server",
-        inputSchema: z.object({ gate: z.string() }),
-        execute: async ({ gate }, { abortSignal }) =>
-          (await fetch(`${baseURL()}/_gates/${gate}`, { method: "POST", body: "{}", signal: abortSignal ?? null })).json(),
-      }),
-      idempotent: true,
-      permission_class: "safe",
-    },
+    // Both wait on a gate; a restart re-runs the idempotent one's cut call and gives the other's an error result.
+    ts_gate: { tool: gateTool(), idempotent: true, permission_class: "safe" },
+    ts_hold: { tool: gateTool(), permission_class: "safe" },
     ts_big: {
       tool: tool({
         description: "Answers `bytes` characters",

@@ -1,9 +1,10 @@
 // In-process tools (createRuntime's `tools`: the AI SDK's tool() with a zod schema) through the public surface:
 // the pool's Worker (test/support/worker.ts) is a runtime made as a tenant makes one, with tools that record
 // their side effects on the fake server's echo webhook. A scripted model makes the calls under test.
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, events, expectGapless, expectRefused, submitTurn, waitForEvent, waitForTurnEnd } from "../../support/api";
-import { requests, type Step, script, toolRequests, uniqueId, waitForGate } from "../../support/fake-model";
+import { releaseGate, requests, type Step, script, toolRequests, uniqueId, waitForGate } from "../../support/fake-model";
 
 /** A session on an inline agent of the scripted model, whose one turn plays `steps`. */
 async function session(steps: Step[], agent: Record<string, unknown>) {
@@ -118,6 +119,30 @@ describe("in-process tools", () => {
     expect(result(log, "c1")).toMatchObject({ is_error: true });
     // The tool's own request was closed by its abortSignal, not left hanging.
     await waitForGate(gate, (s) => s.dropped === 1, "the tool's request was not aborted");
+  });
+
+  it("after a restart cut a call, runs an idempotent tool's call again, and gives another's an outcome-unknown result", async () => {
+    const gate = uniqueId("inproc-restart");
+    const { sid } = await session([{ tool_calls: [{ id: "c1", name: "ts_gate", arguments: { gate } }] }, { text: "Done." }], { tools: ["ts_gate"] });
+    const { turn_id } = await submitTurn(sid, "wait on the gate");
+    await waitForGate(gate, (s) => s.held === 1, "the tool's request never arrived");
+    await abortAllDurableObjects();
+    await events(sid); // any request wakes the session, which resumes its turn
+    // The resumed turn calls the tool again: a second request reaches the gate, which answers it.
+    await waitForGate(gate, (s) => s.dropped === 1 && s.held === 1, "the idempotent call did not run again");
+    await releaseGate(gate, { opened: true });
+    let log = await waitForTurnEnd(sid, turn_id);
+    expect(result(log, "c1")).toMatchObject({ is_error: false, output: { opened: true } });
+    expect(log.at(-1).type).toBe("turn.completed");
+
+    const held = uniqueId("inproc-restart");
+    const other = await session([{ tool_calls: [{ id: "h1", name: "ts_hold", arguments: { gate: held } }] }, { text: "Lost." }], { tools: ["ts_hold"] });
+    const turn = await submitTurn(other.sid, "hold");
+    await waitForGate(held, (s) => s.held === 1, "the tool's request never arrived");
+    await abortAllDurableObjects();
+    log = await waitForTurnEnd(other.sid, turn.turn_id);
+    expect(result(log, "h1")).toMatchObject({ is_error: true, output: { category: "lost" } });
+    expect((await releaseGate(held, {})).delivered).toBe(0);
   });
 
   it("spills a result over max_tool_result_bytes to R2, with a preview in the log", async () => {
