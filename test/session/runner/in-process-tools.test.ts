@@ -61,6 +61,15 @@ describe("in-process tools", () => {
     });
   });
 
+  it("are hidden by a session policy that does not enable their permission class", async () => {
+    const res = await api("POST", "/v1/sessions", {
+      agent: { name: "inproc-policy", model: "demo:demo", tools: ["ts_lookup", "ts_big"] },
+      policy: { classes: ["safe"] },
+    });
+    const tools = await api("GET", `/v1/sessions/${res.body.session_id}/tools`);
+    expect(tools.body.tools.map((t: any) => [t.name, t.permission_class])).toEqual([["ts_big", "safe"]]);
+  });
+
   it("refuses an unknown name at PUT with 422 naming the field, and a webhook tool of an in-process tool's name", async () => {
     await expectRefused("PUT", "/v1/agents/inproc-unknown", "tools.1", { model: "demo:demo", tools: ["ts_lookup", "ts_nope"] }, 'unknown tool "ts_nope"');
     const http = { name: "ts_lookup", url: "http://127.0.0.1:1/x" };
