@@ -154,6 +154,15 @@ describe("in-process tools", () => {
     expect((await releaseGate(held, {})).delivered).toBe(0);
   });
 
+  it("count against the turn's tool-call budget: the call past max_total_tool_calls never runs and the turn fails budget_exceeded", async () => {
+    const steps = [call("c1", "ts_lookup", { word: "one" }), call("c2", "ts_lookup", { word: "two" }), { text: "never" }];
+    const { sid } = await session(steps, { tools: ["ts_lookup"], budget: { max_total_tool_calls: 1 } });
+    const { turn_id } = await submitTurn(sid, "look up two words");
+    const log = await waitForTurnEnd(sid, turn_id);
+    expect(log.at(-1)).toMatchObject({ type: "turn.failed", payload: { error: { code: "budget_exceeded" } } });
+    expect((await webhookCalls(sid)).map((c: any) => c.args)).toEqual([{ word: "one" }]);
+  });
+
   it("spills a result over max_tool_result_bytes to R2, with a preview in the log", async () => {
     const { sid } = await session([call("c1", "ts_big", { bytes: 5000 }), { text: "Big." }], { tools: ["ts_big"], budget: { max_tool_result_bytes: 1000 } });
     const { turn_id } = await submitTurn(sid, "big");
