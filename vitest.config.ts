@@ -44,6 +44,8 @@ export default defineConfig(async () => {
         // Not verbose: workerd's stack traces of objects that tests abort on purpose are expected.
         verbose: false,
         wrangler: { configPath: "./wrangler.toml" },
+        // The runtime as a tenant's Worker makes it (createRuntime), with in-process tools for the tests.
+        main: "./test/support/worker.ts",
         miniflare: {
           bindings: {
             API_KEYS: "test-key,second-key,operator-key:operator,read-key:read",

@@ -19,6 +19,8 @@ const ASK_ME = /^ask me\b[:,]?\s*(.+)$/is;
 const ASK_NUMBER = /^ask me for a number\b/i;
 const REMEMBER = /^remember (?:that )?(?:my (.+?) is (.+?)|(.+?))\.?$/is;
 const RECALL = /^recall\b[:,]?\s*(.+)$/is;
+/** `use <tool> with <json object>`: calls any tool of the agent (a webhook, MCP or TypeScript tool) with those arguments. */
+const USE_TOOL = /^use ([A-Za-z0-9_:/*-]{1,160}) with (\{.*\})\s*$/s;
 const WHAT_YOU_KNOW = /\bwhat do you (?:know|remember) about me\b/i;
 /** The heading under which the system prompt shows the resource's working memory (src/engine/memory/working-memory.ts). */
 const WORKING_MEMORY = "Working memory (what is known about this user";
@@ -85,6 +87,17 @@ function toolResultText(prompt: LanguageModelV3Prompt): { name: string; text: st
   return { name: part.toolName, text, isError };
 }
 
+function useTool(text: string): { name: string; input: Record<string, unknown> } | null {
+  const [, name, json] = text.match(USE_TOOL) ?? [];
+  if (!name || !json) return null;
+  try {
+    const input: unknown = JSON.parse(json);
+    return input && typeof input === "object" && !Array.isArray(input) ? { name, input: input as Record<string, unknown> } : null;
+  } catch {
+    return null;
+  }
+}
+
 export function demoReply(prompt: LanguageModelV3Prompt, toolNames: string[]): Reply {
   const result = toolResultText(prompt);
   if (result) {
@@ -102,6 +115,8 @@ export function demoReply(prompt: LanguageModelV3Prompt, toolNames: string[]): R
   const files = describeFiles(parts);
   if (files) return { kind: "text", text: files };
   const has = (tool: string) => toolNames.includes(tool);
+  const use = useTool(text);
+  if (use && has(use.name)) return { kind: "tool", ...use };
   if (has("ask_user") && ASK_NUMBER.test(text)) {
     const response_schema = { type: "object", properties: { number: { type: "number" } }, required: ["number"], additionalProperties: false };
     return { kind: "tool", name: "ask_user", input: { question: "Which number?", response_schema } };

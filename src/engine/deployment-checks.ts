@@ -10,6 +10,7 @@ import { type ProviderEnv, providerConfigured } from "./models";
 import { type PriceOverrides, priceOf } from "./pricing";
 import { BUILTIN_TOOLS } from "./tools/builtins";
 import { HANDOFF_PREFIX } from "./tools/handoff";
+import { type InProcessTools, NO_IN_PROCESS_TOOLS } from "./tools/in-process";
 import { injectedArgClashes } from "./tools/injected-args";
 import { parseMcpRef } from "./tools/mcp-names";
 import { SPAWN_SUBAGENTS } from "./tools/subagent-tools";
@@ -37,6 +38,8 @@ export interface DeploymentContext {
   prices?: PriceOverrides;
   /** The deployment's maxima of the raisable budget limits (BUDGET_MAX_*). */
   budgetMaxima: BudgetMaxima;
+  /** The deployment's in-process tools (createRuntime's `tools`). */
+  inProcessTools?: InProcessTools;
 }
 
 /** Checks that depend on the deployment rather than on the JSON alone. */
@@ -60,11 +63,13 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
   }
   issues.push(...budgetIssues(config.budget, ctx.budgetMaxima));
   issues.push(...guardrailIssues(config, ctx));
+  const inProcess = ctx.inProcessTools ?? NO_IN_PROCESS_TOOLS;
   const httpNames = new Set<string>();
   config.http_tools.forEach((t, i) => {
     if (BUILTIN_TOOLS.has(t.name) || t.name.startsWith(HANDOFF_PREFIX)) {
       issues.push({ path: `http_tools.${i}.name`, reason: `"${t.name}" clashes with a built-in tool` });
     }
+    if (inProcess.has(t.name)) issues.push({ path: `http_tools.${i}.name`, reason: `"${t.name}" clashes with an in-process tool of this deployment` });
     if (httpNames.has(t.name)) issues.push({ path: `http_tools.${i}.name`, reason: `duplicate tool name "${t.name}"` });
     httpNames.add(t.name);
     if (!urlAllowed(t.url, ctx.urlAllowlist)) {
@@ -100,7 +105,7 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
     } else if (name === SPAWN_SUBAGENTS) {
       // The contract lists spawn_subagents as a built-in; it exists only with parallel sub-agents allowed.
       if (!config.allow_parallel_subagents) issues.push({ path: `tools.${i}`, reason: "spawn_subagents needs allow_parallel_subagents: true" });
-    } else if (!BUILTIN_TOOLS.has(name) && !httpNames.has(name) && !ctx.codeToolNames?.has(name)) {
+    } else if (!BUILTIN_TOOLS.has(name) && !httpNames.has(name) && !inProcess.has(name) && !ctx.codeToolNames?.has(name)) {
       issues.push({ path: `tools.${i}`, reason: `unknown tool "${name}"` });
     }
   });
@@ -111,7 +116,7 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
     if (name === config.name) issues.push({ path: `handoffs.${i}`, reason: "an agent cannot hand off to itself" });
     else if (!ctx.agentNames.has(name)) issues.push({ path: `handoffs.${i}`, reason: `unknown agent "${name}"` });
   });
-  const belt = resolveToolbelt(config, ALL_CLASSES_POLICY);
+  const belt = resolveToolbelt(config, ALL_CLASSES_POLICY, [], inProcess);
   hitlRules(config.hitl_tools).forEach(({ name }, i) => {
     // An MCP tool is named as in `tools` (its server's tools are known only when a turn starts).
     const mcp = parseMcpRef(name);

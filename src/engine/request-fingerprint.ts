@@ -6,6 +6,8 @@
 // SHA-256 state over the text up to each message is kept, and a step hashes only its new messages and the text
 // after them. The hash is the same as of the whole text at once (logs recorded before replay).
 
+// The part of node:crypto used here, declared for programs without Node's types (a tenant's Worker too).
+/// <reference path="./node-crypto.d.ts" />
 import { createHash, type Hash } from "node:crypto";
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { unmarked } from "./prompt-cache";

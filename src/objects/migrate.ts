@@ -1,4 +1,6 @@
 // Applies numbered SQL migrations in order, all pending ones in one transaction, and records the schema version.
+// The SQL files are text modules (sql.d.ts), also in a tenant's program that imports the runtime as a package.
+/// <reference path="../sql.d.ts" />
 import registry0001 from "../../migrations/registry/0001_init.sql";
 import registry0002 from "../../migrations/registry/0002_session_index.sql";
 import registry0003 from "../../migrations/registry/0003_cached_tokens.sql";

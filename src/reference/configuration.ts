@@ -29,7 +29,8 @@ const FIELD_NOTES: Record<Section, Record<string, string>> = {
     fallback_cooldown_ms:
       "How long a model whose failure made a call fall back is skipped (its circuit breaker open) by later turns' calls, which go straight to the next model; the rest of the turn always skips it. After the cool-down one call tries it again. 0: only the rest of the turn skips it.",
     instructions: "The system prompt.",
-    tools: "Built-in tools by name, and MCP tools as `mcp:<server>/<tool>` or `mcp:<server>/*` (the server must be in `mcp_servers`); no duplicates.",
+    tools:
+      "Built-in tools and the deployment's TypeScript tools (createRuntime) by name, and MCP tools as `mcp:<server>/<tool>` or `mcp:<server>/*` (the server must be in `mcp_servers`); no duplicates.",
     http_tools: "Webhook tools; declaring one exposes it.",
     mcp_servers: "Remote MCP servers whose tools `tools` may name; names unique.",
     handoffs: "Names of other registered agents; each becomes a `transfer_to_<name>` tool.",

@@ -5,7 +5,6 @@ import { deploymentIssues } from "../engine/deployment-checks";
 import { parsePriceOverrides } from "../engine/pricing";
 import { codeToolNames } from "../engine/tools/toolbelt";
 import { parseAllowlist } from "../engine/url-allowlist";
-import type { Env } from "../env";
 import { forgetAgent } from "../objects/registry/agent-cache";
 import { registry } from "../objects/registry/registry-object";
 import { type AgentConfig, AgentConfigSchema } from "../protocol/agent-config";
@@ -15,14 +14,15 @@ import { keepStoredSecrets } from "../protocol/keep-secrets";
 import { agents as ops } from "../protocol/operations";
 import { redactAgentConfig } from "../protocol/redact";
 import { providerEnv } from "../providers";
-import { router } from "./http";
+import { type Deployment, router } from "./http";
 import { route } from "./operation-route";
 
 /**
  * Validates a config against the schema and the deployment; 422 with every failing field. Placeholders of
  * write-only fields take their values from `stored` (the config the input was read from).
  */
-export async function validateAgentConfig(input: unknown, env: Env, pathPrefix = "", stored: AgentConfig | null = null): Promise<AgentConfig> {
+export async function validateAgentConfig(input: unknown, deployment: Deployment, pathPrefix = "", stored: AgentConfig | null = null): Promise<AgentConfig> {
+  const { env } = deployment;
   const kept = keepStoredSecrets(input, stored, pathPrefix);
   if (kept.issues.length > 0) throw ApiError.validation(kept.issues);
   const parsed = AgentConfigSchema.safeParse(kept.input);
@@ -37,6 +37,7 @@ export async function validateAgentConfig(input: unknown, env: Env, pathPrefix =
     codeToolNames: codeTools,
     prices: parsePriceOverrides(env.MODEL_PRICES),
     budgetMaxima: budgetMaxima(env),
+    inProcessTools: deployment.var.tools,
   });
   if (issues.length > 0) throw ApiError.validation(issues.map((i) => ({ ...i, path: [pathPrefix, i.path].filter(Boolean).join(".") })));
   return parsed.data;
@@ -49,7 +50,7 @@ export const agents = router()
     if (body.name !== undefined && body.name !== name) {
       throw ApiError.validation([{ path: "name", reason: `must equal the name in the path ("${name}")` }]);
     }
-    const config = await validateAgentConfig({ ...body, name }, c.env, "", await registry(c.env).get(name));
+    const config = await validateAgentConfig({ ...body, name }, c, "", await registry(c.env).get(name));
     const { created } = await registry(c.env).put(config);
     forgetAgent(name);
     return c.json(redactAgentConfig(config), created ? 201 : 200);

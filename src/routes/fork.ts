@@ -9,12 +9,12 @@ import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as ops } from "../protocol/operations";
 import { validateAgentConfig } from "./agents";
 import { sessionFiles } from "./files";
-import { callSession, router, sessionStub } from "./http";
+import { callSession, type Deployment, router, sessionStub } from "./http";
 import { route } from "./operation-route";
 
-async function forkAgent(agent: string | Record<string, unknown>, env: Parameters<typeof validateAgentConfig>[1]): Promise<AgentConfig> {
-  if (typeof agent !== "string") return validateAgentConfig({ name: "inline", ...agent }, env, "agent");
-  const found = await agentConfig(env, agent);
+async function forkAgent(agent: string | Record<string, unknown>, deployment: Deployment): Promise<AgentConfig> {
+  if (typeof agent !== "string") return validateAgentConfig({ name: "inline", ...agent }, deployment, "agent");
+  const found = await agentConfig(deployment.env, agent);
   if (!found) throw ApiError.notFound("Agent", agent);
   return found;
 }
@@ -28,7 +28,7 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
   // The conversation names the source's files: the fork reads them from the source's objects at once, and makes
   // its own copies off this request (file-ledger.ts), so what the source later deletes or erases stays the fork's.
   const files = await sessionFiles(c.env, sid).all();
-  const agent = body.agent === undefined ? source.agent : await forkAgent(body.agent, c.env);
+  const agent = body.agent === undefined ? source.agent : await forkAgent(body.agent, c);
   const session_id = randomId("ses");
   // A fork holds its source's conversation: erasing the source erases it too, and so does erasing the source's
   // resource, whose memory it shares (copying none).

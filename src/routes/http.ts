@@ -2,6 +2,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import type { InProcessTools } from "../engine/tools/in-process";
 import type { Env } from "../env";
 import { ApiError, unwrap, zodIssues } from "../protocol/errors";
 import type { Principal } from "../protocol/permissions";
@@ -9,7 +10,10 @@ import type { OpResult, SessionObject } from "../session/object";
 import type { OpInput, OpName } from "../session/operations";
 import { unsupportedMediaType } from "./json-depth";
 
-export type AppEnv = { Bindings: Env; Variables: { principal: Principal; keyHash: string } };
+/** `tools`: the deployment's in-process tools, set for every request by the app createRuntime makes (runtime/app.ts). */
+export type AppEnv = { Bindings: Env; Variables: { principal: Principal; keyHash: string; tools: InProcessTools } };
+/** What checking an agent config needs of a request: the deployment's bindings and its in-process tools. */
+export type Deployment = { env: Env; var: Pick<AppEnv["Variables"], "tools"> };
 
 /** A router whose validation failures become the 422 error envelope (docs/reference/errors.md). */
 export function router(): OpenAPIHono<AppEnv> {

@@ -21,9 +21,7 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
   // Live tools run the recorded turn's side effects again (each approval asked again): a permission of its own.
   if (body.tools === "live") requirePermission(principal, "session.replay_live");
   const source = await callSession(c.env, sid, "replayTurn", { params: { turn_id }, by: c.get("keyHash") });
-  const agent = body.agent
-    ? await validateAgentConfig({ ...source.agent, ...body.agent, name: source.agent.name }, c.env, "agent", source.agent)
-    : source.agent;
+  const agent = body.agent ? await validateAgentConfig({ ...source.agent, ...body.agent, name: source.agent.name }, c, "agent", source.agent) : source.agent;
   // Before the replay session exists: a changed agent with no room for the recorded input opens none.
   checkInputFits(agent, source.input, "agent", "makes the recorded input too long");
   const exec_id = randomId("ses");

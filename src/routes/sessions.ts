@@ -29,7 +29,7 @@ export const sessions = router().openapi(route(sessionOps.createSession), async 
     if (!agent) throw ApiError.notFound("Agent", body.agent);
   } else {
     // An inline config needs no name of its own (it is registered nowhere); "inline" stands in.
-    agent = await validateAgentConfig({ name: "inline", ...body.agent }, c.env, "agent");
+    agent = await validateAgentConfig({ name: "inline", ...body.agent }, c, "agent");
   }
   const session_id = randomId("ses");
   const policy = body.policy ?? DEFAULT_POLICY;

@@ -1,6 +1,7 @@
 // What the parts of a session object (queue, approvals, turn runner) share: its storage, its one way to
 // record a transition (`commit`), and the session's settings. The object implements it; each part takes
 // only its `SessionSlice` of it.
+import type { InProcessTools } from "../engine/tools/in-process";
 import type { Env } from "../env";
 import type { AgentConfig } from "../protocol/agent-config";
 import type { EventDraft } from "../protocol/events";
@@ -12,6 +13,8 @@ import type { SessionRow, SessionStore } from "./store/session-store";
 export interface SessionContext {
   /** The deployment's bindings and settings. */
   bindings(): Env;
+  /** The deployment's in-process tools (createRuntime's `tools`, given to the object's class). */
+  inProcessTools(): InProcessTools;
   readonly store: SessionStore;
   /** The object's SQLite, from which each capability builds the tables it owns (it is their one writer). */
   readonly sql: SqlStorage;

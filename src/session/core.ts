@@ -6,6 +6,7 @@
 // forks, replays and the read views are capabilities (session-capability.ts) of their own.
 
 import { DurableObject } from "cloudflare:workers";
+import { type InProcessTools, NO_IN_PROCESS_TOOLS } from "../engine/tools/in-process";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "../objects/migrate";
@@ -54,8 +55,12 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionH
     }
   });
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  /** The deployment's in-process tools: createRuntime's subclass passes them (the Worker's module scope holds them). */
+  private readonly tools: InProcessTools;
+
+  constructor(ctx: DurableObjectState, env: Env, tools: InProcessTools = NO_IN_PROCESS_TOOLS) {
     super(ctx, env);
+    this.tools = tools;
     this.sql = ctx.storage.sql;
     const positive = (raw: string | undefined, fallback: number) => (Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : fallback);
     this.hub = new SocketHub(
@@ -132,6 +137,10 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionH
 
   bindings(): Env {
     return this.env;
+  }
+
+  inProcessTools(): InProcessTools {
+    return this.tools;
   }
 
   row(): SessionRow {

@@ -4,6 +4,7 @@
 // operation of the API (creating the session, erasing it, and what other parts of the runtime ask) are here.
 
 import type { ModelMessage } from "ai";
+import type { InProcessTools } from "../engine/tools/in-process";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import type { AgentConfig } from "../protocol/agent-config";
@@ -67,8 +68,8 @@ export class SessionObject extends SessionCore {
   /** WebSocket command frames: the same operations, over a session's sockets. */
   private readonly frames: FrameTarget;
 
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+  constructor(ctx: DurableObjectState, env: Env, tools?: InProcessTools) {
+    super(ctx, env, tools);
     this.frames = sessionFrames(
       this,
       this.hub,

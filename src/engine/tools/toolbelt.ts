@@ -1,5 +1,6 @@
-// The tools an agent exposes in a turn: its built-ins, its HTTP tools, its remote A2A agents, its handoff tools and the MCP tools
-// discovered for the turn, by name, narrowed to the permission classes the session's policy enables.
+// The tools an agent exposes in a turn: its built-ins and in-process tools, its HTTP tools, its remote A2A agents,
+// its handoff tools and the MCP tools discovered for the turn, by name, narrowed to the permission classes the
+// session's policy enables.
 import type { AgentConfig } from "../../protocol/agent-config";
 import type { Policy } from "../../protocol/policy";
 import { PERMISSION_CLASSES } from "../../protocol/tool-classes";
@@ -7,6 +8,7 @@ import { a2aTool } from "./a2a-tool";
 import { BUILTIN_TOOLS } from "./builtins";
 import { handoffTool, handoffToolName } from "./handoff";
 import { httpTool } from "./http-tool";
+import { type InProcessTools, NO_IN_PROCESS_TOOLS } from "./in-process";
 import { SPAWN_SUBAGENTS, spawnSubagents } from "./subagent-tools";
 import type { ToolDefinition } from "./types";
 
@@ -16,18 +18,24 @@ export const ALL_CLASSES_POLICY: Pick<Policy, "classes"> = { classes: [...PERMIS
 /**
  * The exposed toolbelt: the agent's tools whose permission class the session's policy enables. `mcpTools`
  * are the tools discovered on the agent's MCP servers for this turn; they never replace a tool of the same name.
+ * `inProcess`: the deployment's TypeScript tools (createRuntime), exposed when the agent names them in `tools`.
  */
-export function resolveToolbelt(config: AgentConfig, policy: Pick<Policy, "classes">, mcpTools: readonly ToolDefinition[] = []): Map<string, ToolDefinition> {
-  const all = agentTools(config);
+export function resolveToolbelt(
+  config: AgentConfig,
+  policy: Pick<Policy, "classes">,
+  mcpTools: readonly ToolDefinition[] = [],
+  inProcess: InProcessTools = NO_IN_PROCESS_TOOLS,
+): Map<string, ToolDefinition> {
+  const all = agentTools(config, inProcess);
   for (const t of mcpTools) if (!all.has(t.name)) all.set(t.name, t);
   return new Map([...all].filter(([, t]) => policy.classes.includes(t.permission_class)));
 }
 
-function agentTools(config: AgentConfig): Map<string, ToolDefinition> {
+function agentTools(config: AgentConfig, inProcess: InProcessTools): Map<string, ToolDefinition> {
   const belt = new Map<string, ToolDefinition>();
   for (const name of config.tools) {
-    const builtin = BUILTIN_TOOLS.get(name);
-    if (builtin) belt.set(name, builtin);
+    const tool = BUILTIN_TOOLS.get(name) ?? inProcess.get(name);
+    if (tool) belt.set(name, tool);
   }
   // Declaring an HTTP tool on the agent is enough to expose it; listing it in `tools` too is allowed.
   for (const spec of config.http_tools) belt.set(spec.name, httpTool(spec));

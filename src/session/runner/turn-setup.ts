@@ -29,7 +29,7 @@ const NO_RECALL: RecallRead = { section: null, drafts: [] };
 
 /** What setting up turns uses of the session: its agent and settings, the history and the turn's events. */
 export type SetupSession = MemorySession &
-  SessionSlice<"agent" | "bindings" | "policy" | "row", "eventsOfTurn" | "history" | "lastMemoryLoaded" | "readEvents" | "turn">;
+  SessionSlice<"agent" | "bindings" | "inProcessTools" | "policy" | "row", "eventsOfTurn" | "history" | "lastMemoryLoaded" | "readEvents" | "turn">;
 
 export class TurnSetups {
   /** Clients of the agent's MCP servers, kept between turns (tool listings are cached for a short while). */
@@ -45,7 +45,7 @@ export class TurnSetups {
     return {
       config,
       model: resolveModel(config.model, providers),
-      tools: resolveToolbelt(config, this.s.policy(), mcp.tools),
+      tools: resolveToolbelt(config, this.s.policy(), mcp.tools, this.s.inProcessTools()),
       history: this.history,
       resolveModel: (spec) => resolveModel(spec, providers),
       orchestration: { ...orchestrationLimits(this.s.bindings()), depth: this.s.row().orchestration_depth },
@@ -87,7 +87,7 @@ export class TurnSetups {
   async inventory(): Promise<ReturnType<typeof describeTool>[]> {
     const config = this.s.agent();
     const mcp = await this.discover(config);
-    return [...resolveToolbelt(config, this.s.policy(), mcp.tools).values()].map(describeTool);
+    return [...resolveToolbelt(config, this.s.policy(), mcp.tools, this.s.inProcessTools()).values()].map(describeTool);
   }
 
   /**

@@ -30,13 +30,14 @@ export interface DevRuntime {
   stop(): Promise<void>;
 }
 
-export async function startRuntime(vars: Record<string, string>): Promise<DevRuntime> {
+/** `cwd`: the project to run (default the runtime's own; examples/custom-tools is a tenant's Worker). */
+export async function startRuntime(vars: Record<string, string>, cwd = ROOT): Promise<DevRuntime> {
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), "agent-runtime-test-"));
   const args = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--persist-to", state, "--inspector-port", String(await freePort())];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const child: ChildProcess = spawn("npx", args, {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
