@@ -2,6 +2,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import { ApiError } from "./protocol/errors";
+import { agentVersions } from "./routes/agent-versions";
 import { agents } from "./routes/agents";
 import { authenticateUnmatched } from "./routes/auth";
 import { chat } from "./routes/chat";
@@ -50,6 +51,7 @@ app.use(
 
 app.route("/", system);
 app.route("/", agents);
+app.route("/", agentVersions);
 app.route("/", sessionIndex);
 app.route("/", sessionData);
 app.route("/", files);

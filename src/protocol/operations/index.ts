@@ -1,5 +1,6 @@
 // Every operation of the HTTP API, by area; OPERATIONS lists them all (the routes, /openapi.json, the API
 // reference and the access test are built from it).
+import * as agentVersions from "./agent-versions";
 import * as agents from "./agents";
 import * as chat from "./chat";
 import * as files from "./files";
@@ -16,7 +17,7 @@ import * as turns from "./turns";
 import * as usage from "./usage";
 
 export type { AnswerOf, BodyOf, Operation, QueryOf, ResponseOf } from "./operation";
-export { agents, chat, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
+export { agents, agentVersions, chat, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
 
 const isOperation = (v: unknown): v is Operation => typeof v === "object" && v !== null && "operationId" in v && "permission" in v;
 
@@ -26,6 +27,7 @@ const METHOD_ORDER = ["get", "put", "post", "patch", "delete"];
 export const OPERATIONS: readonly Operation[] = [
   system,
   agents,
+  agentVersions,
   sessions,
   files,
   turns,

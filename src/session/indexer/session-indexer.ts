@@ -61,6 +61,7 @@ export class SessionIndexer {
     return {
       session_id: row.session_id,
       agent: this.s.agent().name,
+      agent_version: view.agent_version ?? null,
       owner: row.owner,
       metadata: JSON.parse(row.metadata) as Record<string, unknown>,
       created_at: row.created_at,
