@@ -1,4 +1,4 @@
-// Agent versions, labels and traffic as the API shows them (docs/guides/versions-and-evals.md), and how a
+// Agent versions, labels and traffic as the API shows them (docs/guides/versions.md), and how a
 // session names the agent it opens: `name`, `name@<version>` or `name@<label>`.
 import { z } from "zod";
 

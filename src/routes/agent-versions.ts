@@ -1,4 +1,4 @@
-// An agent's versions, labels and traffic (docs/guides/versions-and-evals.md). Versions stay readable after
+// An agent's versions, labels and traffic (docs/guides/versions.md). Versions stay readable after
 // the agent is deleted; labels and traffic go with it.
 
 import type { Env } from "../env";

@@ -1,4 +1,4 @@
-// Which config a new session of a registered agent runs (docs/guides/versions-and-evals.md): `name@3` that
+// Which config a new session of a registered agent runs (docs/guides/versions.md): `name@3` that
 // version, `name@canary` the version its label points at, and a plain name its traffic split (a label by
 // weight, the same one for the same resource while the weights stay), else its newest version.
 import type { Env } from "../../env";

@@ -1,4 +1,4 @@
-// An agent's versions in the registry's SQLite (docs/guides/versions-and-evals.md): each PUT that changes the
+// An agent's versions in the registry's SQLite (docs/guides/versions.md): each PUT that changes the
 // config stores an immutable version, numbered from 1 per name and never reused (a deleted agent's versions
 // stay, and a new agent of that name goes on from them). Configs are compared by a content hash: HMAC-SHA-256
 // of the canonical JSON, keyed by a random key of this registry, so a hash read by anyone names a config

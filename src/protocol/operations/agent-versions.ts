@@ -1,5 +1,5 @@
 // An agent's versions, labels and traffic, and moving a session to another version
-// (docs/guides/versions-and-evals.md).
+// (docs/guides/versions.md).
 import { z } from "zod";
 import { AgentLabelSchema, AgentTrafficSchema, AgentVersionSchema, TrafficRoutes } from "../agent-versions";
 import { ConfigChange } from "../config-diff";
