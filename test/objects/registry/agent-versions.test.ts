@@ -107,6 +107,12 @@ describe("versions", () => {
     const all = (await expectOk("GET", `/v1/sessions?agent=${name}`)).sessions;
     expect(all.map((s: any) => s.agent_version).sort()).toEqual([1, 2, 2]);
     await expectRefused("GET", `/v1/sessions?agent_version=first`, "agent_version");
+    // Usage per version: a session's day counts under the version it ran last.
+    const usage = await expectOk("GET", `/v1/usage?group_by=version&agent=${name}`);
+    expect(usage.rows.map((r: any) => [r.key, r.turns])).toEqual([
+      [`${name}@1`, 1],
+      [`${name}@2`, 3],
+    ]);
   });
 
   it("a deleted agent's versions stay readable; a new agent of its name goes on from them", async () => {
