@@ -20,6 +20,7 @@ function session(i: number): { row: SessionSummary; days: UsageDay[] } {
   const row: SessionSummary = {
     session_id: `ses_${i.toString(16).padStart(24, "0")}`,
     agent: `agent-${i % AGENTS}`,
+    agent_version: 1 + (i % 3),
     owner: `user-${(i * 7919) % OWNERS}`,
     metadata: { tier: String(i % 3), customer: `c-${i % 97}` },
     created_at,

@@ -90,6 +90,7 @@ export class ChatRenderer {
       "action.reminder",
       "session.created",
       "session.forked",
+      "session.version_changed",
       "turn.submitted",
       "schedule.created",
       "schedule.fired",

@@ -2,7 +2,10 @@
 // trees, tools, artifacts and files, each built from its operation's declaration (src/protocol/operations/: the path,
 // the query's names, the body's and the answer's types). RuntimeClient (client.ts) adds the resuming event stream on
 // top; http-transport.ts sends the requests.
+import type { TrafficRoute } from "../protocol/agent-versions";
 import type { RuntimeEvent } from "../protocol/events";
+import type { AnswerOf } from "../protocol/operations";
+import * as versions from "../protocol/operations/agent-versions";
 import * as agents from "../protocol/operations/agents";
 import * as chat from "../protocol/operations/chat";
 import * as files from "../protocol/operations/files";
@@ -70,6 +73,46 @@ export class HttpApi extends HttpTransport {
 
   deleteAgent(name: string): Promise<{ deleted: boolean; name: string }> {
     return this.call(agents.deleteAgent, { params: { name } });
+  }
+
+  // ---- versions, labels and traffic (docs/guides/versions.md) ----
+
+  /** The agent's versions, newest first. */
+  listAgentVersions(name: string): Promise<AnswerOf<typeof versions.listAgentVersions>> {
+    return this.call(versions.listAgentVersions, { params: { name } });
+  }
+
+  getAgentVersion(name: string, version: number | string): Promise<AnswerOf<typeof versions.getAgentVersion>> {
+    return this.call(versions.getAgentVersion, { params: { name, version: String(version) } });
+  }
+
+  /** What changed from `against` (default: the version before) to `version`, path by path. */
+  diffAgentVersions(name: string, version: number | string, against?: number): Promise<AnswerOf<typeof versions.diffAgentVersions>> {
+    const query = { against: against === undefined ? undefined : String(against) };
+    return this.call(versions.diffAgentVersions, { params: { name, version: String(version) }, query });
+  }
+
+  listAgentLabels(name: string): Promise<AnswerOf<typeof versions.listAgentLabels>> {
+    return this.call(versions.listAgentLabels, { params: { name } });
+  }
+
+  /** Points `label` at `version` (a rollback is a move back). */
+  putAgentLabel(name: string, label: string, version: number): Promise<AnswerOf<typeof versions.putAgentLabel>> {
+    return this.call(versions.putAgentLabel, { params: { name, label }, body: { version } });
+  }
+
+  getAgentTraffic(name: string): Promise<AnswerOf<typeof versions.getAgentTraffic>> {
+    return this.call(versions.getAgentTraffic, { params: { name } });
+  }
+
+  /** Splits new sessions opened by the agent's name between labels by weight (`[]`: its newest version). */
+  putAgentTraffic(name: string, routes: TrafficRoute[]): Promise<AnswerOf<typeof versions.putAgentTraffic>> {
+    return this.call(versions.putAgentTraffic, { params: { name }, body: { routes } });
+  }
+
+  /** Moves a session to another version of its agent (between turns). */
+  moveSessionAgent(sessionId: string, version: number): Promise<AnswerOf<typeof versions.moveSessionAgent>> {
+    return this.call(versions.moveSessionAgent, { params: { sid: sessionId }, body: { version } });
   }
 
   // ---- sessions ----

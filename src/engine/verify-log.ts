@@ -37,6 +37,7 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     "turn.rolled_back",
     "session.created",
     "session.forked",
+    "session.version_changed",
     "turn.submitted",
     "turn.started",
     "schedule.created",

@@ -7,6 +7,8 @@ import registry0003 from "../../migrations/registry/0003_cached_tokens.sql";
 import registry0004 from "../../migrations/registry/0004_stored_bytes.sql";
 import registry0005 from "../../migrations/registry/0005_opened_agent.sql";
 import registry0006 from "../../migrations/registry/0006_code_tools.sql";
+import registry0007 from "../../migrations/registry/0007_agent_versions.sql";
+import registry0008 from "../../migrations/registry/0008_agent_version_index.sql";
 import resource0001 from "../../migrations/resource/0001_init.sql";
 import resource0002 from "../../migrations/resource/0002_recall_vectors.sql";
 import session0001 from "../../migrations/session/0001_init.sql";
@@ -54,6 +56,7 @@ export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 2, sql: registry0002 },
   { version: 3, sql: registry0003 },
   { version: 4, sql: registry0006 },
+  { version: 5, sql: registry0007 },
 ];
 /** A shard of the session index holds the tables the registry held before the index was sharded. */
 export const INDEX_MIGRATIONS: Migration[] = [
@@ -61,6 +64,7 @@ export const INDEX_MIGRATIONS: Migration[] = [
   { version: 2, sql: registry0003 },
   { version: 3, sql: registry0004 },
   { version: 4, sql: registry0005 },
+  { version: 5, sql: registry0008 },
 ];
 export const RESOURCE_MIGRATIONS: Migration[] = [
   { version: 1, sql: resource0001 },

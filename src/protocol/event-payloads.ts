@@ -21,12 +21,17 @@ import { MemoryLoadedSchema, MemoryRecalledSchema } from "./memory";
 export const EVENT_PAYLOADS = {
   "session.created": z.object({
     agent: z.string(),
+    version: z.number().optional().describe("the version of the registered agent the session runs (absent: an inline agent)"),
+    label: z.string().optional().describe("the label that chose the version (a traffic split's, or `name@label`)"),
     model: z.string(),
     policy: z.record(z.string(), z.unknown()),
     metadata: z.record(z.string(), z.unknown()),
     owner: z.string().nullable().optional().describe("who the session is for (a browser token's subject)"),
     resource_id: z.string().nullable().optional().describe("the resource whose memory the session uses (docs/guides/memory.md)"),
   }),
+  "session.version_changed": z
+    .object({ agent: z.string(), from_version: z.number().nullable(), to_version: z.number(), by: z.string().nullable() })
+    .describe("POST /v1/sessions/{sid}/agent moved the session to another version of its agent: turns from now on run it"),
   "session.forked": z
     .object({ from_session: z.string(), at_sequence: z.number() })
     .describe("the first event of a fork: its conversation is from_session's as of at_sequence"),

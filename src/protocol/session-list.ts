@@ -8,6 +8,7 @@ export const IndexFilterText = z.string().min(1).max(200);
 export const SessionSummarySchema = z.object({
   session_id: z.string(),
   agent: z.string(),
+  agent_version: z.number().nullable().describe("the version of the agent the session runs (null: inline, after a handoff, or opened before versions)"),
   owner: z.string().nullable(),
   metadata: z.record(z.string(), z.unknown()),
   created_at: z.number().describe("ms since the epoch"),
@@ -56,6 +57,8 @@ export interface SessionListQuery {
   agent?: string;
   /** The agent the session was opened with: an agent-bound token lists by it. */
   opened_agent?: string;
+  /** The version of the agent the session runs now. */
+  agent_version?: number;
   status?: SessionSummary["status"];
   owner?: string;
   metadata: [key: string, value: string][];
@@ -69,7 +72,7 @@ export interface SessionListQuery {
 export interface UsageQuery {
   from: string;
   to: string;
-  group_by: "agent" | "owner" | "day";
+  group_by: "agent" | "owner" | "day" | "version";
   agent?: string;
   owner?: string;
 }

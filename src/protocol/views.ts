@@ -51,6 +51,8 @@ export interface SessionView {
   session_id: string;
   thread_id: string;
   agent: string;
+  /** The version of the agent the session runs (null: an inline agent, a handoff, or opened before versions; absent in snapshots stored before). */
+  agent_version?: number | null;
   created_at: number;
   metadata: Record<string, unknown>;
   status: ThreadStatus;
@@ -85,6 +87,10 @@ export const SnapshotSchema = z
   .object({
     session_id: z.string(),
     agent: z.record(z.string(), z.unknown()).describe("the AgentConfig the session runs"),
+    agent_version: z
+      .number()
+      .nullable()
+      .describe("the version of the registered agent the session runs (null: an inline agent, after a handoff, or opened before versions)"),
     policy: PolicySchema,
     status: ThreadStatusSchema,
     created_at: z.number(),

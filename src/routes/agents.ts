@@ -51,8 +51,10 @@ export const agents = router()
       throw ApiError.validation([{ path: "name", reason: `must equal the name in the path ("${name}")` }]);
     }
     const config = await validateAgentConfig({ ...body, name }, c, "", await registry(c.env).get(name));
-    const { created } = await registry(c.env).put(config);
+    const { created, version } = await registry(c.env).put(config, c.get("keyHash"));
     forgetAgent(name);
+    // The version the agent runs now (a new one when the config changed): GET .../versions lists them.
+    c.header("agent-version", String(version));
     return c.json(redactAgentConfig(config), created ? 201 : 200);
   })
   .openapi(route(ops.getAgent), async (c) => {

@@ -7,7 +7,7 @@ import { checkInputFits } from "../engine/context-budget";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import { indexShard } from "../objects/index/index-shards";
-import { agentConfig } from "../objects/registry/agent-cache";
+import { openAgent } from "../objects/registry/agent-resolve";
 import { ApiError, unwrap } from "../protocol/errors";
 import type { ResponsesRequestRecord } from "../protocol/event-shapes";
 import { chat as ops } from "../protocol/operations";
@@ -73,11 +73,10 @@ async function newChatSession(
   }
   // An erased session's id stays erased: the same chat id does not bring it back.
   if (await indexShard(env, sid).isErased(sid)) throw new ApiError("not_found", `The session of chat '${id}' was erased`);
-  const config = await agentConfig(env, agent);
-  if (!config) throw ApiError.notFound("Agent", agent);
-  if (input) checkInputFits(config, input.text, input.path);
   const owner = principal.kind === "token" ? principal.subject : null;
-  return { session_id: sid, agent: config, policy: DEFAULT_POLICY, metadata: { chat_id: id }, owner };
+  const { config, version, label } = await openAgent(env, agent, owner);
+  if (input) checkInputFits(config, input.text, input.path);
+  return { session_id: sid, agent: config, agent_version: { version, label }, policy: DEFAULT_POLICY, metadata: { chat_id: id }, owner };
 }
 
 /**

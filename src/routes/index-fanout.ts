@@ -11,7 +11,7 @@ import { type AppEnv, router } from "./http";
 import { decodeCursor, encodeCursor } from "./keyset-cursor";
 import { route } from "./operation-route";
 
-const LIST_PARAMS = new Set(["agent", "status", "owner", "created_after", "active_after", "limit", "cursor"]);
+const LIST_PARAMS = new Set(["agent", "agent_version", "status", "owner", "created_after", "active_after", "limit", "cursor"]);
 const USAGE_PARAMS = new Set(["from", "to", "group_by", "agent", "owner"]);
 const METADATA_KEY = /^[A-Za-z0-9_-]{1,64}$/;
 const DAY_MS = 24 * 3600 * 1000;
@@ -48,6 +48,8 @@ export const sessionIndex = router()
     // agent, status and owner: as the declaration validated them (a status outside the enum is 422).
     const { agent, status, owner } = c.req.valid("query");
     const query: SessionListQuery = { metadata, limit: limit + 1, agent, status, owner };
+    const version = params.get("agent_version");
+    if (version !== undefined) query.agent_version = intParam("agent_version", version, { min: 1, max: 999_999_999 }, 1);
     for (const k of ["created_after", "active_after"] as const) {
       const v = params.get(k);
       if (v !== undefined) query[k] = timeParam(k, v);

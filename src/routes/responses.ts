@@ -8,6 +8,7 @@ import { checkInputFits } from "../engine/context-budget";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import { agentConfig } from "../objects/registry/agent-cache";
+import { openAgent } from "../objects/registry/agent-resolve";
 import { parseCursor } from "../protocol/cursor";
 import { ApiError, type FieldIssue, unwrap } from "../protocol/errors";
 import type { ResponsesRequestRecord } from "../protocol/event-shapes";
@@ -83,15 +84,17 @@ async function openSession(env: Env, principal: Principal, agent: string, input:
         : "This caller opens no conversations",
     );
   }
-  const config = await agentConfig(env, agent);
-  if (!config) throw refused("model", `no agent '${agent}' is registered`, "not_found");
+  const owner = principal.kind === "token" ? principal.subject : null;
+  // A conversation names its agent by name only (its later requests are checked against it): its traffic split applies.
+  if (!(await agentConfig(env, agent))) throw refused("model", `no agent '${agent}' is registered`, "not_found");
+  const { config, version, label } = await openAgent(env, agent, owner, "model");
   if (input.kind === "turn") {
     if (input.fileIds.length > 0) throw refused("input", "a new conversation has no files yet: send the file's data or URL");
     checkInputFits(config, typeof input.input === "string" ? input.input : JSON.stringify(input.input), "input");
   }
   const sid = randomId("ses");
-  const owner = principal.kind === "token" ? principal.subject : null;
-  unwrap(await sessionStub(env, sid).create({ session_id: sid, agent: config, policy: DEFAULT_POLICY, metadata: { via: "responses" }, owner }));
+  const agent_version = { version, label };
+  unwrap(await sessionStub(env, sid).create({ session_id: sid, agent: config, agent_version, policy: DEFAULT_POLICY, metadata: { via: "responses" }, owner }));
   return sid;
 }
 

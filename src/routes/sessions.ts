@@ -2,7 +2,7 @@
 
 import { randomId } from "../ids";
 import { joinResource } from "../objects/memory/resource-memory-object";
-import { agentConfig } from "../objects/registry/agent-cache";
+import { agentName, type OpenedAgent, openAgent } from "../objects/registry/agent-resolve";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as sessionOps } from "../protocol/operations";
@@ -14,7 +14,7 @@ import { route } from "./operation-route";
 export const sessions = router().openapi(route(sessionOps.createSession), async (c) => {
   const body = c.req.valid("json");
   const principal = c.get("principal");
-  if (principal.kind === "token" && body.agent !== principal.agent) {
+  if (principal.kind === "token" && (typeof body.agent !== "string" || agentName(body.agent) !== principal.agent)) {
     throw new ApiError("forbidden", `This token opens sessions of agent "${principal.agent}" only`);
   }
   const owner = principal.kind === "token" ? principal.subject : (body.owner ?? null);
@@ -23,10 +23,11 @@ export const sessions = router().openapi(route(sessionOps.createSession), async 
     throw new ApiError("forbidden", "A token's sessions belong to its subject's resource; resource_id must be the subject or absent");
   }
   const resource_id = body.resource_id ?? owner;
-  let agent: AgentConfig | null;
+  let agent: AgentConfig;
+  let opened: OpenedAgent | null = null;
   if (typeof body.agent === "string") {
-    agent = await agentConfig(c.env, body.agent);
-    if (!agent) throw ApiError.notFound("Agent", body.agent);
+    opened = await openAgent(c.env, body.agent, resource_id);
+    agent = opened.config;
   } else {
     // An inline config needs no name of its own (it is registered nowhere); "inline" stands in.
     agent = await validateAgentConfig({ name: "inline", ...body.agent }, c, "agent");
@@ -34,6 +35,7 @@ export const sessions = router().openapi(route(sessionOps.createSession), async 
   const session_id = randomId("ses");
   const policy = body.policy ?? DEFAULT_POLICY;
   await joinResource(c.env, resource_id, session_id);
-  const result = await sessionStub(c.env, session_id).create({ session_id, agent, policy, metadata: body.metadata ?? {}, owner, resource_id });
-  return c.json(unwrap(result), 201);
+  const agent_version = opened && { version: opened.version, label: opened.label };
+  const result = await sessionStub(c.env, session_id).create({ session_id, agent, agent_version, policy, metadata: body.metadata ?? {}, owner, resource_id });
+  return c.json({ ...unwrap(result), agent_version: opened?.version ?? null, ...(opened?.label ? { label: opened.label } : {}) }, 201);
 });

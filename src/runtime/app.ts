@@ -5,6 +5,7 @@ import { cors } from "hono/cors";
 import type { InProcessTools } from "../engine/tools/in-process";
 import { ApiError } from "../protocol/errors";
 import { a2a } from "../routes/a2a";
+import { agentVersions } from "../routes/agent-versions";
 import { agents } from "../routes/agents";
 import { authenticateUnmatched } from "../routes/auth";
 import { chat } from "../routes/chat";
@@ -49,6 +50,7 @@ app.use(
 app.route("/", system);
 app.route("/", agents);
 app.route("/", codeTools);
+app.route("/", agentVersions);
 app.route("/", sessionIndex);
 app.route("/", sessionData);
 app.route("/", files);

@@ -21,6 +21,7 @@ import type { ChannelStore } from "./streams/channel-store";
 import { SOCKETS_DUE, type SocketHub } from "./streams/socket-hub";
 import { SubscriptionDelivery } from "./subscriptions/subscription-delivery";
 import { SubscriptionTable } from "./subscriptions/subscriptions";
+import { versionCapability } from "./versions/session-version";
 import { viewsCapability } from "./views/session-views";
 
 /** What the capabilities are made with: the session's context and the machinery of its object (core.ts). */
@@ -58,6 +59,7 @@ export function connect(host: SessionHost) {
     forkCapability(host),
     replayCapability(host, runner.replays),
     viewsCapability(host, () => host.channels.list()),
+    versionCapability(host, (config, drafts) => host.switchAgent(config, drafts)),
     // A fork's copies of its source's files, a batch at a time.
     {
       alarms: [

@@ -33,6 +33,8 @@ import { turnCursor } from "./views/chat-reads";
 export interface CreateSessionInput {
   session_id: string;
   agent: AgentConfig;
+  /** The version of a registered agent the session runs, and the label that chose it (none: an inline agent). */
+  agent_version?: { version: number; label: string | null } | null;
   policy: Policy;
   metadata: Record<string, unknown>;
   /** Set for the child sessions of agent_orchestrate steps. */
@@ -102,7 +104,15 @@ export class SessionObject extends SessionCore {
         resource_id: input.resource_id ?? null,
       };
       this.session = row;
-      const payload = { agent: input.agent.name, model: input.agent.model, policy: input.policy, metadata: input.metadata, owner: row.owner };
+      const pinned = input.agent_version;
+      const payload = {
+        agent: input.agent.name,
+        ...(pinned ? { version: pinned.version, ...(pinned.label ? { label: pinned.label } : {}) } : {}),
+        model: input.agent.model,
+        policy: input.policy,
+        metadata: input.metadata,
+        owner: row.owner,
+      };
       const drafts: EventDraft[] = [{ type: "session.created", payload: row.resource_id ? { ...payload, resource_id: row.resource_id } : payload }];
       const { fork } = input;
       if (fork) drafts.unshift({ type: "session.forked", payload: { from_session: fork.from_session, at_sequence: fork.at_sequence } });

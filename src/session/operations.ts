@@ -10,6 +10,7 @@ import type * as declared from "../protocol/operations";
 import type { AnswerOf } from "../protocol/operations";
 
 type Areas = typeof declared.sessions &
+  typeof declared.agentVersions &
   typeof declared.turns &
   typeof declared.streams &
   typeof declared.schedules &

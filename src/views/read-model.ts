@@ -25,6 +25,7 @@ export function emptyView(): SessionView {
     session_id: "",
     thread_id: "",
     agent: "",
+    agent_version: null,
     created_at: 0,
     metadata: {},
     status: "idle",
@@ -117,9 +118,11 @@ const FOLD: EventTable<[SessionView], SessionView> = {
     session_id: e.session_id,
     thread_id: e.thread_id,
     agent: e.payload.agent,
+    agent_version: e.payload.version ?? null,
     created_at: e.timestamp,
     metadata: e.payload.metadata,
   }),
+  "session.version_changed": (e, v) => ({ ...v, agent_version: e.payload.to_version }),
   "turn.submitted": (e, v) => ({
     ...v,
     turn_count: v.turn_count + 1,
@@ -148,7 +151,8 @@ const FOLD: EventTable<[SessionView], SessionView> = {
   }),
   "run.status": (e, v) => {
     if (e.turn_id !== v.active_turn_id) return v;
-    if (e.payload.phase === "handoff") return { ...v, agent: String(e.payload.to) };
+    // The agent handed to runs its config of the moment, which no version of the session names.
+    if (e.payload.phase === "handoff") return { ...v, agent: String(e.payload.to), agent_version: null };
     return { ...v, status: e.payload.phase === "recovering" ? "recovering" : "running" };
   },
   "tool.started": (_e, v) => ({ ...v, status: resumed(v), usage: { ...v.usage, tool_calls: v.usage.tool_calls + 1 } }),

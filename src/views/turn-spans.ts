@@ -159,6 +159,7 @@ const DESCRIBE: EventTable<[TurnSpan, TurnDraft], void> = {
     "tool.result.late",
     "session.created",
     "session.forked",
+    "session.version_changed",
     "turn.submitted",
     "schedule.created",
     "schedule.fired",

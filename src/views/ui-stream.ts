@@ -97,6 +97,7 @@ export class TurnProjection {
       "tool.result.late",
       "session.created",
       "session.forked",
+      "session.version_changed",
       "turn.submitted",
       "schedule.created",
       "schedule.fired",

@@ -54,4 +54,15 @@ describe("a session stored by an earlier runtime", () => {
     expect(after.turns.map((t: any) => t.output_preview)).toEqual(["The answer is 42.", "The answer is 5."]);
     expect((await call("GET", "/v1/sessions?agent=legacy")).sessions.map((s: any) => s.session_id)).toEqual([SID]);
   }, 60_000);
+
+  it("its agent becomes version 1, and a changed config version 2", async () => {
+    const [v1] = (await call("GET", "/v1/agents/legacy/versions")).versions;
+    expect(v1).toMatchObject({ agent: "legacy", version: 1, created_by: null, content_hash: expect.stringMatching(/^sha256:/) });
+    const config = await call("GET", "/v1/agents/legacy");
+    expect((await call("GET", "/v1/agents/legacy/versions/1")).config).toEqual(config);
+    // A session opened before versions names none.
+    expect((await call("GET", `/v1/sessions/${SID}`)).agent_version).toBeNull();
+    await call("PUT", "/v1/agents/legacy", { ...config, instructions: `${config.instructions} Be brief.` });
+    expect((await call("GET", "/v1/agents/legacy/versions")).versions.map((v: any) => v.version)).toEqual([2, 1]);
+  }, 60_000);
 });

@@ -6,6 +6,7 @@ import { type SessionListQuery, type SessionSummary, USAGE_COLUMNS, type UsageDa
 const SUMMARY_COLUMNS = [
   "session_id",
   "agent",
+  "agent_version",
   "owner",
   "metadata",
   "created_at",
@@ -29,10 +30,11 @@ export function upsertSession(sql: SqlStorage, row: SessionSummary, days: UsageD
   sql.exec(`INSERT OR REPLACE INTO session_index (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`, ...values, openedAgent);
   for (const d of days) {
     sql.exec(
-      `INSERT OR REPLACE INTO usage_days (session_id, day, agent, owner, ${USAGE_COLUMNS.join(", ")}) VALUES (?, ?, ?, ?, ${USAGE_COLUMNS.map(() => "?").join(", ")})`,
+      `INSERT OR REPLACE INTO usage_days (session_id, day, agent, agent_version, owner, ${USAGE_COLUMNS.join(", ")}) VALUES (?, ?, ?, ?, ?, ${USAGE_COLUMNS.map(() => "?").join(", ")})`,
       row.session_id,
       d.day,
       row.agent,
+      row.agent_version,
       row.owner,
       ...USAGE_COLUMNS.map((c) => d[c]),
     );
@@ -71,6 +73,7 @@ export function listSessions(sql: SqlStorage, q: SessionListQuery): SessionSumma
   if (q.agent !== undefined) add("agent = ?", q.agent);
   // A row written before opened_agent was kept names its current agent only.
   if (q.opened_agent !== undefined) add("coalesce(opened_agent, agent) = ?", q.opened_agent);
+  if (q.agent_version !== undefined) add("agent_version = ?", q.agent_version);
   if (q.status !== undefined) add("status = ?", q.status);
   if (q.owner !== undefined) add("owner = ?", q.owner);
   if (q.created_after !== undefined) add("created_at > ?", q.created_after);
@@ -111,9 +114,9 @@ export function usageTotals(sql: SqlStorage, q: UsageQuery): UsageRow[] {
     args.push(q.owner);
   }
   const sums = USAGE_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(", ");
-  return sql
-    .exec<UsageRow>(`SELECT ${q.group_by} AS key, ${sums} FROM usage_days WHERE ${where.join(" AND ")} GROUP BY ${q.group_by} ORDER BY ${q.group_by}`, ...args)
-    .toArray();
+  // A version's key is `agent@version` (null: sessions of no version).
+  const key = q.group_by === "version" ? "agent || '@' || agent_version" : q.group_by;
+  return sql.exec<UsageRow>(`SELECT ${key} AS key, ${sums} FROM usage_days WHERE ${where.join(" AND ")} GROUP BY key ORDER BY key`, ...args).toArray();
 }
 
 /** The index's tables, as whole rows: what moves when the index moves (from the registry, or to more shards). */

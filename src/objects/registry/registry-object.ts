@@ -3,9 +3,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import type { AgentConfig } from "../../protocol/agent-config";
+import type { AgentRouting } from "../../protocol/agent-versions";
 import type { CodeToolInput, CodeToolVersion } from "../../protocol/code-tools";
 import { hasIndexRows, moveIndexBatch } from "../index/index-move";
 import { migrate, REGISTRY_MIGRATIONS } from "../migrate";
+import { dropRouting, routing } from "./agent-labels";
+import { contentHash, fillMissingHashes, recordVersion } from "./agent-versions";
+import { type AgentVersionsRpc, versionsRpc } from "./agent-versions-rpc";
 import { CodeToolTable } from "./code-tool-table";
 
 /** The deployment's single registry object. */
@@ -20,13 +24,15 @@ export class RegistryObject extends DurableObject<Env> {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, REGISTRY_MIGRATIONS);
+      await fillMissingHashes(ctx.storage.sql);
       if (hasIndexRows(ctx.storage.sql)) await ctx.storage.setAlarm(Date.now());
     });
   }
 
-  /** Stores a validated config; `created` tells whether the name was new. */
-  async put(config: AgentConfig): Promise<{ created: boolean; config: AgentConfig }> {
+  /** Stores a validated config as `by`; `created` tells whether the name was new, `version` what it runs now. */
+  async put(config: AgentConfig, by: string | null = null): Promise<{ created: boolean; config: AgentConfig; version: number; new_version: boolean }> {
     const sql = this.ctx.storage.sql;
+    const hash = await contentHash(sql, config);
     const now = Date.now();
     const existed = sql.exec("SELECT 1 FROM agents WHERE name = ?", config.name).toArray().length > 0;
     sql.exec(
@@ -37,7 +43,20 @@ export class RegistryObject extends DurableObject<Env> {
       now,
       now,
     );
-    return { created: !existed, config };
+    const { version, created } = recordVersion(sql, config, hash, by, now);
+    return { created: !existed, config, version, new_version: created };
+  }
+
+  /** The config of `name` now, with what opening a session by its name needs (versions, labels, traffic). */
+  async current(name: string): Promise<{ config: AgentConfig; routing: AgentRouting } | null> {
+    const config = await this.get(name);
+    const found = config && routing(this.ctx.storage.sql, name);
+    return found ? { config, routing: found } : null;
+  }
+
+  /** Reads and moves of versions, labels and traffic (agent-versions-rpc.ts). */
+  async versions(op: keyof AgentVersionsRpc, args: unknown[]): Promise<unknown> {
+    return (versionsRpc(this.ctx.storage.sql)[op] as (...a: unknown[]) => unknown)(...args);
   }
 
   async get(name: string): Promise<AgentConfig | null> {
@@ -62,6 +81,7 @@ export class RegistryObject extends DurableObject<Env> {
 
   async remove(name: string): Promise<boolean> {
     const cursor = this.ctx.storage.sql.exec("DELETE FROM agents WHERE name = ?", name);
+    dropRouting(this.ctx.storage.sql, name);
     return cursor.rowsWritten > 0;
   }
 

@@ -1,6 +1,7 @@
 // Every operation of the HTTP API, by area; OPERATIONS lists them all (the routes, /openapi.json, the API
 // reference and the access test are built from it).
 import * as a2a from "./a2a";
+import * as agentVersions from "./agent-versions";
 import * as agents from "./agents";
 import * as chat from "./chat";
 import * as codeTools from "./code-tools";
@@ -18,7 +19,7 @@ import * as turns from "./turns";
 import * as usage from "./usage";
 
 export type { AnswerOf, BodyOf, Operation, QueryOf, ResponseOf } from "./operation";
-export { a2a, agents, chat, codeTools, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
+export { a2a, agents, agentVersions, chat, codeTools, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
 
 const isOperation = (v: unknown): v is Operation => typeof v === "object" && v !== null && "operationId" in v && "permission" in v;
 
@@ -28,6 +29,7 @@ const METHOD_ORDER = ["get", "put", "post", "patch", "delete"];
 export const OPERATIONS: readonly Operation[] = [
   system,
   agents,
+  agentVersions,
   codeTools,
   sessions,
   files,

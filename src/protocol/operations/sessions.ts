@@ -13,7 +13,10 @@ const AgentRef = z.union([z.string().min(1), z.record(z.string(), z.unknown())])
 
 export const CreateSessionBody = z
   .strictObject({
-    agent: AgentRef.meta({ description: "A registered agent's name, or an inline AgentConfig (see the AgentConfig schema)" }),
+    agent: AgentRef.meta({
+      description:
+        "A registered agent's name (its traffic split's version, else its newest), `name@<version>`, `name@<label>`, or an inline AgentConfig (see the AgentConfig schema)",
+    }),
     policy: PolicySchema.optional().meta({
       description: "Enabled permission classes (default: all but external_mutate and secrets) and the workspace root",
     }),
@@ -28,7 +31,12 @@ export const CreateSessionBody = z
   })
   .meta({ id: "CreateSession" });
 
-export const SessionCreated = z.object({ session_id: z.string(), thread_id: z.string() });
+export const SessionCreated = z.object({
+  session_id: z.string(),
+  thread_id: z.string(),
+  agent_version: z.number().nullable().optional().describe("the version of the registered agent the session runs (null: an inline agent)"),
+  label: z.string().optional().describe("the label whose version the session runs (`name@label`, or the agent's traffic split)"),
+});
 
 export const createSession = operation({
   method: "post",
@@ -52,11 +60,12 @@ export const listSessions = operation({
   path: "/v1/sessions",
   operationId: "listSessions",
   summary:
-    "The deployment's sessions, newest first, from the session index: filters agent, status, owner, metadata.<key>=<value> (text match), created_after, active_after (ISO 8601 or ms); limit 1-100 (default 20); cursor from next_cursor. A token bound to an agent lists its subject's sessions of that agent only.",
+    "The deployment's sessions, newest first, from the session index: filters agent, agent_version, status, owner, metadata.<key>=<value> (text match), created_after, active_after (ISO 8601 or ms); limit 1-100 (default 20); cursor from next_cursor. A token bound to an agent lists its subject's sessions of that agent only.",
   permission: "sessions.list",
   rateLimit: "request",
   query: z.object({
     agent: IndexFilterText.optional(),
+    agent_version: z.string().optional().describe("the version of the agent the sessions run now (with agent)"),
     status: ThreadStatusSchema.optional(),
     owner: IndexFilterText.optional(),
     created_after: z.string().optional(),

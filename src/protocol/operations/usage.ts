@@ -3,7 +3,7 @@ import { z } from "zod";
 import { IndexFilterText, UsageRowSchema } from "../session-list";
 import { json, operation } from "./operation";
 
-const GroupBy = z.enum(["agent", "owner", "day"]);
+const GroupBy = z.enum(["agent", "owner", "day", "version"]);
 
 export const UsageReport = z.object({
   from: z.string(),
@@ -18,7 +18,7 @@ export const getUsage = operation({
   path: "/v1/usage",
   operationId: "getUsage",
   summary:
-    "Usage totals from the session index: turns, failures, model and tool calls, tokens and cost in USD (unpriced model calls counted apart), per UTC day, between from and to (inclusive, YYYY-MM-DD or ISO 8601; default the last 7 days), grouped by agent (default), owner or day, optionally for one agent or owner; and the bytes those sessions' files store now",
+    "Usage totals from the session index: turns, failures, model and tool calls, tokens and cost in USD (unpriced model calls counted apart), per UTC day, between from and to (inclusive, YYYY-MM-DD or ISO 8601; default the last 7 days), grouped by agent (default), owner, day or version (`agent@version`), optionally for one agent or owner; and the bytes those sessions' files store now",
   permission: "usage.read",
   rateLimit: "request",
   query: z.object({

@@ -61,6 +61,7 @@ export class SessionIndexer {
     return {
       session_id: row.session_id,
       agent: this.s.agent().name,
+      agent_version: view.agent_version ?? null,
       owner: row.owner,
       metadata: JSON.parse(row.metadata) as Record<string, unknown>,
       created_at: row.created_at,
@@ -205,7 +206,8 @@ export class SessionIndexer {
       ],
       committed: (events) => {
         const status = this.s.view().status;
-        const now = events.some((e) => e.type === "session.created" || isTerminalTurnEvent(e.type));
+        // A move to another version changes the row's agent_version, which lists filter by.
+        const now = events.some((e) => e.type === "session.created" || e.type === "session.version_changed" || isTerminalTurnEvent(e.type));
         if (now || status !== this.listedStatus) {
           this.listedStatus = status;
           this.syncIn(now ? 0 : STATUS_WRITE_DELAY_MS);

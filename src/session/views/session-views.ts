@@ -26,6 +26,7 @@ export function snapshotView(s: Pick<SessionContext, "agent" | "policy" | "row" 
   return {
     session_id: row.session_id,
     agent: redactAgentConfig(s.agent()),
+    agent_version: view.agent_version ?? null,
     policy: s.policy(),
     status: view.status,
     created_at: row.created_at,

@@ -52,6 +52,7 @@ function seededSessions(n: number, seed: number, agents: string[]): { row: Sessi
     const row: SessionSummary = {
       session_id: `ses_${Array.from({ length: 24 }, () => int(16).toString(16)).join("")}`,
       agent: pick(agents),
+      agent_version: null,
       owner: pick([null, "o1", "o2"]),
       metadata: { tier: 1 + int(3), team: pick(["x", "y"]) },
       created_at,

@@ -82,6 +82,7 @@ export class SessionModel {
       "action.reminder",
       "action.approval.recorded",
       "session.forked",
+      "session.version_changed",
       "schedule.created",
       "schedule.fired",
       "schedule.deleted",

@@ -1,0 +1,87 @@
+// An agent's versions, labels and traffic (docs/guides/versions.md). Versions stay readable after
+// the agent is deleted; labels and traffic go with it.
+
+import type { Env } from "../env";
+import { forgetAgent } from "../objects/registry/agent-cache";
+import { versionsOf } from "../objects/registry/agent-versions-rpc";
+import { registry } from "../objects/registry/registry-object";
+import type { AgentConfig } from "../protocol/agent-config";
+import { LabelName } from "../protocol/agent-versions";
+import { diffConfigs } from "../protocol/config-diff";
+import { ApiError, type FieldIssue, zodIssues } from "../protocol/errors";
+import { agentVersions as ops } from "../protocol/operations";
+import { redactAgentConfig } from "../protocol/redact";
+import { intParam } from "../protocol/strict-values";
+import { router } from "./http";
+import { route } from "./operation-route";
+
+const VERSION_RANGE = { min: 1, max: 999_999_999 };
+const stored = (env: Env) => versionsOf(registry(env));
+
+async function version(env: Env, name: string, raw: string, path = "version"): Promise<{ version: number; config: AgentConfig }> {
+  const v = intParam(path, raw, VERSION_RANGE);
+  const found = await stored(env).get(name, v);
+  if (!found) throw ApiError.notFound("Agent version", `${name}@${v}`);
+  return { version: v, config: found.config as AgentConfig };
+}
+
+/** 404 unless the agent exists now (labels and traffic are a live agent's). */
+async function existing(env: Env, name: string): Promise<void> {
+  if (!(await stored(env).exists(name))) throw ApiError.notFound("Agent", name);
+}
+
+const refuse = (issues: FieldIssue[]) => {
+  if (issues.length > 0) throw ApiError.validation(issues);
+};
+
+export const agentVersions = router()
+  .openapi(route(ops.listAgentVersions), async (c) => {
+    const { name } = c.req.valid("param");
+    const versions = await stored(c.env).list(name);
+    if (versions.length === 0) throw ApiError.notFound("Agent", name);
+    return c.json({ agent: name, versions }, 200);
+  })
+  .openapi(route(ops.getAgentVersion), async (c) => {
+    const { name, version: raw } = c.req.valid("param");
+    const v = intParam("version", raw, VERSION_RANGE);
+    const found = await stored(c.env).get(name, v);
+    if (!found) throw ApiError.notFound("Agent version", `${name}@${v}`);
+    return c.json({ ...found, config: redactAgentConfig(found.config as AgentConfig) }, 200);
+  })
+  .openapi(route(ops.diffAgentVersions), async (c) => {
+    const { name, version: raw } = c.req.valid("param");
+    const { against: rawAgainst } = c.req.valid("query");
+    const to = await version(c.env, name, raw);
+    const from = await version(c.env, name, rawAgainst ?? String(to.version - 1), "against");
+    const changes = diffConfigs(redactAgentConfig(from.config), redactAgentConfig(to.config));
+    return c.json({ agent: name, version: to.version, against: from.version, changes }, 200);
+  })
+  .openapi(route(ops.listAgentLabels), async (c) => {
+    const { name } = c.req.valid("param");
+    await existing(c.env, name);
+    return c.json({ agent: name, labels: await stored(c.env).labels(name) }, 200);
+  })
+  .openapi(route(ops.putAgentLabel), async (c) => {
+    const { name, label } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const parsed = LabelName.safeParse(label);
+    if (!parsed.success) throw ApiError.validation(zodIssues(parsed.error.issues, "label"));
+    await existing(c.env, name);
+    refuse(await stored(c.env).moveLabel(name, label, body.version, c.get("keyHash")));
+    forgetAgent(name);
+    const labels = await stored(c.env).labels(name);
+    return c.json(labels.find((l) => l.label === label)!, 200);
+  })
+  .openapi(route(ops.getAgentTraffic), async (c) => {
+    const { name } = c.req.valid("param");
+    await existing(c.env, name);
+    return c.json(await stored(c.env).traffic(name), 200);
+  })
+  .openapi(route(ops.putAgentTraffic), async (c) => {
+    const { name } = c.req.valid("param");
+    const { routes } = c.req.valid("json");
+    await existing(c.env, name);
+    refuse(await stored(c.env).setTraffic(name, routes, c.get("keyHash")));
+    forgetAgent(name);
+    return c.json(await stored(c.env).traffic(name), 200);
+  });

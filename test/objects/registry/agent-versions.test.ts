@@ -1,0 +1,129 @@
+// Agent versions through HTTP: each PUT that changes a config stores an immutable version (none when nothing
+// changed), versions read and diff, a session runs the version it was opened with until it is moved
+// explicitly, `name@3` opens a given version, lists filter by version, and a deleted agent's versions stay.
+import { describe, expect, it } from "vitest";
+import { api, createAgent, events, expectOk, expectRefused, submitTurn, waitForTurnEnd } from "../../support/api";
+import { requests, script, uniqueId } from "../../support/fake-model";
+
+const uniqueName = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+const systemText = (req: any): string => (typeof req.messages[0]?.content === "string" ? req.messages[0].content : "");
+
+async function put(name: string, config: Record<string, unknown>): Promise<{ status: number; version: string | null }> {
+  const res = await api("PUT", `/v1/agents/${name}`, { name, ...config });
+  expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+  return { status: res.status, version: res.headers.get("agent-version") };
+}
+
+/** Runs one turn on `sid` and answers the system prompt the model got. */
+async function instructionsOfTurn(sid: string, scriptId: string): Promise<string> {
+  const { turn_id } = await submitTurn(sid, "hello");
+  const log = await waitForTurnEnd(sid, turn_id);
+  expect(log.at(-1).type).toBe("turn.completed");
+  return systemText((await requests(scriptId)).at(-1));
+}
+
+describe("versions", () => {
+  it("a changed config makes a new version, an unchanged one none; versions read and diff", async () => {
+    const name = uniqueName("ver");
+    expect(await put(name, { model: "demo:x", instructions: "one" })).toEqual({ status: 201, version: "1" });
+    expect(await put(name, { model: "demo:x", instructions: "one" })).toEqual({ status: 200, version: "1" });
+    expect(await put(name, { model: "demo:x", instructions: "two", tools: ["calculator"] })).toEqual({ status: 200, version: "2" });
+
+    const { versions } = await expectOk("GET", `/v1/agents/${name}/versions`);
+    expect(versions.map((v: any) => v.version)).toEqual([2, 1]);
+    expect(versions[0]).toMatchObject({
+      agent: name,
+      created_by: expect.stringMatching(/^key_/),
+      content_hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+    });
+    expect(versions[0].content_hash).not.toBe(versions[1].content_hash);
+
+    const v1 = await expectOk("GET", `/v1/agents/${name}/versions/1`);
+    expect(v1).toMatchObject({ version: 1, config: { name, instructions: "one", tools: [] } });
+    const diff = await expectOk("GET", `/v1/agents/${name}/versions/2/diff`);
+    expect(diff).toEqual({
+      agent: name,
+      version: 2,
+      against: 1,
+      changes: [
+        { path: "instructions", change: "changed", before: "one", after: "two" },
+        { path: "tools[0]", change: "added", after: "calculator" },
+      ],
+    });
+    expect((await expectOk("GET", `/v1/agents/${name}/versions/1/diff?against=2`)).changes[1]).toEqual({
+      path: "tools[0]",
+      change: "removed",
+      before: "calculator",
+    });
+    expect((await api("GET", `/v1/agents/${name}/versions/3`)).status).toBe(404);
+    expect((await api("GET", `/v1/agents/${name}/versions/2/diff?against=7`)).status).toBe(404);
+    await expectRefused("GET", `/v1/agents/${name}/versions/two`, "version");
+    expect((await api("GET", `/v1/agents/${uniqueName("none")}/versions`)).status).toBe(404);
+  });
+
+  it("a session runs the version it was opened with; name@1 opens version 1; a move is explicit and logged", async () => {
+    const scriptId = uniqueId("ver");
+    await script(
+      scriptId,
+      Array.from({ length: 6 }, () => ({ text: "ok" })),
+    );
+    const name = uniqueName("pin");
+    const model = `openai-compatible:${scriptId}`;
+    await put(name, { model, instructions: "V1-INSTRUCTIONS" });
+    const opened = await expectOk("POST", "/v1/sessions", { agent: name });
+    expect(opened.agent_version).toBe(1);
+    await put(name, { model, instructions: "V2-INSTRUCTIONS" });
+
+    // Opened on version 1, it still runs version 1 after version 2 is stored.
+    expect(await instructionsOfTurn(opened.session_id, scriptId)).toBe("V1-INSTRUCTIONS");
+    const log = await events(opened.session_id);
+    expect(log.find((e) => e.type === "session.created").payload).toMatchObject({ agent: name, version: 1 });
+    expect((await expectOk("GET", `/v1/sessions/${opened.session_id}`)).agent_version).toBe(1);
+
+    const latest = await expectOk("POST", "/v1/sessions", { agent: name });
+    expect(latest.agent_version).toBe(2);
+    expect(await instructionsOfTurn(latest.session_id, scriptId)).toBe("V2-INSTRUCTIONS");
+    const pinned = await expectOk("POST", "/v1/sessions", { agent: `${name}@1` });
+    expect(pinned.agent_version).toBe(1);
+    expect(await instructionsOfTurn(pinned.session_id, scriptId)).toBe("V1-INSTRUCTIONS");
+
+    // A version or label that does not exist: 422 naming the field, no session.
+    await expectRefused("POST", "/v1/sessions", "agent", { agent: `${name}@9` }, `agent "${name}" has no version 9`);
+    await expectRefused("POST", "/v1/sessions", "agent", { agent: `${name}@beta` }, `agent "${name}" has no label "beta"`);
+
+    // Moving: a version that does not exist changes nothing; an existing one is an event, and the next turn runs it.
+    await expectRefused("POST", `/v1/sessions/${opened.session_id}/agent`, "version", { version: 9 });
+    const moved = await expectOk("POST", `/v1/sessions/${opened.session_id}/agent`, { version: 2 });
+    expect(moved).toEqual({ session_id: opened.session_id, agent: name, from_version: 1, version: 2 });
+    expect(await instructionsOfTurn(opened.session_id, scriptId)).toBe("V2-INSTRUCTIONS");
+    const changed = (await events(opened.session_id)).filter((e) => e.type === "session.version_changed");
+    expect(changed.map((e) => e.payload)).toEqual([{ agent: name, from_version: 1, to_version: 2, by: expect.stringMatching(/^key_/) }]);
+    expect((await expectOk("GET", `/v1/sessions/${opened.session_id}`)).agent_version).toBe(2);
+
+    // The index: rows name their version, and a list filters by it (rows are written off the turn's path).
+    await expect
+      .poll(async () => (await expectOk("GET", `/v1/sessions?agent=${name}&agent_version=1`)).sessions.map((s: any) => s.session_id), { timeout: 5000 })
+      .toEqual([pinned.session_id]);
+    const all = (await expectOk("GET", `/v1/sessions?agent=${name}`)).sessions;
+    expect(all.map((s: any) => s.agent_version).sort()).toEqual([1, 2, 2]);
+    await expectRefused("GET", `/v1/sessions?agent_version=first`, "agent_version");
+    // Usage per version: a session's day counts under the version it ran last.
+    const usage = await expectOk("GET", `/v1/usage?group_by=version&agent=${name}`);
+    expect(usage.rows.map((r: any) => [r.key, r.turns])).toEqual([
+      [`${name}@1`, 1],
+      [`${name}@2`, 3],
+    ]);
+  });
+
+  it("a deleted agent's versions stay readable; a new agent of its name goes on from them", async () => {
+    const name = uniqueName("del");
+    await createAgent({ name, model: "demo:x", instructions: "a" });
+    await put(name, { model: "demo:x", instructions: "b" });
+    await expectOk("DELETE", `/v1/agents/${name}`);
+    expect((await expectOk("GET", `/v1/agents/${name}/versions`)).versions.map((v: any) => v.version)).toEqual([2, 1]);
+    expect((await expectOk("GET", `/v1/agents/${name}/versions/1`)).config.instructions).toBe("a");
+    expect((await api("GET", `/v1/agents/${name}/labels`)).status).toBe(404);
+    expect((await api("POST", "/v1/sessions", { agent: `${name}@1` })).status).toBe(404);
+    expect(await put(name, { model: "demo:x", instructions: "c" })).toEqual({ status: 201, version: "3" });
+  });
+});
