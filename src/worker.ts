@@ -11,6 +11,7 @@ import { type AppEnv, errorJson, toApiError } from "./routes/http";
 import { sessionIndex } from "./routes/index-fanout";
 import { jsonNewline } from "./routes/json-newline";
 import { mcp } from "./routes/mcp";
+import { quotas } from "./routes/quotas";
 import { replay } from "./routes/replay";
 import { requestLog } from "./routes/request-log";
 import { resources } from "./routes/resources";
@@ -24,6 +25,7 @@ import { tokens } from "./routes/tokens";
 
 export { IndexShardObject } from "./objects/index/index-shard";
 export { ResourceMemoryObject } from "./objects/memory/resource-memory-object";
+export { QuotaObject } from "./objects/quota/quota-object";
 export { RateLimiter } from "./objects/rate-limiter/rate-limiter";
 export { RegistryObject } from "./objects/registry/registry-object";
 export { SessionObject } from "./session/object";
@@ -63,6 +65,7 @@ app.route("/", tokens);
 app.route("/", chat);
 app.route("/", resources);
 app.route("/", responses);
+app.route("/", quotas);
 
 app.doc31("/openapi.json", {
   openapi: "3.1.0",

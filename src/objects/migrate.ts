@@ -1,9 +1,12 @@
 // Applies numbered SQL migrations in order, all pending ones in one transaction, and records the schema version.
+
+import quota0001 from "../../migrations/quota/0001_init.sql";
 import registry0001 from "../../migrations/registry/0001_init.sql";
 import registry0002 from "../../migrations/registry/0002_session_index.sql";
 import registry0003 from "../../migrations/registry/0003_cached_tokens.sql";
 import registry0004 from "../../migrations/registry/0004_stored_bytes.sql";
 import registry0005 from "../../migrations/registry/0005_opened_agent.sql";
+import registry0006 from "../../migrations/registry/0006_quotas.sql";
 import resource0001 from "../../migrations/resource/0001_init.sql";
 import resource0002 from "../../migrations/resource/0002_recall_vectors.sql";
 import session0001 from "../../migrations/session/0001_init.sql";
@@ -48,6 +51,7 @@ export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0001 },
   { version: 2, sql: registry0002 },
   { version: 3, sql: registry0003 },
+  { version: 4, sql: registry0006 },
 ];
 /** A shard of the session index holds the tables the registry held before the index was sharded. */
 export const INDEX_MIGRATIONS: Migration[] = [
@@ -56,6 +60,8 @@ export const INDEX_MIGRATIONS: Migration[] = [
   { version: 3, sql: registry0004 },
   { version: 4, sql: registry0005 },
 ];
+/** A quota subject's state (src/objects/quota/). */
+export const QUOTA_MIGRATIONS: Migration[] = [{ version: 1, sql: quota0001 }];
 export const RESOURCE_MIGRATIONS: Migration[] = [
   { version: 1, sql: resource0001 },
   { version: 2, sql: resource0002 },

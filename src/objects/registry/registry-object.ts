@@ -3,8 +3,10 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import type { AgentConfig } from "../../protocol/agent-config";
+import type { QuotaDefinition, QuotaSpec } from "../../protocol/quotas";
 import { hasIndexRows, moveIndexBatch } from "../index/index-move";
 import { migrate, REGISTRY_MIGRATIONS } from "../migrate";
+import { QuotaTable } from "./quota-table";
 
 /** The deployment's single registry object. */
 export function registry(env: Pick<Env, "REGISTRY">) {
@@ -61,6 +63,19 @@ export class RegistryObject extends DurableObject<Env> {
   async remove(name: string): Promise<boolean> {
     const cursor = this.ctx.storage.sql.exec("DELETE FROM agents WHERE name = ?", name);
     return cursor.rowsWritten > 0;
+  }
+
+  /** Quota definitions (quota-table.ts). */
+  async putQuota(id: string, spec: QuotaSpec): Promise<{ created: boolean; quota: QuotaDefinition }> {
+    return new QuotaTable(this.ctx.storage.sql).put(id, spec, Date.now());
+  }
+
+  async quotas(): Promise<QuotaDefinition[]> {
+    return new QuotaTable(this.ctx.storage.sql).list();
+  }
+
+  async removeQuota(id: string): Promise<boolean> {
+    return new QuotaTable(this.ctx.storage.sql).remove(id);
   }
 
   /** Index rows from before the index was sharded move to their shards, a batch per alarm. */

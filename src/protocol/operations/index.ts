@@ -4,6 +4,7 @@ import * as agents from "./agents";
 import * as chat from "./chat";
 import * as files from "./files";
 import type { Operation } from "./operation";
+import * as quotas from "./quotas";
 import * as resources from "./resources";
 import * as responses from "./responses";
 import * as schedules from "./schedules";
@@ -16,7 +17,7 @@ import * as turns from "./turns";
 import * as usage from "./usage";
 
 export type { AnswerOf, BodyOf, Operation, QueryOf, ResponseOf } from "./operation";
-export { agents, chat, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
+export { agents, chat, files, quotas, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
 
 const isOperation = (v: unknown): v is Operation => typeof v === "object" && v !== null && "operationId" in v && "permission" in v;
 
@@ -35,6 +36,7 @@ export const OPERATIONS: readonly Operation[] = [
   chat,
   tokens,
   usage,
+  quotas,
   resources,
   responses,
 ]
