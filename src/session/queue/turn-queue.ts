@@ -34,7 +34,7 @@ export type QueueSession = SessionSlice<
 >;
 
 /** A turn as the queue records it: its text, the references of its files (turn-attachments.ts), its key and on_busy. */
-export type TurnRequest = Omit<SubmitTurnBody, "input"> & { input: string; files?: FileRef[]; responses_request?: ResponsesRequestRecord };
+export type TurnRequest = Omit<SubmitTurnBody, "input"> & { input: string; files?: FileRef[]; responses_request?: ResponsesRequestRecord; by?: string };
 
 /** What the queue asks of the turn runner. */
 export interface QueueRunner {
@@ -105,7 +105,16 @@ export class TurnQueue {
         type: "turn.submitted",
         turn_id,
         trace,
-        payload: { input: body.input, ...(body.files ? { files: body.files } : {}), queued, ...key, ...(source ? { source } : {}), ...debounce, ...responses },
+        payload: {
+          input: body.input,
+          ...(body.files ? { files: body.files } : {}),
+          queued,
+          ...key,
+          ...(body.by ? { by: body.by } : {}),
+          ...(source ? { source } : {}),
+          ...debounce,
+          ...responses,
+        },
       },
     ];
     drafts.push(...verdictEvents(turn_id, verdicts));
@@ -258,10 +267,11 @@ export class TurnQueue {
     return {
       operations: {
         regenerateTurn: ({ params, body, trace }) => this.regenerate(params.turn_id, body?.idempotency_key, trace),
-        submitTurn: async ({ body, trace, via, responses }) => {
+        submitTurn: async ({ body, trace, via, responses, by }) => {
           const { input, ...rest } = this.withDefault(body, via);
           const inputs = turnInputs(this.s.bindings(), this.s.fileLedger(), this.s.agent().model);
-          return this.submit({ ...rest, ...(await turnInput(input, inputs)), ...(responses ? { responses_request: responses } : {}) }, trace);
+          const request = { ...rest, ...(await turnInput(input, inputs)), ...(responses ? { responses_request: responses } : {}), by };
+          return this.submit(request, trace);
         },
         injectMessage: ({ body }) => this.inject(body.content),
         removeQueuedTurn: ({ params }) => ({ queued: this.remove(params.turn_id) }),

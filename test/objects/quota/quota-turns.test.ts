@@ -1,0 +1,131 @@
+// Quotas on running turns through HTTP: a USD quota under 50 turns started at once by one end user, a pause
+// quota resuming when raised, a rolling window rolling over, and a refuse quota failing closed when its object
+// does not answer.
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { api, createAgent, events, submitTurn, waitForEvent, waitForTurnEnd } from "../../support/api";
+import { script, uniqueId } from "../../support/fake-model";
+
+/** The fake model's price (MODEL_PRICES: priced-* at 1000 USD per million tokens) for its 10 + 5 tokens. */
+const CALL_USD = 0.015;
+
+/** An agent on a priced scripted model answering `steps` texts, and `n` sessions of it owned by `owner`. */
+async function sessionsOf(owner: string, n: number, steps: number, extra: Record<string, unknown> = {}): Promise<string[]> {
+  const model = uniqueId("priced");
+  await script(
+    model,
+    Array.from({ length: steps }, () => ({ text: "ok", delay_ms: 20 })),
+  );
+  const name = uniqueId("quota-agent");
+  await createAgent({ name, model: `openai-compatible:${model}`, max_tokens: 5, ...extra });
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const res = await api("POST", "/v1/sessions", { agent: name, owner });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.session_id as string;
+    }),
+  );
+}
+
+const terminal = (log: any[]) => log.find((e) => ["turn.completed", "turn.failed", "turn.cancelled"].includes(e.type));
+
+async function usage(id: string, subject: string): Promise<any> {
+  const res = await api("GET", `/v1/quotas/${id}?subject=${encodeURIComponent(subject)}`);
+  expect(res.status).toBe(200);
+  return res.body.usage[0];
+}
+
+describe("quotas on turns", () => {
+  it("refuse the calls of 50 turns started at once that would cross a USD quota; settled spend stays under it", async () => {
+    const owner = uniqueId("user");
+    const limit = 0.5;
+    const quota = uniqueId("spend");
+    expect(
+      (await api("PUT", `/v1/quotas/${quota}`, { scope: { kind: "subject" }, limits: { usd: limit }, window: "day", action: "refuse", warn_at: [0.1] })).status,
+    ).toBe(201);
+    const sids = await sessionsOf(owner, 50, 50);
+    const turns = await Promise.all(sids.map(async (sid) => ({ sid, turn_id: (await submitTurn(sid, "hi")).turn_id })));
+    const ends = await Promise.all(turns.map(async ({ sid, turn_id }) => ({ sid, log: await waitForTurnEnd(sid, turn_id, 60_000) })));
+    const completed = ends.filter((e) => terminal(e.log).type === "turn.completed");
+    const refused = ends.filter((e) => terminal(e.log).type === "turn.failed");
+    expect(completed.length + refused.length).toBe(50);
+    expect(completed.length).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const { log } of refused) {
+      expect(terminal(log).payload.error).toMatchObject({ code: "quota_exceeded", quota_id: quota, message: expect.stringContaining(`Quota '${quota}'`) });
+      // The call that would have crossed the quota was never made.
+      expect(log.some((e: any) => e.type === "model.requested")).toBe(false);
+    }
+    const spent = completed.reduce((sum, e) => sum + terminal(e.log).payload.cost_usd, 0);
+    expect(spent).toBeLessThanOrEqual(limit);
+    expect(spent).toBeCloseTo(completed.length * CALL_USD, 9);
+    // Every reservation settles to the actual spend, which never passed the limit.
+    let state = await usage(quota, owner);
+    for (let i = 0; i < 100 && Math.abs(state.used.usd - spent) > 1e-9; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      state = await usage(quota, owner);
+    }
+    expect(state.used.usd).toBeCloseTo(spent, 9);
+    expect(state.remaining.usd).toBeCloseTo(limit - spent, 9);
+    // The soft threshold (10 %) warned once, in the session whose settlement crossed it.
+    const warnings = (await Promise.all(sids.map((sid) => events(sid)))).flat().filter((e) => e.type === "quota.warning");
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0].payload).toMatchObject({ quota_id: quota, subject: owner, threshold: 0.1, dimension: "usd", limit });
+  }, 120_000);
+
+  it("pause a turn that has no room, and resume it when the quota is raised", async () => {
+    const owner = uniqueId("user");
+    const quota = uniqueId("tight");
+    const spec = { scope: { kind: "subject", id: owner }, limits: { usd: 0.001 }, window: "month", action: "pause" };
+    expect((await api("PUT", `/v1/quotas/${quota}`, spec)).status).toBe(201);
+    const [sid] = await sessionsOf(owner, 1, 1);
+    const { turn_id } = await submitTurn(sid!, "hi");
+    const paused = await waitForEvent(sid!, (e) => e.type === "turn.paused");
+    expect(paused.payload).toMatchObject({ reason: "quota", quota_id: quota, message: expect.stringContaining("would be exceeded") });
+    expect((await api("GET", `/v1/sessions/${sid}`)).body.status).toBe("running");
+    expect((await api("PUT", `/v1/quotas/${quota}`, { ...spec, limits: { usd: 1 } })).status).toBe(200);
+    const log = await waitForTurnEnd(sid!, turn_id);
+    expect(log.filter((e) => e.turn_id === turn_id).map((e) => e.type)).toEqual(
+      expect.arrayContaining(["turn.paused", "turn.resumed", "model.requested", "turn.completed"]),
+    );
+    expect(log.findIndex((e) => e.type === "turn.resumed")).toBeLessThan(log.findIndex((e) => e.type === "model.requested"));
+  });
+
+  it("resume a turn paused by a rolling window when the window rolls over", async () => {
+    const owner = uniqueId("user");
+    const quota = uniqueId("rolling");
+    const spec = { scope: { kind: "subject", id: owner }, limits: { turns: 1 }, window: { rolling_seconds: 60 }, action: "pause" };
+    expect((await api("PUT", `/v1/quotas/${quota}`, spec)).status).toBe(201);
+    const [sid] = await sessionsOf(owner, 1, 2);
+    const first = await submitTurn(sid!, "one");
+    expect(terminal(await waitForTurnEnd(sid!, first.turn_id)).type).toBe("turn.completed");
+    const second = await submitTurn(sid!, "two");
+    const paused = await waitForEvent(sid!, (e) => e.type === "turn.paused" && e.turn_id === second.turn_id);
+    expect(paused.payload.retry_at).toBeGreaterThan(Date.now());
+    expect((await usage(quota, owner)).used.turns).toBe(1);
+    // The quota object's clock moves two minutes on (a test hook): the first turn leaves the window.
+    await env.QUOTAS.get(env.QUOTAS.idFromName(`subject:${owner}`)).skew(120_000);
+    const log = await waitForTurnEnd(sid!, second.turn_id);
+    expect(terminal(log.filter((e) => e.turn_id === second.turn_id)).type).toBe("turn.completed");
+    expect(log.some((e) => e.type === "turn.resumed" && e.turn_id === second.turn_id)).toBe(true);
+  });
+
+  it("fail a turn closed when a refuse quota's object does not answer", async () => {
+    const owner = uniqueId("user");
+    const quota = uniqueId("closed");
+    expect(
+      (await api("PUT", `/v1/quotas/${quota}`, { scope: { kind: "subject", id: owner }, limits: { usd: 5 }, window: "day", action: "refuse" })).status,
+    ).toBe(201);
+    const [sid] = await sessionsOf(owner, 1, 1);
+    const object = env.QUOTAS.get(env.QUOTAS.idFromName(`subject:${owner}`));
+    await object.fail(true);
+    try {
+      const { turn_id } = await submitTurn(sid!, "hi");
+      const log = await waitForTurnEnd(sid!, turn_id);
+      expect(terminal(log).payload.error).toMatchObject({ code: "quota_unavailable", quota_id: quota, message: expect.stringContaining("fails closed") });
+      expect(log.some((e) => e.type === "model.requested")).toBe(false);
+    } finally {
+      await object.fail(false);
+    }
+  });
+});
