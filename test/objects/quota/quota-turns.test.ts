@@ -110,6 +110,50 @@ describe("quotas on turns", () => {
     expect(log.some((e) => e.type === "turn.resumed" && e.turn_id === second.turn_id)).toBe(true);
   });
 
+  it("count every model call of a turn: a sub-agent's, a guardrail judge's and a fallback's", async () => {
+    const owner = uniqueId("user");
+    const quota = uniqueId("tree");
+    expect(
+      (await api("PUT", `/v1/quotas/${quota}`, { scope: { kind: "resource" }, limits: { usd: 10, input_tokens: 10_000 }, window: "day", action: "refuse" }))
+        .status,
+    ).toBe(201);
+    const [judge, failing, model] = [uniqueId("priced-judge"), uniqueId("priced-down"), uniqueId("priced")];
+    await script(judge, [{ text: '{"flagged": false}' }]);
+    await script(
+      failing,
+      Array.from({ length: 6 }, () => ({ error: { status: 503, message: "overloaded", retry_after_ms: 1 } })),
+    );
+    await script(model, [
+      { tool_calls: [{ name: "run_subtask", arguments: { title: "count", instructions: "count to two" } }] },
+      { text: "one, two" },
+      { text: "done" },
+    ]);
+    const name = uniqueId("tree-agent");
+    await createAgent({
+      name,
+      model: `openai-compatible:${failing}`,
+      fallback_models: [`openai-compatible:${model}`],
+      tools: ["run_subtask"],
+      max_tokens: 5,
+      guardrails: { input: [{ type: "model", name: "judge", model: `openai-compatible:${judge}`, instructions: "Flag nothing." }] },
+    });
+    const sid = (await api("POST", "/v1/sessions", { agent: name, owner })).body.session_id;
+    const { turn_id } = await submitTurn(sid, "count");
+    const log = await waitForTurnEnd(sid, turn_id);
+    const end = terminal(log);
+    expect(end.type, JSON.stringify(end.payload)).toBe("turn.completed");
+    const phases = log.filter((e) => e.type === "cost.recorded").map((e) => `${e.payload.phase}@${e.depth ?? 0}`);
+    expect(phases.sort()).toEqual(["executor@0", "executor@0", "executor@1", "guardrail@0"]);
+    let state = await usage(quota, owner);
+    for (let i = 0; i < 100 && Math.abs(state.used.usd - end.payload.cost_usd) > 1e-9; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      state = await usage(quota, owner);
+    }
+    // The judge, the parent's two calls (each answered by the fallback) and the sub-agent's: 4 calls of 10 + 5 tokens.
+    expect(state.used).toEqual({ usd: expect.closeTo(4 * CALL_USD, 9), input_tokens: 40 });
+    expect(end.payload.cost_usd).toBeCloseTo(4 * CALL_USD, 9);
+  });
+
   it("fail a turn closed when a refuse quota's object does not answer", async () => {
     const owner = uniqueId("user");
     const quota = uniqueId("closed");
