@@ -80,7 +80,7 @@ export interface QuotaPort {
   reserve(id: string, most: QuotaSpend): Promise<QuotaVerdict>;
   /** Replaces reservation `id` by the call's actual spend (null: nothing was spent, it is given back); never fails. */
   settle(id: string, actual: QuotaSpend | null): void;
-  /** Resolves at `until` (null: a while), sooner when the quotas changed in this isolate; at once when `signal` aborts. */
+  /** Resolves at `until` or after the recheck interval, whichever is sooner; at once when `signal` aborts. */
   sleep(until: number | null, signal: AbortSignal): Promise<void>;
 }
 

@@ -28,11 +28,7 @@ export async function quotaDefinitions(env: Pick<Env, "REGISTRY" | "QUOTA_CACHE_
   }
 }
 
-/** Called when the quotas change through this isolate: turns paused by a quota look again at once. */
-export const quotasChanged = new Set<() => void>();
-
 /** A quota changed (PUT) or went (DELETE) through this isolate. */
 export function forgetQuotas(): void {
   cached = null;
-  for (const wake of [...quotasChanged]) wake();
 }

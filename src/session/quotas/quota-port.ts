@@ -4,7 +4,7 @@
 // a pause-only one until it answers again.
 import type { QuotaPort, QuotaSpend } from "../../engine/ports";
 import { quotaObject } from "../../objects/quota/quota-object";
-import { quotaDefinitions, quotasChanged } from "../../objects/registry/quota-cache";
+import { quotaDefinitions } from "../../objects/registry/quota-cache";
 import { errorMessage } from "../../protocol/errors";
 import type { QuotaRule, QuotaVerdict, QuotaWarning } from "../../protocol/quotas";
 import { type QuotaGroup, type QuotaSession, quotaGroups, turnSubjects } from "./quota-subjects";
@@ -79,15 +79,15 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
     sleep(until, signal) {
       return new Promise<void>((resolve) => {
         const ms = Math.max(0, Math.min(until === null ? recheckMs : until - Date.now(), recheckMs));
+        // Only this request's own timer and signal end the wait: a wake from another request (a PUT in this
+        // isolate) would touch this one's I/O, which workerd refuses.
         const done = () => {
           clearTimeout(timer);
           signal.removeEventListener("abort", done);
-          quotasChanged.delete(done);
           resolve();
         };
         const timer = setTimeout(done, ms);
         signal.addEventListener("abort", done, { once: true });
-        quotasChanged.add(done);
       });
     },
   };

@@ -71,6 +71,8 @@ describe("quotas on turns", () => {
     const warnings = (await Promise.all(sids.map((sid) => events(sid)))).flat().filter((e) => e.type === "quota.warning");
     expect(warnings).toHaveLength(1);
     expect(warnings[0].payload).toMatchObject({ quota_id: quota, subject: owner, threshold: 0.1, dimension: "usd", limit });
+    // A scope without id counts every end user: it goes, so the other tests' users are not counted by it.
+    expect((await api("DELETE", `/v1/quotas/${quota}`)).status).toBe(200);
   }, 120_000);
 
   it("pause a turn that has no room, and resume it when the quota is raised", async () => {
@@ -152,6 +154,26 @@ describe("quotas on turns", () => {
     // The judge, the parent's two calls (each answered by the fallback) and the sub-agent's: 4 calls of 10 + 5 tokens.
     expect(state.used).toEqual({ usd: expect.closeTo(4 * CALL_USD, 9), input_tokens: 40 });
     expect(end.payload.cost_usd).toBeCloseTo(4 * CALL_USD, 9);
+  });
+
+  it("count running turns: one over concurrent_turns is refused, and a turn's end gives its place back", async () => {
+    const owner = uniqueId("user");
+    const quota = uniqueId("running");
+    const spec = { scope: { kind: "subject", id: owner }, limits: { concurrent_turns: 1 }, window: "day", action: "refuse" };
+    expect((await api("PUT", `/v1/quotas/${quota}`, spec)).status).toBe(201);
+    const model = uniqueId("priced");
+    await script(model, [{ text: "slow answer", delay_ms: 150 }, { text: "later" }]);
+    const name = uniqueId("running-agent");
+    await createAgent({ name, model: `openai-compatible:${model}` });
+    const [a, b] = await Promise.all([0, 1].map(async () => (await api("POST", "/v1/sessions", { agent: name, owner })).body.session_id as string));
+    const first = await submitTurn(a!, "one");
+    await waitForEvent(a!, (e) => e.type === "model.requested");
+    const second = await submitTurn(b!, "two");
+    expect(terminal(await waitForTurnEnd(b!, second.turn_id)).payload.error).toMatchObject({ code: "quota_exceeded", quota_id: quota });
+    expect(terminal(await waitForTurnEnd(a!, first.turn_id)).type).toBe("turn.completed");
+    for (let i = 0; i < 100 && (await usage(quota, owner)).used.concurrent_turns > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    const third = await submitTurn(b!, "three");
+    expect(terminal((await waitForTurnEnd(b!, third.turn_id)).filter((e) => e.turn_id === third.turn_id)).type).toBe("turn.completed");
   });
 
   it("fail a turn closed when a refuse quota's object does not answer", async () => {
