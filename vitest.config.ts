@@ -69,6 +69,8 @@ export default defineConfig(async () => {
             MCP_DOWN_URL: `http://127.0.0.1:${downPort}/mcp`,
             CORS_ORIGINS: "https://app.example",
             WS_MAX_UNACKED_EVENTS: "300",
+            // A turn paused by a quota looks again every 200 ms here (default 10 s).
+            QUOTA_RECHECK_MS: "200",
             // Subscriptions retry fast here: 50 ms doubling, failing after 5 attempts, 500 ms per request.
             SUBSCRIPTION_RETRY_BASE_MS: "50",
             SUBSCRIPTION_MAX_ATTEMPTS: "5",

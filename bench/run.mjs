@@ -13,6 +13,7 @@ import { longRows } from "./lib/long-run.mjs";
 import { PHASES } from "./lib/phases.mjs";
 import { stopAll, treeHash } from "./lib/procs.mjs";
 import { protocolRows } from "./lib/protocols.mjs";
+import { quota, quotaRows } from "./lib/quota.mjs";
 import { scaleRows } from "./lib/scale.mjs";
 import { startStack } from "./lib/stack.mjs";
 
@@ -29,7 +30,8 @@ const flag = (name, dflt) => (process.env[name] === undefined ? dflt : process.e
 
 // Profile runs early, while the isolate holds few sessions; replay last of the runtime phases (its log is large).
 // long runs early too, so its memory readings see little else; it erases its sessions when done.
-const ALL_PHASES = ["e2e", "long", "scale", "loop", "protocols", "latency", "profile", "concurrency", "fanout", "footprint", "replay", "micro"].filter(
+PHASES.quota = quota;
+const ALL_PHASES = ["e2e", "long", "scale", "loop", "protocols", "latency", "profile", "concurrency", "fanout", "footprint", "replay", "micro", "quota"].filter(
   (p) => PHASES[p],
 );
 const CFG = {
@@ -54,6 +56,7 @@ const CFG = {
     textRuns: num("BENCH_TEXT_RUNS", 8, 3),
   },
   protocols: { runs: num("BENCH_PROTOCOL_RUNS", 30, 8) },
+  quota: { runs: num("BENCH_QUOTA_RUNS", 15, 5), reservations: num("BENCH_QUOTA_RESERVATIONS", 2000, 300), width: num("BENCH_QUOTA_WIDTH", 16, 16) },
   latency: { turns: num("BENCH_LATENCY_TURNS", 50, 12), deltas: num("BENCH_LATENCY_DELTAS", 8, 8) },
   footprint: { turns: num("BENCH_FOOTPRINT_TURNS", 1000, 100), historyTurns: num("BENCH_HISTORY_TURNS", 10, 4) },
   fanout: { clients: list("BENCH_FANOUT_CLIENTS", "1,10,50", "1,10,50"), deltas: num("BENCH_FANOUT_DELTAS", 1000, 200), runs: num("BENCH_FANOUT_RUNS", 5, 1) },
@@ -337,6 +340,8 @@ function table(o) {
       `${f(p.build.workerd_cpu_us_per_event, 0)} µs workerd CPU per delta event`,
     );
   } else failed("replay");
+  if (r.quota && !r.quota.error) quotaRows(r.quota, row, f);
+  else failed("quota");
   if (r.micro && !r.micro.error) {
     for (const [label, v] of Object.entries(r.micro.storage))
       row(`Micro: ${label}`, `${f(v.us_per_op, 1)} µs`, v.cpu_us_per_op !== undefined ? `workerd CPU ${f(v.cpu_us_per_op, 1)} µs` : "");

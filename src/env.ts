@@ -1,6 +1,7 @@
 // Bindings and settings of one deployment (one tenant). See wrangler.toml and docs/guides/deploying.md.
 import type { IndexShardObject } from "./objects/index/index-shard";
 import type { ResourceMemoryObject } from "./objects/memory/resource-memory-object";
+import type { QuotaObject } from "./objects/quota/quota-object";
 import type { RateLimiter } from "./objects/rate-limiter/rate-limiter";
 import type { RegistryObject } from "./objects/registry/registry-object";
 import type { SessionObject } from "./session/object";
@@ -12,6 +13,8 @@ export interface Env {
   INDEX: DurableObjectNamespace<IndexShardObject>;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   RESOURCES: DurableObjectNamespace<ResourceMemoryObject>;
+  /** One object per quota subject (src/objects/quota/). */
+  QUOTAS: DurableObjectNamespace<QuotaObject>;
   BLOBS: R2Bucket;
   /** Dynamic Workers: code tools run in isolates of their own (src/sandbox/, docs/guides/code-tools.md). */
   LOADER: WorkerLoader;
@@ -70,6 +73,10 @@ export interface Env {
   INDEX_SHARDS?: string;
   /** How long a Worker isolate serves an agent config from its cache, in seconds (default 5; 0: no cache). */
   AGENT_CACHE_SECONDS?: string;
+  /** How long a Worker isolate serves the quota definitions from its cache, in seconds (default 5; 0: no cache). */
+  QUOTA_CACHE_SECONDS?: string;
+  /** How often a turn paused by a quota looks again whether it has room, in ms (default 10000). */
+  QUOTA_RECHECK_MS?: string;
   /** Days a session may stay idle before it erases itself (unset: kept forever). */
   SESSION_RETENTION_DAYS?: string;
   /** Test-only: the same in seconds, overriding SESSION_RETENTION_DAYS (for tests that cannot wait days). */

@@ -172,6 +172,10 @@ export class ChatRenderer {
       return "";
     },
     "budget.exceeded": (e, r, depth) => r.line(depth, r.tone("red", `! budget exceeded: ${e.payload.reason} (${e.payload.observed} > ${e.payload.limit})`)),
+    "turn.paused": (e, r, depth) => r.line(depth, r.tone("yellow", `‖ paused by quota ${e.payload.quota_id}: ${oneLine(e.payload.message, 100)}`)),
+    "turn.resumed": (e, r, depth) => r.line(depth, r.tone("dim", `▶ resumed (quota ${e.payload.quota_id} has room)`)),
+    "quota.warning": (e, r, depth) =>
+      r.line(depth, r.tone("yellow", `! quota ${e.payload.quota_id}: ${e.payload.used} of ${e.payload.limit} ${e.payload.dimension} used`)),
     "runtime.warning": (e, r, depth) => r.line(depth, r.tone("yellow", `! ${oneLine(e.payload.message, 120)}`)),
     "runtime.error": (e, r, depth) => r.line(depth, r.tone("red", `! ${oneLine(e.payload.message, 120)}`)),
     "model.fallback": (e, r, depth) =>

@@ -9,6 +9,7 @@ import { turnBudget } from "./budget-limits";
 import { guardInput, guardOutput } from "./guardrails/stages";
 import { fitContext, modelStep, planStep } from "./model-calls";
 import type { TurnPorts, TurnSetup } from "./ports";
+import { admitTurn } from "./quota-reservation";
 import { correctionMessage, MAX_OUTPUT_RETRIES, parseFinalAnswer } from "./structured-output";
 import { runToolCalls } from "./tool-calls";
 import { type Level, ModelCallError, type Outcome, recordedError, Turn, toModelTools } from "./turn-context";
@@ -45,6 +46,7 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
   const disarm = turn.armWallClock();
   try {
     let outcome: Outcome | null = null;
+    await admitTurn(root, turn);
     // Planning belongs to the start of a turn only (an agent handed over to mid-turn does not plan).
     if (setup.config.planning_enabled && state.step === 0 && state.plan === undefined) {
       outcome = (await guardInput(root, turn)) ?? (await fitContext(root, turn));
@@ -72,6 +74,12 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
       ports.emit([{ type: "budget.exceeded", turn_id, payload: { reason, limit, observed } }]);
       const summary = { output: state.output, usage: state.usage, cost_usd: state.cost_usd ?? null };
       ports.finish({ type: "turn.failed", turn_id, payload: { error: { code: "budget_exceeded", message }, ...summary } }, state);
+      return;
+    }
+    if (turn.refused) {
+      const { code, quota_id, message } = turn.refused.verdict;
+      const summary = { output: state.output, usage: state.usage, cost_usd: state.cost_usd ?? null };
+      ports.finish({ type: "turn.failed", turn_id, payload: { error: { code, message, quota_id }, ...summary } }, state);
       return;
     }
     if (ports.signal.aborted) throw err; // interrupted: whoever aborted records the outcome

@@ -20,6 +20,7 @@ import { modelBreaker } from "./model-breaker";
 import { type ModelChoice, streamChain } from "./model-fallback";
 import { callOptions, type ModelRequest } from "./model-stream";
 import type { TurnSetup } from "./ports";
+import { reserveCall } from "./quota-reservation";
 import { requestFingerprint } from "./request-fingerprint";
 import { outputInstructions } from "./structured-output";
 import { type Level, ModelCallError, type Outcome, recordedError, type Turn } from "./turn-context";
@@ -226,9 +227,10 @@ async function callModel(
   const redactFile = fileTextRedaction(setup.config.guardrails);
   request = { ...request, messages: await withFiles(request.messages, turn.ports.readFile, turn.withFiles, redactFile) };
   const options = callOptions({ ...request, signal: turn.signal });
-  const request_hash = requestFingerprint(modelName, options);
   turn.signal.throwIfAborted();
   turn.checkWallClock();
+  const held = await reserveCall(level, turn, [modelName, ...setup.config.fallback_models], options);
+  const request_hash = requestFingerprint(modelName, options);
   turn.charge("llm_calls");
   state.open_model_step = { step_id, phase };
   const step = phase === "executor" ? { step: state.step + 1 } : {};
@@ -284,6 +286,7 @@ async function callModel(
       }
     }
   } catch (err) {
+    held?.settle(text || calls.length > 0 ? "reserved" : null, answered);
     if (turn.signal.aborted) throw err;
     const error = new ModelCallError(recordedError(setup, err));
     state.open_model_step = null;
@@ -297,6 +300,7 @@ async function callModel(
     ]);
     throw error;
   }
+  held?.settle(usage, answered);
   state.open_model_step = null;
   apply({ text, calls });
   const cost_usd = turn.addUsage(state, answered, usage, setup.prices);

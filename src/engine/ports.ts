@@ -7,6 +7,7 @@ import type { AgentConfig } from "../protocol/agent-config";
 import type { BudgetMaxima } from "../protocol/budget-maxima";
 import type { EventDraft, TerminalDraft } from "../protocol/events";
 import type { FileRef } from "../protocol/input-parts";
+import type { QuotaVerdict } from "../protocol/quotas";
 import type { ReadFile } from "./file-parts";
 import type { OrchestrationLimits } from "./orchestration/types";
 import type { PriceOverrides } from "./pricing";
@@ -63,6 +64,26 @@ export interface TurnSignals {
   decisions(): ReadonlyMap<string, RecordedDecision>;
 }
 
+/** A model call's most (a reservation) or actual spend; usd null: a model of the call has no known price. */
+export type QuotaSpend = { usd: number | null; input_tokens: number; output_tokens: number };
+
+/**
+ * The quotas of the turn (docs/guides/quotas.md, quota-reservation.ts): its start is counted, each model call
+ * reserves its most before it is made and settles after. Absent, or `applies` null: no quota applies.
+ */
+export interface QuotaPort {
+  /** What the quotas that apply to this turn limit (null: none applies, and nothing is asked). */
+  applies(): Promise<{ spend: boolean; turns: boolean } | null>;
+  /** Counts the turn's start (turns, concurrent_turns); the same turn again (resumed) counts once. */
+  begin(): Promise<QuotaVerdict>;
+  /** Reserves a call's most under `id`, against every quota that applies, or none of them. */
+  reserve(id: string, most: QuotaSpend): Promise<QuotaVerdict>;
+  /** Replaces reservation `id` by the call's actual spend (null: nothing was spent, it is given back); never fails. */
+  settle(id: string, actual: QuotaSpend | null): void;
+  /** Resolves at `until` or after the recheck interval, whichever is sooner; at once when `signal` aborts. */
+  sleep(until: number | null, signal: AbortSignal): Promise<void>;
+}
+
 export interface TurnPorts extends TurnSignals {
   /**
    * Appends events durably; with a state, checkpoints it in the same transaction. Throws if the turn was taken away
@@ -103,5 +124,6 @@ export interface TurnPorts extends TurnSignals {
   now(): number;
   newId(prefix: string): string;
   signal: AbortSignal;
+  quota?: QuotaPort;
   tool: Pick<ToolContext, "session_id" | "fetch" | "urlAllowlist" | "workspace" | "memory" | "resource">;
 }

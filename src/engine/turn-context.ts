@@ -8,6 +8,7 @@ import { errorMessage } from "../protocol/errors";
 import type { TurnErrorCode } from "../protocol/event-shapes";
 import type { EventDraft } from "../protocol/events";
 import type { GuardrailStage } from "../protocol/guardrails";
+import type { QuotaVerdict } from "../protocol/quotas";
 import { redactCredentials } from "../protocol/redact";
 import type { ModelTool } from "./model-stream";
 import type { TurnPorts, TurnSetup } from "./ports";
@@ -59,6 +60,14 @@ export class BudgetExceededError extends Error {
 
 export class ModelCallError extends Error {}
 
+/** A quota refused the turn (quota-reservation.ts): it ends turn.failed with the verdict's code. */
+export class QuotaRefusal extends Error {
+  constructor(readonly verdict: Extract<QuotaVerdict, { ok: false }>) {
+    super(verdict.message);
+    this.name = "QuotaRefusal";
+  }
+}
+
 /** An error's message as an event may record it: the provider keys and credential-shaped strings replaced. */
 export function recordedError(setup: TurnSetup, err: unknown): string {
   return redactCredentials(errorMessage(err), setup.secrets);
@@ -69,11 +78,15 @@ export class Turn {
   /** Aborted on interrupt, and when the budget is exhausted (which stops every running sub-agent). */
   readonly signal: AbortSignal;
   exceeded: BudgetExceededError | null = null;
+  refused: QuotaRefusal | null = null;
   /** The turn's messages with their files read (file-parts.ts), each kept for the turn's later model calls. */
   readonly withFiles = new WeakMap<ModelMessage, ModelMessage>();
   /** The models that failed over in this turn: its later calls skip them (model-breaker.ts). */
   readonly failedModels = new Set<string>();
   private readonly controller = new AbortController();
+  private wallTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Waits outside the turn under way (outside()), and since when. */
+  private away = { count: 0, since: 0 };
 
   constructor(
     readonly root: TurnState,
@@ -96,6 +109,13 @@ export class Turn {
     this.exceeded ??= new BudgetExceededError(reason, limit, observed);
     this.controller.abort(this.exceeded);
     throw this.exceeded;
+  }
+
+  /** A quota refused the turn: stops everything, and throws (the loop records turn.failed). */
+  refuse(verdict: Extract<QuotaVerdict, { ok: false }>): never {
+    this.refused ??= new QuotaRefusal(verdict);
+    this.controller.abort(this.refused);
+    throw this.refused;
   }
 
   /** Counts one more of `what` against its limit. */
@@ -135,7 +155,8 @@ export class Turn {
 
   /** Ends the turn at the wall-clock limit even when nothing reaches a check (a model stream that stalls). */
   armWallClock(): () => void {
-    const timer = setTimeout(
+    if (this.wallTimer !== null) clearTimeout(this.wallTimer);
+    this.wallTimer = setTimeout(
       () => {
         try {
           this.exceed("wall_clock", this.budget.max_wall_clock_ms, this.elapsed());
@@ -145,7 +166,26 @@ export class Turn {
       },
       Math.max(0, this.budget.max_wall_clock_ms - this.elapsed()) + 1,
     );
-    return () => clearTimeout(timer);
+    return () => {
+      if (this.wallTimer !== null) clearTimeout(this.wallTimer);
+      this.wallTimer = null;
+    };
+  }
+
+  /** Waits for `p` (a quota's room) with the wall clock stopped: like waiting for people, it does not count. */
+  async outside<T>(p: Promise<T>): Promise<T> {
+    if (this.away.count++ === 0) {
+      this.away.since = this.ports.now();
+      if (this.wallTimer !== null) clearTimeout(this.wallTimer);
+    }
+    try {
+      return await p;
+    } finally {
+      if (--this.away.count === 0) {
+        this.root.waited_ms = (this.root.waited_ms ?? 0) + (this.ports.now() - this.away.since);
+        if (this.wallTimer !== null) this.armWallClock();
+      }
+    }
   }
 
   /** Appends events for `level` (adding its envelope fields), checkpointing the whole turn unless `checkpoint` is false. */

@@ -40,6 +40,7 @@ export const EVENT_PAYLOADS = {
     files: z.array(FileRef).optional().describe("the files of an input sent as parts: references, never the bytes"),
     queued: z.boolean(),
     idempotency_key: z.string().optional(),
+    by: z.string().optional().describe("who submitted it (an API key's id, or tok_<subject>@<key id>); what a quota's key and subject scopes count"),
     message_id: z.string().optional().describe("set when a live message that arrived too late for its turn became this turn"),
     source: z
       .object({ kind: z.literal("schedule"), schedule_id: z.string() })
@@ -197,6 +198,30 @@ export const EVENT_PAYLOADS = {
     limit: z.number(),
     observed: z.number(),
   }),
+  "turn.paused": z
+    .object({
+      reason: z.literal("quota"),
+      quota_id: z.string(),
+      message: z.string(),
+      retry_at: z.number().nullable().describe("when the quota's window rolls over (ms since the epoch); null: when a running turn ends or the quota changes"),
+    })
+    .describe(
+      "a quota with action pause has no room for the turn's next model call (or its start): the turn waits, its wall clock stopped, until turn.resumed",
+    ),
+  "turn.resumed": z
+    .object({ reason: z.literal("quota"), quota_id: z.string() })
+    .describe("the paused turn goes on: the quota was raised or deleted, its window rolled over, or running turns ended"),
+  "quota.warning": z
+    .object({
+      quota_id: z.string(),
+      subject: z.string().describe("whom the quota counts: the key id, end user, resource or agent; empty for the deployment"),
+      threshold: z.number().describe("the warn_at fraction crossed"),
+      dimension: z.enum(["usd", "input_tokens", "output_tokens", "turns", "concurrent_turns"]),
+      used: z.number(),
+      limit: z.number(),
+      turn_id: z.string().describe("the turn whose model call crossed it"),
+    })
+    .describe("a quota's soft threshold was crossed in its window (once per window and threshold); a session-level event"),
   "context.compaction.started": z.object({ before_tokens: z.number(), limit_tokens: z.number(), method: z.literal("trim").optional() }),
   "context.compaction.completed": z.object({
     before_tokens: z.number(),

@@ -21,6 +21,8 @@ export const TURN_ERROR_CODES = {
   internal_error: "the runtime failed (runtime.error has the details), or could not record the turn's end",
   lost: "the turn cannot go on: its checkpoint is missing, or it was resumed too often without progress",
   guardrail_blocked: "a guardrail rule blocked the input or the answer (stage and rule say which)",
+  quota_exceeded: "a quota with action refuse had no room for the turn or its next model call (quota_id says which)",
+  quota_unavailable: "a quota with action refuse could not be checked (its object did not answer): quotas fail closed",
 } as const;
 export type TurnErrorCode = keyof typeof TURN_ERROR_CODES;
 
@@ -34,6 +36,7 @@ export const TurnError = z
     message: z.string(),
     stage: z.enum(GUARDRAIL_STAGES).optional().describe("guardrail_blocked: the stage of the rule that blocked"),
     rule: z.string().optional().describe("guardrail_blocked: the rule that blocked"),
+    quota_id: z.string().optional().describe("quota_exceeded, quota_unavailable: the quota"),
   })
   .meta({ id: "TurnError" });
 /** Why the runtime could not submit a turn itself: the error POST .../turns would have answered. */

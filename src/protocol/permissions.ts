@@ -20,6 +20,7 @@ export type Permission =
   | "session.schedule"
   | "tokens.create"
   | "usage.read"
+  | "quotas.write"
   | "memory.read"
   | "memory.write"
   | "resource.delete"
@@ -30,10 +31,10 @@ export const ROLES: readonly Role[] = ["admin", "operator", "read"];
 
 const READ: readonly Permission[] = ["agents.read", "sessions.list", "session.read", "usage.read", "memory.read"];
 
-/** What each key role allows: admin everything, operator everything but registry writes, read only reads. */
+/** What each key role allows: admin everything, operator everything but registry and quota writes, read only reads. */
 export function roleAllows(role: Role, permission: Permission): boolean {
   if (role === "admin") return true;
-  if (role === "operator") return permission !== "agents.write";
+  if (role === "operator") return permission !== "agents.write" && permission !== "quotas.write";
   return READ.includes(permission);
 }
 

@@ -76,6 +76,11 @@ export async function deploymentId(env: Env): Promise<string> {
   return keyTable(env.API_KEYS ?? "").keySet;
 }
 
+/** The ids of the deployment's API keys (a quota's key scope must name one). */
+export async function configuredKeyIds(env: Env): Promise<string[]> {
+  return (await storedKeys(env.API_KEYS ?? "")).map((k) => k.id);
+}
+
 /** Who a key is in logs and on decisions, without the key: the first 16 hex digits of its SHA-256. */
 function keyId(hash: Uint8Array): string {
   return `key_${hex(hash.slice(0, 8))}`;

@@ -16,6 +16,7 @@ import { type AppEnv, errorJson, toApiError } from "../routes/http";
 import { sessionIndex } from "../routes/index-fanout";
 import { jsonNewline } from "../routes/json-newline";
 import { mcp } from "../routes/mcp";
+import { quotas } from "../routes/quotas";
 import { replay } from "../routes/replay";
 import { requestLog } from "../routes/request-log";
 import { resources } from "../routes/resources";
@@ -64,6 +65,7 @@ app.route("/", tokens);
 app.route("/", chat);
 app.route("/", resources);
 app.route("/", responses);
+app.route("/", quotas);
 app.route("/", a2a);
 
 /** The app of a deployment whose in-process tools are `tools`: the routes, the OpenAPI document and the error envelope. */

@@ -7,6 +7,7 @@ import { type InProcessToolSpec, inProcessTools } from "../engine/tools/in-proce
 import type { Env } from "../env";
 import { IndexShardObject } from "../objects/index/index-shard";
 import { ResourceMemoryObject } from "../objects/memory/resource-memory-object";
+import { QuotaObject } from "../objects/quota/quota-object";
 import { RateLimiter } from "../objects/rate-limiter/rate-limiter";
 import { RegistryObject } from "../objects/registry/registry-object";
 import type { AppEnv } from "../routes/http";
@@ -32,6 +33,7 @@ export interface Runtime {
     RateLimiter: typeof RateLimiter;
     IndexShardObject: typeof IndexShardObject;
     ResourceMemoryObject: typeof ResourceMemoryObject;
+    QuotaObject: typeof QuotaObject;
   };
   /** The entrypoint code tools reach their declared hosts through (docs/guides/code-tools.md): `export const { CodeToolOutbound } = runtime.entrypoints`. */
   entrypoints: { CodeToolOutbound: typeof CodeToolOutbound };
@@ -48,7 +50,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   }
   return {
     worker: { fetch: app.fetch },
-    objects: { SessionObject, RegistryObject, RateLimiter, IndexShardObject, ResourceMemoryObject },
+    objects: { SessionObject, RegistryObject, RateLimiter, IndexShardObject, ResourceMemoryObject, QuotaObject },
     entrypoints: { CodeToolOutbound },
   };
 }

@@ -13,6 +13,7 @@ import { SessionIndexer } from "./indexer/session-indexer";
 import { RecallIndexer } from "./memory/session-memory";
 import { operationTable } from "./operations";
 import { TurnQueue } from "./queue/turn-queue";
+import { quotaTurns } from "./quotas/quota-turns";
 import { replayCapability } from "./replays/replay-source";
 import { TurnRunner } from "./runner/turn-runner";
 import { Schedules } from "./schedules/schedule-table";
@@ -60,6 +61,7 @@ export function connect(host: SessionHost) {
     replayCapability(host, runner.replays),
     viewsCapability(host, () => host.channels.list()),
     versionCapability(host, (config, drafts) => host.switchAgent(config, drafts)),
+    quotaTurns(host),
     // A fork's copies of its source's files, a batch at a time.
     {
       alarms: [

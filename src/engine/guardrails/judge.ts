@@ -6,6 +6,7 @@ import type { JSONSchema7 } from "@ai-sdk/provider";
 import { z } from "zod";
 import type { GuardrailStage } from "../../protocol/guardrails";
 import { callOptions, type ModelRequest, streamModel } from "../model-stream";
+import { type HeldReservation, reserveCall } from "../quota-reservation";
 import { type Level, recordedError, type Turn } from "../turn-context";
 import { emptyUsage, type Usage } from "../turn-state";
 import type { CallRule, Decision } from "./run";
@@ -25,6 +26,7 @@ export async function judge(rule: Extract<CallRule, { type: "model" }>, text: st
   let answer = "";
   let usage: Usage = emptyUsage();
   let failed: Decision | null = null;
+  let held: HeldReservation | null = null;
   try {
     const request: ModelRequest = {
       model: setup.resolveModel(rule.model),
@@ -34,7 +36,9 @@ export async function judge(rule: Extract<CallRule, { type: "model" }>, text: st
       jsonSchema: VERDICT_JSON,
       signal: turn.signal,
     };
-    for await (const part of streamModel(request.model, { ...callOptions(request), abortSignal: turn.signal })) {
+    const options = { ...callOptions(request), abortSignal: turn.signal };
+    held = await reserveCall(level, turn, [rule.model], options);
+    for await (const part of streamModel(request.model, options)) {
       if (part.type === "text") answer += part.text;
       else if (part.type === "finish") usage = part.usage;
     }
@@ -42,6 +46,7 @@ export async function judge(rule: Extract<CallRule, { type: "model" }>, text: st
     if (turn.signal.aborted) throw err;
     failed = { flagged: true, failed: "error", reason: `the judge failed: ${recordedError(setup, err).slice(0, 200)}` };
   }
+  held?.settle(failed ? (answer ? "reserved" : null) : usage, rule.model);
   const cost_usd = turn.addUsage(level.state, rule.model, usage, setup.prices);
   turn.emit(level, [{ type: "cost.recorded", turn_id: level.state.turn_id, payload: { model: rule.model, phase: "guardrail", usage, cost_usd } }]);
   turn.checkCost();

@@ -5,12 +5,14 @@ import type { Env } from "../../env";
 import type { AgentConfig } from "../../protocol/agent-config";
 import type { AgentRouting } from "../../protocol/agent-versions";
 import type { CodeToolInput, CodeToolVersion } from "../../protocol/code-tools";
+import type { QuotaDefinition, QuotaSpec } from "../../protocol/quotas";
 import { hasIndexRows, moveIndexBatch } from "../index/index-move";
 import { migrate, REGISTRY_MIGRATIONS } from "../migrate";
 import { dropRouting, routing } from "./agent-labels";
 import { contentHash, fillMissingHashes, recordVersion } from "./agent-versions";
 import { type AgentVersionsRpc, versionsRpc } from "./agent-versions-rpc";
 import { CodeToolTable } from "./code-tool-table";
+import { QuotaTable } from "./quota-table";
 
 /** The deployment's single registry object. */
 export function registry(env: Pick<Env, "REGISTRY">) {
@@ -111,6 +113,19 @@ export class RegistryObject extends DurableObject<Env> {
 
   private codeTools(): CodeToolTable {
     return new CodeToolTable(this.ctx.storage.sql);
+  }
+
+  /** Quota definitions (quota-table.ts). */
+  async putQuota(id: string, spec: QuotaSpec): Promise<{ created: boolean; quota: QuotaDefinition }> {
+    return new QuotaTable(this.ctx.storage.sql).put(id, spec, Date.now());
+  }
+
+  async quotas(): Promise<QuotaDefinition[]> {
+    return new QuotaTable(this.ctx.storage.sql).list();
+  }
+
+  async removeQuota(id: string): Promise<boolean> {
+    return new QuotaTable(this.ctx.storage.sql).remove(id);
   }
 
   /** Index rows from before the index was sharded move to their shards, a batch per alarm. */

@@ -7,6 +7,7 @@ import * as chat from "./chat";
 import * as codeTools from "./code-tools";
 import * as files from "./files";
 import type { Operation } from "./operation";
+import * as quotas from "./quotas";
 import * as resources from "./resources";
 import * as responses from "./responses";
 import * as schedules from "./schedules";
@@ -19,7 +20,25 @@ import * as turns from "./turns";
 import * as usage from "./usage";
 
 export type { AnswerOf, BodyOf, Operation, QueryOf, ResponseOf } from "./operation";
-export { a2a, agents, agentVersions, chat, codeTools, files, resources, responses, schedules, sessions, streams, subscriptions, system, tokens, turns, usage };
+export {
+  a2a,
+  agents,
+  agentVersions,
+  chat,
+  codeTools,
+  files,
+  quotas,
+  resources,
+  responses,
+  schedules,
+  sessions,
+  streams,
+  subscriptions,
+  system,
+  tokens,
+  turns,
+  usage,
+};
 
 const isOperation = (v: unknown): v is Operation => typeof v === "object" && v !== null && "operationId" in v && "permission" in v;
 
@@ -40,6 +59,7 @@ export const OPERATIONS: readonly Operation[] = [
   chat,
   tokens,
   usage,
+  quotas,
   resources,
   responses,
   a2a,

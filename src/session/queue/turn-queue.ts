@@ -46,6 +46,8 @@ export type TurnRequest = Omit<SubmitTurnBody, "input"> & {
   trace?: TurnTrace;
   source?: TurnSource;
   replaces?: string;
+  /** Who submitted it (the key or token id), which key and subject quotas count it against. */
+  by?: string;
 };
 
 /** What the queue asks of the turn runner. */
@@ -256,10 +258,10 @@ export class TurnQueue {
     return {
       operations: {
         regenerateTurn: ({ params, body, trace }) => this.regenerate(params.turn_id, body?.idempotency_key, trace),
-        submitTurn: async ({ body, trace, via, responses }) => {
+        submitTurn: async ({ body, trace, via, responses, by }) => {
           const { input, ...rest } = this.withDefault(body, via);
           const inputs = turnInputs(this.s.bindings(), this.s.fileLedger(), this.s.agent().model);
-          return this.submit({ ...rest, ...(await turnInput(input, inputs)), ...(responses ? { responses_request: responses } : {}), trace });
+          return this.submit({ ...rest, ...(await turnInput(input, inputs)), ...(responses ? { responses_request: responses } : {}), trace, by });
         },
         injectMessage: ({ body }) => this.inject(body.content),
         removeQueuedTurn: ({ params }) => ({ queued: this.remove(params.turn_id) }),
@@ -284,6 +286,7 @@ function submittedPayload(body: TurnRequest, queued: boolean): PayloadOf<"turn.s
     ...(body.files ? { files: body.files } : {}),
     queued,
     ...(body.idempotency_key ? { idempotency_key: body.idempotency_key } : {}),
+    ...(body.by ? { by: body.by } : {}),
     ...(body.source ? { source: body.source } : {}),
     ...(body.debounce_ms ? { on_busy: body.on_busy ?? "enqueue", debounce_ms: body.debounce_ms } : {}),
     ...(body.responses_request ? { responses_request: body.responses_request } : {}),

@@ -16,6 +16,8 @@ import { fileLimits } from "../files/file-rules";
 import { findFile, storeFile } from "../files/file-store";
 import { sqlMemory } from "../memory/memory-store";
 import { type MemorySession, resourcePort } from "../memory/session-memory";
+import { quotaPort } from "../quotas/quota-port";
+import { recordWarnings } from "../quotas/quota-turns";
 import { runChildSession } from "./orchestration-steps";
 import { r2Workspace } from "./workspace-store";
 
@@ -53,8 +55,8 @@ export interface RunnerHooks {
 /** What the ports use of the session: its commit and settings, the turn's checkpoint, inbox and decisions, and the table the memory tools keep their keys in. */
 export type PortsSession = MemorySession &
   SessionSlice<
-    "armAlarm" | "bindings" | "commit" | "fileLedger" | "policy" | "row" | "sql",
-    "decisions" | "dropFromInbox" | "inbox" | "replaceHistory" | "saveTurnState"
+    "agent" | "armAlarm" | "bindings" | "commit" | "fileLedger" | "policy" | "row" | "sql",
+    "decisions" | "dropFromInbox" | "eventsOfTurn" | "inbox" | "replaceHistory" | "saveTurnState"
   >;
 
 export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): TurnPorts {
@@ -131,6 +133,7 @@ export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): 
     now: () => Date.now(),
     newId: randomId,
     signal: exec.abort.signal,
+    quota: quotaPort(s, turnId, (warnings) => recordWarnings(s, turnId, warnings)),
     tool: {
       session_id,
       fetch: (input, init) => fetch(input, init),

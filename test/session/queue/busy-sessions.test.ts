@@ -481,7 +481,8 @@ describe("debounce_ms", () => {
     const log = await waitForTurnEnd(sid, turn_id);
     expectGapless(log);
     expect(log.filter((e) => e.type === "turn.submitted").map((e) => e.payload)).toEqual([
-      { input: "one", queued: true, on_busy: "enqueue", debounce_ms: 1500 },
+      // `by`: who submitted it, the admin key's id (what a quota's key scope counts).
+      { input: "one", queued: true, on_busy: "enqueue", debounce_ms: 1500, by: expect.stringMatching(/^key_[0-9a-f]{16}$/) },
     ]);
     expect(log.filter((e) => e.type === "message.injected").map((e) => e.payload.message_id)).toEqual([b.body.message_id, c.body.message_id]);
     expect(log.findIndex((e) => e.type === "message.injected")).toBeLessThan(log.findIndex((e) => e.type === "model.requested"));

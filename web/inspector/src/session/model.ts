@@ -159,6 +159,9 @@ export class SessionModel {
       const { reason, limit, observed } = e.payload;
       m.note(e, "error", `Budget exceeded: ${reason} (limit ${limit}, observed ${observed})`);
     },
+    "turn.paused": (e, m) => m.note(e, "warning", `Paused by quota ${e.payload.quota_id}: ${e.payload.message}`),
+    "turn.resumed": (e, m) => m.note(e, "info", `Resumed: quota ${e.payload.quota_id} has room`),
+    "quota.warning": (e, m) => m.note(e, "warning", `Quota ${e.payload.quota_id}: ${e.payload.used} of ${e.payload.limit} ${e.payload.dimension} used`),
     "model.fallback": (e, m) => m.note(e, "warning", `Model ${e.payload.from} failed over to ${e.payload.to}: ${e.payload.reason}`),
     "context.compaction.completed": (e, m) => {
       m.note(e, "info", `History compacted from ${e.payload.before_tokens} to ${e.payload.after_tokens} tokens`);

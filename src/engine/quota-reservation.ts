@@ -1,0 +1,85 @@
+// Quotas on the model-call path (docs/guides/quotas.md). Before each model call (executor, planner, compaction,
+// a sub-agent's, a guardrail judge's) the turn reserves the most the call can cost against every quota that
+// applies: its input bounded by the request's size in bytes (no tokenizer counts more tokens than bytes), its
+// output by max_output_tokens, priced at the dearest model of its fallback chain. A call the reservation does
+// not fit is not made: a refuse quota fails the turn (quota_exceeded), a pause quota makes it wait (turn.paused)
+// and look again. After the call the reservation is settled to what the provider reports.
+import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
+import type { QuotaVerdict } from "../protocol/quotas";
+import type { QuotaPort, QuotaSpend } from "./ports";
+import { priceOf } from "./pricing";
+import type { Level, Turn } from "./turn-context";
+import type { Usage } from "./turn-state";
+
+/** The output a call without max_output_tokens is capped at (and reserves) when a quota applies. */
+export const QUOTA_DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+
+/** A reservation made: settle it once with the call's usage, `"reserved"` when the call was cut after it had begun answering. */
+export interface HeldReservation {
+  settle(usage: Usage | "reserved" | null, model: string): void;
+}
+
+/** Counts the turn's start against turns and concurrent_turns, waiting while a pause quota has no room. */
+export async function admitTurn(level: Level, turn: Turn): Promise<void> {
+  const port = turn.ports.quota;
+  if (!port || !(await port.applies())?.turns) return;
+  await admitted(level, turn, port, () => port.begin());
+}
+
+/**
+ * Reserves the call `options` (for `models`, the call's model and its fallbacks) before it is made; null when no
+ * quota limits spend. Sets the call's max_output_tokens when it had none, so the reservation bounds it.
+ */
+export async function reserveCall(level: Level, turn: Turn, models: string[], options: LanguageModelV3CallOptions): Promise<HeldReservation | null> {
+  const port = turn.ports.quota;
+  if (!port || !(await port.applies())?.spend) return null;
+  options.maxOutputTokens ??= QUOTA_DEFAULT_MAX_OUTPUT_TOKENS;
+  const bytes = new TextEncoder().encode(JSON.stringify([options.prompt, options.tools ?? null, options.responseFormat ?? null])).byteLength;
+  const most = spendOf(models, bytes, options.maxOutputTokens, level.run.setup.prices);
+  const id = turn.ports.newId("rsv");
+  await admitted(level, turn, port, () => port.reserve(id, most));
+  let settled = false;
+  return {
+    settle(usage, model) {
+      if (settled) return;
+      settled = true;
+      if (usage === null) return port.settle(id, null);
+      if (usage === "reserved") return port.settle(id, most);
+      port.settle(id, { ...spendOf([model], usage.input_tokens, usage.output_tokens, level.run.setup.prices, usage.cached_input_tokens) });
+    },
+  };
+}
+
+/** What `input` and `output` tokens cost at the dearest of `models` (usd null when one has no known price). */
+function spendOf(models: string[], input: number, output: number, prices: Parameters<typeof priceOf>[1], cached = 0): QuotaSpend {
+  let usd: number | null = 0;
+  for (const m of models) {
+    const p = priceOf(m, prices);
+    if (!p) {
+      usd = null;
+      break;
+    }
+    const cost = ((input - cached) * p.input + cached * p.cached_input + output * p.output) / 1_000_000;
+    usd = Math.max(usd, cost);
+  }
+  return { usd, input_tokens: input, output_tokens: output };
+}
+
+/** Asks until there is room: a refusal ends the turn; a pause records turn.paused, waits and asks again. */
+async function admitted(level: Level, turn: Turn, port: QuotaPort, ask: () => Promise<QuotaVerdict>): Promise<void> {
+  const { turn_id } = level.state;
+  let verdict = await ask();
+  let pausedBy: string | null = null;
+  while (!verdict.ok) {
+    if (verdict.action === "refuse") turn.refuse(verdict);
+    if (pausedBy === null) {
+      pausedBy = verdict.quota_id;
+      const { quota_id, message, retry_at } = verdict;
+      turn.emit(level, [{ type: "turn.paused", turn_id, payload: { reason: "quota", quota_id, message, retry_at } }]);
+    }
+    await turn.outside(port.sleep(verdict.retry_at, turn.signal));
+    turn.signal.throwIfAborted();
+    verdict = await ask();
+  }
+  if (pausedBy !== null) turn.emit(level, [{ type: "turn.resumed", turn_id, payload: { reason: "quota", quota_id: pausedBy } }]);
+}
