@@ -6,6 +6,7 @@ import type { FileRef } from "../protocol/input-parts";
 import type { ApprovalDecision } from "../protocol/wire";
 import { userMessage } from "./file-parts";
 import type { OrchestrationRecord } from "./orchestration/types";
+import type { WebhookReceipt } from "./tools/types";
 
 export interface Usage {
   input_tokens: number;
@@ -34,6 +35,8 @@ export interface ToolCallRecord {
   };
   started_at?: number;
   result?: { output: unknown; is_error: boolean };
+  /** A webhook call's receipt, once it settled (tool.result's metadata.receipt). */
+  receipt?: WebhookReceipt;
   /** Sub-agents this call runs (run_subtask: one; spawn_subagents: one per job), with their own loop state. */
   children?: ChildRun[];
   /** An agent_orchestrate call's plan and progress. */
@@ -156,7 +159,7 @@ export function finalMessages(state: TurnState, unrunReason: string, cut: "cance
 
 /** The metadata of a tool result (docs/guides/tools-and-permissions.md). */
 export function resultMetadata(
-  call: Pick<ToolCallRecord, "approval">,
+  call: Pick<ToolCallRecord, "approval" | "receipt">,
   is_error: boolean,
   started_at: number,
   completed_at: number,
@@ -175,6 +178,7 @@ export function resultMetadata(
     injected_args,
     offloaded_artifact_id,
     ...(approval?.edited ? { args_edited_by: approval.edited.by } : {}),
+    ...(call.receipt ? { receipt: call.receipt } : {}),
   };
 }
 

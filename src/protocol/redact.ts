@@ -39,11 +39,16 @@ export function redactUrl(url: string): string {
   return `${base}?${query}${fragment}`;
 }
 
-/** The config as readers see it: header values, subscription secrets and URL credentials are the placeholder. */
+/** The config as readers see it: header values, signing secrets and URL credentials are the placeholder. */
 export function redactAgentConfig(config: AgentConfig): AgentConfig {
   return {
     ...config,
-    http_tools: config.http_tools.map((t) => ({ ...t, url: redactUrl(t.url) })),
+    http_tools: config.http_tools.map((t) => ({
+      ...t,
+      url: redactUrl(t.url),
+      ...(t.secret !== undefined ? { secret: REDACTED } : {}),
+      ...(t.previous_secret !== undefined ? { previous_secret: REDACTED } : {}),
+    })),
     mcp_servers: config.mcp_servers.map((s) => ({
       ...s,
       url: redactUrl(s.url),

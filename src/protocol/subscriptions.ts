@@ -4,6 +4,10 @@ import { z } from "zod";
 import { EVENT_TYPES } from "./events";
 import { refineOutboundPath } from "./outbound-url";
 
+/** A signing secret: `whsec_<base64>` as Standard Webhooks gives it, or any other string (its UTF-8 bytes are the key). */
+export const signingSecret = z.string().min(16).max(200);
+export const WRITE_ONLY = 'write-only: an agent config reads it as "[redacted]"';
+
 export const SubscriptionSpec = z.strictObject({
   url: z.string().max(2000).superRefine(refineOutboundPath).describe("receiver URL; must be under TOOL_URL_ALLOWLIST"),
   types: z
@@ -12,12 +16,9 @@ export const SubscriptionSpec = z.strictObject({
     .max(100)
     .optional()
     .describe("event types to deliver (default: all)"),
-  secret: z
-    .string()
-    .min(16)
-    .max(200)
+  secret: signingSecret
     .optional()
-    .describe('HMAC-SHA256 key of x-runtime-signature (default: generated, returned once); write-only: an agent config reads it as "[redacted]"'),
+    .describe(`signs each delivery per Standard Webhooks, and in the deprecated x-runtime-signature (default: generated, returned once); ${WRITE_ONLY}`),
   format: z.enum(["events", "otlp"]).optional().describe("events (default): the runtime's events; otlp: OpenTelemetry traces"),
 });
 export type SubscriptionSpec = z.infer<typeof SubscriptionSpec>;
