@@ -21,6 +21,7 @@ import session0012 from "../../migrations/session/0012_quorum.sql";
 import session0013 from "../../migrations/session/0013_inbox_files.sql";
 import session0014 from "../../migrations/session/0014_files.sql";
 import session0015 from "../../migrations/session/0015_derived_sessions.sql";
+import session0016 from "../../migrations/session/0016_subscription_rotation.sql";
 
 export interface Migration {
   version: number;
@@ -43,6 +44,7 @@ export const SESSION_MIGRATIONS: Migration[] = [
   { version: 13, sql: session0013 },
   { version: 14, sql: session0014 },
   { version: 15, sql: session0015 },
+  { version: 16, sql: session0016 },
 ];
 export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 1, sql: registry0001 },

@@ -28,7 +28,26 @@ export const CreateSubscriptionBody = SubscriptionSpec.extend({
 }).meta({ id: "CreateSubscription" });
 export type CreateSubscriptionBody = z.infer<typeof CreateSubscriptionBody>;
 
-export const UpdateSubscriptionBody = z.strictObject({ enabled: z.boolean() }).meta({ id: "UpdateSubscription" });
+/** The longest overlap of a rotation: the replaced secret signs at most this long beside the new one. */
+export const MAX_ROTATION_OVERLAP_S = 7 * 24 * 3600;
+
+export const UpdateSubscriptionBody = z
+  .strictObject({
+    enabled: z.boolean().optional().describe("false disables; true enables again (a failing one retries at once)"),
+    secret: signingSecret
+      .optional()
+      .describe("rotates the signing secret: deliveries are signed with this one, and with the replaced one too until the overlap ends"),
+    overlap_s: z
+      .int()
+      .min(0)
+      .max(MAX_ROTATION_OVERLAP_S)
+      .optional()
+      .describe("with secret: seconds the replaced secret keeps signing beside the new one (default 86400; 0 ends it at once)"),
+  })
+  .refine((b) => b.enabled !== undefined || b.secret !== undefined, { message: "give enabled, secret, or both" })
+  .refine((b) => b.overlap_s === undefined || b.secret !== undefined, { message: "overlap_s goes with a new secret", path: ["overlap_s"] })
+  .meta({ id: "UpdateSubscription" });
+export type UpdateSubscriptionBody = z.infer<typeof UpdateSubscriptionBody>;
 
 export const SubscriptionSchema = z
   .object({
@@ -41,6 +60,10 @@ export const SubscriptionSchema = z
     attempts: z.number().describe("failed attempts of the current batch"),
     last_error: z.string().nullable(),
     next_attempt_at: z.number().describe("milliseconds since the epoch; 0 when not backing off"),
+    previous_secret_until: z
+      .number()
+      .nullable()
+      .describe("during a secret's rotation: until when (milliseconds since the epoch) the replaced secret signs too; null otherwise"),
     created_at: z.number(),
   })
   .meta({ id: "Subscription" });
