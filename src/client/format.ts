@@ -111,6 +111,7 @@ export class ChatRenderer {
       "memory.recalled",
       "message.injected",
       "cost.recorded",
+      "usage.lost",
       "replay.diverged",
       "replay.completed",
     ),

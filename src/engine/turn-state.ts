@@ -5,6 +5,7 @@ import type { EventDraft, PayloadOf } from "../protocol/events";
 import type { FileRef } from "../protocol/input-parts";
 import type { ApprovalDecision } from "../protocol/wire";
 import { userMessage } from "./file-parts";
+import type { CallReservation } from "./lost-calls";
 import type { OrchestrationRecord } from "./orchestration/types";
 import type { WebhookReceipt } from "./tools/types";
 
@@ -95,7 +96,7 @@ export interface TurnState {
   /** The inbox position of the last injected message taken into the conversation (see TurnSignals). */
   messages_taken?: number;
   /** The model call under way (model.requested without model.completed yet). */
-  open_model_step?: { step_id: string; phase: "executor" | "planner" | "compaction" } | null;
+  open_model_step?: { step_id: string; phase: "executor" | "planner" | "compaction"; reservation?: CallReservation } | null;
   /** The latest model response was a final answer (no tool calls), not yet accepted. */
   answered?: boolean;
   /** Set while the turn waits for human decisions (no executor runs meanwhile). */
