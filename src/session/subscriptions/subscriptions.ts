@@ -131,7 +131,7 @@ export class SubscriptionTable {
 }
 
 function view(row: SubscriptionRow): Subscription {
-  const { secret: _secret, previous_secret: _previous, batch_id: _id, batch_end: _end, types, ...rest } = row;
-  const overlap = rest.previous_secret_until !== null && rest.previous_secret_until > Date.now() ? rest.previous_secret_until : null;
+  const { secret: _secret, previous_secret: _previous, previous_secret_until: until, batch_id: _id, batch_end: _end, types, ...rest } = row;
+  const overlap = until !== null && until > Date.now() ? until : null;
   return { ...rest, url: redactUrl(rest.url), types: types ? (JSON.parse(types) as string[]) : null, previous_secret_until: overlap };
 }
