@@ -1,11 +1,11 @@
 // Webhook tools against a local receiver (test/support/receiver.ts): every attempt of a call carries one
-// Idempotency-Key, through retries and a crash of the session object mid-call; the call is signed per
+// Idempotency-Key, through retries, an interrupt and a crash of the session object mid-call; the call is signed per
 // Standard Webhooks (checked by the `standardwebhooks` package), with two signatures during a secret's
 // rotation; the call's receipt is in its tool.result, and the secrets are never read back.
 import { abortAllDurableObjects } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { api, createSession, events, submitTurn, waitForTurnEnd } from "../../support/api";
+import { api, createSession, events, submitTurn, waitForEvent, waitForTurnEnd } from "../../support/api";
 import { baseURL, script, uniqueId } from "../../support/fake-model";
 
 const NEW_SECRET = `whsec_${btoa("the new key of 24 bytes!")}`;
@@ -84,6 +84,26 @@ describe("webhook tools", () => {
     expect(log.some((e) => e.type === "run.status" && e.payload.phase === "recovering")).toBe(true);
     const result = log.find((e) => e.type === "tool.result");
     expect(result.payload).toMatchObject({ is_error: false, metadata: { receipt: { idempotency_key: requests[0]!.idempotency_key, status: 200 } } });
+  });
+
+  it("keeps retrying a call that outlives an interrupt under the same key, and records its receipt late", async () => {
+    const rcv = await receiver({ fail_first: 1, retry_after: 1 });
+    const sid = await hookSession({ url: rcv.url });
+    const { turn_id } = await submitTurn(sid, "call it");
+    const deadline = Date.now() + 5000;
+    while ((await rcv.requests()).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    // The call waits out its Retry-After while the turn is interrupted.
+    expect((await api("POST", `/v1/sessions/${sid}/interrupt`)).status).toBe(200);
+    await waitForTurnEnd(sid, turn_id);
+    const late = await waitForEvent(sid, (e) => e.type === "tool.result.late");
+    const requests = await rcv.requests();
+    expect(requests.map((r) => r.answered)).toEqual([503, 200]);
+    expect(requests[1]!.idempotency_key).toBe(requests[0]!.idempotency_key);
+    expect(late.payload).toMatchObject({
+      turn_id,
+      is_error: false,
+      metadata: { receipt: { idempotency_key: requests[0]!.idempotency_key, status: 200, attempts: 2 } },
+    });
   });
 
   it("reads the secrets of a stored agent as placeholders, and keeps them when the config is written back", async () => {
