@@ -112,6 +112,7 @@ export class ChatRenderer {
       "memory.recalled",
       "message.injected",
       "cost.recorded",
+      "usage.lost",
       "replay.diverged",
       "replay.completed",
     ),

@@ -7,6 +7,7 @@
 import type { TurnErrorCode } from "../protocol/event-shapes";
 import { turnBudget } from "./budget-limits";
 import { guardInput, guardOutput } from "./guardrails/stages";
+import { lostCalls } from "./lost-calls";
 import { fitContext, modelStep, planStep } from "./model-calls";
 import type { TurnPorts, TurnSetup } from "./ports";
 import { admitTurn } from "./quota-reservation";
@@ -45,6 +46,8 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
   const root: Level = { state, run: { setup, modelTools: toModelTools(setup) }, depth: 0, parent_id: null, maxSteps: setup.config.max_steps };
   const disarm = turn.armWallClock();
   try {
+    // A call lost to the restart counts as spent: it may have used the budget up before anything is sent again.
+    if (recovering !== undefined) turn.checkCost();
     let outcome: Outcome | null = null;
     await admitTurn(root, turn);
     // Planning belongs to the start of a turn only (an agent handed over to mid-turn does not plan).
@@ -107,10 +110,12 @@ function recover(state: TurnState, ports: TurnPorts, why: string): boolean {
     ports.finish({ type: "turn.failed", turn_id, payload: { error: { code: "lost", message } } }, state);
     return false;
   }
+  // The calls under way may have been billed: their reservations are recorded as spent before they are made again.
+  const lost = lostCalls(state);
   const closing = closingEvents(state, "interrupted", ports.now(), "model_calls");
   for (const level of levels(state)) level.state.open_model_step = null;
   ports.emit(
-    [...closing, { type: "run.status", turn_id, payload: { phase: "recovering", detail: `Resuming the turn: ${why}`, attempt: state.recoveries } }],
+    [...lost, ...closing, { type: "run.status", turn_id, payload: { phase: "recovering", detail: `Resuming the turn: ${why}`, attempt: state.recoveries } }],
     state,
   );
   return true;

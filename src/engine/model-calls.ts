@@ -16,6 +16,7 @@ import {
 } from "./context-budget";
 import { appendText, userMessage, withFiles } from "./file-parts";
 import { fileTextRedaction } from "./guardrails/run";
+import { estimateCall } from "./lost-calls";
 import { modelBreaker } from "./model-breaker";
 import { type ModelChoice, streamChain } from "./model-fallback";
 import { callOptions, type ModelRequest } from "./model-stream";
@@ -232,9 +233,19 @@ async function callModel(
   const held = await reserveCall(level, turn, [modelName, ...setup.config.fallback_models], options);
   const request_hash = requestFingerprint(modelName, options);
   turn.charge("llm_calls");
-  state.open_model_step = { step_id, phase };
+  // Recorded before the call: what a restart mid-call records as lost (lost-calls.ts).
+  const reservation = estimateCall(modelName, request_hash, request, setup.prices);
+  state.open_model_step = { step_id, phase, reservation };
   const step = phase === "executor" ? { step: state.step + 1 } : {};
-  turn.emit(level, [{ type: "model.requested", turn_id, step_id, payload: { model: modelName, phase, ...step, request_hash } }]);
+  const { input_tokens, max_output_tokens, cost_usd: reserved_usd } = reservation;
+  turn.emit(level, [
+    {
+      type: "model.requested",
+      turn_id,
+      step_id,
+      payload: { model: modelName, phase, ...step, request_hash, reservation: { input_tokens, max_output_tokens, cost_usd: reserved_usd } },
+    },
+  ]);
   let text = "";
   const calls: ToolCallRecord[] = [];
   let usage: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };

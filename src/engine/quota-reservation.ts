@@ -6,13 +6,11 @@
 // and look again. After the call the reservation is settled to what the provider reports.
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import type { QuotaVerdict } from "../protocol/quotas";
+import { DEFAULT_MAX_OUTPUT_TOKENS } from "./lost-calls";
 import type { QuotaPort, QuotaSpend } from "./ports";
 import { priceOf } from "./pricing";
 import type { Level, Turn } from "./turn-context";
 import type { Usage } from "./turn-state";
-
-/** The output a call without max_output_tokens is capped at (and reserves) when a quota applies. */
-export const QUOTA_DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 
 /** A reservation made: settle it once with the call's usage, `"reserved"` when the call was cut after it had begun answering. */
 export interface HeldReservation {
@@ -33,7 +31,7 @@ export async function admitTurn(level: Level, turn: Turn): Promise<void> {
 export async function reserveCall(level: Level, turn: Turn, models: string[], options: LanguageModelV3CallOptions): Promise<HeldReservation | null> {
   const port = turn.ports.quota;
   if (!port || !(await port.applies())?.spend) return null;
-  options.maxOutputTokens ??= QUOTA_DEFAULT_MAX_OUTPUT_TOKENS;
+  options.maxOutputTokens ??= DEFAULT_MAX_OUTPUT_TOKENS;
   const bytes = new TextEncoder().encode(JSON.stringify([options.prompt, options.tools ?? null, options.responseFormat ?? null])).byteLength;
   const most = spendOf(models, bytes, options.maxOutputTokens, level.run.setup.prices);
   const id = turn.ports.newId("rsv");

@@ -65,7 +65,9 @@ export function replayTools(tools: Map<string, ToolDefinition>, recorded: Record
         if (match.is_error) throw new ToolError(typeof match.output === "string" ? match.output : JSON.stringify(match.output));
         return match.output;
       }
-      if ((match && mode === "live") || tool.permission_class === "safe" || tool.permission_class === "knowledge") return tool.execute(args, ctx);
+      // Marked as a replay's: a webhook's Idempotency-Key must not deduplicate it against the recorded call.
+      if ((match && mode === "live") || tool.permission_class === "safe" || tool.permission_class === "knowledge")
+        return tool.execute(args, { ...ctx, replay: true });
       const why = match ? "was cut short in the recorded turn, so it has no recorded result" : "was not called with these arguments in the recorded turn";
       throw new ToolError(`${name} ${why}; a replay runs only safe and knowledge tools it did not record`);
     };

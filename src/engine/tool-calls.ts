@@ -15,7 +15,7 @@ import { responseSchemaErrors, responseSchemaOf, unansweredResult } from "./tool
 import { splitInjectedArgs } from "./tools/injected-args";
 import { hitlRule } from "./tools/mcp-names";
 import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
-import type { McpProgress, ToolDefinition } from "./tools/types";
+import type { McpProgress, ToolDefinition, WebhookReceipt } from "./tools/types";
 import { type Level, type Turn, toModelTools } from "./turn-context";
 import { applyDecisions, isRefusal, resultMetadata, type ToolCallRecord, toolResultPart } from "./turn-state";
 
@@ -263,7 +263,11 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
             }
           };
           try {
-            const ctx = { ...p.tool, turn_id, tool_call_id: call.tool_call_id, signal: turn.signal, now: p.now, progress };
+            const receipt = (r: WebhookReceipt) => {
+              call.receipt = r;
+            };
+            const scope = level.subagent_id ? { subagent_id: level.subagent_id } : {};
+            const ctx = { ...p.tool, turn_id, tool_call_id: call.tool_call_id, ...scope, signal: turn.signal, now: p.now, progress, receipt };
             output = await executeTool(tool, executable, ctx, call, level, turn, injected);
           } finally {
             settled = true;

@@ -203,7 +203,7 @@ export class Turn {
   }
 }
 
-function addUsage(a: Usage, b: Usage): Usage {
+export function addUsage(a: Usage, b: Usage): Usage {
   const cached = (a.cached_input_tokens ?? 0) + (b.cached_input_tokens ?? 0);
   return {
     input_tokens: a.input_tokens + b.input_tokens,

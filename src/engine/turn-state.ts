@@ -5,7 +5,9 @@ import type { EventDraft, PayloadOf } from "../protocol/events";
 import type { FileRef } from "../protocol/input-parts";
 import type { ApprovalDecision } from "../protocol/wire";
 import { userMessage } from "./file-parts";
+import type { CallReservation } from "./lost-calls";
 import type { OrchestrationRecord } from "./orchestration/types";
+import type { WebhookReceipt } from "./tools/types";
 
 export interface Usage {
   input_tokens: number;
@@ -34,6 +36,8 @@ export interface ToolCallRecord {
   };
   started_at?: number;
   result?: { output: unknown; is_error: boolean };
+  /** A webhook call's receipt, once it settled (tool.result's metadata.receipt). */
+  receipt?: WebhookReceipt;
   /** Sub-agents this call runs (run_subtask: one; spawn_subagents: one per job), with their own loop state. */
   children?: ChildRun[];
   /** An agent_orchestrate call's plan and progress. */
@@ -92,7 +96,7 @@ export interface TurnState {
   /** The inbox position of the last injected message taken into the conversation (see TurnSignals). */
   messages_taken?: number;
   /** The model call under way (model.requested without model.completed yet). */
-  open_model_step?: { step_id: string; phase: "executor" | "planner" | "compaction" } | null;
+  open_model_step?: { step_id: string; phase: "executor" | "planner" | "compaction"; reservation?: CallReservation } | null;
   /** The latest model response was a final answer (no tool calls), not yet accepted. */
   answered?: boolean;
   /** Set while the turn waits for human decisions (no executor runs meanwhile). */
@@ -156,7 +160,7 @@ export function finalMessages(state: TurnState, unrunReason: string, cut: "cance
 
 /** The metadata of a tool result (docs/guides/tools-and-permissions.md). */
 export function resultMetadata(
-  call: Pick<ToolCallRecord, "approval">,
+  call: Pick<ToolCallRecord, "approval" | "receipt">,
   is_error: boolean,
   started_at: number,
   completed_at: number,
@@ -175,6 +179,7 @@ export function resultMetadata(
     injected_args,
     offloaded_artifact_id,
     ...(approval?.edited ? { args_edited_by: approval.edited.by } : {}),
+    ...(call.receipt ? { receipt: call.receipt } : {}),
   };
 }
 

@@ -65,6 +65,7 @@ const CHECK: EventTable<[Log, string], void, Entry> = {
     "memory.recalled",
     "message.injected",
     "cost.recorded",
+    "usage.lost",
     "runtime.warning",
     "runtime.error",
     "replay.diverged",

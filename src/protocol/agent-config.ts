@@ -8,7 +8,7 @@ import { MemoryConfigSchema } from "./memory";
 import { modelSpecField } from "./model-spec";
 import { outboundUrl } from "./outbound-url";
 import { refineSchemaPatterns } from "./safe-regex";
-import { SubscriptionSpec } from "./subscriptions";
+import { SubscriptionSpec, signingSecret, WRITE_ONLY } from "./subscriptions";
 import { PERMISSION_CLASSES } from "./tool-classes";
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -29,6 +29,14 @@ export const HttpToolSchema = z.strictObject({
   permission_class: z.enum(PERMISSION_CLASSES).default("network"),
   parallel_safe: z.boolean().default(true),
   timeout_ms: z.int().min(1).max(120_000).default(10_000),
+  idempotent: z
+    .boolean()
+    .optional()
+    .describe("the receiver deduplicates by Idempotency-Key: a call a restart cut is sent again under the same key (default false: its outcome is unknown)"),
+  secret: signingSecret.optional().describe(`signs each call per Standard Webhooks (webhook-id is the Idempotency-Key); ${WRITE_ONLY}`),
+  previous_secret: signingSecret
+    .optional()
+    .describe(`during a rotation, the secret being replaced: it signs too (two signatures) until removed; ${WRITE_ONLY}`),
   /** Calls of tools holding the same lock never overlap. */
   lock: z
     .string()

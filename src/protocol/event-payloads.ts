@@ -113,6 +113,14 @@ export const EVENT_PAYLOADS = {
       .string()
       .optional()
       .describe("SHA-256 of the request (model, system prompt, messages, tool schemas, parameters); absent in logs recorded before it"),
+    reservation: z
+      .object({
+        input_tokens: z.number().describe("the request's tokens, estimated (4 characters a token)"),
+        max_output_tokens: z.number().describe("the agent's max_tokens, else 4096 (DEFAULT_MAX_OUTPUT_TOKENS)"),
+        cost_usd: z.number().nullable().describe("both at the model's prices; null when its price is not known"),
+      })
+      .optional()
+      .describe("the most the call may cost, recorded before it starts: what usage.lost records if a restart cuts the call"),
   }),
   "model.delta": z.object({ text: z.string() }),
   "model.completed": z.object({
@@ -242,6 +250,18 @@ export const EVENT_PAYLOADS = {
     content: z.string(),
     files: z.array(FileRef).optional().describe("files sent with the message: references, never the bytes"),
   }),
+  "usage.lost": z
+    .object({
+      model: z.string(),
+      phase: Phase,
+      request_hash: z.string(),
+      usage: Usage.describe("the reservation: input tokens estimated, output tokens the most the call could write"),
+      cost_usd: z.number().nullable().describe("the reservation's cost; null when the model's price is not known"),
+      estimate: z.literal(true).describe("always true: the provider's bill for the call was never seen"),
+    })
+    .describe(
+      "a model call cut by a restart (the session object died while it was under way), recorded at the recovery before the call is made again: the provider may have billed it, so its reservation counts in the turn's usage and budget and in /v1/usage",
+    ),
   "cost.recorded": z.object({
     model: z.string().describe("the model that answered (a fallback's when one did)"),
     phase: z.enum([...Phase.options, "guardrail"]).describe("guardrail: a model rule's judge call (it has no model.requested)"),

@@ -70,6 +70,14 @@ export const ResultMetadata = z.object({
   injected_args: z.record(z.string(), z.unknown()),
   offloaded_artifact_id: z.string().nullable(),
   args_edited_by: z.string().optional().describe("present when an approver edited the arguments: who (the call ran with the edited ones)"),
+  receipt: z
+    .object({
+      idempotency_key: z.string().describe("the Idempotency-Key every attempt of the call carried"),
+      status: z.number().nullable().describe("the last answer's HTTP status; null when no attempt got an answer"),
+      attempts: z.number().describe("requests sent: the first and its retries"),
+    })
+    .optional()
+    .describe("webhook tools: what became of the call"),
 });
 
 /**

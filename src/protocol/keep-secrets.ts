@@ -1,5 +1,6 @@
 // A config sent back as it was read (GET, edit, PUT): its placeholders take the stored secrets, so that the
-// placeholder itself is never stored nor sent to a server. Tools and MCP servers are matched by name,
+// placeholder itself is never stored nor sent to a server. Tools and MCP servers are matched by name (a
+// webhook tool's signing secrets too),
 // subscriptions by URL; a placeholder with nothing stored to stand for is refused.
 import type { AgentConfig } from "./agent-config";
 import { REDACTED, redactUrl } from "./redact";
@@ -25,6 +26,12 @@ export function keepStoredSecrets(input: unknown, stored: AgentConfig | null, pr
     issues.push({ path, reason: NO_STORED_VALUE });
     return url;
   };
+  /** The stored secret when `value` is its placeholder. */
+  const keepSecret = (value: unknown, stored: string | undefined, path: string): unknown => {
+    if (value !== REDACTED) return value;
+    if (stored === undefined) issues.push({ path, reason: NO_STORED_VALUE });
+    return stored ?? value;
+  };
   /** An MCP server or A2A agent with the stored header values and URL of the one of its name in place of placeholders. */
   const keepRemote = (
     item: Json,
@@ -35,12 +42,7 @@ export function keepStoredSecrets(input: unknown, stored: AgentConfig | null, pr
     const match = storedList?.find((s) => s.name === item.name);
     const headers = isObject(item.headers)
       ? Object.fromEntries(
-          Object.entries(item.headers).map(([name, value]) => {
-            if (value !== REDACTED) return [name, value];
-            const kept = match?.headers?.[name];
-            if (kept === undefined) issues.push({ path: at(field, i, "headers", name), reason: NO_STORED_VALUE });
-            return [name, kept ?? value];
-          }),
+          Object.entries(item.headers).map(([name, value]) => [name, keepSecret(value, match?.headers?.[name], at(field, i, "headers", name))]),
         )
       : item.headers;
     return { ...item, url: keepUrl(item.url, match?.url, at(field, i, "url")), ...(headers !== undefined ? { headers } : {}) };
@@ -52,16 +54,19 @@ export function keepStoredSecrets(input: unknown, stored: AgentConfig | null, pr
     ...input,
     ...list("http_tools", (tool, i) => {
       const match = stored?.http_tools.find((t) => t.name === tool.name);
-      return { ...tool, url: keepUrl(tool.url, match?.url, at("http_tools", i, "url")) };
+      const secrets = Object.fromEntries(
+        (["secret", "previous_secret"] as const)
+          .filter((field) => tool[field] !== undefined)
+          .map((field) => [field, keepSecret(tool[field], match?.[field], at("http_tools", i, field))]),
+      );
+      return { ...tool, url: keepUrl(tool.url, match?.url, at("http_tools", i, "url")), ...secrets };
     }),
     ...list("mcp_servers", (server, i) => keepRemote(server, stored?.mcp_servers, "mcp_servers", i)),
     ...list("a2a_agents", (agent, i) => keepRemote(agent, stored?.a2a_agents, "a2a_agents", i)),
     ...list("subscriptions", (sub, i) => {
       const match = stored?.subscriptions?.find((s) => s.url === sub.url || redactUrl(s.url) === sub.url);
       const kept = { ...sub, url: keepUrl(sub.url, match?.url, at("subscriptions", i, "url")) };
-      if (sub.secret !== REDACTED) return kept;
-      if (match?.secret === undefined) issues.push({ path: at("subscriptions", i, "secret"), reason: NO_STORED_VALUE });
-      return { ...kept, secret: match?.secret ?? sub.secret };
+      return sub.secret === undefined ? kept : { ...kept, secret: keepSecret(sub.secret, match?.secret, at("subscriptions", i, "secret")) };
     }),
   };
   return { input: result, issues };

@@ -44,11 +44,16 @@ function redactRemote<T extends { url: string; headers?: Record<string, string> 
   return { ...r, url: redactUrl(r.url), ...(r.headers ? { headers: Object.fromEntries(Object.keys(r.headers).map((h) => [h, REDACTED])) } : {}) };
 }
 
-/** The config as readers see it: header values, subscription secrets and URL credentials are the placeholder. */
+/** The config as readers see it: header values, signing secrets and URL credentials are the placeholder. */
 export function redactAgentConfig(config: AgentConfig): AgentConfig {
   return {
     ...config,
-    http_tools: config.http_tools.map((t) => ({ ...t, url: redactUrl(t.url) })),
+    http_tools: config.http_tools.map((t) => ({
+      ...t,
+      url: redactUrl(t.url),
+      ...(t.secret !== undefined ? { secret: REDACTED } : {}),
+      ...(t.previous_secret !== undefined ? { previous_secret: REDACTED } : {}),
+    })),
     mcp_servers: config.mcp_servers.map(redactRemote),
     ...(config.a2a_agents ? { a2a_agents: config.a2a_agents.map(redactRemote) } : {}),
     ...(config.subscriptions

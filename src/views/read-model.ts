@@ -108,6 +108,7 @@ const FOLD: EventTable<[SessionView], SessionView> = {
     "memory.recalled",
     "message.injected",
     "cost.recorded",
+    "usage.lost",
     "runtime.warning",
     "runtime.error",
     "replay.diverged",

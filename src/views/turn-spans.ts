@@ -183,6 +183,7 @@ const DESCRIBE: EventTable<[TurnSpan, TurnDraft], void> = {
     "memory.recalled",
     "message.injected",
     "cost.recorded",
+    "usage.lost",
     "runtime.warning",
     "runtime.error",
     "replay.diverged",

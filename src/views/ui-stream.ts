@@ -118,6 +118,7 @@ export class TurnProjection {
       "memory.recalled",
       "message.injected",
       "cost.recorded",
+      "usage.lost",
       "runtime.warning",
       "runtime.error",
       "replay.diverged",

@@ -88,7 +88,12 @@ describe("planner phase (planning_enabled)", () => {
     expect(phases(ports)).toEqual(["planner", "executor", "executor"]);
     expect(model.doStreamCalls).toHaveLength(3);
     expect(ports.types().slice(0, 5)).toEqual(["model.requested", "model.completed", "cost.recorded", "reasoning.summary", "model.requested"]);
-    expect(ports.ofType("model.requested")[0]!.payload).toEqual({ model: "openai:gpt-4o", phase: "planner", request_hash: expect.any(String) });
+    expect(ports.ofType("model.requested")[0]!.payload).toEqual({
+      model: "openai:gpt-4o",
+      phase: "planner",
+      request_hash: expect.any(String),
+      reservation: expect.any(Object),
+    });
     // The planner's text is not streamed to clients as the answer.
     expect(ports.ofType("model.delta").map((e) => e.payload.text)).toEqual(["It is 42."]);
     expect(ports.terminal).toMatchObject({ type: "turn.completed", payload: { output: "It is 42.", stop_reason: "final_answer" } });
@@ -117,8 +122,8 @@ describe("planner phase (planning_enabled)", () => {
     expect(plannerModel.doStreamCalls).toHaveLength(1);
     expect(executorModel.doStreamCalls).toHaveLength(1);
     expect(ports.ofType("model.requested").map((e) => e.payload)).toEqual([
-      { model: "anthropic:claude-3-5-haiku", phase: "planner", request_hash: expect.any(String) },
-      { model: "openai:gpt-4o", phase: "executor", step: 1, request_hash: expect.any(String) },
+      { model: "anthropic:claude-3-5-haiku", phase: "planner", request_hash: expect.any(String), reservation: expect.any(Object) },
+      { model: "openai:gpt-4o", phase: "executor", step: 1, request_hash: expect.any(String), reservation: expect.any(Object) },
     ]);
     // The executor's config keeps its own model.
     expect(ports.terminal).toMatchObject({ type: "turn.completed", payload: { output: "Done." } });
@@ -411,7 +416,12 @@ describe("budget_awareness: limit:N", () => {
       "turn.completed",
     ]);
     expect(phases(ports)).toEqual(["compaction", "executor"]);
-    expect(ports.ofType("model.requested")[0]!.payload).toEqual({ model: "openai:gpt-4o", phase: "compaction", request_hash: expect.any(String) });
+    expect(ports.ofType("model.requested")[0]!.payload).toEqual({
+      model: "openai:gpt-4o",
+      phase: "compaction",
+      request_hash: expect.any(String),
+      reservation: expect.any(Object),
+    });
 
     // The compaction call summarizes the older turn only: not the kept turn, not the current input.
     const compactionPrompt = prompts(model)[0]!;
@@ -777,8 +787,8 @@ describe("handoffs", () => {
       },
     ]);
     expect(ports.ofType("model.requested").map((e) => e.payload)).toEqual([
-      { model: "openai:gpt-4o", phase: "executor", step: 1, request_hash: expect.any(String) },
-      { model: "anthropic:claude-sonnet-4", phase: "executor", step: 2, request_hash: expect.any(String) },
+      { model: "openai:gpt-4o", phase: "executor", step: 1, request_hash: expect.any(String), reservation: expect.any(Object) },
+      { model: "anthropic:claude-sonnet-4", phase: "executor", step: 2, request_hash: expect.any(String), reservation: expect.any(Object) },
     ]);
     expect(ports.types()).toEqual([
       "model.requested",

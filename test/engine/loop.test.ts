@@ -66,8 +66,17 @@ describe("runTurn: model steps", () => {
       type: "model.requested",
       turn_id: TURN_ID,
       step_id: expect.any(String),
-      payload: { model: "openai:gpt-4o", phase: "executor", step: 1, request_hash: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      payload: {
+        model: "openai:gpt-4o",
+        phase: "executor",
+        step: 1,
+        request_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        // The most the call may cost, recorded before it starts: the prompt estimated, the default output cap, at gpt-4o's prices.
+        reservation: { input_tokens: expect.any(Number), max_output_tokens: 4096, cost_usd: expect.any(Number) },
+      },
     });
+    const { input_tokens, cost_usd } = requested!.payload.reservation;
+    expect(cost_usd).toBeCloseTo((input_tokens * 2.5 + 4096 * 10) / 1e6, 12);
     // Every model event of the call carries the call's step id.
     for (const e of rest.slice(0, 4)) expect(e).toMatchObject({ turn_id: TURN_ID, step_id: requested!.step_id });
     expect(ports.ofType("model.delta").map((e) => e.payload.text)).toEqual(["Hel", "lo", " there"]);

@@ -1,7 +1,7 @@
 // A webhook receiver for outbound subscriptions, served by the fake server under /v1/_receiver/<id>
 // (on the tool URL allowlist). PUT .../<id>/plan {fail_first, hang_on} scripts it: the first `fail_first`
 // requests get a 503, the requests numbered in `hang_on` (1-based) are never answered; the rest get 200 (with
-// `answer` as a JSON body when given: a guardrail webhook's verdict).
+// `answer` as a JSON body when given: a guardrail webhook's verdict; a 503 says `retry-after: <retry_after>` when given).
 // GET .../<id>/requests lists every request received: its headers of interest and raw body.
 import type { IncomingMessage, ServerResponse } from "node:http";
 
@@ -9,8 +9,17 @@ interface Plan {
   fail_first: number;
   hang_on: number[];
   answer?: unknown;
+  retry_after?: number;
 }
-type Received = { signature: string | undefined; batch_id: string | undefined; body: string; answered: number | "hung" };
+type Received = {
+  signature: string | undefined;
+  batch_id: string | undefined;
+  idempotency_key: string | undefined;
+  /** The Standard Webhooks headers: webhook-id, webhook-timestamp, webhook-signature. */
+  webhook: Record<string, string | undefined>;
+  body: string;
+  answered: number | "hung";
+};
 
 const plans = new Map<string, Plan>();
 const received = new Map<string, Received[]>();
@@ -34,13 +43,18 @@ export async function handleReceiver(req: IncomingMessage, res: ServerResponse, 
     const entry: Received = {
       signature: req.headers["x-runtime-signature"] as string | undefined,
       batch_id: req.headers["x-runtime-batch-id"] as string | undefined,
+      idempotency_key: req.headers["idempotency-key"] as string | undefined,
+      webhook: Object.fromEntries(["webhook-id", "webhook-timestamp", "webhook-signature"].map((h) => [h, req.headers[h] as string | undefined])),
       body,
       answered: plan.hang_on.includes(n) ? "hung" : n <= plan.fail_first ? 503 : 200,
     };
     log.push(entry);
     if (entry.answered === "hung") return true; // the client gives up (its timeout) and closes the connection
     if (entry.answered === 200 && plan.answer !== undefined) res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(plan.answer));
-    else res.writeHead(entry.answered, { "content-type": "text/plain" }).end(entry.answered === 200 ? "ok" : "unavailable");
+    else {
+      const retry = entry.answered === 503 && plan.retry_after !== undefined ? { "retry-after": String(plan.retry_after) } : {};
+      res.writeHead(entry.answered, { "content-type": "text/plain", ...retry }).end(entry.answered === 200 ? "ok" : "unavailable");
+    }
   }
   return true;
 }

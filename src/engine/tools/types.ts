@@ -9,6 +9,12 @@ export interface ToolContext {
   session_id: string;
   turn_id: string;
   tool_call_id: string;
+  /** The sub-agent whose call this is (absent at the top level): with the ids above, what identifies the call. */
+  subagent_id?: string;
+  /** The call runs again in a replay (docs/guides/fork-and-replay.md): its Idempotency-Key differs from the recorded call's. */
+  replay?: boolean;
+  /** A webhook call's receipt, reported once the call has settled; it goes into the call's tool.result metadata. */
+  receipt?(receipt: WebhookReceipt): void;
   /**
    * Aborted when the turn is interrupted; tools must stop promptly. A non-idempotent tool's is never aborted
    * by the turn: it runs until it settles, and an outcome after the turn's end is recorded late (outliving-calls.ts).
@@ -26,6 +32,13 @@ export interface ToolContext {
   resource?: ResourceMemoryPort;
   /** Reports progress of this call while it runs (MCP notifications/progress); the runtime emits it as mcp.progress. */
   progress?(update: McpProgress): void;
+}
+
+/** What became of a webhook call: its Idempotency-Key, the last HTTP status (null: no answer) and the attempts made. */
+export interface WebhookReceipt {
+  idempotency_key: string;
+  status: number | null;
+  attempts: number;
 }
 
 /** One progress notification of a running MCP tool call (the payload of mcp.progress). */

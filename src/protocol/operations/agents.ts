@@ -1,15 +1,24 @@
 // The agent registry (docs/reference/api.md).
 import { z } from "zod";
-import { AgentConfigSchema } from "../agent-config";
+import { AgentConfigSchema, HttpToolSchema } from "../agent-config";
 import { REDACTED } from "../redact";
-import { SubscriptionSpec } from "../subscriptions";
+import { SubscriptionSpec, signingSecret } from "../subscriptions";
 import { json, jsonBody, operation } from "./operation";
 
 /** A subscription of a config as it is read, and may be written back: its secret is the placeholder of the stored one. */
 const ReadSubscription = SubscriptionSpec.extend({ secret: z.union([z.literal(REDACTED), SubscriptionSpec.shape.secret.unwrap()]).optional() });
-export const AgentConfigDoc = AgentConfigSchema.extend({ subscriptions: z.array(ReadSubscription).max(5).optional() }).meta({ id: "AgentConfig" });
-/** A config as PUT takes it: a subscription's secret may also be the placeholder of the stored one (it is kept). */
-const AgentPutBody = AgentConfigSchema.partial({ name: true }).extend({ subscriptions: z.array(ReadSubscription).optional() });
+/** A webhook tool as it is read: its signing secrets are the placeholders of the stored ones. */
+const readSecret = z.union([z.literal(REDACTED), signingSecret]).optional();
+const ReadHttpTool = HttpToolSchema.extend({ secret: readSecret, previous_secret: readSecret });
+export const AgentConfigDoc = AgentConfigSchema.extend({
+  http_tools: z.array(ReadHttpTool).max(64),
+  subscriptions: z.array(ReadSubscription).max(5).optional(),
+}).meta({ id: "AgentConfig" });
+/** A config as PUT takes it: a secret may also be the placeholder of the stored one (it is kept). */
+const AgentPutBody = AgentConfigSchema.partial({ name: true }).extend({
+  http_tools: z.array(ReadHttpTool).max(64).default([]),
+  subscriptions: z.array(ReadSubscription).optional(),
+});
 const Name = z.object({ name: z.string().meta({ example: "helper" }) });
 
 export const putAgent = operation({

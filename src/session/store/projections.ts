@@ -84,6 +84,14 @@ const USAGE: EventTable<[], Usage> = {
     unpriced_model_calls: cost_usd === null ? 1 : 0,
   }),
   "tool.started": () => ({ tool_calls: 1 }),
+  // A call a restart cut: its reservation, an estimate, since its bill was never seen (lost-calls.ts).
+  "usage.lost": ({ payload: { usage, cost_usd } }) => ({
+    model_calls: 1,
+    input_tokens: usage.input_tokens,
+    output_tokens: usage.output_tokens,
+    cost_usd: cost_usd ?? 0,
+    unpriced_model_calls: cost_usd === null ? 1 : 0,
+  }),
 };
 
 const PROJECTIONS: EventTable<[SqlStorage], void> = {
@@ -96,6 +104,7 @@ const PROJECTIONS: EventTable<[SqlStorage], void> = {
     "schedule.fired",
     "schedule.deleted",
     "run.status",
+    "usage.lost",
     "model.requested",
     "model.delta",
     "model.completed",

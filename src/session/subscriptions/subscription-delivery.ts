@@ -1,9 +1,10 @@
 // Delivery of subscriptions: from each one's cursor, in order, in batches of at most MAX_BATCH_EVENTS events
-// or MAX_BATCH_BYTES, POSTed signed. The batch's bounds and id are stored before the request goes out, so a
+// or MAX_BATCH_BYTES, POSTed signed (Standard Webhooks, and the deprecated x-runtime-signature). The batch's bounds and id are stored before the request goes out, so a
 // crash between sending and advancing the cursor resends the same batch under the same id (at least once,
 // never skipped). A 2xx advances the cursor; anything else backs off exponentially, through the object's
 // alarm, until the subscription is marked failing after the maximum number of attempts.
 
+import { standardWebhookHeaders } from "../../engine/standard-webhooks";
 import { parseAllowlist, urlAllowed } from "../../engine/url-allowlist";
 import { otlpTraceBody } from "../../views/otlp-spans";
 import type { Capability } from "../capability";
@@ -162,11 +163,15 @@ export class SubscriptionDelivery {
     // The allowlist may have narrowed since the subscription was made.
     if (!urlAllowed(row.url, parseAllowlist(env.TOOL_URL_ALLOWLIST))) return "the URL is no longer under TOOL_URL_ALLOWLIST";
     try {
+      const nowS = Math.floor(Date.now() / 1000);
+      const rotating = row.previous_secret !== null && (row.previous_secret_until ?? 0) > Date.now() ? [row.previous_secret] : [];
       const res = await fetch(row.url, {
         method: "POST",
         headers: {
           "content-type": "application/json",
-          [SIGNATURE_HEADER]: await signBody(row.secret, body, Math.floor(Date.now() / 1000)),
+          // Standard Webhooks: the batch id is the message id, the same on every attempt of the batch.
+          ...(await standardWebhookHeaders(batchId, body, [row.secret, ...rotating], nowS)),
+          [SIGNATURE_HEADER]: await signBody(row.secret, body, nowS),
           [BATCH_ID_HEADER]: batchId,
         },
         body,

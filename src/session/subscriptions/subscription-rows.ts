@@ -5,6 +5,7 @@ import type { Subscription } from "../../protocol/subscriptions";
 export type SubscriptionRow = Omit<Subscription, "types"> & {
   types: string | null;
   secret: string;
+  previous_secret: string | null;
   batch_id: string | null;
   batch_end: number | null;
 };

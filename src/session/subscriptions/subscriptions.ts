@@ -1,20 +1,32 @@
 // Outbound subscriptions of a session: the rows (create, list, enable, delete) and their read model. Each
 // subscription reads the event log from its own cursor; delivery (subscription-delivery.ts) moves it.
 
+import { newSigningSecret } from "../../engine/standard-webhooks";
 import { parseAllowlist, urlAllowed } from "../../engine/url-allowlist";
 import { randomId } from "../../ids";
 import { ApiError } from "../../protocol/errors";
 import { redactUrl } from "../../protocol/redact";
-import type { CreateSubscriptionBody, Subscription, SubscriptionSpec } from "../../protocol/subscriptions";
+import type { CreateSubscriptionBody, Subscription, SubscriptionSpec, UpdateSubscriptionBody } from "../../protocol/subscriptions";
 import type { Capability } from "../capability";
 import type { SessionSlice } from "../context";
 import { type SubscriptionRow, SubscriptionRows } from "./subscription-rows";
 
 /** Subscriptions one session may hold. */
 export const MAX_SUBSCRIPTIONS = 20;
+/** How long a replaced secret signs beside the new one when the rotation names no overlap: a day. */
+const DEFAULT_OVERLAP_S = 86_400;
 
 /** The slice of the session the subscription table works on. */
 export type SubscriptionsSession = SessionSlice<"bindings" | "sql" | "transact", "lastSequence">;
+
+/**
+ * Its table's steps since capabilities own theirs (the table itself is older: migrations/session/0007). A
+ * rotation (PATCH {secret}) keeps the replaced secret signing beside the new one until previous_secret_until.
+ */
+const SUBSCRIPTION_TABLES = {
+  name: "subscriptions",
+  steps: ["ALTER TABLE subscriptions ADD COLUMN previous_secret TEXT; ALTER TABLE subscriptions ADD COLUMN previous_secret_until INTEGER;"],
+};
 
 export class SubscriptionTable {
   constructor(
@@ -41,7 +53,9 @@ export class SubscriptionTable {
       subscription_id: randomId("sub"),
       url: body.url,
       types: body.types ? JSON.stringify(body.types) : null,
-      secret: body.secret ?? `${randomId("whsec")}${randomId("").slice(1)}`,
+      secret: body.secret ?? newSigningSecret(),
+      previous_secret: null,
+      previous_secret_until: null,
       format: body.format ?? "events",
       cursor: body.after ?? last,
       status: "active",
@@ -61,11 +75,19 @@ export class SubscriptionTable {
     return this.rows.all().map(view);
   }
 
-  /** Disables, or re-enables (a failing one starts over with its current batch at once). */
-  setEnabled(id: string, enabled: boolean): Subscription {
-    this.existing(id);
-    this.update(id, { status: enabled ? "active" : "disabled", attempts: 0, next_attempt_at: 0 });
-    this.changed();
+  /**
+   * Disables, or re-enables (a failing one starts over with its current batch at once); rotates the secret:
+   * the replaced one signs beside it for the overlap.
+   */
+  patch(id: string, body: UpdateSubscriptionBody): Subscription {
+    const row = this.existing(id);
+    const rotation =
+      body.secret === undefined
+        ? {}
+        : { secret: body.secret, previous_secret: row.secret, previous_secret_until: Date.now() + (body.overlap_s ?? DEFAULT_OVERLAP_S) * 1000 };
+    const enabled = body.enabled === undefined ? {} : { status: body.enabled ? ("active" as const) : ("disabled" as const), attempts: 0, next_attempt_at: 0 };
+    this.update(id, { ...rotation, ...enabled });
+    if (body.enabled !== undefined) this.changed();
     return view(this.existing(id));
   }
 
@@ -107,10 +129,11 @@ export class SubscriptionTable {
   /** Its session operations. */
   capability() {
     return {
+      tables: SUBSCRIPTION_TABLES,
       operations: {
         createSubscription: ({ body }) => this.create(body),
         listSubscriptions: () => ({ subscriptions: this.list() }),
-        updateSubscription: ({ params, body }) => this.setEnabled(params.subscription_id, body.enabled),
+        updateSubscription: ({ params, body }) => this.patch(params.subscription_id, body),
         deleteSubscription: ({ params }) => this.delete(params.subscription_id),
       },
     } satisfies Capability;
@@ -118,6 +141,7 @@ export class SubscriptionTable {
 }
 
 function view(row: SubscriptionRow): Subscription {
-  const { secret: _secret, batch_id: _id, batch_end: _end, types, ...rest } = row;
-  return { ...rest, url: redactUrl(rest.url), types: types ? (JSON.parse(types) as string[]) : null };
+  const { secret: _secret, previous_secret: _previous, previous_secret_until: until, batch_id: _id, batch_end: _end, types, ...rest } = row;
+  const overlap = until !== null && until > Date.now() ? until : null;
+  return { ...rest, url: redactUrl(rest.url), types: types ? (JSON.parse(types) as string[]) : null, previous_secret_until: overlap };
 }

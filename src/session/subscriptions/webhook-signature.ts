@@ -1,6 +1,6 @@
 // The x-runtime-signature header of outbound deliveries: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`
-// with the subscription's secret. The timestamp is signed with the body, so a receiver that refuses old
-// timestamps refuses a replayed request (docs/guides/schedules-and-subscriptions.md: a receiver's check).
+// with the subscription's secret. Deprecated: deliveries are signed per Standard Webhooks too
+// (standard-webhooks.ts); this header goes in the release after next (docs/guides/schedules-and-subscriptions.md).
 
 export const SIGNATURE_HEADER = "x-runtime-signature";
 /** The batch's idempotency id: the same on every attempt of the same batch, across restarts. */

@@ -142,6 +142,7 @@ describe("approvals of hitl_tools", () => {
       approval_id: action_id,
       injected_args: { ticket: "T-1" },
       offloaded_artifact_id: null,
+      receipt: { idempotency_key: expect.stringMatching(/^idk_/), status: 200, attempts: 1 },
     });
     // The tool started after the decision, not when the model asked.
     expect(metadata.started_at).toBeGreaterThanOrEqual(resolved.timestamp);

@@ -135,6 +135,11 @@ describe("POST /v1/sessions/:sid/turns/:turn_id/replay", () => {
 
     expect(r.liveModelCalls).toBe(1);
     expect(r.comparison).toMatchObject({ diverged: { step: 3 }, output_changed: false, tool_calls_changed: false });
+    // The webhook ran again, under an Idempotency-Key of its own: its receiver must not take it for the recorded call.
+    const key = (log: any[]) => log.find((e) => e.type === "tool.result" && e.payload.name === "lookup").payload.metadata.receipt.idempotency_key;
+    expect(r.webhook).toHaveLength(1);
+    expect(key(r.log)).toMatch(/^idk_/);
+    expect(key(r.log)).not.toBe(key(source.log));
   });
 
   it("with recorded tools, a call the recording never made runs only when it is safe; a network call gets an error result", async () => {

@@ -581,6 +581,7 @@ describe("injected tool args", () => {
       approval_id: null,
       injected_args: { ui_request_id: "ui-42" },
       offloaded_artifact_id: null,
+      receipt: { idempotency_key: expect.stringMatching(/^idk_/), status: 200, attempts: 1 },
     });
     expect(meta.completed_at).toBeGreaterThanOrEqual(meta.started_at);
     // The webhook got the executable args only.
@@ -605,6 +606,7 @@ describe("injected tool args", () => {
       approval_id: null,
       injected_args: { ui_request_id: "ui-7" },
       offloaded_artifact_id: null,
+      receipt: { idempotency_key: expect.stringMatching(/^idk_/), status: 500, attempts: 1 },
     });
     const brokenHook = (await toolRequests()).find((r: any) => r.tool_call_id === broken.tool_call_id);
     expect(brokenHook.args).toEqual({});

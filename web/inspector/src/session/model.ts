@@ -167,6 +167,12 @@ export class SessionModel {
       m.note(e, "info", `History compacted from ${e.payload.before_tokens} to ${e.payload.after_tokens} tokens`);
     },
     "cost.recorded": (e, m) => m.costRecorded(e),
+    // A call a restart cut: its estimated spend counts on the turn, and the turn says so.
+    "usage.lost": (e, m) => {
+      m.costRecorded(e);
+      const cost = e.payload.cost_usd === null ? "" : ` (about $${e.payload.cost_usd.toFixed(4)})`;
+      m.note(e, "warning", `A ${e.payload.model} call was lost to a restart and sent again; its reservation is counted as spent${cost}`);
+    },
     "runtime.warning": (e, m) => m.note(e, "warning", e.payload.message),
     "runtime.error": (e, m) => m.note(e, "error", e.payload.message),
     // A rule that fired shows on its turn; passes are in the event timeline.
@@ -355,7 +361,7 @@ export class SessionModel {
     this.closeText(agent, "done");
   }
 
-  private costRecorded(e: EventOf<"cost.recorded">): void {
+  private costRecorded(e: EventOf<"cost.recorded" | "usage.lost">): void {
     const turn = this.turnOf(e);
     const { usage, cost_usd } = e.payload;
     turn.input_tokens += usage.input_tokens;
