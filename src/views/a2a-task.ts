@@ -6,6 +6,7 @@
 // sends what follows N.
 import type { A2aMessage, Artifact, Part, StreamResponse, Task, TaskState } from "../protocol/a2a";
 import type { EventOf, RuntimeEvent } from "../protocol/events";
+import { TurnActivity } from "./turn-activity";
 
 const HEX = "[0-9a-f]{24}";
 const TASK_ID = new RegExp(`^task_(${HEX})(${HEX})$`);
@@ -68,10 +69,8 @@ function waitingMessage(waiting: EventOf<"action.required">[], ref: TaskRef, id:
 export class A2aTaskFold {
   readonly task: Task;
   private next = 0;
-  private readonly awaiting = new Map<string, EventOf<"action.required">>();
-  private readonly runningTools = new Set<string>();
-  private readonly openModelCalls = new Set<string>();
-  private readonly parentOf = new Map<string, string>();
+  private readonly activity = new TurnActivity();
+  private readonly awaiting = this.activity.awaiting;
   /** Actions an INPUT_REQUIRED status named already. */
   private readonly announced = new Set<string>();
   /** The artifact the answer's text is being written into (one per model call that writes text). */
@@ -101,7 +100,7 @@ export class A2aTaskFold {
   push(e: RuntimeEvent): IndexedEvent[] {
     if (e.turn_id !== this.ref.turn_id) return [];
     const out: IndexedEvent[] = [];
-    this.track(e);
+    this.activity.track(e);
     const root = (e.depth ?? 0) === 0;
     switch (e.type) {
       case "turn.submitted":
@@ -149,13 +148,7 @@ export class A2aTaskFold {
 
   /** The turn waits for actions with nothing else of it under way, and some of them were not announced yet. */
   private paused(): boolean {
-    if (this.ended() || this.awaiting.size === 0 || this.openModelCalls.size > 0) return false;
-    // The sub-agent calls enclosing a waiting call wait too; any other call still running keeps the turn busy.
-    const blocked = new Set<string>();
-    for (const a of this.awaiting.values()) {
-      for (let c = this.parentOf.get(a.tool_call_id!); c && !blocked.has(c); c = this.parentOf.get(c)) blocked.add(c);
-    }
-    for (const call of this.runningTools) if (!blocked.has(call)) return false;
+    if (this.ended() || !this.activity.paused()) return false;
     const fresh = this.waitingFor().filter((id) => !this.announced.has(id));
     for (const id of fresh) this.announced.add(id);
     return fresh.length > 0;
@@ -163,16 +156,6 @@ export class A2aTaskFold {
 
   private ended(): boolean {
     return this.state === "TASK_STATE_COMPLETED" || this.state === "TASK_STATE_FAILED" || this.state === "TASK_STATE_CANCELED";
-  }
-
-  private track(e: RuntimeEvent): void {
-    if (e.tool_call_id && e.parent_id) this.parentOf.set(e.tool_call_id, e.parent_id);
-    if (e.type === "model.requested" && e.step_id) this.openModelCalls.add(e.step_id);
-    else if (e.type === "model.completed" && e.step_id) this.openModelCalls.delete(e.step_id);
-    else if (e.type === "tool.started") this.runningTools.add(e.tool_call_id!);
-    else if (e.type === "tool.result") this.runningTools.delete(e.tool_call_id!);
-    else if (e.type === "action.required") this.awaiting.set(e.action_id!, e);
-    else if (e.type === "action.resolved") this.awaiting.delete(e.action_id!);
   }
 
   private text(delta: string, out: IndexedEvent[]): void {

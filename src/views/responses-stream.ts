@@ -21,6 +21,7 @@ import {
   responseUsage,
   seconds,
 } from "./response-object";
+import { TurnActivity } from "./turn-activity";
 
 /** Every event name the stream sends (`error` only for a failure of the stream itself, response-streams.ts). */
 export const STREAM_EVENTS = [
@@ -43,7 +44,6 @@ export type StreamEventType = (typeof STREAM_EVENTS)[number];
 
 export type ResponsesEvent = { type: StreamEventType; sequence_number: number } & Record<string, unknown>;
 
-type Waiting = EventOf<"action.required">;
 type MessageItem = Extract<OutputItem, { type: "message" }>;
 
 export class ResponsesFold {
@@ -56,10 +56,8 @@ export class ResponsesFold {
   private textSent = false;
   /** Calls with a function_call item (in this response, or before it began). */
   private readonly called = new Set<string>();
-  private readonly awaiting = new Map<string, Waiting>();
-  private readonly runningTools = new Set<string>();
-  private readonly openModelCalls = new Set<string>();
-  private readonly parentOf = new Map<string, string>();
+  private readonly activity = new TurnActivity();
+  private readonly awaiting = this.activity.awaiting;
   /** The agent's last model call stopped at its output cap. */
   private cut = false;
   /** The turn paused after this response began (the next event of the turn ends the response). */
@@ -79,7 +77,7 @@ export class ResponsesFold {
     const out: ResponsesEvent[] = [];
     if (!this.begun && this.begins(e)) this.begin(e, out);
     if (!this.begun) {
-      this.track(e);
+      this.activity.track(e);
       // A question's call was shown when the response before paused; an approved call is shown when it starts.
       if (e.type === "tool.started" || (e.type === "action.required" && e.payload.kind === "user_input")) this.called.add(e.tool_call_id!);
       return out;
@@ -90,7 +88,7 @@ export class ResponsesFold {
       if (e.type === "action.reminder" || closesWaiting(e)) return out;
       return [...out, ...this.pause(e.type === "turn.cancelled" ? e : undefined)];
     }
-    this.track(e);
+    this.activity.track(e);
     this.project(e, out);
     this.pausedHere = !this.ended && this.pausedOn() !== null;
     return out;
@@ -98,14 +96,7 @@ export class ResponsesFold {
 
   /** The approvals and questions the turn waits for with nothing else of it under way, or null. */
   pausedOn(): string[] | null {
-    if (this.ended || this.awaiting.size === 0 || this.openModelCalls.size > 0) return null;
-    // The sub-agent calls enclosing a waiting call wait too; any other call still running keeps the turn busy.
-    const blocked = new Set<string>();
-    for (const a of this.awaiting.values()) {
-      for (let c = this.parentOf.get(a.tool_call_id!); c && !blocked.has(c); c = this.parentOf.get(c)) blocked.add(c);
-    }
-    for (const call of this.runningTools) if (!blocked.has(call)) return null;
-    return [...this.awaiting.keys()];
+    return !this.ended && this.activity.paused() ? [...this.awaiting.keys()] : null;
   }
 
   /**
@@ -159,17 +150,6 @@ export class ResponsesFold {
     if (request) echoRequest(this.response, request);
     this.emit("response.created", { response: this.snapshot() }, out);
     this.emit(queued ? "response.queued" : "response.in_progress", { response: this.snapshot() }, out);
-  }
-
-  /** What the pause depends on: the calls under way and the actions waiting. */
-  private track(e: RuntimeEvent): void {
-    if (e.tool_call_id && e.parent_id) this.parentOf.set(e.tool_call_id, e.parent_id);
-    if (e.type === "model.requested" && e.step_id) this.openModelCalls.add(e.step_id);
-    else if (e.type === "model.completed" && e.step_id) this.openModelCalls.delete(e.step_id);
-    else if (e.type === "tool.started") this.runningTools.add(e.tool_call_id!);
-    else if (e.type === "tool.result") this.runningTools.delete(e.tool_call_id!);
-    else if (e.type === "action.required") this.awaiting.set(e.action_id!, e);
-    else if (e.type === "action.resolved") this.awaiting.delete(e.action_id!);
   }
 
   private project(e: RuntimeEvent, out: ResponsesEvent[]): void {

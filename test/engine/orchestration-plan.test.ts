@@ -821,6 +821,7 @@ describe("runOrchestration: a plan written by the planner", () => {
       model: "openai:gpt-4o-mini",
       phase: "planner",
       request_hash: expect.any(String),
+      reservation: expect.objectContaining({ max_output_tokens: 4096 }),
     });
     // Bindings are not given here; the plan's template then fails the step at run time.
     expect(readOutcome(ports).result!.output.steps[0]).toMatchObject({ status: "failed", error: 'unknown binding "topic"' });

@@ -10,36 +10,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runtimeOptions } from "../../bench/lib/miniflare.mjs";
 import { verifyLog } from "../../src/engine/verify-log";
 import type { Step } from "../support/fake-model";
-import { startFakeOpenAI } from "../support/fake-openai";
-import { bundleWorker, callRuntime, until } from "./support/runtime-process";
+import { bundledWithFakeModel, callRuntime, until } from "./support/runtime-process";
 import { freePort } from "./support/wrangler-dev";
 
 const KEY = "a2a-client-key";
-let bundle: string;
-let fakeBase: string;
-let fake: { close(): Promise<void> };
-
-beforeAll(async () => {
-  bundle = await bundleWorker();
-  const port = await freePort();
-  fake = await startFakeOpenAI(port);
-  fakeBase = `http://127.0.0.1:${port}/v1`;
-}, 120_000);
-afterAll(async () => {
-  await fake?.close();
-  rmSync(bundle, { recursive: true, force: true });
-});
+const setup = bundledWithFakeModel();
 
 /** The runtime on `state`, listening on `port` (its A2A endpoints are reached there by its own tools). */
 function runtime(state: string, port: number): Miniflare {
   const base = `http://127.0.0.1:${port}`;
-  const bindings = { API_KEYS: KEY, OPENAI_COMPATIBLE_BASE_URL: fakeBase, TOOL_URL_ALLOWLIST: `${fakeBase}/,${base}/a2a/`, LOGS: "off" };
-  return new Miniflare({ ...runtimeOptions(bundle, state, bindings), host: "127.0.0.1", port });
+  const bindings = { API_KEYS: KEY, OPENAI_COMPATIBLE_BASE_URL: setup.fakeBase, TOOL_URL_ALLOWLIST: `${setup.fakeBase}/,${base}/a2a/`, LOGS: "off" };
+  return new Miniflare({ ...runtimeOptions(setup.bundle, state, bindings), host: "127.0.0.1", port });
 }
 
 async function script(steps: Step[]): Promise<string> {
   const id = `a2a-${crypto.randomUUID()}`;
-  await fetch(`${fakeBase}/_scripts/${id}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ steps }) });
+  await fetch(`${setup.fakeBase}/_scripts/${id}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ steps }) });
   return `openai-compatible:${id}`;
 }
 

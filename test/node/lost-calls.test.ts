@@ -6,40 +6,25 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { verifyLog } from "../../src/engine/verify-log";
 import type { Step } from "../support/fake-model";
-import { startFakeOpenAI } from "../support/fake-openai";
-import { bundleWorker, callRuntime, runtimeProcess, until } from "./support/runtime-process";
-import { freePort } from "./support/wrangler-dev";
+import { bundledWithFakeModel, callRuntime, runtimeProcess, until } from "./support/runtime-process";
 
 const KEY = "lost-key";
 // USD per million tokens: a reservation of ~1000 output tokens costs about $2.
 const PRICES = { "lost-": { input: 1000, output: 2000, cached_input: 1000 } };
-let bundle: string;
-let fakeBase: string;
-let fake: { close(): Promise<void> };
-
-beforeAll(async () => {
-  bundle = await bundleWorker();
-  const port = await freePort();
-  fake = await startFakeOpenAI(port);
-  fakeBase = `http://127.0.0.1:${port}/v1`;
-}, 120_000);
-afterAll(async () => {
-  await fake?.close();
-  rmSync(bundle, { recursive: true, force: true });
-});
+const setup = bundledWithFakeModel();
 
 const runtime = (state: string): Miniflare =>
-  runtimeProcess(bundle, state, { API_KEYS: KEY, OPENAI_COMPATIBLE_BASE_URL: fakeBase, MODEL_PRICES: JSON.stringify(PRICES), LOGS: "off" });
+  runtimeProcess(setup.bundle, state, { API_KEYS: KEY, OPENAI_COMPATIBLE_BASE_URL: setup.fakeBase, MODEL_PRICES: JSON.stringify(PRICES), LOGS: "off" });
 
 async function script(steps: Step[]): Promise<string> {
   const id = `lost-${crypto.randomUUID()}`;
-  await fetch(`${fakeBase}/_scripts/${id}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ steps }) });
+  await fetch(`${setup.fakeBase}/_scripts/${id}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ steps }) });
   return id;
 }
-const sentRequests = async (id: string): Promise<unknown[]> => (await fetch(`${fakeBase}/_scripts/${id}/requests`)).json() as Promise<unknown[]>;
+const sentRequests = async (id: string): Promise<unknown[]> => (await fetch(`${setup.fakeBase}/_scripts/${id}/requests`)).json() as Promise<unknown[]>;
 
 /** Runs a turn whose first model call is cut by the end of the process; answers the log once the turn ended, and the runtime. */
 async function cutMidCall(state: string, agent: Record<string, unknown>, steps: Step[]): Promise<{ mf: Miniflare; log: any[]; scriptId: string }> {

@@ -5,31 +5,21 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { verifyLog } from "../../src/engine/verify-log";
 import type { Step } from "../support/fake-model";
-import { startFakeOpenAI } from "../support/fake-openai";
-import { bundleWorker, callRuntime, runtimeProcess, until } from "./support/runtime-process";
-import { freePort } from "./support/wrangler-dev";
+import { bundledWithFakeModel, callRuntime, runtimeProcess, until } from "./support/runtime-process";
 
 const KEY = "restart-key";
-let bundle: string;
-let fakeBase: string;
-let fake: { close(): Promise<void> };
-
-beforeAll(async () => {
-  bundle = await bundleWorker();
-  const port = await freePort();
-  fake = await startFakeOpenAI(port);
-  fakeBase = `http://127.0.0.1:${port}/v1`;
-}, 120_000);
-afterAll(async () => {
-  await fake?.close();
-  rmSync(bundle, { recursive: true, force: true });
-});
+const setup = bundledWithFakeModel();
 
 function runtime(state: string): Miniflare {
-  return runtimeProcess(bundle, state, { API_KEYS: KEY, OPENAI_COMPATIBLE_BASE_URL: fakeBase, TOOL_URL_ALLOWLIST: `${fakeBase}/`, LOGS: "off" });
+  return runtimeProcess(setup.bundle, state, {
+    API_KEYS: KEY,
+    OPENAI_COMPATIBLE_BASE_URL: setup.fakeBase,
+    TOOL_URL_ALLOWLIST: `${setup.fakeBase}/`,
+    LOGS: "off",
+  });
 }
 
 const call = (mf: Miniflare, method: string, path: string, body?: unknown) => callRuntime(mf, KEY, method, path, body);
@@ -40,7 +30,7 @@ async function log(mf: Miniflare, sid: string): Promise<any[]> {
 
 async function script(steps: Step[]): Promise<string> {
   const id = `restart-${crypto.randomUUID()}`;
-  await fetch(`${fakeBase}/_scripts/${id}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ steps }) });
+  await fetch(`${setup.fakeBase}/_scripts/${id}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ steps }) });
   return id;
 }
 
@@ -81,7 +71,7 @@ describe("a runtime process that dies mid-turn and comes back on the same state"
     it(`finishes ${s.name} after the restart, with a sound log`, async () => {
       const state = mkdtempSync(join(tmpdir(), "agent-runtime-state-"));
       const model = `openai-compatible:${await script(s.steps)}`;
-      const agent = JSON.parse(JSON.stringify({ name: "restart", model, ...s.agent }).replace("SLOW_URL", `${fakeBase}/_tools/slow?ms=1500`));
+      const agent = JSON.parse(JSON.stringify({ name: "restart", model, ...s.agent }).replace("SLOW_URL", `${setup.fakeBase}/_tools/slow?ms=1500`));
       let mf = runtime(state);
       try {
         const { session_id: sid } = await call(mf, "POST", "/v1/sessions", { agent });
