@@ -16,8 +16,11 @@ export interface Env {
   /** One object per quota subject (src/objects/quota/). */
   QUOTAS: DurableObjectNamespace<QuotaObject>;
   BLOBS: R2Bucket;
-  /** Dynamic Workers: code tools run in isolates of their own (src/sandbox/, docs/guides/code-tools.md). */
-  LOADER: WorkerLoader;
+  /**
+   * Dynamic Workers: code tools run in isolates of their own (src/sandbox/, docs/guides/code-tools.md). Absent in a
+   * deployment without [[worker_loaders]]: code tools refuse to register there.
+   */
+  LOADER?: WorkerLoader;
   /** Comma-separated bearer keys, each `key` (admin) or `key:role` (admin, operator, read); none means every /v1 request is 401. */
   API_KEYS?: string;
   /** Signs the short-lived browser tokens of POST /v1/tokens (HMAC-SHA256); unset, no tokens are issued or accepted. */

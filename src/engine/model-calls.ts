@@ -230,9 +230,10 @@ async function callModel(
   const options = callOptions({ ...request, signal: turn.signal });
   turn.signal.throwIfAborted();
   turn.checkWallClock();
-  const held = await reserveCall(level, turn, [modelName, ...setup.config.fallback_models], options);
-  const request_hash = requestFingerprint(modelName, options);
   turn.charge("llm_calls");
+  // Before a spend quota caps max_output_tokens: the fingerprint is the call's as asked, quota or none (replays compare it).
+  const request_hash = requestFingerprint(modelName, options);
+  const held = await reserveCall(level, turn, [modelName, ...setup.config.fallback_models], options);
   // Recorded before the call: what a restart mid-call records as lost (lost-calls.ts).
   const reservation = estimateCall(modelName, request_hash, request, setup.prices);
   state.open_model_step = { step_id, phase, reservation };

@@ -4,7 +4,7 @@
 import { checkInputFits } from "../engine/context-budget";
 import type { Env } from "../env";
 import { randomId } from "../ids";
-import { agentConfig } from "../objects/registry/agent-cache";
+import { openAgent } from "../objects/registry/agent-resolve";
 import { ListTasksParams, type Message, RpcError, type RpcId, SendMessageParams, type Task, TaskIdParams, TERMINAL_STATES } from "../protocol/a2a";
 import { ApiError, unwrap } from "../protocol/errors";
 import { inputText } from "../protocol/input-parts";
@@ -89,13 +89,14 @@ async function contextSession(call: RpcCall, message: Message): Promise<string> 
   if (sid && (await ofAgent(call, sid))) return sid;
   need(principal, "sessions.create");
   if (principal.kind === "token" && principal.agent !== agent) throw new ApiError("forbidden", "this token opens no conversations of this agent");
-  const config = await agentConfig(env, agent);
-  if (!config) throw ApiError.notFound("Agent", agent);
+  const owner = principal.kind === "token" ? principal.subject : null;
+  // The agent's version as any new session gets it: a label's traffic split, sticky per owner.
+  const { config, version, label } = await openAgent(env, agent, owner);
   checkInputFits(config, inputText(turnInput(message)), "params.message");
   const id = sid ?? randomId("ses");
-  const owner = principal.kind === "token" ? principal.subject : null;
   const metadata = { via: "a2a", ...(message.contextId ? { a2a_context_id: message.contextId } : {}) };
-  unwrap(await sessionStub(env, id).create({ session_id: id, agent: config, policy: DEFAULT_POLICY, metadata, owner }));
+  const agent_version = { version, label };
+  unwrap(await sessionStub(env, id).create({ session_id: id, agent: config, agent_version, policy: DEFAULT_POLICY, metadata, owner }));
   return id;
 }
 

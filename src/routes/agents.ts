@@ -28,7 +28,7 @@ export async function validateAgentConfig(input: unknown, deployment: Deployment
   const parsed = AgentConfigSchema.safeParse(kept.input);
   if (!parsed.success) throw ApiError.validation(zodIssues(parsed.error.issues, pathPrefix));
   const agentNames = parsed.data.handoffs.length > 0 ? new Set(await registry(env).names()) : new Set<string>();
-  const wanted = codeToolNames(parsed.data);
+  const wanted = codeToolNames(parsed.data, deployment.var.tools);
   const codeTools = wanted.length > 0 ? new Set(((await registry(env).codeToolsNamed(wanted)) as CodeToolVersion[]).map((t) => t.name)) : new Set<string>();
   const issues = deploymentIssues(parsed.data, {
     env: providerEnv(env),

@@ -7,7 +7,7 @@ import { checkInputFits } from "../engine/context-budget";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import { indexShard } from "../objects/index/index-shards";
-import { openAgent } from "../objects/registry/agent-resolve";
+import { agentName, openAgent } from "../objects/registry/agent-resolve";
 import { ApiError, unwrap } from "../protocol/errors";
 import type { ResponsesRequestRecord } from "../protocol/event-shapes";
 import { chat as ops } from "../protocol/operations";
@@ -68,7 +68,7 @@ async function newChatSession(
   input?: { text: string; path: string },
 ): Promise<CreateSessionInput> {
   if (!agent) throw new ApiError("not_found", `Session '${id}' was not found; send an agent's name as "agent" with the messages to open one`);
-  if (principal.kind === "token" && (!allows(principal, "sessions.create") || principal.agent !== agent)) {
+  if (principal.kind === "token" && (!allows(principal, "sessions.create") || principal.agent !== agentName(agent))) {
     throw new ApiError("forbidden", principal.agent ? `This token opens sessions of agent "${principal.agent}" only` : "This token opens no sessions");
   }
   // An erased session's id stays erased: the same chat id does not bring it back.

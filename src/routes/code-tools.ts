@@ -16,6 +16,9 @@ export const codeTools = router()
     const body = c.req.valid("json");
     if (BUILTIN_TOOLS.has(name) || name.startsWith(HANDOFF_PREFIX))
       throw ApiError.validation([{ path: "name", reason: `"${name}" clashes with a built-in tool` }]);
+    // The deployment's own tool of the name would always win: the code tool could never run.
+    if (c.get("tools").has(name)) throw ApiError.validation([{ path: "name", reason: `"${name}" is an in-process tool of this deployment` }]);
+    if (!c.env.LOADER) throw new ApiError("conflict", "This deployment has no LOADER binding ([[worker_loaders]] in wrangler.toml): code tools cannot run");
     const problem = await sourceProblem(c.env, body.source);
     if (problem) throw ApiError.validation([{ path: "source", reason: problem }]);
     const { created, tool } = (await registry(c.env).putCodeTool(name, body)) as { created: boolean; tool: CodeToolVersion };

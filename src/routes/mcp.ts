@@ -45,7 +45,7 @@ mcp.post(system.mcp.path, every(...guards(system.mcp, { readsBody: false })), as
   const rest = body === undefined ? undefined : await recordAnswers(c.env, c.get("principal"), body);
   if (rest === null) return c.body(null, 202);
   const initialize = (Array.isArray(rest) ? rest : [rest]).find(isInitializeRequest);
-  const server = await agentServer(c.env, (work) => c.executionCtx.waitUntil(work), clientElicits(c.req.raw));
+  const server = await agentServer(c.env, c.get("principal").id, (work) => c.executionCtx.waitUntil(work), clientElicits(c.req.raw));
   // Nothing is kept between requests: the session id handed out at initialize only carries what the client can
   // answer, and a later request is served whatever session id it sends.
   const transport = new WebStandardStreamableHTTPServerTransport({
@@ -63,8 +63,11 @@ mcp.on(["GET", "DELETE"], system.mcp.path, authenticate(undefined), (c) =>
   c.json({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this server is stateless; use POST" }, id: null }, 405, { allow: "POST" }),
 );
 
-/** A server whose tools are the registered agents, as they are now. `waitUntil` keeps work alive past the request. */
-async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void, elicits: boolean): Promise<McpServer> {
+/**
+ * A server whose tools are the registered agents, as they are now, for the caller `by` (the key or token its
+ * turns are submitted by, which quotas count). `waitUntil` keeps work alive past the request.
+ */
+async function agentServer(env: Env, by: string, waitUntil: (work: Promise<unknown>) => void, elicits: boolean): Promise<McpServer> {
   const server = new McpServer(
     { name: "agent-runtime", version: "0.1.0" },
     { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
@@ -103,7 +106,7 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
         // On the stream of this tools/call, which the client reads until the result.
         const elicit = elicits ? async (message: JSONRPCMessage) => server.server.transport?.send(message, { relatedRequestId: extra.requestId }) : undefined;
         try {
-          return await runAgentTurn(env, agent, body, session_id, { progress, elicit, signal: extra.signal, waitUntil });
+          return await runAgentTurn(env, agent, body, session_id, { by, progress, elicit, signal: extra.signal, waitUntil });
         } catch (err) {
           const message = err instanceof ApiError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
           return { content: [{ type: "text", text: message }], isError: true };
@@ -115,6 +118,8 @@ async function agentServer(env: Env, waitUntil: (work: Promise<unknown>) => void
 }
 
 interface Follow {
+  /** Who submits the turn. */
+  by: string;
   progress?: (params: { progress: number; message: string }) => Promise<void>;
   /** Sends elicitation requests (and their cancellations) to the client; absent when it cannot answer one. */
   elicit?: (message: JSONRPCMessage) => Promise<void>;
@@ -129,7 +134,7 @@ async function runAgentTurn(
   agent: AgentConfig,
   body: Omit<SubmitTurnBody, "idempotency_key">,
   sessionId: string | undefined,
-  { progress, elicit, signal, waitUntil }: Follow,
+  { by, progress, elicit, signal, waitUntil }: Follow,
 ): Promise<CallToolResult> {
   let sid = sessionId;
   if (!sid) {
@@ -146,9 +151,9 @@ async function runAgentTurn(
       content: [{ type: "text", text: `Session ${sid} runs agent "${access.agent}", not "${agent.name}"; call run_agent_${access.agent}` }],
     };
   }
-  const { last_sequence } = await callSession(env, sid, "getSession", { by: "mcp" });
+  const { last_sequence } = await callSession(env, sid, "getSession", { by });
   signal.throwIfAborted();
-  const submitted = callSession(env, sid, "submitTurn", { body, by: "mcp" });
+  const submitted = callSession(env, sid, "submitTurn", { body, by });
   // From here on, a turn nobody follows any more (the caller went away, or following it failed) is cancelled;
   // waitUntil keeps the cancellation alive past the request. A message injected into a running turn leaves
   // that turn to whoever started it.

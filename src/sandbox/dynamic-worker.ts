@@ -8,6 +8,7 @@ import * as workers from "cloudflare:workers";
 import { ToolError } from "../engine/tools/types";
 import type { Env } from "../env";
 import { type CodeToolVersion, sha256Hex } from "../protocol/code-tools";
+import { redactCredentials } from "../protocol/redact";
 import { type Harness, type HarnessAnswer, harnessModules } from "./harness";
 import type { OutboundProps } from "./outbound";
 
@@ -17,6 +18,7 @@ const COMPATIBILITY_DATE = "2026-04-01";
 type Loopback = { CodeToolOutbound(options: { props: OutboundProps }): Fetcher };
 
 function harness(env: Pick<Env, "LOADER">, id: string, source: string, tool: CodeToolVersion | null, cpuMs: number): Harness {
+  if (!env.LOADER) throw new Error("This deployment has no LOADER binding ([[worker_loaders]] in wrangler.toml): code tools cannot run");
   const worker = env.LOADER.get(id, () => ({
     compatibilityDate: COMPATIBILITY_DATE,
     mainModule: "main.js",
@@ -97,6 +99,7 @@ export async function runCodeTool(
 ): Promise<unknown> {
   const id = `tool:${tool.name}@${tool.version}:${tool.source_hash}`;
   const answer: HarnessAnswer = await within(harness(env, id, tool.source, tool, tool.cpu_ms).run(args, { ...meta }), tool.timeout_ms, signal, tool.name);
-  if (!answer.ok) throw new ToolError(`Code tool "${tool.name}" failed: ${answer.error}`);
+  // An error may quote what the tool sent (a failed request with its key): the tool's own secrets never reach the log.
+  if (!answer.ok) throw new ToolError(redactCredentials(`Code tool "${tool.name}" failed: ${answer.error}`, Object.values(tool.secrets)));
   return "text" in answer ? answer.text : JSON.parse(answer.json);
 }

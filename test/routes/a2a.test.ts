@@ -57,6 +57,8 @@ describe("SendMessage", () => {
     expect(task.id).toMatch(/^task_[0-9a-f]{48}$/);
     expect(task.artifacts.map((a: any) => a.parts[0].text).join("")).toBe("The answer is 42.");
     expect(task.history[0]).toMatchObject({ role: "ROLE_USER", parts: [{ text: "what is 6 * 7?" }] });
+    // Opened on the agent's current version, as any new session is.
+    expect((await api("GET", `/v1/sessions/${task.contextId}`)).body.agent_version).toBe(1);
     const got = await rpc("a2a-send", "GetTask", { id: task.id });
     expect(got.body.result).toEqual(task);
     expect((await rpc("a2a-send", "GetTask", { id: task.id, historyLength: 0 })).body.result.history).toEqual([]);

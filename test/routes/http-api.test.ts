@@ -169,7 +169,8 @@ describe("sessions", () => {
 
     const inline = await api("POST", "/v1/sessions", { agent: { name: "inline", model: "demo:y" }, metadata: { user: "u1" } });
     expect(inline.status).toBe(201);
-    expect(inline.body).toEqual({ session_id: expect.stringMatching(/^ses_/), thread_id: expect.stringMatching(/^thr_/) });
+    // An inline config is no registered agent's version.
+    expect(inline.body).toEqual({ session_id: expect.stringMatching(/^ses_/), thread_id: expect.stringMatching(/^thr_/), agent_version: null });
     const inlineSnap = await api("GET", `/v1/sessions/${inline.body.session_id}`);
     expect(inlineSnap.body.metadata).toEqual({ user: "u1" });
     expect(inlineSnap.body.agent.max_steps).toBe(10);

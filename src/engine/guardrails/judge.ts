@@ -43,7 +43,10 @@ export async function judge(rule: Extract<CallRule, { type: "model" }>, text: st
       else if (part.type === "finish") usage = part.usage;
     }
   } catch (err) {
-    if (turn.signal.aborted) throw err;
+    if (turn.signal.aborted) {
+      held?.settle(answer ? "reserved" : null, rule.model);
+      throw err;
+    }
     failed = { flagged: true, failed: "error", reason: `the judge failed: ${recordedError(setup, err).slice(0, 200)}` };
   }
   held?.settle(failed ? (answer ? "reserved" : null) : usage, rule.model);

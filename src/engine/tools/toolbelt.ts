@@ -46,10 +46,10 @@ function agentTools(config: AgentConfig, inProcess: InProcessTools): Map<string,
   return belt;
 }
 
-/** Names in the agent's `tools` that no built-in, HTTP tool or MCP reference answers: they name code tools. */
-export function codeToolNames(config: Pick<AgentConfig, "tools" | "http_tools">): string[] {
+/** Names in the agent's `tools` that no built-in, in-process tool, HTTP tool or MCP reference answers: they name code tools. */
+export function codeToolNames(config: Pick<AgentConfig, "tools" | "http_tools">, inProcess: InProcessTools): string[] {
   const http = new Set(config.http_tools.map((t) => t.name));
-  return config.tools.filter((n) => !BUILTIN_TOOLS.has(n) && !http.has(n) && n !== SPAWN_SUBAGENTS && !n.startsWith("mcp:"));
+  return config.tools.filter((n) => !BUILTIN_TOOLS.has(n) && !inProcess.has(n) && !http.has(n) && n !== SPAWN_SUBAGENTS && !n.startsWith("mcp:"));
 }
 
 export function describeTool(t: ToolDefinition) {

@@ -15,7 +15,7 @@ export const putCodeTool = operation({
   params: Name,
   body: jsonBody(CodeToolPutBody),
   responses: { 200: json(CodeToolDoc, "Stored as a new version, or unchanged"), 201: json(CodeToolDoc, "Created (version 1)") },
-  errors: [400, 401, 413, 422],
+  errors: [400, 401, 409, 413, 422],
 });
 
 export const getCodeTool = operation({

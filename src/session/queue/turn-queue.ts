@@ -133,13 +133,13 @@ export class TurnQueue {
    * Answers the session's last turn again (docs/guides/busy-sessions.md): it is rolled back, running or ended, and a
    * new turn with the input and files it was submitted with starts. A turn before the last, or a queued one, is refused.
    */
-  regenerate(turnId: string, idempotency_key: string | undefined, trace?: TurnTrace): TurnRegenerated {
+  regenerate(turnId: string, idempotency_key: string | undefined, trace?: TurnTrace, by?: string): TurnRegenerated {
     const { store } = this.s;
     const turn = store.turn(turnId);
     if (!turn) throw ApiError.notFound("Turn", turnId);
     // A retry with the key answers the turn it started (it is the last turn now, not the one it names).
     if (!(idempotency_key && store.turnByIdempotencyKey(idempotency_key))) this.checkLast(turnId);
-    const request = { input: turn.input, files: submittedFiles(turn), ...(idempotency_key ? { idempotency_key } : {}) };
+    const request = { input: turn.input, files: submittedFiles(turn), ...(idempotency_key ? { idempotency_key } : {}), by };
     const running = store.runningTurn()?.turn_id === turnId;
     const r = this.submit(running ? { ...request, on_busy: "rollback", trace } : { ...request, trace, replaces: turnId });
     return { turn_id: r.turn_id, status: "accepted", rolled_back_turn_id: turnId, ...(r.duplicate ? { duplicate: true } : {}) };
@@ -159,9 +159,9 @@ export class TurnQueue {
   }
 
   /** A live message: the running turn takes it before its next model call; with none running it is a new turn. */
-  inject(content: string): InjectResult {
+  inject(content: string, by?: string): InjectResult {
     const running = this.s.store.runningTurn();
-    if (!running) return { delivery: "new_turn", ...(this.submit({ input: content }) as TurnAccepted) };
+    if (!running) return { delivery: "new_turn", ...(this.submit({ input: content, by }) as TurnAccepted) };
     const { turn_id, message_id } = this.injectInto(running.turn_id, this.redacted(content), "content");
     return { delivery: "injected", turn_id, message_id: message_id! };
   }
@@ -257,13 +257,13 @@ export class TurnQueue {
   capability() {
     return {
       operations: {
-        regenerateTurn: ({ params, body, trace }) => this.regenerate(params.turn_id, body?.idempotency_key, trace),
+        regenerateTurn: ({ params, body, trace, by }) => this.regenerate(params.turn_id, body?.idempotency_key, trace, by),
         submitTurn: async ({ body, trace, via, responses, by }) => {
           const { input, ...rest } = this.withDefault(body, via);
           const inputs = turnInputs(this.s.bindings(), this.s.fileLedger(), this.s.agent().model);
           return this.submit({ ...rest, ...(await turnInput(input, inputs)), ...(responses ? { responses_request: responses } : {}), trace, by });
         },
-        injectMessage: ({ body }) => this.inject(body.content),
+        injectMessage: ({ body, by }) => this.inject(body.content, by),
         removeQueuedTurn: ({ params }) => ({ queued: this.remove(params.turn_id) }),
         promoteQueuedTurn: ({ params }) => ({ queued: this.promote(params.turn_id) }),
       },

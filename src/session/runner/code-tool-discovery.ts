@@ -2,6 +2,7 @@
 // that no built-in, HTTP tool or MCP reference answers, read from the registry when the turn starts. A name
 // no longer registered (deleted since the agent was saved), or a registry that does not answer, is a warning
 // and the turn runs without it.
+import type { InProcessTools } from "../../engine/tools/in-process";
 import { codeToolNames } from "../../engine/tools/toolbelt";
 import type { ToolDefinition } from "../../engine/tools/types";
 import type { Env } from "../../env";
@@ -23,8 +24,8 @@ export interface Discovery {
   warnings: DiscoveryWarning[];
 }
 
-export async function discoverCodeTools(env: Env, config: AgentConfig): Promise<Discovery> {
-  const names = codeToolNames(config);
+export async function discoverCodeTools(env: Env, config: AgentConfig, inProcess: InProcessTools): Promise<Discovery> {
+  const names = codeToolNames(config, inProcess);
   if (names.length === 0) return { tools: [], warnings: [] };
   try {
     const found = (await registry(env).codeToolsNamed(names)) as CodeToolVersion[];

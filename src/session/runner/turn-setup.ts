@@ -73,7 +73,7 @@ export class TurnSetups {
    * an unreachable server, or a code tool that is gone or unreadable, becomes a warning.
    */
   async discover(config: AgentConfig): Promise<Discovery> {
-    const [mcp, code] = await Promise.all([this.discoverMcp(config), discoverCodeTools(this.s.bindings(), config)]);
+    const [mcp, code] = await Promise.all([this.discoverMcp(config), discoverCodeTools(this.s.bindings(), config, this.s.inProcessTools())]);
     return { tools: [...mcp.tools, ...code.tools], warnings: [...mcp.warnings, ...code.warnings] };
   }
 

@@ -53,7 +53,14 @@ describe("regenerate the last turn", () => {
       ["turn.rolled_back", old],
       ["turn.started", fresh],
     ]);
-    expect(log[at + 1].payload).toEqual({ input: "what is 6 * 7?", files: oldSubmitted.payload.files, queued: false, idempotency_key: "regen-1" });
+    // Submitted by whoever asked for it (the key quotas count it against), not by the original turn's caller.
+    expect(log[at + 1].payload).toEqual({
+      input: "what is 6 * 7?",
+      files: oldSubmitted.payload.files,
+      queued: false,
+      idempotency_key: "regen-1",
+      by: expect.stringMatching(/^key_/),
+    });
     expect(log[at + 2].payload).toEqual({ turn_id: old, by_turn_id: fresh, side_effects: [{ tool_call_id: "call_g", name: "calculator", completed: true }] });
     expect(log.filter((e) => e.type === "turn.rolled_back")).toHaveLength(1);
 

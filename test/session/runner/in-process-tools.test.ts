@@ -59,6 +59,8 @@ describe("in-process tools", () => {
       type: "turn.completed",
       payload: { output: 'The ts_lookup tool returned: {"word":"spoon","meaning":"what spoon means"}' },
     });
+    // Not taken for a code tool: the turn looked for none and warned of none.
+    expect(log.filter((e) => e.type === "runtime.warning")).toEqual([]);
   });
 
   it("are hidden by a session policy that does not enable their permission class", async () => {

@@ -460,6 +460,8 @@ describe("durability", () => {
       "tool.catalog.resolved",
       "model.requested",
       "model.delta",
+      // The cut call's estimate, counted before the call is made again (docs/guides/subagents-and-budgets.md).
+      "usage.lost",
       "model.completed",
       "run.status",
       "model.requested",
