@@ -8,7 +8,7 @@ import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import type { QuotaVerdict } from "../protocol/quotas";
 import { DEFAULT_MAX_OUTPUT_TOKENS } from "./lost-calls";
 import type { QuotaPort, QuotaSpend } from "./ports";
-import { priceOf } from "./pricing";
+import { costOf, type PriceOverrides } from "./pricing";
 import type { Level, Turn } from "./turn-context";
 import type { Usage } from "./turn-state";
 
@@ -49,15 +49,15 @@ export async function reserveCall(level: Level, turn: Turn, models: string[], op
 }
 
 /** What `input` and `output` tokens cost at the dearest of `models` (usd null when one has no known price). */
-function spendOf(models: string[], input: number, output: number, prices: Parameters<typeof priceOf>[1], cached = 0): QuotaSpend {
+function spendOf(models: string[], input: number, output: number, prices: PriceOverrides | undefined, cached = 0): QuotaSpend {
+  const usage = { input_tokens: input, output_tokens: output, total_tokens: input + output, cached_input_tokens: cached };
   let usd: number | null = 0;
   for (const m of models) {
-    const p = priceOf(m, prices);
-    if (!p) {
+    const cost = costOf(m, usage, prices);
+    if (cost === null) {
       usd = null;
       break;
     }
-    const cost = ((input - cached) * p.input + cached * p.cached_input + output * p.output) / 1_000_000;
     usd = Math.max(usd, cost);
   }
   return { usd, input_tokens: input, output_tokens: output };
