@@ -11,6 +11,44 @@ export const EVENT_TYPES = Object.keys(EVENT_PAYLOADS) as EventType[];
 
 export type PayloadOf<T extends EventType> = z.infer<(typeof EVENT_PAYLOADS)[T]>;
 
+/** Notices: events that report something without changing what a fold keeps (a session's view, its usage, a
+ * turn's stream or spans). A fold's table may leave them out and handles only those it shows, so a capability
+ * whose events are all notices adds them here and in event-payloads.ts and touches no fold. */
+export const NOTICE_TYPES = [
+  "schedule.created",
+  "schedule.fired",
+  "schedule.deleted",
+  "tool.catalog.resolved",
+  "mcp.progress",
+  "action.reminder",
+  "reasoning.summary",
+  "budget.exceeded",
+  "turn.paused",
+  "turn.resumed",
+  "quota.warning",
+  "context.compaction.started",
+  "context.compaction.completed",
+  "output.spilled",
+  "artifact.created",
+  "memory.updated",
+  "memory.loaded",
+  "memory.recalled",
+  "message.injected",
+  "cost.recorded",
+  "usage.lost",
+  "runtime.warning",
+  "runtime.error",
+  "model.fallback",
+  "guardrail.checked",
+  "replay.diverged",
+  "replay.completed",
+] as const satisfies readonly EventType[];
+export type NoticeType = (typeof NOTICE_TYPES)[number];
+
+export function isNotice(type: EventType): type is NoticeType {
+  return (NOTICE_TYPES as readonly string[]).includes(type);
+}
+
 /** The events that end a turn; each turn has exactly one. */
 export const TERMINAL_TURN_EVENTS = ["turn.completed", "turn.failed", "turn.cancelled"] as const;
 export type TerminalType = (typeof TERMINAL_TURN_EVENTS)[number];

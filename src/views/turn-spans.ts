@@ -5,7 +5,7 @@
 // the inspector's waterfall, the CLI's `timeline` and the execution tree (views/execution-tree.ts)
 // draw the same spans from the same fold.
 import { type EventTable, onEvent, sameFor } from "../protocol/event-table";
-import type { EventOf, RuntimeEvent } from "../protocol/events";
+import { type EventOf, isNotice, type RuntimeEvent } from "../protocol/events";
 import { spanId } from "../protocol/span-id";
 
 export type SpanAttributes = Record<string, string | number | boolean | string[]>;
@@ -97,7 +97,10 @@ export function turnSpans(events: readonly RuntimeEvent[]): TurnSpan[] {
   };
   for (const e of events) {
     if (!e.trace_id || !e.span_id) continue;
-    onEvent(DESCRIBE, e, turn.draft(e.trace_id, e.span_id, e.parent_span_id ?? null, e.timestamp), turn);
+    const span = turn.draft(e.trace_id, e.span_id, e.parent_span_id ?? null, e.timestamp);
+    // A notice the table leaves out still names a span it is the first event of.
+    if (isNotice(e.type) && !DESCRIBE[e.type]) nameless(e, span);
+    else onEvent(DESCRIBE, e, span, turn);
   }
   return [...spans.values()].sort((a, b) => a.start - b.start);
 }
@@ -161,33 +164,8 @@ const DESCRIBE: EventTable<[TurnSpan, TurnDraft], void> = {
     "session.forked",
     "session.version_changed",
     "turn.submitted",
-    "schedule.created",
-    "schedule.fired",
-    "schedule.deleted",
     "queue.changed",
     "model.delta",
-    "reasoning.summary",
-    "tool.catalog.resolved",
-    "mcp.progress",
-    "action.reminder",
-    "budget.exceeded",
-    "turn.paused",
-    "turn.resumed",
-    "quota.warning",
-    "context.compaction.started",
-    "context.compaction.completed",
-    "output.spilled",
-    "artifact.created",
-    "memory.updated",
-    "memory.loaded",
-    "memory.recalled",
-    "message.injected",
-    "cost.recorded",
-    "usage.lost",
-    "runtime.warning",
-    "runtime.error",
-    "replay.diverged",
-    "replay.completed",
   ),
   "turn.started": (e, s) => {
     Object.assign(s.attributes, { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": e.payload.agent, "gen_ai.request.model": e.payload.model });

@@ -3,12 +3,13 @@
 // table that leaves a type out does not type-check.
 import { describe, expect, it } from "vitest";
 import { type EventTable, ignored, onEvent, sameFor } from "../../src/protocol/event-table";
-import { EVENT_TYPES, type EventType, type RuntimeEvent } from "../../src/protocol/events";
+import { EVENT_TYPES, type EventType, isNotice, NOTICE_TYPES, type NoticeType, type RuntimeEvent } from "../../src/protocol/events";
 
 const event = (type: string, payload: unknown): RuntimeEvent =>
   ({ event_id: "e", timestamp: 0, sequence: 1, schema_version: 1, session_id: "s", thread_id: "s", type, payload }) as RuntimeEvent;
 
-const rest = EVENT_TYPES.filter((t): t is Exclude<EventType, "model.delta" | "turn.cancelled"> => t !== "model.delta" && t !== "turn.cancelled");
+type Named = Exclude<EventType, NoticeType | "model.delta" | "turn.cancelled">;
+const rest = EVENT_TYPES.filter((t): t is Named => !isNotice(t) && t !== "model.delta" && t !== "turn.cancelled");
 
 describe("event tables", () => {
   const table: EventTable<[string[]], number> = {
@@ -31,6 +32,15 @@ describe("event tables", () => {
     expect(seen).toEqual([]);
   });
 
+  it("leaves notices out unless it handles them", () => {
+    const seen: string[] = [];
+    expect(onEvent(table, event("quota.warning", { quota_id: "q" }), seen)).toBeUndefined();
+    const warned: EventTable<[string[]], number> = { ...table, "quota.warning": (e, out) => out.push(e.payload.quota_id) };
+    expect(onEvent(warned, event("quota.warning", { quota_id: "q" }), seen)).toBe(1);
+    expect(seen).toEqual(["q"]);
+    expect(NOTICE_TYPES.every((t) => EVENT_TYPES.includes(t))).toBe(true);
+  });
+
   it("gives several types one entry with sameFor", () => {
     const names: EventTable<[], string> = { ...sameFor((e: RuntimeEvent) => e.type, ...EVENT_TYPES) };
     expect(onEvent(names, event("tool.started", {}))).toBe("tool.started");
@@ -39,6 +49,6 @@ describe("event tables", () => {
   it("refuses a table that leaves an event type out", () => {
     // @ts-expect-error model.delta has no entry
     const partial: EventTable<[], void> = { ...ignored(...rest), "turn.cancelled": "ignored" };
-    expect(Object.keys(partial)).toHaveLength(EVENT_TYPES.length - 1);
+    expect(Object.keys(partial)).toHaveLength(EVENT_TYPES.length - NOTICE_TYPES.length - 1);
   });
 });

@@ -78,23 +78,7 @@ export class SessionModel {
 
   private static readonly FOLD: EventTable<[SessionModel], void> = {
     // Nothing to show outside the timeline.
-    ...ignored(
-      "action.reminder",
-      "action.approval.recorded",
-      "session.forked",
-      "session.version_changed",
-      "schedule.created",
-      "schedule.fired",
-      "schedule.deleted",
-      "tool.catalog.resolved",
-      "context.compaction.started",
-      "output.spilled",
-      "memory.updated",
-      "memory.loaded",
-      "memory.recalled",
-      "replay.diverged",
-      "replay.completed",
-    ),
+    ...ignored("action.approval.recorded", "session.forked", "session.version_changed"),
     "session.created": (e, m) => {
       m.agent = e.payload.agent;
       m.resource = e.payload.resource_id ?? null;
