@@ -78,6 +78,16 @@ export class ApiError extends Error {
   static notFound(what: string, id: string): ApiError {
     return new ApiError("not_found", `${what} '${id}' was not found`);
   }
+
+  /** The session object asked holds no session (never created, or erased): callers that may open it tell this
+   * 404 from one about something the request names. */
+  static noSession(id?: string): ApiError {
+    return new ApiError("not_found", id === undefined ? "Session was not found" : `Session '${id}' was not found`, { missing: "session" });
+  }
+
+  static isNoSession(err: unknown): boolean {
+    return err instanceof ApiError && err.code === "not_found" && (err.details as { missing?: unknown } | undefined)?.missing === "session";
+  }
 }
 
 /** A value or an error, for crossing the Durable Object RPC boundary (thrown errors lose their fields there). */

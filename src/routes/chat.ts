@@ -93,7 +93,7 @@ async function chatTurn(env: Env, principal: Principal, body: ChatBody, turn: Su
       return await sessionFetch(env, sid, new URL(`https://session${CHAT_TURN_PATH}`), expiresAt(principal), request);
     } catch (err) {
       // Only the session's own absence moves on (a file or agent the turn names may be missing too).
-      if (!(err instanceof ApiError && err.code === "not_found" && /^Session\b.* was not found$/.test(err.message))) throw err;
+      if (!ApiError.isNoSession(err)) throw err;
     }
   }
   const create = await newChatSession(env, principal, body.id, derived, body.agent, input);

@@ -42,7 +42,7 @@ export function toApiError(err: unknown): ApiError {
 const SESSION_ID = /^ses_[0-9a-f]{24}$/;
 
 export function sessionStub(env: Env, sessionId: string) {
-  if (!SESSION_ID.test(sessionId)) throw new ApiError("not_found", `Session '${sessionId}' was not found`);
+  if (!SESSION_ID.test(sessionId)) throw ApiError.noSession(sessionId);
   return env.SESSIONS.get(env.SESSIONS.idFromName(sessionId));
 }
 

@@ -144,7 +144,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionH
   }
 
   row(): SessionRow {
-    if (!this.session) throw new ApiError("not_found", "Session was not found");
+    if (!this.session) throw ApiError.noSession();
     return this.session;
   }
 
