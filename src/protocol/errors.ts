@@ -15,7 +15,11 @@ export const ERROR_CODES = {
       "A token issued for another deployment (its `aud` is not this deployment's `DEPLOYMENT_ID`, or digest of its API keys), or before that id changed; ask `POST /v1/tokens` for a new one.",
   },
   forbidden: { status: 403, meaning: "The key's role or the token's grants, session or agent do not allow this request." },
-  not_found: { status: 404, meaning: "The session, agent, turn, action, schedule, subscription, artifact or file does not exist (or was erased)." },
+  not_found: {
+    status: 404,
+    meaning:
+      "The session, agent, turn, action, schedule, subscription, artifact or file does not exist (or was erased); `details.missing` is `session` when it is the session itself.",
+  },
   conflict: {
     status: 409,
     meaning:
