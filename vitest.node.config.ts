@@ -7,8 +7,8 @@ export default defineConfig({
     include: ["test/node/**/*.test.ts"],
     globalSetup: ["./test/node/support/build-inspector.ts"],
     testTimeout: 120_000,
-    // The files mostly wait on the processes they start (wrangler dev, npm, tsc), so two a core; Vitest's
+    // The files mostly wait on the processes they start (wrangler dev, npm, tsc), so one a core; Vitest's
     // default (one fewer than the cores) ran them one at a time here.
-    maxWorkers: 2 * availableParallelism(),
+    maxWorkers: availableParallelism(),
   },
 });

@@ -195,8 +195,10 @@ export class SessionObject extends SessionCore {
    * Submits `input` (idempotent by `key`) and resolves when that turn ends: the way an orchestration step
    * runs this session. A turn that already ended answers at once from the log.
    */
-  async runToEnd(input: string, key: string): Promise<Result<StepOutcome>> {
-    return toResult(() => this.existing(() => this.parts.runner.follow(this.parts.queue.submit({ input, idempotency_key: key }).turn_id)));
+  async runToEnd(input: string, key: string, by: string | null): Promise<Result<StepOutcome>> {
+    return toResult(() =>
+      this.existing(() => this.parts.runner.follow(this.parts.queue.submit({ input, idempotency_key: key, ...(by === null ? {} : { by }) }).turn_id)),
+    );
   }
 
   /** WebSocket upgrades, SSE streams, the chat routes' streams, the Responses and A2A reads (they need a Response, so they come through fetch). */

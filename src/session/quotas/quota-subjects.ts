@@ -16,10 +16,15 @@ export interface QuotaGroup {
 
 const TOKEN = /^tok_([\s\S]*)@(key_[0-9a-f]{16})$/;
 
+/** Who submitted turn `turnId` (a key's id, `tok_<subject>@<key>`, or null). */
+export function submittedBy(s: Pick<QuotaSession, "store">, turnId: string): string | null {
+  const submitted = s.store.eventsOfTurn(turnId).find((e) => e.type === "turn.submitted");
+  return submitted?.type === "turn.submitted" ? (submitted.payload.by ?? null) : null;
+}
+
 /** The subject of each scope kind for turn `turnId` (null: the turn has none of that kind). */
 export function turnSubjects(s: QuotaSession, turnId: string): Record<QuotaScopeKind, string | null> {
-  const submitted = s.store.eventsOfTurn(turnId).find((e) => e.type === "turn.submitted");
-  const by = submitted?.type === "turn.submitted" ? (submitted.payload.by ?? null) : null;
+  const by = submittedBy(s, turnId);
   const token = by === null ? null : TOKEN.exec(by);
   const row = s.row();
   return {

@@ -46,7 +46,7 @@ export function orchestrationLimits(env: Env): Omit<OrchestrationLimits, "depth"
  */
 export async function runChildSession(
   env: Env,
-  parent: { session_id: string; turn_id: string; policy: Policy; resource_id: string | null },
+  parent: { session_id: string; turn_id: string; policy: Policy; resource_id: string | null; owner: string | null; by: string | null },
   request: Parameters<TurnPorts["runAgent"]>[0],
 ): Promise<StepOutcome> {
   const { exec_id, agent, input, timeout_ms, signal, depth } = request;
@@ -63,6 +63,7 @@ export async function runChildSession(
     metadata,
     orchestration_depth: depth,
     resource_id,
+    owner: parent.owner,
   })) as Result<unknown>;
   if (!created.ok && created.error.code !== "conflict") return { status: "failed", error: created.error.message };
   const limit = callTimeout(timeout_ms, signal);
@@ -70,7 +71,7 @@ export async function runChildSession(
   try {
     for (let attempt = 1; ; attempt++) {
       try {
-        const outcome = (await Promise.race([child.runToEnd(input, exec_id), stopped])) as Result<StepOutcome>;
+        const outcome = (await Promise.race([child.runToEnd(input, exec_id, parent.by), stopped])) as Result<StepOutcome>;
         return outcome.ok ? outcome.value : { status: "failed", error: outcome.error.message };
       } catch (err) {
         if (limit.signal.aborted) {

@@ -17,6 +17,7 @@ import { findFile, storeFile } from "../files/file-store";
 import { sqlMemory } from "../memory/memory-store";
 import { type MemorySession, resourcePort } from "../memory/session-memory";
 import { quotaPort } from "../quotas/quota-port";
+import { submittedBy, turnSubjects } from "../quotas/quota-subjects";
 import { recordWarnings } from "../quotas/quota-turns";
 import { runChildSession } from "./orchestration-steps";
 import { r2Workspace } from "./workspace-store";
@@ -108,7 +109,12 @@ export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): 
     recordLate: (event) => s.commit([event]),
     injected: (after) => store.inbox(turnId, after),
     decisions: () => store.decisions(turnId),
-    runAgent: (request) => runChildSession(env, { session_id, turn_id: turnId, policy: s.policy(), resource_id: s.row().resource_id }, request),
+    runAgent: (request) => {
+      // The child acts for whoever this turn is for: the same key's and end user's quotas count its calls.
+      const { subject } = turnSubjects(s, turnId);
+      const by = submittedBy(s, turnId);
+      return runChildSession(env, { session_id, turn_id: turnId, policy: s.policy(), resource_id: s.row().resource_id, owner: subject, by }, request);
+    },
     listAgents: async () => {
       const agents: AgentConfig[] = await registry(env).list();
       return agents.map((a) => ({ name: a.name, description: (a.instructions.split("\n")[0] ?? "").slice(0, 200) || "(no instructions)" }));

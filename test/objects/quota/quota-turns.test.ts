@@ -156,6 +156,39 @@ describe("quotas on turns", () => {
     expect(end.payload.cost_usd).toBeCloseTo(4 * CALL_USD, 9);
   });
 
+  it("count an orchestration's child sessions for the parent turn's end user and key", async () => {
+    const owner = uniqueId("user");
+    const quota = uniqueId("children");
+    const spec = { scope: { kind: "subject", id: owner }, limits: { usd: 10 }, window: "day", action: "refuse" };
+    expect((await api("PUT", `/v1/quotas/${quota}`, spec)).status).toBe(201);
+    const [parentModel, childModel] = [uniqueId("priced-parent"), uniqueId("priced-child")];
+    const child = uniqueId("child-agent");
+    await script(childModel, [{ text: "child answer" }]);
+    await createAgent({ name: child, model: `openai-compatible:${childModel}` });
+    const plan = { steps: [{ id: "s1", type: "agent", agent: child, prompt: "Answer." }] };
+    await script(parentModel, [{ tool_calls: [{ id: "orc_1", name: "agent_orchestrate", arguments: { plan } }] }, { text: "Done." }]);
+    const parent = uniqueId("parent-agent");
+    await createAgent({ name: parent, model: `openai-compatible:${parentModel}`, tools: ["agent_orchestrate"] });
+    const sid = (await api("POST", "/v1/sessions", { agent: parent, owner })).body.session_id;
+    const { turn_id } = await submitTurn(sid, "go");
+    const log = await waitForTurnEnd(sid, turn_id);
+    expect(terminal(log).type, JSON.stringify(terminal(log).payload)).toBe("turn.completed");
+    const submitted = log.find((e) => e.type === "turn.submitted").payload.by;
+    expect(submitted).toMatch(/^key_/);
+
+    // The child session is the parent's end user's, and its turn counts as submitted by the parent's key.
+    const execId = log.find((e) => e.type === "run.status" && e.payload.phase === "dispatching_step").payload.exec_id;
+    expect((await api("GET", `/v1/sessions/${execId}`)).body.owner).toBe(owner);
+    expect((await events(execId)).find((e: any) => e.type === "turn.submitted").payload.by).toBe(submitted);
+    // The parent's two calls and the child's one.
+    let state = await usage(quota, owner);
+    for (let i = 0; i < 100 && state.used.usd < 3 * CALL_USD - 1e-9; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      state = await usage(quota, owner);
+    }
+    expect(state.used.usd).toBeCloseTo(3 * CALL_USD, 9);
+  });
+
   it("count running turns: one over concurrent_turns is refused, and a turn's end gives its place back", async () => {
     const owner = uniqueId("user");
     const quota = uniqueId("running");
