@@ -13,6 +13,7 @@ import type { OrchestrationLimits } from "./orchestration/types";
 import type { PriceOverrides } from "./pricing";
 import type { RecordedAnswer } from "./recorded-decisions";
 import type { SaveFile } from "./tool-files";
+import type { ScriptRunner } from "./tools/code-mode";
 import type { ToolContext, ToolDefinition } from "./tools/types";
 import type { RecordedDecision, TurnState } from "./turn-state";
 
@@ -39,6 +40,8 @@ export interface TurnSetup {
   recalled?: string;
   /** The deployment's provider keys, replaced in any provider error text an event records (redactCredentials). */
   secrets?: readonly string[];
+  /** Runs code-mode scripts (run_code) in a sandbox; absent: the deployment has none, and run_code fails saying so. */
+  runScript?: ScriptRunner;
   /** A replayed turn: the recorded decision on a call that asks for approval or an answer, if the recording has one. */
   recordedDecision?: (toolName: string, args: unknown) => RecordedAnswer | null;
 }

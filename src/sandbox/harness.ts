@@ -7,19 +7,15 @@
 /** The most a code tool call may return (JSON text); the loop spills what exceeds max_tool_result_bytes. */
 export const MAX_OUTPUT_BYTES = 1_000_000;
 
-const LOCKDOWN = `
+export const LOCKDOWN = `
 const intrinsics = [Object, Array, Function, String, Number, Boolean, Symbol, BigInt, Promise, RegExp, Date, Map, Set,
   WeakMap, WeakSet, Error, TypeError, RangeError, SyntaxError, ArrayBuffer, Uint8Array, Object.getPrototypeOf(Uint8Array)];
 for (const c of intrinsics) Object.preventExtensions(c.prototype);
 for (const o of [JSON, Math, Reflect, Object, Array, Function]) Object.preventExtensions(o);
 `;
 
-const MAIN = `
-import "./lockdown.js";
-import { WorkerEntrypoint } from "cloudflare:workers";
-import * as source from "./tool.js";
-const MAX = ${MAX_OUTPUT_BYTES};
-
+/** Names an error as the model reads it: an Error with the source's line, or what else was thrown (scripts share it). */
+export const DESCRIBE = `
 function where(stack) {
   const m = /tool\\.js:(\\d+):(\\d+)/.exec(stack);
   return m ? " (line " + m[1] + ", column " + m[2] + " of the tool's source)" : "";
@@ -38,6 +34,15 @@ function describe(err) {
   }
 }
 
+`;
+
+const MAIN = `
+import "./lockdown.js";
+import { WorkerEntrypoint } from "cloudflare:workers";
+import * as source from "./tool.js";
+const MAX = ${MAX_OUTPUT_BYTES};
+
+${DESCRIBE}
 function tooLarge(size) {
   return { ok: false, error: "the result is " + size + " characters long, more than the " + MAX + " a code tool may return" };
 }

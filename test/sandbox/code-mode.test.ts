@@ -1,0 +1,101 @@
+// Code mode (docs/guides/code-mode.md): run_code scripts in Dynamic Workers whose inner tool calls are real
+// tool calls of the turn, parented to the script's call, suspended durably on an approval and rerun from the
+// start with earlier calls answered from the log.
+import { abortAllDurableObjects } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { api, submitTurn, waitForEvent, waitForTurnEnd } from "../support/api";
+import { scriptedSession } from "../support/code-tools";
+import { toolRequests, toolURL, uniqueId } from "../support/fake-model";
+
+const hook = (name = "hook") => ({
+  name,
+  description: "Records a note",
+  url: toolURL("echo"),
+  parameters: { type: "object", properties: { note: { type: "string" } }, required: ["note"] },
+});
+const runCode = (code: string) => ({ tool_calls: [{ name: "run_code", arguments: { code } }] });
+/** Webhook requests carrying `marker`. */
+const hits = async (marker: string) => (await toolRequests()).filter((b) => JSON.stringify(b).includes(marker)).length;
+
+async function codeSession(code: string, extra: Record<string, unknown> = {}) {
+  return scriptedSession([], [runCode(code), { text: "done" }], { code_mode: true, http_tools: [hook()], ...extra });
+}
+
+describe("code mode", () => {
+  it("declares the agent's tools to the model in TypeScript", async () => {
+    const sid = await codeSession("return 1;");
+    const { body } = await api("GET", `/v1/sessions/${sid}/tools`);
+    const run = body.tools.find((t: any) => t.name === "run_code");
+    expect(run.description).toContain("declare const tools: {");
+    expect(run.description).toContain("hook(args: { note: string }): Promise<unknown>;");
+  });
+
+  it("makes 5 inner calls as real tool calls parented to run_code, and returns the result with the console lines", async () => {
+    const marker = uniqueId("five");
+    const sid = await codeSession(
+      `const out = [];
+for (let i = 0; i < 5; i++) {
+  const r = await tools.hook({ note: "${marker}-" + i });
+  out.push(r.received.args?.note ?? r.received.note ?? null);
+  console.log("call", i);
+}
+return { count: out.length };`,
+    );
+    const { turn_id } = await submitTurn(sid, "go");
+    const log = (await waitForTurnEnd(sid, turn_id, 20_000)).filter((e) => e.turn_id === turn_id);
+    expect(log.at(-1).type).toBe("turn.completed");
+    const outer = log.find((e) => e.type === "tool.started" && e.payload.name === "run_code");
+    const innerStarted = log.filter((e) => e.type === "tool.started" && e.payload.name === "hook");
+    const innerResults = log.filter((e) => e.type === "tool.result" && e.payload.name === "hook");
+    expect(innerStarted).toHaveLength(5);
+    expect(innerResults).toHaveLength(5);
+    expect([...innerStarted, ...innerResults].every((e) => e.parent_id === outer.tool_call_id)).toBe(true);
+    expect(innerStarted.map((e) => e.payload.args.note)).toEqual([0, 1, 2, 3, 4].map((i) => `${marker}-${i}`));
+    expect(await hits(marker)).toBe(5);
+    const result = log.find((e) => e.type === "tool.result" && e.payload.name === "run_code");
+    expect(result.payload.is_error).toBe(false);
+    expect(result.payload.output).toEqual({ result: { count: 5 }, logs: ["call 0", "call 1", "call 2", "call 3", "call 4"] });
+  });
+
+  it("suspends on an inner call that needs approval; after a restart and the approval it reruns from the start, repeating no side effect", async () => {
+    const marker = uniqueId("resume");
+    const sid = await scriptedSession(
+      [],
+      [
+        runCode(`const t0 = Date.now();
+const r0 = Math.random();
+await tools.hook({ note: "${marker}-a-" + t0 + "-" + r0 });
+await tools.hook({ note: "${marker}-b" });
+await tools.deploy({ note: "${marker}-deploy" });
+await tools.hook({ note: "${marker}-c" });
+console.log("t0", t0);
+return { t0, r0 };`),
+        { text: "done" },
+      ],
+      { code_mode: true, http_tools: [hook(), hook("deploy")], hitl_tools: ["deploy"] },
+    );
+    const { turn_id } = await submitTurn(sid, "go");
+    const required = await waitForEvent(sid, (e) => e.type === "action.required" && e.turn_id === turn_id);
+    expect(required.payload).toMatchObject({ tool_name: "deploy", args: { note: `${marker}-deploy` } });
+    expect(await hits(marker)).toBe(2);
+    await abortAllDurableObjects();
+    const ok = await api("POST", `/v1/sessions/${sid}/actions/${required.action_id}`, { decision: "approve" });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const log = (await waitForTurnEnd(sid, turn_id, 20_000)).filter((e) => e.turn_id === turn_id);
+    expect(log.at(-1).type).toBe("turn.completed");
+    // Each side effect once: a, b, the approved deploy and c.
+    for (const part of ["a-", 'b"', "deploy", 'c"']) expect(await hits(`${marker}-${part}`), part).toBe(1);
+    const outer = log.find((e) => e.type === "tool.started" && e.payload.name === "run_code");
+    const inner = log.filter((e) => e.type === "tool.result" && e.parent_id === outer.tool_call_id);
+    expect(inner.map((e) => e.payload.name)).toEqual(["hook", "hook", "deploy", "hook"]);
+    expect(inner[2].payload.metadata.approval_status).toBe("approved");
+    const result = log.find((e) => e.type === "tool.result" && e.payload.name === "run_code");
+    expect(result.payload.is_error).toBe(false);
+    // The rerun saw the clock and random values of the first run (the first call's arguments, made before the restart, hold them).
+    const { t0, r0 } = result.payload.output.result;
+    expect(inner[0].payload).toBeDefined();
+    const first = log.find((e) => e.type === "tool.started" && e.parent_id === outer.tool_call_id);
+    expect(first.payload.args.note).toBe(`${marker}-a-${t0}-${r0}`);
+    expect(result.payload.output.logs).toEqual([`t0 ${t0}`]);
+  });
+});
