@@ -15,10 +15,10 @@ for (const o of [JSON, Math, Reflect, Object, Array, Function]) Object.preventEx
 `;
 
 /** Names an error as the model reads it: an Error with the source's line, or what else was thrown (scripts share it). */
-export const DESCRIBE = `
+export const describeThrown = (what: "tool" | "script") => `
 function where(stack) {
   const m = /tool\\.js:(\\d+):(\\d+)/.exec(stack);
-  return m ? " (line " + m[1] + ", column " + m[2] + " of the tool's source)" : "";
+  return m ? " (line " + m[1] + ", column " + m[2] + " of the ${what === "tool" ? "tool's source" : "script"})" : "";
 }
 
 function describe(err) {
@@ -28,9 +28,9 @@ function describe(err) {
     let shown;
     try { shown = JSON.stringify(err); } catch { shown = undefined; }
     if (shown === undefined && (kind === "symbol" || kind === "bigint")) shown = String(err);
-    return "the tool threw a non-Error value (" + kind + ")" + (shown === undefined ? "" : ": " + shown.slice(0, 500));
+    return "the ${what} threw a non-Error value (" + kind + ")" + (shown === undefined ? "" : ": " + shown.slice(0, 500));
   } catch {
-    return "the tool threw a value that could not be described";
+    return "the ${what} threw a value that could not be described";
   }
 }
 
@@ -42,7 +42,7 @@ import { WorkerEntrypoint } from "cloudflare:workers";
 import * as source from "./tool.js";
 const MAX = ${MAX_OUTPUT_BYTES};
 
-${DESCRIBE}
+${describeThrown("tool")}
 function tooLarge(size) {
   return { ok: false, error: "the result is " + size + " characters long, more than the " + MAX + " a code tool may return" };
 }

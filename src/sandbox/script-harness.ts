@@ -2,7 +2,7 @@
 // the body of an async function of (tools, console); `main.js` gives it `tools` (each call goes to the session
 // through the bridge it is handed over RPC), a console whose lines are kept, and Date.now() / new Date() /
 // Math.random() that answer a rerun with the values the first run saw (and report new ones with each call).
-import { DESCRIBE, LOCKDOWN, MAX_OUTPUT_BYTES } from "./harness";
+import { describeThrown, LOCKDOWN, MAX_OUTPUT_BYTES } from "./harness";
 
 /** Console lines a script keeps, and the characters of each. */
 const MAX_LOG_LINES = 200;
@@ -13,7 +13,7 @@ import "./lockdown.js";
 import { WorkerEntrypoint } from "cloudflare:workers";
 import script from "./tool.js";
 const MAX = ${MAX_OUTPUT_BYTES};
-${DESCRIBE}
+${describeThrown("script")}
 function text(value) {
   if (typeof value === "string") return value;
   try { const json = JSON.stringify(value); return json === undefined ? String(value) : json; } catch { return String(value); }

@@ -98,4 +98,65 @@ return { t0, r0 };`),
     expect(first.payload.args.note).toBe(`${marker}-a-${t0}-${r0}`);
     expect(result.payload.output.logs).toEqual([`t0 ${t0}`]);
   });
+
+  it("asks the user from inside a script and gives the script the answer", async () => {
+    const marker = uniqueId("ask");
+    const sid = await codeSession(
+      `const who = await tools.ask_user({ question: "Who?", response_schema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } });
+await tools.hook({ note: "${marker}-" + who.name });
+return who.name;`,
+      { tools: ["ask_user"] },
+    );
+    const { turn_id } = await submitTurn(sid, "go");
+    const asked = await waitForEvent(sid, (e) => e.type === "action.required" && e.turn_id === turn_id);
+    expect(asked.payload).toMatchObject({ kind: "user_input", question: "Who?" });
+    const answered = await api("POST", `/v1/sessions/${sid}/actions/${asked.action_id}`, { response: { name: "Ada" } });
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    const log = (await waitForTurnEnd(sid, turn_id, 20_000)).filter((e) => e.turn_id === turn_id);
+    const result = log.find((e) => e.type === "tool.result" && e.payload.name === "run_code");
+    expect(result.payload).toMatchObject({ is_error: false, output: { result: "Ada", logs: [] } });
+    expect(await hits(`${marker}-Ada`)).toBe(1);
+  });
+
+  it("ends a rerun that makes other calls than the first run with a clear error, running none of them", async () => {
+    const marker = uniqueId("diverge");
+    const sid = await scriptedSession([], [runCode(`await tools.deploy({ note: "${marker}-" + crypto.randomUUID() }); return 1;`), { text: "done" }], {
+      code_mode: true,
+      http_tools: [hook("deploy")],
+      hitl_tools: ["deploy"],
+    });
+    const { turn_id } = await submitTurn(sid, "go");
+    const required = await waitForEvent(sid, (e) => e.type === "action.required" && e.turn_id === turn_id);
+    expect((await api("POST", `/v1/sessions/${sid}/actions/${required.action_id}`, { decision: "approve" })).status).toBe(200);
+    const log = (await waitForTurnEnd(sid, turn_id, 20_000)).filter((e) => e.turn_id === turn_id);
+    const result = log.find((e) => e.type === "tool.result" && e.payload.name === "run_code");
+    expect(result.payload.is_error).toBe(true);
+    expect(result.payload.output.error).toMatch(
+      /^The script made call 1 as deploy\(.*\) on its rerun, but deploy\(.*\) before: a script must make the same calls/,
+    );
+    expect(await hits(marker)).toBe(0);
+    expect(log.at(-1).type).toBe("turn.completed");
+  });
+
+  it("names the script's line of an error it throws, and a replay answers its inner calls from the recording", async () => {
+    const marker = uniqueId("replay");
+    const sid = await codeSession(
+      `const a = await tools.hook({ note: "${marker}" });\nif (!a) throw new Error("no");\nconsole.log("ok");\nreturn a.received !== undefined;`,
+    );
+    const { turn_id } = await submitTurn(sid, "go");
+    await waitForTurnEnd(sid, turn_id, 20_000);
+    expect(await hits(marker)).toBe(1);
+    const replay = await api("POST", `/v1/sessions/${sid}/turns/${turn_id}/replay`, {});
+    expect(replay.status, JSON.stringify(replay.body)).toBe(201);
+    const log = await waitForTurnEnd(replay.body.exec_id, replay.body.turn_id, 20_000);
+    const result = log.find((e) => e.type === "tool.result" && e.payload.name === "run_code");
+    expect(result.payload).toMatchObject({ is_error: false, output: { result: true, logs: ["ok"] } });
+    expect(log.filter((e) => e.type === "tool.result" && e.payload.name === "hook")).toHaveLength(1);
+    expect(await hits(marker)).toBe(1);
+
+    const thrower = await codeSession('const x = 1;\nthrow new RangeError("bad " + x);');
+    const run = await submitTurn(thrower, "go");
+    const thrown = (await waitForTurnEnd(thrower, run.turn_id, 20_000)).find((e) => e.type === "tool.result" && e.payload.name === "run_code");
+    expect(thrown.payload.output.error).toMatch(/^The script failed: RangeError: bad 1 \(line 2, column \d+ of the script\)/);
+  });
 });
