@@ -5,6 +5,7 @@
 // answered from the call's recorded state (matched by position, name and arguments), so nothing runs twice.
 // Date.now() and Math.random() give a rerun what they gave before.
 import { errorMessage } from "../protocol/errors";
+import { guardEditedCalls, guardToolCalls } from "./guardrails/stages";
 import { canonicalJson } from "./request-fingerprint";
 import { runToolCall, startApproval } from "./tool-calls";
 import { type ScriptAnswer, type ScriptCallAnswer, type ScriptSeen, scriptableTools } from "./tools/code-mode";
@@ -30,6 +31,7 @@ export async function runCode(
   if (!setup.runScript) throw new ToolError("This deployment has no sandbox for scripts (a LOADER binding): run_code cannot run");
   const code = (call.code ??= {
     state: { ...newTurnState(level.state.turn_id, "", turn.ports.now()), messages: [], calls: [], step_id: level.state.step_id },
+    keys: [],
     clock: [],
     random: [],
     runs: 0,
@@ -54,18 +56,25 @@ export async function runCode(
     const index = cursor++;
     if (!names.has(name)) return { ok: false, error: `tools.${name} is not a tool of this script` };
     const innerArgs = JSON.parse(argsJson) as unknown;
+    // Matched on the arguments as the script made them (a tool_input guardrail may have redacted the call's since).
+    const key = `${name}\u0000${canonicalJson(innerArgs)}`;
     const earlier = code.state.calls![index];
-    if (earlier && (earlier.name !== name || canonicalJson(earlier.args) !== canonicalJson(innerArgs))) {
+    if (earlier && code.keys[index] !== key) {
       const message = `The script made call ${index + 1} as ${name}(${argsJson.slice(0, 200)}) on its rerun, but ${earlier.name}(${JSON.stringify(earlier.args).slice(0, 200)}) before: a script must make the same calls each time it runs`;
       halt({ kind: "diverged", message });
       return { ok: false, error: message };
     }
     const c: ToolCallRecord = earlier ?? { tool_call_id: turn.ports.newId("call"), name, args: innerArgs, status: "pending" };
-    if (!earlier) code.state.calls!.push(c);
+    if (!earlier) {
+      code.state.calls!.push(c);
+      code.keys.push(key);
+    }
     try {
       if (c.status !== "done") {
+        await guardToolCalls(inner, turn);
         await startApproval(c, inner, turn);
         applyDecisions(turn.root, turn.ports.decisions());
+        await guardEditedCalls(inner, turn);
         if (c.approval?.status === "pending") {
           halt({ kind: "waiting" });
           return { ok: false, error: SUSPENDED };

@@ -56,6 +56,8 @@ export interface ToolCallRecord {
  */
 export interface CodeRun {
   state: TurnState;
+  /** Each inner call's name and arguments as the script made them (canonical JSON): what a rerun is matched by. */
+  keys: string[];
   clock: number[];
   random: number[];
   /** Times the script was started (each run gets a fresh isolate). */
