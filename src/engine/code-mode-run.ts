@@ -8,7 +8,7 @@ import { errorMessage } from "../protocol/errors";
 import { guardEditedCalls, guardToolCalls } from "./guardrails/stages";
 import { canonicalJson } from "./request-fingerprint";
 import { runToolCall, startApproval } from "./tool-calls";
-import { type ScriptAnswer, type ScriptCallAnswer, type ScriptSeen, scriptableTools } from "./tools/code-mode";
+import { MAX_RECORDED_VALUES, type ScriptAnswer, type ScriptCallAnswer, type ScriptSeen, scriptableTools } from "./tools/code-mode";
 import { ToolError } from "./tools/types";
 import type { Level, Turn } from "./turn-context";
 import { applyDecisions, type CodeRun, newTurnState, type ToolCallRecord } from "./turn-state";
@@ -29,11 +29,13 @@ export async function runCode(
 ): Promise<{ output: unknown; is_error: boolean } | "waiting"> {
   const setup = level.run.setup;
   if (!setup.runScript) throw new ToolError("This deployment has no sandbox for scripts (a LOADER binding): run_code cannot run");
+  // A replay's first run sees what the recorded script saw.
+  const replayed = call.code ? null : setup.recordedScript?.(args);
   const code = (call.code ??= {
     state: { ...newTurnState(level.state.turn_id, "", turn.ports.now()), messages: [], calls: [], step_id: level.state.step_id },
     keys: [],
-    clock: [],
-    random: [],
+    clock: [...(replayed?.clock ?? [])],
+    random: [...(replayed?.random ?? [])],
     runs: 0,
   });
   code.runs += 1;
@@ -125,6 +127,6 @@ export async function runCode(
 
 /** Keeps the clock and random values a run saw beyond the recorded ones, for the next rerun. */
 function remember(code: CodeRun, seen: ScriptSeen): void {
-  code.clock.push(...seen.clock);
-  code.random.push(...seen.random);
+  code.clock.push(...seen.clock.slice(0, Math.max(0, MAX_RECORDED_VALUES - code.clock.length)));
+  code.random.push(...seen.random.slice(0, Math.max(0, MAX_RECORDED_VALUES - code.random.length)));
 }

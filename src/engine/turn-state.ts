@@ -176,7 +176,7 @@ export function finalMessages(state: TurnState, unrunReason: string, cut: "cance
 
 /** The metadata of a tool result (docs/guides/tools-and-permissions.md). */
 export function resultMetadata(
-  call: Pick<ToolCallRecord, "approval" | "receipt">,
+  call: Pick<ToolCallRecord, "approval" | "receipt" | "code">,
   is_error: boolean,
   started_at: number,
   completed_at: number,
@@ -196,6 +196,7 @@ export function resultMetadata(
     offloaded_artifact_id,
     ...(approval?.edited ? { args_edited_by: approval.edited.by } : {}),
     ...(call.receipt ? { receipt: call.receipt } : {}),
+    ...(call.code ? { script: { clock: call.code.clock, random: call.code.random } } : {}),
   };
 }
 

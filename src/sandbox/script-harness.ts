@@ -2,6 +2,7 @@
 // the body of an async function of (tools, console); `main.js` gives it `tools` (each call goes to the session
 // through the bridge it is handed over RPC), a console whose lines are kept, and Date.now() / new Date() /
 // Math.random() that answer a rerun with the values the first run saw (and report new ones with each call).
+import { MAX_RECORDED_VALUES } from "../engine/tools/code-mode";
 import { describeThrown, LOCKDOWN, MAX_OUTPUT_BYTES } from "./harness";
 
 /** Console lines a script keeps, and the characters of each. */
@@ -23,9 +24,16 @@ export default class extends WorkerEntrypoint {
   async run(names, recorded, bridge) {
     const fresh = { clock: [], random: [] };
     const take = () => ({ clock: fresh.clock.splice(0), random: fresh.random.splice(0) });
+    // The first ${MAX_RECORDED_VALUES} values of each are recorded; later ones are fresh in every run.
     const replayed = (kind, real) => {
       let i = 0;
-      return () => (i < recorded[kind].length ? recorded[kind][i++] : (i++, fresh[kind][fresh[kind].push(real()) - 1]));
+      return () => {
+        const at = i++;
+        if (at < recorded[kind].length) return recorded[kind][at];
+        const value = real();
+        if (at < ${MAX_RECORDED_VALUES}) fresh[kind].push(value);
+        return value;
+      };
     };
     const RealDate = Date;
     const now = replayed("clock", () => RealDate.now());

@@ -138,10 +138,11 @@ return who.name;`,
     expect(log.at(-1).type).toBe("turn.completed");
   });
 
-  it("names the script's line of an error it throws, and a replay answers its inner calls from the recording", async () => {
+  it("names the script's line of an error it throws, and a replay answers its inner calls from the recording, with the recorded clock", async () => {
     const marker = uniqueId("replay");
+    // The arguments hold the clock and a random number: the replay gives the script the recorded ones.
     const sid = await codeSession(
-      `const a = await tools.hook({ note: "${marker}" });\nif (!a) throw new Error("no");\nconsole.log("ok");\nreturn a.received !== undefined;`,
+      `const a = await tools.hook({ note: "${marker}-" + Date.now() + "-" + Math.random() });\nif (!a) throw new Error("no");\nconsole.log("ok");\nreturn a.received !== undefined;`,
     );
     const { turn_id } = await submitTurn(sid, "go");
     await waitForTurnEnd(sid, turn_id, 20_000);

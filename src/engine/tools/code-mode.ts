@@ -6,6 +6,9 @@ import { type JsonSchema, runByTheLoop, type ToolDefinition } from "./types";
 
 export const RUN_CODE = "run_code";
 
+/** Values of Date.now() and of Math.random() a script's run records, each (later ones are not replayed). */
+export const MAX_RECORDED_VALUES = 1_000;
+
 /** The values a script saw of Date.now() and Math.random() since it last reported them. */
 export interface ScriptSeen {
   clock: number[];
