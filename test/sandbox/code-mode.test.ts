@@ -55,6 +55,10 @@ return { count: out.length };`,
     const result = log.find((e) => e.type === "tool.result" && e.payload.name === "run_code");
     expect(result.payload.is_error).toBe(false);
     expect(result.payload.output).toEqual({ result: { count: 5 }, logs: ["call 0", "call 1", "call 2", "call 3", "call 4"] });
+    expect(log.filter((e) => e.type === "runtime.error" || e.type === "runtime.warning")).toEqual([]);
+    // The execution tree nests the inner calls under the script's.
+    const tree = await api("GET", `/v1/sessions/${sid}/turns/${turn_id}/tree`);
+    expect(tree.body.nodes.map((n: any) => [n.name, n.children.map((c: any) => c.name)])).toEqual([["run_code", ["hook", "hook", "hook", "hook", "hook"]]]);
   });
 
   it("suspends on an inner call that needs approval; after a restart and the approval it reruns from the start, repeating no side effect", async () => {
@@ -78,6 +82,8 @@ return { t0, r0 };`),
     const required = await waitForEvent(sid, (e) => e.type === "action.required" && e.turn_id === turn_id);
     expect(required.payload).toMatchObject({ tool_name: "deploy", args: { note: `${marker}-deploy` } });
     expect(await hits(marker)).toBe(2);
+    const thread = await api("GET", `/v1/sessions/${sid}/thread`);
+    expect(thread.body).toMatchObject({ status: "waiting_permission", pending_actions: [{ action_id: required.action_id, tool_name: "deploy" }] });
     await abortAllDurableObjects();
     const ok = await api("POST", `/v1/sessions/${sid}/actions/${required.action_id}`, { decision: "approve" });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
