@@ -3,7 +3,7 @@
 // start with earlier calls answered from the log.
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, submitTurn, waitForEvent, waitForTurnEnd } from "../support/api";
+import { api, expectRefused, submitTurn, waitForEvent, waitForTurnEnd } from "../support/api";
 import { scriptedSession } from "../support/code-tools";
 import { toolRequests, toolURL, uniqueId } from "../support/fake-model";
 
@@ -22,12 +22,15 @@ async function codeSession(code: string, extra: Record<string, unknown> = {}) {
 }
 
 describe("code mode", () => {
-  it("declares the agent's tools to the model in TypeScript", async () => {
+  it("declares the agent's tools to the model in TypeScript, only when the agent asks for code mode", async () => {
     const sid = await codeSession("return 1;");
     const { body } = await api("GET", `/v1/sessions/${sid}/tools`);
     const run = body.tools.find((t: any) => t.name === "run_code");
     expect(run.description).toContain("declare const tools: {");
     expect(run.description).toContain("hook(args: { note: string }): Promise<unknown>;");
+    await expectRefused("PUT", "/v1/agents/bad-code-mode", "code_mode", { model: "demo:fast", code_mode: "yes" });
+    const plain = await scriptedSession([], [{ text: "hi" }], { http_tools: [hook()] });
+    expect((await api("GET", `/v1/sessions/${plain}/tools`)).body.tools.map((t: any) => t.name)).toEqual(["hook"]);
   });
 
   it("makes 5 inner calls as real tool calls parented to run_code, and returns the result with the console lines", async () => {
