@@ -36,9 +36,7 @@ export async function runCode(
     keys: [],
     clock: [...(replayed?.clock ?? [])],
     random: [...(replayed?.random ?? [])],
-    runs: 0,
   });
-  code.runs += 1;
   const inner: Level = { ...level, state: code.state, depth: level.depth + 1, parent_id: call.tool_call_id, child: undefined };
   const names = new Set(scriptableTools(setup.tools).map((t) => t.name));
   const stop = new AbortController();
@@ -55,9 +53,14 @@ export async function runCode(
   const answer = async (name: string, argsJson: string, seen: ScriptSeen): Promise<ScriptCallAnswer> => {
     if (stop.signal.aborted) return { ok: false, error: SUSPENDED };
     remember(code, seen);
-    const index = cursor++;
     if (!names.has(name)) return { ok: false, error: `tools.${name} is not a tool of this script` };
-    const innerArgs = JSON.parse(argsJson) as unknown;
+    let innerArgs: unknown;
+    try {
+      innerArgs = JSON.parse(argsJson);
+    } catch {
+      return { ok: false, error: `tools.${name} was called with arguments that are not JSON` };
+    }
+    const index = cursor++;
     // Matched on the arguments as the script made them (a tool_input guardrail may have redacted the call's since).
     const key = `${name}\u0000${canonicalJson(innerArgs)}`;
     const earlier = code.state.calls![index];
@@ -102,7 +105,7 @@ export async function runCode(
   };
   const run = setup.runScript(
     {
-      id: `script:${call.tool_call_id}:${code.runs}`,
+      id: `script:${call.tool_call_id}:${turn.ports.newId("run")}`,
       code: String(args.code),
       tools: [...names],
       recorded: { clock: [...code.clock], random: [...code.random] },

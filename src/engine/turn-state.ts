@@ -60,8 +60,6 @@ export interface CodeRun {
   keys: string[];
   clock: number[];
   random: number[];
-  /** Times the script was started (each run gets a fresh isolate). */
-  runs: number;
 }
 
 /** A sub-agent: an isolated loop inside the turn, whose state lives in its parent's tool call. */

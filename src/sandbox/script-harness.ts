@@ -14,6 +14,9 @@ import "./lockdown.js";
 import { WorkerEntrypoint } from "cloudflare:workers";
 import script from "./tool.js";
 const MAX = ${MAX_OUTPUT_BYTES};
+// Taken before any run replaces them.
+const RealDate = Date;
+const realRandom = Math.random.bind(Math);
 ${describeThrown("script")}
 function text(value) {
   if (typeof value === "string") return value;
@@ -35,9 +38,8 @@ export default class extends WorkerEntrypoint {
         return value;
       };
     };
-    const RealDate = Date;
     const now = replayed("clock", () => RealDate.now());
-    Math.random = replayed("random", Math.random.bind(Math));
+    Math.random = replayed("random", realRandom);
     globalThis.Date = class extends RealDate {
       constructor(...a) { if (a.length === 0) super(now()); else super(...a); }
       static now() { return now(); }
