@@ -3,12 +3,13 @@
 // The behaviour is encoded in the model name, so any number of sessions and runs can share one server
 // and nothing has to be uploaded first:
 //
-//   loop-s<S>-c<C>-d<D>[-w<W>][-a<A>][-t<TOOL>]
+//   loop-s<S>-c<C>-d<D>[-w<W>][-a<A>][-n<N>][-t<TOOL>]
 //     S  model calls that ask for tools before the final answer
 //     C  parallel tool calls in each of those responses: `calculator`, or TOOL (`lookup`: the webhook below)
 //     D  text deltas (SSE chunks) in the final answer, each W characters (default 2)
 //     A  characters of padding in each TOOL call's arguments (a `note`), so the conversation grows by about A
 //        a call, as with a model that writes files or long queries (default 0)
+//     N  with TOOL `run_code` (code mode): each call is a script making N `lookup` calls in turn (default 10)
 //
 // The model `down` answers every request 503 at once (with retry-after-ms: 0), a provider in an outage.
 // POST /v1/_tools/lookup is a zero-latency webhook tool: it answers every call with a small JSON result.
@@ -28,9 +29,10 @@ import { corpusVector, topicOf } from "../memory/corpus.mjs";
 const USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
 
 export function parseModel(name) {
-  const m = /^loop-s(\d+)-c(\d+)-d(\d+)(?:-w(\d+))?(?:-a(\d+))?(?:-t([a-z_]+))?$/.exec(name);
+  const m = /^loop-s(\d+)-c(\d+)-d(\d+)(?:-w(\d+))?(?:-a(\d+))?(?:-n(\d+))?(?:-t([a-z_]+))?$/.exec(name);
   if (!m) return null;
-  return { steps: Number(m[1]), calls: Number(m[2]), deltas: Number(m[3]), width: Number(m[4] ?? 2), pad: Number(m[5] ?? 0), tool: m[6] ?? "calculator" };
+  const [steps, calls, deltas, width, pad, inner] = [m[1], m[2], m[3], m[4] ?? 2, m[5] ?? 0, m[6] ?? 10].map(Number);
+  return { steps, calls, deltas, width, pad, inner, tool: m[7] ?? "calculator" };
 }
 
 let callCounter = 0;
@@ -52,14 +54,7 @@ export function respond(body) {
   if (done < spec.steps) {
     const calls = [];
     for (let i = 0; i < spec.calls; i++) {
-      calls.push({
-        id: `call_${++callCounter}`,
-        type: "function",
-        function:
-          spec.tool === "calculator"
-            ? { name: "calculator", arguments: JSON.stringify({ expression: `(${done} + ${i}) * 3 - 1` }) }
-            : { name: spec.tool, arguments: JSON.stringify({ query: `item ${done}.${i}`, ...(spec.pad ? { note: "n".repeat(spec.pad) } : {}) }) },
-      });
+      calls.push({ id: `call_${++callCounter}`, type: "function", function: toolCall(spec, done, i) });
     }
     return { calls };
   }
@@ -67,6 +62,16 @@ export function respond(body) {
   const pieces = Array.from({ length: spec.deltas }, () => word);
   if (pieces.length === 0) pieces.push("ok");
   return { pieces };
+}
+
+/** The function call a tool-calling response makes: its name and arguments (JSON text). */
+function toolCall(spec, done, i) {
+  if (spec.tool === "calculator") return { name: "calculator", arguments: JSON.stringify({ expression: `(${done} + ${i}) * 3 - 1` }) };
+  if (spec.tool === "run_code") {
+    const code = `const found = [];\nfor (let i = 0; i < ${spec.inner}; i++) found.push(await tools.lookup({ query: "item ${done}." + i }));\nreturn found.length;`;
+    return { name: "run_code", arguments: JSON.stringify({ code }) };
+  }
+  return { name: spec.tool, arguments: JSON.stringify({ query: `item ${done}.${i}`, ...(spec.pad ? { note: "n".repeat(spec.pad) } : {}) }) };
 }
 
 function completionChunks(model, r, includeUsage) {

@@ -13,6 +13,7 @@ import type { OrchestrationLimits } from "./orchestration/types";
 import type { PriceOverrides } from "./pricing";
 import type { RecordedAnswer } from "./recorded-decisions";
 import type { SaveFile } from "./tool-files";
+import type { ScriptRunner, ScriptSeen } from "./tools/code-mode";
 import type { ToolContext, ToolDefinition } from "./tools/types";
 import type { RecordedDecision, TurnState } from "./turn-state";
 
@@ -39,6 +40,10 @@ export interface TurnSetup {
   recalled?: string;
   /** The deployment's provider keys, replaced in any provider error text an event records (redactCredentials). */
   secrets?: readonly string[];
+  /** Runs code-mode scripts (run_code) in a sandbox; absent: the deployment has none, and run_code fails saying so. */
+  runScript?: ScriptRunner;
+  /** A replayed turn: what the recorded run_code call with these arguments saw of Date.now() and Math.random(). */
+  recordedScript?: (args: unknown) => ScriptSeen | null;
   /** A replayed turn: the recorded decision on a call that asks for approval or an answer, if the recording has one. */
   recordedDecision?: (toolName: string, args: unknown) => RecordedAnswer | null;
 }

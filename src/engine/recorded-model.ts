@@ -71,7 +71,8 @@ export function recordedCalls(events: readonly EventDraft[]): RecordedCall[] {
       current.usage = e.payload.usage;
       current.finish_reason = e.payload.finish_reason;
       if (e.payload.model) current.model = e.payload.model;
-    } else if ((e.type === "tool.started" || e.type === "action.required") && current && e.tool_call_id && !seen.has(e.tool_call_id)) {
+    } else if ((e.type === "tool.started" || e.type === "action.required") && current && e.tool_call_id && !e.parent_id && !seen.has(e.tool_call_id)) {
+      // (A call with a parent at this level is a code-mode script's inner call: the script made it, not the model.)
       // A call that waited for approval shows up first in action.required, then (approved) in tool.started.
       seen.add(e.tool_call_id);
       // The model sent the tool's arguments and the injected ones together.

@@ -4,6 +4,7 @@
 // call the recorded turn's end cut short never returned: it has no recorded result, only the cut's error.
 import type { EventDraft } from "../protocol/events";
 import { canonicalJson } from "./request-fingerprint";
+import { RUN_CODE, type ScriptSeen } from "./tools/code-mode";
 import { type ToolDefinition, ToolError } from "./tools/types";
 import { cutToolOutput } from "./turn-state";
 
@@ -17,6 +18,8 @@ export interface RecordedResult {
   is_error: boolean;
   /** The turn's end cut the call short: output is the cut's error, not the tool's. */
   cut?: true;
+  /** A run_code call's: the values Date.now() and Math.random() gave its script. */
+  script?: ScriptSeen;
 }
 
 const CUT_OUTPUTS = new Set([cutToolOutput("cancelled"), cutToolOutput("interrupted")]);
@@ -30,8 +33,9 @@ export function recordedResults(events: readonly EventDraft[]): RecordedResult[]
     if (e.type === "tool.started") started.set(e.tool_call_id, { name: e.payload.name, args: e.payload.args });
     const call = started.get(e.tool_call_id);
     if (e.type !== "tool.result" || !call) continue;
-    const { output, is_error } = e.payload;
-    results.push({ ...call, output, is_error, ...(is_error && CUT_OUTPUTS.has(output as string) ? { cut: true as const } : {}) });
+    const { output, is_error, metadata } = e.payload;
+    const cut = is_error && CUT_OUTPUTS.has(output as string) ? { cut: true as const } : {};
+    results.push({ ...call, output, is_error, ...cut, ...(metadata.script ? { script: metadata.script } : {}) });
   }
   return results;
 }
@@ -43,6 +47,8 @@ export interface ReplayTools {
   tools: Map<string, ToolDefinition>;
   /** Whether the next call of `name` with `args` gets its recorded result rather than running. */
   answersFromRecording(name: string, args: unknown): boolean;
+  /** What the recorded run_code call with these arguments saw of the clock and Math.random (each answers one call). */
+  recordedScript(args: unknown): ScriptSeen | null;
 }
 
 /** `tools` with each executor answering from `recorded` as `mode` says; each recorded result answers one call. */
@@ -73,5 +79,10 @@ export function replayTools(tools: Map<string, ToolDefinition>, recorded: Record
     };
     wrapped.set(name, { ...tool, execute });
   }
-  return { tools: wrapped, answersFromRecording: (name, args) => recordedAnswer(unused.get(keyOf(name, args))?.[0]) };
+  const scripts = recorded.filter((r) => r.script);
+  const recordedScript = (args: unknown) => {
+    const at = scripts.findIndex((r) => keyOf(r.name, r.args) === keyOf(RUN_CODE, args));
+    return at < 0 ? null : scripts.splice(at, 1)[0]!.script!;
+  };
+  return { tools: wrapped, answersFromRecording: (name, args) => recordedAnswer(unused.get(keyOf(name, args))?.[0]), recordedScript };
 }

@@ -2,6 +2,7 @@
 // the turn's budget, and spilling of large payloads; sub-agent tools start child loops.
 import { errorMessage } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
+import { runCode } from "./code-mode-run";
 import { guardEditedCalls, guardToolCalls, guardToolResult } from "./guardrails/stages";
 import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
@@ -93,6 +94,12 @@ function needsApproval(call: ToolCallRecord, setup: TurnSetup): boolean {
 function argumentErrors(tool: ToolDefinition, args: Record<string, unknown>): string[] {
   const errors = schemaErrors(tool.parameters, args);
   return errors.length === 0 && tool.loop_handled === "ask_user" ? responseSchemaErrors(args) : errors;
+}
+
+/** Asks for the decision a call (a script's inner call) needs before it may run, unless it was asked already. */
+export async function startApproval(call: ToolCallRecord, level: Level, turn: Turn): Promise<void> {
+  const setup = level.run.setup;
+  if (call.status === "pending" && !call.approval && needsApproval(call, setup)) await requestApproval(call, level, setup, turn);
 }
 
 async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn): Promise<void> {
@@ -195,7 +202,7 @@ function argsOf(call: ToolCallRecord): Record<string, unknown> {
   return call.args && typeof call.args === "object" ? (call.args as Record<string, unknown>) : {};
 }
 
-async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn, lost: boolean): Promise<"done" | "waiting"> {
+export async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn, lost: boolean): Promise<"done" | "waiting"> {
   const { state } = level;
   const { turn_id } = state;
   const ids = { turn_id, step_id: state.step_id ?? undefined, tool_call_id: call.tool_call_id };
@@ -239,6 +246,10 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
           output = "Result accepted.";
         } else if (tool.loop_handled === "agent_orchestrate") {
           ({ output, is_error } = await runOrchestration(call, executable, level, turn));
+        } else if (tool.loop_handled === "run_code") {
+          const result = await runCode(call, executable, level, turn);
+          if (result === "waiting") return "waiting";
+          ({ output, is_error } = result);
         } else if (tool.loop_handled === "run_subtask" || tool.loop_handled === "spawn_subagents") {
           const result = await runSubagents(call, executable, level, turn);
           if (result === "waiting") return "waiting";

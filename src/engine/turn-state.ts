@@ -40,12 +40,26 @@ export interface ToolCallRecord {
   receipt?: WebhookReceipt;
   /** Sub-agents this call runs (run_subtask: one; spawn_subagents: one per job), with their own loop state. */
   children?: ChildRun[];
+  /** A run_code call's script state: its inner calls and what it saw of the clock (code-mode-run.ts). */
+  code?: CodeRun;
   /** An agent_orchestrate call's plan and progress. */
   orchestration?: OrchestrationRecord;
   /** The tool_input guardrails ran on the arguments (they may have been redacted). */
   guarded?: boolean;
   /** Why a tool_input guardrail refused the call; it gets this as its error result and does not run. */
   blocked?: string;
+}
+
+/**
+ * A code-mode script (run_code): its inner tool calls in the order it made them (state.calls), and the values
+ * Date.now() and Math.random() gave it, so a rerun from its start is answered the same way.
+ */
+export interface CodeRun {
+  state: TurnState;
+  /** Each inner call's name and arguments as the script made them (canonical JSON): what a rerun is matched by. */
+  keys: string[];
+  clock: number[];
+  random: number[];
 }
 
 /** A sub-agent: an isolated loop inside the turn, whose state lives in its parent's tool call. */
@@ -160,7 +174,7 @@ export function finalMessages(state: TurnState, unrunReason: string, cut: "cance
 
 /** The metadata of a tool result (docs/guides/tools-and-permissions.md). */
 export function resultMetadata(
-  call: Pick<ToolCallRecord, "approval" | "receipt">,
+  call: Pick<ToolCallRecord, "approval" | "receipt" | "code">,
   is_error: boolean,
   started_at: number,
   completed_at: number,
@@ -180,6 +194,7 @@ export function resultMetadata(
     offloaded_artifact_id,
     ...(approval?.edited ? { args_edited_by: approval.edited.by } : {}),
     ...(call.receipt ? { receipt: call.receipt } : {}),
+    ...(call.code ? { script: { clock: call.code.clock, random: call.code.random } } : {}),
   };
 }
 
@@ -200,6 +215,9 @@ export function levels(root: TurnState): CallPlace[] {
       for (const child of c.children ?? []) {
         visit({ state: child.state, parent_id: c.tool_call_id, depth: child.depth, subagent_id: child.subagent_id });
       }
+      // A script's inner calls sit under its run_code call, at its level's agent.
+      if (c.code)
+        visit({ state: c.code.state, parent_id: c.tool_call_id, depth: place.depth + 1, ...(place.subagent_id ? { subagent_id: place.subagent_id } : {}) });
     }
   };
   visit({ state: root, parent_id: null, depth: 0 });

@@ -204,6 +204,10 @@ export const AgentConfigSchema = z.strictObject({
     .refine((r) => Object.keys(r).length <= 16, { message: "at most 16 injected args" })
     .default({}),
   allow_parallel_subagents: z.boolean().default(false),
+  code_mode: z
+    .boolean()
+    .optional()
+    .describe("true: the model also gets run_code, a script in a sandbox calling the agent's other tools (docs/guides/code-mode.md)"),
   max_parallel_subagents: z.int().min(1, "must be between 1 and 7").max(7, "must be between 1 and 7").default(3),
   budget: BudgetSchema.default({}),
   /** Outbound subscriptions every session of this agent gets, delivering its whole log (docs/guides/schedules-and-subscriptions.md). */

@@ -78,6 +78,10 @@ export const ResultMetadata = z.object({
     })
     .optional()
     .describe("webhook tools: what became of the call"),
+  script: z
+    .object({ clock: z.array(z.number()), random: z.array(z.number()) })
+    .optional()
+    .describe("run_code: the values Date.now() and Math.random() gave the script, in order (a replay gives them again)"),
 });
 
 /**

@@ -12,7 +12,7 @@ import { redactCredentials } from "../protocol/redact";
 import { type Harness, type HarnessAnswer, harnessModules } from "./harness";
 import type { OutboundProps } from "./outbound";
 
-const COMPATIBILITY_DATE = "2026-04-01";
+export const COMPATIBILITY_DATE = "2026-04-01";
 
 /** The loopback entrypoint a tool with allowed_hosts fetches through (outbound.ts, exported by the Worker). */
 type Loopback = { CodeToolOutbound(options: { props: OutboundProps }): Fetcher };
@@ -50,7 +50,7 @@ function loadError(err: unknown): string {
 }
 
 /** Waits for `p` at most `ms`, and not past `signal`; the isolate is left to finish on its own. */
-function within<T>(p: Promise<T>, ms: number, signal: AbortSignal, name: string): Promise<T> {
+export function within<T>(p: Promise<T>, ms: number, signal: AbortSignal, name: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const stop = (err: Error) => {
       clearTimeout(timer);

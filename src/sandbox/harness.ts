@@ -7,22 +7,18 @@
 /** The most a code tool call may return (JSON text); the loop spills what exceeds max_tool_result_bytes. */
 export const MAX_OUTPUT_BYTES = 1_000_000;
 
-const LOCKDOWN = `
+export const LOCKDOWN = `
 const intrinsics = [Object, Array, Function, String, Number, Boolean, Symbol, BigInt, Promise, RegExp, Date, Map, Set,
   WeakMap, WeakSet, Error, TypeError, RangeError, SyntaxError, ArrayBuffer, Uint8Array, Object.getPrototypeOf(Uint8Array)];
 for (const c of intrinsics) Object.preventExtensions(c.prototype);
 for (const o of [JSON, Math, Reflect, Object, Array, Function]) Object.preventExtensions(o);
 `;
 
-const MAIN = `
-import "./lockdown.js";
-import { WorkerEntrypoint } from "cloudflare:workers";
-import * as source from "./tool.js";
-const MAX = ${MAX_OUTPUT_BYTES};
-
+/** Names an error as the model reads it: an Error with the source's line, or what else was thrown (scripts share it). */
+export const describeThrown = (what: "tool" | "script") => `
 function where(stack) {
   const m = /tool\\.js:(\\d+):(\\d+)/.exec(stack);
-  return m ? " (line " + m[1] + ", column " + m[2] + " of the tool's source)" : "";
+  return m ? " (line " + m[1] + ", column " + m[2] + " of the ${what === "tool" ? "tool's source" : "script"})" : "";
 }
 
 function describe(err) {
@@ -32,12 +28,21 @@ function describe(err) {
     let shown;
     try { shown = JSON.stringify(err); } catch { shown = undefined; }
     if (shown === undefined && (kind === "symbol" || kind === "bigint")) shown = String(err);
-    return "the tool threw a non-Error value (" + kind + ")" + (shown === undefined ? "" : ": " + shown.slice(0, 500));
+    return "the ${what} threw a non-Error value (" + kind + ")" + (shown === undefined ? "" : ": " + shown.slice(0, 500));
   } catch {
-    return "the tool threw a value that could not be described";
+    return "the ${what} threw a value that could not be described";
   }
 }
 
+`;
+
+const MAIN = `
+import "./lockdown.js";
+import { WorkerEntrypoint } from "cloudflare:workers";
+import * as source from "./tool.js";
+const MAX = ${MAX_OUTPUT_BYTES};
+
+${describeThrown("tool")}
 function tooLarge(size) {
   return { ok: false, error: "the result is " + size + " characters long, more than the " + MAX + " a code tool may return" };
 }

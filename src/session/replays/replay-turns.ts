@@ -51,7 +51,7 @@ export class ReplayTurns {
     const model = new RecordedModel(setup.model, setup.config.model, { calls, cut: cut ?? null }, diverged, { made, divergence: divergenceIn(events) });
     const replayed = replayTools(setup.tools, results, row.tools);
     const recordedDecision = decisionsFrom(decisions ?? [], answeredFromRecording(events), replayed.answersFromRecording);
-    return { ...setup, model, tools: replayed.tools, recordedDecision };
+    return { ...setup, model, tools: replayed.tools, recordedDecision, recordedScript: replayed.recordedScript };
   }
 
   /** The replayed turn's recorded automatic recall (null: `turnId` is not the replayed turn, or it recalled nothing). */

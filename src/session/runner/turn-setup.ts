@@ -7,6 +7,7 @@ import { recalledPrompt, withinBudget } from "../../engine/memory/auto-recall";
 import { type Json, loadedWorkingMemory, workingMemoryPrompt } from "../../engine/memory/working-memory";
 import { providerKeys, resolveModel } from "../../engine/models";
 import { parsePriceOverrides } from "../../engine/pricing";
+import { withRunCode } from "../../engine/tools/code-mode";
 import { discoverMcpTools, McpConnections, type McpDiscovery } from "../../engine/tools/mcp-client";
 import { describeTool, resolveToolbelt } from "../../engine/tools/toolbelt";
 import { parseAllowlist } from "../../engine/url-allowlist";
@@ -15,6 +16,7 @@ import { errorMessage } from "../../protocol/errors";
 import type { EventDraft, RuntimeEvent } from "../../protocol/events";
 import type { MemoryLoaded, MemoryRecalled } from "../../protocol/memory";
 import { providerEnv } from "../../providers";
+import { scriptRunner } from "../../sandbox/script-runner";
 import type { SessionSlice } from "../context";
 import { type MemorySession, recallFor, recordedOnce, withDocument, workingMemoryFor } from "../memory/session-memory";
 import { type Discovery, discoverCodeTools } from "./code-tool-discovery";
@@ -45,7 +47,8 @@ export class TurnSetups {
     return {
       config,
       model: resolveModel(config.model, providers),
-      tools: resolveToolbelt(config, this.s.policy(), mcp.tools, this.s.inProcessTools()),
+      tools: this.toolbelt(config, mcp),
+      ...(config.code_mode ? { runScript: scriptRunner(this.s.bindings()) } : {}),
       history: this.history,
       resolveModel: (spec) => resolveModel(spec, providers),
       orchestration: { ...orchestrationLimits(this.s.bindings()), depth: this.s.row().orchestration_depth },
@@ -87,7 +90,13 @@ export class TurnSetups {
   async inventory(): Promise<ReturnType<typeof describeTool>[]> {
     const config = this.s.agent();
     const mcp = await this.discover(config);
-    return [...resolveToolbelt(config, this.s.policy(), mcp.tools, this.s.inProcessTools()).values()].map(describeTool);
+    return [...this.toolbelt(config, mcp).values()].map(describeTool);
+  }
+
+  /** The agent's tools under the session's policy, with run_code over them in code mode. */
+  private toolbelt(config: AgentConfig, mcp: Discovery) {
+    const tools = resolveToolbelt(config, this.s.policy(), mcp.tools, this.s.inProcessTools());
+    return config.code_mode ? withRunCode(tools) : tools;
   }
 
   /**

@@ -1,0 +1,45 @@
+// Code-mode scripts in Dynamic Workers: a fresh isolate per run of a script (a rerun must not see what an
+// earlier run left in its globals), no network (globalOutbound null), no binding, the session reached only
+// through the bridge handed to its run over RPC.
+import { RpcTarget } from "cloudflare:workers";
+import type { ScriptAnswer, ScriptBridge, ScriptRunner, ScriptSeen } from "../engine/tools/code-mode";
+import { ToolError } from "../engine/tools/types";
+import type { Env } from "../env";
+import { COMPATIBILITY_DATE, within } from "./dynamic-worker";
+import { scriptModules } from "./script-harness";
+
+/** CPU time one run of a script may use (enforced by the platform; a local workerd enforces none). */
+const SCRIPT_CPU_MS = 5_000;
+
+interface ScriptHarness {
+  run(names: string[], recorded: ScriptSeen, bridge: ScriptBridge): Promise<ScriptAnswer>;
+}
+
+/** The session's side of the bridge, as an RPC target the script's isolate calls back. */
+class Bridge extends RpcTarget {
+  readonly #bridge: ScriptBridge;
+  constructor(bridge: ScriptBridge) {
+    super();
+    this.#bridge = bridge;
+  }
+  call(name: string, argsJson: string, seen: ScriptSeen) {
+    return this.#bridge.call(String(name), String(argsJson), { clock: numbers(seen?.clock), random: numbers(seen?.random) });
+  }
+}
+
+const numbers = (v: unknown): number[] => (Array.isArray(v) ? v.filter((n): n is number => typeof n === "number") : []);
+
+export function scriptRunner(env: Pick<Env, "LOADER">): ScriptRunner {
+  return async (run, bridge, signal) => {
+    if (!env.LOADER) throw new ToolError("This deployment has no LOADER binding ([[worker_loaders]] in wrangler.toml): run_code cannot run");
+    const worker = env.LOADER.get(run.id, () => ({
+      compatibilityDate: COMPATIBILITY_DATE,
+      mainModule: "main.js",
+      modules: scriptModules(run.code),
+      env: {},
+      globalOutbound: null,
+    }));
+    const harness = worker.getEntrypoint(undefined, { limits: { cpuMs: SCRIPT_CPU_MS } }) as unknown as ScriptHarness;
+    return within(harness.run(run.tools, run.recorded, new Bridge(bridge)), run.timeout_ms, signal, "run_code");
+  };
+}
