@@ -2,6 +2,7 @@
 // session object folds the log into tasks and streams (src/session/streams/a2a-streams.ts); these handlers
 // check who may reach the session and what the request asks, and throw RpcError for A2A's error codes.
 import { checkInputFits } from "../engine/context-budget";
+import { parseAllowlist, urlAllowed } from "../engine/url-allowlist";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import { openAgent } from "../objects/registry/agent-resolve";
@@ -13,6 +14,7 @@ import { DEFAULT_POLICY } from "../protocol/policy";
 import { A2A_PATH, type A2aMode } from "../session/streams/a2a-streams";
 import { parseTaskId, type TaskRef, taskId } from "../views/a2a-task";
 import { actionAnswers, turnInput } from "./a2a-input";
+import { addPushConfig } from "./a2a-push";
 import { decide, derivedSessionId, expiresAt, reachable } from "./chat";
 import { sessionFetch } from "./chat-stream";
 import { callSession, sessionStub } from "./http";
@@ -27,7 +29,7 @@ export interface RpcCall {
 }
 
 /** The params of a method, or InvalidParams naming the first field refused. */
-function paramsOf<T>(
+export function paramsOf<T>(
   schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } },
   raw: unknown,
 ): T {
@@ -41,12 +43,12 @@ function paramsOf<T>(
   );
 }
 
-function need(principal: Principal, permission: "session.submit" | "session.interrupt" | "sessions.create" | "session.approve"): void {
+export function need(principal: Principal, permission: "session.submit" | "session.interrupt" | "sessions.create" | "session.approve"): void {
   if (!allows(principal, permission)) throw new ApiError("forbidden", `this caller may not do ${permission}`);
 }
 
 /** The task `id` when it is one of this agent's sessions the caller may reach; TaskNotFound otherwise. */
-async function reach(call: RpcCall, id: string): Promise<TaskRef> {
+export async function reach(call: RpcCall, id: string): Promise<TaskRef> {
   const ref = parseTaskId(id);
   if (!ref || !(await ofAgent(call, ref.session_id))) throw new RpcError("taskNotFound", `no task '${id}'`);
   return ref;
@@ -123,8 +125,9 @@ async function continueTask(call: RpcCall, message: Message): Promise<TaskRef> {
 export async function sendMessage(call: RpcCall, raw: unknown, stream: boolean): Promise<Response | { task: Task }> {
   const { message, configuration } = paramsOf(SendMessageParams, raw);
   if (message.role !== "ROLE_USER") throw new RpcError("invalidParams", "params.message.role: must be ROLE_USER");
-  if (configuration?.taskPushNotificationConfig !== undefined)
-    throw new RpcError("pushNotSupported", "push notifications are not supported: stream or poll the task");
+  const pushUrl = configuration?.taskPushNotificationConfig?.url;
+  if (pushUrl !== undefined && !urlAllowed(pushUrl, parseAllowlist(call.env.TOOL_URL_ALLOWLIST)))
+    throw new RpcError("invalidParams", "params.configuration.taskPushNotificationConfig.url: is not under any TOOL_URL_ALLOWLIST prefix");
   let ref: TaskRef;
   if (message.taskId) {
     ref = await continueTask(call, message);
@@ -135,6 +138,11 @@ export async function sendMessage(call: RpcCall, raw: unknown, stream: boolean):
     const body = { input: turnInput(message), on_busy: "enqueue" as const, idempotency_key: message.messageId };
     const { turn_id } = await callSession(call.env, sid, "submitTurn", { body, by: call.principal.id });
     ref = { session_id: sid, turn_id };
+  }
+  const push = configuration?.taskPushNotificationConfig;
+  if (push) {
+    const { tenant: _, ...config } = push;
+    await addPushConfig(call, { ...config, taskId: taskId(ref) });
   }
   // A new task's stream begins at its submission; an answered one's with the task as it is now.
   if (stream) return read(call, ref, message.taskId ? "subscribe" : "stream");

@@ -3,30 +3,9 @@
 // Last-Event-ID, GetTask, ListTasks, CancelTask, input-required answered by the next message, and refusals as
 // JSON-RPC error objects that change nothing.
 import { describe, expect, it } from "vitest";
+import { lastId, rpc, sse, state, userMessage } from "../support/a2a-rpc";
 import { api, apiAs, createAgent, events } from "../support/api";
 import { baseURL } from "../support/fake-model";
-
-type Rpc = { status: number; body: any; headers: Headers };
-
-let next = 0;
-const rpc = (agent: string, method: string, params: unknown, headers: Record<string, string> = {}): Promise<Rpc> =>
-  api("POST", `/a2a/${agent}`, { jsonrpc: "2.0", id: ++next, method, params }, { "a2a-version": "1.0", ...headers });
-
-const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({ messageId: `m-${++next}`, role: "ROLE_USER", parts: [{ text }], ...extra });
-
-/** The SSE events of a JSON-RPC stream: each `id:` and the result it carries. */
-function sse(text: string | null): { id: number; result: any; rpcId: unknown }[] {
-  return (text ?? "")
-    .split("\n\n")
-    .filter((b) => b.startsWith("id: "))
-    .map((b) => {
-      const [head, data] = b.split("\n");
-      const body = JSON.parse(data!.slice(6));
-      return { id: Number(head!.slice(4)), result: body.result, rpcId: body.id };
-    });
-}
-
-const state = (e: { result: any }) => e.result.task?.status.state ?? e.result.statusUpdate?.status.state;
 
 describe("the Agent Card", () => {
   it("names the JSON-RPC interface, the bearer scheme and the agent's tools as skills", async () => {
@@ -51,7 +30,7 @@ describe("SendMessage", () => {
     await createAgent({ name: "a2a-send", model: "demo:fast", tools: ["calculator"] });
     const res = await rpc("a2a-send", "SendMessage", { message: userMessage("what is 6 * 7?") });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ jsonrpc: "2.0", id: next });
+    expect(res.body).toMatchObject({ jsonrpc: "2.0", id: lastId() });
     const task = res.body.result.task;
     expect(task).toMatchObject({ status: { state: "TASK_STATE_COMPLETED" }, contextId: expect.stringMatching(/^ses_/) });
     expect(task.id).toMatch(/^task_[0-9a-f]{48}$/);
@@ -102,7 +81,7 @@ describe("SendStreamingMessage", () => {
     expect(res.headers.get("content-type")).toContain("text/event-stream");
     const got = sse(res.body);
     expect(got.map((e) => e.id)).toEqual(got.map((_, i) => i));
-    expect(got.every((e) => e.rpcId === next)).toBe(true);
+    expect(got.every((e) => e.rpcId === lastId())).toBe(true);
     expect(state(got[0]!)).toBe("TASK_STATE_SUBMITTED");
     expect(state(got.at(-1)!)).toBe("TASK_STATE_COMPLETED");
     const text = got.flatMap((e) => (e.result.artifactUpdate ? [e.result.artifactUpdate.artifact.parts[0].text] : [])).join("");
@@ -172,7 +151,7 @@ describe("refusals", () => {
     expect((await rpc("a2a-bad", "SendMessage", { message: userMessage("x", { role: "ROLE_AGENT" }) })).body).toMatchObject({ error: { code: -32602 } });
     expect((await rpc("a2a-bad", "GetTask", { id: "task_nope" })).body).toMatchObject({ error: { code: -32001 } });
     expect((await rpc("a2a-bad", "GetTask", { id: `task_${"0".repeat(48)}` })).body).toMatchObject({ error: { code: -32001 } });
-    expect((await rpc("a2a-bad", "CreateTaskPushNotificationConfig", { taskId: "x", url: "https://x" })).body).toMatchObject({ error: { code: -32003 } });
+    expect((await rpc("a2a-bad", "CreateTaskPushNotificationConfig", { taskId: "x", url: "https://x" })).body).toMatchObject({ error: { code: -32001 } });
     expect((await rpc("a2a-bad", "ListTasks", {})).body).toMatchObject({ error: { code: -32602 } });
     expect((await api("GET", "/v1/sessions?agent=a2a-bad")).body.sessions.length).toBe(before);
   });
