@@ -6,7 +6,7 @@ import { parseAllowlist, urlAllowed } from "../engine/url-allowlist";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import { openAgent } from "../objects/registry/agent-resolve";
-import { ListTasksParams, type Message, RpcError, type RpcId, SendMessageParams, type Task, TaskIdParams, TERMINAL_STATES } from "../protocol/a2a";
+import { type Message, RpcError, type RpcId, SendMessageParams, type Task, TaskIdParams, TERMINAL_STATES } from "../protocol/a2a";
 import { ApiError, unwrap } from "../protocol/errors";
 import { inputText } from "../protocol/input-parts";
 import { allows, type Principal } from "../protocol/permissions";
@@ -55,13 +55,13 @@ export async function reach(call: RpcCall, id: string): Promise<TaskRef> {
 }
 
 /** Whether the session exists, the caller may reach it, and it was opened with this agent. */
-async function ofAgent(call: RpcCall, sid: string): Promise<boolean> {
+export async function ofAgent(call: RpcCall, sid: string): Promise<boolean> {
   if (!(await reachable(call.env, sid, call.principal))) return false;
   return unwrap(await sessionStub(call.env, sid).access()).access.opened_agent === call.agent;
 }
 
 /** Reads the task from its session: its object now, once it settles, or its stream. */
-async function read(call: RpcCall, ref: TaskRef, mode: A2aMode, after?: number): Promise<Response> {
+export async function read(call: RpcCall, ref: TaskRef, mode: A2aMode, after?: number): Promise<Response> {
   const url = new URL(`https://session${A2A_PATH}`);
   url.searchParams.set("id", taskId(ref));
   url.searchParams.set("mode", mode);
@@ -76,10 +76,10 @@ async function read(call: RpcCall, ref: TaskRef, mode: A2aMode, after?: number):
   }
 }
 
-const taskOf = async (res: Response) => (await res.json()) as Task;
+export const taskOf = async (res: Response) => (await res.json()) as Task;
 
 /** The task with at most its `historyLength` last messages. */
-function trimmed(task: Task, historyLength: number | undefined): Task {
+export function trimmed(task: Task, historyLength: number | undefined): Task {
   return historyLength === undefined ? task : { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
 }
 
@@ -176,24 +176,4 @@ export async function subscribeToTask(call: RpcCall, raw: unknown): Promise<Resp
     if (TERMINAL_STATES.has(now.status.state)) throw new RpcError("unsupportedOperation", `task ${id} is ${now.status.state}: read it with GetTask`);
   }
   return read(call, ref, after === undefined ? "subscribe" : "stream", after);
-}
-
-/** ListTasks of one context (a session), newest first. */
-export async function listTasks(call: RpcCall, raw: unknown): Promise<{ tasks: Task[]; nextPageToken: string; pageSize: number; totalSize: number }> {
-  const p = paramsOf(ListTasksParams, raw);
-  if (!p.contextId)
-    throw new RpcError("invalidParams", "params.contextId: is required here: tasks are listed per context (GET /v1/sessions lists the sessions)");
-  if (!(await ofAgent(call, p.contextId))) return { tasks: [], nextPageToken: "", pageSize: p.pageSize ?? 20, totalSize: 0 };
-  const snapshot = await callSession(call.env, p.contextId, "getSession", { by: call.principal.id });
-  const turns = [...snapshot.turns].reverse();
-  const start = p.pageToken ? turns.findIndex((t) => t.turn_id === p.pageToken) : 0;
-  if (start < 0) throw new RpcError("invalidParams", "params.pageToken: is not a token this context gave");
-  const size = p.pageSize ?? 20;
-  const tasks: Task[] = [];
-  for (const t of turns.slice(start, start + size)) {
-    const task = trimmed(await taskOf(await read(call, { session_id: p.contextId, turn_id: t.turn_id }, "object")), p.historyLength);
-    if (p.status && task.status.state !== p.status) continue;
-    tasks.push(p.includeArtifacts ? task : { ...task, artifacts: [] });
-  }
-  return { tasks, nextPageToken: turns[start + size]?.turn_id ?? "", pageSize: size, totalSize: turns.length };
 }

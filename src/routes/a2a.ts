@@ -11,8 +11,9 @@ import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError } from "../protocol/errors";
 import { a2a as ops } from "../protocol/operations";
 import type { Principal } from "../protocol/permissions";
+import { listTasks } from "./a2a-list";
 import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from "./a2a-push";
-import { cancelTask, getTask, listTasks, type RpcCall, sendMessage, subscribeToTask } from "./a2a-tasks";
+import { cancelTask, getTask, type RpcCall, sendMessage, subscribeToTask } from "./a2a-tasks";
 import { type AppEnv, router, toApiError } from "./http";
 import { guards, route } from "./operation-route";
 

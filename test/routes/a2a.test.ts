@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { lastId, rpc, sse, state, userMessage } from "../support/a2a-rpc";
 import { api, apiAs, createAgent, events } from "../support/api";
+import { until } from "../support/chat-client";
 import { baseURL } from "../support/fake-model";
 
 describe("the Agent Card", () => {
@@ -138,6 +139,40 @@ describe("input-required", () => {
   });
 });
 
+describe("ListTasks without contextId", () => {
+  it("lists the tasks of every session of the agent the caller reaches, newest session first, paged and filtered by status", async () => {
+    await createAgent({ name: "a2a-list-all", model: "demo:fast" });
+    const first = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("one") })).body.result.task;
+    const second = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("two", { contextId: first.contextId }) })).body.result.task;
+    const third = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("three") })).body.result.task;
+    await createAgent({ name: "a2a-list-other", model: "demo:fast" });
+    await rpc("a2a-list-other", "SendMessage", { message: userMessage("elsewhere") });
+    // The index is written within a second of a session's change.
+    await until(async () => {
+      const rows = (await api("GET", "/v1/sessions?agent=a2a-list-all")).body.sessions;
+      return rows.length === 2 && rows.every((r: any) => r.turns > 0) && rows.reduce((n: number, r: any) => n + r.turns, 0) === 3;
+    }, "the index lists both sessions");
+    const all = (await rpc("a2a-list-all", "ListTasks", {})).body.result;
+    expect(all).toMatchObject({ nextPageToken: "", pageSize: 20, totalSize: 3 });
+    expect(all.tasks.map((t: any) => t.id)).toEqual([third.id, second.id, first.id]);
+    expect(all.tasks.every((t: any) => t.artifacts.length === 0)).toBe(true);
+
+    const page1 = (await rpc("a2a-list-all", "ListTasks", { pageSize: 2 })).body.result;
+    expect(page1.tasks.map((t: any) => t.id)).toEqual([third.id, second.id]);
+    const page2 = (await rpc("a2a-list-all", "ListTasks", { pageSize: 2, pageToken: page1.nextPageToken })).body.result;
+    expect(page2).toMatchObject({ nextPageToken: "", tasks: [{ id: first.id }] });
+    expect((await rpc("a2a-list-all", "ListTasks", { status: "TASK_STATE_FAILED" })).body.result.tasks).toEqual([]);
+    expect((await rpc("a2a-list-all", "ListTasks", { status: "TASK_STATE_COMPLETED" })).body.result.tasks).toHaveLength(3);
+    expect((await rpc("a2a-list-all", "ListTasks", { pageToken: "nope" })).body.error.code).toBe(-32602);
+
+    // A token bound to one session sees that session's tasks only.
+    const token = (await api("POST", "/v1/tokens", { subject: "lister", session_id: first.contextId, ttl_s: 600 })).body.token;
+    const scoped = await apiAs("POST", "/a2a/a2a-list-all", token, { jsonrpc: "2.0", id: 1, method: "ListTasks", params: {} });
+    expect(scoped.body.result).toMatchObject({ totalSize: 2, nextPageToken: "" });
+    expect(scoped.body.result.tasks.map((t: any) => t.id)).toEqual([second.id, first.id]);
+  });
+});
+
 describe("refusals", () => {
   it("malformed JSON-RPC, unknown methods and versions, bad params and unknown tasks are JSON-RPC errors that change nothing", async () => {
     await createAgent({ name: "a2a-bad", model: "demo:fast" });
@@ -152,7 +187,7 @@ describe("refusals", () => {
     expect((await rpc("a2a-bad", "GetTask", { id: "task_nope" })).body).toMatchObject({ error: { code: -32001 } });
     expect((await rpc("a2a-bad", "GetTask", { id: `task_${"0".repeat(48)}` })).body).toMatchObject({ error: { code: -32001 } });
     expect((await rpc("a2a-bad", "CreateTaskPushNotificationConfig", { taskId: "x", url: "https://x" })).body).toMatchObject({ error: { code: -32001 } });
-    expect((await rpc("a2a-bad", "ListTasks", {})).body).toMatchObject({ error: { code: -32602 } });
+    expect((await rpc("a2a-bad", "ListTasks", { pageSize: 0 })).body).toMatchObject({ error: { code: -32602 } });
     expect((await api("GET", "/v1/sessions?agent=a2a-bad")).body.sessions.length).toBe(before);
   });
 
