@@ -195,6 +195,33 @@ describe("input items", () => {
   });
 });
 
+describe("versions", () => {
+  it("model agent@3 and agent@label open that version; an unknown version or label is a 404 naming model", async () => {
+    await createAgent({ name: "resp-ver", model: "demo:fast", instructions: "The first." });
+    await createAgent({ name: "resp-ver", model: "demo:fast", instructions: "The second." });
+    expect((await api("PUT", "/v1/agents/resp-ver/labels/stable", { version: 1 })).status).toBe(200);
+    /** The version the response's session runs (its id names the session). */
+    const versionOf = async (id: string) => (await api("GET", `/v1/sessions/ses_${id.slice(5, 29)}`)).body.agent_version;
+    const pinned = await create({ model: "resp-ver@1", input: "hello" });
+    expect(pinned.status, JSON.stringify(pinned.body)).toBe(200);
+    expect(pinned.body).toMatchObject({ status: "completed", model: "resp-ver" });
+    expect(await versionOf(pinned.body.id)).toBe(1);
+    expect(await versionOf((await create({ model: "resp-ver@stable", input: "hello" })).body.id)).toBe(1);
+    expect(await versionOf((await create({ model: "resp-ver", input: "hello" })).body.id)).toBe(2);
+
+    const before = (await api("GET", "/v1/sessions?agent=resp-ver")).body.sessions.length;
+    expectError(await create({ model: "resp-ver@9", input: "hello" }), 404, "model");
+    expectError(await create({ model: "resp-ver@canary", input: "hello" }), 404, "model");
+    expectError(await create({ model: "nobody@1", input: "hello" }), 404, "model");
+    // A conversation goes on with its agent; a version it names must be the one it runs.
+    expectError(await create({ model: "resp-ver@2", input: "again", previous_response_id: pinned.body.id }), 422, "model");
+    const next = await create({ model: "resp-ver@stable", input: "again", previous_response_id: pinned.body.id });
+    expect(next.status, JSON.stringify(next.body)).toBe(200);
+    expect((await create({ model: "resp-ver", input: "more", previous_response_id: next.body.id })).status).toBe(200);
+    expect((await api("GET", "/v1/sessions?agent=resp-ver")).body.sessions.length).toBe(before);
+  });
+});
+
 describe("refusals", () => {
   it("answer the Responses error shape, name the field, and change nothing", async () => {
     await createAgent({ name: "resp-bad", model: "demo:fast" });
