@@ -3,6 +3,7 @@
 // questions answered with input items, and refusals in the Responses error shape that change nothing.
 import { describe, expect, it } from "vitest";
 import { api, apiAs, createAgent, events } from "../support/api";
+import { until } from "../support/chat-client";
 import { tinyPng } from "../support/tiny-files";
 
 type Sse = { event: string; data: any }[];
@@ -110,6 +111,23 @@ describe("background responses", () => {
     expectError(refused, 409, null);
     expect(refused.body.error.type).toBe("invalid_request_error");
     expect((await api("GET", `/v1/responses/${done.body.id}`)).body).toEqual(done.body);
+  });
+
+  it("a stream open while its response is cancelled ends with response.failed, the response cancelled", async () => {
+    await createAgent({ name: "resp-cancel-live", model: "demo:slow" });
+    const live = api("POST", "/v1/responses", { model: "resp-cancel-live", input: "hello", stream: true });
+    let id = "";
+    await until(async () => {
+      const [row] = (await api("GET", "/v1/sessions?agent=resp-cancel-live")).body.sessions;
+      const turns = row ? (await api("GET", `/v1/sessions/${row.session_id}`)).body.turns : [];
+      if (turns[0]) id = `resp_${row.session_id.slice(4)}${turns[0].turn_id.slice(4)}`;
+      return id !== "";
+    }, "the streamed response's turn");
+    expect((await api("POST", `/v1/responses/${id}/cancel`)).body.status).toBe("cancelled");
+    const stream = sse((await live).body);
+    expect(stream[0]).toMatchObject({ event: "response.created", data: { response: { id } } });
+    expect(stream.at(-1)).toMatchObject({ event: "response.failed", data: { response: { id, status: "cancelled", error: null } } });
+    expect(stream.filter((e) => /^response\.(completed|failed|incomplete)$/.test(e.event))).toHaveLength(1);
   });
 });
 
