@@ -95,7 +95,8 @@ function argumentErrors(tool: ToolDefinition, args: Record<string, unknown>): st
   return errors.length === 0 && tool.loop_handled === "ask_user" ? responseSchemaErrors(args) : errors;
 }
 
-async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn): Promise<void> {
+/** Asks for the approval of a call, or its question's answer; `remote`: the question its result asked (asks_user). */
+async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn, remote?: string): Promise<void> {
   const { state } = level;
   const action_id = turn.ports.newId("act");
   const tool = setup.tools.get(call.name)!;
@@ -104,8 +105,11 @@ async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSe
   const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
   const args = await forLog(executable, call, state, setup, turn);
   call.approval = { action_id, status: "pending", expires_at };
-  const asked = tool.loop_handled === "ask_user";
-  const question = { question: String(executable.question), response_schema: responseSchemaOf(executable) };
+  const asked = tool.loop_handled === "ask_user" || remote !== undefined;
+  const question =
+    remote !== undefined
+      ? { question: remote, response_schema: { type: "string" } }
+      : { question: String(executable.question), response_schema: responseSchemaOf(executable) };
   // A quorum approves the arguments as the model made them: each approver must see what the others approved.
   const quorum = rule?.approvals && rule.approvals > 1 ? { approvals_required: rule.approvals } : {};
   // The tool's parameters go with an approval whose arguments may be edited: edits are checked against them.
@@ -213,7 +217,7 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
     // picking up), has started already; a call a human refused never starts (action.resolved and tool.result say so).
     if (startsNow(call)) turn.emit(level, [await startCall(call, level, setup, turn)]);
     const argErrors = tool ? argumentErrors(tool, executable) : [];
-    if (refused && tool?.loop_handled === "ask_user") {
+    if (refused && (tool?.loop_handled === "ask_user" || call.follow_up)) {
       output = unansweredResult(refused.status as "timed_out" | "rejected", refused.reason);
       is_error = false;
     } else if (refused) {
@@ -268,9 +272,16 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
             };
             const scope = level.subagent_id ? { subagent_id: level.subagent_id } : {};
             const ctx = { ...p.tool, turn_id, tool_call_id: call.tool_call_id, ...scope, signal: turn.signal, now: p.now, progress, receipt };
-            output = await executeTool(tool, executable, ctx, call, level, turn, injected);
+            output = await executeTool(tool, answerArgs(call) ?? executable, ctx, call, level, turn, injected);
           } finally {
             settled = true;
+          }
+          // The result is a question for the user: the call waits for the answer, then sends it (and may ask again).
+          const asked = tool.asks_user?.(output);
+          if (asked) {
+            call.follow_up = asked.answer_args;
+            await requestApproval(call, level, setup, turn, asked.question);
+            return "waiting";
           }
           turn.signal.throwIfAborted(); // a tool that ignored the abort: its result is not recorded
         }
@@ -310,6 +321,13 @@ async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup,
     true,
   );
   return "done";
+}
+
+/** The arguments of the call that sends the user's answer to what the call's result asked; null otherwise. */
+function answerArgs(call: ToolCallRecord): Record<string, unknown> | null {
+  if (!call.follow_up || !call.approval || call.approval.status === "pending" || isRefusal(call.approval.status)) return null;
+  const answer = call.approval.response;
+  return { ...call.follow_up, message: typeof answer === "string" ? answer : JSON.stringify(answer ?? ""), answer_id: call.approval.action_id };
 }
 
 async function runPool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

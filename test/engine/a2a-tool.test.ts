@@ -101,6 +101,20 @@ describe("the A2A tool", () => {
     expect(next.sent[0]!.params.message).toMatchObject({ taskId: "task-1", contextId: "ctx-1" });
   });
 
+  it("makes the waiting task a question for the session's user; the loop's answer is a message of its own on that task", async () => {
+    const tool = a2aTool(spec);
+    const r = remote([submitted, status("TASK_STATE_INPUT_REQUIRED", "Which colour?")]);
+    const out = await tool.execute({ message: "paint it" }, context(r.fetch));
+    expect(tool.asks_user!(out)).toEqual({
+      question: 'The remote agent "helper" asks: Which colour?',
+      answer_args: { task_id: "task-1", context_id: "ctx-1" },
+    });
+    expect(tool.asks_user!(await tool.execute({ message: "hi" }, context(remote([submitted, status("TASK_STATE_COMPLETED")]).fetch)))).toBeNull();
+    const next = remote([submitted, status("TASK_STATE_COMPLETED")]);
+    await tool.execute({ message: "blue", task_id: "task-1", context_id: "ctx-1", answer_id: "act_1" }, context(next.fetch));
+    expect(next.sent[0]!.params.message).toMatchObject({ messageId: "ses_1-call_1-act_1", taskId: "task-1", parts: [{ text: "blue" }] });
+  });
+
   it("cancels the remote task when the turn is cancelled, and reads its stream to the end", async () => {
     const r = remote([submitted, status("TASK_STATE_WORKING")], { hold: true });
     const abort = new AbortController();

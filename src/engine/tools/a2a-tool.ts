@@ -157,12 +157,21 @@ export function a2aTool(spec: A2aAgentSpec): ToolDefinition {
     parallel_safe: true,
     // Run again after a restart: the same message id in the same context finds the task it began.
     idempotent: true,
+    // A remote task waiting for input asks this session's user; the answer goes to the task as its next message.
+    asks_user(output) {
+      const r = output as { state?: unknown; input_required?: unknown; task_id?: unknown; context_id?: unknown } | null;
+      if (r?.state !== "TASK_STATE_INPUT_REQUIRED" || typeof r.task_id !== "string") return null;
+      const answer_args = { task_id: r.task_id, ...(typeof r.context_id === "string" ? { context_id: r.context_id } : {}) };
+      return { question: `The remote agent "${spec.name}" asks: ${String(r.input_required ?? "")}`, answer_args };
+    },
     async execute(args, ctx) {
       if (!urlAllowed(spec.url, ctx.urlAllowlist)) throw new ToolError(`URL of tool "${spec.name}" is not allowlisted`);
       const text = typeof args.message === "string" ? args.message : JSON.stringify(args.message ?? "");
       const contextId = typeof args.context_id === "string" ? args.context_id : `${ctx.session_id}-${ctx.tool_call_id}`;
+      // An answer the loop sends (asks_user) is a message of its own, named by the question it answers.
+      const answered = typeof args.answer_id === "string" ? `-${args.answer_id}` : "";
       const message = {
-        messageId: `${ctx.session_id}-${ctx.tool_call_id}`,
+        messageId: `${ctx.session_id}-${ctx.tool_call_id}${answered}`,
         role: "ROLE_USER",
         parts: [{ text }],
         contextId,
