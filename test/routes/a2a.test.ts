@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { lastId, rpc, sse, state, userMessage } from "../support/a2a-rpc";
 import { api, apiAs, createAgent, events } from "../support/api";
 import { until } from "../support/chat-client";
-import { baseURL } from "../support/fake-model";
+import { baseURL, script, toolURL, uniqueId } from "../support/fake-model";
 
 describe("the Agent Card", () => {
   it("names the JSON-RPC interface, the bearer scheme and the agent's tools as skills", async () => {
@@ -136,6 +136,29 @@ describe("input-required", () => {
     expect(state(second.at(-1)!)).toBe("TASK_STATE_COMPLETED");
     const task = (await rpc("a2a-asker", "GetTask", { id })).body.result;
     expect(task.artifacts.at(-1).parts[0].text).toBe("You answered: blue");
+  });
+});
+
+describe("files tools return", () => {
+  it("are artifacts of the task with a file part naming the session file, in the task and its stream", async () => {
+    const id = uniqueId("a2a-files");
+    const files = [{ data: btoa("a,b\n1,2\n"), media_type: "text/csv", filename: "table.csv" }];
+    await script(id, [{ tool_calls: [{ name: "make_files", arguments: { files } }] }, { text: "Here is the table." }]);
+    await createAgent({ name: "a2a-files", model: `openai-compatible:${id}`, http_tools: [{ name: "make_files", url: toolURL("files") }] });
+    const res = await rpc("a2a-files", "SendStreamingMessage", { message: userMessage("make a table") });
+    const got = sse(res.body);
+    const updates = got.flatMap((e) => (e.result.artifactUpdate ? [e.result.artifactUpdate] : []));
+    const file = updates.find((u) => u.artifact.artifactId.startsWith("file-"));
+    const taskId = got[0]!.result.task.id;
+    const contextId = got[0]!.result.task.contextId;
+    expect(file).toMatchObject({ taskId, append: false, lastChunk: true, artifact: { name: "table.csv" } });
+    const [part] = file.artifact.parts;
+    expect(part).toEqual({ url: expect.stringMatching(new RegExp(`^/v1/sessions/${contextId}/files/`)), mediaType: "text/csv", filename: "table.csv" });
+    expect((await api("GET", part.url)).body).toBe("a,b\n1,2\n");
+    const task = (await rpc("a2a-files", "GetTask", { id: taskId })).body.result;
+    expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(task.artifacts.map((a: any) => a.name)).toEqual(["table.csv", "answer"]);
+    expect(task.artifacts[0]).toEqual(file.artifact);
   });
 });
 
