@@ -5,9 +5,10 @@
 // answered from the call's recorded state (matched by position, name and arguments), so nothing runs twice.
 // Date.now() and Math.random() give a rerun what they gave before.
 import { errorMessage } from "../protocol/errors";
+import { startApproval } from "./approval-requests";
 import { guardEditedCalls, guardToolCalls } from "./guardrails/stages";
 import { canonicalJson } from "./request-fingerprint";
-import { runToolCall, startApproval } from "./tool-calls";
+import { runToolCall } from "./tool-calls";
 import { MAX_RECORDED_VALUES, type ScriptAnswer, type ScriptCallAnswer, type ScriptSeen, scriptableTools } from "./tools/code-mode";
 import { ToolError } from "./tools/types";
 import type { Level, Turn } from "./turn-context";

@@ -2,21 +2,19 @@
 // the turn's budget, and spilling of large payloads; sub-agent tools start child loops.
 import { errorMessage } from "../protocol/errors";
 import type { EventDraft } from "../protocol/events";
+import { argsOf, argumentErrors, requestApproval, startApproval } from "./approval-requests";
 import { runCode } from "./code-mode-run";
 import { guardEditedCalls, guardToolCalls, guardToolResult } from "./guardrails/stages";
-import { schemaErrors } from "./json-schema";
 import { runOrchestration } from "./orchestration/run";
 import { executeTool, recorded } from "./outliving-calls";
 import type { TurnSetup } from "./ports";
-import { replayedDecision } from "./recorded-decisions";
 import { runSubagents } from "./subagents";
 import { keepToolFiles } from "./tool-files";
 import { forLog, refsOf } from "./tool-spill";
-import { responseSchemaErrors, responseSchemaOf, unansweredResult } from "./tools/ask-user";
+import { unansweredResult } from "./tools/ask-user";
 import { splitInjectedArgs } from "./tools/injected-args";
-import { hitlRule } from "./tools/mcp-names";
 import { RUN_SUBTASK, SPAWN_SUBAGENTS } from "./tools/subagent-tools";
-import type { McpProgress, ToolDefinition, WebhookReceipt } from "./tools/types";
+import type { McpProgress, WebhookReceipt } from "./tools/types";
 import { type Level, type Turn, toModelTools } from "./turn-context";
 import { applyDecisions, isRefusal, resultMetadata, type ToolCallRecord, toolResultPart } from "./turn-state";
 
@@ -51,7 +49,7 @@ export async function runToolCalls(level: Level, turn: Turn): Promise<"done" | "
   const parallelism = Math.min(MAX_PARALLEL_TOOL_CALLS, turn.budget.max_parallel_per_turn);
   await guardToolCalls(level, turn);
   for (;;) {
-    for (const c of calls) if (c.status === "pending" && !c.approval && needsApproval(c, setup)) await requestApproval(c, level, setup, turn);
+    for (const c of calls) await startApproval(c, level, turn);
     // Decisions can arrive while tools run: each round applies the ones recorded so far (at every level, since
     // a sub-agent's call may wait too) and picks up the calls that became runnable.
     applyDecisions(turn.root, turn.ports.decisions());
@@ -76,76 +74,6 @@ export async function runToolCalls(level: Level, turn: Turn): Promise<"done" | "
   state.messages.push({ role: "tool", content: calls.map(toolResultPart) });
   state.calls = null;
   return "done";
-}
-
-/**
- * A call to one of the agent's hitl_tools, or an ask_user question, that could run (a malformed call is refused
- * without asking anyone).
- */
-function needsApproval(call: ToolCallRecord, setup: TurnSetup): boolean {
-  const tool = setup.tools.get(call.name);
-  if (!tool || call.invalid || call.blocked) return false;
-  if (tool.loop_handled !== "ask_user" && !hitlRule(setup.config.hitl_tools, tool)) return false;
-  const { executable } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
-  return argumentErrors(tool, executable).length === 0;
-}
-
-/** What is wrong with a call's arguments: against the tool's parameters, and an ask_user response_schema's patterns. */
-function argumentErrors(tool: ToolDefinition, args: Record<string, unknown>): string[] {
-  const errors = schemaErrors(tool.parameters, args);
-  return errors.length === 0 && tool.loop_handled === "ask_user" ? responseSchemaErrors(args) : errors;
-}
-
-/** Asks for the decision a call (a script's inner call) needs before it may run, unless it was asked already. */
-export async function startApproval(call: ToolCallRecord, level: Level, turn: Turn): Promise<void> {
-  const setup = level.run.setup;
-  if (call.status === "pending" && !call.approval && needsApproval(call, setup)) await requestApproval(call, level, setup, turn);
-}
-
-async function requestApproval(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn): Promise<void> {
-  const { state } = level;
-  const action_id = turn.ports.newId("act");
-  const tool = setup.tools.get(call.name)!;
-  const rule = hitlRule(setup.config.hitl_tools, tool);
-  const expires_at = turn.ports.now() + (rule?.timeout_ms ?? setup.config.approval_timeout_ms);
-  const { executable, injected } = splitInjectedArgs(argsOf(call), setup.config.injected_tool_args);
-  const args = await forLog(executable, call, state, setup, turn);
-  call.approval = { action_id, status: "pending", expires_at };
-  const asked = tool.loop_handled === "ask_user";
-  const question = { question: String(executable.question), response_schema: responseSchemaOf(executable) };
-  // A quorum approves the arguments as the model made them: each approver must see what the others approved.
-  const quorum = rule?.approvals && rule.approvals > 1 ? { approvals_required: rule.approvals } : {};
-  // The tool's parameters go with an approval whose arguments may be edited: edits are checked against them.
-  const editable = !asked && rule?.allow_edits && !quorum.approvals_required ? { args_schema: tool.parameters } : {};
-  turn.ports.requestApproval(
-    {
-      type: "action.required",
-      turn_id: state.turn_id,
-      step_id: state.step_id ?? undefined,
-      tool_call_id: call.tool_call_id,
-      action_id,
-      parent_id: level.parent_id,
-      depth: level.depth,
-      ...(level.subagent_id ? { subagent_id: level.subagent_id } : {}),
-      payload: {
-        kind: asked ? "user_input" : "tool_approval",
-        tool_name: call.name,
-        args: args.value,
-        injected_args: injected,
-        expires_at,
-        ...(asked ? question : editable),
-        ...(rule?.remind_after_ms ? { remind_after_ms: rule.remind_after_ms } : {}),
-        ...quorum,
-        ...(rule?.on_timeout === "approve" ? { on_timeout: "approve" as const } : {}),
-      },
-      ...refsOf(args.artifact),
-    },
-    turn.root,
-  );
-  // A replay answers what the recorded turn was answered (nobody is asked again); the loop applies it as any decision.
-  const recorded = setup.recordedDecision?.(call.name, args.value);
-  if (recorded)
-    turn.emit(level, [replayedDecision(recorded, { turn_id: state.turn_id, step_id: state.step_id ?? undefined, tool_call_id: call.tool_call_id, action_id })]);
 }
 
 /** Whether the call still has to start: not started before a restart, and not refused by a human. */
@@ -198,10 +126,6 @@ function callArgs(call: ToolCallRecord, setup: TurnSetup): { executable: Record<
   return call.approval?.edited ? { executable: call.approval.edited.args, injected: own.injected } : own;
 }
 
-function argsOf(call: ToolCallRecord): Record<string, unknown> {
-  return call.args && typeof call.args === "object" ? (call.args as Record<string, unknown>) : {};
-}
-
 export async function runToolCall(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn, lost: boolean): Promise<"done" | "waiting"> {
   const { state } = level;
   const { turn_id } = state;
@@ -220,7 +144,7 @@ export async function runToolCall(call: ToolCallRecord, level: Level, setup: Tur
     // picking up), has started already; a call a human refused never starts (action.resolved and tool.result say so).
     if (startsNow(call)) turn.emit(level, [await startCall(call, level, setup, turn)]);
     const argErrors = tool ? argumentErrors(tool, executable) : [];
-    if (refused && tool?.loop_handled === "ask_user") {
+    if (refused && (tool?.loop_handled === "ask_user" || call.follow_up)) {
       output = unansweredResult(refused.status as "timed_out" | "rejected", refused.reason);
       is_error = false;
     } else if (refused) {
@@ -279,9 +203,16 @@ export async function runToolCall(call: ToolCallRecord, level: Level, setup: Tur
             };
             const scope = level.subagent_id ? { subagent_id: level.subagent_id } : {};
             const ctx = { ...p.tool, turn_id, tool_call_id: call.tool_call_id, ...scope, signal: turn.signal, now: p.now, progress, receipt };
-            output = await executeTool(tool, executable, ctx, call, level, turn, injected);
+            output = await executeTool(tool, answerArgs(call) ?? executable, ctx, call, level, turn, injected);
           } finally {
             settled = true;
+          }
+          // The result is a question for the user: the call waits for the answer, then sends it (and may ask again).
+          const asked = tool.asks_user?.(output);
+          if (asked) {
+            call.follow_up = asked.answer_args;
+            await requestApproval(call, level, setup, turn, asked.question);
+            return "waiting";
           }
           turn.signal.throwIfAborted(); // a tool that ignored the abort: its result is not recorded
         }
@@ -321,6 +252,13 @@ export async function runToolCall(call: ToolCallRecord, level: Level, setup: Tur
     true,
   );
   return "done";
+}
+
+/** The arguments of the call that sends the user's answer to what the call's result asked; null otherwise. */
+function answerArgs(call: ToolCallRecord): Record<string, unknown> | null {
+  if (!call.follow_up || !call.approval || call.approval.status === "pending" || isRefusal(call.approval.status)) return null;
+  const answer = call.approval.response;
+  return { ...call.follow_up, message: typeof answer === "string" ? answer : JSON.stringify(answer ?? ""), answer_id: call.approval.action_id };
 }
 
 async function runPool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

@@ -46,6 +46,8 @@ export interface ToolCallRecord {
   orchestration?: OrchestrationRecord;
   /** The tool_input guardrails ran on the arguments (they may have been redacted). */
   guarded?: boolean;
+  /** The call's result asked the user (asks_user): the arguments the answer is sent with, once `approval` has it. */
+  follow_up?: Record<string, unknown>;
   /** Why a tool_input guardrail refused the call; it gets this as its error result and does not run. */
   blocked?: string;
 }
@@ -306,6 +308,9 @@ export function closingEvents(
           payload: { error: `the turn was ${reason}` },
         });
       }
+      // A call that started and then asked the user (asks_user) closes both.
+      const waits = c.approval?.status === "pending" && !decided.has(c.approval.action_id);
+      if (c.status === "started" && waits && c.follow_up) events.push(cutDecision(c, envelope, reason));
       if (c.status === "started") {
         events.push({
           type: "tool.result",
@@ -314,16 +319,21 @@ export function closingEvents(
           tool_call_id: c.tool_call_id,
           payload: { name: c.name, output: cutToolOutput(reason), is_error: true, metadata: resultMetadata(c, true, c.started_at ?? now, now, {}) },
         });
-      } else if (c.approval?.status === "pending" && !decided.has(c.approval.action_id)) {
-        events.push({
-          type: "action.resolved",
-          ...envelope,
-          action_id: c.approval.action_id,
-          tool_call_id: c.tool_call_id,
-          payload: { decision: "rejected", tool_name: c.name, by: "runtime", reason: cutDecisionReason(reason) },
-        });
+      } else if (waits) {
+        events.push(cutDecision(c, envelope, reason));
       }
     }
   }
   return events;
+}
+
+/** The rejection that closes a call's approval or question left waiting when its turn is cut short. */
+function cutDecision(c: ToolCallRecord, envelope: Omit<EventDraft, "type" | "payload">, reason: "cancelled" | "interrupted"): EventDraft {
+  return {
+    type: "action.resolved",
+    ...envelope,
+    action_id: c.approval!.action_id,
+    tool_call_id: c.tool_call_id,
+    payload: { decision: "rejected", tool_name: c.name, by: "runtime", reason: cutDecisionReason(reason) },
+  } as EventDraft;
 }

@@ -87,6 +87,32 @@ export const Message = z.object({
 });
 export type Message = z.infer<typeof Message>;
 
+/** How the runtime authenticates to a push receiver: an `Authorization: <scheme> <credentials>` header. */
+const PushAuthentication = z.object({ scheme: z.string().min(1).max(50), credentials: z.string().max(2000).optional() });
+
+/** A task's push notification config (CreateTaskPushNotificationConfig's params, 1.0's flat shape). */
+export const TaskPushNotificationConfig = z.object({
+  tenant: z.string().optional(),
+  id: z.string().min(1).max(100).optional(),
+  taskId: z.string().min(1).max(200),
+  url: z.url().max(2000),
+  token: z.string().min(1).max(500).optional(),
+  authentication: PushAuthentication.optional(),
+  /** Not in A2A: the Standard Webhooks secret deliveries are signed with (default: generated, answered once). */
+  signingSecret: z.string().min(16).max(200).optional(),
+});
+export type TaskPushNotificationConfig = z.infer<typeof TaskPushNotificationConfig>;
+/** The push config fields a SendMessage may carry (its task is the one the message makes). */
+export const MessagePushConfig = TaskPushNotificationConfig.omit({ taskId: true }).extend({ taskId: z.string().max(200).optional() });
+
+export const PushConfigIdParams = z.object({ tenant: z.string().optional(), taskId: z.string().min(1).max(200), id: z.string().min(1).max(100) });
+export const ListPushConfigParams = z.object({
+  tenant: z.string().optional(),
+  taskId: z.string().min(1).max(200),
+  pageSize: z.int().min(1).max(100).optional(),
+  pageToken: z.string().max(200).optional(),
+});
+
 export const SendMessageParams = z.object({
   tenant: z.string().optional(),
   message: Message,
@@ -97,7 +123,7 @@ export const SendMessageParams = z.object({
       /** 1.0 names it `returnImmediately`; the earlier drafts' `blocking: false` means the same. */
       returnImmediately: z.boolean().optional(),
       blocking: z.boolean().optional(),
-      taskPushNotificationConfig: z.unknown().optional(),
+      taskPushNotificationConfig: MessagePushConfig.optional(),
     })
     .optional(),
   metadata: Metadata.optional(),

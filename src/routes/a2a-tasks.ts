@@ -2,10 +2,11 @@
 // session object folds the log into tasks and streams (src/session/streams/a2a-streams.ts); these handlers
 // check who may reach the session and what the request asks, and throw RpcError for A2A's error codes.
 import { checkInputFits } from "../engine/context-budget";
+import { parseAllowlist, urlAllowed } from "../engine/url-allowlist";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import { openAgent } from "../objects/registry/agent-resolve";
-import { ListTasksParams, type Message, RpcError, type RpcId, SendMessageParams, type Task, TaskIdParams, TERMINAL_STATES } from "../protocol/a2a";
+import { type Message, RpcError, type RpcId, SendMessageParams, type Task, TaskIdParams, TERMINAL_STATES } from "../protocol/a2a";
 import { ApiError, unwrap } from "../protocol/errors";
 import { inputText } from "../protocol/input-parts";
 import { allows, type Principal } from "../protocol/permissions";
@@ -13,6 +14,7 @@ import { DEFAULT_POLICY } from "../protocol/policy";
 import { A2A_PATH, type A2aMode } from "../session/streams/a2a-streams";
 import { parseTaskId, type TaskRef, taskId } from "../views/a2a-task";
 import { actionAnswers, turnInput } from "./a2a-input";
+import { addPushConfig } from "./a2a-push";
 import { decide, derivedSessionId, expiresAt, reachable } from "./chat";
 import { sessionFetch } from "./chat-stream";
 import { callSession, sessionStub } from "./http";
@@ -27,7 +29,7 @@ export interface RpcCall {
 }
 
 /** The params of a method, or InvalidParams naming the first field refused. */
-function paramsOf<T>(
+export function paramsOf<T>(
   schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } },
   raw: unknown,
 ): T {
@@ -41,25 +43,25 @@ function paramsOf<T>(
   );
 }
 
-function need(principal: Principal, permission: "session.submit" | "session.interrupt" | "sessions.create" | "session.approve"): void {
+export function need(principal: Principal, permission: "session.submit" | "session.interrupt" | "sessions.create" | "session.approve"): void {
   if (!allows(principal, permission)) throw new ApiError("forbidden", `this caller may not do ${permission}`);
 }
 
 /** The task `id` when it is one of this agent's sessions the caller may reach; TaskNotFound otherwise. */
-async function reach(call: RpcCall, id: string): Promise<TaskRef> {
+export async function reach(call: RpcCall, id: string): Promise<TaskRef> {
   const ref = parseTaskId(id);
   if (!ref || !(await ofAgent(call, ref.session_id))) throw new RpcError("taskNotFound", `no task '${id}'`);
   return ref;
 }
 
 /** Whether the session exists, the caller may reach it, and it was opened with this agent. */
-async function ofAgent(call: RpcCall, sid: string): Promise<boolean> {
+export async function ofAgent(call: RpcCall, sid: string): Promise<boolean> {
   if (!(await reachable(call.env, sid, call.principal))) return false;
   return unwrap(await sessionStub(call.env, sid).access()).access.opened_agent === call.agent;
 }
 
 /** Reads the task from its session: its object now, once it settles, or its stream. */
-async function read(call: RpcCall, ref: TaskRef, mode: A2aMode, after?: number): Promise<Response> {
+export async function read(call: RpcCall, ref: TaskRef, mode: A2aMode, after?: number): Promise<Response> {
   const url = new URL(`https://session${A2A_PATH}`);
   url.searchParams.set("id", taskId(ref));
   url.searchParams.set("mode", mode);
@@ -74,10 +76,10 @@ async function read(call: RpcCall, ref: TaskRef, mode: A2aMode, after?: number):
   }
 }
 
-const taskOf = async (res: Response) => (await res.json()) as Task;
+export const taskOf = async (res: Response) => (await res.json()) as Task;
 
 /** The task with at most its `historyLength` last messages. */
-function trimmed(task: Task, historyLength: number | undefined): Task {
+export function trimmed(task: Task, historyLength: number | undefined): Task {
   return historyLength === undefined ? task : { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
 }
 
@@ -123,8 +125,9 @@ async function continueTask(call: RpcCall, message: Message): Promise<TaskRef> {
 export async function sendMessage(call: RpcCall, raw: unknown, stream: boolean): Promise<Response | { task: Task }> {
   const { message, configuration } = paramsOf(SendMessageParams, raw);
   if (message.role !== "ROLE_USER") throw new RpcError("invalidParams", "params.message.role: must be ROLE_USER");
-  if (configuration?.taskPushNotificationConfig !== undefined)
-    throw new RpcError("pushNotSupported", "push notifications are not supported: stream or poll the task");
+  const pushUrl = configuration?.taskPushNotificationConfig?.url;
+  if (pushUrl !== undefined && !urlAllowed(pushUrl, parseAllowlist(call.env.TOOL_URL_ALLOWLIST)))
+    throw new RpcError("invalidParams", "params.configuration.taskPushNotificationConfig.url: is not under any TOOL_URL_ALLOWLIST prefix");
   let ref: TaskRef;
   if (message.taskId) {
     ref = await continueTask(call, message);
@@ -135,6 +138,11 @@ export async function sendMessage(call: RpcCall, raw: unknown, stream: boolean):
     const body = { input: turnInput(message), on_busy: "enqueue" as const, idempotency_key: message.messageId };
     const { turn_id } = await callSession(call.env, sid, "submitTurn", { body, by: call.principal.id });
     ref = { session_id: sid, turn_id };
+  }
+  const push = configuration?.taskPushNotificationConfig;
+  if (push) {
+    const { tenant: _, ...config } = push;
+    await addPushConfig(call, { ...config, taskId: taskId(ref) });
   }
   // A new task's stream begins at its submission; an answered one's with the task as it is now.
   if (stream) return read(call, ref, message.taskId ? "subscribe" : "stream");
@@ -168,24 +176,4 @@ export async function subscribeToTask(call: RpcCall, raw: unknown): Promise<Resp
     if (TERMINAL_STATES.has(now.status.state)) throw new RpcError("unsupportedOperation", `task ${id} is ${now.status.state}: read it with GetTask`);
   }
   return read(call, ref, after === undefined ? "subscribe" : "stream", after);
-}
-
-/** ListTasks of one context (a session), newest first. */
-export async function listTasks(call: RpcCall, raw: unknown): Promise<{ tasks: Task[]; nextPageToken: string; pageSize: number; totalSize: number }> {
-  const p = paramsOf(ListTasksParams, raw);
-  if (!p.contextId)
-    throw new RpcError("invalidParams", "params.contextId: is required here: tasks are listed per context (GET /v1/sessions lists the sessions)");
-  if (!(await ofAgent(call, p.contextId))) return { tasks: [], nextPageToken: "", pageSize: p.pageSize ?? 20, totalSize: 0 };
-  const snapshot = await callSession(call.env, p.contextId, "getSession", { by: call.principal.id });
-  const turns = [...snapshot.turns].reverse();
-  const start = p.pageToken ? turns.findIndex((t) => t.turn_id === p.pageToken) : 0;
-  if (start < 0) throw new RpcError("invalidParams", "params.pageToken: is not a token this context gave");
-  const size = p.pageSize ?? 20;
-  const tasks: Task[] = [];
-  for (const t of turns.slice(start, start + size)) {
-    const task = trimmed(await taskOf(await read(call, { session_id: p.contextId, turn_id: t.turn_id }, "object")), p.historyLength);
-    if (p.status && task.status.state !== p.status) continue;
-    tasks.push(p.includeArtifacts ? task : { ...task, artifacts: [] });
-  }
-  return { tasks, nextPageToken: turns[start + size]?.turn_id ?? "", pageSize: size, totalSize: turns.length };
 }

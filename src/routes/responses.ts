@@ -8,7 +8,7 @@ import { checkInputFits } from "../engine/context-budget";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import { agentConfig } from "../objects/registry/agent-cache";
-import { openAgent } from "../objects/registry/agent-resolve";
+import { agentName, type OpenedAgent, openAgent } from "../objects/registry/agent-resolve";
 import { parseCursor } from "../protocol/cursor";
 import { ApiError, type FieldIssue, unwrap } from "../protocol/errors";
 import type { ResponsesRequestRecord } from "../protocol/event-shapes";
@@ -74,8 +74,34 @@ const echoed = (body: ResponsesRequest): ResponsesRequestRecord => ({
 
 const object = async (res: Response) => (await res.json()) as ResponseObject;
 
+/**
+ * The version `model` names (`agent`, `agent@3`, `agent@label`; a bare name takes the agent's traffic split):
+ * an unknown agent, version or label is a 404 naming `model`, as an unknown model is in Responses.
+ */
+async function openModel(env: Env, model: string, owner: string | null): Promise<OpenedAgent> {
+  const agent = agentName(model);
+  if (!(await agentConfig(env, agent))) throw refused("model", `no agent '${agent}' is registered`, "not_found");
+  try {
+    return await openAgent(env, model, owner, "model");
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "validation_failed") throw refused("model", (err.details as FieldIssue[])[0]!.reason, "not_found");
+    throw err;
+  }
+}
+
+/** `model` on a request that continues a conversation: its agent, and the version it runs when it names one. */
+async function checkModel(env: Env, sid: string, model: string, principal: Principal): Promise<void> {
+  const { access } = unwrap(await sessionStub(env, sid).access());
+  if (access.opened_agent !== agentName(model)) throw refused("model", `must be "${access.opened_agent}", the agent of previous_response_id's conversation`);
+  if (!model.includes("@")) return;
+  const { version } = await openModel(env, model, principal.kind === "token" ? principal.subject : null);
+  const runs = (await callSession(env, sid, "getSession", { by: principal.id })).agent_version;
+  if (runs !== version) throw refused("model", `names version ${version}, but previous_response_id's conversation runs version ${runs ?? "none"}`);
+}
+
 /** A new session of the agent `model` for the first response of a conversation (a token's subject owns it). */
-async function openSession(env: Env, principal: Principal, agent: string, input: ResponsesInput): Promise<string> {
+async function openSession(env: Env, principal: Principal, model: string, input: ResponsesInput): Promise<string> {
+  const agent = agentName(model);
   if (!allows(principal, "sessions.create") || (principal.kind === "token" && principal.agent !== agent)) {
     throw new ApiError(
       "forbidden",
@@ -85,9 +111,7 @@ async function openSession(env: Env, principal: Principal, agent: string, input:
     );
   }
   const owner = principal.kind === "token" ? principal.subject : null;
-  // A conversation names its agent by name only (its later requests are checked against it): its traffic split applies.
-  if (!(await agentConfig(env, agent))) throw refused("model", `no agent '${agent}' is registered`, "not_found");
-  const { config, version, label } = await openAgent(env, agent, owner, "model");
+  const { config, version, label } = await openModel(env, model, owner);
   if (input.kind === "turn") {
     if (input.fileIds.length > 0) throw refused("input", "a new conversation has no files yet: send the file's data or URL");
     checkInputFits(config, typeof input.input === "string" ? input.input : JSON.stringify(input.input), "input");
@@ -119,8 +143,7 @@ async function submit(env: Env, principal: Principal, body: ResponsesRequest): P
   let sid: string;
   if (body.previous_response_id) {
     sid = (await reach(env, principal, body.previous_response_id, "previous_response_id")).session_id;
-    const { access } = unwrap(await sessionStub(env, sid).access());
-    if (access.opened_agent !== body.model) throw refused("model", `must be "${access.opened_agent}", the agent of previous_response_id's conversation`);
+    await checkModel(env, sid, body.model, principal);
   } else {
     sid = await openSession(env, principal, body.model, input);
   }

@@ -20,6 +20,7 @@ import { Schedules } from "./schedules/schedule-table";
 import type { PendingWrites } from "./store/pending-writes";
 import type { ChannelStore } from "./streams/channel-store";
 import { SOCKETS_DUE, type SocketHub } from "./streams/socket-hub";
+import { A2aPushConfigs } from "./subscriptions/a2a-push";
 import { SubscriptionDelivery } from "./subscriptions/subscription-delivery";
 import { SubscriptionTable } from "./subscriptions/subscriptions";
 import { versionCapability } from "./versions/session-version";
@@ -46,6 +47,7 @@ export function connect(host: SessionHost) {
   const schedules = new Schedules(host, queue);
   const subscriptions = new SubscriptionTable(host, () => delivery.changed());
   const delivery = new SubscriptionDelivery(host, subscriptions);
+  const pushConfigs = new A2aPushConfigs(host, subscriptions);
   /** The session's forks and replays, erased with it. */
   const derived = new DerivedSessions(host.sql);
   const list = [
@@ -76,7 +78,7 @@ export function connect(host: SessionHost) {
     // The sockets' own deadlines (a browser token's expiry, keep-alives).
     { alarms: [{ kind: SOCKETS_DUE, fire: (now: number) => host.hub.tick(now) }] },
   ] as const satisfies readonly Capability[];
-  return { runner, queue, approvals, indexer, schedules, subscriptions, delivery, derived, list, operations: operationTable(list) };
+  return { runner, queue, approvals, indexer, schedules, subscriptions, delivery, pushConfigs, derived, list, operations: operationTable(list) };
 }
 
 /** The connected capabilities of a session. */

@@ -28,6 +28,7 @@ import { CHAT_STREAM_PATH, chatStream } from "./streams/chat-stream";
 import { type FrameTarget, handleFrame, reply, sessionFrames } from "./streams/command-frames";
 import { RESPONSES_PATH, serveResponses } from "./streams/response-streams";
 import { openStream, tokenExpiry } from "./streams/session-streams";
+import type { A2aPushConfigs } from "./subscriptions/a2a-push";
 import { turnCursor } from "./views/chat-reads";
 
 export interface CreateSessionInput {
@@ -153,6 +154,14 @@ export class SessionObject extends SessionCore {
         return (ledger[op] as (a: unknown) => Promise<unknown>).call(ledger, arg);
       }),
     );
+  }
+
+  /** A2A push notification configs of this session's tasks (a2a-push.ts), for the A2A route. */
+  async pushConfig<K extends "create" | "get" | "list" | "delete">(
+    op: K,
+    ...args: Parameters<A2aPushConfigs[K]>
+  ): Promise<Result<ReturnType<A2aPushConfigs[K]>>> {
+    return toResult(() => this.existing(() => (this.parts.pushConfigs[op] as (...a: unknown[]) => ReturnType<A2aPushConfigs[K]>)(...args)));
   }
 
   /** Ends one turn, whether it runs or waits in the queue; a turn that already ended is left alone. */

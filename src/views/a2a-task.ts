@@ -6,6 +6,7 @@
 // sends what follows N.
 import type { A2aMessage, Artifact, Part, StreamResponse, Task, TaskState } from "../protocol/a2a";
 import type { EventOf, RuntimeEvent } from "../protocol/events";
+import { fileRoute } from "../protocol/input-parts";
 import { TurnActivity } from "./turn-activity";
 
 const HEX = "[0-9a-f]{24}";
@@ -39,7 +40,7 @@ function userMessage(e: EventOf<"turn.submitted">, ref: TaskRef, id: string): A2
   const parts: Part[] = [];
   if (e.payload.input) parts.push({ text: e.payload.input });
   for (const f of e.payload.files ?? []) {
-    parts.push({ url: `/v1/sessions/${ref.session_id}/files/${f.file_id}`, mediaType: f.media_type, ...(f.filename ? { filename: f.filename } : {}) });
+    parts.push({ url: fileRoute(ref.session_id, f.file_id), mediaType: f.media_type, ...(f.filename ? { filename: f.filename } : {}) });
   }
   return { messageId: `msg_${e.sequence}`, contextId: ref.session_id, taskId: id, role: "ROLE_USER", parts: parts.length ? parts : [{ text: "" }] };
 }
@@ -117,6 +118,13 @@ export class A2aTaskFold {
       case "model.completed":
         if (root) this.open = null;
         break;
+      case "artifact.created": {
+        // A file a tool returned (at any depth): an artifact of its own, its part the session file's URL.
+        const { file_id, media_type, filename } = e.payload;
+        const part: Part = { url: fileRoute(this.ref.session_id, file_id), mediaType: media_type, ...(filename ? { filename } : {}) };
+        this.artifact({ artifactId: `file-${file_id}`, name: filename ?? file_id, parts: [part] }, false, true, out);
+        break;
+      }
       case "action.resolved":
         if (this.state === "TASK_STATE_INPUT_REQUIRED" && this.awaiting.size === 0) this.status("TASK_STATE_WORKING", e, out);
         break;

@@ -23,10 +23,11 @@ export class TurnActivity {
   /** Whether the turn waits for actions with nothing else of it under way. */
   paused(): boolean {
     if (this.awaiting.size === 0 || this.openModelCalls.size > 0) return false;
-    // The sub-agent calls enclosing a waiting call wait too; any other call still running keeps the turn busy.
+    // A waiting call, and the sub-agent calls enclosing it, wait too (a remote agent's question waits inside the
+    // call that asked it); any other call still running keeps the turn busy.
     const blocked = new Set<string>();
     for (const a of this.awaiting.values()) {
-      for (let c = this.parentOf.get(a.tool_call_id!); c && !blocked.has(c); c = this.parentOf.get(c)) blocked.add(c);
+      for (let c: string | undefined = a.tool_call_id!; c && !blocked.has(c); c = this.parentOf.get(c)) blocked.add(c);
     }
     for (const call of this.runningTools) if (!blocked.has(call)) return false;
     return true;

@@ -101,6 +101,54 @@ describe("the A2A tool", () => {
     expect(next.sent[0]!.params.message).toMatchObject({ taskId: "task-1", contextId: "ctx-1" });
   });
 
+  it("makes the waiting task a question for the session's user; the loop's answer is a message of its own on that task", async () => {
+    const tool = a2aTool(spec);
+    const r = remote([submitted, status("TASK_STATE_INPUT_REQUIRED", "Which colour?")]);
+    const out = await tool.execute({ message: "paint it" }, context(r.fetch));
+    expect(tool.asks_user!(out)).toEqual({
+      question: 'The remote agent "helper" asks: Which colour?',
+      answer_args: { task_id: "task-1", context_id: "ctx-1" },
+    });
+    expect(tool.asks_user!(await tool.execute({ message: "hi" }, context(remote([submitted, status("TASK_STATE_COMPLETED")]).fetch)))).toBeNull();
+    const next = remote([submitted, status("TASK_STATE_COMPLETED")]);
+    await tool.execute({ message: "blue", task_id: "task-1", context_id: "ctx-1", answer_id: "act_1" }, context(next.fetch));
+    expect(next.sent[0]!.params.message).toMatchObject({ messageId: "ses_1-call_1-act_1", taskId: "task-1", parts: [{ text: "blue" }] });
+  });
+
+  it("an answer sent again after a restart finds the task no longer waiting, and follows it instead", async () => {
+    /** A remote whose task took the answer already: the message is refused; the task runs on, or ended. */
+    const answeredRemote = (ended: boolean) => {
+      const methods: string[] = [];
+      const fetch = async (_url: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+        const rpc = JSON.parse(String(init!.body));
+        methods.push(rpc.method);
+        const error = (code: number) => Response.json({ jsonrpc: "2.0", id: rpc.id, error: { code, message: "not waiting" } });
+        if (rpc.method === "SendStreamingMessage") return error(-32004);
+        const done = { ...task, status: { state: "TASK_STATE_COMPLETED" }, artifacts: [{ artifactId: "a", parts: [{ text: "Blue it is." }] }], history: [] };
+        if (rpc.method === "SubscribeToTask" && ended) return error(-32004);
+        if (rpc.method === "GetTask") return Response.json({ jsonrpc: "2.0", id: rpc.id, result: done });
+        const frames = [
+          { task: { ...done, status: { state: "TASK_STATE_WORKING" }, artifacts: [] } },
+          chunk("Blue it is.", false),
+          status("TASK_STATE_COMPLETED"),
+        ];
+        const body = frames.map((result, i) => `id: ${i}\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: rpc.id, result })}\n\n`).join("");
+        return new Response(body, { headers: { "content-type": "text/event-stream" } });
+      };
+      return { methods, fetch: fetch as typeof globalThis.fetch };
+    };
+    const answer = { message: "blue", task_id: "task-1", context_id: "ctx-1", answer_id: "act_1" };
+    const running = answeredRemote(false);
+    expect(await a2aTool(spec).execute(answer, context(running.fetch))).toMatchObject({ state: "TASK_STATE_COMPLETED", answer: "Blue it is." });
+    expect(running.methods).toEqual(["SendStreamingMessage", "SubscribeToTask"]);
+    const ended = answeredRemote(true);
+    expect(await a2aTool(spec).execute(answer, context(ended.fetch))).toMatchObject({ state: "TASK_STATE_COMPLETED", answer: "Blue it is." });
+    expect(ended.methods).toEqual(["SendStreamingMessage", "SubscribeToTask", "GetTask"]);
+    // A message of the model's own (no answer_id) on a task that is not waiting stays an error.
+    const own = answeredRemote(false);
+    await expect(a2aTool(spec).execute({ message: "blue", task_id: "task-1" }, context(own.fetch))).rejects.toThrow(/-32004/);
+  });
+
   it("cancels the remote task when the turn is cancelled, and reads its stream to the end", async () => {
     const r = remote([submitted, status("TASK_STATE_WORKING")], { hold: true });
     const abort = new AbortController();

@@ -107,6 +107,21 @@ describe("the Responses stream fold", () => {
     ]);
   });
 
+  it("pauses on a question a running call asks (a remote agent's input-required): the call waits with it", () => {
+    const remote: Draft = { type: "tool.started", tool_call_id: "call_1", payload: { name: "helper", args: { message: "paint it" }, injected_args: {} } };
+    const asked: Draft = {
+      type: "action.required",
+      action_id: "act_1",
+      tool_call_id: "call_1",
+      payload: { kind: "user_input", tool_name: "helper", args: { message: "paint it" }, injected_args: {}, expires_at: 0, question: "Which colour?" },
+    };
+    const { fold: f } = fold(log([submitted, started, requested("s1"), completedCall("s1"), remote, asked]));
+    expect(f.pausedOn()).toEqual(["act_1"]);
+    // Another call still running keeps the turn busy.
+    const other = { ...remote, tool_call_id: "call_2" };
+    expect(fold(log([submitted, started, requested("s1"), completedCall("s1"), remote, other, asked])).fold.pausedOn()).toBeNull();
+  });
+
   it("keeps a pause open while more requests join it", () => {
     const second = { ...approval, action_id: "act_2", tool_call_id: "call_2" };
     const events = log([submitted, started, requested("s1"), completedCall("s1"), approval, second, { ...resolved }]);

@@ -71,13 +71,27 @@ describe("an agent calling another over A2A", () => {
     expect(await remoteSessions(mf, "calc")).toHaveLength(1);
   });
 
-  it("surfaces the remote task's input-required as the tool result", async () => {
+  it("asks this session's user what the remote task waits for, and sends the answer to that task", async () => {
     await call(mf, "PUT", "/v1/agents/careful", { model: "demo:fast", tools: ["calculator"], hitl_tools: ["calculator"] });
     const sid = await caller(mf, port, "careful");
+    let asked: any;
+    await until(async () => {
+      asked = (await log(mf, sid)).find((e) => e.type === "action.required");
+      return asked !== undefined;
+    });
+    expect(asked).toMatchObject({ payload: { kind: "user_input", tool_name: "remote", question: expect.stringContaining("calculator") } });
+    // The caller's session waits on the question, as for ask_user.
+    expect((await call(mf, "GET", `/v1/sessions/${sid}`)).status).toBe("waiting_permission");
+    await call(mf, "POST", `/v1/sessions/${sid}/actions/${asked.action_id}`, { response: "approve" });
     await until(async () => (await log(mf, sid)).some((e) => e.type === "turn.completed"));
-    const output = toolResult(await log(mf, sid)).output;
-    expect(output).toMatchObject({ state: "TASK_STATE_INPUT_REQUIRED", input_required: expect.stringContaining("calculator") });
-    expect(output.how_to_answer).toContain(output.task_id);
+    const events = await log(mf, sid);
+    expect(verifyLog(events)).toEqual([]);
+    expect(toolResult(events)).toMatchObject({ is_error: false, output: { state: "TASK_STATE_COMPLETED", answer: "The answer is 42." } });
+    // One remote task: the answer went to it as its next message.
+    const [remote] = await remoteSessions(mf, "careful");
+    const remoteLog = await log(mf, remote!);
+    expect(remoteLog.filter((e) => e.type === "turn.submitted")).toHaveLength(1);
+    expect(remoteLog.find((e) => e.type === "action.resolved").payload).toMatchObject({ decision: "approved" });
   });
 
   it("cancels the remote task when the caller's turn is cancelled", async () => {

@@ -152,6 +152,25 @@ describe("the openai package against the runtime", () => {
     expect(new Set([one, two, three].map((r) => r.id.slice(5, 29))).size).toBe(1);
   });
 
+  it("opens the version model names (agent@version, agent@label); an unknown version is a NotFoundError naming model", async () => {
+    await callRuntime(mf, KEY, "PUT", "/v1/agents/oa-ver", { model: "demo:fast", instructions: "The first." });
+    await callRuntime(mf, KEY, "PUT", "/v1/agents/oa-ver", { model: "demo:fast", instructions: "The second." });
+    await callRuntime(mf, KEY, "PUT", "/v1/agents/oa-ver/labels/stable", { version: 1 });
+    const versionOf = async (id: string) => (await callRuntime(mf, KEY, "GET", `/v1/sessions/ses_${id.slice(5, 29)}`)).agent_version;
+    for (const [model, version] of [
+      ["oa-ver@1", 1],
+      ["oa-ver@stable", 1],
+      ["oa-ver", 2],
+    ] as const) {
+      const r = await client.responses.create({ model, input: "hello" });
+      expect(r.status).toBe("completed");
+      expect(await versionOf(r.id)).toBe(version);
+    }
+    const missing = await client.responses.create({ model: "oa-ver@7", input: "hello" }).catch((err: unknown) => err);
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(missing).toMatchObject({ status: 404, param: "model", code: "not_found" });
+  });
+
   it("takes an image as a data URL", async () => {
     const png = await tinyPng();
     const url = `data:image/png;base64,${Buffer.from(png).toString("base64")}`;

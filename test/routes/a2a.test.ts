@@ -3,30 +3,10 @@
 // Last-Event-ID, GetTask, ListTasks, CancelTask, input-required answered by the next message, and refusals as
 // JSON-RPC error objects that change nothing.
 import { describe, expect, it } from "vitest";
+import { lastId, rpc, sse, state, userMessage } from "../support/a2a-rpc";
 import { api, apiAs, createAgent, events } from "../support/api";
-import { baseURL } from "../support/fake-model";
-
-type Rpc = { status: number; body: any; headers: Headers };
-
-let next = 0;
-const rpc = (agent: string, method: string, params: unknown, headers: Record<string, string> = {}): Promise<Rpc> =>
-  api("POST", `/a2a/${agent}`, { jsonrpc: "2.0", id: ++next, method, params }, { "a2a-version": "1.0", ...headers });
-
-const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({ messageId: `m-${++next}`, role: "ROLE_USER", parts: [{ text }], ...extra });
-
-/** The SSE events of a JSON-RPC stream: each `id:` and the result it carries. */
-function sse(text: string | null): { id: number; result: any; rpcId: unknown }[] {
-  return (text ?? "")
-    .split("\n\n")
-    .filter((b) => b.startsWith("id: "))
-    .map((b) => {
-      const [head, data] = b.split("\n");
-      const body = JSON.parse(data!.slice(6));
-      return { id: Number(head!.slice(4)), result: body.result, rpcId: body.id };
-    });
-}
-
-const state = (e: { result: any }) => e.result.task?.status.state ?? e.result.statusUpdate?.status.state;
+import { until } from "../support/chat-client";
+import { baseURL, script, toolURL, uniqueId } from "../support/fake-model";
 
 describe("the Agent Card", () => {
   it("names the JSON-RPC interface, the bearer scheme and the agent's tools as skills", async () => {
@@ -51,7 +31,7 @@ describe("SendMessage", () => {
     await createAgent({ name: "a2a-send", model: "demo:fast", tools: ["calculator"] });
     const res = await rpc("a2a-send", "SendMessage", { message: userMessage("what is 6 * 7?") });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ jsonrpc: "2.0", id: next });
+    expect(res.body).toMatchObject({ jsonrpc: "2.0", id: lastId() });
     const task = res.body.result.task;
     expect(task).toMatchObject({ status: { state: "TASK_STATE_COMPLETED" }, contextId: expect.stringMatching(/^ses_/) });
     expect(task.id).toMatch(/^task_[0-9a-f]{48}$/);
@@ -102,7 +82,7 @@ describe("SendStreamingMessage", () => {
     expect(res.headers.get("content-type")).toContain("text/event-stream");
     const got = sse(res.body);
     expect(got.map((e) => e.id)).toEqual(got.map((_, i) => i));
-    expect(got.every((e) => e.rpcId === next)).toBe(true);
+    expect(got.every((e) => e.rpcId === lastId())).toBe(true);
     expect(state(got[0]!)).toBe("TASK_STATE_SUBMITTED");
     expect(state(got.at(-1)!)).toBe("TASK_STATE_COMPLETED");
     const text = got.flatMap((e) => (e.result.artifactUpdate ? [e.result.artifactUpdate.artifact.parts[0].text] : [])).join("");
@@ -159,6 +139,63 @@ describe("input-required", () => {
   });
 });
 
+describe("files tools return", () => {
+  it("are artifacts of the task with a file part naming the session file, in the task and its stream", async () => {
+    const id = uniqueId("a2a-files");
+    const files = [{ data: btoa("a,b\n1,2\n"), media_type: "text/csv", filename: "table.csv" }];
+    await script(id, [{ tool_calls: [{ name: "make_files", arguments: { files } }] }, { text: "Here is the table." }]);
+    await createAgent({ name: "a2a-files", model: `openai-compatible:${id}`, http_tools: [{ name: "make_files", url: toolURL("files") }] });
+    const res = await rpc("a2a-files", "SendStreamingMessage", { message: userMessage("make a table") });
+    const got = sse(res.body);
+    const updates = got.flatMap((e) => (e.result.artifactUpdate ? [e.result.artifactUpdate] : []));
+    const file = updates.find((u) => u.artifact.artifactId.startsWith("file-"));
+    const taskId = got[0]!.result.task.id;
+    const contextId = got[0]!.result.task.contextId;
+    expect(file).toMatchObject({ taskId, append: false, lastChunk: true, artifact: { name: "table.csv" } });
+    const [part] = file.artifact.parts;
+    expect(part).toEqual({ url: expect.stringMatching(new RegExp(`^/v1/sessions/${contextId}/files/`)), mediaType: "text/csv", filename: "table.csv" });
+    expect((await api("GET", part.url)).body).toBe("a,b\n1,2\n");
+    const task = (await rpc("a2a-files", "GetTask", { id: taskId })).body.result;
+    expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(task.artifacts.map((a: any) => a.name)).toEqual(["table.csv", "answer"]);
+    expect(task.artifacts[0]).toEqual(file.artifact);
+  });
+});
+
+describe("ListTasks without contextId", () => {
+  it("lists the tasks of every session of the agent the caller reaches, newest session first, paged and filtered by status", async () => {
+    await createAgent({ name: "a2a-list-all", model: "demo:fast" });
+    const first = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("one") })).body.result.task;
+    const second = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("two", { contextId: first.contextId }) })).body.result.task;
+    const third = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("three") })).body.result.task;
+    await createAgent({ name: "a2a-list-other", model: "demo:fast" });
+    await rpc("a2a-list-other", "SendMessage", { message: userMessage("elsewhere") });
+    // The index is written within a second of a session's change.
+    await until(async () => {
+      const rows = (await api("GET", "/v1/sessions?agent=a2a-list-all")).body.sessions;
+      return rows.length === 2 && rows.every((r: any) => r.turns > 0) && rows.reduce((n: number, r: any) => n + r.turns, 0) === 3;
+    }, "the index lists both sessions");
+    const all = (await rpc("a2a-list-all", "ListTasks", {})).body.result;
+    expect(all).toMatchObject({ nextPageToken: "", pageSize: 20, totalSize: 3 });
+    expect(all.tasks.map((t: any) => t.id)).toEqual([third.id, second.id, first.id]);
+    expect(all.tasks.every((t: any) => t.artifacts.length === 0)).toBe(true);
+
+    const page1 = (await rpc("a2a-list-all", "ListTasks", { pageSize: 2 })).body.result;
+    expect(page1.tasks.map((t: any) => t.id)).toEqual([third.id, second.id]);
+    const page2 = (await rpc("a2a-list-all", "ListTasks", { pageSize: 2, pageToken: page1.nextPageToken })).body.result;
+    expect(page2).toMatchObject({ nextPageToken: "", tasks: [{ id: first.id }] });
+    expect((await rpc("a2a-list-all", "ListTasks", { status: "TASK_STATE_FAILED" })).body.result.tasks).toEqual([]);
+    expect((await rpc("a2a-list-all", "ListTasks", { status: "TASK_STATE_COMPLETED" })).body.result.tasks).toHaveLength(3);
+    expect((await rpc("a2a-list-all", "ListTasks", { pageToken: "nope" })).body.error.code).toBe(-32602);
+
+    // A token bound to one session sees that session's tasks only.
+    const token = (await api("POST", "/v1/tokens", { subject: "lister", session_id: first.contextId, ttl_s: 600 })).body.token;
+    const scoped = await apiAs("POST", "/a2a/a2a-list-all", token, { jsonrpc: "2.0", id: 1, method: "ListTasks", params: {} });
+    expect(scoped.body.result).toMatchObject({ totalSize: 2, nextPageToken: "" });
+    expect(scoped.body.result.tasks.map((t: any) => t.id)).toEqual([second.id, first.id]);
+  });
+});
+
 describe("refusals", () => {
   it("malformed JSON-RPC, unknown methods and versions, bad params and unknown tasks are JSON-RPC errors that change nothing", async () => {
     await createAgent({ name: "a2a-bad", model: "demo:fast" });
@@ -172,8 +209,8 @@ describe("refusals", () => {
     expect((await rpc("a2a-bad", "SendMessage", { message: userMessage("x", { role: "ROLE_AGENT" }) })).body).toMatchObject({ error: { code: -32602 } });
     expect((await rpc("a2a-bad", "GetTask", { id: "task_nope" })).body).toMatchObject({ error: { code: -32001 } });
     expect((await rpc("a2a-bad", "GetTask", { id: `task_${"0".repeat(48)}` })).body).toMatchObject({ error: { code: -32001 } });
-    expect((await rpc("a2a-bad", "CreateTaskPushNotificationConfig", { taskId: "x", url: "https://x" })).body).toMatchObject({ error: { code: -32003 } });
-    expect((await rpc("a2a-bad", "ListTasks", {})).body).toMatchObject({ error: { code: -32602 } });
+    expect((await rpc("a2a-bad", "CreateTaskPushNotificationConfig", { taskId: "x", url: "https://x" })).body).toMatchObject({ error: { code: -32001 } });
+    expect((await rpc("a2a-bad", "ListTasks", { pageSize: 0 })).body).toMatchObject({ error: { code: -32602 } });
     expect((await api("GET", "/v1/sessions?agent=a2a-bad")).body.sessions.length).toBe(before);
   });
 

@@ -3,6 +3,7 @@
 // questions answered with input items, and refusals in the Responses error shape that change nothing.
 import { describe, expect, it } from "vitest";
 import { api, apiAs, createAgent, events } from "../support/api";
+import { until } from "../support/chat-client";
 import { tinyPng } from "../support/tiny-files";
 
 type Sse = { event: string; data: any }[];
@@ -111,6 +112,23 @@ describe("background responses", () => {
     expect(refused.body.error.type).toBe("invalid_request_error");
     expect((await api("GET", `/v1/responses/${done.body.id}`)).body).toEqual(done.body);
   });
+
+  it("a stream open while its response is cancelled ends with response.failed, the response cancelled", async () => {
+    await createAgent({ name: "resp-cancel-live", model: "demo:slow" });
+    const live = api("POST", "/v1/responses", { model: "resp-cancel-live", input: "hello", stream: true });
+    let id = "";
+    await until(async () => {
+      const [row] = (await api("GET", "/v1/sessions?agent=resp-cancel-live")).body.sessions;
+      const turns = row ? (await api("GET", `/v1/sessions/${row.session_id}`)).body.turns : [];
+      if (turns[0]) id = `resp_${row.session_id.slice(4)}${turns[0].turn_id.slice(4)}`;
+      return id !== "";
+    }, "the streamed response's turn");
+    expect((await api("POST", `/v1/responses/${id}/cancel`)).body.status).toBe("cancelled");
+    const stream = sse((await live).body);
+    expect(stream[0]).toMatchObject({ event: "response.created", data: { response: { id } } });
+    expect(stream.at(-1)).toMatchObject({ event: "response.failed", data: { response: { id, status: "cancelled", error: null } } });
+    expect(stream.filter((e) => /^response\.(completed|failed|incomplete)$/.test(e.event))).toHaveLength(1);
+  });
 });
 
 describe("conversations", () => {
@@ -192,6 +210,33 @@ describe("input items", () => {
       { type: "input_text", text: "what is this?" },
       { type: "input_image", file_id: expect.any(String) },
     ]);
+  });
+});
+
+describe("versions", () => {
+  it("model agent@3 and agent@label open that version; an unknown version or label is a 404 naming model", async () => {
+    await createAgent({ name: "resp-ver", model: "demo:fast", instructions: "The first." });
+    await createAgent({ name: "resp-ver", model: "demo:fast", instructions: "The second." });
+    expect((await api("PUT", "/v1/agents/resp-ver/labels/stable", { version: 1 })).status).toBe(200);
+    /** The version the response's session runs (its id names the session). */
+    const versionOf = async (id: string) => (await api("GET", `/v1/sessions/ses_${id.slice(5, 29)}`)).body.agent_version;
+    const pinned = await create({ model: "resp-ver@1", input: "hello" });
+    expect(pinned.status, JSON.stringify(pinned.body)).toBe(200);
+    expect(pinned.body).toMatchObject({ status: "completed", model: "resp-ver" });
+    expect(await versionOf(pinned.body.id)).toBe(1);
+    expect(await versionOf((await create({ model: "resp-ver@stable", input: "hello" })).body.id)).toBe(1);
+    expect(await versionOf((await create({ model: "resp-ver", input: "hello" })).body.id)).toBe(2);
+
+    const before = (await api("GET", "/v1/sessions?agent=resp-ver")).body.sessions.length;
+    expectError(await create({ model: "resp-ver@9", input: "hello" }), 404, "model");
+    expectError(await create({ model: "resp-ver@canary", input: "hello" }), 404, "model");
+    expectError(await create({ model: "nobody@1", input: "hello" }), 404, "model");
+    // A conversation goes on with its agent; a version it names must be the one it runs.
+    expectError(await create({ model: "resp-ver@2", input: "again", previous_response_id: pinned.body.id }), 422, "model");
+    const next = await create({ model: "resp-ver@stable", input: "again", previous_response_id: pinned.body.id });
+    expect(next.status, JSON.stringify(next.body)).toBe(200);
+    expect((await create({ model: "resp-ver", input: "more", previous_response_id: next.body.id })).status).toBe(200);
+    expect((await api("GET", "/v1/sessions?agent=resp-ver")).body.sessions.length).toBe(before);
   });
 });
 

@@ -15,6 +15,9 @@ type Received = {
   signature: string | undefined;
   batch_id: string | undefined;
   idempotency_key: string | undefined;
+  /** An A2A push notification's token and Authorization header. */
+  a2a_token?: string | undefined;
+  authorization?: string | undefined;
   /** The Standard Webhooks headers: webhook-id, webhook-timestamp, webhook-signature. */
   webhook: Record<string, string | undefined>;
   body: string;
@@ -44,6 +47,8 @@ export async function handleReceiver(req: IncomingMessage, res: ServerResponse, 
       signature: req.headers["x-runtime-signature"] as string | undefined,
       batch_id: req.headers["x-runtime-batch-id"] as string | undefined,
       idempotency_key: req.headers["idempotency-key"] as string | undefined,
+      a2a_token: req.headers["x-a2a-notification-token"] as string | undefined,
+      authorization: req.headers.authorization,
       webhook: Object.fromEntries(["webhook-id", "webhook-timestamp", "webhook-signature"].map((h) => [h, req.headers[h] as string | undefined])),
       body,
       answered: plan.hang_on.includes(n) ? "hung" : n <= plan.fail_first ? 503 : 200,

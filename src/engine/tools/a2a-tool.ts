@@ -82,8 +82,50 @@ function appendParts(artifact: Artifact, parts: Artifact["parts"]): void {
 /** Text the remote agent sent, as the result may hold it: our headers' values (a reflected authorization) never. */
 const outside = (spec: A2aAgentSpec, text: string) => redactCredentials(text, Object.values(spec.headers ?? {}));
 
+/** A JSON-RPC error the remote agent answered, with its code. */
+class RemoteRpcError extends ToolError {
+  constructor(
+    message: string,
+    readonly code: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
 const rpcFailure = (spec: A2aAgentSpec, error: { code?: number; message?: string }) =>
-  new ToolError(outside(spec, `The remote agent answered error ${error.code}: ${error.message}`));
+  new RemoteRpcError(outside(spec, `The remote agent answered error ${error.code}: ${error.message}`), error.code);
+
+/** The remote's "unsupported operation": a message on a task that no longer waits, a subscription to an ended one. */
+const NOT_WAITING = -32004;
+
+/**
+ * Sends the message and follows its task. An answer sent again (a restart cut the call after it went out) finds
+ * the task no longer waiting: the call follows the task instead (SubscribeToTask, or GetTask once it ended).
+ */
+async function send(
+  url: string,
+  spec: A2aAgentSpec,
+  ctx: ToolContext,
+  message: { taskId?: string },
+  answer: boolean,
+  seen: Seen,
+  signal: AbortSignal,
+  known: () => void,
+): Promise<void> {
+  const run = (method: string, params: unknown) => post(url, spec, ctx, method, params, signal).then((res) => follow(res, seen, spec, ctx, known));
+  const notWaiting = (err: unknown) => err instanceof RemoteRpcError && err.code === NOT_WAITING;
+  try {
+    return await run("SendStreamingMessage", { message });
+  } catch (err) {
+    if (!answer || !message.taskId || !notWaiting(err)) throw err;
+  }
+  try {
+    return await run("SubscribeToTask", { id: message.taskId });
+  } catch (err) {
+    if (!notWaiting(err)) throw err;
+  }
+  return run("GetTask", { id: message.taskId });
+}
 
 /** Reads the answer to SendStreamingMessage: an SSE stream of JSON-RPC responses, or one JSON-RPC response. */
 async function follow(res: Response, seen: Seen, spec: A2aAgentSpec, ctx: ToolContext, known: () => void): Promise<void> {
@@ -157,12 +199,21 @@ export function a2aTool(spec: A2aAgentSpec): ToolDefinition {
     parallel_safe: true,
     // Run again after a restart: the same message id in the same context finds the task it began.
     idempotent: true,
+    // A remote task waiting for input asks this session's user; the answer goes to the task as its next message.
+    asks_user(output) {
+      const r = output as { state?: unknown; input_required?: unknown; task_id?: unknown; context_id?: unknown } | null;
+      if (r?.state !== "TASK_STATE_INPUT_REQUIRED" || typeof r.task_id !== "string") return null;
+      const answer_args = { task_id: r.task_id, ...(typeof r.context_id === "string" ? { context_id: r.context_id } : {}) };
+      return { question: `The remote agent "${spec.name}" asks: ${String(r.input_required ?? "")}`, answer_args };
+    },
     async execute(args, ctx) {
       if (!urlAllowed(spec.url, ctx.urlAllowlist)) throw new ToolError(`URL of tool "${spec.name}" is not allowlisted`);
       const text = typeof args.message === "string" ? args.message : JSON.stringify(args.message ?? "");
       const contextId = typeof args.context_id === "string" ? args.context_id : `${ctx.session_id}-${ctx.tool_call_id}`;
+      // An answer the loop sends (asks_user) is a message of its own, named by the question it answers.
+      const answered = typeof args.answer_id === "string" ? `-${args.answer_id}` : "";
       const message = {
-        messageId: `${ctx.session_id}-${ctx.tool_call_id}`,
+        messageId: `${ctx.session_id}-${ctx.tool_call_id}${answered}`,
         role: "ROLE_USER",
         parts: [{ text }],
         contextId,
@@ -189,7 +240,7 @@ export function a2aTool(spec: A2aAgentSpec): ToolDefinition {
       ctx.signal.addEventListener("abort", giveUp, { once: true });
       try {
         url = await endpoint(spec, ctx, stop.signal);
-        await follow(await post(url, spec, ctx, "SendStreamingMessage", { message }, stop.signal), seen, spec, ctx, giveUp);
+        await send(url, spec, ctx, message, answered !== "", seen, stop.signal, giveUp);
       } catch (err) {
         if (!timedOut && !ctx.signal.aborted) throw err;
       } finally {

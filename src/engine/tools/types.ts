@@ -91,6 +91,11 @@ export interface ToolDefinition {
   mcp?: { server: string; tool: string };
   /** Tools the loop itself performs (they start sub-agents, ask the user, or run a code-mode script) instead of calling `execute`. */
   loop_handled?: "run_subtask" | "spawn_subagents" | "finish_subtask" | "agent_orchestrate" | "ask_user" | "run_code";
+  /**
+   * A tool whose result may be a question for the user (a remote A2A task waiting for input): the question,
+   * and the arguments of the call that sends the answer (the loop adds `message`, the answer, and `answer_id`).
+   */
+  asks_user?(output: unknown): { question: string; answer_args: Record<string, unknown> } | null;
   /** Returns the result (a string or JSON value); throws ToolError (or any error) for an error result. */
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
 }

@@ -49,7 +49,7 @@ export const a2aRpc = operation({
   path: "/a2a/{agent}",
   operationId: "a2aRpc",
   summary:
-    "A2A 1.0 JSON-RPC: SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask (SSE, resumed after Last-Event-ID); errors are JSON-RPC error objects",
+    "A2A 1.0 JSON-RPC: SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask (SSE, resumed after Last-Event-ID), the task push notification config methods (Create, Get, List, Delete); errors are JSON-RPC error objects",
   permission: "session.read",
   rateLimit: "request",
   params: Agent,

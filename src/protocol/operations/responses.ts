@@ -11,11 +11,10 @@ const IGNORED = ["temperature", "top_p", "tool_choice", "parallel_tool_calls", "
 
 export const ResponsesRequest = z
   .strictObject({
-    model: z
-      .string()
-      .min(1)
-      .max(200)
-      .meta({ description: "The registered agent that answers (for a new conversation; with previous_response_id, the conversation's agent)" }),
+    model: z.string().min(1).max(200).meta({
+      description:
+        "The registered agent that answers: `name`, `name@<version>` or `name@<label>` (for a new conversation; with previous_response_id, the conversation's agent, and the version it runs when one is named)",
+    }),
     input: z
       .union([
         z.string().min(1, "must not be empty"),

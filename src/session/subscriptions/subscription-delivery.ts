@@ -9,6 +9,7 @@ import { parseAllowlist, urlAllowed } from "../../engine/url-allowlist";
 import { otlpTraceBody } from "../../views/otlp-spans";
 import type { Capability } from "../capability";
 import type { SessionContext, SessionSlice } from "../context";
+import { pushBatch, pushHeaders } from "./a2a-push";
 import type { SubscriptionRow } from "./subscription-rows";
 import type { SubscriptionTable } from "./subscriptions";
 import { BATCH_ID_HEADER, SIGNATURE_HEADER, signBody } from "./webhook-signature";
@@ -29,6 +30,8 @@ interface Batch {
   end: number;
   /** The request body; null when nothing up to `end` is for this subscription. */
   body: string | null;
+  /** An A2A push config's last delivery: its task ended. */
+  done?: boolean;
 }
 
 /** The slice of the session delivery works on. */
@@ -97,7 +100,9 @@ export class SubscriptionDelivery {
       const error = await this.send(row, batch.id, batch.body);
       if (this.stopped) return;
       if (error === null) {
-        this.table.update(id, { cursor: batch.end, batch_id: null, batch_end: null, attempts: 0, last_error: null, next_attempt_at: 0 });
+        const ended = batch.done ? { status: "disabled" as const } : {};
+        this.table.update(id, { cursor: batch.end, batch_id: null, batch_end: null, attempts: 0, last_error: null, next_attempt_at: 0, ...ended });
+        if (batch.done) this.active = null;
         continue;
       }
       const policy = retryPolicy(this.s.bindings());
@@ -119,6 +124,10 @@ export class SubscriptionDelivery {
   private batch(row: SubscriptionRow): Batch | null {
     const last = row.batch_end ?? this.s.store.lastSequence;
     if (row.cursor >= last) return null;
+    if (row.format === "a2a") {
+      const next = pushBatch(row, (turnId) => this.s.store.eventsOfTurn(turnId), last);
+      return { ...next, id: this.batchId(row, next.end) };
+    }
     return row.format === "otlp" ? this.traceBatch(row, last) : this.eventBatch(row, last);
   }
 
@@ -173,6 +182,7 @@ export class SubscriptionDelivery {
           ...(await standardWebhookHeaders(batchId, body, [row.secret, ...rotating], nowS)),
           [SIGNATURE_HEADER]: await signBody(row.secret, body, nowS),
           [BATCH_ID_HEADER]: batchId,
+          ...pushHeaders(row),
         },
         body,
         redirect: "manual",

@@ -2,8 +2,12 @@
 // and the one read of the log that OTLP delivery makes. SubscriptionTable is the table's one writer.
 import type { Subscription } from "../../protocol/subscriptions";
 
-export type SubscriptionRow = Omit<Subscription, "types"> & {
+export type SubscriptionRow = Omit<Subscription, "types" | "format"> & {
   types: string | null;
+  /** "a2a": an A2A task's push notification config (a2a-push.ts). */
+  format: Subscription["format"] | "a2a";
+  /** The push config of an "a2a" row, as JSON; null for the others. */
+  a2a: string | null;
   secret: string;
   previous_secret: string | null;
   batch_id: string | null;
@@ -35,9 +39,9 @@ export class SubscriptionRows {
     return this.rows("WHERE subscription_id = ?", id)[0] ?? null;
   }
 
-  /** Every subscription, the oldest first. */
-  all(): SubscriptionRow[] {
-    return this.rows("ORDER BY created_at, subscription_id");
+  /** Every row of one format, the oldest first. */
+  ofFormat(format: SubscriptionRow["format"]): SubscriptionRow[] {
+    return this.rows("WHERE format = ? ORDER BY created_at, subscription_id", format);
   }
 
   /** Active subscriptions with events after their cursor, up to `last`, or a batch in flight. */
@@ -45,8 +49,9 @@ export class SubscriptionRows {
     return this.rows("WHERE status = 'active' AND (cursor < ? OR batch_id IS NOT NULL)", last);
   }
 
+  /** Active rows of any format, or the session's own subscriptions (A2A push configs are counted per task). */
   count(status?: "active"): number {
-    const where = status ? "WHERE status = 'active'" : "";
+    const where = status ? "WHERE status = 'active'" : "WHERE format != 'a2a'";
     return this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM subscriptions ${where}`).one().n;
   }
 

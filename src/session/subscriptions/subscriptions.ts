@@ -25,7 +25,10 @@ export type SubscriptionsSession = SessionSlice<"bindings" | "sql" | "transact",
  */
 const SUBSCRIPTION_TABLES = {
   name: "subscriptions",
-  steps: ["ALTER TABLE subscriptions ADD COLUMN previous_secret TEXT; ALTER TABLE subscriptions ADD COLUMN previous_secret_until INTEGER;"],
+  steps: [
+    "ALTER TABLE subscriptions ADD COLUMN previous_secret TEXT; ALTER TABLE subscriptions ADD COLUMN previous_secret_until INTEGER;",
+    "ALTER TABLE subscriptions ADD COLUMN a2a TEXT;",
+  ],
 };
 
 export class SubscriptionTable {
@@ -65,6 +68,7 @@ export class SubscriptionTable {
       batch_id: null,
       batch_end: null,
       created_at: Date.now(),
+      a2a: null,
     };
     this.s.transact(() => this.rows.insert(row));
     this.changed();
@@ -72,7 +76,25 @@ export class SubscriptionTable {
   }
 
   list(): Subscription[] {
-    return this.rows.all().map(view);
+    return [...this.rows.ofFormat("events"), ...this.rows.ofFormat("otlp")].sort((a, b) => a.created_at - b.created_at).map(view);
+  }
+
+  /** Adds a row made elsewhere (an A2A push config), in place of `replaces` when given. */
+  insert(row: SubscriptionRow, replaces?: string): void {
+    this.s.transact(() => {
+      if (replaces) this.rows.delete(replaces);
+      this.rows.insert(row);
+    });
+    this.changed();
+  }
+
+  remove(id: string): void {
+    this.s.transact(() => this.rows.delete(id));
+    this.changed();
+  }
+
+  ofFormat(format: SubscriptionRow["format"]): SubscriptionRow[] {
+    return this.rows.ofFormat(format);
   }
 
   /**
@@ -93,8 +115,7 @@ export class SubscriptionTable {
 
   delete(id: string): { deleted: true } {
     this.existing(id);
-    this.s.transact(() => this.rows.delete(id));
-    this.changed();
+    this.remove(id);
     return { deleted: true };
   }
 
@@ -122,7 +143,7 @@ export class SubscriptionTable {
 
   private existing(id: string): SubscriptionRow {
     const row = this.row(id);
-    if (!row) throw ApiError.notFound("Subscription", id);
+    if (!row || row.format === "a2a") throw ApiError.notFound("Subscription", id);
     return row;
   }
 
@@ -141,7 +162,14 @@ export class SubscriptionTable {
 }
 
 function view(row: SubscriptionRow): Subscription {
-  const { secret: _secret, previous_secret: _previous, previous_secret_until: until, batch_id: _id, batch_end: _end, types, ...rest } = row;
+  const { secret: _secret, previous_secret: _previous, previous_secret_until: until, batch_id: _id, batch_end: _end, types, a2a: _a2a, format, ...rest } = row;
   const overlap = until !== null && until > Date.now() ? until : null;
-  return { ...rest, url: redactUrl(rest.url), types: types ? (JSON.parse(types) as string[]) : null, previous_secret_until: overlap };
+  // Never "a2a": those rows are read by a2a-push.ts.
+  return {
+    ...rest,
+    format: format as Subscription["format"],
+    url: redactUrl(rest.url),
+    types: types ? (JSON.parse(types) as string[]) : null,
+    previous_secret_until: overlap,
+  };
 }
