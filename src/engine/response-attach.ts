@@ -40,22 +40,58 @@ export function attachingFetch(): typeof fetch {
     const body = hooks && init?.method === "POST" && url.endsWith("/responses") && typeof init.body === "string" ? JSON.parse(init.body) : null;
     if (!hooks || body?.stream !== true) return fetch(input, { ...init, headers });
     const cut = hooks.response_id;
+    const cancel = (id: string) => {
+      // The call was abandoned (an interrupted turn, a timeout): its background response would run on, billed.
+      fetch(`${url}/${encodeURIComponent(id)}/cancel`, { method: "POST", headers })
+        .then((r) => r.body?.cancel())
+        .catch(() => {});
+    };
     if (cut) {
       hooks.response_id = undefined;
       // No starting_after: the whole stream from its first event, which the provider model parses as it would the POST's.
       const res = await fetch(`${url}/${encodeURIComponent(cut)}?stream=true`, { method: "GET", headers, signal: init?.signal });
-      if (res.ok && res.body) return res;
+      if (res.ok && res.body) return following(res, init?.signal, cancel, cut);
       await res.body?.cancel();
       hooks.missed(res.status);
     }
     const res = await fetch(input, { ...init, headers, body: JSON.stringify({ ...body, background: true }) });
     if (!res.ok || !res.body) return res;
-    return new Response(res.body.pipeThrough(watchCreated(hooks.attached)), { status: res.status, statusText: res.statusText, headers: res.headers });
+    return following(res, init?.signal, cancel, undefined, hooks.attached);
   };
 }
 
-/** Passes an SSE stream through unchanged, calling `named` with the response id of its response.created event first. */
-function watchCreated(named: (response_id: string) => void): TransformStream<Uint8Array, Uint8Array> {
+/**
+ * The response `res` streams, passed on unchanged: `named` hears its id from its response.created event before
+ * the event passes, and the response is cancelled if `signal` aborts before its stream ended.
+ */
+function following(
+  res: Response,
+  signal: AbortSignal | null | undefined,
+  cancel: (id: string) => void,
+  known?: string,
+  named?: (response_id: string) => void,
+): Response {
+  let id = known;
+  let ended = false;
+  const onAbort = () => {
+    if (id && !ended) cancel(id);
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
+  const watch = watchCreated(
+    (response_id) => {
+      id = response_id;
+      named?.(response_id);
+    },
+    () => {
+      ended = true;
+      signal?.removeEventListener("abort", onAbort);
+    },
+  );
+  return new Response(res.body!.pipeThrough(watch), { status: res.status, statusText: res.statusText, headers: res.headers });
+}
+
+/** Passes an SSE stream through unchanged, calling `named` with the response id of its response.created event first, `ended` at its end. */
+function watchCreated(named: (response_id: string) => void, ended: () => void): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
   let seen = "";
   let done = false;
@@ -79,6 +115,7 @@ function watchCreated(named: (response_id: string) => void): TransformStream<Uin
       }
       controller.enqueue(chunk);
     },
+    flush: ended,
   });
 }
 

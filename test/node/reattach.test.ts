@@ -28,23 +28,29 @@ const runtime = (state: string): Miniflare =>
     LOGS: "off",
   });
 
-type Stats = { posts: { background?: boolean }[]; gets: { status: number; starting_after: number }[] };
+type Stats = { posts: { background?: boolean }[]; gets: { status: number; starting_after: number }[]; cancels: string[] };
 const stats = async (model: string): Promise<Stats> => (await fetch(`${setup.fakeBase}/_responses/${model}/stats`)).json() as Promise<Stats>;
 
-/** Runs a turn whose model call is cut by the end of the process; answers the log once the turn ended, and the runtime. */
-async function cutMidCall(state: string, plan: ResponsePlan): Promise<{ mf: Miniflare; log: any[]; model: string }> {
+/** A model answering per `plan`, and a runtime on `state` running a turn with it; `log` reads the session's events from the runtime `mf()` answers. */
+async function startTurn(state: string, plan: ResponsePlan) {
   const model = `reattach-${crypto.randomUUID()}`;
   await fetch(`${setup.fakeBase}/_responses/${model}`, { method: "PUT", body: JSON.stringify(plan) });
-  let mf = runtime(state);
-  const call = (method: string, path: string, body?: unknown) => callRuntime(mf, KEY, method, path, body);
+  const made = { mf: runtime(state) };
+  const call = (method: string, path: string, body?: unknown) => callRuntime(made.mf, KEY, method, path, body);
   const { session_id: sid } = await call("POST", "/v1/sessions", { agent: { name: "reattach", model: `openai:${model}`, max_tokens: 1000 } });
   await call("POST", `/v1/sessions/${sid}/turns`, { input: "tell me at length" });
   const log = async () => (await call("GET", `/v1/sessions/${sid}/events?after=0&limit=1000`)).events as any[];
+  return { made, call, sid, log, model };
+}
+
+/** Runs a turn whose model call is cut by the end of the process; answers the log once the turn ended, and the runtime. */
+async function cutMidCall(state: string, plan: ResponsePlan): Promise<{ mf: Miniflare; log: any[]; model: string }> {
+  const { made, log, model } = await startTurn(state, plan);
   await until(async () => (await log()).some((e) => e.type === "model.delta"));
-  await mf.dispose(); // the whole process ends with the call streaming
-  mf = runtime(state);
+  await made.mf.dispose(); // the whole process ends with the call streaming
+  made.mf = runtime(state);
   await until(async () => (await log()).some((e) => e.type === "turn.completed" || e.type === "turn.failed"));
-  return { mf, log: await log(), model };
+  return { mf: made.mf, log: await log(), model };
 }
 
 describe("a Responses API call cut by the end of the runtime process", () => {
@@ -112,6 +118,21 @@ describe("a Responses API call cut by the end of the runtime process", () => {
       expect(end.payload.cost_usd).toBeCloseTo(reservation.cost_usd + (100 * 1000 + 30 * 2000) / 1e6, 9);
     } finally {
       await mf.dispose();
+      rmSync(state, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it("is cancelled at the provider when the turn is interrupted mid-call", async () => {
+    const state = mkdtempSync(join(tmpdir(), "agent-runtime-state-"));
+    const { made, call, sid, log, model } = await startTurn(state, { text: TEXT, chunk_size: 2, delay_ms: 50 });
+    try {
+      await until(async () => (await log()).some((e) => e.type === "model.delta"));
+      await call("POST", `/v1/sessions/${sid}/interrupt`, {});
+      const attached = (await log()).find((e) => e.type === "model.attached");
+      await until(async () => (await stats(model)).cancels.length > 0);
+      expect((await stats(model)).cancels).toEqual([attached.payload.response_id]);
+    } finally {
+      await made.mf.dispose();
       rmSync(state, { recursive: true, force: true });
     }
   }, 90_000);

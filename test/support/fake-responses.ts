@@ -18,12 +18,14 @@ interface Running {
   plan: ResponsePlan;
   events: string[];
   done: boolean;
+  model: string;
   listeners: Set<() => void>;
 }
 
 interface Stats {
   posts: unknown[];
   gets: { response_id: string; status: number; starting_after: number }[];
+  cancels: string[];
 }
 
 /** A fake Responses API; `handle` answers its paths and says whether it did. */
@@ -34,7 +36,7 @@ export function fakeResponses(readBody: (req: IncomingMessage) => Promise<string
   let counter = 0;
   const statsOf = (model: string): Stats => {
     let s = stats.get(model);
-    if (!s) stats.set(model, (s = { posts: [], gets: [] }));
+    if (!s) stats.set(model, (s = { posts: [], gets: [], cancels: [] }));
     return s;
   };
 
@@ -51,7 +53,7 @@ export function fakeResponses(readBody: (req: IncomingMessage) => Promise<string
       statsOf(body.model).posts.push(body);
       if (!body.stream) return json(res, 400, { error: { message: "only streamed calls here", type: "invalid_request_error" } });
       const id = `resp_${++counter}`;
-      const run: Running = { plan: plans.get(body.model) ?? { text: "ok" }, events: [], done: false, listeners: new Set() };
+      const run: Running = { plan: plans.get(body.model) ?? { text: "ok" }, events: [], done: false, model: body.model, listeners: new Set() };
       running.set(id, run);
       void produce(id, body.model, run);
       follow(res, run, -1);
@@ -63,11 +65,20 @@ export function fakeResponses(readBody: (req: IncomingMessage) => Promise<string
       const run = running.get(id);
       const starting_after = Number(url.searchParams.get("starting_after") ?? "-1");
       const status = run && run.plan.retrievable !== false ? 200 : 404;
-      const model = run ? (JSON.parse(run.events[0]!.split("data: ")[1]!).response.model as string) : "unknown";
-      statsOf(model).gets.push({ response_id: id, status, starting_after });
+      statsOf(run?.model ?? "unknown").gets.push({ response_id: id, status, starting_after });
       if (status === 404) return json(res, 404, { error: { message: `Response with id '${id}' not found.`, type: "invalid_request_error" } });
       follow(res, run!, starting_after);
       return true;
+    }
+    const cancel = /^\/v1\/responses\/([^/]+)\/cancel$/.exec(url.pathname);
+    if (cancel && method === "POST") {
+      const id = decodeURIComponent(cancel[1]!);
+      const run = running.get(id);
+      if (!run) return json(res, 404, { error: { message: `Response with id '${id}' not found.`, type: "invalid_request_error" } });
+      statsOf(run.model).cancels.push(id);
+      run.done = true; // it writes no more; listeners end with what they have
+      for (const listener of run.listeners) listener();
+      return json(res, 200, { id, object: "response", status: "cancelled" });
     }
     return false;
   }
@@ -90,6 +101,7 @@ export function fakeResponses(readBody: (req: IncomingMessage) => Promise<string
     });
     for (let at = 0; at < text.length; at += chunk_size) {
       if (delay_ms > 0) await new Promise((r) => setTimeout(r, delay_ms));
+      if (run.done) return; // cancelled
       emit({ type: "response.output_text.delta", item_id, output_index: 0, content_index: 0, delta: text.slice(at, at + chunk_size) });
     }
     const total_tokens = usage.input_tokens + usage.output_tokens;
