@@ -62,7 +62,7 @@ describe("a Responses API call cut by the end of the runtime process", () => {
       expect(verifyLog(log)).toEqual([]);
       const { posts, gets } = await stats(model);
       expect(posts).toHaveLength(1);
-      expect(posts[0]).toMatchObject({ background: true, stream: true });
+      expect(posts[0]).toMatchObject({ background: true, stream: true, x_headers: [] });
       expect(gets.length).toBeGreaterThanOrEqual(1);
       expect(gets.every((g) => g.status === 200)).toBe(true);
 

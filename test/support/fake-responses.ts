@@ -50,7 +50,8 @@ export function fakeResponses(readBody: (req: IncomingMessage) => Promise<string
     if (planned?.[2] && method === "GET") return json(res, 200, statsOf(decodeURIComponent(planned[1]!)));
     if (url.pathname === "/v1/responses" && method === "POST") {
       const body = JSON.parse(await readBody(req)) as { model: string; stream?: boolean; background?: boolean };
-      statsOf(body.model).posts.push(body);
+      // With the request's x- headers: the runtime's own call header must not reach the provider.
+      statsOf(body.model).posts.push({ ...body, x_headers: Object.keys(req.headers).filter((h) => h.startsWith("x-")) });
       if (!body.stream) return json(res, 400, { error: { message: "only streamed calls here", type: "invalid_request_error" } });
       const id = `resp_${++counter}`;
       const run: Running = { plan: plans.get(body.model) ?? { text: "ok" }, events: [], done: false, model: body.model, listeners: new Set() };
