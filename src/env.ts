@@ -44,6 +44,8 @@ export interface Env {
   CORS_ORIGINS?: string;
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
+  /** "responses": openai models use the Responses API in background mode (re-attached after a restart); default "chat". */
+  OPENAI_API?: string;
   ANTHROPIC_API_KEY?: string;
   /** The Anthropic Messages API's base URL, for a gateway or proxy (default https://api.anthropic.com/v1). */
   ANTHROPIC_BASE_URL?: string;

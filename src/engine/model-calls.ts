@@ -1,8 +1,10 @@
 // Model calls of a turn: the executor step (streamed to clients as model.delta), and the planner and
 // compaction passes (collected, not streamed). Each is model.requested → model.completed, with its cost.
+
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { type AgentConfig, toolPayloadLimit } from "../protocol/agent-config";
+import { attachCall } from "./call-attach";
 import {
   advisory,
   BUDGET_LIMIT_MESSAGE,
@@ -247,6 +249,7 @@ async function callModel(
       payload: { model: modelName, phase, ...step, request_hash, reservation: { input_tokens, max_output_tokens, cost_usd: reserved_usd } },
     },
   ]);
+  const attach = attachCall(level, turn, request.model, options);
   let text = "";
   const calls: ToolCallRecord[] = [];
   let usage: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
@@ -256,7 +259,7 @@ async function callModel(
     { spec: modelName, model: () => request.model },
     ...setup.config.fallback_models.filter((m) => m !== modelName).map((spec) => ({ spec, model: () => setup.resolveModel(spec) })),
   ];
-  const stream = streamChain(chain, options, {
+  const stream = streamChain(chain, attach.options, {
     firstTokenTimeoutMs: setup.config.first_token_timeout_ms,
     callTimeoutMs: setup.config.model_timeout_ms,
     cacheKey: setup.cacheKey,
@@ -298,6 +301,7 @@ async function callModel(
       }
     }
   } catch (err) {
+    attach.release();
     held?.settle(text || calls.length > 0 ? "reserved" : null, answered);
     if (turn.signal.aborted) throw err;
     const error = new ModelCallError(recordedError(setup, err));
@@ -312,6 +316,7 @@ async function callModel(
     ]);
     throw error;
   }
+  attach.release();
   held?.settle(usage, answered);
   state.open_model_step = null;
   apply({ text, calls });

@@ -5,11 +5,17 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { EmbeddingModelV3, LanguageModelV3 } from "@ai-sdk/provider";
 import { type Provider, parseModelSpec } from "../protocol/model-spec";
 import { DemoModel } from "./demo-model";
+import { attachableModels, attachingFetch } from "./response-attach";
 
 /** The provider settings a deployment may carry (bindings and secrets). */
 export interface ProviderEnv {
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
+  /**
+   * "responses": `openai:` models use the Responses API in background mode, so a call a restart cuts is read
+   * again instead of paid twice (response-attach.ts); default "chat" (Chat Completions).
+   */
+  OPENAI_API?: string;
   ANTHROPIC_API_KEY?: string;
   /** A gateway or proxy in front of the Anthropic Messages API (default https://api.anthropic.com/v1). */
   ANTHROPIC_BASE_URL?: string;
@@ -59,6 +65,7 @@ export function resolveModel(spec: string, env: ProviderEnv): LanguageModelV3 {
     spec,
     env.OPENAI_API_KEY,
     env.OPENAI_BASE_URL,
+    env.OPENAI_API,
     env.ANTHROPIC_API_KEY,
     env.ANTHROPIC_BASE_URL,
     env.OPENAI_COMPATIBLE_BASE_URL,
@@ -93,8 +100,12 @@ export function resolveEmbeddingModel(spec: string, env: ProviderEnv): Embedding
 
 function makeModel({ provider, model }: NonNullable<ReturnType<typeof parseModelSpec>>, env: ProviderEnv): LanguageModelV3 {
   switch (provider) {
-    case "openai":
-      return createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined }).chat(model);
+    case "openai": {
+      if (env.OPENAI_API !== "responses") return createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined }).chat(model);
+      const made = createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined, fetch: attachingFetch() }).responses(model);
+      attachableModels.add(made);
+      return made;
+    }
     case "anthropic":
       return createAnthropic({ apiKey: env.ANTHROPIC_API_KEY, baseURL: env.ANTHROPIC_BASE_URL || undefined })(model);
     case "openai-compatible":

@@ -91,6 +91,15 @@ export interface BudgetUsed {
   subtasks: number;
 }
 
+/** A model call under way, as the checkpoint keeps it. */
+export interface OpenModelStep {
+  step_id: string;
+  phase: "executor" | "planner" | "compaction";
+  reservation?: CallReservation;
+  /** The provider's id of the call's response, once it named it (a call that can be re-attached: response-attach.ts). */
+  response_id?: string;
+}
+
 export interface TurnState {
   version: 1;
   turn_id: string;
@@ -112,7 +121,9 @@ export interface TurnState {
   /** The inbox position of the last injected message taken into the conversation (see TurnSignals). */
   messages_taken?: number;
   /** The model call under way (model.requested without model.completed yet). */
-  open_model_step?: { step_id: string; phase: "executor" | "planner" | "compaction"; reservation?: CallReservation } | null;
+  open_model_step?: OpenModelStep | null;
+  /** A call a restart cut whose provider response can be read again (response-attach.ts): the next call with its request re-attaches. */
+  reattach?: OpenModelStep | null;
   /** The latest model response was a final answer (no tool calls), not yet accepted. */
   answered?: boolean;
   /** Set while the turn waits for human decisions (no executor runs meanwhile). */

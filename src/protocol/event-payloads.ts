@@ -122,6 +122,18 @@ export const EVENT_PAYLOADS = {
       .optional()
       .describe("the most the call may cost, recorded before it starts: what usage.lost records if a restart cuts the call"),
   }),
+  "model.attached": z
+    .object({
+      provider: z.literal("openai"),
+      response_id: z.string().describe("the provider's id of the call's response (a Responses API call made in background mode)"),
+      reattached_from: z
+        .string()
+        .optional()
+        .describe("the step of the call a restart cut: this call reads that call's response instead of sending the request again"),
+    })
+    .describe(
+      "the provider named the model call's response, so a restart does not lose it: the call made again after the restart re-attaches to it, paid once",
+    ),
   "model.delta": z.object({ text: z.string() }),
   "model.completed": z.object({
     usage: Usage,
@@ -258,6 +270,10 @@ export const EVENT_PAYLOADS = {
       usage: Usage.describe("the reservation: input tokens estimated, output tokens the most the call could write"),
       cost_usd: z.number().nullable().describe("the reservation's cost; null when the model's price is not known"),
       estimate: z.literal(true).describe("always true: the provider's bill for the call was never seen"),
+      retrieval_status: z
+        .number()
+        .optional()
+        .describe("a call that had named its response (model.attached) whose response could not be read again: the provider's HTTP status"),
     })
     .describe(
       "a model call cut by a restart (the session object died while it was under way), recorded at the recovery before the call is made again: the provider may have billed it, so its reservation counts in the turn's usage and budget and in /v1/usage",

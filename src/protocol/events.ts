@@ -36,6 +36,7 @@ export const NOTICE_TYPES = [
   "message.injected",
   "cost.recorded",
   "usage.lost",
+  "model.attached",
   "runtime.warning",
   "runtime.error",
   "model.fallback",

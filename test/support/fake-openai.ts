@@ -9,6 +9,7 @@ import { fakeEmbedding } from "./fake-embedding";
 // Step lives in the workerd-side helper so test code can type-check without Node types;
 // this import is type-only and erased at runtime.
 import type { Step } from "./fake-model";
+import { fakeResponses } from "./fake-responses";
 import { handleGate } from "./gates";
 import { handleReceiver } from "./receiver";
 
@@ -30,6 +31,7 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
   const toolRequests: unknown[] = [];
   let toolCallCounter = 0;
   let completionCounter = 0;
+  const responses = fakeResponses(readBody);
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -66,6 +68,7 @@ export async function startFakeOpenAI(port: number): Promise<{ close(): Promise<
 
     if (await handleReceiver(req, res, path, () => readBody(req))) return;
     if (await handleGate(res, path, () => readBody(req))) return;
+    if (await responses.handle(req, res, url)) return;
 
     if (path === "/v1/chat/completions" && method === "POST") {
       return chatCompletions(req, res);

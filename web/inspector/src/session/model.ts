@@ -157,6 +157,11 @@ export class SessionModel {
       const cost = e.payload.cost_usd === null ? "" : ` (about $${e.payload.cost_usd.toFixed(4)})`;
       m.note(e, "warning", `A ${e.payload.model} call was lost to a restart and sent again; its reservation is counted as spent${cost}`);
     },
+    // A call a restart cut, read again at the provider instead of sent again: paid once.
+    "model.attached": (e, m) => {
+      if (e.payload.reattached_from)
+        m.note(e, "info", `A model call cut by a restart was re-attached to its response ${e.payload.response_id}, not sent again`);
+    },
     "runtime.warning": (e, m) => m.note(e, "warning", e.payload.message),
     "runtime.error": (e, m) => m.note(e, "error", e.payload.message),
     // A rule that fired shows on its turn; passes are in the event timeline.
