@@ -1,7 +1,7 @@
 // The A2A 1.0 methods (docs/guides/a2a.md) over sessions: a task is a turn, its contextId the session. The
 // session object folds the log into tasks and streams (src/session/streams/a2a-streams.ts); these handlers
 // check who may reach the session and what the request asks, and throw RpcError for A2A's error codes.
-import { checkInputFits } from "../engine/context-budget";
+
 import { parseAllowlist, urlAllowed } from "../engine/url-allowlist";
 import type { Env } from "../env";
 import { randomId } from "../ids";
@@ -10,7 +10,6 @@ import { type Message, RpcError, type RpcId, SendMessageParams, type Task, TaskI
 import { ApiError, unwrap } from "../protocol/errors";
 import { inputText } from "../protocol/input-parts";
 import { allows, type Principal } from "../protocol/permissions";
-import { DEFAULT_POLICY } from "../protocol/policy";
 import { A2A_PATH, type A2aMode } from "../session/streams/a2a-streams";
 import { parseTaskId, type TaskRef, taskId } from "../views/a2a-task";
 import { actionAnswers, turnInput } from "./a2a-input";
@@ -18,6 +17,7 @@ import { addPushConfig } from "./a2a-push";
 import { decide, derivedSessionId, expiresAt, reachable } from "./chat";
 import { sessionFetch } from "./chat-stream";
 import { callSession, sessionStub } from "./http";
+import { checkMayOpen, newSession } from "./open-session";
 
 export interface RpcCall {
   env: Env;
@@ -89,16 +89,13 @@ async function contextSession(call: RpcCall, message: Message): Promise<string> 
   if (message.contextId && (await ofAgent(call, message.contextId).catch(() => false))) return message.contextId;
   const sid = message.contextId ? await derivedSessionId(`a2a\u0000${agent}\u0000${message.contextId}`, principal) : undefined;
   if (sid && (await ofAgent(call, sid))) return sid;
-  need(principal, "sessions.create");
-  if (principal.kind === "token" && principal.agent !== agent) throw new ApiError("forbidden", "this token opens no conversations of this agent");
-  const owner = principal.kind === "token" ? principal.subject : null;
+  checkMayOpen(principal, agent);
   // The agent's version as any new session gets it: a label's traffic split, sticky per owner.
-  const { config, version, label } = await openAgent(env, agent, owner);
-  checkInputFits(config, inputText(turnInput(message)), "params.message");
+  const opened = await openAgent(env, agent, principal.kind === "token" ? principal.subject : null);
   const id = sid ?? randomId("ses");
   const metadata = { via: "a2a", ...(message.contextId ? { a2a_context_id: message.contextId } : {}) };
-  const agent_version = { version, label };
-  unwrap(await sessionStub(env, id).create({ session_id: id, agent: config, agent_version, policy: DEFAULT_POLICY, metadata, owner }));
+  const input = { text: inputText(turnInput(message)), path: "params.message" };
+  unwrap(await sessionStub(env, id).create(newSession(principal, id, opened, { metadata, input })));
   return id;
 }
 

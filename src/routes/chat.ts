@@ -3,17 +3,15 @@
 // on approvals), GET /v1/chat/:sid/stream (resume) and GET /v1/sessions/:sid/messages (after a reload).
 // The streams are projections of the session's log (src/views/ui-stream.ts).
 
-import { checkInputFits } from "../engine/context-budget";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import { indexShard } from "../objects/index/index-shards";
-import { agentName, openAgent } from "../objects/registry/agent-resolve";
+import { openAgent } from "../objects/registry/agent-resolve";
 import { ApiError, unwrap } from "../protocol/errors";
 import type { ResponsesRequestRecord } from "../protocol/event-shapes";
 import { chat as ops } from "../protocol/operations";
 import type { ChatBody } from "../protocol/operations/chat";
 import { allows, type Principal } from "../protocol/permissions";
-import { DEFAULT_POLICY } from "../protocol/policy";
 import type { SubmitTurnBody, TurnSubmitted } from "../protocol/wire";
 import { CHAT_TURN_PATH, type ChatTurnRequest, type CreateSessionInput } from "../session/object";
 import { regenerateKey } from "../views/ui-messages";
@@ -21,6 +19,7 @@ import { checkTokenSession } from "./auth";
 import { type Answer, chatAction, type Decision, inChatTerms } from "./chat-body";
 import { sessionFetch, turnResponse } from "./chat-stream";
 import { callSession, router, sessionStub } from "./http";
+import { checkMayOpen, newSession } from "./open-session";
 import { route } from "./operation-route";
 
 /** When the caller's browser token expires (its streams end then); null for API keys. */
@@ -68,15 +67,11 @@ async function newChatSession(
   input?: { text: string; path: string },
 ): Promise<CreateSessionInput> {
   if (!agent) throw new ApiError("not_found", `Session '${id}' was not found; send an agent's name as "agent" with the messages to open one`);
-  if (principal.kind === "token" && (!allows(principal, "sessions.create") || principal.agent !== agentName(agent))) {
-    throw new ApiError("forbidden", principal.agent ? `This token opens sessions of agent "${principal.agent}" only` : "This token opens no sessions");
-  }
+  checkMayOpen(principal, agent);
   // An erased session's id stays erased: the same chat id does not bring it back.
   if (await indexShard(env, sid).isErased(sid)) throw new ApiError("not_found", `The session of chat '${id}' was erased`);
-  const owner = principal.kind === "token" ? principal.subject : null;
-  const { config, version, label } = await openAgent(env, agent, owner);
-  if (input) checkInputFits(config, input.text, input.path);
-  return { session_id: sid, agent: config, agent_version: { version, label }, policy: DEFAULT_POLICY, metadata: { chat_id: id }, owner };
+  const opened = await openAgent(env, agent, principal.kind === "token" ? principal.subject : null);
+  return newSession(principal, sid, opened, { metadata: { chat_id: id }, ...(input ? { input } : {}) });
 }
 
 /**

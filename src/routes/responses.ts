@@ -3,8 +3,8 @@
 // a response. A response id names its session and turn (src/views/response-object.ts): no table maps it. The
 // session object folds the log into objects and streams (src/session/streams/response-streams.ts); these
 // routes check who may reach the session, and answer every error in the Responses shape.
+
 import type { Context } from "hono";
-import { checkInputFits } from "../engine/context-budget";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import { agentConfig } from "../objects/registry/agent-cache";
@@ -14,14 +14,14 @@ import { ApiError, type FieldIssue, unwrap } from "../protocol/errors";
 import type { ResponsesRequestRecord } from "../protocol/event-shapes";
 import { responses as ops } from "../protocol/operations";
 import type { ResponsesRequest } from "../protocol/operations/responses";
-import { allows, type Principal } from "../protocol/permissions";
-import { DEFAULT_POLICY } from "../protocol/policy";
+import type { Principal } from "../protocol/permissions";
 import { RESPONSES_PATH, type ResponsesMode } from "../session/streams/response-streams";
 import { type InputItem, parseResponseId, type ResponseObject, type ResponseRef, responseId } from "../views/response-object";
 import { decide, expiresAt, reachable } from "./chat";
 import { sessionFetch } from "./chat-stream";
 import { eraseSessions } from "./erasure";
 import { callSession, router, sessionStub, toApiError } from "./http";
+import { checkMayOpen, newSession } from "./open-session";
 import { route } from "./operation-route";
 import { answerValue, type ResponsesInput, responsesInput } from "./responses-input";
 
@@ -101,24 +101,12 @@ async function checkModel(env: Env, sid: string, model: string, principal: Princ
 
 /** A new session of the agent `model` for the first response of a conversation (a token's subject owns it). */
 async function openSession(env: Env, principal: Principal, model: string, input: ResponsesInput): Promise<string> {
-  const agent = agentName(model);
-  if (!allows(principal, "sessions.create") || (principal.kind === "token" && principal.agent !== agent)) {
-    throw new ApiError(
-      "forbidden",
-      principal.kind === "token" && principal.agent
-        ? `This token opens conversations of agent "${principal.agent}" only`
-        : "This caller opens no conversations",
-    );
-  }
-  const owner = principal.kind === "token" ? principal.subject : null;
-  const { config, version, label } = await openModel(env, model, owner);
-  if (input.kind === "turn") {
-    if (input.fileIds.length > 0) throw refused("input", "a new conversation has no files yet: send the file's data or URL");
-    checkInputFits(config, typeof input.input === "string" ? input.input : JSON.stringify(input.input), "input");
-  }
+  checkMayOpen(principal, model);
+  const opened = await openModel(env, model, principal.kind === "token" ? principal.subject : null);
+  if (input.kind === "turn" && input.fileIds.length > 0) throw refused("input", "a new conversation has no files yet: send the file's data or URL");
+  const text = input.kind === "turn" ? { text: typeof input.input === "string" ? input.input : JSON.stringify(input.input), path: "input" } : undefined;
   const sid = randomId("ses");
-  const agent_version = { version, label };
-  unwrap(await sessionStub(env, sid).create({ session_id: sid, agent: config, agent_version, policy: DEFAULT_POLICY, metadata: { via: "responses" }, owner }));
+  unwrap(await sessionStub(env, sid).create(newSession(principal, sid, opened, { metadata: { via: "responses" }, input: text })));
   return sid;
 }
 

@@ -3,12 +3,13 @@
 import { randomId } from "../ids";
 import { joinResource } from "../objects/memory/resource-memory-object";
 import { agentName, type OpenedAgent, openAgent } from "../objects/registry/agent-resolve";
-import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import { sessions as sessionOps } from "../protocol/operations";
 import { DEFAULT_POLICY } from "../protocol/policy";
+import type { CreateSessionInput } from "../session/object";
 import { validateAgentConfig } from "./agents";
 import { router, sessionStub } from "./http";
+import { newSession } from "./open-session";
 import { route } from "./operation-route";
 
 export const sessions = router().openapi(route(sessionOps.createSession), async (c) => {
@@ -23,19 +24,19 @@ export const sessions = router().openapi(route(sessionOps.createSession), async 
     throw new ApiError("forbidden", "A token's sessions belong to its subject's resource; resource_id must be the subject or absent");
   }
   const resource_id = body.resource_id ?? owner;
-  let agent: AgentConfig;
+  const session_id = randomId("ses");
+  const fields = { metadata: body.metadata ?? {}, owner, resource_id, ...(body.policy ? { policy: body.policy } : {}) };
   let opened: OpenedAgent | null = null;
+  let input: CreateSessionInput;
   if (typeof body.agent === "string") {
     opened = await openAgent(c.env, body.agent, resource_id);
-    agent = opened.config;
+    input = newSession(principal, session_id, opened, fields);
   } else {
     // An inline config needs no name of its own (it is registered nowhere); "inline" stands in.
-    agent = await validateAgentConfig({ name: "inline", ...body.agent }, c, "agent");
+    const agent = await validateAgentConfig({ name: "inline", ...body.agent }, c, "agent");
+    input = { session_id, agent, agent_version: null, policy: body.policy ?? DEFAULT_POLICY, ...fields };
   }
-  const session_id = randomId("ses");
-  const policy = body.policy ?? DEFAULT_POLICY;
   await joinResource(c.env, resource_id, session_id);
-  const agent_version = opened && { version: opened.version, label: opened.label };
-  const result = await sessionStub(c.env, session_id).create({ session_id, agent, agent_version, policy, metadata: body.metadata ?? {}, owner, resource_id });
+  const result = await sessionStub(c.env, session_id).create(input);
   return c.json({ ...unwrap(result), agent_version: opened?.version ?? null, ...(opened?.label ? { label: opened.label } : {}) }, 201);
 });

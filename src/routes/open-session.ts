@@ -1,0 +1,43 @@
+// A new session of a registered agent, opened the same way by every surface that opens one: POST /v1/sessions,
+// a chat's first message, a Responses conversation and an A2A context. Each surface chooses the version (its
+// own errors for a bad reference) and where the session is created; the caller's reach, the owner and the
+// input's limits are checked here.
+import { checkInputFits } from "../engine/context-budget";
+import { agentName, type OpenedAgent } from "../objects/registry/agent-resolve";
+import { ApiError } from "../protocol/errors";
+import { allows, type Principal } from "../protocol/permissions";
+import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
+import type { CreateSessionInput } from "../session/object";
+
+/** Refuses a caller that may not open a session of `ref`'s agent: one without sessions.create, or a token of another agent. */
+export function checkMayOpen(principal: Principal, ref: string): void {
+  if (!allows(principal, "sessions.create")) throw new ApiError("forbidden", "This caller opens no sessions");
+  if (principal.kind === "token" && principal.agent !== agentName(ref)) {
+    throw new ApiError("forbidden", principal.agent ? `This token opens sessions of agent "${principal.agent}" only` : "This token opens no sessions");
+  }
+}
+
+export interface NewSession {
+  metadata: Record<string, unknown>;
+  /** The end user an API key opens it for (a token's sessions are always its subject's). */
+  owner?: string | null;
+  resource_id?: string | null;
+  policy?: Policy;
+  /** The first input, checked against the agent's limits before anything is created. */
+  input?: { text: string; path: string };
+}
+
+/** What creates session `session_id` of the `opened` version for `principal`; creates nothing itself. */
+export function newSession(principal: Principal, session_id: string, opened: OpenedAgent, s: NewSession): CreateSessionInput {
+  if (s.input) checkInputFits(opened.config, s.input.text, s.input.path);
+  const owner = principal.kind === "token" ? principal.subject : (s.owner ?? null);
+  return {
+    session_id,
+    agent: opened.config,
+    agent_version: { version: opened.version, label: opened.label },
+    policy: s.policy ?? DEFAULT_POLICY,
+    metadata: s.metadata,
+    owner,
+    ...(s.resource_id === undefined ? {} : { resource_id: s.resource_id }),
+  };
+}
