@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { api, createAgent, expectRefused } from "../../support/api";
 import { SUMS, suffix, waitForRun } from "../../support/evals";
+import { gateURL, releaseGate, requests, script, uniqueId, waitForGate } from "../../support/fake-model";
 
 describe("datasets", () => {
   it("are versioned: a PUT that changes the items stores a new version, the same items none; read, listed, deleted", async () => {
@@ -79,6 +80,39 @@ describe("eval runs", () => {
     // Each case's session runs the agent version and names the run.
     const session = (await api("GET", `/v1/sessions/${third.session_id}`)).body;
     expect(session.metadata).toEqual({ eval_run_id: run.id, eval_case: 3 });
+  });
+
+  it("score with a judge model (its structured answer, priced) and a webhook POSTed the case", async () => {
+    const agent = `calc-${suffix()}`;
+    await createAgent({ name: agent, model: "demo:calc", tools: ["calculator"] });
+    const dataset = `d-${suffix()}`;
+    await api("PUT", `/v1/datasets/${dataset}`, { items: SUMS.slice(0, 2) });
+    const judge = uniqueId("priced-judge");
+    await script(judge, [{ text: '{"score": 0.75, "reason": "right, but terse"}' }, { text: '{"score": 0.75, "reason": "right, but terse"}' }]);
+    const gate = uniqueId("scorer");
+    const scorers = [
+      { type: "model", model: `openai-compatible:${judge}`, rubric: "Is the sum right?", pass_at: 0.7 },
+      { type: "webhook", url: gateURL(gate), pass_at: 0.9 },
+    ];
+    const id = (await api("POST", "/v1/evals", { agent, dataset: { name: dataset }, scorers })).body.id;
+    await waitForGate(gate, (s) => s.held >= 1, "the webhook scorer was not called");
+    const posted = await releaseGate(gate, { score: 0.5, reason: "half right" });
+    if (posted.delivered < 2) {
+      await waitForGate(gate, (s) => s.held >= 1, "the second case's webhook was not called");
+      await releaseGate(gate, { score: 0.5, reason: "half right" });
+    }
+    const run = await waitForRun(id);
+    expect(run.aggregates).toEqual({ model: { mean: 0.75, pass_rate: 1, count: 2 }, webhook: { mean: 0.5, pass_rate: 0, count: 2 } });
+    const [first] = (await api("GET", `/v1/evals/${id}/cases`)).body.cases;
+    expect(first.scores).toEqual([
+      { scorer: "model", score: 0.75, pass: true, reason: "right, but terse" },
+      { scorer: "webhook", score: 0.5, pass: false, reason: "half right" },
+    ]);
+    expect(first.scoring_cost_usd).toBe(0.015);
+    expect(run.cost_usd).toBe(0.03);
+    const asked = (await requests(judge))[0];
+    expect(asked.messages[0].content).toContain("Is the sum right?");
+    expect(asked.messages[1].content).toContain("The agent's answer:\nThe answer is 1.");
   });
 
   it("refuse bad scorer configs, patterns that need backtracking, unknown datasets and versions, naming the field", async () => {
