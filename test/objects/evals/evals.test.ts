@@ -1,7 +1,7 @@
 // Datasets and eval runs through HTTP: a 10-item dataset run against an agent version on the demo model with
 // three scorers, its cases and aggregates; datasets versioned; bad scorers, patterns and versions refused.
 import { describe, expect, it } from "vitest";
-import { api, createAgent, expectRefused } from "../../support/api";
+import { api, createAgent, createSession, events, expectRefused, submitTurn, waitForCount, waitForTurnEnd } from "../../support/api";
 import { SUMS, suffix, waitForRun } from "../../support/evals";
 import { gateURL, releaseGate, requests, script, uniqueId, waitForGate } from "../../support/fake-model";
 
@@ -113,6 +113,27 @@ describe("eval runs", () => {
     const asked = (await requests(judge))[0];
     expect(asked.messages[0].content).toContain("Is the sum right?");
     expect(asked.messages[1].content).toContain("The agent's answer:\nThe answer is 1.");
+  });
+
+  it("online scorers score a sample of live turns off the turn's path, as eval.scored in the session's log", async () => {
+    const agent = `online-${suffix()}`;
+    const online_scorers = [
+      { scorer: { type: "contains", value: "answer" }, sample_rate: 1 },
+      { scorer: { type: "max_steps", max: 1 }, sample_rate: 1 },
+      { scorer: { type: "exact", id: "never" }, sample_rate: 0 },
+    ];
+    await createAgent({ name: agent, model: "demo:calc", tools: ["calculator"], online_scorers });
+    const sid = await createSession(agent);
+    const { turn_id } = await submitTurn(sid, "What is 4 + 4?");
+    await waitForTurnEnd(sid, turn_id);
+    const scored = (await waitForCount(sid, "eval.scored", 2)).filter((e) => e.type === "eval.scored");
+    expect(scored.map((e) => e.payload)).toEqual([
+      { turn_id, scorer: "contains", score: 1, pass: true, reason: 'the output contains "answer"', sample_rate: 1, version: 1 },
+      { turn_id, scorer: "max_steps", score: 0, pass: false, reason: "2 steps, over 1", sample_rate: 1, version: 1 },
+    ]);
+    const log = await events(sid);
+    expect(scored[0].sequence).toBeGreaterThan(log.find((e) => e.type === "turn.completed").sequence);
+    expect(log.filter((e) => e.type === "eval.scored")).toHaveLength(2);
   });
 
   it("refuse bad scorer configs, patterns that need backtracking, unknown datasets and versions, naming the field", async () => {
