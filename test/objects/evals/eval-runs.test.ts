@@ -44,7 +44,7 @@ describe("eval runs", () => {
     expect(before.done).toBeLessThan(10);
     await evictDurableObject(env.EVAL_RUNS.get(env.EVAL_RUNS.idFromName(id)));
 
-    const run = await waitForRun(id, 30_000);
+    const run = await waitForRun(id, 30_000, 4);
     expect(run.progress).toEqual({ total: 10, done: 10, running: 0 });
     expect(run.aggregates).toEqual({
       contains: { mean: 1, pass_rate: 1, count: 10 },
@@ -101,20 +101,22 @@ describe("eval runs", () => {
     const agent = `gate-${suffix()}`;
     const good: Step[] = SUMS.map((_, i) => ({ text: `The answer is ${i + 1}.` }));
     const bad: Step[] = SUMS.map(() => ({ text: "No idea." }));
-    await scriptedAgent(agent, [...bad, ...good]);
+    // Version 2's answers cost twice as much (twice the tokens).
+    const dear: Step[] = SUMS.map((_, i) => ({ text: `The answer is ${i + 1}.`, usage: { prompt_tokens: 20, completion_tokens: 10 } }));
+    const scriptId = await scriptedAgent(agent, [...bad, ...good, ...dear]);
     const dataset = `d-${suffix()}`;
     await api("PUT", `/v1/datasets/${dataset}`, { items: SUMS });
     const require = { dataset, min_scores: { contains: 0.9, format: 0.7 } };
+    const scorers = [
+      { type: "contains", value: "answer" },
+      { type: "regex", id: "format", pattern: "^The answer is \\d+\\.$" },
+    ];
 
     const none = await api("PUT", `/v1/agents/${agent}/labels/production`, { version: 1, require });
     expect(none.status).toBe(409);
     expect(none.body.error).toMatchObject({ code: "eval_gate_failed", details: { run_id: null, dataset: { name: dataset, version: 1 }, failures: [] } });
     expect(none.body.error.message).toMatch(/No finished eval run of version 1/);
 
-    const scorers = [
-      { type: "contains", value: "answer" },
-      { type: "regex", id: "format", pattern: "^The answer is \\d+\\.$" },
-    ];
     const failing = await waitForRun(await startRun({ agent, dataset: { name: dataset }, scorers }));
     const refused = await api("PUT", `/v1/agents/${agent}/labels/production`, { version: 1, require });
     expect(refused.status).toBe(409);
@@ -138,8 +140,22 @@ describe("eval runs", () => {
     expect(moved.status, JSON.stringify(moved.body)).toBe(200);
     expect(moved.body).toMatchObject({ label: "production", version: 1 });
 
-    const missing = await api("PUT", `/v1/agents/${agent}/labels/production`, { version: 1, require: { ...require, min_scores: { judge: 0.5 } } });
-    expect(missing.body.error.details.failures).toEqual([{ scorer: "judge", mean: null, min: 0.5, reason: `run ${passing.id} has no scorer "judge"` }]);
+    // A candidate may cost at most max_cost_ratio times the run of the version the label points at.
+    await createAgent({ name: agent, model: `openai-compatible:${scriptId}`, instructions: "Be thorough." });
+    const dearRun = await waitForRun(await startRun({ agent, version: 2, dataset: { name: dataset }, scorers }));
+    expect(dearRun.cost_usd).toBe(0.3);
+    const tooDear = await api("PUT", `/v1/agents/${agent}/labels/production`, { version: 2, require: { ...require, max_cost_ratio: 1.5 } });
+    expect(tooDear.status).toBe(409);
+    expect(tooDear.body.error.details).toMatchObject({
+      run_id: dearRun.id,
+      failures: [{ check: "max_cost_ratio", ratio: 2, max: 1.5, reason: `costs 2 times the current version's run (${passing.id}), over 1.5` }],
+    });
+    expect((await api("PUT", `/v1/agents/${agent}/labels/production`, { version: 2, require: { ...require, max_cost_ratio: 2 } })).body).toMatchObject({
+      version: 2,
+    });
+
+    const missing = await api("PUT", `/v1/agents/${agent}/labels/production`, { version: 2, require: { ...require, min_scores: { judge: 0.5 } } });
+    expect(missing.body.error.details.failures).toEqual([{ scorer: "judge", mean: null, min: 0.5, reason: `run ${dearRun.id} has no scorer "judge"` }]);
     expect((await api("PUT", `/v1/agents/${agent}/labels/production`, { version: 1, require: { ...require, dataset: `none-${suffix()}` } })).status).toBe(422);
   });
 });

@@ -52,11 +52,11 @@ describe("eval runs", () => {
     const dataset = `sums-${suffix()}`;
     await api("PUT", `/v1/datasets/${dataset}`, { items: SUMS });
     const scorers = [{ type: "contains", value: "answer" }, { type: "exact" }, { type: "max_steps", max: 1 }];
-    const started = await api("POST", "/v1/evals", { agent, dataset: { name: dataset }, scorers });
+    const started = await api("POST", "/v1/evals", { agent, dataset: { name: dataset }, scorers, concurrency: 2 });
     expect(started.status, JSON.stringify(started.body)).toBe(202);
-    expect(started.body).toMatchObject({ agent, version: 1, dataset: { name: dataset, version: 1 }, concurrency: 4, status: "running" });
+    expect(started.body).toMatchObject({ agent, version: 1, dataset: { name: dataset, version: 1 }, concurrency: 2, status: "running" });
 
-    const run = await waitForRun(started.body.id);
+    const run = await waitForRun(started.body.id, 15_000, 2);
     expect(run.progress).toEqual({ total: 10, done: 10, running: 0 });
     expect(run.aggregates).toEqual({
       contains: { mean: 1, pass_rate: 1, count: 10 },
