@@ -1,8 +1,8 @@
 // Eval run routes (docs/guides/evals.md): a run is checked whole (agent version, dataset version, scorers that
 // can run here) before its object starts it; reads come from the run's object.
 import { compareRuns } from "../engine/evals/aggregate";
-import { providerConfigured } from "../engine/models";
-import { parseAllowlist, urlAllowed } from "../engine/url-allowlist";
+import { scorerIssues } from "../engine/evals/scorer-checks";
+import { parseAllowlist } from "../engine/url-allowlist";
 import type { Env } from "../env";
 import { randomId } from "../ids";
 import { evalRunObject } from "../objects/evals/eval-run-object";
@@ -10,9 +10,7 @@ import { currentAgent } from "../objects/registry/agent-cache";
 import { openAgent } from "../objects/registry/agent-resolve";
 import { evalsOf } from "../objects/registry/evals-rpc";
 import { registry } from "../objects/registry/registry-object";
-import { ApiError, type FieldIssue } from "../protocol/errors";
-import type { EvalRunBody } from "../protocol/evals";
-import { parseModelSpec } from "../protocol/model-spec";
+import { ApiError } from "../protocol/errors";
 import { evals as ops } from "../protocol/operations";
 import { providerEnv } from "../providers";
 import { router } from "./http";
@@ -28,25 +26,10 @@ async function existingRun(env: Env, id: string) {
   return { run, object: evalRunObject(env, id) };
 }
 
-/** Scorers this deployment cannot run: a judge whose provider is not configured, a webhook off the allowlist. */
-function scorerIssues(env: Env, scorers: EvalRunBody["scorers"]): FieldIssue[] {
-  const allowlist = parseAllowlist(env.TOOL_URL_ALLOWLIST);
-  return scorers.flatMap((s, i): FieldIssue[] => {
-    if (s.type === "model") {
-      const spec = parseModelSpec(s.model);
-      if (!spec) return [{ path: `scorers.${i}.model`, reason: `"${s.model}" is not a model string (provider:model)` }];
-      if (!providerConfigured(spec.provider, providerEnv(env)))
-        return [{ path: `scorers.${i}.model`, reason: `the provider "${spec.provider}" is not configured in this deployment` }];
-    }
-    if (s.type === "webhook" && !urlAllowed(s.url, allowlist)) return [{ path: `scorers.${i}.url`, reason: "is not under TOOL_URL_ALLOWLIST" }];
-    return [];
-  });
-}
-
 export const evals = router()
   .openapi(route(ops.createEvalRun), async (c) => {
     const body = c.req.valid("json");
-    const issues = scorerIssues(c.env, body.scorers);
+    const issues = scorerIssues(body.scorers, (i) => `scorers.${i}`, providerEnv(c.env), parseAllowlist(c.env.TOOL_URL_ALLOWLIST));
     if (issues.length > 0) throw ApiError.validation(issues);
     const current = await currentAgent(c.env, body.agent);
     if (!current) throw ApiError.validation([{ path: "agent", reason: `no agent "${body.agent}"` }]);

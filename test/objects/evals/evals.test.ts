@@ -153,5 +153,8 @@ describe("eval runs", () => {
     await expectRefused("POST", "/v1/evals", "version", body([{ type: "exact" }], { version: 5 }));
     await expectRefused("POST", "/v1/evals", "concurrency", body([{ type: "exact" }], { concurrency: 9 }));
     expect((await api("GET", "/v1/evals/evr_0123456789abcdef01234567")).status).toBe(404);
+    // An agent's online scorers are held to the same checks.
+    const judge = { scorer: { type: "model", model: "openai:gpt-4o", rubric: "Right?" }, sample_rate: 0.1 };
+    await expectRefused("PUT", `/v1/agents/${agent}`, "online_scorers.0.scorer.model", { model: "demo:calc", online_scorers: [judge] }, /not configured/);
   });
 });
