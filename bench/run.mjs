@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WS_KIND } from "./lib/client.mjs";
 import { e2eRows } from "./lib/e2e.mjs";
+import { evals, evalsRows } from "./lib/evals.mjs";
 import { longRows } from "./lib/long-run.mjs";
 import { PHASES } from "./lib/phases.mjs";
 import { stopAll, treeHash } from "./lib/procs.mjs";
@@ -31,9 +32,23 @@ const flag = (name, dflt) => (process.env[name] === undefined ? dflt : process.e
 // Profile runs early, while the isolate holds few sessions; replay last of the runtime phases (its log is large).
 // long runs early too, so its memory readings see little else; it erases its sessions when done.
 PHASES.quota = quota;
-const ALL_PHASES = ["e2e", "long", "scale", "loop", "protocols", "latency", "profile", "concurrency", "fanout", "footprint", "replay", "micro", "quota"].filter(
-  (p) => PHASES[p],
-);
+PHASES.evals = evals;
+const ALL_PHASES = [
+  "e2e",
+  "long",
+  "scale",
+  "loop",
+  "protocols",
+  "latency",
+  "profile",
+  "concurrency",
+  "fanout",
+  "footprint",
+  "replay",
+  "micro",
+  "quota",
+  "evals",
+].filter((p) => PHASES[p]);
 const CFG = {
   quick: QUICK,
   phases: pick("BENCH_PHASES", ALL_PHASES.join(","), ALL_PHASES.join(","))
@@ -57,6 +72,7 @@ const CFG = {
   },
   protocols: { runs: num("BENCH_PROTOCOL_RUNS", 30, 8) },
   quota: { runs: num("BENCH_QUOTA_RUNS", 15, 5), reservations: num("BENCH_QUOTA_RESERVATIONS", 2000, 300), width: num("BENCH_QUOTA_WIDTH", 16, 16) },
+  evals: { cases: num("BENCH_EVAL_CASES", 40, 12), runs: num("BENCH_EVAL_RUNS", 3, 1), concurrency: 4 },
   latency: { turns: num("BENCH_LATENCY_TURNS", 50, 12), deltas: num("BENCH_LATENCY_DELTAS", 8, 8) },
   footprint: { turns: num("BENCH_FOOTPRINT_TURNS", 1000, 100), historyTurns: num("BENCH_HISTORY_TURNS", 10, 4) },
   fanout: { clients: list("BENCH_FANOUT_CLIENTS", "1,10,50", "1,10,50"), deltas: num("BENCH_FANOUT_DELTAS", 1000, 200), runs: num("BENCH_FANOUT_RUNS", 5, 1) },
@@ -342,6 +358,8 @@ function table(o) {
   } else failed("replay");
   if (r.quota && !r.quota.error) quotaRows(r.quota, row, f);
   else failed("quota");
+  if (r.evals && !r.evals.error) evalsRows(r.evals, row, f);
+  else failed("evals");
   if (r.micro && !r.micro.error) {
     for (const [label, v] of Object.entries(r.micro.storage))
       row(`Micro: ${label}`, `${f(v.us_per_op, 1)} µs`, v.cpu_us_per_op !== undefined ? `workerd CPU ${f(v.cpu_us_per_op, 1)} µs` : "");

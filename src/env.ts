@@ -1,4 +1,5 @@
 // Bindings and settings of one deployment (one tenant). See wrangler.toml and docs/guides/deploying.md.
+import type { EvalRunObject } from "./objects/evals/eval-run-object";
 import type { IndexShardObject } from "./objects/index/index-shard";
 import type { ResourceMemoryObject } from "./objects/memory/resource-memory-object";
 import type { QuotaObject } from "./objects/quota/quota-object";
@@ -15,6 +16,8 @@ export interface Env {
   RESOURCES: DurableObjectNamespace<ResourceMemoryObject>;
   /** One object per quota subject (src/objects/quota/). */
   QUOTAS: DurableObjectNamespace<QuotaObject>;
+  /** One object per eval run (src/objects/evals/). */
+  EVAL_RUNS: DurableObjectNamespace<EvalRunObject>;
   BLOBS: R2Bucket;
   /**
    * Dynamic Workers: code tools run in isolates of their own (src/sandbox/, docs/guides/code-tools.md). Absent in a

@@ -3,6 +3,6 @@ import { createRuntime } from "./runtime/create-runtime";
 
 const runtime = createRuntime();
 
-export const { SessionObject, RegistryObject, RateLimiter, IndexShardObject, ResourceMemoryObject, QuotaObject } = runtime.objects;
+export const { SessionObject, RegistryObject, RateLimiter, IndexShardObject, ResourceMemoryObject, QuotaObject, EvalRunObject } = runtime.objects;
 export const { CodeToolOutbound } = runtime.entrypoints;
 export default runtime.worker;

@@ -50,6 +50,10 @@ commands:
                                          replay the session's ended turns (or --turns) with the AgentConfig
                                          fields in the file; a row per turn; exit 1 when a turn that
                                          completed before does not complete now
+  eval run <agent> --dataset <name[@version]> --scorer <list> [--version N] [--concurrency N] [--fail-under X]
+                                         an eval run (docs/guides/evals.md): --scorer is a JSON array of scorers or
+                                         a comma list of type[:value] (contains:answer,exact,max_steps:3); a line
+                                         per scorer; exit 1 when a scorer's mean is under --fail-under
 
 options:
   --url <url>   the deployment (default $AGENT_RUNTIME_URL, else http://127.0.0.1:8787)
@@ -57,7 +61,25 @@ options:
   --help
 `;
 
-const VALUE_FLAGS = new Set(["url", "key", "agent", "session", "after", "channel", "name", "turns", "tools", "limit", "on-busy", "debounce-ms"]);
+const VALUE_FLAGS = new Set([
+  "url",
+  "key",
+  "agent",
+  "session",
+  "after",
+  "channel",
+  "name",
+  "turns",
+  "tools",
+  "limit",
+  "on-busy",
+  "debounce-ms",
+  "dataset",
+  "scorer",
+  "fail-under",
+  "version",
+  "concurrency",
+]);
 const BOOLEAN_FLAGS = new Set(["follow", "json", "help", "no-color"]);
 
 export class UsageError extends Error {

@@ -4,6 +4,7 @@
 import { type CliDeps, type CliIO, EXIT, errorLine, intFlag, type ParsedArgs, parseArgs, str, USAGE, UsageError } from "./cli-args";
 import { chat } from "./cli-chat";
 import { evalCommand } from "./cli-eval";
+import { evalRunCommand } from "./cli-eval-run";
 import { memoryCommand } from "./cli-memory";
 import { RuntimeClient } from "./client";
 import { type FormatOptions, formatTree } from "./format";
@@ -39,6 +40,10 @@ export async function runCli(argv: readonly string[], io: CliIO, deps: CliDeps =
       case "memory":
         return await memoryCommand(client, io, rest, args.flags);
       case "eval":
+        if (rest[0] === "run") {
+          expectArgs(rest, 2, "eval run <agent> --dataset <name> --scorer <list>");
+          return await evalRunCommand(client, io, rest[1]!, args.flags);
+        }
         expectArgs(rest, 0, "eval --session <id> --agent <config.json>");
         return await evalCommand(client, io, args.flags);
       case "tree": {

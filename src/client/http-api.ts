@@ -4,10 +4,11 @@
 // top; http-transport.ts sends the requests.
 import type { TrafficRoute } from "../protocol/agent-versions";
 import type { RuntimeEvent } from "../protocol/events";
-import type { AnswerOf } from "../protocol/operations";
+import type { AnswerOf, BodyOf } from "../protocol/operations";
 import * as versions from "../protocol/operations/agent-versions";
 import * as agents from "../protocol/operations/agents";
 import * as chat from "../protocol/operations/chat";
+import * as evals from "../protocol/operations/evals";
 import * as files from "../protocol/operations/files";
 import * as resources from "../protocol/operations/resources";
 import * as sessions from "../protocol/operations/sessions";
@@ -28,6 +29,7 @@ import type {
   Decision,
   DownloadedFile,
   ErasureLeft,
+  EvalRun,
   EventsPage,
   ExecutionTree,
   FileInfo,
@@ -178,6 +180,15 @@ export class HttpApi extends HttpTransport {
   /** `GET /v1/replays/:exec_id`: the comparison, once the replay has ended (`status: "completed"`). */
   getReplay(execId: string): Promise<Replay> {
     return this.call(turns.getReplay, { params: { exec_id: execId } });
+  }
+
+  /** `POST /v1/evals`: starts an eval run of a dataset against an agent version (docs/guides/evals.md); `getEvalRun` follows it. */
+  createEvalRun(body: BodyOf<typeof evals.createEvalRun>): Promise<EvalRun> {
+    return this.call(evals.createEvalRun, { body });
+  }
+
+  getEvalRun(id: string): Promise<EvalRun> {
+    return this.call(evals.getEvalRun, { params: { id } });
   }
 
   getSession(sessionId: string): Promise<SessionSnapshot> {

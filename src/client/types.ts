@@ -3,7 +3,7 @@
 // with the agent configs they carry typed as AgentConfig where the schema takes any object.
 import type { AgentConfig, AgentConfigInput } from "../protocol/agent-config";
 import { type EventOf, type EventRef, type EventType, isTerminalTurnEvent, type PayloadOf, type RuntimeEvent, type TerminalType } from "../protocol/events";
-import type { BodyOf, chat, files, QueryOf, ResponseOf, resources, sessions, streams, turns, usage } from "../protocol/operations";
+import type { BodyOf, chat, evals, files, QueryOf, ResponseOf, resources, sessions, streams, turns, usage } from "../protocol/operations";
 import type { TerminalEvent } from "../views/turn-outcome";
 
 export type { SessionSummary, UsageRow } from "../protocol/session-list";
@@ -25,6 +25,8 @@ export interface SessionFilters {
 }
 
 export type UsageReport = ResponseOf<typeof usage.getUsage, 200>;
+/** An eval run (docs/guides/evals.md): its status, progress and aggregates per scorer. */
+export type EvalRun = ResponseOf<typeof evals.getEvalRun, 200>;
 /** A resource's working memory (docs/guides/memory.md). */
 export type WorkingMemory = ResponseOf<typeof resources.getMemory, 200>;
 export type RecallSearch = ResponseOf<typeof resources.searchMemory, 200>;

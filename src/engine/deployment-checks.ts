@@ -5,6 +5,7 @@ import type { BudgetMaxima } from "../protocol/budget-maxima";
 import type { FieldIssue } from "../protocol/errors";
 import { type Provider, parseModelSpec } from "../protocol/model-spec";
 import { budgetIssues } from "./budget-limits";
+import { scorerIssues } from "./evals/scorer-checks";
 import { guardrailIssues } from "./guardrails/config-checks";
 import { type ProviderEnv, providerConfigured } from "./models";
 import { type PriceOverrides, priceOf } from "./pricing";
@@ -63,6 +64,8 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
   }
   issues.push(...budgetIssues(config.budget, ctx.budgetMaxima));
   issues.push(...guardrailIssues(config, ctx));
+  const online = (config.online_scorers ?? []).map((o) => o.scorer);
+  issues.push(...scorerIssues(online, (i) => `online_scorers.${i}.scorer`, ctx.env, ctx.urlAllowlist));
   const inProcess = ctx.inProcessTools ?? NO_IN_PROCESS_TOOLS;
   const httpNames = new Set<string>();
   config.http_tools.forEach((t, i) => {

@@ -1,8 +1,10 @@
 // The agent configuration (docs/reference/configuration.md): one zod schema for validation and defaults. The checks that need the
 // deployment (configured providers, known tools, the URL allowlist) are in deployment-checks.ts.
+
 import { z } from "zod";
 import { BUDGET_MAXIMA } from "./budget-maxima";
 import { OnBusy } from "./busy";
+import { ScorerSchema } from "./evals";
 import { GuardrailsSchema } from "./guardrails";
 import { MemoryConfigSchema } from "./memory";
 import { modelSpecField } from "./model-spec";
@@ -212,6 +214,11 @@ export const AgentConfigSchema = z.strictObject({
   budget: BudgetSchema.default({}),
   /** Outbound subscriptions every session of this agent gets, delivering its whole log (docs/guides/schedules-and-subscriptions.md). */
   subscriptions: z.array(SubscriptionSpec).max(5).optional(),
+  online_scorers: z
+    .array(z.strictObject({ scorer: ScorerSchema, sample_rate: z.number().min(0).max(1).describe("the share of ended turns scored (1: every one)") }))
+    .max(10)
+    .optional()
+    .describe("Scorers of live turns: a sample of ended turns is scored off the turn's path, each score an eval.scored event (docs/guides/evals.md)."),
   guardrails: GuardrailsSchema.optional().describe("Checks of the input, the final answer and tool payloads (docs/guides/guardrails.md)."),
   memory: MemoryConfigSchema.optional().describe("Memory across the sessions of a resource (docs/guides/memory.md)."),
   on_busy: OnBusy.optional().describe("What a turn submitted while another runs does when its request does not say (absent: enqueue)"),

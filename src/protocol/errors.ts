@@ -29,6 +29,11 @@ export const ERROR_CODES = {
     status: 409,
     meaning: "A turn submitted with on_busy `reject` while another runs; `details.running_turn_id` names the running turn. Nothing was stored.",
   },
+  eval_gate_failed: {
+    status: 409,
+    meaning:
+      "A label move that requires an eval (`require`) found no finished run of the version on the dataset version, or the newest one fails: `details` names the run and each failing scorer (its mean and the minimum) or cost ratio.",
+  },
   body_too_large: {
     status: 413,
     meaning: "A request body over 1 MiB, or a file over the limit of a file (`FILES_MAX_BYTES`) or of a session's files (`FILES_MAX_SESSION_BYTES`).",

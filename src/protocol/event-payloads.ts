@@ -231,6 +231,18 @@ export const EVENT_PAYLOADS = {
   "turn.resumed": z
     .object({ reason: z.literal("quota"), quota_id: z.string() })
     .describe("the paused turn goes on: the quota was raised or deleted, its window rolled over, or running turns ended"),
+  "eval.scored": z
+    .object({
+      turn_id: z.string(),
+      scorer: z.string(),
+      score: z.number(),
+      pass: z.boolean(),
+      reason: z.string(),
+      sample_rate: z.number(),
+      version: z.number().nullable().describe("the agent version the turn ran"),
+      cost_usd: z.number().nullable().optional().describe("a judge's call"),
+    })
+    .describe("an online scorer of the agent (online_scorers) scored an ended turn it sampled; a session-level event"),
   "quota.warning": z
     .object({
       quota_id: z.string(),

@@ -26,6 +26,7 @@ export const NOTICE_TYPES = [
   "turn.paused",
   "turn.resumed",
   "quota.warning",
+  "eval.scored",
   "context.compaction.started",
   "context.compaction.completed",
   "output.spilled",

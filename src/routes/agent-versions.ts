@@ -12,6 +12,7 @@ import { ApiError, type FieldIssue, zodIssues } from "../protocol/errors";
 import { agentVersions as ops } from "../protocol/operations";
 import { redactAgentConfig } from "../protocol/redact";
 import { intParam } from "../protocol/strict-values";
+import { checkGate } from "./eval-gate";
 import { router } from "./http";
 import { route } from "./operation-route";
 
@@ -67,6 +68,12 @@ export const agentVersions = router()
     const parsed = LabelName.safeParse(label);
     if (!parsed.success) throw ApiError.validation(zodIssues(parsed.error.issues, "label"));
     await existing(c.env, name);
+    if (body.require) {
+      if (!(await stored(c.env).get(name, body.version)))
+        throw ApiError.validation([{ path: "version", reason: `agent "${name}" has no version ${body.version}` }]);
+      const current = (await stored(c.env).labels(name)).find((l) => l.label === label)?.version ?? null;
+      await checkGate(c.env, name, body.version, current, body.require);
+    }
     refuse(await stored(c.env).moveLabel(name, label, body.version, c.get("keyHash")));
     forgetAgent(name);
     const labels = await stored(c.env).labels(name);

@@ -10,6 +10,8 @@ import { agents } from "../routes/agents";
 import { authenticateUnmatched } from "../routes/auth";
 import { chat } from "../routes/chat";
 import { codeTools } from "../routes/code-tools";
+import { datasets } from "../routes/datasets";
+import { evals } from "../routes/evals";
 import { files } from "../routes/files";
 import { fork } from "../routes/fork";
 import { type AppEnv, errorJson, toApiError } from "../routes/http";
@@ -66,6 +68,8 @@ app.route("/", chat);
 app.route("/", resources);
 app.route("/", responses);
 app.route("/", quotas);
+app.route("/", datasets);
+app.route("/", evals);
 app.route("/", a2a);
 
 /** The app of a deployment whose in-process tools are `tools`: the routes, the OpenAPI document and the error envelope. */

@@ -5,6 +5,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { type InProcessToolSpec, inProcessTools } from "../engine/tools/in-process";
 import type { Env } from "../env";
+import { EvalRunObject } from "../objects/evals/eval-run-object";
 import { IndexShardObject } from "../objects/index/index-shard";
 import { ResourceMemoryObject } from "../objects/memory/resource-memory-object";
 import { QuotaObject } from "../objects/quota/quota-object";
@@ -34,6 +35,7 @@ export interface Runtime {
     IndexShardObject: typeof IndexShardObject;
     ResourceMemoryObject: typeof ResourceMemoryObject;
     QuotaObject: typeof QuotaObject;
+    EvalRunObject: typeof EvalRunObject;
   };
   /** The entrypoint code tools reach their declared hosts through (docs/guides/code-tools.md): `export const { CodeToolOutbound } = runtime.entrypoints`. */
   entrypoints: { CodeToolOutbound: typeof CodeToolOutbound };
@@ -50,7 +52,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   }
   return {
     worker: { fetch: app.fetch },
-    objects: { SessionObject, RegistryObject, RateLimiter, IndexShardObject, ResourceMemoryObject, QuotaObject },
+    objects: { SessionObject, RegistryObject, RateLimiter, IndexShardObject, ResourceMemoryObject, QuotaObject, EvalRunObject },
     entrypoints: { CodeToolOutbound },
   };
 }

@@ -6,6 +6,7 @@ import type { EventDraft } from "../protocol/events";
 import { Approvals } from "./approvals/approvals";
 import type { Capability } from "./capability";
 import type { SessionContext } from "./context";
+import { onlineScoring } from "./evals/online-scoring";
 import { COPY_DUE } from "./files/file-ledger";
 import { DerivedSessions } from "./forks/derived-sessions";
 import { forkCapability } from "./forks/fork-history";
@@ -64,6 +65,7 @@ export function connect(host: SessionHost) {
     viewsCapability(host, () => host.channels.list()),
     versionCapability(host, (config, drafts) => host.switchAgent(config, drafts)),
     quotaTurns(host),
+    onlineScoring(host),
     // A fork's copies of its source's files, a batch at a time.
     {
       alarms: [

@@ -210,6 +210,11 @@ export class SessionObject extends SessionCore {
     );
   }
 
+  /** Resolves when turn `turnId` ends (at once if it has): how an eval run waits for its case's turn, again after a restart. */
+  async followTurn(turnId: string): Promise<Result<StepOutcome>> {
+    return toResult(() => this.existing(() => this.parts.runner.follow(turnId)));
+  }
+
   /** WebSocket upgrades, SSE streams, the chat routes' streams, the Responses and A2A reads (they need a Response, so they come through fetch). */
   override async fetch(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;

@@ -5,7 +5,7 @@
 import { SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CliDeps, type CliIO, EXIT, RuntimeClient, RuntimeError, type RuntimeEvent, runCli, type WebSocketLike } from "../../src/client";
-import { declaredFetch, KEY } from "../support/api";
+import { api, declaredFetch, KEY } from "../support/api";
 import { type Step, script, toolURL, uniqueId } from "../support/fake-model";
 
 const BASE = "https://runtime.test";
@@ -537,5 +537,33 @@ describe("events, agents, tree and errors", () => {
     expect(await runCli(["--help"], help, deps)).toBe(EXIT.ok);
     expect(help.out).toContain("usage: agent-runtime <command>");
     expect(await runCli([], new ScriptedIO(), deps)).toBe(EXIT.usage);
+  });
+});
+
+describe("eval run", () => {
+  it("follows an eval run to its end, a line per scorer; exits 1 when a mean is under --fail-under", async () => {
+    const agent = `cli-eval-${crypto.randomUUID().slice(0, 8)}`;
+    await client.putAgent(agent, { model: "demo:fast", tools: ["calculator"] });
+    const items = [
+      { input: "What is 2 + 2?", expected: "The answer is 4." },
+      { input: "What is 3 + 3?", expected: "The answer is 7." },
+    ];
+    const dataset = `cli-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await api("PUT", `/v1/datasets/${dataset}`, { items })).status).toBe(201);
+
+    const passing = new ScriptedIO();
+    expect(await cli(["eval", "run", agent, "--dataset", dataset, "--scorer", "contains:answer,max_steps:2", "--fail-under", "0.9"], passing)).toBe(EXIT.ok);
+    expect(passing.out).toMatch(new RegExp(`^eval run evr_[0-9a-f]{24}: ${agent}@1 on ${dataset}@1, 2 cases\n`));
+    expect(passing.out).toContain("contains  mean 1  pass rate 1  (2 cases)\nmax_steps  mean 1  pass rate 1  (2 cases)\ncost 0 USD, mean latency ");
+
+    const failing = new ScriptedIO();
+    const scorers = JSON.stringify([{ type: "exact" }, { type: "contains", id: "says", value: "answer" }]);
+    expect(await cli(["eval", "run", agent, "--dataset", `${dataset}@1`, "--scorer", scorers, "--fail-under", "0.9"], failing)).toBe(EXIT.error);
+    expect(failing.out).toContain("exact  mean 0.5  pass rate 0.5  (2 cases)  under 0.9\nsays  mean 1  pass rate 1  (2 cases)\n");
+    expect(failing.out).toMatch(/; failing: exact\n$/);
+
+    const refused = new ScriptedIO();
+    expect(await cli(["eval", "run", agent, "--dataset", dataset, "--scorer", "regex:(a)\\1"], refused)).toBe(EXIT.error);
+    expect(refused.err).toMatch(/^agent-runtime: error: Validation failed: scorers\.0\.pattern: .*\(422 validation_failed\)\n$/);
   });
 });

@@ -68,6 +68,8 @@ const CALLS: { [M in Methods]: Parameters<HttpApi[M]> } = {
   forkSession: [ODD, { at_sequence: 3 }],
   replayTurn: [ODD, ODD, { tools: "recorded" }],
   getReplay: [ODD],
+  createEvalRun: [{ agent: "a", dataset: { name: "d" }, scorers: [{ type: "exact" }] }],
+  getEvalRun: [ODD],
   getSession: [ODD],
   getThread: [ODD],
   submitTurn: [ODD, "hello"],

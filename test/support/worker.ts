@@ -63,6 +63,6 @@ const runtime = createRuntime({
   },
 });
 
-export const { SessionObject, RegistryObject, RateLimiter, IndexShardObject, ResourceMemoryObject, QuotaObject } = runtime.objects;
+export const { SessionObject, RegistryObject, RateLimiter, IndexShardObject, ResourceMemoryObject, QuotaObject, EvalRunObject } = runtime.objects;
 export const { CodeToolOutbound } = runtime.entrypoints;
 export default runtime.worker;

@@ -27,5 +27,5 @@ const runtime = createRuntime({
 });
 
 export default runtime.worker;
-export const { SessionObject, RegistryObject, RateLimiter, IndexShardObject, ResourceMemoryObject, QuotaObject } = runtime.objects;
+export const { SessionObject, RegistryObject, RateLimiter, IndexShardObject, ResourceMemoryObject, QuotaObject, EvalRunObject } = runtime.objects;
 export const { CodeToolOutbound } = runtime.entrypoints;

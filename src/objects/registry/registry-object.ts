@@ -12,6 +12,7 @@ import { dropRouting, routing } from "./agent-labels";
 import { contentHash, fillMissingHashes, recordVersion } from "./agent-versions";
 import { type AgentVersionsRpc, versionsRpc } from "./agent-versions-rpc";
 import { CodeToolTable } from "./code-tool-table";
+import { type EvalsRpc, evalsRpc } from "./evals-rpc";
 import { QuotaTable } from "./quota-table";
 
 /** The deployment's single registry object. */
@@ -59,6 +60,11 @@ export class RegistryObject extends DurableObject<Env> {
   /** Reads and moves of versions, labels and traffic (agent-versions-rpc.ts). */
   async versions(op: keyof AgentVersionsRpc, args: unknown[]): Promise<unknown> {
     return (versionsRpc(this.ctx.storage.sql)[op] as (...a: unknown[]) => unknown)(...args);
+  }
+
+  /** Datasets and the eval runs' index (evals-rpc.ts). */
+  async evals(op: keyof EvalsRpc, args: unknown[]): Promise<unknown> {
+    return (evalsRpc(this.ctx.storage.sql)[op] as (...a: unknown[]) => unknown)(...args);
   }
 
   async get(name: string): Promise<AgentConfig | null> {

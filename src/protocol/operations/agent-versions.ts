@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { AgentLabelSchema, AgentTrafficSchema, AgentVersionSchema, TrafficRoutes } from "../agent-versions";
 import { ConfigChange } from "../config-diff";
+import { GateRequirement } from "../evals";
 import { AgentConfigDoc } from "./agents";
 import { json, jsonBody, operation, Sid } from "./operation";
 
@@ -65,13 +66,19 @@ export const putAgentLabel = operation({
   method: "put",
   path: "/v1/agents/{name}/labels/{label}",
   operationId: "putAgentLabel",
-  summary: "Point a label at a version (a rollback is a move back); recorded with who moved it",
+  summary:
+    "Point a label at a version (a rollback is a move back); recorded with who moved it. With `require`, only when the newest finished eval run of that version on the dataset passes (409 eval_gate_failed otherwise)",
   permission: "agents.write",
   rateLimit: "request",
   params: Name.extend({ label: z.string().meta({ example: "production" }) }),
-  body: jsonBody(z.strictObject({ version: VersionNumber.describe("an existing version of the agent") })),
+  body: jsonBody(
+    z.strictObject({
+      version: VersionNumber.describe("an existing version of the agent"),
+      require: GateRequirement.optional().describe("an eval the version must have passed (docs/guides/evals.md)"),
+    }),
+  ),
   responses: { 200: json(AgentLabelSchema, "The label as it points now") },
-  errors: [400, 401, 404, 413, 422],
+  errors: [400, 401, 404, 409, 413, 422],
 });
 
 export const getAgentTraffic = operation({

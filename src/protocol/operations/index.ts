@@ -5,6 +5,8 @@ import * as agentVersions from "./agent-versions";
 import * as agents from "./agents";
 import * as chat from "./chat";
 import * as codeTools from "./code-tools";
+import * as datasets from "./datasets";
+import * as evals from "./evals";
 import * as files from "./files";
 import type { Operation } from "./operation";
 import * as quotas from "./quotas";
@@ -26,6 +28,8 @@ export {
   agentVersions,
   chat,
   codeTools,
+  datasets,
+  evals,
   files,
   quotas,
   resources,
@@ -60,6 +64,8 @@ export const OPERATIONS: readonly Operation[] = [
   tokens,
   usage,
   quotas,
+  datasets,
+  evals,
   resources,
   responses,
   a2a,

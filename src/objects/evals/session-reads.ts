@@ -1,0 +1,58 @@
+// What eval runs and datasets read of a session through its object's RPCs: its events (a recorded turn, a
+// case's turn), and a turn's outcome when it ends.
+import type { Env } from "../../env";
+import { ApiError, type Result, unwrap } from "../../protocol/errors";
+import type { RuntimeEvent } from "../../protocol/events";
+import type { InputPart } from "../../protocol/input-parts";
+
+const PAGE = 1000;
+
+/** The session object's generic operation dispatch, as these reads use it (its RPC typing drops the generic). */
+type Calls = { call(name: string, input: unknown): Promise<Result<unknown>> };
+
+export function sessionObject(env: Pick<Env, "SESSIONS">, sid: string) {
+  return env.SESSIONS.get(env.SESSIONS.idFromName(sid));
+}
+
+const calls = (env: Pick<Env, "SESSIONS">, sid: string) => sessionObject(env, sid) as unknown as Calls;
+
+/** Every event of turn `turnId` (of the root level and its sub-agents), in order; 404 when the session does not exist. */
+export async function turnEvents(env: Pick<Env, "SESSIONS">, sid: string, turnId: string): Promise<RuntimeEvent[]> {
+  const out: RuntimeEvent[] = [];
+  for (let after = 0; ; ) {
+    const text = unwrap(await calls(env, sid).call("getEvents", { params: { sid }, query: { after, limit: PAGE }, by: "evals" })) as string;
+    const page = JSON.parse(text) as { events: RuntimeEvent[]; next_after: number; has_more: boolean };
+    out.push(...page.events.filter((e) => e.turn_id === turnId));
+    if (!page.has_more || page.events.length === 0) return out;
+    after = page.next_after;
+  }
+}
+
+/** Submits `input` to the session under `key` (the same turn when submitted again) and answers its id. */
+export async function submitOnce(env: Pick<Env, "SESSIONS">, sid: string, input: string | InputPart[], key: string, by: string): Promise<string> {
+  const answer = unwrap(await calls(env, sid).call("submitTurn", { params: { sid }, body: { input, idempotency_key: key }, by })) as { turn_id: string };
+  return answer.turn_id;
+}
+
+/** Waits for the turn's end. */
+export async function followTurn(env: Pick<Env, "SESSIONS">, sid: string, turnId: string): Promise<void> {
+  unwrap(await sessionObject(env, sid).followTurn(turnId));
+}
+
+/** A recorded turn's input text and answer, for a dataset item; 422 issues at `path` when there is none. */
+export async function recordedTurn(env: Pick<Env, "SESSIONS">, sid: string, turnId: string, path: string): Promise<{ input: string; output: unknown }> {
+  const noSession = ApiError.validation([{ path: `${path}.session_id`, reason: `no session '${sid}'` }]);
+  if (!/^ses_[0-9a-f]{24}$/.test(sid)) throw noSession;
+  let events: RuntimeEvent[];
+  try {
+    events = await turnEvents(env, sid, turnId);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "not_found") throw noSession;
+    throw err;
+  }
+  const submitted = events.find((e) => e.type === "turn.submitted");
+  if (!submitted) throw ApiError.validation([{ path: `${path}.turn_id`, reason: `session '${sid}' has no turn '${turnId}'` }]);
+  const end = events.find((e) => e.type === "turn.completed");
+  if (!end) throw ApiError.validation([{ path: `${path}.turn_id`, reason: `turn '${turnId}' has not completed (no answer to expect)` }]);
+  return { input: (submitted.payload as { input: string }).input, output: (end.payload as { output: unknown }).output };
+}
