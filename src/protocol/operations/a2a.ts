@@ -40,7 +40,7 @@ export const getAgentCard = operation({
   rateLimit: "request",
   params: Agent,
   responses: { 200: json(AgentCard, "The Agent Card") },
-  errors: [401, 403, 404],
+  errors: [404],
   custom: true,
 });
 
@@ -60,6 +60,6 @@ export const a2aRpc = operation({
       content: { "application/json": RpcResponse, "text/event-stream": z.string() },
     },
   },
-  errors: [401, 403, 404, 413, 429],
+  errors: [404],
   custom: true,
 });

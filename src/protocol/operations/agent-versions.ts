@@ -20,7 +20,7 @@ export const listAgentVersions = operation({
   rateLimit: "request",
   params: Name,
   responses: { 200: json(z.object({ agent: z.string(), versions: z.array(AgentVersionSchema) }), "Versions") },
-  errors: [401, 404],
+  errors: [404],
 });
 
 export const getAgentVersion = operation({
@@ -32,7 +32,7 @@ export const getAgentVersion = operation({
   rateLimit: "request",
   params: NameVersion,
   responses: { 200: json(AgentVersionSchema.extend({ config: AgentConfigDoc }), "The version") },
-  errors: [401, 404, 422],
+  errors: [404, 422],
 });
 
 export const diffAgentVersions = operation({
@@ -47,7 +47,7 @@ export const diffAgentVersions = operation({
   responses: {
     200: json(z.object({ agent: z.string(), version: z.number(), against: z.number(), changes: z.array(ConfigChange) }), "The changes"),
   },
-  errors: [401, 404, 422],
+  errors: [404, 422],
 });
 
 export const listAgentLabels = operation({
@@ -59,7 +59,7 @@ export const listAgentLabels = operation({
   rateLimit: "request",
   params: Name,
   responses: { 200: json(z.object({ agent: z.string(), labels: z.array(AgentLabelSchema) }), "Labels") },
-  errors: [401, 404],
+  errors: [404],
 });
 
 export const putAgentLabel = operation({
@@ -78,7 +78,7 @@ export const putAgentLabel = operation({
     }),
   ),
   responses: { 200: json(AgentLabelSchema, "The label as it points now") },
-  errors: [400, 401, 404, 409, 413, 422],
+  errors: [404, 409, 422],
 });
 
 export const getAgentTraffic = operation({
@@ -90,7 +90,7 @@ export const getAgentTraffic = operation({
   rateLimit: "request",
   params: Name,
   responses: { 200: json(AgentTrafficSchema, "The routes") },
-  errors: [401, 404],
+  errors: [404],
 });
 
 export const putAgentTraffic = operation({
@@ -104,7 +104,7 @@ export const putAgentTraffic = operation({
   params: Name,
   body: jsonBody(z.strictObject({ routes: TrafficRoutes.describe("[{label, weight}]: existing labels, weights summing to more than 0") })),
   responses: { 200: json(AgentTrafficSchema, "The routes as stored") },
-  errors: [400, 401, 404, 413, 422],
+  errors: [404, 422],
 });
 
 export const moveSessionAgent = operation({
@@ -122,6 +122,6 @@ export const moveSessionAgent = operation({
       "The version the session runs now",
     ),
   },
-  errors: [400, 401, 403, 404, 409, 413, 422],
+  errors: [404, 409, 422],
   session: true,
 });

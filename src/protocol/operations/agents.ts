@@ -31,7 +31,7 @@ export const putAgent = operation({
   params: Name,
   body: jsonBody(AgentPutBody),
   responses: { 200: json(AgentConfigDoc, "Replaced"), 201: json(AgentConfigDoc, "Created") },
-  errors: [400, 401, 413, 422],
+  errors: [422],
 });
 
 export const getAgent = operation({
@@ -43,7 +43,7 @@ export const getAgent = operation({
   rateLimit: "request",
   params: Name,
   responses: { 200: json(AgentConfigDoc, "The stored config") },
-  errors: [401, 404],
+  errors: [404],
 });
 
 export const listAgents = operation({
@@ -54,7 +54,7 @@ export const listAgents = operation({
   permission: "agents.read",
   rateLimit: "request",
   responses: { 200: json(z.object({ agents: z.array(AgentConfigDoc) }), "All agents by name") },
-  errors: [401],
+  errors: [],
 });
 
 export const deleteAgent = operation({
@@ -66,5 +66,5 @@ export const deleteAgent = operation({
   rateLimit: "request",
   params: Name,
   responses: { 200: json(z.object({ deleted: z.boolean(), name: z.string() }), "Deleted") },
-  errors: [401, 404],
+  errors: [404],
 });

@@ -41,7 +41,7 @@ export const chat = operation({
   rateLimit: "turn",
   body: jsonBody(ChatBody),
   responses: { 200: uiStream("The UI message stream (x-vercel-ai-ui-message-stream: v1), until the turn ends or waits for approvals") },
-  errors: [400, 401, 404, 409, 413, 422, 429],
+  errors: [404, 409, 422],
   custom: true,
 });
 
@@ -58,7 +58,7 @@ export const resumeChat = operation({
     200: uiStream("The running turn replayed from its start, then live"),
     204: { description: "No turn is running, or it waits for an approval" },
   },
-  errors: [401, 404],
+  errors: [404],
   custom: true,
 });
 
@@ -83,6 +83,6 @@ export const getChatMessages = operation({
       .meta({ description: "With limit: the page ends before the message of this id (the first message of the page read before)" }),
   }),
   responses: { 200: json(z.array(UiMessage), "UIMessage[]") },
-  errors: [401, 404, 422],
+  errors: [404, 422],
   session: true,
 });

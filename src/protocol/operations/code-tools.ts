@@ -15,7 +15,7 @@ export const putCodeTool = operation({
   params: Name,
   body: jsonBody(CodeToolPutBody),
   responses: { 200: json(CodeToolDoc, "Stored as a new version, or unchanged"), 201: json(CodeToolDoc, "Created (version 1)") },
-  errors: [400, 401, 409, 413, 422],
+  errors: [409, 422],
 });
 
 export const getCodeTool = operation({
@@ -33,7 +33,7 @@ export const getCodeTool = operation({
       .optional(),
   }),
   responses: { 200: json(CodeToolDoc, "The version (secrets by name only)") },
-  errors: [401, 404, 422],
+  errors: [404, 422],
 });
 
 export const listCodeTools = operation({
@@ -44,7 +44,7 @@ export const listCodeTools = operation({
   permission: "agents.read",
   rateLimit: "request",
   responses: { 200: json(z.object({ code_tools: z.array(CodeToolDoc) }), "All code tools by name") },
-  errors: [401],
+  errors: [],
 });
 
 export const deleteCodeTool = operation({
@@ -56,5 +56,5 @@ export const deleteCodeTool = operation({
   rateLimit: "request",
   params: Name,
   responses: { 200: json(z.object({ deleted: z.boolean(), name: z.string() }), "Deleted") },
-  errors: [401, 404],
+  errors: [404],
 });

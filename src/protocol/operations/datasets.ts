@@ -16,7 +16,7 @@ export const putDataset = operation({
   params: Name,
   body: jsonBody(DatasetPutBody),
   responses: { 200: json(DatasetSchema, "Unchanged: the newest version"), 201: json(DatasetSchema, "A new version") },
-  errors: [400, 401, 403, 413, 422],
+  errors: [422],
 });
 
 export const listDatasets = operation({
@@ -27,7 +27,7 @@ export const listDatasets = operation({
   permission: "agents.read",
   rateLimit: "request",
   responses: { 200: json(z.object({ datasets: z.array(DatasetSchema) }), "Datasets") },
-  errors: [401, 403],
+  errors: [],
 });
 
 export const getDataset = operation({
@@ -40,7 +40,7 @@ export const getDataset = operation({
   params: Name,
   query: z.object({ version: z.string().optional().describe("a version number (default: the newest)") }),
   responses: { 200: json(DatasetWithItems, "The version") },
-  errors: [401, 403, 404, 422],
+  errors: [404, 422],
 });
 
 export const deleteDataset = operation({
@@ -52,5 +52,5 @@ export const deleteDataset = operation({
   rateLimit: "request",
   params: Name,
   responses: { 200: json(z.object({ deleted: z.literal(true), name: DatasetName }), "Deleted") },
-  errors: [401, 403, 404],
+  errors: [404],
 });

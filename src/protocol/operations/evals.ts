@@ -15,7 +15,7 @@ export const createEvalRun = operation({
   rateLimit: "request",
   body: jsonBody(EvalRunBody),
   responses: { 202: json(EvalRunSchema, "Started") },
-  errors: [400, 401, 403, 404, 413, 422],
+  errors: [404, 422],
 });
 
 export const getEvalRun = operation({
@@ -27,7 +27,7 @@ export const getEvalRun = operation({
   rateLimit: "request",
   params: Id,
   responses: { 200: json(EvalRunSchema, "The run") },
-  errors: [401, 403, 404],
+  errors: [404],
 });
 
 export const listEvalCases = operation({
@@ -39,7 +39,7 @@ export const listEvalCases = operation({
   rateLimit: "request",
   params: Id,
   responses: { 200: json(z.object({ run_id: z.string(), cases: z.array(EvalCaseSchema) }), "The cases, by dataset index") },
-  errors: [401, 403, 404],
+  errors: [404],
 });
 
 export const compareEvalRuns = operation({
@@ -51,5 +51,5 @@ export const compareEvalRuns = operation({
   rateLimit: "request",
   body: jsonBody(CompareBody),
   responses: { 200: json(ComparisonSchema, "The comparison") },
-  errors: [400, 401, 403, 404, 413, 422],
+  errors: [404, 422],
 });

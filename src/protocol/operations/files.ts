@@ -28,7 +28,7 @@ export const uploadFile = operation({
   params: Sid,
   query: z.object({ filename: z.string().optional().meta({ description: "The file's name (1-255 characters, no slashes)" }) }),
   responses: { 201: json(FileInfo, "Stored") },
-  errors: [401, 404, 409, 413, 415, 422],
+  errors: [404, 409, 413, 415, 422],
   custom: true,
 });
 
@@ -50,7 +50,7 @@ export const listFiles = operation({
       "A page of files",
     ),
   },
-  errors: [401, 404, 422],
+  errors: [404, 422],
   custom: true,
 });
 
@@ -69,7 +69,7 @@ export const getFile = operation({
     200: { description: "The file", content: { "application/octet-stream": z.string() } },
     206: { description: "The requested range of the file", content: { "application/octet-stream": z.string() } },
   },
-  errors: [401, 404, 416],
+  errors: [404, 416],
   custom: true,
 });
 
@@ -82,6 +82,6 @@ export const deleteFile = operation({
   rateLimit: "request",
   params: SidFile,
   responses: { 204: { description: "Deleted" } },
-  errors: [401, 404],
+  errors: [404],
   custom: true,
 });

@@ -46,7 +46,7 @@ export interface Operation {
   query?: z.ZodObject;
   body?: { schema: z.ZodType; required: boolean };
   responses: Record<number, Reply>;
-  /** The statuses it answers with the error envelope. */
+  /** The statuses it answers with the error envelope besides those errorStatuses() adds from its access, rate limit and body. */
   errors: readonly ErrorStatus[];
   /**
    * Served by the session the path names (`sid`, or `exec_id`), by the handler of this operationId that one of its

@@ -16,7 +16,7 @@ export const putQuota = operation({
   params: Id,
   body: jsonBody(QuotaSpec),
   responses: { 200: json(QuotaSchema, "Replaced"), 201: json(QuotaSchema, "Created") },
-  errors: [400, 401, 403, 413, 422],
+  errors: [422],
 });
 
 export const listQuotas = operation({
@@ -27,7 +27,7 @@ export const listQuotas = operation({
   permission: "usage.read",
   rateLimit: "request",
   responses: { 200: json(z.object({ quotas: z.array(QuotaSchema) }), "Quotas") },
-  errors: [401, 403],
+  errors: [],
 });
 
 export const getQuota = operation({
@@ -41,7 +41,7 @@ export const getQuota = operation({
   params: Id,
   query: z.object({ subject: z.string().min(1).max(200).optional() }),
   responses: { 200: json(QuotaSchema, "The quota") },
-  errors: [401, 403, 404, 422],
+  errors: [404, 422],
 });
 
 export const deleteQuota = operation({
@@ -53,5 +53,5 @@ export const deleteQuota = operation({
   rateLimit: "request",
   params: Id,
   responses: { 200: json(z.object({ deleted: z.literal(true), id: z.string() }), "Deleted") },
-  errors: [401, 403, 404],
+  errors: [404],
 });

@@ -25,7 +25,7 @@ export const getMemory = operation({
   params: Rid,
   query: AgentQuery,
   responses: { 200: json(WorkingMemorySchema, "Working memory") },
-  errors: [401, 403, 404, 422],
+  errors: [404, 422],
 });
 
 export const putMemory = operation({
@@ -40,7 +40,7 @@ export const putMemory = operation({
   query: AgentQuery,
   body: jsonBody(z.strictObject({ document: Document }).meta({ id: "PutMemory" })),
   responses: { 200: json(WorkingMemorySchema, "Stored") },
-  errors: [400, 401, 403, 404, 413, 422],
+  errors: [404, 422],
 });
 
 export const patchMemory = operation({
@@ -55,7 +55,7 @@ export const patchMemory = operation({
   query: AgentQuery,
   body: jsonBody(Document.meta({ description: "the merge patch: keys replace, nested objects merge, null removes" })),
   responses: { 200: json(WorkingMemorySchema, "Stored") },
-  errors: [400, 401, 403, 404, 413, 422],
+  errors: [404, 422],
 });
 
 export const searchMemory = operation({
@@ -69,7 +69,7 @@ export const searchMemory = operation({
   params: Rid,
   query: z.object({ q: z.string().min(1).max(500), limit: z.string().optional() }),
   responses: { 200: json(z.object({ hits: z.array(RecallHitSchema) }), "Best matches first") },
-  errors: [401, 403, 404, 422],
+  errors: [404, 422],
 });
 
 export const eraseResource = operation({
@@ -86,5 +86,5 @@ export const eraseResource = operation({
     204: { description: "Erased" },
     200: json(ErasureLeft, "The memory is erased, but some of its sessions (or sessions made from them) could not be: `left` names them"),
   },
-  errors: [401, 403, 404, 422],
+  errors: [404, 422],
 });

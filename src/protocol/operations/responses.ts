@@ -81,7 +81,7 @@ export const createResponse = operation({
   rateLimit: "turn",
   body: jsonBody(ResponsesRequest),
   responses: { 200: objectOrStream("The response (once it ends, unless background), or its events") },
-  errors: [400, 401, 403, 404, 409, 413, 422, 429],
+  errors: [404, 409, 422],
   custom: true,
 });
 
@@ -101,7 +101,7 @@ export const getResponse = operation({
       .meta({ description: "With stream=true: resume after the event of this sequence_number" }),
   }),
   responses: { 200: objectOrStream("The response, or its events") },
-  errors: [401, 403, 404, 422],
+  errors: [404, 422],
   custom: true,
 });
 
@@ -114,7 +114,7 @@ export const cancelResponse = operation({
   rateLimit: "request",
   params: ResponseId,
   responses: { 200: json(ResponseObject, "The cancelled response") },
-  errors: [401, 403, 404, 409],
+  errors: [404, 409],
   custom: true,
 });
 
@@ -127,7 +127,7 @@ export const deleteResponse = operation({
   rateLimit: "request",
   params: ResponseId,
   responses: { 200: json(z.object({ id: z.string(), object: z.literal("response"), deleted: z.literal(true) }), "Deleted") },
-  errors: [401, 403, 404],
+  errors: [404],
   custom: true,
 });
 
@@ -156,6 +156,6 @@ export const listInputItems = operation({
       "A page of input items",
     ),
   },
-  errors: [401, 403, 404, 422],
+  errors: [404, 422],
   custom: true,
 });

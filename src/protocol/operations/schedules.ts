@@ -18,7 +18,7 @@ export const createSchedule = operation({
       "Created (or the schedule an earlier request with the same idempotency_key created)",
     ),
   },
-  errors: [400, 401, 403, 404, 409, 413, 422],
+  errors: [404, 409, 422],
   session: true,
 });
 
@@ -31,7 +31,7 @@ export const listSchedules = operation({
   rateLimit: "request",
   params: Sid,
   responses: { 200: json(z.object({ schedules: z.array(ScheduleSchema) }), "Schedules") },
-  errors: [401, 403, 404],
+  errors: [404],
   session: true,
 });
 
@@ -44,6 +44,6 @@ export const deleteSchedule = operation({
   rateLimit: "request",
   params: sidWith("schedule_id"),
   responses: { 200: json(z.object({ deleted: z.literal(true) }), "Deleted") },
-  errors: [401, 403, 404],
+  errors: [404],
   session: true,
 });

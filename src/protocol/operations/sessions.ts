@@ -47,7 +47,7 @@ export const createSession = operation({
   rateLimit: "request",
   body: jsonBody(CreateSessionBody),
   responses: { 201: json(SessionCreated, "Created") },
-  errors: [400, 401, 403, 404, 413, 422],
+  errors: [404, 422],
 });
 
 export const SessionPage = z.object({
@@ -74,7 +74,7 @@ export const listSessions = operation({
     cursor: z.string().optional(),
   }),
   responses: { 200: json(SessionPage, "A page of sessions") },
-  errors: [401, 403, 422],
+  errors: [422],
 });
 
 export const getSession = operation({
@@ -86,7 +86,7 @@ export const getSession = operation({
   rateLimit: "request",
   params: Sid,
   responses: { 200: json(SnapshotSchema, "Snapshot") },
-  errors: [401, 404],
+  errors: [404],
   session: true,
 });
 
@@ -99,7 +99,7 @@ export const getThread = operation({
   rateLimit: "request",
   params: Sid,
   responses: { 200: json(ThreadSchema, "Thread read model") },
-  errors: [401, 404],
+  errors: [404],
   session: true,
 });
 
@@ -112,7 +112,7 @@ export const getTools = operation({
   rateLimit: "request",
   params: Sid,
   responses: { 200: json(ToolInventorySchema, "Tools") },
-  errors: [401, 404],
+  errors: [404],
   session: true,
 });
 
@@ -136,7 +136,7 @@ export const eraseSession = operation({
     204: { description: "Erased, with every session made from it" },
     200: json(ErasureLeft, "The session is erased, but some sessions made from it could not be: `left` names them"),
   },
-  errors: [401, 403, 404],
+  errors: [404],
 });
 
 export const exportSession = operation({
@@ -150,7 +150,7 @@ export const exportSession = operation({
   params: Sid,
   query: z.object({ after: z.string().optional() }),
   responses: { 200: { description: "The header line, then one event per line", content: { "application/x-ndjson": z.string() } } },
-  errors: [401, 403, 404, 422],
+  errors: [404, 422],
   session: true,
   custom: true,
 });
@@ -175,7 +175,7 @@ export const forkSession = operation({
   params: Sid,
   body: jsonBody(ForkBody),
   responses: { 201: json(SessionForked, "Forked") },
-  errors: [400, 401, 403, 404, 409, 422],
+  errors: [404, 409, 422],
   session: true,
   custom: true,
 });

@@ -32,7 +32,7 @@ export const getEvents = operation({
       content: { "application/json": EventsPage, "text/event-stream": z.string() },
     },
   },
-  errors: [401, 404, 422],
+  errors: [404, 422],
   session: true,
   custom: true,
 });
@@ -55,7 +55,7 @@ export const openWebSocket = operation({
     access_token: z.string().optional(),
   }),
   responses: { 101: { description: "Switching protocols" }, 426: { description: "Not a WebSocket upgrade" } },
-  errors: [401, 404, 422],
+  errors: [404, 422],
 });
 
 export const getArtifact = operation({
@@ -67,5 +67,5 @@ export const getArtifact = operation({
   rateLimit: "request",
   params: sidWith("artifact_id"),
   responses: { 200: { description: "The artifact, with its content type", content: { "application/octet-stream": z.string() } } },
-  errors: [401, 404],
+  errors: [404],
 });

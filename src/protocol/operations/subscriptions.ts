@@ -15,7 +15,7 @@ export const createSubscription = operation({
   params: Sid,
   body: jsonBody(CreateSubscriptionBody),
   responses: { 201: json(SubscriptionSchema.extend({ secret: z.string() }), "Created; the signing secret is returned here only") },
-  errors: [400, 401, 403, 404, 409, 413, 422],
+  errors: [404, 409, 422],
   session: true,
 });
 
@@ -28,7 +28,7 @@ export const listSubscriptions = operation({
   rateLimit: "request",
   params: Sid,
   responses: { 200: json(z.object({ subscriptions: z.array(SubscriptionSchema) }), "Subscriptions") },
-  errors: [401, 403, 404],
+  errors: [404],
   session: true,
 });
 
@@ -42,7 +42,7 @@ export const updateSubscription = operation({
   params: SidSub,
   body: jsonBody(UpdateSubscriptionBody),
   responses: { 200: json(SubscriptionSchema, "Updated") },
-  errors: [400, 401, 403, 404, 422],
+  errors: [404, 422],
   session: true,
 });
 
@@ -55,6 +55,6 @@ export const deleteSubscription = operation({
   rateLimit: "request",
   params: SidSub,
   responses: { 200: json(z.object({ deleted: z.literal(true) }), "Deleted") },
-  errors: [401, 403, 404],
+  errors: [404],
   session: true,
 });

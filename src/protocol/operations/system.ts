@@ -37,5 +37,5 @@ export const mcp = operation({
     200: { description: "JSON-RPC responses, as JSON or as an SSE stream (with progress notifications)" },
     202: { description: "Accepted (notifications and responses sent by the client)" },
   },
-  errors: [401],
+  errors: [],
 });

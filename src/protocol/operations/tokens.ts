@@ -54,5 +54,5 @@ export const createToken = operation({
   rateLimit: "request",
   body: jsonBody(TokenRequest),
   responses: { 201: json(TokenResponse, "Issued") },
-  errors: [401, 403, 404, 409, 422],
+  errors: [404, 409, 422],
 });

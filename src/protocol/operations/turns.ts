@@ -27,7 +27,7 @@ export const submitTurn = operation({
   params: Sid,
   body: jsonBody(SubmitTurnBody),
   responses: { 202: json(TurnSubmitted, "Accepted") },
-  errors: [400, 401, 404, 409, 413, 422, 429],
+  errors: [404, 409, 422],
   session: true,
 });
 
@@ -41,7 +41,7 @@ export const interrupt = operation({
   params: Sid,
   body: jsonBody(InterruptBody, false),
   responses: { 200: json(InterruptResult, "Done") },
-  errors: [400, 401, 404, 422],
+  errors: [404, 422],
   session: true,
 });
 
@@ -55,7 +55,7 @@ export const injectMessage = operation({
   params: Sid,
   body: jsonBody(InjectMessageBody),
   responses: { 202: json(InjectResult, "Accepted") },
-  errors: [400, 401, 404, 413, 422, 429],
+  errors: [404, 422],
   session: true,
 });
 
@@ -69,7 +69,7 @@ export const resolveAction = operation({
   params: sidWith("action_id"),
   body: jsonBody(ActionDecisionBody),
   responses: { 200: json(ActionResolved, "Resolved") },
-  errors: [400, 401, 404, 409, 422],
+  errors: [404, 409, 422],
   session: true,
 });
 
@@ -82,7 +82,7 @@ export const removeQueuedTurn = operation({
   rateLimit: "request",
   params: SidTurn,
   responses: { 200: json(QueueResult, "The queue after removal") },
-  errors: [401, 404, 409],
+  errors: [404, 409],
   session: true,
 });
 
@@ -95,7 +95,7 @@ export const promoteQueuedTurn = operation({
   rateLimit: "request",
   params: SidTurn,
   responses: { 200: json(QueueResult, "The queue after promotion") },
-  errors: [401, 404, 409],
+  errors: [404, 409],
   session: true,
 });
 
@@ -131,7 +131,7 @@ export const regenerateTurn = operation({
   params: SidTurn,
   body: jsonBody(RegenerateBody, false),
   responses: { 202: json(TurnRegenerated, "Accepted") },
-  errors: [400, 401, 404, 409, 422, 429],
+  errors: [404, 409, 422],
   session: true,
 });
 
@@ -146,7 +146,7 @@ export const getExecutionTree = operation({
   rateLimit: "request",
   params: SidTurn,
   responses: { 200: json(ExecutionTree, "Execution tree") },
-  errors: [401, 404],
+  errors: [404],
   session: true,
 });
 
@@ -181,7 +181,7 @@ export const replayTurn = operation({
   params: SidTurn,
   body: jsonBody(ReplayBody, false),
   responses: { 201: json(ReplayStarted, "The replay session exists and its turn runs") },
-  errors: [400, 401, 403, 404, 409, 422],
+  errors: [404, 409, 422],
   session: true,
   custom: true,
 });
@@ -205,6 +205,6 @@ export const getReplay = operation({
   rateLimit: "request",
   params: z.object({ exec_id: z.string() }),
   responses: { 200: json(Replay, "The replay") },
-  errors: [401, 403, 404],
+  errors: [404],
   session: true,
 });

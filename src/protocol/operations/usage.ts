@@ -29,5 +29,5 @@ export const getUsage = operation({
     owner: IndexFilterText.optional(),
   }),
   responses: { 200: json(UsageReport, "Totals") },
-  errors: [401, 403, 422],
+  errors: [422],
 });
