@@ -77,6 +77,8 @@ export interface ToolCall {
   steps: OrchestrationStep[];
   /** Files the call returned (artifact.created). */
   files: FileRef[];
+  /** The calls a `run_code` script made (their parent_id is this call), in order. */
+  children: ToolCall[];
 }
 
 export type Item = TextItem | NoteItem | InjectedItem | ToolCall;

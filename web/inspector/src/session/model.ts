@@ -210,8 +210,15 @@ export class SessionModel {
         agents: [],
         steps: [],
         files: [],
+        children: [],
       };
       this.calls.set(id, call);
+      // A script's inner call belongs under the script's card, not the turn's list.
+      const script = e.parent_id ? this.calls.get(e.parent_id) : undefined;
+      if (script?.name === "run_code") {
+        script.children.push(call);
+        return call;
+      }
       const container = this.containerOf(e);
       // Text streamed before the call is finished: what follows the call starts a new paragraph.
       this.closeText(container, "done");
