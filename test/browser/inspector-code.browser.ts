@@ -59,6 +59,31 @@ describe("the inspector's code-mode view", () => {
     await page.close();
   });
 
+  it("a code tool's call says it is a code tool and which version ran", async () => {
+    const put = async (source: string) => {
+      const res = await fetch(`${stack.runtime.base}/v1/code-tools/shout`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${stack.runtime.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ description: "Shouts", input_schema: { type: "object", properties: { text: { type: "string" } } }, source }),
+      });
+      expect(res.status).toBeLessThan(300);
+      return ((await res.json()) as { version: number }).version;
+    };
+    await put("export default async ({ text }) => text + '!';\n");
+    expect(await put("export default async ({ text }) => text.toUpperCase() + '!';\n")).toBe(2);
+    const model = await stack.fake.script([{ tool_calls: [{ name: "shout", arguments: { text: "hi" } }] }, { text: "Shouted." }]);
+    await stack.api.putAgent("shouter", { model, tools: ["shout", "calculator"] });
+    const { session_id: sid } = await stack.api.createSession({ agent: "shouter" });
+    const page = await stack.openSession(sid);
+    await sendTurn(page, "Shout hi.");
+    await waitForTurn(page, 0, "completed");
+    const card = page.locator(".turn").first().locator('article[data-tool="shout"]');
+    expect(await card.locator(".badge.code-tool").textContent()).toBe("code tool v2");
+    expect(await card.locator(".preview").allTextContents()).toEqual(['args {"text":"hi"}', "result HI!"]);
+    await screenshot(page, "42-code-tool");
+    await page.close();
+  });
+
   it("no page broke its CSP or threw", () => {
     expect(stack.pageProblems).toEqual([]);
   });

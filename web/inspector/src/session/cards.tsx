@@ -66,6 +66,11 @@ export function ToolCard({ call }: { call: ToolCall }) {
         <h3 id={titleId} class="card-title">
           <code>{call.name}</code>
         </h3>
+        {call.code_version !== null && (
+          <span class="badge code-tool" title="A registered code tool (GET /v1/code-tools/{name})">
+            code tool v{call.code_version}
+          </span>
+        )}
         <span class={`badge status-${call.status.replace(/ /g, "-")}`}>{call.status}</span>
         {call.approval && (
           <span class={`badge approval-${call.approval.status}`} data-approval={call.approval.status}>

@@ -79,6 +79,8 @@ export interface ToolCall {
   files: FileRef[];
   /** The calls a `run_code` script made (their parent_id is this call), in order. */
   children: ToolCall[];
+  /** A registered code tool's version that ran (from the turn's tool.catalog.resolved); null: not a code tool. */
+  code_version: number | null;
 }
 
 export type Item = TextItem | NoteItem | InjectedItem | ToolCall;

@@ -39,6 +39,8 @@ export class SessionModel {
   private readonly calls = new Map<string, ToolCall>();
   private readonly agents = new Map<string, SubAgent>();
   private readonly eventsByTurn = new Map<string, RuntimeEvent[]>();
+  /** The code tools of the latest tool catalog, by name: their version. */
+  private codeTools = new Map<string, number>();
 
   get lastSequence(): number {
     return this.events.at(-1)?.sequence ?? 0;
@@ -123,6 +125,9 @@ export class SessionModel {
     "reasoning.summary": (e, m) => m.note(e, "plan", e.payload.text),
     "message.injected": (e, m) => {
       m.containerOf(e).items.push({ kind: "injected", key: e.event_id, content: e.payload.content });
+    },
+    "tool.catalog.resolved": (e, m) => {
+      m.codeTools = new Map(e.payload.tools.flatMap((t) => (t.code_tool ? [[t.name, t.code_tool.version] as const] : [])));
     },
     "tool.started": (e, m) => m.toolStarted(e),
     "mcp.progress": (e, m) => {
@@ -211,6 +216,7 @@ export class SessionModel {
         steps: [],
         files: [],
         children: [],
+        code_version: null,
       };
       this.calls.set(id, call);
       // A script's inner call belongs under the script's card, not the turn's list.
@@ -285,6 +291,7 @@ export class SessionModel {
     call.args = e.payload.args;
     call.status = "running";
     call.started_at = e.timestamp;
+    call.code_version = this.codeTools.get(call.name) ?? null;
     this.recovering = false;
   }
 
