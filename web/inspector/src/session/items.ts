@@ -138,3 +138,9 @@ export function callIdentity(e: CallEvent): { name: string; args: unknown } {
       return { name: "tool", args: undefined };
   }
 }
+
+/** A call's card as the first of its events shows it: running, nothing returned yet. */
+export function newCall(id: string, e: CallEvent): ToolCall {
+  const empty = { result: null, has_result: false, started_at: null, duration_ms: null, approval: null, progress: null, code_version: null };
+  return { kind: "tool", key: id, ...callIdentity(e), depth: e.depth ?? 0, status: "running", ...empty, agents: [], steps: [], files: [], children: [] };
+}

@@ -15,7 +15,7 @@ import {
 } from "../../../../src/client/index";
 import { preview } from "../format";
 import type { Approval, CallEvent, CallStatus, Container, NoteItem, SubAgent, TextItem, ToolCall, Turn } from "./items";
-import { callIdentity, newTurn } from "./items";
+import { newCall, newTurn } from "./items";
 
 /** finish_reason values of a model call that did not end on its own (a restart, an interrupt, a provider error). */
 const INTERRUPTED = new Set(["cancelled", "interrupted", "error"]);
@@ -39,8 +39,7 @@ export class SessionModel {
   private readonly calls = new Map<string, ToolCall>();
   private readonly agents = new Map<string, SubAgent>();
   private readonly eventsByTurn = new Map<string, RuntimeEvent[]>();
-  /** The code tools of the latest tool catalog, by name: their version. */
-  private codeTools = new Map<string, number>();
+  private codeTools = new Map<string, number>(); // the latest tool catalog's code tools: name to version
 
   get lastSequence(): number {
     return this.events.at(-1)?.sequence ?? 0;
@@ -199,32 +198,13 @@ export class SessionModel {
   private callOf(e: CallEvent): ToolCall {
     const id = e.tool_call_id ?? e.event_id;
     let call = this.calls.get(id);
-    if (!call) {
-      call = {
-        kind: "tool",
-        key: id,
-        ...callIdentity(e),
-        depth: e.depth ?? 0,
-        status: "running",
-        result: null,
-        has_result: false,
-        started_at: null,
-        duration_ms: null,
-        approval: null,
-        progress: null,
-        agents: [],
-        steps: [],
-        files: [],
-        children: [],
-        code_version: null,
-      };
-      this.calls.set(id, call);
-      // A script's inner call belongs under the script's card, not the turn's list.
-      const script = e.parent_id ? this.calls.get(e.parent_id) : undefined;
-      if (script?.name === "run_code") {
-        script.children.push(call);
-        return call;
-      }
+    if (call) return call;
+    call = newCall(id, e);
+    this.calls.set(id, call);
+    // A script's inner call belongs under the script's card, not the turn's list.
+    const script = e.parent_id ? this.calls.get(e.parent_id) : undefined;
+    if (script?.name === "run_code") script.children.push(call);
+    else {
       const container = this.containerOf(e);
       // Text streamed before the call is finished: what follows the call starts a new paragraph.
       this.closeText(container, "done");
