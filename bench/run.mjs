@@ -8,6 +8,7 @@ import { cpus, freemem, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WS_KIND } from "./lib/client.mjs";
+import { codeMode, codeModeRows, codeToolRows, codeTools } from "./lib/code-phases.mjs";
 import { e2eRows } from "./lib/e2e.mjs";
 import { evals, evalsRows } from "./lib/evals.mjs";
 import { longRows } from "./lib/long-run.mjs";
@@ -33,6 +34,8 @@ const flag = (name, dflt) => (process.env[name] === undefined ? dflt : process.e
 // long runs early too, so its memory readings see little else; it erases its sessions when done.
 PHASES.quota = quota;
 PHASES.evals = evals;
+PHASES.code_tools = codeTools;
+PHASES.code_mode = codeMode;
 const ALL_PHASES = [
   "e2e",
   "long",
@@ -48,6 +51,8 @@ const ALL_PHASES = [
   "micro",
   "quota",
   "evals",
+  "code_tools",
+  "code_mode",
 ].filter((p) => PHASES[p]);
 const CFG = {
   quick: QUICK,
@@ -71,6 +76,7 @@ const CFG = {
     textRuns: num("BENCH_TEXT_RUNS", 8, 3),
   },
   protocols: { runs: num("BENCH_PROTOCOL_RUNS", 30, 8) },
+  code: { runs: num("BENCH_CODE_RUNS", 7, 3) },
   quota: { runs: num("BENCH_QUOTA_RUNS", 15, 5), reservations: num("BENCH_QUOTA_RESERVATIONS", 2000, 300), width: num("BENCH_QUOTA_WIDTH", 16, 16) },
   evals: { cases: num("BENCH_EVAL_CASES", 40, 12), runs: num("BENCH_EVAL_RUNS", 3, 1), concurrency: 4 },
   latency: { turns: num("BENCH_LATENCY_TURNS", 50, 12), deltas: num("BENCH_LATENCY_DELTAS", 8, 8) },
@@ -360,6 +366,10 @@ function table(o) {
   else failed("quota");
   if (r.evals && !r.evals.error) evalsRows(r.evals, row, f);
   else failed("evals");
+  if (r.code_tools && !r.code_tools.error) codeToolRows(r.code_tools, row, f);
+  else failed("code_tools");
+  if (r.code_mode && !r.code_mode.error) codeModeRows(r.code_mode, row, f);
+  else failed("code_mode");
   if (r.micro && !r.micro.error) {
     for (const [label, v] of Object.entries(r.micro.storage))
       row(`Micro: ${label}`, `${f(v.us_per_op, 1)} µs`, v.cpu_us_per_op !== undefined ? `workerd CPU ${f(v.cpu_us_per_op, 1)} µs` : "");

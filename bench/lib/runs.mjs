@@ -18,10 +18,14 @@ export async function startWithFakeLlm(bindings = {}) {
   };
 }
 
-/** Prints what `measure()` returns as JSON; disposes `runtime` either way, so a failed run does not hang. */
+/**
+ * Prints what `measure()` returns as JSON (one line with BENCH_ONE_LINE=1, for `npm run bench`'s phases);
+ * disposes `runtime` either way, so a failed run does not hang.
+ */
 export async function report(runtime, measure) {
   try {
-    console.log(JSON.stringify(await measure(), null, 2));
+    const result = await measure();
+    console.log(process.env.BENCH_ONE_LINE === "1" ? JSON.stringify(result) : JSON.stringify(result, null, 2));
   } finally {
     await runtime.dispose();
   }

@@ -57,6 +57,7 @@ export const ToolDescription = z
     parallel_safe: z.boolean(),
     lock: z.string().nullable(),
     mcp: z.object({ server: z.string(), tool: z.string() }).optional(),
+    code_tool: z.object({ version: z.int() }).optional().describe("set on a registered code tool: the version the turn runs (GET /v1/code-tools/{name})"),
   })
   .meta({ id: "ToolDescription" });
 

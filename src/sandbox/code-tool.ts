@@ -14,6 +14,7 @@ export function codeToolDefinition(env: Pick<Env, "LOADER">, tool: CodeToolVersi
     permission_class: offline ? "safe" : "network",
     parallel_safe: true,
     idempotent: offline,
+    code_tool: { version: tool.version },
     execute: (args, ctx) => runCodeTool(env, tool, args, { session_id: ctx.session_id, turn_id: ctx.turn_id, tool_call_id: ctx.tool_call_id }, ctx.signal),
   };
 }

@@ -37,6 +37,30 @@ const start: Draft[] = [
 ];
 
 describe("the inspector's session model", () => {
+  it("nests a script's inner calls (an approval among them) under its run_code call, and marks code tools with their version", () => {
+    const inner = { parent_id: "call_run", depth: 1 };
+    const catalog = [{ name: "shout", code_tool: { version: 3 } }, { name: "clock" }];
+    const model = fold(
+      log([
+        ...start,
+        { type: "tool.catalog.resolved", payload: { tools: catalog } },
+        { type: "tool.started", tool_call_id: "call_run", payload: { name: "run_code", args: { code: "return 1" } } },
+        { type: "tool.started", ...inner, tool_call_id: "call_shout", payload: { name: "shout", args: { text: "hi" } } },
+        { type: "tool.result", ...inner, tool_call_id: "call_shout", payload: { name: "shout", output: "HI", metadata: { status: "success" } } },
+        { type: "action.required", ...inner, tool_call_id: "call_clock", action_id: "act_1", payload: { kind: "tool_approval", tool_name: "clock", args: {} } },
+        { type: "tool.result", tool_call_id: "call_run", payload: { name: "run_code", output: { result: 1, logs: [] }, metadata: { status: "success" } } },
+      ]),
+    );
+    const turn = model.turns[0]!;
+    expect(turn.items.map((i) => (i as ToolCall).name)).toEqual(["run_code"]);
+    const run = turn.items[0] as ToolCall;
+    expect(run.children.map((c) => [c.name, c.status, c.code_version])).toEqual([
+      ["shout", "succeeded", 3],
+      ["clock", "waiting", null],
+    ]);
+    expect(model.pendingApprovals.map((a) => a.tool_name)).toEqual(["clock"]);
+  });
+
   it("puts each parallel sub-agent's text and calls inside the call that spawned it", () => {
     const child = (subagent_id: string) => ({ parent_id: "call_spawn", depth: 1, subagent_id });
     const model = fold(

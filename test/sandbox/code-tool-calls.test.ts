@@ -22,8 +22,11 @@ export default async ({ who }, ctx) => ({ hello: who, calls: ++calls, token: ctx
         { name: "greet", args: { who: "bob" } },
       ]),
     );
-    const { results, ended } = await runTurn(sid);
+    const { results, ended, log } = await runTurn(sid);
     expect(ended.type).toBe("turn.completed");
+    // The turn's catalog says which version of the code tool it runs (the inspector shows it on the calls).
+    const catalog = log.find((e) => e.type === "tool.catalog.resolved");
+    expect(catalog?.payload.tools.find((t: any) => t.name === "greet")).toMatchObject({ code_tool: { version: expect.any(Number) } });
     expect(results.map((r) => r.payload.output)).toEqual([
       { hello: "ada", calls: 1, token: "t-1", call: true },
       // The same isolate served the second call.

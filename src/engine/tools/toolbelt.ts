@@ -61,5 +61,6 @@ export function describeTool(t: ToolDefinition) {
     parallel_safe: t.parallel_safe,
     lock: t.lock ?? null,
     ...(t.mcp ? { mcp: t.mcp } : {}),
+    ...(t.code_tool ? { code_tool: t.code_tool } : {}),
   };
 }

@@ -89,6 +89,8 @@ export interface ToolDefinition {
   handoff_target?: string;
   /** Set on tools of remote MCP servers: the configured server and the tool's own name there. */
   mcp?: { server: string; tool: string };
+  /** Set on registered code tools: the version a turn runs (the inspector shows it on the tool's calls). */
+  code_tool?: { version: number };
   /** Tools the loop itself performs (they start sub-agents, ask the user, or run a code-mode script) instead of calling `execute`. */
   loop_handled?: "run_subtask" | "spawn_subagents" | "finish_subtask" | "agent_orchestrate" | "ask_user" | "run_code";
   /**

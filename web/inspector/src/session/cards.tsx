@@ -6,6 +6,7 @@ import { duration, pretty, preview } from "../format";
 import { followLink, sessionPath } from "../router";
 import { Files } from "./files";
 import type { Approval, Item, SubAgent, ToolCall } from "./items";
+import { ScriptDetails } from "./script";
 
 /** Tools whose calls hold other agents' work. */
 const PARENT_TOOLS = new Set(["run_subtask", "spawn_subagents", "agent_orchestrate"]);
@@ -54,7 +55,9 @@ export function Items({ items }: { items: Item[] }) {
 
 export function ToolCard({ call }: { call: ToolCall }) {
   const holdsChildren = PARENT_TOOLS.has(call.name) || call.agents.length > 0 || call.steps.length > 0;
-  const [open, setOpen] = useState(call.depth === 0 && !holdsChildren);
+  const script = call.name === "run_code";
+  // A script is read where it stands: its source and its calls show without a click.
+  const [open, setOpen] = useState(call.depth === 0 && (script || !holdsChildren));
   const titleId = `call-${call.key}-title`;
   const bodyId = `call-${call.key}-body`;
   return (
@@ -63,6 +66,11 @@ export function ToolCard({ call }: { call: ToolCall }) {
         <h3 id={titleId} class="card-title">
           <code>{call.name}</code>
         </h3>
+        {call.code_version !== null && (
+          <span class="badge code-tool" title="A registered code tool (GET /v1/code-tools/{name})">
+            code tool v{call.code_version}
+          </span>
+        )}
         <span class={`badge status-${call.status.replace(/ /g, "-")}`}>{call.status}</span>
         {call.approval && (
           <span class={`badge approval-${call.approval.status}`} data-approval={call.approval.status}>
@@ -74,10 +82,12 @@ export function ToolCard({ call }: { call: ToolCall }) {
           {open ? "Collapse" : "Expand"}
         </button>
       </div>
-      <p class="preview">
-        <span class="label">args</span> {preview(call.args) || "—"}
-      </p>
-      {call.has_result && (
+      {!(script && open) && (
+        <p class="preview">
+          <span class="label">args</span> {preview(call.args) || "—"}
+        </p>
+      )}
+      {call.has_result && !(script && open) && (
         <p class="preview">
           <span class="label">result</span> {preview(call.result) || "—"}
         </p>
@@ -85,7 +95,7 @@ export function ToolCard({ call }: { call: ToolCall }) {
       {call.progress && <p class="preview progress">{call.progress}</p>}
       <Files files={call.files} label={`Files from ${call.name}`} />
       <div id={bodyId} class="card-body" hidden={!open}>
-        {open && <Details call={call} />}
+        {open && (script ? <ScriptDetails call={call} /> : <Details call={call} />)}
         {call.agents.map((agent) => (
           <SubAgentView key={agent.id} agent={agent} />
         ))}

@@ -77,6 +77,10 @@ export interface ToolCall {
   steps: OrchestrationStep[];
   /** Files the call returned (artifact.created). */
   files: FileRef[];
+  /** The calls a `run_code` script made (their parent_id is this call), in order. */
+  children: ToolCall[];
+  /** A registered code tool's version that ran (from the turn's tool.catalog.resolved); null: not a code tool. */
+  code_version: number | null;
 }
 
 export type Item = TextItem | NoteItem | InjectedItem | ToolCall;
@@ -133,4 +137,10 @@ export function callIdentity(e: CallEvent): { name: string; args: unknown } {
     case "mcp.progress":
       return { name: "tool", args: undefined };
   }
+}
+
+/** A call's card as the first of its events shows it: running, nothing returned yet. */
+export function newCall(id: string, e: CallEvent): ToolCall {
+  const empty = { result: null, has_result: false, started_at: null, duration_ms: null, approval: null, progress: null, code_version: null };
+  return { kind: "tool", key: id, ...callIdentity(e), depth: e.depth ?? 0, status: "running", ...empty, agents: [], steps: [], files: [], children: [] };
 }

@@ -15,7 +15,7 @@ import {
 } from "../../../../src/client/index";
 import { preview } from "../format";
 import type { Approval, CallEvent, CallStatus, Container, NoteItem, SubAgent, TextItem, ToolCall, Turn } from "./items";
-import { callIdentity, newTurn } from "./items";
+import { newCall, newTurn } from "./items";
 
 /** finish_reason values of a model call that did not end on its own (a restart, an interrupt, a provider error). */
 const INTERRUPTED = new Set(["cancelled", "interrupted", "error"]);
@@ -39,6 +39,7 @@ export class SessionModel {
   private readonly calls = new Map<string, ToolCall>();
   private readonly agents = new Map<string, SubAgent>();
   private readonly eventsByTurn = new Map<string, RuntimeEvent[]>();
+  private codeTools = new Map<string, number>(); // the latest tool catalog's code tools: name to version
 
   get lastSequence(): number {
     return this.events.at(-1)?.sequence ?? 0;
@@ -124,6 +125,9 @@ export class SessionModel {
     "message.injected": (e, m) => {
       m.containerOf(e).items.push({ kind: "injected", key: e.event_id, content: e.payload.content });
     },
+    "tool.catalog.resolved": (e, m) => {
+      m.codeTools = new Map(e.payload.tools.flatMap((t) => (t.code_tool ? [[t.name, t.code_tool.version] as const] : [])));
+    },
     "tool.started": (e, m) => m.toolStarted(e),
     "mcp.progress": (e, m) => {
       const { message, progress, total } = e.payload;
@@ -199,24 +203,13 @@ export class SessionModel {
   private callOf(e: CallEvent): ToolCall {
     const id = e.tool_call_id ?? e.event_id;
     let call = this.calls.get(id);
-    if (!call) {
-      call = {
-        kind: "tool",
-        key: id,
-        ...callIdentity(e),
-        depth: e.depth ?? 0,
-        status: "running",
-        result: null,
-        has_result: false,
-        started_at: null,
-        duration_ms: null,
-        approval: null,
-        progress: null,
-        agents: [],
-        steps: [],
-        files: [],
-      };
-      this.calls.set(id, call);
+    if (call) return call;
+    call = newCall(id, e);
+    this.calls.set(id, call);
+    // A script's inner call belongs under the script's card, not the turn's list.
+    const script = e.parent_id ? this.calls.get(e.parent_id) : undefined;
+    if (script?.name === "run_code") script.children.push(call);
+    else {
       const container = this.containerOf(e);
       // Text streamed before the call is finished: what follows the call starts a new paragraph.
       this.closeText(container, "done");
@@ -283,6 +276,7 @@ export class SessionModel {
     call.args = e.payload.args;
     call.status = "running";
     call.started_at = e.timestamp;
+    call.code_version = this.codeTools.get(call.name) ?? null;
     this.recovering = false;
   }
 
