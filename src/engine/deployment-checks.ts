@@ -10,6 +10,7 @@ import { guardrailIssues } from "./guardrails/config-checks";
 import { type ProviderEnv, providerConfigured } from "./models";
 import { type PriceOverrides, priceOf } from "./pricing";
 import { BUILTIN_TOOLS } from "./tools/builtins";
+import { RUN_CODE } from "./tools/code-mode";
 import { HANDOFF_PREFIX } from "./tools/handoff";
 import { type InProcessTools, NO_IN_PROCESS_TOOLS } from "./tools/in-process";
 import { injectedArgClashes } from "./tools/injected-args";
@@ -67,6 +68,8 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
   const online = (config.online_scorers ?? []).map((o) => o.scorer);
   issues.push(...scorerIssues(online, (i) => `online_scorers.${i}.scorer`, ctx.env, ctx.urlAllowlist));
   const inProcess = ctx.inProcessTools ?? NO_IN_PROCESS_TOOLS;
+  // Code mode gives the model its own run_code, which would replace a tool of that name.
+  const RUN_CODE_TAKEN = `"${RUN_CODE}" is code mode's own tool: rename this tool or turn code_mode off`;
   const httpNames = new Set<string>();
   config.http_tools.forEach((t, i) => {
     if (BUILTIN_TOOLS.has(t.name) || t.name.startsWith(HANDOFF_PREFIX)) {
@@ -74,6 +77,7 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
     }
     if (inProcess.has(t.name)) issues.push({ path: `http_tools.${i}.name`, reason: `"${t.name}" clashes with an in-process tool of this deployment` });
     if (httpNames.has(t.name)) issues.push({ path: `http_tools.${i}.name`, reason: `duplicate tool name "${t.name}"` });
+    if (config.code_mode && t.name === RUN_CODE) issues.push({ path: `http_tools.${i}.name`, reason: RUN_CODE_TAKEN });
     httpNames.add(t.name);
     if (!urlAllowed(t.url, ctx.urlAllowlist)) {
       issues.push({ path: `http_tools.${i}.url`, reason: "is not under any TOOL_URL_ALLOWLIST prefix" });
@@ -100,6 +104,7 @@ export function deploymentIssues(config: AgentConfig, ctx: DeploymentContext): F
   const seen = new Set<string>();
   config.tools.forEach((name, i) => {
     if (seen.has(name)) issues.push({ path: `tools.${i}`, reason: `duplicate tool name "${name}"` });
+    if (config.code_mode && name === RUN_CODE) issues.push({ path: `tools.${i}`, reason: RUN_CODE_TAKEN });
     seen.add(name);
     const mcp = name.startsWith("mcp:") ? parseMcpRef(name) : null;
     if (name.startsWith("mcp:")) {

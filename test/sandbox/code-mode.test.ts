@@ -29,6 +29,17 @@ describe("code mode", () => {
     expect(run.description).toContain("declare const tools: {");
     expect(run.description).toContain("hook(args: { note: string }): Promise<unknown>;");
     await expectRefused("PUT", "/v1/agents/bad-code-mode", "code_mode", { model: "demo:fast", code_mode: "yes" });
+    // A tool of its own named run_code would be replaced by code mode's: refused, and nothing stored.
+    const taken = /code mode's own tool/;
+    await expectRefused(
+      "PUT",
+      "/v1/agents/run-code-taken",
+      "http_tools.0.name",
+      { model: "demo:fast", code_mode: true, http_tools: [hook("run_code")] },
+      taken,
+    );
+    expect((await api("GET", "/v1/agents/run-code-taken")).status).toBe(404);
+    expect((await api("PUT", "/v1/agents/run-code-free", { model: "demo:fast", http_tools: [hook("run_code")] })).status).toBe(201);
     const plain = await scriptedSession([], [{ text: "hi" }], { http_tools: [hook()] });
     expect((await api("GET", `/v1/sessions/${plain}/tools`)).body.tools.map((t: any) => t.name)).toEqual(["hook"]);
   });
