@@ -7,22 +7,14 @@ import { median, round } from "./lib/client.mjs";
 // what code mode saves). Alternating BENCH_CODE_MODE_RUNS (default 7) times, each variant a fresh session.
 // Turn time is turn.submitted to turn.completed (the runtime's clock); model calls are counted from the log,
 // and the bytes of the requests the model was sent by the fake model's server. Prints medians as JSON; never an assertion.
-import { startFakeLlm, stats } from "./lib/fake-llm.mjs";
-import { idleLog, startBundledRuntime } from "./lib/miniflare.mjs";
-import { alternate, report, turnMs } from "./lib/runs.mjs";
+import { stats } from "./lib/fake-llm.mjs";
+import { idleLog } from "./lib/miniflare.mjs";
+import { alternate, report, startWithFakeLlm, turnMs } from "./lib/runs.mjs";
 
 const RUNS = Number(process.env.BENCH_CODE_MODE_RUNS ?? 7);
 const CALLS = 10;
-const llm = await startFakeLlm(0);
-const base = `http://127.0.0.1:${llm.port}`;
-const bundled = await startBundledRuntime({ OPENAI_COMPATIBLE_BASE_URL: `${base}/v1`, TOOL_URL_ALLOWLIST: `${base}/` });
-const runtime = {
-  ...bundled,
-  async dispose() {
-    await bundled.dispose();
-    llm.server.close();
-  },
-};
+const runtime = await startWithFakeLlm();
+const base = runtime.llmBase;
 const { call } = runtime;
 const lookup = { name: "lookup", url: `${base}/v1/_tools/lookup`, parameters: { type: "object", properties: { query: { type: "string" } } } };
 const AGENTS = {

@@ -6,21 +6,12 @@ import { median, round } from "./lib/client.mjs";
 // webhook tool once, one calling a code tool whose isolate is warm (same version), and one whose isolate is
 // cold (a new version first, so a new isolate). Call time is tool.started to tool.result in the log, turn time
 // turn.submitted to turn.completed (the runtime's clock). Prints medians as JSON; never an assertion.
-import { startFakeLlm } from "./lib/fake-llm.mjs";
-import { idleLog, startBundledRuntime } from "./lib/miniflare.mjs";
-import { alternate, report, turnMs } from "./lib/runs.mjs";
+import { idleLog } from "./lib/miniflare.mjs";
+import { alternate, report, startWithFakeLlm, turnMs } from "./lib/runs.mjs";
 
 const RUNS = Number(process.env.BENCH_CODE_RUNS ?? 7);
-const llm = await startFakeLlm(0);
-const base = `http://127.0.0.1:${llm.port}`;
-const bundled = await startBundledRuntime({ OPENAI_COMPATIBLE_BASE_URL: `${base}/v1`, TOOL_URL_ALLOWLIST: `${base}/` });
-const runtime = {
-  ...bundled,
-  async dispose() {
-    await bundled.dispose();
-    llm.server.close();
-  },
-};
+const runtime = await startWithFakeLlm();
+const base = runtime.llmBase;
 const { call } = runtime;
 const PARAMS = { type: "object", properties: { query: { type: "string" } } };
 let version = 0;

@@ -5,12 +5,17 @@
 import { startFakeLlm } from "./fake-llm.mjs";
 import { startBundledRuntime } from "./miniflare.mjs";
 
-/** The bundled runtime with the fake model as its openai-compatible provider; `dispose()` stops both. */
+/**
+ * The bundled runtime with the fake model as its openai-compatible provider, and the fake's own webhook tools
+ * (`${llmBase}/v1/_tools/...`) on the URL allowlist unless `bindings` sets another; `dispose()` stops both.
+ */
 export async function startWithFakeLlm(bindings = {}) {
   const llm = await startFakeLlm(0);
-  const runtime = await startBundledRuntime({ OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${llm.port}/v1`, ...bindings });
+  const llmBase = `http://127.0.0.1:${llm.port}`;
+  const runtime = await startBundledRuntime({ OPENAI_COMPATIBLE_BASE_URL: `${llmBase}/v1`, TOOL_URL_ALLOWLIST: `${llmBase}/`, ...bindings });
   return {
     ...runtime,
+    llmBase,
     async dispose() {
       await runtime.dispose();
       llm.server.close();
