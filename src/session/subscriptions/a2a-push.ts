@@ -11,7 +11,7 @@ import type { RuntimeEvent } from "../../protocol/events";
 import { redactUrl } from "../../protocol/redact";
 import { A2aTaskFold, parseTaskId } from "../../views/a2a-task";
 import type { SessionSlice } from "../context";
-import type { SubscriptionRow } from "./subscription-rows";
+import { newRow, type SubscriptionRow } from "./subscription-rows";
 import type { SubscriptionTable } from "./subscriptions";
 
 /** Push configs one task may hold. */
@@ -67,25 +67,16 @@ export class A2aPushConfigs {
     if (input.token !== undefined) spec.token = input.token;
     if (input.authentication) spec.authentication = input.authentication;
     const secret = input.signingSecret ?? newSigningSecret();
-    const row: SubscriptionRow = {
+    const row = newRow({
       subscription_id: `a2a_${crypto.randomUUID().replaceAll("-", "")}`,
       url: input.url,
       types: null,
       secret,
-      previous_secret: null,
-      previous_secret_until: null,
       format: "a2a",
       // From the task's start: the receiver gets every status of the task, whenever the config was made.
       cursor: first - 1,
-      status: "active",
-      attempts: 0,
-      last_error: null,
-      next_attempt_at: 0,
-      batch_id: null,
-      batch_end: null,
-      created_at: Date.now(),
       a2a: JSON.stringify(spec),
-    };
+    });
     this.table.insert(row, replaced?.subscription_id);
     return { ...view(row), ...(input.signingSecret ? {} : { signingSecret: secret }) };
   }

@@ -14,6 +14,13 @@ export type SubscriptionRow = Omit<Subscription, "types" | "format"> & {
   batch_end: number | null;
 };
 
+/** A new row: what it delivers, where and from where, with its delivery state not yet begun. */
+export function newRow(r: Pick<SubscriptionRow, "subscription_id" | "url" | "types" | "secret" | "format" | "cursor" | "a2a">): SubscriptionRow {
+  const { subscription_id, url, types, secret, format, cursor, a2a } = r;
+  const fresh = { status: "active" as const, attempts: 0, last_error: null, next_attempt_at: 0, batch_id: null, batch_end: null };
+  return { subscription_id, url, types, secret, previous_secret: null, previous_secret_until: null, format, cursor, ...fresh, created_at: Date.now(), a2a };
+}
+
 export class SubscriptionRows {
   constructor(private readonly sql: SqlStorage) {}
 

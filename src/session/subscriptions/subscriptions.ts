@@ -9,7 +9,7 @@ import { redactUrl } from "../../protocol/redact";
 import type { CreateSubscriptionBody, Subscription, SubscriptionSpec, UpdateSubscriptionBody } from "../../protocol/subscriptions";
 import type { Capability } from "../capability";
 import type { SessionSlice } from "../context";
-import { type SubscriptionRow, SubscriptionRows } from "./subscription-rows";
+import { newRow, type SubscriptionRow, SubscriptionRows } from "./subscription-rows";
 
 /** Subscriptions one session may hold. */
 export const MAX_SUBSCRIPTIONS = 20;
@@ -52,24 +52,15 @@ export class SubscriptionTable {
       throw ApiError.validation([{ path: `${path}after`, reason: `is past the last event (${last})` }]);
     }
     if (this.count() >= MAX_SUBSCRIPTIONS) throw new ApiError("conflict", `The session already has ${MAX_SUBSCRIPTIONS} subscriptions; delete one first`);
-    const row: SubscriptionRow = {
+    const row = newRow({
       subscription_id: randomId("sub"),
       url: body.url,
       types: body.types ? JSON.stringify(body.types) : null,
       secret: body.secret ?? newSigningSecret(),
-      previous_secret: null,
-      previous_secret_until: null,
       format: body.format ?? "events",
       cursor: body.after ?? last,
-      status: "active",
-      attempts: 0,
-      last_error: null,
-      next_attempt_at: 0,
-      batch_id: null,
-      batch_end: null,
-      created_at: Date.now(),
       a2a: null,
-    };
+    });
     this.s.transact(() => this.rows.insert(row));
     this.changed();
     return { ...view(row), secret: row.secret };
