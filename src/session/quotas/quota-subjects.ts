@@ -22,9 +22,8 @@ export function submittedBy(s: Pick<QuotaSession, "store">, turnId: string): str
   return submitted?.type === "turn.submitted" ? (submitted.payload.by ?? null) : null;
 }
 
-/** The subject of each scope kind for turn `turnId` (null: the turn has none of that kind). */
-export function turnSubjects(s: QuotaSession, turnId: string): Record<QuotaScopeKind, string | null> {
-  const by = submittedBy(s, turnId);
+/** The subject of each scope kind for turn `turnId` (null: the turn has none of that kind); `by` its submitter. */
+export function turnSubjects(s: QuotaSession, turnId: string, by = submittedBy(s, turnId)): Record<QuotaScopeKind, string | null> {
   const token = by === null ? null : TOKEN.exec(by);
   const row = s.row();
   return {

@@ -111,8 +111,8 @@ export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): 
     decisions: () => store.decisions(turnId),
     runAgent: (request) => {
       // The child acts for whoever this turn is for: the same key's and end user's quotas count its calls.
-      const { subject } = turnSubjects(s, turnId);
       const by = submittedBy(s, turnId);
+      const { subject } = turnSubjects(s, turnId, by);
       return runChildSession(env, { session_id, turn_id: turnId, policy: s.policy(), resource_id: s.row().resource_id, owner: subject, by }, request);
     },
     listAgents: async () => {
