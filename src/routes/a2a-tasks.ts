@@ -95,7 +95,7 @@ async function contextSession(call: RpcCall, message: Message): Promise<string> 
   const id = sid ?? randomId("ses");
   const metadata = { via: "a2a", ...(message.contextId ? { a2a_context_id: message.contextId } : {}) };
   const input = { text: inputText(turnInput(message)), path: "params.message" };
-  unwrap(await sessionStub(env, id).create(newSession(principal, id, opened, { metadata, input })));
+  unwrap(await sessionStub(env, id).create(await newSession(env, principal, id, opened, { metadata, input })));
   return id;
 }
 

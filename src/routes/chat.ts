@@ -71,7 +71,7 @@ async function newChatSession(
   // An erased session's id stays erased: the same chat id does not bring it back.
   if (await indexShard(env, sid).isErased(sid)) throw new ApiError("not_found", `The session of chat '${id}' was erased`);
   const opened = await openAgent(env, agent, principal.kind === "token" ? principal.subject : null);
-  return newSession(principal, sid, opened, { metadata: { chat_id: id }, ...(input ? { input } : {}) });
+  return newSession(env, principal, sid, opened, { metadata: { chat_id: id }, ...(input ? { input } : {}) });
 }
 
 /**

@@ -1,8 +1,10 @@
 // A new session of a registered agent, opened the same way by every surface that opens one: POST /v1/sessions,
 // a chat's first message, a Responses conversation and an A2A context. Each surface chooses the version (its
-// own errors for a bad reference) and where the session is created; the caller's reach, the owner and the
-// input's limits are checked here.
+// own errors for a bad reference) and where the session is created; the caller's reach, the owner, the input's
+// limits and the resource the session joins (its owner's, unless named) are settled here.
 import { checkInputFits } from "../engine/context-budget";
+import type { Env } from "../env";
+import { joinResource } from "../objects/memory/resource-memory-object";
 import { agentName, type OpenedAgent } from "../objects/registry/agent-resolve";
 import { ApiError } from "../protocol/errors";
 import { allows, type Principal } from "../protocol/permissions";
@@ -21,16 +23,28 @@ export interface NewSession {
   metadata: Record<string, unknown>;
   /** The end user an API key opens it for (a token's sessions are always its subject's). */
   owner?: string | null;
+  /** The resource whose memory it shares; absent: its owner's (none without an owner). */
   resource_id?: string | null;
   policy?: Policy;
   /** The first input, checked against the agent's limits before anything is created. */
   input?: { text: string; path: string };
 }
 
-/** What creates session `session_id` of the `opened` version for `principal`; creates nothing itself. */
-export function newSession(principal: Principal, session_id: string, opened: OpenedAgent, s: NewSession): CreateSessionInput {
+/**
+ * What creates session `session_id` of the `opened` version for `principal`, once the session has joined its
+ * resource (joining is idempotent, so a creation that fails after it leaves nothing a retry would not).
+ */
+export async function newSession(
+  env: Pick<Env, "RESOURCES">,
+  principal: Principal,
+  session_id: string,
+  opened: OpenedAgent,
+  s: NewSession,
+): Promise<CreateSessionInput> {
   if (s.input) checkInputFits(opened.config, s.input.text, s.input.path);
   const owner = principal.kind === "token" ? principal.subject : (s.owner ?? null);
+  const resource_id = s.resource_id ?? owner;
+  await joinResource(env, resource_id, session_id);
   return {
     session_id,
     agent: opened.config,
@@ -38,6 +52,6 @@ export function newSession(principal: Principal, session_id: string, opened: Ope
     policy: s.policy ?? DEFAULT_POLICY,
     metadata: s.metadata,
     owner,
-    ...(s.resource_id === undefined ? {} : { resource_id: s.resource_id }),
+    resource_id,
   };
 }

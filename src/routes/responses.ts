@@ -106,7 +106,7 @@ async function openSession(env: Env, principal: Principal, model: string, input:
   if (input.kind === "turn" && input.fileIds.length > 0) throw refused("input", "a new conversation has no files yet: send the file's data or URL");
   const text = input.kind === "turn" ? { text: typeof input.input === "string" ? input.input : JSON.stringify(input.input), path: "input" } : undefined;
   const sid = randomId("ses");
-  unwrap(await sessionStub(env, sid).create(newSession(principal, sid, opened, { metadata: { via: "responses" }, input: text })));
+  unwrap(await sessionStub(env, sid).create(await newSession(env, principal, sid, opened, { metadata: { via: "responses" }, input: text })));
   return sid;
 }
 

@@ -30,13 +30,13 @@ export const sessions = router().openapi(route(sessionOps.createSession), async 
   let input: CreateSessionInput;
   if (typeof body.agent === "string") {
     opened = await openAgent(c.env, body.agent, resource_id);
-    input = newSession(principal, session_id, opened, fields);
+    input = await newSession(c.env, principal, session_id, opened, fields);
   } else {
     // An inline config needs no name of its own (it is registered nowhere); "inline" stands in.
     const agent = await validateAgentConfig({ name: "inline", ...body.agent }, c, "agent");
     input = { session_id, agent, agent_version: null, policy: body.policy ?? DEFAULT_POLICY, ...fields };
+    await joinResource(c.env, resource_id, session_id);
   }
-  await joinResource(c.env, resource_id, session_id);
   const result = await sessionStub(c.env, session_id).create(input);
   return c.json({ ...unwrap(result), agent_version: opened?.version ?? null, ...(opened?.label ? { label: opened.label } : {}) }, 201);
 });

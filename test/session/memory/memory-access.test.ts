@@ -1,6 +1,7 @@
 // A resource's memory through a browser token's binding (docs/guides/memory.md): the recall search of a token
 // bound to a session or an agent finds only the messages of the sessions it reaches (as on the session routes),
 // and a token reads and writes the working memory of its own agent only, under that agent's schema.
+import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, apiAs, createAgent, KEY, submitTurn, waitForTurnEnd } from "../../support/api";
 import { uniqueId } from "../../support/fake-model";
@@ -96,5 +97,39 @@ describe("a token's binding on a resource's memory", () => {
     expect((await apiAs("PATCH", `/v1/resources/${rid}/memory?agent=${memB}`, sessionToken, { persona: "pirate" })).status).toBe(403);
     expect((await apiAs("PATCH", `/v1/resources/${rid}/memory`, sessionToken, { units: "kelvin" })).status).toBe(422);
     expect((await apiAs("GET", `/v1/resources/${rid}/memory?agent=${memA}`, sessionToken)).body).toMatchObject({ document: { units: "imperial" } });
+  });
+
+  it("sessions a token opens through chat, Responses and A2A join its subject's resource: erasing the resource erases them", async () => {
+    const rid = uniqueId("user");
+    const agent = `memsurf-${uniqueId().slice(-8)}`;
+    await createAgent({ name: agent, model: "demo:fast" });
+    const tok = await token({ subject: rid, agent });
+    const chat = await SELF.fetch("https://runtime.test/v1/chat", {
+      method: "POST",
+      headers: { authorization: `Bearer ${tok}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        id: uniqueId("chat"),
+        agent,
+        trigger: "submit-message",
+        messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "hi" }] }],
+      }),
+    });
+    expect(chat.status).toBe(200);
+    const chatSid = /"session_id":"(ses_[0-9a-f]+)"/.exec(await chat.text())![1]!;
+    const response = await apiAs("POST", "/v1/responses", tok, { model: agent, input: "hello" });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    const responsesSid = `ses_${response.body.id.slice(5, 29)}`;
+    const a2a = await apiAs("POST", `/a2a/${agent}`, tok, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "SendMessage",
+      params: { message: { messageId: "m1", role: "ROLE_USER", parts: [{ text: "hey" }] } },
+    });
+    expect(a2a.status, JSON.stringify(a2a.body)).toBe(200);
+    const a2aSid: string = a2a.body.result.task.contextId;
+    for (const sid of [chatSid, responsesSid, a2aSid]) expect((await api("GET", `/v1/sessions/${sid}`)).body).toMatchObject({ owner: rid, resource_id: rid });
+
+    expect((await api("DELETE", `/v1/resources/${rid}?sessions=true`)).status).toBe(204);
+    for (const sid of [chatSid, responsesSid, a2aSid]) expect((await api("GET", `/v1/sessions/${sid}`)).status, sid).toBe(404);
   });
 });
