@@ -3,16 +3,16 @@
 // events, spilling). An inner call that waits for a decision suspends the script: the run_code call waits like
 // any other, and once it may go on the script runs again from its start, each inner call it made before
 // answered from the call's recorded state (matched by position, name and arguments), so nothing runs twice.
-// Date.now() and Math.random() give a rerun what they gave before.
+// The clock, Math.random() and crypto's random sources give a rerun what they gave before.
 import { errorMessage } from "../protocol/errors";
 import { startApproval } from "./approval-requests";
 import { guardEditedCalls, guardToolCalls } from "./guardrails/stages";
 import { canonicalJson } from "./request-fingerprint";
 import { runToolCall } from "./tool-calls";
-import { MAX_RECORDED_VALUES, type ScriptAnswer, type ScriptCallAnswer, type ScriptSeen, scriptableTools } from "./tools/code-mode";
+import { MAX_RECORDED_VALUES, type ScriptAnswer, type ScriptCallAnswer, type ScriptSeen, SEEN_SOURCES, scriptableTools, seenOf } from "./tools/code-mode";
 import { ToolError } from "./tools/types";
 import type { Level, Turn } from "./turn-context";
-import { applyDecisions, type CodeRun, newTurnState, type ToolCallRecord } from "./turn-state";
+import { applyDecisions, type CodeRun, codeSeen, newTurnState, type ToolCallRecord } from "./turn-state";
 
 /** How long one run of a script may take, its inner calls included. */
 export const SCRIPT_TIMEOUT_MS = 60_000;
@@ -35,8 +35,7 @@ export async function runCode(
   const code = (call.code ??= {
     state: { ...newTurnState(level.state.turn_id, "", turn.ports.now()), messages: [], calls: [], step_id: level.state.step_id },
     keys: [],
-    clock: [...(replayed?.clock ?? [])],
-    random: [...(replayed?.random ?? [])],
+    seen: seenOf(replayed),
   });
   const inner: Level = { ...level, state: code.state, depth: level.depth + 1, parent_id: call.tool_call_id, child: undefined };
   const names = new Set(scriptableTools(setup.tools).map((t) => t.name));
@@ -109,7 +108,7 @@ export async function runCode(
       id: `script:${call.tool_call_id}:${turn.ports.newId("run")}`,
       code: String(args.code),
       tools: [...names],
-      recorded: { clock: [...code.clock], random: [...code.random] },
+      recorded: codeSeen(code),
       timeout_ms: SCRIPT_TIMEOUT_MS,
     },
     bridge,
@@ -129,8 +128,8 @@ export async function runCode(
   return { output: { result: JSON.parse(done.json) as unknown, logs: done.logs }, is_error: false };
 }
 
-/** Keeps the clock and random values a run saw beyond the recorded ones, for the next rerun. */
+/** Keeps what a run saw beyond the recorded values, for the next rerun. */
 function remember(code: CodeRun, seen: ScriptSeen): void {
-  code.clock.push(...seen.clock.slice(0, Math.max(0, MAX_RECORDED_VALUES - code.clock.length)));
-  code.random.push(...seen.random.slice(0, Math.max(0, MAX_RECORDED_VALUES - code.random.length)));
+  const kept = (code.seen = codeSeen(code)) as Record<(typeof SEEN_SOURCES)[number], unknown[]>;
+  for (const source of SEEN_SOURCES) kept[source].push(...seen[source].slice(0, Math.max(0, MAX_RECORDED_VALUES - kept[source].length)));
 }

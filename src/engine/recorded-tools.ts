@@ -4,7 +4,7 @@
 // call the recorded turn's end cut short never returned: it has no recorded result, only the cut's error.
 import type { EventDraft } from "../protocol/events";
 import { canonicalJson } from "./request-fingerprint";
-import { RUN_CODE, type ScriptSeen } from "./tools/code-mode";
+import { RUN_CODE, type ScriptSeen, seenOf } from "./tools/code-mode";
 import { type ToolDefinition, ToolError } from "./tools/types";
 import { cutToolOutput } from "./turn-state";
 
@@ -18,7 +18,7 @@ export interface RecordedResult {
   is_error: boolean;
   /** The turn's end cut the call short: output is the cut's error, not the tool's. */
   cut?: true;
-  /** A run_code call's: the values Date.now() and Math.random() gave its script. */
+  /** A run_code call's: what its script saw of the clock, random and crypto sources. */
   script?: ScriptSeen;
 }
 
@@ -35,7 +35,7 @@ export function recordedResults(events: readonly EventDraft[]): RecordedResult[]
     if (e.type !== "tool.result" || !call) continue;
     const { output, is_error, metadata } = e.payload;
     const cut = is_error && CUT_OUTPUTS.has(output as string) ? { cut: true as const } : {};
-    results.push({ ...call, output, is_error, ...cut, ...(metadata.script ? { script: metadata.script } : {}) });
+    results.push({ ...call, output, is_error, ...cut, ...(metadata.script ? { script: seenOf(metadata.script) } : {}) });
   }
   return results;
 }

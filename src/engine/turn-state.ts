@@ -7,6 +7,7 @@ import type { ApprovalDecision } from "../protocol/wire";
 import { userMessage } from "./file-parts";
 import type { CallReservation } from "./lost-calls";
 import type { OrchestrationRecord } from "./orchestration/types";
+import { type ScriptSeen, seenOf } from "./tools/code-mode";
 import type { WebhookReceipt } from "./tools/types";
 
 export interface Usage {
@@ -54,14 +55,18 @@ export interface ToolCallRecord {
 
 /**
  * A code-mode script (run_code): its inner tool calls in the order it made them (state.calls), and the values
- * Date.now() and Math.random() gave it, so a rerun from its start is answered the same way.
+ * clock, random and crypto sources gave it, so a rerun from its start is answered the same way.
  */
 export interface CodeRun {
   state: TurnState;
   /** Each inner call's name and arguments as the script made them (canonical JSON): what a rerun is matched by. */
   keys: string[];
-  clock: number[];
-  random: number[];
+  seen: ScriptSeen;
+}
+
+/** What a script's runs saw so far; a checkpoint written before `seen` kept the clock and random values on the run itself. */
+export function codeSeen(code: CodeRun): ScriptSeen {
+  return seenOf(code.seen ?? (code as unknown as Partial<ScriptSeen>));
 }
 
 /** A sub-agent: an isolated loop inside the turn, whose state lives in its parent's tool call. */
@@ -207,7 +212,7 @@ export function resultMetadata(
     offloaded_artifact_id,
     ...(approval?.edited ? { args_edited_by: approval.edited.by } : {}),
     ...(call.receipt ? { receipt: call.receipt } : {}),
-    ...(call.code ? { script: { clock: call.code.clock, random: call.code.random } } : {}),
+    ...(call.code ? { script: codeSeen(call.code) } : {}),
   };
 }
 

@@ -80,9 +80,15 @@ export const ResultMetadata = z.object({
     .optional()
     .describe("webhook tools: what became of the call"),
   script: z
-    .object({ clock: z.array(z.number()), random: z.array(z.number()) })
+    .object({
+      clock: z.array(z.number()).describe("Date.now() and new Date()"),
+      random: z.array(z.number()).describe("Math.random()"),
+      perf: z.array(z.number()).optional().describe("performance.now()"),
+      uuid: z.array(z.string()).optional().describe("crypto.randomUUID()"),
+      bytes: z.array(z.string()).optional().describe("each crypto.getRandomValues() fill, as hex"),
+    })
     .optional()
-    .describe("run_code: the values Date.now() and Math.random() gave the script, in order (a replay gives them again)"),
+    .describe("run_code: the values the script's clock, random and crypto sources gave it, in order (a rerun and a replay get them again)"),
 });
 
 /**

@@ -23,11 +23,24 @@ class Bridge extends RpcTarget {
     this.#bridge = bridge;
   }
   call(name: string, argsJson: string, seen: ScriptSeen) {
-    return this.#bridge.call(String(name), String(argsJson), { clock: numbers(seen?.clock), random: numbers(seen?.random) });
+    return this.#bridge.call(String(name), String(argsJson), checkedSeen(seen));
   }
 }
 
-const numbers = (v: unknown): number[] => (Array.isArray(v) ? v.filter((n): n is number => typeof n === "number") : []);
+const only = <T>(v: unknown, is: (x: unknown) => x is T): T[] => (Array.isArray(v) ? v.filter(is) : []);
+const isNumber = (x: unknown): x is number => typeof x === "number";
+const isString = (x: unknown): x is string => typeof x === "string";
+
+/** What the script's isolate reported it saw, kept to the values each source can give (it is untrusted). */
+function checkedSeen(seen: Partial<Record<keyof ScriptSeen, unknown>> | undefined): ScriptSeen {
+  return {
+    clock: only(seen?.clock, isNumber),
+    random: only(seen?.random, isNumber),
+    perf: only(seen?.perf, isNumber),
+    uuid: only(seen?.uuid, isString),
+    bytes: only(seen?.bytes, isString),
+  };
+}
 
 export function scriptRunner(env: Pick<Env, "LOADER">): ScriptRunner {
   return async (run, bridge, signal) => {
@@ -40,6 +53,7 @@ export function scriptRunner(env: Pick<Env, "LOADER">): ScriptRunner {
       globalOutbound: null,
     }));
     const harness = worker.getEntrypoint(undefined, { limits: { cpuMs: SCRIPT_CPU_MS } }) as unknown as ScriptHarness;
-    return within(harness.run(run.tools, run.recorded, new Bridge(bridge)), run.timeout_ms, signal, "run_code");
+    const answer = harness.run(run.tools, run.recorded, new Bridge(bridge)).then((a) => ({ ...a, seen: checkedSeen(a.seen) }));
+    return within(answer, run.timeout_ms, signal, "run_code");
   };
 }

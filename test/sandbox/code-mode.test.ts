@@ -82,12 +82,13 @@ return { count: out.length };`,
       [
         runCode(`const t0 = Date.now();
 const r0 = Math.random();
-await tools.hook({ note: "${marker}-a-" + t0 + "-" + r0 });
+const seen = [performance.now(), crypto.randomUUID(), crypto.getRandomValues(new Uint8Array(6)).join(".")].join("~");
+await tools.hook({ note: "${marker}-a-" + t0 + "-" + r0 + "-" + seen });
 await tools.hook({ note: "${marker}-b" });
 await tools.deploy({ note: "${marker}-deploy" });
 await tools.hook({ note: "${marker}-c" });
 console.log("t0", t0);
-return { t0, r0 };`),
+return { t0, r0, seen };`),
         { text: "done" },
       ],
       { code_mode: true, http_tools: [hook(), hook("deploy")], hitl_tools: ["deploy"] },
@@ -111,11 +112,17 @@ return { t0, r0 };`),
     expect(inner[2].payload.metadata.approval_status).toBe("approved");
     const result = log.find((e) => e.type === "tool.result" && e.payload.name === "run_code");
     expect(result.payload.is_error).toBe(false);
-    // The rerun saw the clock and random values of the first run (the first call's arguments, made before the restart, hold them).
-    const { t0, r0 } = result.payload.output.result;
-    expect(inner[0].payload).toBeDefined();
+    // The rerun saw the clock, random and crypto values of the first run (the first call's arguments, made before the restart, hold them).
+    const { t0, r0, seen } = result.payload.output.result;
+    expect(seen).toMatch(/^[\d.]+~[0-9a-f-]{36}~\d+(\.\d+){5}$/);
     const first = log.find((e) => e.type === "tool.started" && e.parent_id === outer.tool_call_id);
-    expect(first.payload.args.note).toBe(`${marker}-a-${t0}-${r0}`);
+    expect(first.payload.args.note).toBe(`${marker}-a-${t0}-${r0}-${seen}`);
+    const [perf, uuid, bytes] = seen.split("~");
+    const hex = bytes
+      .split(".")
+      .map((b: string) => Number(b).toString(16).padStart(2, "0"))
+      .join("");
+    expect(result.payload.metadata.script).toEqual({ clock: [t0], random: [r0], perf: [Number(perf)], uuid: [uuid], bytes: [hex] });
     expect(result.payload.output.logs).toEqual([`t0 ${t0}`]);
   });
 
@@ -140,7 +147,9 @@ return who.name;`,
 
   it("ends a rerun that makes other calls than the first run with a clear error, running none of them", async () => {
     const marker = uniqueId("diverge");
-    const sid = await scriptedSession([], [runCode(`await tools.deploy({ note: "${marker}-" + crypto.randomUUID() }); return 1;`), { text: "done" }], {
+    // Only the first 1,000 values of a source are recorded: the 1,001st random number differs on the rerun.
+    const code = `for (let i = 0; i < 1000; i++) Math.random();\nawait tools.deploy({ note: "${marker}-" + Math.random() }); return 1;`;
+    const sid = await scriptedSession([], [runCode(code), { text: "done" }], {
       code_mode: true,
       http_tools: [hook("deploy")],
       hitl_tools: ["deploy"],

@@ -6,13 +6,33 @@ import { type JsonSchema, runByTheLoop, type ToolDefinition } from "./types";
 
 export const RUN_CODE = "run_code";
 
-/** Values of Date.now() and of Math.random() a script's run records, each (later ones are not replayed). */
+/** Values of each source a script's run records (later ones are not replayed). */
 export const MAX_RECORDED_VALUES = 1_000;
 
-/** The values a script saw of Date.now() and Math.random() since it last reported them. */
+/**
+ * What a script saw that a rerun would not see again unless given it, by source: Date.now() and new Date()
+ * (`clock`), Math.random(), performance.now() (`perf`), crypto.randomUUID() (`uuid`) and each
+ * crypto.getRandomValues() fill (`bytes`, as hex).
+ */
 export interface ScriptSeen {
   clock: number[];
   random: number[];
+  perf: number[];
+  uuid: string[];
+  bytes: string[];
+}
+
+export const SEEN_SOURCES = ["clock", "random", "perf", "uuid", "bytes"] as const;
+
+/** `seen` with every source, empty where it has none (recorded before that source was). */
+export function seenOf(seen: Partial<ScriptSeen> | null | undefined): ScriptSeen {
+  return {
+    clock: [...(seen?.clock ?? [])],
+    random: [...(seen?.random ?? [])],
+    perf: [...(seen?.perf ?? [])],
+    uuid: [...(seen?.uuid ?? [])],
+    bytes: [...(seen?.bytes ?? [])],
+  };
 }
 
 /** An inner call's answer as the script gets it: the result as JSON text, or the error it throws. */
@@ -26,7 +46,7 @@ export interface ScriptBridge {
 /** What a script ended with: its return value as JSON text or its error, with its console lines. */
 export type ScriptAnswer = ({ ok: true; json: string } | { ok: false; error: string }) & { logs: string[]; seen: ScriptSeen };
 
-/** One run of a script in a sandbox: `recorded` holds the clock and random values an earlier run saw, replayed in order. */
+/** One run of a script in a sandbox: `recorded` holds what an earlier run saw (ScriptSeen), replayed in order. */
 export interface ScriptRun {
   id: string;
   code: string;
