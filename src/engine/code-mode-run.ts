@@ -9,13 +9,19 @@ import { startApproval } from "./approval-requests";
 import { guardEditedCalls, guardToolCalls } from "./guardrails/stages";
 import { canonicalJson } from "./request-fingerprint";
 import { runToolCall } from "./tool-calls";
-import { MAX_RECORDED_VALUES, type ScriptAnswer, type ScriptCallAnswer, type ScriptSeen, SEEN_SOURCES, scriptableTools, seenOf } from "./tools/code-mode";
+import {
+  MAX_RECORDED_VALUES,
+  type ScriptAnswer,
+  type ScriptCallAnswer,
+  type ScriptSeen,
+  SEEN_SOURCES,
+  scriptableTools,
+  scriptLimits,
+  seenOf,
+} from "./tools/code-mode";
 import { ToolError } from "./tools/types";
 import type { Level, Turn } from "./turn-context";
 import { applyDecisions, type CodeRun, codeSeen, newTurnState, type ToolCallRecord } from "./turn-state";
-
-/** How long one run of a script may take, its inner calls included. */
-export const SCRIPT_TIMEOUT_MS = 60_000;
 
 const SUSPENDED = "the script is suspended: a call waits for a decision, and the script will run again from its start";
 
@@ -109,19 +115,28 @@ export async function runCode(
       code: String(args.code),
       tools: [...names],
       recorded: codeSeen(code),
-      timeout_ms: SCRIPT_TIMEOUT_MS,
+      limits: scriptLimits(setup.config.code_mode),
     },
     bridge,
     AbortSignal.any([turn.signal, stop.signal]),
   );
   run.catch(() => {}); // a suspended script is left to end on its own
-  const ended = await Promise.race([run.then((a): { answer: ScriptAnswer } => ({ answer: a })), halted]);
+  // Once the script is over (returned, failed or past its limits), no call starts, and the call it left under
+  // way ends before run_code does: its result belongs inside the script's call.
+  const over = async () => {
+    stop.abort();
+    await queue;
+  };
+  const ended = await Promise.race([run.then((a): { answer: ScriptAnswer } => ({ answer: a })), halted]).catch(async (err: unknown) => {
+    await over();
+    throw err;
+  });
+  if ("kind" in ended && ended.kind === "waiting") return "waiting";
+  await over();
   if ("kind" in ended) {
-    if (ended.kind === "waiting") return "waiting";
     if (ended.kind === "failed") throw ended.error;
     return { output: { error: ended.message, logs: [] }, is_error: true };
   }
-  stop.abort();
   const { answer: done } = ended;
   remember(code, done.seen);
   if (!done.ok) return { output: { error: `The script failed: ${done.error}`, logs: done.logs }, is_error: true };

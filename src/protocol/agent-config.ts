@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { BUDGET_MAXIMA } from "./budget-maxima";
 import { OnBusy } from "./busy";
+import { MAX_CPU_MS } from "./code-tools";
 import { ScorerSchema } from "./evals";
 import { GuardrailsSchema } from "./guardrails";
 import { MemoryConfigSchema } from "./memory";
@@ -148,6 +149,21 @@ const HitlToolSchema = z
     if (rule.on_timeout === "approve") ctx.addIssue({ code: "custom", path: ["on_timeout"], message: "an unanswered question cannot be approved" });
   });
 
+/** One run of a code-mode script: the defaults of `code_mode: true`, and the most an agent may set. */
+export const SCRIPT_LIMITS = { timeout_ms: 60_000, cpu_ms: 5_000 } as const;
+const MAX_SCRIPT_TIMEOUT_MS = 600_000;
+
+const CodeModeLimits = z.strictObject({
+  timeout_ms: z
+    .int()
+    .min(1000)
+    .max(MAX_SCRIPT_TIMEOUT_MS)
+    .default(SCRIPT_LIMITS.timeout_ms)
+    .describe("wall time of one run of a script, its inner calls included"),
+  cpu_ms: z.int().min(1).max(MAX_CPU_MS).default(SCRIPT_LIMITS.cpu_ms).describe("CPU time of one run (enforced by Cloudflare; local workerd enforces none)"),
+});
+export type CodeModeLimits = z.infer<typeof CodeModeLimits>;
+
 export const AgentConfigSchema = z.strictObject({
   name: nameField,
   model: modelSpecField.default("openai:gpt-4o"),
@@ -207,9 +223,11 @@ export const AgentConfigSchema = z.strictObject({
     .default({}),
   allow_parallel_subagents: z.boolean().default(false),
   code_mode: z
-    .boolean()
+    .union([z.boolean(), CodeModeLimits])
     .optional()
-    .describe("true: the model also gets run_code, a script in a sandbox calling the agent's other tools (docs/guides/code-mode.md)"),
+    .describe(
+      "true, or the limits of one run of a script: the model also gets run_code, a script in a sandbox calling the agent's other tools (docs/guides/code-mode.md)",
+    ),
   max_parallel_subagents: z.int().min(1, "must be between 1 and 7").max(7, "must be between 1 and 7").default(3),
   budget: BudgetSchema.default({}),
   /** Outbound subscriptions every session of this agent gets, delivering its whole log (docs/guides/schedules-and-subscriptions.md). */

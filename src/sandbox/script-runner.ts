@@ -8,9 +8,6 @@ import type { Env } from "../env";
 import { COMPATIBILITY_DATE, within } from "./dynamic-worker";
 import { scriptModules } from "./script-harness";
 
-/** CPU time one run of a script may use (enforced by the platform; a local workerd enforces none). */
-const SCRIPT_CPU_MS = 5_000;
-
 interface ScriptHarness {
   run(names: string[], recorded: ScriptSeen, bridge: ScriptBridge): Promise<ScriptAnswer>;
 }
@@ -52,8 +49,8 @@ export function scriptRunner(env: Pick<Env, "LOADER">): ScriptRunner {
       env: {},
       globalOutbound: null,
     }));
-    const harness = worker.getEntrypoint(undefined, { limits: { cpuMs: SCRIPT_CPU_MS } }) as unknown as ScriptHarness;
+    const harness = worker.getEntrypoint(undefined, { limits: { cpuMs: run.limits.cpu_ms } }) as unknown as ScriptHarness;
     const answer = harness.run(run.tools, run.recorded, new Bridge(bridge)).then((a) => ({ ...a, seen: checkedSeen(a.seen) }));
-    return within(answer, run.timeout_ms, signal, "run_code");
+    return within(answer, run.limits.timeout_ms, signal, "run_code");
   };
 }

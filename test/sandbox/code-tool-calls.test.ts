@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { api } from "../support/api";
 import { callSteps, registerCodeTool, runTurn, scriptedSession } from "../support/code-tools";
-import { baseURL, toolRequests } from "../support/fake-model";
+import { baseURL, toolRequests, uniqueId } from "../support/fake-model";
 
 const HOST = new URL(baseURL).host;
 
@@ -36,9 +36,10 @@ export default async ({ who }, ctx) => ({ hello: who, calls: ++calls, token: ctx
   });
 
   it("reaches a declared host under the allowlist, and nothing else", async () => {
-    const fetcher = `export default async ({ url }) => { const r = await fetch(url, { method: "POST", body: JSON.stringify({ from: "code" }) }); return r.json(); };`;
+    // Marked, so requests of other files' tests at the same scripted server are not counted.
+    const marker = uniqueId("poster");
+    const fetcher = `export default async ({ url }) => { const r = await fetch(url, { method: "POST", body: JSON.stringify({ from: "${marker}" }) }); return r.json(); };`;
     await registerCodeTool("poster", fetcher, { allowed_hosts: [HOST] });
-    const before = (await toolRequests()).length;
     const sid = await scriptedSession(
       ["poster"],
       callSteps([
@@ -47,10 +48,10 @@ export default async ({ who }, ctx) => ({ hello: who, calls: ++calls, token: ctx
       ]),
     );
     const { results } = await runTurn(sid);
-    expect(results[0].payload).toMatchObject({ is_error: false, output: { received: { from: "code" } } });
+    expect(results[0].payload).toMatchObject({ is_error: false, output: { received: { from: marker } } });
     expect(results[1].payload.is_error).toBe(true);
     expect(results[1].payload.output).toMatch(/may not reach 127\.0\.0\.2:9: it is not in the tool's allowed_hosts/);
-    expect((await toolRequests()).length).toBe(before + 1);
+    expect((await toolRequests()).filter((b) => JSON.stringify(b).includes(marker))).toHaveLength(1);
   });
 
   it("ends a call that runs past timeout_ms, names the line of a thrown error, and spills a large result", async () => {

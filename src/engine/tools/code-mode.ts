@@ -2,6 +2,7 @@
 // body of an async function calling the agent's other tools as `await tools.name(args)`. Its description
 // declares those tools in TypeScript, generated from their JSON Schemas; the loop runs the script
 // (code-mode-run.ts) in a sandbox the host provides (TurnSetup.runScript).
+import { type CodeModeLimits, SCRIPT_LIMITS } from "../../protocol/agent-config";
 import { type JsonSchema, runByTheLoop, type ToolDefinition } from "./types";
 
 export const RUN_CODE = "run_code";
@@ -52,8 +53,11 @@ export interface ScriptRun {
   code: string;
   tools: string[];
   recorded: ScriptSeen;
-  timeout_ms: number;
+  limits: CodeModeLimits;
 }
+
+/** The limits of one run of a script of an agent in code mode (`code_mode: true`: the defaults). */
+export const scriptLimits = (mode: boolean | CodeModeLimits | undefined): CodeModeLimits => (typeof mode === "object" ? mode : SCRIPT_LIMITS);
 
 /** Runs a script in the host's sandbox; throws ToolError when a limit stopped it. */
 export type ScriptRunner = (run: ScriptRun, bridge: ScriptBridge, signal: AbortSignal) => Promise<ScriptAnswer>;
