@@ -350,10 +350,11 @@ function table(o) {
     for (const n of Object.keys(p.ws)) {
       row(`Replay ${n} events from cursor 0, WebSocket`, `${f(p.ws[n].median, 0)} ms`, `${f(p.ws[n].events_per_s, 0)} events/s`);
       row(`Replay ${n} events from cursor 0, SSE`, `${f(p.sse[n].median, 0)} ms`, `${f(p.sse[n].events_per_s, 0)} events/s`);
+      row(`Replay ${n} events from cursor 0, WebSocket frames=batch`, `${f(p.ws_batch[n].median, 0)} ms`, `${f(p.ws_batch[n].events_per_s, 0)} events/s`);
     }
     row(
-      "Replay, workerd CPU per event (WS / SSE)",
-      `${f(p.cpu_per_event.ws.workerd_us, 1)} / ${f(p.cpu_per_event.sse.workerd_us, 1)} µs`,
+      "Replay, workerd CPU per event (WS / SSE / WS frames=batch)",
+      `${f(p.cpu_per_event.ws.workerd_us, 1)} / ${f(p.cpu_per_event.sse.workerd_us, 1)} / ${f(p.cpu_per_event.ws_batch.workerd_us, 1)} µs`,
       `WS with deflate ${p.ws_other_deflate.deflate ? "on" : "off"}: ${f(p.ws_other_deflate.workerd_us_per_event, 1)} µs/event, ${f(p.ws_other_deflate.ms, 0)} ms for ${p.ws_other_deflate.count}`,
     );
     row(

@@ -511,17 +511,16 @@ export const PHASES = {
       `   built ${last} events in ${turns} turns: ${(buildMs / 1000).toFixed(1)} s, ${Math.round((built / buildMs) * 1000)} events/s appended and streamed live`,
     );
 
-    const res = { ws: {}, sse: {} };
-    for (const n of counts) {
-      res.ws[n] = [];
-      res.sse[n] = [];
-    }
-    const cpuPer = { ws: [], sse: [] };
-    const firstMs = { ws: [], sse: [] };
-    const idleAfter = { ws: [], sse: [] };
-    const wsReplay = async (deflate) => {
+    // ws_batch: the WebSocket with frames=batch (a replay page of 256 events to a frame).
+    const TRANSPORTS = ["ws", "sse", "ws_batch"];
+    const byTransport = (f) => Object.fromEntries(TRANSPORTS.map((t) => [t, f(t)]));
+    const res = byTransport(() => Object.fromEntries(counts.map((n) => [n, []])));
+    const cpuPer = byTransport(() => []);
+    const firstMs = byTransport(() => []);
+    const idleAfter = byTransport(() => []);
+    const wsReplay = async (deflate, batch = false) => {
       const t0 = now();
-      const sub = api.subscribe(sid, 0, { deflate });
+      const sub = api.subscribe(sid, 0, { deflate, batch });
       const marks = counts.map((n) => sub.waitCount(n));
       const f = sub.waitCount(1);
       const ts = await Promise.all(marks);
@@ -531,9 +530,9 @@ export const PHASES = {
     };
     await stack.settle();
     for (let r = 0; r < cfg.replay.runs; r++) {
-      for (const transport of r % 2 === 0 ? ["ws", "sse"] : ["sse", "ws"]) {
+      for (const transport of [...TRANSPORTS.slice(r % 3), ...TRANSPORTS.slice(0, r % 3)]) {
         const c1 = stack.cpu();
-        const { marks, first_ms } = transport === "ws" ? await wsReplay(cfg.deflate) : await api.sseReplay(sid, 0, counts);
+        const { marks, first_ms } = transport === "sse" ? await api.sseReplay(sid, 0, counts) : await wsReplay(cfg.deflate, transport === "ws_batch");
         const t1 = now();
         idleAfter[transport].push(await stack.settle());
         const cpu = cpuDiff(c1, stack.cpu());
@@ -571,14 +570,13 @@ export const PHASES = {
         cpu_ms: buildCpu,
         workerd_cpu_us_per_event: (buildCpu.runtime_workerd * 1000) / built,
       },
-      ws: Object.fromEntries(counts.map((n) => [n, row(res.ws[n], n)])),
-      sse: Object.fromEntries(counts.map((n) => [n, row(res.sse[n], n)])),
-      first_event_ms: { ws: summary(firstMs.ws), sse: summary(firstMs.sse) },
-      cpu_per_event: {
-        ws: { workerd_us: median(cpuPer.ws.map((c) => c.workerd_us_per_event)), client_us: median(cpuPer.ws.map((c) => c.client_us_per_event)) },
-        sse: { workerd_us: median(cpuPer.sse.map((c) => c.workerd_us_per_event)), client_us: median(cpuPer.sse.map((c) => c.client_us_per_event)) },
-      },
-      idle_after_ms: { ws: median(idleAfter.ws), sse: median(idleAfter.sse) },
+      ...byTransport((t) => Object.fromEntries(counts.map((n) => [n, row(res[t][n], n)]))),
+      first_event_ms: byTransport((t) => summary(firstMs[t])),
+      cpu_per_event: byTransport((t) => ({
+        workerd_us: median(cpuPer[t].map((c) => c.workerd_us_per_event)),
+        client_us: median(cpuPer[t].map((c) => c.client_us_per_event)),
+      })),
+      idle_after_ms: byTransport((t) => median(idleAfter[t])),
       ws_other_deflate: {
         deflate: !cfg.deflate,
         count: n0,
@@ -588,9 +586,13 @@ export const PHASES = {
         client_us_per_event: (c3.client * 1000) / n0,
       },
     };
-    for (const n of counts) say(`   ${n} events from 0: WebSocket ${median(res.ws[n]).toFixed(0)} ms, SSE ${median(res.sse[n]).toFixed(0)} ms`);
+    for (const n of counts) {
+      say(
+        `   ${n} events from 0: WebSocket ${median(res.ws[n]).toFixed(0)} ms, SSE ${median(res.sse[n]).toFixed(0)} ms, WebSocket frames=batch ${median(res.ws_batch[n]).toFixed(0)} ms`,
+      );
+    }
     say(
-      `   workerd CPU per replayed event: WebSocket ${out.cpu_per_event.ws.workerd_us.toFixed(1)} µs, SSE ${out.cpu_per_event.sse.workerd_us.toFixed(1)} µs; WebSocket with deflate ${out.ws_other_deflate.deflate ? "on" : "off"}: ${deflated.ms.toFixed(0)} ms for ${n0}, ${out.ws_other_deflate.workerd_us_per_event.toFixed(1)} µs workerd CPU/event`,
+      `   workerd CPU per replayed event: WebSocket ${out.cpu_per_event.ws.workerd_us.toFixed(1)} µs, SSE ${out.cpu_per_event.sse.workerd_us.toFixed(1)} µs, frames=batch ${out.cpu_per_event.ws_batch.workerd_us.toFixed(1)} µs; WebSocket with deflate ${out.ws_other_deflate.deflate ? "on" : "off"}: ${deflated.ms.toFixed(0)} ms for ${n0}, ${out.ws_other_deflate.workerd_us_per_event.toFixed(1)} µs workerd CPU/event`,
     );
     return out;
   },

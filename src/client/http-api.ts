@@ -333,9 +333,12 @@ export class HttpApi extends HttpTransport {
 
   // ---- events over the WebSocket ----
 
-  /** `ws(s)://.../v1/sessions/:sid/ws?after=N&channel=C&access_token=KEY` (browsers cannot send headers). */
+  /**
+   * `ws(s)://.../v1/sessions/:sid/ws?after=N&channel=C&frames=batch&access_token=KEY` (browsers cannot send
+   * headers): the events committed together come as one frame.
+   */
   socketUrl(sessionId: string, after: number, channel?: string): string {
-    const query = { after, channel: channel || undefined, access_token: this.key };
+    const query = { after, channel: channel || undefined, frames: "batch" as const, access_token: this.key };
     return `${this.baseUrl.replace(/^http/i, "ws")}${pathOf(streams.openWebSocket, { params: { sid: sessionId }, query })}`;
   }
 }

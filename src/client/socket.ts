@@ -70,10 +70,10 @@ export class Connection {
     socket.addEventListener("message", (m: { data: unknown }) => {
       if (this.closed) return;
       this.lastFrameAt = Date.now();
-      const frame = parseFrame(m.data);
-      if (!frame) return;
-      if (frame.sequence > this.lastReceived) this.lastReceived = frame.sequence;
-      this.push({ kind: "event", event: frame });
+      for (const event of parseFrame(m.data)) {
+        if (event.sequence > this.lastReceived) this.lastReceived = event.sequence;
+        this.push({ kind: "event", event });
+      }
     });
     socket.addEventListener("close", (ev: { code?: number; reason?: string }) => this.end(ev?.code ?? 1006, ev?.reason ?? ""));
     socket.addEventListener("error", () => this.end(1006, "socket error"));
@@ -140,22 +140,25 @@ export class Connection {
   }
 }
 
-function parseFrame(data: unknown): RuntimeEvent | null {
+/** The events of a frame: one envelope, or an array of them (`frames=batch`); none for a reply, a ping or junk. */
+function parseFrame(data: unknown): RuntimeEvent[] {
   let text: string;
   if (typeof data === "string") text = data;
-  else if (data instanceof ArrayBuffer) text = new TextDecoder().decode(data);
-  else if (ArrayBuffer.isView(data)) text = new TextDecoder().decode(data);
-  else return null;
+  else if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) text = new TextDecoder().decode(data);
+  else return [];
   let frame: unknown;
   try {
     frame = JSON.parse(text);
   } catch {
-    return null;
+    return [];
   }
-  if (!frame || typeof frame !== "object") return null;
+  return (Array.isArray(frame) ? frame : [frame]).filter(isEvent);
+}
+
+function isEvent(frame: unknown): frame is RuntimeEvent {
+  if (!frame || typeof frame !== "object") return false;
   const f = frame as { type?: unknown; sequence?: unknown };
-  if (f.type === "reply" || typeof f.sequence !== "number" || typeof f.type !== "string") return null;
-  return frame as RuntimeEvent;
+  return f.type !== "reply" && typeof f.sequence === "number" && typeof f.type === "string";
 }
 
 export function abortError(signal: AbortSignal): unknown {

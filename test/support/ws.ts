@@ -51,6 +51,8 @@ export class WsClient {
   readonly replies: ReplyFrame[] = [];
   /** Keep-alive frames (`{"type":"ping"}`) received. */
   pings = 0;
+  /** The number of events each frame that carried events held (a socket opened with `frames=batch` gets arrays). */
+  readonly eventFrames: number[] = [];
   /** Frames that were none of these (should stay empty). */
   readonly other: unknown[] = [];
   closed: { code: number; reason: string } | null = null;
@@ -58,7 +60,14 @@ export class WsClient {
   constructor(readonly socket: WebSocket) {
     socket.addEventListener("message", (m) => {
       const text = typeof m.data === "string" ? m.data : new TextDecoder().decode(m.data as ArrayBuffer);
-      const frame = JSON.parse(text) as Record<string, unknown>;
+      const parsed = JSON.parse(text) as Record<string, unknown> | EventEnvelope[];
+      if (Array.isArray(parsed)) {
+        this.events.push(...parsed);
+        this.eventFrames.push(parsed.length);
+        return;
+      }
+      const frame = parsed;
+      if (typeof frame.sequence === "number") this.eventFrames.push(1);
       if (frame.type === "reply") this.replies.push(frame as unknown as ReplyFrame);
       else if (frame.type === "ping") this.pings += 1;
       else if (typeof frame.sequence === "number") this.events.push(frame as EventEnvelope);

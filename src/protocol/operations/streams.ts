@@ -52,6 +52,10 @@ export const openWebSocket = operation({
       .string()
       .regex(/^[A-Za-z0-9_.:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 _ . : -")
       .optional(),
+    frames: z.enum(["event", "batch"]).optional().meta({
+      description:
+        "event (default): one event envelope per frame; batch: the events committed together (and each page of a replay) as one frame, a JSON array of envelopes",
+    }),
     access_token: z.string().optional(),
   }),
   responses: { 101: { description: "Switching protocols" }, 426: { description: "Not a WebSocket upgrade" } },

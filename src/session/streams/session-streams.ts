@@ -30,7 +30,8 @@ export function openStream(request: Request, store: Pick<SessionStore, "lastSequ
     if (channel) channels.ack(channel, after, Date.now());
     const grants = (request.headers.get(GRANTS_HEADER) ?? "read").split(",");
     const key_hash = request.headers.get(KEY_HASH_HEADER) ?? "unknown";
-    return hub.acceptWebSocket(after, { channel, key_hash, grants, ...(expiresAt === null ? {} : { expires_at: expiresAt }) });
+    const batch = url.searchParams.get("frames") === "batch";
+    return hub.acceptWebSocket(after, { channel, key_hash, grants, ...(expiresAt === null ? {} : { expires_at: expiresAt }), ...(batch ? { batch } : {}) });
   }
   return hub.openSse(after, expiresAt, request.signal);
 }

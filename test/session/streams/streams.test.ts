@@ -16,10 +16,10 @@ const BASE = "https://runtime.test";
 
 const demoAgent = { name: "streams-demo", model: "demo:any", tools: ["calculator"] };
 
-async function scriptedSession(steps: Step[]): Promise<string> {
+async function scriptedSession(steps: Step[], extra: Record<string, unknown> = {}): Promise<string> {
   const id = uniqueId("streams");
   await script(id, steps);
-  return createSession({ name: "streams-scripted", model: `openai-compatible:${id}` });
+  return createSession({ name: "streams-scripted", model: `openai-compatible:${id}`, ...extra });
 }
 
 /** A text answer streamed in many small, slow chunks: the turn stays live for a while. */
@@ -211,7 +211,7 @@ describe("WebSocket: replay, then live", () => {
     await until(async () => (await events(sid)).some((e) => e.turn_id === second.turn_id && e.type === "model.delta"), "the live turn to stream");
 
     const [sockets, streams] = await Promise.all([
-      Promise.all([openWs(sid, "after=0"), openWs(sid, "after=0"), openWs(sid, "after=1")]),
+      Promise.all([openWs(sid, "after=0"), openWs(sid, "after=0"), openWs(sid, "after=1"), openWs(sid, "after=0&frames=batch")]),
       Promise.all([sse(sid, "after=0"), sse(sid, "after=0")]),
     ]);
     for (const ws of sockets) await ws.waitForTurnEnd(second.turn_id);
@@ -224,6 +224,43 @@ describe("WebSocket: replay, then live", () => {
     expectSameEvents(sockets[1]!.events, log);
     expectSameEvents(sockets[2]!.events, log.slice(1));
     for (const stream of streams) expectSameEvents(stream.events, log);
+    // frames=batch: the same events, a replay page or a commit's events to a frame.
+    expectSameEvents(sockets[3]!.events, log);
+    expect(sockets[0]!.eventFrames.length).toBe(log.length);
+    expect(sockets[3]!.eventFrames.length).toBeLessThan(log.length / 2);
+    expect(Math.max(...sockets[3]!.eventFrames)).toBe(256);
+  });
+
+  it("frames=batch sends the events committed together as one frame, an array; another value of frames is 422", async () => {
+    const sid = await scriptedSession(
+      [
+        {
+          tool_calls: [
+            { name: "calculator", arguments: { expression: "1+1" } },
+            { name: "calculator", arguments: { expression: "2+2" } },
+          ],
+        },
+        { text: "done" },
+      ],
+      {
+        tools: ["calculator"],
+      },
+    );
+    const batched = await openWs(sid, "frames=batch");
+    const single = await openWs(sid);
+    const { turn_id } = await submitTurn(sid, "add");
+    await batched.waitForTurnEnd(turn_id);
+    await single.waitForTurnEnd(turn_id);
+    const log = await events(sid);
+    expectSameEvents(batched.events, log);
+    expectSameEvents(single.events, log);
+    expect(batched.other).toEqual([]);
+    // The two calls start in one commit: their tool.started events share a frame.
+    expect(Math.max(...batched.eventFrames)).toBeGreaterThan(1);
+    expect(batched.eventFrames.length).toBeLessThan(single.eventFrames.length);
+    const bad = await wsFetch(sid, "frames=many");
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(await bad.json())).toContain("frames");
   });
 
   it("drop and resume: the events before the drop plus a reconnect from the last one seen are exactly the log", async () => {
