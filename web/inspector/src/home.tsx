@@ -1,13 +1,15 @@
-// The sessions page: the deployment's recent sessions, open one by id, or start one with a registered agent.
+// The sessions page: the deployment's recent sessions, open one by id, or start one with a registered agent;
+// the agents (each linking to its versions) and an eval run opened by id.
 import { useEffect, useState } from "preact/hooks";
 import type { AgentConfig, RuntimeClient } from "../../../src/client/index";
 import { describeError } from "./format";
-import { navigate, sessionPath } from "./router";
+import { agentPath, evalPath, followLink, navigate, sessionPath } from "./router";
 import { SessionList } from "./session-list";
 import { ErrorText, Section, useAction } from "./ui";
 
 export function Home({ client }: { client: RuntimeClient }) {
   const [sid, setSid] = useState("");
+  const [run, setRun] = useState("");
   const [agents, setAgents] = useState<AgentConfig[] | null>(null);
   const [agentsError, setAgentsError] = useState<string | null>(null);
   const [agent, setAgent] = useState("");
@@ -64,6 +66,33 @@ export function Home({ client }: { client: RuntimeClient }) {
           </form>
         )}
         <ErrorText error={start.error} />
+      </Section>
+      {agents && agents.length > 0 && (
+        <Section title="Agents" id="agents-title">
+          <ul class="agent-links" aria-labelledby="agents-title">
+            {agents.map((a) => (
+              <li key={a.name}>
+                <a href={agentPath(a.name)} onClick={followLink}>
+                  {a.name}
+                </a>{" "}
+                <span class="meta">versions, labels and traffic</span>
+              </li>
+            ))}
+          </ul>
+        </Section>
+      )}
+      <Section title="Open an eval run" id="eval-title">
+        <form
+          class="inline"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (run.trim()) navigate(evalPath(run.trim()));
+          }}
+        >
+          <label for="open-run">Eval run id</label>
+          <input id="open-run" required autocomplete="off" spellcheck={false} value={run} onInput={(e) => setRun(e.currentTarget.value)} />
+          <button type="submit">Open</button>
+        </form>
       </Section>
     </>
   );

@@ -3,7 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { type RuntimeClient, RuntimeError, type SessionSummary } from "../../../src/client/index";
 import { count, describeError, usd } from "./format";
-import { sessionPath } from "./router";
+import { agentPath, evalPath, followLink, sessionPath } from "./router";
 import { ErrorText, Section } from "./ui";
 
 const PAGE = 20;
@@ -55,9 +55,24 @@ export function SessionList({ client }: { client: RuntimeClient }) {
             {rows.map((s) => (
               <tr key={s.session_id} data-sid={s.session_id}>
                 <td>
-                  <a href={sessionPath(s.session_id)}>{s.session_id}</a>
+                  <a href={sessionPath(s.session_id)} onClick={followLink}>
+                    {s.session_id}
+                  </a>
                 </td>
-                <td>{s.agent}</td>
+                <td>
+                  <a href={agentPath(s.agent, s.agent_version)} onClick={followLink}>
+                    {s.agent}
+                    {s.agent_version !== null && ` v${s.agent_version}`}
+                  </a>
+                  {typeof s.metadata.eval_run_id === "string" && (
+                    <>
+                      {" "}
+                      <a class="badge" href={evalPath(s.metadata.eval_run_id)} onClick={followLink}>
+                        eval
+                      </a>
+                    </>
+                  )}
+                </td>
                 <td>{s.status}</td>
                 <td>{count(s.turns)}</td>
                 <td>{new Date(s.last_activity).toLocaleString()}</td>

@@ -1,6 +1,6 @@
 // Small shared pieces of the inspector's views.
 import type { ComponentChildren } from "preact";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { describeError } from "./format";
 
 export interface Action {
@@ -47,4 +47,33 @@ export function Section({ title, id, children, class: cls }: { title: string; id
       {children}
     </section>
   );
+}
+
+export interface Loaded<T> {
+  value: T | null;
+  error: string | null;
+  /** Reads again (after a change the page made). */
+  reload(): void;
+}
+
+/** What `load` answers, read again when `deps` change; its error as a sentence. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [value, setValue] = useState<T | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    load().then(
+      (v) => {
+        if (!live) return;
+        setValue(v);
+        setError(null);
+      },
+      (err) => live && setError(describeError(err)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  return { value, error, reload: () => setTick((t) => t + 1) };
 }
