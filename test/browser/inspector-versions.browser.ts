@@ -121,7 +121,7 @@ describe("the inspector's eval run pages", () => {
     const page = await stack.newPage();
     await stack.signIn(page, "/inspect");
     await page.getByLabel("Eval run id").fill(run1.id);
-    await page.getByRole("button", { name: "Open" }).nth(1).click();
+    await page.getByRole("button", { name: "Show run" }).click();
     await page.waitForURL(new RegExp(`/inspect/evals/${run1.id}$`));
     await page.locator(".eval-summary").waitFor();
     await screenshot(page, "51-eval-run-running");

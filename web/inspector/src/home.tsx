@@ -91,7 +91,7 @@ export function Home({ client }: { client: RuntimeClient }) {
         >
           <label for="open-run">Eval run id</label>
           <input id="open-run" required autocomplete="off" spellcheck={false} value={run} onInput={(e) => setRun(e.currentTarget.value)} />
-          <button type="submit">Open</button>
+          <button type="submit">Show run</button>
         </form>
       </Section>
     </>

@@ -86,7 +86,7 @@ export class SessionModel {
     "session.created": (e, m) => {
       const { agent, version, resource_id, metadata } = e.payload;
       Object.assign(m, { agent, agentVersion: version ?? null, resource: resource_id ?? null });
-      m.evalRun = typeof metadata.eval_run_id === "string" ? metadata.eval_run_id : null;
+      m.evalRun = typeof metadata?.eval_run_id === "string" ? metadata.eval_run_id : null; // hand-built logs may leave it out
     },
     "session.version_changed": (e, m) => {
       m.agentVersion = e.payload.to_version;
