@@ -174,6 +174,21 @@ describe("the inspector's eval run pages", () => {
     expect(await page.getByRole("region", { name: "Compared run" }).getByTestId("run-meta").textContent()).toMatch(/^agent adder v2 /);
     await screenshot(page, "53-eval-compare");
     await page.close();
+
+    // At 375 px wide each page fits the screen (wide tables scroll inside their panel).
+    const phone = await stack.newPage(375, 812);
+    await stack.signIn(phone, `/inspect/agents/helper`);
+    for (const [path, ready, name] of [
+      ["/inspect/agents/helper", ".changes", "54-phone-agent-versions"],
+      [`/inspect/evals/${run1.id}`, '.eval-case[data-status="done"]', "55-phone-eval-run"],
+      [`/inspect/evals/${run1.id}/compare/${run2.id}`, ".comparison tr[data-scorer]", "56-phone-eval-compare"],
+    ] as const) {
+      await phone.goto(`${stack.runtime.base}${path}`);
+      await phone.locator(ready).first().waitFor();
+      await screenshot(phone, name);
+      expect(await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    }
+    await phone.close();
   });
 
   it("no page broke its CSP or threw", () => {
