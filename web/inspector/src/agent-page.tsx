@@ -5,7 +5,7 @@ import { useState } from "preact/hooks";
 import type { InspectorClient } from "./api";
 import { pretty, shortHash } from "./format";
 import { agentPath, followLink } from "./router";
-import { ErrorText, Section, useLoad } from "./ui";
+import { ErrorText, Section, TableHead, useLoad } from "./ui";
 
 const stamp = (ms: number) => new Date(ms).toLocaleString();
 
@@ -24,15 +24,7 @@ export function AgentPage({ client, agent, version }: { client: InspectorClient;
         <ErrorText error={versions.error} />
         {list.length > 0 && (
           <table aria-labelledby="versions-title">
-            <thead>
-              <tr>
-                <th scope="col">Version</th>
-                <th scope="col">Hash</th>
-                <th scope="col">Created</th>
-                <th scope="col">By</th>
-                <th scope="col">Labels</th>
-              </tr>
-            </thead>
+            <TableHead columns={["Version", "Hash", "Created", "By", "Labels"]} />
             <tbody>
               {list.map((v) => (
                 <tr key={v.version} data-version={v.version} aria-current={v.version === chosen ? "true" : undefined}>
@@ -131,40 +123,20 @@ function Diff({ client, agent, version, versions }: { client: InspectorClient; a
   const [to, setTo] = useState(older === undefined ? (versions.findLast((v) => v > version) ?? version) : version);
   const [against, setAgainst] = useState(older ?? version);
   const diff = useLoad(() => (to === against ? Promise.resolve(null) : client.diffAgentVersions(agent, to, against)), [client, agent, to, against]);
-  const pick = (set: (v: number) => void) => (e: Event) => set(Number((e.currentTarget as HTMLSelectElement).value));
   return (
     <Section title="Diff" id="diff-title" class="diff">
       <form class="inline" aria-label="Versions to compare" onSubmit={(e) => e.preventDefault()}>
         <label for="diff-against">From</label>
-        <select id="diff-against" value={against} onChange={pick(setAgainst)}>
-          {versions.map((v) => (
-            <option key={v} value={v}>
-              v{v}
-            </option>
-          ))}
-        </select>
+        <VersionSelect id="diff-against" value={against} versions={versions} onPick={setAgainst} />
         <label for="diff-to">to</label>
-        <select id="diff-to" value={to} onChange={pick(setTo)}>
-          {versions.map((v) => (
-            <option key={v} value={v}>
-              v{v}
-            </option>
-          ))}
-        </select>
+        <VersionSelect id="diff-to" value={to} versions={versions} onPick={setTo} />
       </form>
       <ErrorText error={diff.error} />
       {to === against && <p class="empty">Choose two different versions.</p>}
       {diff.value && diff.value.changes.length === 0 && <p class="empty">No changes.</p>}
       {diff.value && diff.value.changes.length > 0 && (
         <table class="changes" aria-label={`Changes from v${diff.value.against} to v${diff.value.version}`}>
-          <thead>
-            <tr>
-              <th scope="col">Path</th>
-              <th scope="col">Change</th>
-              <th scope="col">v{diff.value.against}</th>
-              <th scope="col">v{diff.value.version}</th>
-            </tr>
-          </thead>
+          <TableHead columns={["Path", "Change", `v${diff.value.against}`, `v${diff.value.version}`]} />
           <tbody>
             {diff.value.changes.map((c) => (
               <tr key={c.path} class={`change-${c.change}`} data-path={c.path}>
@@ -180,6 +152,18 @@ function Diff({ client, agent, version, versions }: { client: InspectorClient; a
         </table>
       )}
     </Section>
+  );
+}
+
+function VersionSelect({ id, value, versions, onPick }: { id: string; value: number; versions: number[]; onPick(v: number): void }) {
+  return (
+    <select id={id} value={value} onChange={(e) => onPick(Number(e.currentTarget.value))}>
+      {versions.map((v) => (
+        <option key={v} value={v}>
+          v{v}
+        </option>
+      ))}
+    </select>
   );
 }
 

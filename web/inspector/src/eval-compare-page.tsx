@@ -3,7 +3,7 @@
 import type { InspectorClient } from "./api";
 import { Summary } from "./eval-run-page";
 import { evalPath, followLink } from "./router";
-import { ErrorText, Section, useLoad } from "./ui";
+import { ErrorText, Section, TableHead, useLoad } from "./ui";
 
 const ratio = (r: number | null) => (r === null ? "—" : `×${r.toFixed(2)}`);
 
@@ -24,16 +24,7 @@ export function EvalComparePage({ client, a, b }: { client: InspectorClient; a: 
             {c.shared_cases} shared cases · cost {ratio(c.cost_ratio)} · latency {ratio(c.latency_ratio)}
           </p>
           <table aria-labelledby="comparison-title">
-            <thead>
-              <tr>
-                <th scope="col">Scorer</th>
-                <th scope="col">Baseline mean</th>
-                <th scope="col">Mean</th>
-                <th scope="col">Win</th>
-                <th scope="col">Lose</th>
-                <th scope="col">Tie</th>
-              </tr>
-            </thead>
+            <TableHead columns={["Scorer", "Baseline mean", "Mean", "Win", "Lose", "Tie"]} />
             <tbody>
               {Object.entries(c.scorers).map(([scorer, s]) => (
                 <tr key={scorer} data-scorer={scorer} class={s.win > s.lose ? "better" : s.lose > s.win ? "worse" : undefined}>

@@ -1,12 +1,12 @@
 // An eval run (docs/guides/evals.md): its progress while it runs (read again each second), the aggregates per
 // scorer, and a row per case (scores with reasons, cost, latency, steps, its session) that opens on the
 // expected and actual output side by side with their diff; and a form to compare it with another run.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect } from "preact/hooks";
 import type { EvalRun } from "../../../src/client/index";
 import type { EvalCases, InspectorClient } from "./api";
 import { duration, plural, pretty, preview, usd } from "./format";
 import { agentPath, comparePath, evalPath, followLink, navigate, sessionPath } from "./router";
-import { ErrorText, Section, useLoad } from "./ui";
+import { ErrorText, IdForm, Section, TableHead, useLoad } from "./ui";
 
 const POLL_MS = 1000;
 const pct = (n: number) => `${Math.round(n * 100)}%`;
@@ -89,14 +89,7 @@ function Aggregates({ run }: { run: EvalRun }) {
   return (
     <Section title="Scores" id="aggregates-title" class="eval-aggregates">
       <table aria-labelledby="aggregates-title">
-        <thead>
-          <tr>
-            <th scope="col">Scorer</th>
-            <th scope="col">Mean</th>
-            <th scope="col">Pass rate</th>
-            <th scope="col">Cases</th>
-          </tr>
-        </thead>
+        <TableHead columns={["Scorer", "Mean", "Pass rate", "Cases"]} />
         <tbody>
           {rows.map(([scorer, a]) => (
             <tr key={scorer} data-scorer={scorer}>
@@ -202,21 +195,15 @@ function Diff({ text }: { text: string }) {
 }
 
 function CompareForm({ id }: { id: string }) {
-  const [other, setOther] = useState("");
   return (
     <Section title="Compare" id="compare-title">
-      <form
-        class="inline"
-        aria-label="Compare with another run"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (other.trim()) navigate(comparePath(other.trim(), id));
-        }}
-      >
-        <label for="compare-with">Baseline run id</label>
-        <input id="compare-with" required autocomplete="off" spellcheck={false} value={other} onInput={(e) => setOther(e.currentTarget.value)} />
-        <button type="submit">Compare</button>
-      </form>
+      <IdForm
+        field="compare-with"
+        label="Baseline run id"
+        button="Compare"
+        name="Compare with another run"
+        onGo={(other) => navigate(comparePath(other, id))}
+      />
       <p class="hint">This run is scored against the baseline: a win is a case where this run scored higher.</p>
     </Section>
   );

@@ -5,11 +5,9 @@ import type { AgentConfig, RuntimeClient } from "../../../src/client/index";
 import { describeError } from "./format";
 import { agentPath, evalPath, followLink, navigate, sessionPath } from "./router";
 import { SessionList } from "./session-list";
-import { ErrorText, Section, useAction } from "./ui";
+import { ErrorText, IdForm, Section, useAction } from "./ui";
 
 export function Home({ client }: { client: RuntimeClient }) {
-  const [sid, setSid] = useState("");
-  const [run, setRun] = useState("");
   const [agents, setAgents] = useState<AgentConfig[] | null>(null);
   const [agentsError, setAgentsError] = useState<string | null>(null);
   const [agent, setAgent] = useState("");
@@ -25,10 +23,6 @@ export function Home({ client }: { client: RuntimeClient }) {
     );
   }, [client]);
 
-  const open = (e: Event) => {
-    e.preventDefault();
-    if (sid.trim()) navigate(sessionPath(sid.trim()));
-  };
   const create = async (e: Event) => {
     e.preventDefault();
     if (!agent) return;
@@ -40,11 +34,7 @@ export function Home({ client }: { client: RuntimeClient }) {
       <h1>Sessions</h1>
       <SessionList client={client} />
       <Section title="Open a session" id="open-title">
-        <form class="inline" onSubmit={open}>
-          <label for="open-sid">Session id</label>
-          <input id="open-sid" required autocomplete="off" spellcheck={false} value={sid} onInput={(e) => setSid(e.currentTarget.value)} />
-          <button type="submit">Open</button>
-        </form>
+        <IdForm field="open-sid" label="Session id" button="Open" onGo={(sid) => navigate(sessionPath(sid))} />
       </Section>
       <Section title="Start a session" id="start-title">
         <ErrorText error={agentsError} />
@@ -82,17 +72,7 @@ export function Home({ client }: { client: RuntimeClient }) {
         </Section>
       )}
       <Section title="Open an eval run" id="eval-title">
-        <form
-          class="inline"
-          onSubmit={(e) => {
-            e.preventDefault();
-            if (run.trim()) navigate(evalPath(run.trim()));
-          }}
-        >
-          <label for="open-run">Eval run id</label>
-          <input id="open-run" required autocomplete="off" spellcheck={false} value={run} onInput={(e) => setRun(e.currentTarget.value)} />
-          <button type="submit">Show run</button>
-        </form>
+        <IdForm field="open-run" label="Eval run id" button="Show run" onGo={(id) => navigate(evalPath(id))} />
       </Section>
     </>
   );

@@ -4,7 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { type RuntimeClient, RuntimeError, type SessionSummary } from "../../../src/client/index";
 import { count, describeError, usd } from "./format";
 import { agentPath, evalPath, followLink, sessionPath } from "./router";
-import { ErrorText, Section } from "./ui";
+import { ErrorText, Section, TableHead } from "./ui";
 
 const PAGE = 20;
 
@@ -41,16 +41,7 @@ export function SessionList({ client }: { client: RuntimeClient }) {
       {!loading && rows.length === 0 && !error ? <p>No sessions yet.</p> : null}
       {rows.length > 0 ? (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Session</th>
-              <th scope="col">Agent</th>
-              <th scope="col">Status</th>
-              <th scope="col">Turns</th>
-              <th scope="col">Last activity</th>
-              <th scope="col">Cost</th>
-            </tr>
-          </thead>
+          <TableHead columns={["Session", "Agent", "Status", "Turns", "Last activity", "Cost"]} />
           <tbody>
             {rows.map((s) => (
               <tr key={s.session_id} data-sid={s.session_id}>

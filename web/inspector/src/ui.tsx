@@ -77,3 +77,34 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   }, [...deps, tick]);
   return { value, error, reload: () => setTick((t) => t + 1) };
 }
+
+/** A table's header row: a column header per name. */
+export function TableHead({ columns }: { columns: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => (
+          <th key={c} scope="col">
+            {c}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
+/** A one-field form that hands its trimmed, non-empty value to `onGo` (open a session or a run by id). */
+export function IdForm({ field, label, button, onGo, name }: { field: string; label: string; button: string; onGo(id: string): void; name?: string }) {
+  const [value, setValue] = useState("");
+  const submit = (e: Event) => {
+    e.preventDefault();
+    if (value.trim()) onGo(value.trim());
+  };
+  return (
+    <form class="inline" aria-label={name} onSubmit={submit}>
+      <label for={field}>{label}</label>
+      <input id={field} required autocomplete="off" spellcheck={false} value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+      <button type="submit">{button}</button>
+    </form>
+  );
+}
