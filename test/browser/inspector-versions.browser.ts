@@ -172,6 +172,15 @@ describe("the inspector's eval run pages", () => {
     expect(await row("exact")).toEqual(["exact", "0.67", "0.67", "1", "1", "1"]);
     expect(await row("max_steps")).toEqual(["max_steps", "1.00", "1.00", "0", "0", "3"]);
     expect(await page.getByRole("region", { name: "Compared run" }).getByTestId("run-meta").textContent()).toMatch(/^agent adder v2 /);
+    // Each shared case, its scores in both runs, opens on both outputs side by side.
+    const pairs = page.getByRole("list", { name: "Cases side by side" }).locator("> li");
+    await pairs.first().waitFor();
+    expect(await pairs.count()).toBe(3);
+    const second = pairs.nth(1);
+    expect(await second.locator(".badge.score").allTextContents()).toEqual(["contains 1.00 → 0.00", "exact 1.00 → 0.00", "max_steps 1.00 → 1.00"]);
+    await second.locator("summary").click();
+    expect(await second.getByTestId("pair-baseline").textContent()).toBe("The answer is 15.");
+    expect(await second.getByTestId("pair-compared").textContent()).toBe("15");
     await screenshot(page, "53-eval-compare");
     await page.close();
 
