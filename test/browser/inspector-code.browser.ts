@@ -1,6 +1,7 @@
 // The inspector's view of code mode (docs/guides/code-mode.md), in Chromium against `wrangler dev` and the
 // fake model: a `run_code` call shows the script's source, its console lines and its result or error, with
-// the tool calls it made nested under it, live and after a reload. Screenshots go to test-output/inspector/.
+// the tool calls it made nested under it (in its card and in the turn's waterfall), live and after a reload; a
+// code tool's call links to the source of the version that ran. Screenshots go to test-output/inspector/.
 import { describe, expect, it } from "vitest";
 import { screenshot } from "./harness";
 import { live, sendTurn, useStack, waitForTurn } from "./stack";
@@ -39,6 +40,18 @@ describe("the inspector's code-mode view", () => {
     expect(await inner.count()).toBe(2);
     expect(await inner.locator(".preview").allTextContents()).toEqual(['args {"expression":"6 * 7"}', "result 42", 'args {"expression":"2 + 3"}', "result 5"]);
     expect(await turn.locator("article[data-tool=calculator]").count()).toBe(2);
+    // In the waterfall the inner calls are rows under the script's, one level deeper, not beside it.
+    const spans = await turn
+      .getByRole("list", { name: /^Waterfall of turn/ })
+      .locator("> li[data-kind=tool]")
+      .evaluateAll((lis) => lis.map((li) => [li.querySelector(".span-label")!.textContent, Number((li as HTMLElement).dataset.depth)] as const));
+    const script = spans.findIndex(([label]) => label === "tool run_code");
+    const depth = spans[script]![1];
+    expect(spans.slice(script)).toEqual([
+      ["tool run_code", depth],
+      ["tool calculator", depth + 1],
+      ["tool calculator", depth + 1],
+    ]);
     await screenshot(page, "40-code-mode");
 
     await sendTurn(page, "Now fail.");
@@ -81,6 +94,21 @@ describe("the inspector's code-mode view", () => {
     expect(await card.locator(".badge.code-tool").textContent()).toBe("code tool v2");
     expect(await card.locator(".preview").allTextContents()).toEqual(['args {"text":"hi"}', "result HI!"]);
     await screenshot(page, "42-code-tool");
+
+    // The badge opens the source of the version that ran, with links to the tool's other versions.
+    await card.locator(".badge.code-tool").click();
+    await page.waitForURL(/\/inspect\/code-tools\/shout\/versions\/2$/);
+    const source = page.getByTestId("code-tool-source");
+    await source.waitFor();
+    expect(await source.textContent()).toBe("export default async ({ text }) => text.toUpperCase() + '!';\n");
+    expect(await page.getByTestId("code-tool-version").textContent()).toBe("v2");
+    const versions = page.getByRole("navigation", { name: "Versions" }).getByRole("link");
+    expect(await versions.allTextContents()).toEqual(["v2 (latest)", "v1"]);
+    await screenshot(page, "43-code-tool-source");
+    await versions.nth(1).click();
+    await page.waitForURL(/\/inspect\/code-tools\/shout\/versions\/1$/);
+    await page.getByTestId("code-tool-version").filter({ hasText: "v1" }).waitFor();
+    expect(await source.textContent()).toBe("export default async ({ text }) => text + '!';\n");
     await page.close();
   });
 

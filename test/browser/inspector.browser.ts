@@ -189,7 +189,7 @@ describe("the inspector", () => {
     const newest = sessions[0]!;
     expect(await rows.first().textContent()).toContain(newest.agent);
     await screenshot(page, "6-session-list");
-    await rows.first().getByRole("link").click();
+    await rows.first().getByRole("link", { name: newest.session_id }).click();
     await page.getByRole("heading", { name: `Session ${newest.session_id}` }).waitFor();
     await page.close();
   });

@@ -1,6 +1,6 @@
 // The inspector's fold of a session's events (web/inspector/src/session/model.ts), for the shapes the
 // browser tests do not produce: parallel sub-agents, orchestration steps, a refused call that never
-// started, a restart, a handoff and repeated deliveries.
+// started, a restart, a handoff, repeated deliveries, and the agent version a session runs.
 import { describe, expect, it } from "vitest";
 import type { RuntimeEvent } from "../../src/client/index";
 import type { SubAgent, ToolCall } from "../../web/inspector/src/session/items";
@@ -37,6 +37,15 @@ const start: Draft[] = [
 ];
 
 describe("the inspector's session model", () => {
+  it("names the agent version the session runs, as opened and as moved, and the eval run it is a case of", () => {
+    const opened = fold(log([{ type: "session.created", turn_id: undefined, payload: { agent: "lead", version: 2, metadata: { eval_run_id: "evr_1" } } }]));
+    expect([opened.agent, opened.agentVersion, opened.evalRun]).toEqual(["lead", 2, "evr_1"]);
+    const moved = fold(
+      log([...start, { type: "session.version_changed", turn_id: undefined, payload: { agent: "lead", from_version: null, to_version: 3, by: "key_1" } }]),
+    );
+    expect([moved.agentVersion, moved.evalRun]).toEqual([3, null]);
+  });
+
   it("nests a script's inner calls (an approval among them) under its run_code call, and marks code tools with their version", () => {
     const inner = { parent_id: "call_run", depth: 1 };
     const catalog = [{ name: "shout", code_tool: { version: 3 } }, { name: "clock" }];

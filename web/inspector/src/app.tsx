@@ -1,7 +1,12 @@
 // The page: sign in first (the key stays in this tab's sessionStorage), then the route decides the view.
-// Signing in keeps the address, so /inspect/sessions/<sid> opens that session afterwards.
+// Signing in keeps the address, so /inspect/sessions/<sid> (or an agent's, eval run's or code tool's page)
+// opens afterwards.
 import { useMemo, useState } from "preact/hooks";
+import { AgentPage } from "./agent-page";
 import { clientFor, storedKey, storeKey } from "./auth";
+import { CodeToolPage } from "./code-tool-page";
+import { EvalComparePage } from "./eval-compare-page";
+import { EvalRunPage } from "./eval-run-page";
 import { Home } from "./home";
 import { ResourcePage } from "./resource-page";
 import { BASE, followLink, useRoute } from "./router";
@@ -42,6 +47,14 @@ export function App() {
           <SessionPage key={route.sid} client={client} sid={route.sid} onUnauthorized={signOut} />
         ) : route.name === "resource" ? (
           <ResourcePage key={`${route.rid}/${route.agent}`} client={client} rid={route.rid} agent={route.agent} />
+        ) : route.name === "agent" ? (
+          <AgentPage key={route.agent} client={client} agent={route.agent} version={route.version} />
+        ) : route.name === "eval" ? (
+          <EvalRunPage key={route.id} client={client} id={route.id} />
+        ) : route.name === "compare" ? (
+          <EvalComparePage key={`${route.a}/${route.b}`} client={client} a={route.a} b={route.b} />
+        ) : route.name === "code-tool" ? (
+          <CodeToolPage key={route.tool} client={client} tool={route.tool} version={route.version} />
         ) : (
           <section class="panel">
             <h1>Not found</h1>

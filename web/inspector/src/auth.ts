@@ -1,6 +1,6 @@
 // The API key lives in this tab's sessionStorage only: never in the address bar, never in localStorage,
 // gone when the tab closes. Addresses stay shareable without the key.
-import { RuntimeClient } from "../../../src/client/index";
+import { InspectorClient } from "./api";
 
 const STORAGE_KEY = "agent-runtime.inspector.key";
 
@@ -22,7 +22,7 @@ export function storeKey(key: string | null): void {
 }
 
 /** A client for the runtime that served this page. */
-export function clientFor(key: string): RuntimeClient {
+export function clientFor(key: string): InspectorClient {
   // Quick reconnects: a person is watching, and the runtime is usually back within seconds.
-  return new RuntimeClient({ url: location.origin, key, backoff: { initialMs: 250, maxMs: 3000 } });
+  return new InspectorClient({ url: location.origin, key, backoff: { initialMs: 250, maxMs: 3000 } });
 }

@@ -51,3 +51,9 @@ export function bytes(n: number): string {
   if (n < 1024) return `${n} B`;
   return n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
+
+/** A content hash's first 12 hex digits (its `sha256:` prefix left out); the whole hash goes in a title. */
+export const shortHash = (hash: string): string => hash.replace(/^sha256:/, "").slice(0, 12);
+
+/** "1 step", "3 steps". */
+export const plural = (n: number, word: string): string => `${count(n)} ${word}${n === 1 ? "" : "s"}`;

@@ -1,13 +1,13 @@
-// The sessions page: the deployment's recent sessions, open one by id, or start one with a registered agent.
+// The sessions page: the deployment's recent sessions, open one by id, or start one with a registered agent;
+// the agents (each linking to its versions) and an eval run opened by id.
 import { useEffect, useState } from "preact/hooks";
 import type { AgentConfig, RuntimeClient } from "../../../src/client/index";
 import { describeError } from "./format";
-import { navigate, sessionPath } from "./router";
+import { agentPath, evalPath, followLink, navigate, sessionPath } from "./router";
 import { SessionList } from "./session-list";
-import { ErrorText, Section, useAction } from "./ui";
+import { ErrorText, IdForm, Section, useAction } from "./ui";
 
 export function Home({ client }: { client: RuntimeClient }) {
-  const [sid, setSid] = useState("");
   const [agents, setAgents] = useState<AgentConfig[] | null>(null);
   const [agentsError, setAgentsError] = useState<string | null>(null);
   const [agent, setAgent] = useState("");
@@ -23,10 +23,6 @@ export function Home({ client }: { client: RuntimeClient }) {
     );
   }, [client]);
 
-  const open = (e: Event) => {
-    e.preventDefault();
-    if (sid.trim()) navigate(sessionPath(sid.trim()));
-  };
   const create = async (e: Event) => {
     e.preventDefault();
     if (!agent) return;
@@ -38,11 +34,7 @@ export function Home({ client }: { client: RuntimeClient }) {
       <h1>Sessions</h1>
       <SessionList client={client} />
       <Section title="Open a session" id="open-title">
-        <form class="inline" onSubmit={open}>
-          <label for="open-sid">Session id</label>
-          <input id="open-sid" required autocomplete="off" spellcheck={false} value={sid} onInput={(e) => setSid(e.currentTarget.value)} />
-          <button type="submit">Open</button>
-        </form>
+        <IdForm field="open-sid" label="Session id" button="Open" onGo={(sid) => navigate(sessionPath(sid))} />
       </Section>
       <Section title="Start a session" id="start-title">
         <ErrorText error={agentsError} />
@@ -64,6 +56,23 @@ export function Home({ client }: { client: RuntimeClient }) {
           </form>
         )}
         <ErrorText error={start.error} />
+      </Section>
+      {agents && agents.length > 0 && (
+        <Section title="Agents" id="agents-title">
+          <ul class="agent-links" aria-labelledby="agents-title">
+            {agents.map((a) => (
+              <li key={a.name}>
+                <a href={agentPath(a.name)} onClick={followLink}>
+                  {a.name}
+                </a>{" "}
+                <span class="meta">versions, labels and traffic</span>
+              </li>
+            ))}
+          </ul>
+        </Section>
+      )}
+      <Section title="Open an eval run" id="eval-title">
+        <IdForm field="open-run" label="Eval run id" button="Show run" onGo={(id) => navigate(evalPath(id))} />
       </Section>
     </>
   );

@@ -3,8 +3,8 @@
 import { useEffect, useState } from "preact/hooks";
 import { type RuntimeClient, RuntimeError, type SessionSummary } from "../../../src/client/index";
 import { count, describeError, usd } from "./format";
-import { sessionPath } from "./router";
-import { ErrorText, Section } from "./ui";
+import { agentPath, evalPath, followLink, sessionPath } from "./router";
+import { ErrorText, Section, TableHead } from "./ui";
 
 const PAGE = 20;
 
@@ -41,23 +41,29 @@ export function SessionList({ client }: { client: RuntimeClient }) {
       {!loading && rows.length === 0 && !error ? <p>No sessions yet.</p> : null}
       {rows.length > 0 ? (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Session</th>
-              <th scope="col">Agent</th>
-              <th scope="col">Status</th>
-              <th scope="col">Turns</th>
-              <th scope="col">Last activity</th>
-              <th scope="col">Cost</th>
-            </tr>
-          </thead>
+          <TableHead columns={["Session", "Agent", "Status", "Turns", "Last activity", "Cost"]} />
           <tbody>
             {rows.map((s) => (
               <tr key={s.session_id} data-sid={s.session_id}>
                 <td>
-                  <a href={sessionPath(s.session_id)}>{s.session_id}</a>
+                  <a href={sessionPath(s.session_id)} onClick={followLink}>
+                    {s.session_id}
+                  </a>
                 </td>
-                <td>{s.agent}</td>
+                <td>
+                  <a href={agentPath(s.agent, s.agent_version)} onClick={followLink}>
+                    {s.agent}
+                    {s.agent_version !== null && ` v${s.agent_version}`}
+                  </a>
+                  {typeof s.metadata.eval_run_id === "string" && (
+                    <>
+                      {" "}
+                      <a class="badge" href={evalPath(s.metadata.eval_run_id)} onClick={followLink}>
+                        eval
+                      </a>
+                    </>
+                  )}
+                </td>
                 <td>{s.status}</td>
                 <td>{count(s.turns)}</td>
                 <td>{new Date(s.last_activity).toLocaleString()}</td>

@@ -3,7 +3,7 @@
 // cards (by parent_id), and everything below depth 0 starts collapsed.
 import { useState } from "preact/hooks";
 import { duration, pretty, preview } from "../format";
-import { followLink, sessionPath } from "../router";
+import { codeToolPath, followLink, sessionPath } from "../router";
 import { Files } from "./files";
 import type { Approval, Item, SubAgent, ToolCall } from "./items";
 import { ScriptDetails } from "./script";
@@ -67,9 +67,9 @@ export function ToolCard({ call }: { call: ToolCall }) {
           <code>{call.name}</code>
         </h3>
         {call.code_version !== null && (
-          <span class="badge code-tool" title="A registered code tool (GET /v1/code-tools/{name})">
+          <a class="badge code-tool" href={codeToolPath(call.name, call.code_version)} onClick={followLink} title="A registered code tool: its source">
             code tool v{call.code_version}
-          </span>
+          </a>
         )}
         <span class={`badge status-${call.status.replace(/ /g, "-")}`}>{call.status}</span>
         {call.approval && (

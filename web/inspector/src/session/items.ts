@@ -144,3 +144,11 @@ export function newCall(id: string, e: CallEvent): ToolCall {
   const empty = { result: null, has_result: false, started_at: null, duration_ms: null, approval: null, progress: null, code_version: null };
   return { kind: "tool", key: id, ...callIdentity(e), depth: e.depth ?? 0, status: "running", ...empty, agents: [], steps: [], files: [], children: [] };
 }
+
+/** A wait on a person as action.required opens it. */
+export function newApproval(e: EventOf<"action.required">): Approval {
+  const p = e.payload;
+  const asked = { question: p.question ?? null, response_schema: p.response_schema ?? null, args_schema: p.args_schema ?? null };
+  const id = { action_id: e.action_id ?? e.event_id, kind: p.kind, turn_id: e.turn_id ?? null, tool_name: p.tool_name, args: p.args };
+  return { ...id, ...asked, expires_at: p.expires_at, status: "pending", reason: null };
+}

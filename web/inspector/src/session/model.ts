@@ -15,7 +15,7 @@ import {
 } from "../../../../src/client/index";
 import { preview } from "../format";
 import type { Approval, CallEvent, CallStatus, Container, NoteItem, SubAgent, TextItem, ToolCall, Turn } from "./items";
-import { newCall, newTurn } from "./items";
+import { newApproval, newCall, newTurn } from "./items";
 
 /** finish_reason values of a model call that did not end on its own (a restart, an interrupt, a provider error). */
 const INTERRUPTED = new Set(["cancelled", "interrupted", "error"]);
@@ -29,6 +29,9 @@ export class SessionModel {
   turns: Turn[] = [];
   readonly approvals = new Map<string, Approval>();
   agent = "";
+  /** The agent's version the session runs (null: an inline agent) and the eval run it is a case of. */
+  agentVersion: number | null = null;
+  evalRun: string | null = null;
   /** The resource whose memory the session uses (null: none). */
   resource: string | null = null;
   queued: string[] = [];
@@ -79,10 +82,14 @@ export class SessionModel {
 
   private static readonly FOLD: EventTable<[SessionModel], void> = {
     // Nothing to show outside the timeline.
-    ...ignored("action.approval.recorded", "session.forked", "session.version_changed"),
+    ...ignored("action.approval.recorded", "session.forked"),
     "session.created": (e, m) => {
-      m.agent = e.payload.agent;
-      m.resource = e.payload.resource_id ?? null;
+      const { agent, version, resource_id, metadata } = e.payload;
+      Object.assign(m, { agent, agentVersion: version ?? null, resource: resource_id ?? null });
+      m.evalRun = typeof metadata?.eval_run_id === "string" ? metadata.eval_run_id : null; // hand-built logs may leave it out
+    },
+    "session.version_changed": (e, m) => {
+      m.agentVersion = e.payload.to_version;
     },
     "turn.submitted": (e, m) => {
       m.turnOf(e).status = e.payload.queued ? "queued" : "accepted";
@@ -291,19 +298,7 @@ export class SessionModel {
   }
 
   private actionRequired(e: EventOf<"action.required">): void {
-    const approval: Approval = {
-      action_id: e.action_id ?? e.event_id,
-      kind: e.payload.kind,
-      turn_id: e.turn_id ?? null,
-      tool_name: e.payload.tool_name,
-      args: e.payload.args,
-      question: e.payload.question ?? null,
-      response_schema: e.payload.response_schema ?? null,
-      args_schema: e.payload.args_schema ?? null,
-      expires_at: e.payload.expires_at,
-      status: "pending",
-      reason: null,
-    };
+    const approval = newApproval(e);
     this.approvals.set(approval.action_id, approval);
     const call = this.callOf(e);
     call.approval = approval;

@@ -4,7 +4,7 @@ import { useMemo } from "preact/hooks";
 import type { RuntimeClient } from "../../../../src/client/index";
 import { RuntimeError } from "../../../../src/client/index";
 import { describeError } from "../format";
-import { BASE, followLink, resourcePath } from "../router";
+import { agentPath, BASE, evalPath, followLink, resourcePath } from "../router";
 import { Approvals } from "./approvals";
 import { Budget } from "./budget";
 import { Composer } from "./composer";
@@ -49,7 +49,21 @@ export function SessionPage({ client, sid, onUnauthorized }: { client: RuntimeCl
           <p class="meta">
             {model.agent && (
               <>
-                agent <strong>{model.agent}</strong> ·{" "}
+                agent{" "}
+                <a href={agentPath(model.agent, model.agentVersion)} onClick={followLink} data-testid="session-agent">
+                  <strong>{model.agent}</strong>
+                  {model.agentVersion !== null && ` v${model.agentVersion}`}
+                </a>{" "}
+                ·{" "}
+              </>
+            )}
+            {model.evalRun && (
+              <>
+                case of eval run{" "}
+                <a href={evalPath(model.evalRun)} onClick={followLink}>
+                  <code>{model.evalRun}</code>
+                </a>{" "}
+                ·{" "}
               </>
             )}
             {model.resource && (

@@ -1,17 +1,30 @@
 // A turn's waterfall: one row per span of the shared fold (src/views/turn-spans.ts, the spans the
 // OTLP export sends and `agent-runtime timeline` prints): the turn, its model calls, tool calls (parallel
 // ones overlap on the time axis) and sub-agents, indented by depth, each bar placed on the turn's time axis,
-// with the waits on a person (approvals, questions) shaded inside their call. Open spans run until now.
+// with the waits on a person (approvals, questions) shaded inside their call. Open spans run until now. A
+// code-mode script's inner calls are drawn under its `run_code` call, one level deeper.
 import { useMemo } from "preact/hooks";
 import { type RuntimeEvent, spanLabel, type TurnSpan, turnSpans, waitedMs, waterfall } from "../../../../src/client/index";
 import { duration } from "../format";
 import { useNow } from "./approvals";
 
+/**
+ * A script's inner calls name its `run_code` call as their parent_id, but their trace parent is the turn (as
+ * the OTLP export sends them): here each is moved under the script's span.
+ */
+function nestScripts(spans: TurnSpan[]): TurnSpan[] {
+  const scripts = new Map(spans.flatMap((s) => (s.call?.name === "run_code" ? [[s.call.id, s.span_id] as const] : [])));
+  return spans.map((s) => {
+    const script = s.call?.parent_id ? scripts.get(s.call.parent_id) : undefined;
+    return script && script !== s.span_id ? { ...s, parent: script } : s;
+  });
+}
+
 const pct = (n: number) => `${Math.max(0, Math.min(100, n * 100)).toFixed(3)}%`;
 
 export function Waterfall({ events, title }: { events: readonly RuntimeEvent[]; title: string }) {
   // The array grows in place: its length says when the spans changed.
-  const rows = useMemo(() => waterfall(turnSpans(events)), [events, events.length]);
+  const rows = useMemo(() => waterfall(nestScripts(turnSpans(events))), [events, events.length]);
   // Open spans (a running turn, a wait on a person) grow while nothing else happens.
   const now = useNow(rows.some((r) => !r.span.ended));
   if (rows.length === 0) return null;
