@@ -24,14 +24,16 @@ export function randomTraceId(): string {
 export function traceFields(
   trace: TurnTrace,
   turnId: string,
-  e: { step_id?: string; tool_call_id?: string; subagent_id?: string; type: string },
+  e: { step_id?: string; tool_call_id?: string; subagent_id?: string; parent_id?: string | null; type: string },
 ): { trace_id: string; span_id: string; parent_span_id: string | null } {
   const turnSpan = spanId(trace.trace_id, turnId);
   // A tool call's events (its approval, progress and spill included) are its span; a model call's are the step's.
   const own =
     e.tool_call_id && !e.type.startsWith("subagent.") ? e.tool_call_id : e.type.startsWith("model.") || e.type === "cost.recorded" ? e.step_id : undefined;
   const parent = e.subagent_id ? spanId(trace.trace_id, e.subagent_id) : turnSpan;
-  if (own) return { trace_id: trace.trace_id, span_id: spanId(trace.trace_id, own), parent_span_id: parent };
+  // A call a code-mode script made is a child of the script's run_code call (in a sub-agent, of the sub-agent).
+  const script = !e.subagent_id && e.tool_call_id && e.parent_id && e.parent_id !== e.tool_call_id ? spanId(trace.trace_id, e.parent_id) : null;
+  if (own) return { trace_id: trace.trace_id, span_id: spanId(trace.trace_id, own), parent_span_id: script ?? parent };
   if (e.subagent_id) return { trace_id: trace.trace_id, span_id: parent, parent_span_id: turnSpan };
   return { trace_id: trace.trace_id, span_id: turnSpan, parent_span_id: trace.parent_span_id };
 }

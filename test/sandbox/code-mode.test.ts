@@ -73,6 +73,9 @@ return { count: out.length };`,
     // The execution tree nests the inner calls under the script's.
     const tree = await api("GET", `/v1/sessions/${sid}/turns/${turn_id}/tree`);
     expect(tree.body.nodes.map((n: any) => [n.name, n.children.map((c: any) => c.name)])).toEqual([["run_code", ["hook", "hook", "hook", "hook", "hook"]]]);
+    // So does the trace (OTLP export, the timeline): each inner call's span is a child of run_code's.
+    for (const e of [...innerStarted, ...innerResults]) expect(e.parent_span_id).toBe(outer.span_id);
+    expect(outer.parent_span_id).toBe(log.find((e) => e.type === "turn.submitted").span_id);
   });
 
   it("suspends on an inner call that needs approval; after a restart and the approval it reruns from the start, repeating no side effect", async () => {
