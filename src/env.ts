@@ -85,6 +85,8 @@ export interface Env {
   QUOTA_CACHE_SECONDS?: string;
   /** How often a turn paused by a quota looks again whether it has room, in ms (default 10000). */
   QUOTA_RECHECK_MS?: string;
+  /** Eval cases in flight across all eval runs of the deployment (default 8): runs past it wait, live traffic keeps the rest. */
+  EVAL_MAX_CONCURRENT_CASES?: string;
   /** Days a session may stay idle before it erases itself (unset: kept forever). */
   SESSION_RETENTION_DAYS?: string;
   /** Test-only: the same in seconds, overriding SESSION_RETENTION_DAYS (for tests that cannot wait days). */

@@ -40,17 +40,23 @@ export async function evalRunCommand(client: RuntimeClient, io: CliIO, agent: st
   const dataset = { name, ...(version ? { version: Number(version) } : {}) };
   const body = { agent, dataset, scorers: parseScorers(scorers) as never, ...(v ? { version: v } : {}), ...(c ? { concurrency: c } : {}) };
   let run = await client.createEvalRun(body);
-  io.stdout(`eval run ${run.id}: ${run.agent}@${run.version} on ${run.dataset.name}@${run.dataset.version}, ${run.progress.total} cases\n`);
+  io.stdout(
+    `eval run ${run.id}: ${run.agent}@${run.version} on ${run.dataset ? `${run.dataset.name}@${run.dataset.version}` : "recorded turns"}, ${run.progress.total} cases\n`,
+  );
   const stop = new AbortController();
   const off = io.onInterrupt(() => stop.abort());
   try {
-    while (run.status !== "completed") {
+    while (run.status === "running") {
       if (stop.signal.aborted) return EXIT.interrupted;
       await new Promise((r) => setTimeout(r, POLL_MS));
       run = await client.getEvalRun(run.id);
     }
   } finally {
     off();
+  }
+  if (run.status === "cancelled") {
+    io.stderr(`eval run ${run.id} was cancelled (${run.progress.done} of ${run.progress.total} cases done)\n`);
+    return EXIT.error;
   }
   const failing: string[] = [];
   for (const [scorer, a] of Object.entries(run.aggregates)) {

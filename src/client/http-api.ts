@@ -1,10 +1,9 @@
-// The runtime's HTTP API (docs/reference/api.md, GET /openapi.json) as typed calls: agents, sessions, turns, approvals, queue, log pages,
-// trees, tools, artifacts and files, each built from its operation's declaration (src/protocol/operations/: the path,
-// the query's names, the body's and the answer's types). RuntimeClient (client.ts) adds the resuming event stream on
-// top; http-transport.ts sends the requests.
+// The runtime's HTTP API (docs/reference/api.md, GET /openapi.json) as typed calls: agents, sessions, turns, approvals, queue, log pages, trees,
+// tools, artifacts, files and evals, each built from its operation's declaration (src/protocol/operations/: the path, the query's names, the
+// body's and the answer's types). RuntimeClient (client.ts) adds the resuming event stream on top; http-transport.ts sends the requests.
 import type { TrafficRoute } from "../protocol/agent-versions";
 import type { RuntimeEvent } from "../protocol/events";
-import type { AnswerOf, BodyOf } from "../protocol/operations";
+import type { AnswerOf, BodyOf, QueryOf } from "../protocol/operations";
 import * as versions from "../protocol/operations/agent-versions";
 import * as agents from "../protocol/operations/agents";
 import * as chat from "../protocol/operations/chat";
@@ -189,6 +188,16 @@ export class HttpApi extends HttpTransport {
 
   getEvalRun(id: string): Promise<EvalRun> {
     return this.call(evals.getEvalRun, { params: { id } });
+  }
+
+  /** `GET /v1/evals`: a page of eval runs, newest first (filters `agent`, `status`; pass `next_cursor` back as `cursor`). */
+  listEvalRuns(query: QueryOf<typeof evals.listEvalRuns> = {}): Promise<AnswerOf<typeof evals.listEvalRuns>> {
+    return this.call(evals.listEvalRuns, { query });
+  }
+
+  /** `POST /v1/evals/:id/cancel`: no case starts any more, running cases are interrupted; 409 once the run has ended. */
+  cancelEvalRun(id: string): Promise<EvalRun> {
+    return this.call(evals.cancelEvalRun, { params: { id } });
   }
 
   getSession(sessionId: string): Promise<SessionSnapshot> {

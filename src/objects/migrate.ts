@@ -2,6 +2,7 @@
 // The SQL files are text modules (sql.d.ts), also in a tenant's program that imports the runtime as a package.
 /// <reference path="../sql.d.ts" />
 import eval0001 from "../../migrations/eval/0001_init.sql";
+import eval0002 from "../../migrations/eval/0002_cancel.sql";
 import quota0001 from "../../migrations/quota/0001_init.sql";
 import registry0001 from "../../migrations/registry/0001_init.sql";
 import registry0002 from "../../migrations/registry/0002_session_index.sql";
@@ -13,6 +14,7 @@ import registry0007 from "../../migrations/registry/0007_agent_versions.sql";
 import registry0008 from "../../migrations/registry/0008_agent_version_index.sql";
 import registry0009 from "../../migrations/registry/0009_quotas.sql";
 import registry0010 from "../../migrations/registry/0010_datasets_evals.sql";
+import registry0011 from "../../migrations/registry/0011_eval_leases_scores.sql";
 import resource0001 from "../../migrations/resource/0001_init.sql";
 import resource0002 from "../../migrations/resource/0002_recall_vectors.sql";
 import session0001 from "../../migrations/session/0001_init.sql";
@@ -63,6 +65,7 @@ export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 5, sql: registry0007 },
   { version: 6, sql: registry0009 },
   { version: 7, sql: registry0010 },
+  { version: 8, sql: registry0011 },
 ];
 /** A shard of the session index holds the tables the registry held before the index was sharded. */
 export const INDEX_MIGRATIONS: Migration[] = [
@@ -74,7 +77,10 @@ export const INDEX_MIGRATIONS: Migration[] = [
 ];
 /** A quota subject's state (src/objects/quota/). */
 /** An eval run's state (src/objects/evals/). */
-export const EVAL_MIGRATIONS: Migration[] = [{ version: 1, sql: eval0001 }];
+export const EVAL_MIGRATIONS: Migration[] = [
+  { version: 1, sql: eval0001 },
+  { version: 2, sql: eval0002 },
+];
 export const QUOTA_MIGRATIONS: Migration[] = [{ version: 1, sql: quota0001 }];
 export const RESOURCE_MIGRATIONS: Migration[] = [
   { version: 1, sql: resource0001 },

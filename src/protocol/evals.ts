@@ -80,13 +80,37 @@ export const Scorers = z
   });
 
 export const MAX_CONCURRENCY = 8;
-export const EvalRunBody = z.strictObject({
-  agent: z.string().min(1).max(200).describe("a registered agent's name"),
-  version: z.int().min(1).max(999_999_999).optional().describe("the agent's version (default: its newest)"),
-  dataset: z.strictObject({ name: DatasetName, version: z.int().min(1).max(999_999_999).optional().describe("default: its newest") }),
-  scorers: Scorers,
-  concurrency: z.int().min(1).max(MAX_CONCURRENCY).optional().describe("cases running at once (default 4)"),
+const Time = z.union([z.int().min(0), z.string().max(40)]).describe("ISO 8601, or ms since the epoch");
+export const RecordedFilter = z.strictObject({
+  agent: z.string().min(1).max(200).optional().describe("the agent the recorded sessions run (default: the run's agent)"),
+  version: z.int().min(1).max(999_999_999).optional().describe("the version of that agent they run (default: any)"),
+  since: Time.optional().describe("turns submitted at or after this time"),
+  until: Time.optional().describe("turns submitted at or before this time"),
+  limit: z.int().min(1).max(100).describe("the most recorded turns to take, newest first"),
 });
+export type RecordedFilter = z.infer<typeof RecordedFilter>;
+
+export const EvalRunBody = z
+  .strictObject({
+    agent: z.string().min(1).max(200).describe("a registered agent's name"),
+    version: z.int().min(1).max(999_999_999).optional().describe("the agent's version (default: its newest)"),
+    dataset: z
+      .strictObject({ name: DatasetName, version: z.int().min(1).max(999_999_999).optional().describe("default: its newest") })
+      .optional()
+      .describe("the cases: a dataset version's items (or recorded)"),
+    recorded: z
+      .strictObject({ filter: RecordedFilter })
+      .optional()
+      .describe("the cases: recorded turns of earlier sessions, each replayed against the version, the recorded answer expected (or dataset)"),
+    scorers: Scorers,
+    concurrency: z.int().min(1).max(MAX_CONCURRENCY).optional().describe("cases running at once (default 4)"),
+  })
+  .superRefine((b, ctx) => {
+    if (b.dataset === undefined && b.recorded === undefined)
+      ctx.addIssue({ code: "custom", path: ["dataset"], message: "give a dataset, or recorded: {filter}" });
+    if (b.dataset !== undefined && b.recorded !== undefined)
+      ctx.addIssue({ code: "custom", path: ["recorded"], message: "give a dataset or recorded, not both" });
+  });
 export type EvalRunBody = z.infer<typeof EvalRunBody>;
 
 export const ScoreSchema = z.object({ scorer: z.string(), score: z.number().min(0).max(1), pass: z.boolean(), reason: z.string() }).meta({ id: "EvalScore" });
@@ -95,7 +119,7 @@ export type Score = z.infer<typeof ScoreSchema>;
 export const EvalCaseSchema = z
   .object({
     index: z.number().describe("the item's position in the dataset version, from 0"),
-    status: z.enum(["pending", "running", "done"]),
+    status: z.enum(["pending", "running", "done", "cancelled"]).describe("cancelled: the run was cancelled before the case ended (no scores)"),
     session_id: z.string().nullable().describe("the fresh session the case ran in"),
     turn_id: z.string().nullable(),
     input: z.unknown(),
@@ -114,6 +138,8 @@ export const EvalCaseSchema = z
   .meta({ id: "EvalCase" });
 export type EvalCase = z.infer<typeof EvalCaseSchema>;
 
+export const EvalRunStatus = z.enum(["running", "completed", "cancelled"]);
+
 export const AggregateSchema = z.object({ mean: z.number(), pass_rate: z.number(), count: z.number() });
 export type Aggregate = z.infer<typeof AggregateSchema>;
 
@@ -122,10 +148,11 @@ export const EvalRunSchema = z
     id: z.string(),
     agent: z.string(),
     version: z.number(),
-    dataset: z.object({ name: z.string(), version: z.number() }),
+    dataset: z.object({ name: z.string(), version: z.number() }).nullable().describe("null: a run of recorded turns"),
+    recorded: RecordedFilter.nullable().optional().describe("the filter that chose the recorded turns a run replayed"),
     scorers: z.array(z.unknown()).describe("the scorers as given (a webhook's URL included)"),
     concurrency: z.number(),
-    status: z.enum(["running", "completed"]),
+    status: EvalRunStatus,
     progress: z.object({ total: z.number(), done: z.number(), running: z.number() }),
     aggregates: z.record(z.string(), AggregateSchema).describe("per scorer, over the cases done"),
     cost_usd: z.number().nullable().describe("the cases' model cost, and the judges'"),

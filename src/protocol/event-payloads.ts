@@ -101,10 +101,11 @@ export const EVENT_PAYLOADS = {
       attempt: z.number().optional(),
       from: z.string().optional(),
       to: z.string().optional(),
+      to_version: z.number().optional().describe("handoff: the version of the agent handed to (its newest), which the session runs from then on"),
       reason: z.string().nullable().optional(),
       scope: z.literal("agent_orchestrate").optional(),
     })
-    .describe("recovering {detail, attempt}; handoff {from, to, reason}; agent_orchestrate phases {scope, ...}"),
+    .describe("recovering {detail, attempt}; handoff {from, to, to_version, reason}; agent_orchestrate phases {scope, ...}"),
   "model.requested": z.object({
     model: z.string(),
     phase: Phase,

@@ -8,7 +8,10 @@ export const IndexFilterText = z.string().min(1).max(200);
 export const SessionSummarySchema = z.object({
   session_id: z.string(),
   agent: z.string(),
-  agent_version: z.number().nullable().describe("the version of the agent the session runs (null: inline, after a handoff, or opened before versions)"),
+  agent_version: z
+    .number()
+    .nullable()
+    .describe("the version of the agent the session runs (null: an inline agent, or opened before versions; after a handoff, the version handed to)"),
   owner: z.string().nullable(),
   metadata: z.record(z.string(), z.unknown()),
   created_at: z.number().describe("ms since the epoch"),

@@ -51,7 +51,7 @@ export interface SessionView {
   session_id: string;
   thread_id: string;
   agent: string;
-  /** The version of the agent the session runs (null: an inline agent, a handoff, or opened before versions; absent in snapshots stored before). */
+  /** The version of the agent the session runs (null: an inline agent, or opened before versions; after a handoff, the version handed to; absent in snapshots stored before). */
   agent_version?: number | null;
   created_at: number;
   metadata: Record<string, unknown>;
@@ -90,7 +90,9 @@ export const SnapshotSchema = z
     agent_version: z
       .number()
       .nullable()
-      .describe("the version of the registered agent the session runs (null: an inline agent, after a handoff, or opened before versions)"),
+      .describe(
+        "the version of the registered agent the session runs (null: an inline agent, or opened before versions; after a handoff, the version handed to)",
+      ),
     policy: PolicySchema,
     status: ThreadStatusSchema,
     created_at: z.number(),

@@ -37,6 +37,8 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
   const created = await sessionStub(c.env, session_id).create({
     session_id,
     agent,
+    // The fork runs the source's version when it keeps its config; another agent is no stored version.
+    agent_version: body.agent === undefined && source.agent_version !== null ? { version: source.agent_version, label: null } : null,
     policy: source.policy,
     metadata: body.metadata ?? (JSON.parse(source.metadata) as Record<string, unknown>),
     owner: principal.kind === "token" ? principal.subject : source.owner,

@@ -123,7 +123,7 @@ const FOLD: EventTable<[SessionView], SessionView> = {
   "run.status": (e, v) => {
     if (e.turn_id !== v.active_turn_id) return v;
     // The agent handed to runs its config of the moment, which no version of the session names.
-    if (e.payload.phase === "handoff") return { ...v, agent: String(e.payload.to), agent_version: null };
+    if (e.payload.phase === "handoff") return { ...v, agent: String(e.payload.to), agent_version: e.payload.to_version ?? null };
     return { ...v, status: e.payload.phase === "recovering" ? "recovering" : "running" };
   },
   "tool.started": (_e, v) => ({ ...v, status: resumed(v), usage: { ...v.usage, tool_calls: v.usage.tool_calls + 1 } }),

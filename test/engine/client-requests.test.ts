@@ -70,6 +70,8 @@ const CALLS: { [M in Methods]: Parameters<HttpApi[M]> } = {
   getReplay: [ODD],
   createEvalRun: [{ agent: "a", dataset: { name: "d" }, scorers: [{ type: "exact" }] }],
   getEvalRun: [ODD],
+  listEvalRuns: [{ agent: ODD, status: "cancelled", limit: "5", cursor: "c" }],
+  cancelEvalRun: [ODD],
   getSession: [ODD],
   getThread: [ODD],
   submitTurn: [ODD, "hello"],

@@ -12,12 +12,17 @@ import { scorerId } from "../../protocol/evals";
 import { DEFAULT_POLICY } from "../../protocol/policy";
 import { turnSide } from "../../views/turn-side";
 import type { CaseOutcome, RunSpec } from "./eval-run-store";
-import { followTurn, sessionObject, submitOnce, turnEvents } from "./session-reads";
+import { openReplay } from "./open-replay";
+import { followTurn, interruptTurn, replaySourceOf, sessionObject, submitOnce, turnEvents } from "./session-reads";
 
 export interface CaseSteps {
   /** The turn is submitted: record its id. */
   submitted(turnId: string): void;
+  /** Whether the run was cancelled (a case not yet submitted stops; one just submitted is interrupted). */
+  cancelled(): boolean;
 }
+
+export const CANCELLED = "the eval run was cancelled";
 
 /** Runs (or, after a restart, goes on watching) case `idx` in session `sid`. */
 export async function runCase(
@@ -32,17 +37,11 @@ export async function runCase(
   const { sid } = at;
   let turnId = at.turnId;
   if (turnId === null) {
-    const created = (await sessionObject(env, sid).create({
-      session_id: sid,
-      agent: spec.config,
-      agent_version: { version: spec.version, label: null },
-      policy: DEFAULT_POLICY,
-      metadata: { eval_run_id: spec.id, eval_case: idx },
-      owner: null,
-    })) as Result<unknown>;
-    if (!created.ok && created.error.code !== "conflict") return failed(`the case's session could not be opened: ${created.error.message}`, spec);
-    turnId = await submitOnce(env, sid, item.input, `eval:${spec.id}:${idx}`, spec.by);
+    if (steps.cancelled()) return failed(CANCELLED, spec);
+    turnId = item.source && spec.recorded ? await replayCase(env, spec, idx, item.source, sid) : await freshCase(env, spec, idx, item, sid);
+    if (turnId === null) return failed("the case's session could not be opened", spec);
     steps.submitted(turnId);
+    if (steps.cancelled()) await interruptTurn(env, sid, CANCELLED, spec.by);
   }
   await followTurn(env, sid, turnId);
   const events = await turnEvents(env, sid, turnId);
@@ -78,6 +77,38 @@ export async function runCase(
     tool_calls: side.tool_calls,
     ...(item.expected === undefined ? {} : { diff: lineDiff(textOf(item.expected), textOf(side.output)) }),
   };
+}
+
+/** Opens the case's fresh session of the version (or finds it, after a restart) and submits the item's input once. */
+async function freshCase(env: Env, spec: RunSpec, idx: number, item: DatasetItem, sid: string): Promise<string | null> {
+  const created = (await sessionObject(env, sid).create({
+    session_id: sid,
+    agent: spec.config,
+    agent_version: { version: spec.version, label: null },
+    policy: DEFAULT_POLICY,
+    metadata: { eval_run_id: spec.id, eval_case: idx },
+    owner: null,
+  })) as Result<unknown>;
+  if (!created.ok && created.error.code !== "conflict") return null;
+  return submitOnce(env, sid, item.input, `eval:${spec.id}:${idx}`, spec.by);
+}
+
+/** A recorded turn replayed in session `sid` against the version: the source's conversation before it, its tools' recorded results. */
+async function replayCase(env: Env, spec: RunSpec, idx: number, from: { session_id: string; turn_id: string }, sid: string): Promise<string> {
+  const source = await replaySourceOf(env, from.session_id, from.turn_id, spec.by);
+  return openReplay(env, {
+    sid: from.session_id,
+    turnId: from.turn_id,
+    source,
+    execId: sid,
+    agent: spec.config,
+    agentVersion: { version: spec.version, label: null },
+    tools: "recorded",
+    owner: source.owner,
+    metadata: { eval_run_id: spec.id, eval_case: idx },
+    by: spec.by,
+    resume: true,
+  });
 }
 
 /** A case that could not run: every scorer scores it 0. */

@@ -1,7 +1,8 @@
 // One eval run (docs/guides/evals.md): its cases run as fresh sessions of the agent version, at most
-// `concurrency` at once, driven by alarms. A case's session id is recorded before the session is opened and
-// its turn is submitted under an idempotency key, so after a restart the next alarm watches the same sessions
-// again: each case runs once.
+// `concurrency` at once and each under a lease of the deployment's (EVAL_MAX_CONCURRENT_CASES across all runs,
+// eval-leases.ts), driven by alarms. A case's session id is recorded before the session is opened and its turn
+// is submitted under an idempotency key, so after a restart the next alarm watches the same sessions again:
+// each case runs once. A cancelled run starts no case and interrupts the turns of those running.
 import { DurableObject } from "cloudflare:workers";
 import { scorerCalls } from "../../engine/evals/scorer-calls";
 import { resolveModel } from "../../engine/models";
@@ -16,13 +17,23 @@ import { providerEnv } from "../../providers";
 import { EVAL_MIGRATIONS, migrate } from "../migrate";
 import { evalsOf } from "../registry/evals-rpc";
 import { registry } from "../registry/registry-object";
-import { failed, runCase } from "./eval-case";
+import { CANCELLED, failed, runCase } from "./eval-case";
 import { EvalRunStore, type RunSpec } from "./eval-run-store";
+import { interruptTurn } from "./session-reads";
 
 /** While a run has cases, an alarm this often picks up what a restart left (the watches of running cases). */
 const WATCHDOG_MS = 2000;
 /** A case whose watch failed this often (its session's object unreachable) ends as failed. */
 const MAX_ATTEMPTS = 3;
+/** A run whose cases wait for a lease (other runs hold them all) asks again this soon. */
+const LEASE_RETRY_MS = 250;
+const DEFAULT_MAX_CASES = 8;
+
+/** EVAL_MAX_CONCURRENT_CASES: eval cases in flight across all runs of the deployment (default 8). */
+export function maxConcurrentCases(env: Pick<Env, "EVAL_MAX_CONCURRENT_CASES">): number {
+  const n = Number(env.EVAL_MAX_CONCURRENT_CASES);
+  return Number.isInteger(n) && n > 0 ? n : DEFAULT_MAX_CASES;
+}
 
 export function evalRunObject(env: Pick<Env, "EVAL_RUNS">, id: string) {
   return env.EVAL_RUNS.get(env.EVAL_RUNS.idFromName(id));
@@ -33,6 +44,8 @@ export class EvalRunObject extends DurableObject<Env> {
   /** Cases this instance is watching (an instance after a restart starts with none). */
   private readonly watching = new Set<number>();
   private readonly attempts = new Map<number, number>();
+  /** Ticks run one after another: one awaits the registry's leases between reading and starting cases. */
+  private ticks: Promise<void> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -47,7 +60,7 @@ export class EvalRunObject extends DurableObject<Env> {
     if (!this.store.spec()) {
       this.store.create(spec, items, createdBy, Date.now());
       await this.ctx.storage.setAlarm(Date.now());
-      await this.report();
+      await evalsOf(registry(this.env)).recordRun(this.store.view()!);
     }
     return this.store.view()!;
   }
@@ -60,27 +73,63 @@ export class EvalRunObject extends DurableObject<Env> {
     return this.store.spec() ? this.store.cases() : null;
   }
 
+  /**
+   * Cancels a running run: no case starts any more, running cases' turns are interrupted and those cases end
+   * `cancelled` (unscored); the cases done keep their results. `cancelled: false` when it had already ended.
+   */
+  async cancelRun(): Promise<{ run: EvalRun; cancelled: boolean } | null> {
+    const spec = this.store.spec();
+    if (!spec) return null;
+    if (this.store.finished()) return { run: this.store.view()!, cancelled: false };
+    const running = this.store.cancel(Date.now());
+    const turns = running.filter((r) => r.session_id !== null && r.turn_id !== null);
+    await Promise.allSettled(turns.map((r) => interruptTurn(this.env, r.session_id!, CANCELLED, spec.by)));
+    await evalsOf(registry(this.env)).runEnded(this.store.view()!);
+    return { run: this.store.view()!, cancelled: true };
+  }
+
   override async alarm(): Promise<void> {
     await this.tick();
   }
 
-  /** Watches running cases nobody watches, starts pending ones while there is room, and finishes the run when all are done. */
-  private async tick(): Promise<void> {
+  private tick(): Promise<void> {
+    const next = this.ticks.then(() => this.step());
+    this.ticks = next.catch(() => {}); // a failed tick (the alarm retries it) does not stop the ones after it
+    return next;
+  }
+
+  /** Watches running cases nobody watches, starts pending ones while there is room and a lease, and finishes the run when all are done. */
+  private async step(): Promise<void> {
     const spec = this.store.spec();
     if (!spec || this.store.finished()) return;
     for (const row of this.store.rows("running")) if (!this.watching.has(row.idx)) this.watch(spec, row.idx, row.session_id!, row.turn_id);
-    for (const row of this.store.rows("pending")) {
-      if (this.watching.size >= spec.concurrency) break;
-      const sid = randomId("ses");
-      this.store.started(row.idx, sid); // recorded before the session exists: a restart resumes it
-      this.watch(spec, row.idx, sid, null);
+    const want = this.store
+      .rows("pending")
+      .slice(0, Math.max(0, spec.concurrency - this.watching.size))
+      .map((r) => r.idx);
+    let starved = false;
+    if (want.length > 0) {
+      let granted: number[] = [];
+      try {
+        granted = await evalsOf(registry(this.env)).acquireLeases(spec.id, want, maxConcurrentCases(this.env));
+      } catch (err) {
+        console.error(`eval run ${spec.id}: no leases: ${errorMessage(err)}`);
+      }
+      // Cancelled while the registry answered: give back what it granted.
+      if (this.store.finished()) return evalsOf(registry(this.env)).runEnded(this.store.view()!);
+      for (const idx of granted) {
+        const sid = randomId("ses");
+        this.store.started(idx, sid); // recorded before the session exists: a restart resumes it
+        this.watch(spec, idx, sid, null);
+      }
+      starved = granted.length < want.length;
     }
     if (this.store.rows("pending").length + this.store.rows("running").length === 0) {
       this.store.finish(Date.now());
-      await this.report();
+      await evalsOf(registry(this.env)).runEnded(this.store.view()!);
       return;
     }
-    await this.ctx.storage.setAlarm(Date.now() + WATCHDOG_MS);
+    await this.ctx.storage.setAlarm(Date.now() + (starved ? LEASE_RETRY_MS : WATCHDOG_MS));
   }
 
   private watch(spec: RunSpec, idx: number, sid: string, turnId: string | null): void {
@@ -91,7 +140,7 @@ export class EvalRunObject extends DurableObject<Env> {
       allowlist: parseAllowlist(this.env.TOOL_URL_ALLOWLIST),
       fetch: (input, init) => fetch(input, init),
     });
-    const steps = { submitted: (t: string) => this.store.submitted(idx, t) };
+    const steps = { submitted: (t: string) => this.store.submitted(idx, t), cancelled: () => this.store.cancelled() };
     const run = runCase(this.env, spec, idx, this.store.item(idx), { sid, turnId }, calls, steps)
       .then((outcome) => this.store.done(idx, outcome))
       .catch((err) => {
@@ -100,16 +149,13 @@ export class EvalRunObject extends DurableObject<Env> {
         // Left running, the next tick watches it again; past the attempts it ends as failed.
         if (n >= MAX_ATTEMPTS) this.store.done(idx, failed(`the case failed: ${errorMessage(err)}`, spec));
       })
-      .finally(() => {
+      .finally(async () => {
         this.watching.delete(idx);
+        // A case that ended gives its lease back (one left running keeps it: the next tick watches it again).
+        if (this.store.rows("running").every((r) => r.idx !== idx)) await evalsOf(registry(this.env)).caseEnded(this.store.view()!, idx);
         return this.tick();
-      });
+      })
+      .catch((err) => console.error(`eval run ${spec.id}, case ${idx}: ${errorMessage(err)}`));
     this.ctx.waitUntil(run);
-  }
-
-  /** The registry's index of runs learns the run's state (what a label's gate reads). */
-  private async report(): Promise<void> {
-    const view = this.store.view();
-    if (view) await evalsOf(registry(this.env)).recordRun(view);
   }
 }

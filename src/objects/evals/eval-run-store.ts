@@ -3,14 +3,16 @@
 import { aggregates, totals } from "../../engine/evals/aggregate";
 import type { AgentConfig } from "../../protocol/agent-config";
 import type { DatasetItem } from "../../protocol/datasets";
-import type { EvalCase, EvalRun, ScorerConfig } from "../../protocol/evals";
+import type { EvalCase, EvalRun, RecordedFilter, ScorerConfig } from "../../protocol/evals";
 
 /** What a run keeps of its request: the agent version's config is resolved once, at its start. */
 export interface RunSpec {
   id: string;
   agent: string;
   version: number;
-  dataset: { name: string; version: number };
+  /** The dataset version the cases came from, or null for recorded turns (each item then has its source). */
+  dataset: { name: string; version: number } | null;
+  recorded?: RecordedFilter;
   scorers: ScorerConfig[];
   concurrency: number;
   config: AgentConfig;
@@ -71,8 +73,21 @@ export class EvalRunStore {
     this.sql.exec("UPDATE cases SET turn_id = ? WHERE idx = ?", turnId, idx);
   }
 
-  done(idx: number, outcome: CaseOutcome): void {
-    this.sql.exec("UPDATE cases SET status = 'done', result = ? WHERE idx = ?", JSON.stringify(outcome), idx);
+  /** The case's outcome, unless the run was cancelled meanwhile (the case stays cancelled); whether it was recorded. */
+  done(idx: number, outcome: CaseOutcome): boolean {
+    return this.sql.exec("UPDATE cases SET status = 'done', result = ? WHERE idx = ? AND status = 'running'", JSON.stringify(outcome), idx).rowsWritten > 0;
+  }
+
+  cancelled(): boolean {
+    return this.sql.exec<{ cancelled_at: number | null }>("SELECT cancelled_at FROM run").toArray()[0]?.cancelled_at != null;
+  }
+
+  /** Cancels the run: cases not ended are cancelled; answers those that were running (their turns to interrupt). */
+  cancel(now: number): CaseRow[] {
+    const running = this.rows("running");
+    this.sql.exec("UPDATE run SET cancelled_at = ?, finished_at = ? WHERE finished_at IS NULL", now, now);
+    this.sql.exec("UPDATE cases SET status = 'cancelled' WHERE status IN ('pending', 'running')");
+    return running;
   }
 
   cases(): EvalCase[] {
@@ -86,7 +101,9 @@ export class EvalRunStore {
 
   view(): EvalRun | null {
     const spec = this.spec();
-    const run = this.sql.exec<{ created_at: number; created_by: string | null; finished_at: number | null }>("SELECT * FROM run").toArray()[0];
+    const run = this.sql
+      .exec<{ created_at: number; created_by: string | null; finished_at: number | null; cancelled_at: number | null }>("SELECT * FROM run")
+      .toArray()[0];
     if (!spec || !run) return null;
     const cases = this.cases();
     const done = cases.filter((c) => c.status === "done");
@@ -98,9 +115,10 @@ export class EvalRunStore {
       agent: spec.agent,
       version: spec.version,
       dataset: spec.dataset,
+      ...(spec.recorded ? { recorded: spec.recorded } : {}),
       scorers: spec.scorers,
       concurrency: spec.concurrency,
-      status: run.finished_at === null ? "running" : "completed",
+      status: run.cancelled_at !== null ? "cancelled" : run.finished_at === null ? "running" : "completed",
       progress,
       aggregates: aggregates(done),
       cost_usd: t.cost_usd === null ? null : Math.round((t.cost_usd + judged) * 1e9) / 1e9,

@@ -4,6 +4,7 @@ import type { Env } from "../../env";
 import { ApiError, type Result, unwrap } from "../../protocol/errors";
 import type { RuntimeEvent } from "../../protocol/events";
 import type { InputPart } from "../../protocol/input-parts";
+import type { ReplaySource } from "./open-replay";
 
 const PAGE = 1000;
 
@@ -16,16 +17,21 @@ export function sessionObject(env: Pick<Env, "SESSIONS">, sid: string) {
 
 const calls = (env: Pick<Env, "SESSIONS">, sid: string) => sessionObject(env, sid) as unknown as Calls;
 
-/** Every event of turn `turnId` (of the root level and its sub-agents), in order; 404 when the session does not exist. */
-export async function turnEvents(env: Pick<Env, "SESSIONS">, sid: string, turnId: string): Promise<RuntimeEvent[]> {
+/** Every event of the session (of the root level and its sub-agents), in order; 404 when the session does not exist. */
+export async function sessionEvents(env: Pick<Env, "SESSIONS">, sid: string, keep: (e: RuntimeEvent) => boolean = () => true): Promise<RuntimeEvent[]> {
   const out: RuntimeEvent[] = [];
   for (let after = 0; ; ) {
     const text = unwrap(await calls(env, sid).call("getEvents", { params: { sid }, query: { after, limit: PAGE }, by: "evals" })) as string;
     const page = JSON.parse(text) as { events: RuntimeEvent[]; next_after: number; has_more: boolean };
-    out.push(...page.events.filter((e) => e.turn_id === turnId));
+    out.push(...page.events.filter(keep));
     if (!page.has_more || page.events.length === 0) return out;
     after = page.next_after;
   }
+}
+
+/** Every event of turn `turnId`, in order; 404 when the session does not exist. */
+export function turnEvents(env: Pick<Env, "SESSIONS">, sid: string, turnId: string): Promise<RuntimeEvent[]> {
+  return sessionEvents(env, sid, (e) => e.turn_id === turnId);
 }
 
 /** Submits `input` to the session under `key` (the same turn when submitted again) and answers its id. */
@@ -55,4 +61,14 @@ export async function recordedTurn(env: Pick<Env, "SESSIONS">, sid: string, turn
   const end = events.find((e) => e.type === "turn.completed");
   if (!end) throw ApiError.validation([{ path: `${path}.turn_id`, reason: `turn '${turnId}' has not completed (no answer to expect)` }]);
   return { input: (submitted.payload as { input: string }).input, output: (end.payload as { output: unknown }).output };
+}
+
+/** Interrupts the session's running turn (a cancelled run's case); nothing when it is idle. */
+export async function interruptTurn(env: Pick<Env, "SESSIONS">, sid: string, reason: string, by: string): Promise<void> {
+  unwrap(await calls(env, sid).call("interrupt", { params: { sid }, body: { reason }, by }));
+}
+
+/** What a replay of the recorded turn starts from (the source's replayTurn operation). */
+export async function replaySourceOf(env: Pick<Env, "SESSIONS">, sid: string, turnId: string, by: string): Promise<ReplaySource> {
+  return unwrap(await calls(env, sid).call("replayTurn", { params: { sid, turn_id: turnId }, by })) as ReplaySource;
 }

@@ -1,5 +1,6 @@
 // The eval runs' index, a table of the registry object: which runs exist of which agent version on which
-// dataset version, and each finished run's summary (what a label's gate reads). A run's cases live in its object.
+// dataset version, and each run's summary as last reported (what GET /v1/evals lists and a label's gate reads).
+// A run's cases live in its object.
 import type { EvalRun } from "../../protocol/evals";
 
 export interface EvalRunEntry {
@@ -25,6 +26,14 @@ interface Row {
 
 const entry = (r: Row): EvalRunEntry => ({ ...r, status: r.status as EvalRun["status"], summary: r.summary ? (JSON.parse(r.summary) as EvalRun) : null });
 
+export interface EvalRunQuery {
+  agent?: string;
+  status?: EvalRun["status"];
+  /** The last row of the previous page: (created_at, id). */
+  before?: [number, string];
+  limit: number;
+}
+
 export class EvalRunIndex {
   constructor(private readonly sql: SqlStorage) {}
 
@@ -36,10 +45,11 @@ export class EvalRunIndex {
       run.id,
       run.agent,
       run.version,
-      run.dataset.name,
-      run.dataset.version,
+      // A run of recorded turns has no dataset: '' and 0, which no gate asks for.
+      run.dataset?.name ?? "",
+      run.dataset?.version ?? 0,
       run.status,
-      run.status === "completed" ? JSON.stringify(run) : null,
+      JSON.stringify(run),
       run.created_at,
       run.finished_at,
     );
@@ -59,10 +69,21 @@ export class EvalRunIndex {
     return row ? entry(row) : null;
   }
 
-  list(agent?: string): EvalRunEntry[] {
-    const q = agent
-      ? this.sql.exec<Row>("SELECT * FROM eval_runs WHERE agent = ? ORDER BY created_at DESC LIMIT 100", agent)
-      : this.sql.exec<Row>("SELECT * FROM eval_runs ORDER BY created_at DESC LIMIT 100");
-    return q.toArray().map(entry);
+  /** Runs newest first (by creation, then id), after the keyset `before`, filtered by agent and status. */
+  list(q: EvalRunQuery): EvalRun[] {
+    const where: string[] = [];
+    const args: SqlStorageValue[] = [];
+    const add = (clause: string, ...values: SqlStorageValue[]) => {
+      where.push(clause);
+      args.push(...values);
+    };
+    if (q.agent !== undefined) add("agent = ?", q.agent);
+    if (q.status !== undefined) add("status = ?", q.status);
+    if (q.before) add("(created_at < ? OR (created_at = ? AND id < ?))", q.before[0], q.before[0], q.before[1]);
+    const sql = `SELECT * FROM eval_runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT ?`;
+    return this.sql
+      .exec<Row>(sql, ...args, q.limit)
+      .toArray()
+      .flatMap((r) => entry(r).summary ?? []);
   }
 }

@@ -6,6 +6,8 @@ import { scoreCase } from "../../engine/evals/scorers";
 import { resolveModel } from "../../engine/models";
 import { parsePriceOverrides } from "../../engine/pricing";
 import { parseAllowlist } from "../../engine/url-allowlist";
+import { evalsOf } from "../../objects/registry/evals-rpc";
+import { registry } from "../../objects/registry/registry-object";
 import { scorerId } from "../../protocol/evals";
 import { providerEnv } from "../../providers";
 import { turnSide } from "../../views/turn-side";
@@ -51,6 +53,9 @@ async function scoreTurn(s: ScoringSession, turnId: string): Promise<void> {
     const { cost_usd, ...score } = await scoreCase(o.scorer, result, calls);
     const payload = { turn_id: turnId, ...score, sample_rate: o.sample_rate, version, ...(cost_usd === undefined ? {} : { cost_usd }) };
     s.commit([{ type: "eval.scored", payload }]);
+    // Off the turn's path too: the version's aggregate (an inline agent has no version to aggregate under).
+    if (version !== null)
+      await evalsOf(registry(env)).recordScore({ agent: s.agent().name, version, scorer: score.scorer, score: score.score, pass: score.pass });
   }
 }
 

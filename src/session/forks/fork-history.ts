@@ -16,6 +16,8 @@ export type ForkSource = {
   metadata: string;
   owner: string | null;
   resource_id: string | null;
+  /** The version of the registered agent the source runs (null: an inline agent, or a handoff's before versions). */
+  agent_version: number | null;
   messages_json: string;
   paused_json: string | null;
 };
@@ -73,11 +75,19 @@ export function completedPrefix(messages: ModelMessage[], steps: number, results
 }
 
 /** The slice of the session a fork reads. */
-export type SourceSession = SessionSlice<"agent" | "policy" | "row", keyof HistoryStore>;
+export type SourceSession = SessionSlice<"agent" | "policy" | "row" | "view", keyof HistoryStore>;
 
 /** What a fork or a replay of this session takes from it besides the conversation: its config, metadata and owner. */
-export function sourceConfig(s: Pick<SessionContext, "agent" | "policy" | "row">): Omit<ForkSource, "messages_json" | "paused_json"> {
-  return { agent: s.agent(), policy: s.policy(), metadata: s.row().metadata, owner: s.row().owner, resource_id: s.row().resource_id };
+export function sourceConfig(s: Pick<SessionContext, "agent" | "policy" | "row" | "view">): Omit<ForkSource, "messages_json" | "paused_json"> {
+  const row = s.row();
+  return {
+    agent: s.agent(),
+    policy: s.policy(),
+    metadata: row.metadata,
+    owner: row.owner,
+    resource_id: row.resource_id,
+    agent_version: s.view().agent_version ?? null,
+  };
 }
 
 /** Its session operation: what a fork at `at_sequence` starts from. */

@@ -7,7 +7,7 @@ import type { TurnPorts, TurnSetup } from "../../engine/loop";
 import type { TurnState } from "../../engine/turn-state";
 import { parseAllowlist } from "../../engine/url-allowlist";
 import { randomId } from "../../ids";
-import { agentConfig } from "../../objects/registry/agent-cache";
+import { currentAgent } from "../../objects/registry/agent-cache";
 import { registry } from "../../objects/registry/registry-object";
 import type { AgentConfig } from "../../protocol/agent-config";
 import type { EventDraft, TerminalDraft } from "../../protocol/events";
@@ -44,7 +44,7 @@ export interface RunnerHooks {
   /** The turn waits for decisions: checkpointed, the executor let go. */
   suspended(exec: Executor, state: TurnState): void;
   /** The session switches to `agent` for the rest of the turn and later turns; returns the setup to go on with. */
-  handoff(exec: Executor, agent: AgentConfig, reason: string | undefined): Promise<TurnSetup>;
+  handoff(exec: Executor, agent: AgentConfig, reason: string | undefined, version: number): Promise<TurnSetup>;
   /** The thread history was replaced (compaction). */
   historyReplaced(history: ModelMessage[]): void;
   /** Commits model.delta events in batches. */
@@ -95,10 +95,11 @@ export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): 
       hooks.suspended(exec, state);
     },
     handoff: async (agent, reason) => {
-      const config = await agentConfig(env, agent);
+      // The agent's newest version, which the session runs (and reports) from now on.
+      const current = await currentAgent(env, agent);
       owned();
-      if (!config) throw new Error(`Agent "${agent}" is not registered`);
-      return hooks.handoff(exec, config, reason);
+      if (!current) throw new Error(`Agent "${agent}" is not registered`);
+      return hooks.handoff(exec, current.config, reason, current.routing.version);
     },
     replaceHistory: (history, event, state) => {
       owned();

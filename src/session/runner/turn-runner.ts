@@ -189,14 +189,14 @@ export class TurnRunner {
         // A decision recorded while the loop was on its way here: go on with it.
         if (hasDecisionToApply(st, this.s.store.decisions(st.turn_id))) this.resume("a decision arrived");
       },
-      handoff: async (e, config, reason) => {
+      handoff: async (e, config, reason, version) => {
         const mcp = await this.setups.discover(config);
         const memory = await this.setups.workingMemory(config, state.turn_id, false, this.replays.working(state.turn_id));
         if (this.executor !== e) throw new TurnTakenError("turn no longer owned by this executor");
         const setup = this.setups.setupFor(this.setups.capped(config, state.turn_id), mcp, memory, recalled);
         const from = this.s.agent().name;
         this.switchAgent(config, [
-          { type: "run.status", turn_id: state.turn_id, payload: { phase: "handoff", from, to: config.name, reason: reason ?? null } },
+          { type: "run.status", turn_id: state.turn_id, payload: { phase: "handoff", from, to: config.name, to_version: version, reason: reason ?? null } },
           ...this.setups.warnings(state.turn_id, mcp, memory),
         ]);
         return setup;

@@ -768,6 +768,8 @@ describe("handoffs", () => {
     const front = `front-${id}`;
     const b = await scripted([{ text: "Billing here: your invoice is paid." }, { text: "Still billing." }], "hb");
     const a = await scripted([{ text: "Passing you on.", tool_calls: [{ name: `transfer_to_${billing}`, arguments: { reason: "invoice question" } }] }], "ha");
+    // Billing's newest version is 2: the session reports it after the handoff.
+    await createAgent({ name: billing, model: b.model, instructions: "OLD-BILLING-INSTRUCTIONS" });
     await createAgent({ name: billing, model: b.model, instructions: "BILLING-INSTRUCTIONS" });
     await createAgent({ name: front, model: a.model, instructions: "FRONT-INSTRUCTIONS", handoffs: [billing] });
     const sid = await createSession(front);
@@ -781,7 +783,7 @@ describe("handoffs", () => {
     expect(log.at(-1)).toMatchObject({ type: "turn.completed", payload: { output: "Billing here: your invoice is paid.", stop_reason: "final_answer" } });
     const handoff = ofType(log, "run.status").filter((e) => e.payload.phase === "handoff");
     expect(handoff).toHaveLength(1);
-    expect(handoff[0]).toMatchObject({ turn_id: t1.turn_id, payload: { phase: "handoff", from: front, to: billing } });
+    expect(handoff[0]).toMatchObject({ turn_id: t1.turn_id, payload: { phase: "handoff", from: front, to: billing, to_version: 2 } });
     const result = log.find((e) => e.type === "tool.result");
     expect(result.payload).toMatchObject({ name: `transfer_to_${billing}`, is_error: false });
     expect(ofType(log, "tool.started")[0].payload).toEqual({ name: `transfer_to_${billing}`, args: { reason: "invoice question" }, injected_args: {} });
@@ -801,6 +803,11 @@ describe("handoffs", () => {
     const snap = await api("GET", `/v1/sessions/${sid}`);
     expect(snap.body.agent.name).toBe(billing);
     expect(snap.body.agent.model).toBe(b.model);
+    expect(snap.body.agent_version).toBe(2);
+    for (let i = 0; (await api("GET", `/v1/sessions?agent=${billing}`)).body.sessions[0]?.agent_version !== 2; i++) {
+      if (i > 100) throw new Error("the index never reported the version handed to");
+      await new Promise((r) => setTimeout(r, 50));
+    }
 
     // The switch is durable: it survives the session object restarting.
     await evictDurableObject(env.SESSIONS.get(env.SESSIONS.idFromName(sid)));
