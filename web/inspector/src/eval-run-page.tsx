@@ -63,7 +63,8 @@ export function Summary({ run, title }: { run: EvalRun; title?: string }) {
         <a href={agentPath(run.agent, run.version)} onClick={followLink}>
           {run.agent} v{run.version}
         </a>{" "}
-        · dataset {run.dataset.name} v{run.dataset.version} · concurrency {run.concurrency} · started {new Date(run.created_at).toLocaleString()}
+        · {run.dataset ? `dataset ${run.dataset.name} v${run.dataset.version}` : "recorded turns"} · concurrency {run.concurrency} · started{" "}
+        {new Date(run.created_at).toLocaleString()}
         {run.created_by && ` by ${run.created_by}`}
       </p>
       <p class="eval-progress">
