@@ -92,6 +92,11 @@ export class A2aTaskFold {
     return this.next;
   }
 
+  /** The artifact the answer's text is being written into now, or null (a push config sends it whole once closed). */
+  get writing(): Artifact | null {
+    return this.open;
+  }
+
   /** The actions the task waits for (its INPUT_REQUIRED status names them). */
   waitingFor(): string[] {
     return [...this.awaiting.keys()];
