@@ -50,6 +50,7 @@ const DIFFERENCES = [
   "`usage` is null until the response ends, and `input_tokens_details` has `cached_tokens` only (no cache writes).",
   "A cancelled response's stream ends with `response.failed` (Responses streams have no cancellation event).",
   "`output` holds the agent's own tool calls with their results (`function_call_output`): the runtime ran them.",
+  "`model` names the agent and the version that answered (`agent@3`; the bare name for an agent of no version), whatever the request named.",
 ];
 
 /** A field's type in a few words, from its schema's JSON Schema type. */

@@ -32,7 +32,7 @@ describe("POST /v1/responses", () => {
     await createAgent({ name: "resp-basic", model: "demo:fast", tools: ["calculator"] });
     const res = await create({ model: "resp-basic", input: "what is 6 * 7?" });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ object: "response", status: "completed", model: "resp-basic", error: null, background: false });
+    expect(res.body).toMatchObject({ object: "response", status: "completed", model: "resp-basic@1", error: null, background: false });
     expect(res.body.id).toMatch(/^resp_[0-9a-f]{48}$/);
     const types = res.body.output.map((i: any) => i.type);
     expect(types).toEqual(["function_call", "function_call_output", "message"]);
@@ -222,7 +222,7 @@ describe("versions", () => {
     const versionOf = async (id: string) => (await api("GET", `/v1/sessions/ses_${id.slice(5, 29)}`)).body.agent_version;
     const pinned = await create({ model: "resp-ver@1", input: "hello" });
     expect(pinned.status, JSON.stringify(pinned.body)).toBe(200);
-    expect(pinned.body).toMatchObject({ status: "completed", model: "resp-ver" });
+    expect(pinned.body).toMatchObject({ status: "completed", model: "resp-ver@1" });
     expect(await versionOf(pinned.body.id)).toBe(1);
     expect(await versionOf((await create({ model: "resp-ver@stable", input: "hello" })).body.id)).toBe(1);
     expect(await versionOf((await create({ model: "resp-ver", input: "hello" })).body.id)).toBe(2);

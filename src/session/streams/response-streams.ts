@@ -18,11 +18,21 @@ export type ResponsesMode = "object" | "wait" | "input" | "stream";
 
 export interface ResponsesHost extends Omit<SseOptions, "signal"> {
   store: Pick<SessionStore, "readEvents" | "conversationReads">;
-  /** The agent the session was opened with: the responses' `model`. */
+  /** The agent the session was opened with: the responses' `model`, with the version its turn ran. */
   model: string;
   openEvents: OpenEvents;
   /** Whether the turn still waits for all of `actionIds` and nothing follows `sequence` in the log yet. */
   stillWaiting(turnId: string, actionIds: string[], sequence: number): Promise<boolean>;
+}
+
+/**
+ * The `model` of a response: the agent and the version its turn ran (`agent@3`), the session's at the turn's
+ * first event (a session moves to another version only between turns); the bare name for an inline agent.
+ */
+function modelOf(host: ResponsesHost, cursor: number): string {
+  const ran = host.store.conversationReads.versionAt(cursor + 1);
+  // After a handoff a move names the agent handed to: its versions are not the opened agent's.
+  return ran && ran.version !== null && ran.agent === host.model ? `${host.model}@${ran.version}` : host.model;
 }
 
 /** The response `id` of this session: its reference and where its turn's events begin. */
@@ -48,7 +58,7 @@ async function pauseIfWaiting(fold: ResponsesFold, host: ResponsesHost, turnId: 
 /** The fold over what the log holds now, and how many stream events that made. */
 async function foldNow(host: ResponsesHost, id: string): Promise<{ fold: ResponsesFold; sent: number; ref: ResponseRef; cursor: number }> {
   const { ref, cursor } = located(host.store, id);
-  const fold = new ResponsesFold(ref, id, host.model);
+  const fold = new ResponsesFold(ref, id, modelOf(host, cursor));
   let sent = 0;
   let last = cursor;
   for (const e of loggedEvents(host.store, cursor)) {
@@ -62,7 +72,7 @@ async function foldNow(host: ResponsesHost, id: string): Promise<{ fold: Respons
 
 /** The stream events of the response after its event `startingAfter` (-1: all), live until it ends. */
 async function* liveEvents(host: ResponsesHost, id: string, ref: ResponseRef, cursor: number, signal: AbortSignal): AsyncGenerator<ResponsesEvent> {
-  const fold = new ResponsesFold(ref, id, host.model);
+  const fold = new ResponsesFold(ref, id, modelOf(host, cursor));
   for await (const e of sessionEvents(host.openEvents, cursor, signal)) {
     yield* fold.push(e);
     if (!fold.ended) yield* await pauseIfWaiting(fold, host, ref.turn_id, e.sequence);
