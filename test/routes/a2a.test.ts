@@ -163,29 +163,38 @@ describe("files tools return", () => {
 });
 
 describe("ListTasks without contextId", () => {
-  it("lists the tasks of every session of the agent the caller reaches, newest session first, paged and filtered by status", async () => {
+  it("lists the tasks of every session of the agent the caller reaches, the most recently updated first, paged and filtered by status", async () => {
     await createAgent({ name: "a2a-list-all", model: "demo:fast" });
     const first = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("one") })).body.result.task;
-    const second = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("two", { contextId: first.contextId }) })).body.result.task;
     const third = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("three") })).body.result.task;
+    // The older session's second task is the newest: it comes first, though its session was opened first.
+    const second = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("two", { contextId: first.contextId }) })).body.result.task;
     await createAgent({ name: "a2a-list-other", model: "demo:fast" });
     await rpc("a2a-list-other", "SendMessage", { message: userMessage("elsewhere") });
-    // The index is written within a second of a session's change.
-    await until(async () => {
-      const rows = (await api("GET", "/v1/sessions?agent=a2a-list-all")).body.sessions;
-      return rows.length === 2 && rows.every((r: any) => r.turns > 0) && rows.reduce((n: number, r: any) => n + r.turns, 0) === 3;
-    }, "the index lists both sessions");
+    /** The index is written within a second of a session's change. */
+    const indexed = (turns: number) =>
+      until(async () => {
+        const rows = (await api("GET", "/v1/sessions?agent=a2a-list-all")).body.sessions;
+        return rows.length === 2 && rows.every((r: any) => r.turns > 0) && rows.reduce((n: number, r: any) => n + r.turns, 0) === turns;
+      }, "the index lists both sessions");
+    await indexed(3);
     const all = (await rpc("a2a-list-all", "ListTasks", {})).body.result;
     expect(all).toMatchObject({ nextPageToken: "", pageSize: 20, totalSize: 3 });
-    expect(all.tasks.map((t: any) => t.id)).toEqual([third.id, second.id, first.id]);
+    expect(all.tasks.map((t: any) => t.id)).toEqual([second.id, third.id, first.id]);
+    const times = all.tasks.map((t: any) => Date.parse(t.status.timestamp));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
     expect(all.tasks.every((t: any) => t.artifacts.length === 0)).toBe(true);
 
     const page1 = (await rpc("a2a-list-all", "ListTasks", { pageSize: 2 })).body.result;
-    expect(page1.tasks.map((t: any) => t.id)).toEqual([third.id, second.id]);
+    expect(page1.tasks.map((t: any) => t.id)).toEqual([second.id, third.id]);
+    // A task updated between pages moves ahead of the token: the next page neither repeats nor skips one.
+    const fourth = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("four", { contextId: third.contextId }) })).body.result.task;
+    await indexed(4);
     const page2 = (await rpc("a2a-list-all", "ListTasks", { pageSize: 2, pageToken: page1.nextPageToken })).body.result;
     expect(page2).toMatchObject({ nextPageToken: "", tasks: [{ id: first.id }] });
+    expect((await rpc("a2a-list-all", "ListTasks", { pageSize: 1 })).body.result.tasks.map((t: any) => t.id)).toEqual([fourth.id]);
     expect((await rpc("a2a-list-all", "ListTasks", { status: "TASK_STATE_FAILED" })).body.result.tasks).toEqual([]);
-    expect((await rpc("a2a-list-all", "ListTasks", { status: "TASK_STATE_COMPLETED" })).body.result.tasks).toHaveLength(3);
+    expect((await rpc("a2a-list-all", "ListTasks", { status: "TASK_STATE_COMPLETED" })).body.result.tasks).toHaveLength(4);
     expect((await rpc("a2a-list-all", "ListTasks", { pageToken: "nope" })).body.error.code).toBe(-32602);
 
     // A token bound to one session sees that session's tasks only.

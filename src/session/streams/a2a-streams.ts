@@ -15,8 +15,11 @@ import { type SseFormat, type SseOptions, sseResponse } from "./sse-writer";
 /** The path of the A2A reads on the session object (the Worker's forwarded request). */
 export const A2A_PATH = "/a2a";
 
-/** What the Worker asks: the task now, once it settles, or its stream (from the start, after an event, or from now). */
-export type A2aMode = "object" | "wait" | "stream" | "subscribe";
+/**
+ * What the Worker asks: the task now, once it settles, or its stream (from the start, after an event, or from
+ * now); or every task of the session as it is now (`tasks`: ListTasks across sessions).
+ */
+export type A2aMode = "object" | "wait" | "stream" | "subscribe" | "tasks";
 
 export interface A2aHost extends Omit<SseOptions, "signal"> {
   store: Pick<SessionStore, "readEvents" | "conversationReads">;
@@ -61,11 +64,24 @@ async function* liveEvents(host: A2aHost, id: string, signal: AbortSignal): Asyn
   }
 }
 
+/** Every task of the session (each of its turns), folded in one read of the log. */
+function allTasks(host: A2aHost, sessionId: string): Task[] {
+  const folds = new Map<string, A2aTaskFold>();
+  for (const e of loggedEvents(host.store, 0)) {
+    if (!e.turn_id) continue;
+    let fold = folds.get(e.turn_id);
+    if (!fold) folds.set(e.turn_id, (fold = new A2aTaskFold({ session_id: sessionId, turn_id: e.turn_id })));
+    fold.push(e);
+  }
+  return [...folds.values()].map((f) => f.task);
+}
+
 /** Answers the Worker's A2A request `request` for this session. */
 export async function serveA2a(request: Request, host: A2aHost): Promise<Response> {
   const url = new URL(request.url);
   const id = url.searchParams.get("id") ?? "";
   const mode = url.searchParams.get("mode") as A2aMode;
+  if (mode === "tasks") return Response.json(allTasks(host, url.searchParams.get("session_id") ?? ""));
   const now = foldNow(host, id);
   if (mode === "object" || (mode === "wait" && (await ends(now.fold, host, now.last)))) return Response.json(now.fold.task);
   const abort = new AbortController();
