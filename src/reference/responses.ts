@@ -34,7 +34,7 @@ const EVENTS_TO_ITEMS: [string, string][] = [
   ["`model.completed` of the agent's executor call", "`output_text.done`, `content_part.done`, `output_item.done`"],
   ["`reasoning.summary`", "a `reasoning` item"],
   ["`tool.started`", "a `function_call` item (with `function_call_arguments.done`)"],
-  ["`tool.result`", "a `function_call_output` item (the runtime ran the call: nothing is for the client to do)"],
+  ["`tool.result`", "a `function_call_output` item (the runtime ran the call: nothing is for the client to do); files it returned carry their absolute `url`"],
   ["a pause on `action.required` (approval, question)", "`mcp_approval_request` or `function_call` (`ask_user`) items, then `response.incomplete`"],
   [
     "`turn.completed`",

@@ -94,6 +94,7 @@ async function tasksOf(call: RpcCall, sid: string): Promise<Task[]> {
   const url = new URL(`https://session${A2A_PATH}`);
   url.searchParams.set("mode", "tasks");
   url.searchParams.set("session_id", sid);
+  url.searchParams.set("origin", call.origin);
   try {
     return (await (await sessionFetch(call.env, sid, url, expiresAt(call.principal))).json()) as Task[];
   } catch (err) {

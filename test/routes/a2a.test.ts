@@ -143,7 +143,7 @@ describe("files tools return", () => {
   it("are artifacts of the task with a file part naming the session file, in the task and its stream", async () => {
     const id = uniqueId("a2a-files");
     const files = [{ data: btoa("a,b\n1,2\n"), media_type: "text/csv", filename: "table.csv" }];
-    await script(id, [{ tool_calls: [{ name: "make_files", arguments: { files } }] }, { text: "Here is the table." }]);
+    await script(id, [{ tool_calls: [{ name: "make_files", arguments: { files } }] }, { text: "Here is the table." }, { text: "A table." }]);
     await createAgent({ name: "a2a-files", model: `openai-compatible:${id}`, http_tools: [{ name: "make_files", url: toolURL("files") }] });
     const res = await rpc("a2a-files", "SendStreamingMessage", { message: userMessage("make a table") });
     const got = sse(res.body);
@@ -153,12 +153,22 @@ describe("files tools return", () => {
     const contextId = got[0]!.result.task.contextId;
     expect(file).toMatchObject({ taskId, append: false, lastChunk: true, artifact: { name: "table.csv" } });
     const [part] = file.artifact.parts;
-    expect(part).toEqual({ url: expect.stringMatching(new RegExp(`^/v1/sessions/${contextId}/files/`)), mediaType: "text/csv", filename: "table.csv" });
-    expect((await api("GET", part.url)).body).toBe("a,b\n1,2\n");
+    // An absolute URL, under the origin the request reached the runtime at.
+    const url = new RegExp(`^https://runtime\\.test/v1/sessions/${contextId}/files/file_`);
+    expect(part).toEqual({ url: expect.stringMatching(url), mediaType: "text/csv", filename: "table.csv" });
+    expect((await api("GET", new URL(part.url).pathname)).body).toBe("a,b\n1,2\n");
     const task = (await rpc("a2a-files", "GetTask", { id: taskId })).body.result;
     expect(task.status.state).toBe("TASK_STATE_COMPLETED");
     expect(task.artifacts.map((a: any) => a.name)).toEqual(["table.csv", "answer"]);
     expect(task.artifacts[0]).toEqual(file.artifact);
+    const listed = (await rpc("a2a-files", "ListTasks", { includeArtifacts: true })).body.result.tasks;
+    expect(listed.find((t: any) => t.id === taskId).artifacts[0]).toEqual(file.artifact);
+
+    // A file the user sent is a file part of the task's history with its absolute URL too.
+    const sent = [{ text: "what is this?" }, { raw: btoa("x,y\n"), mediaType: "text/csv", filename: "mine.csv" }];
+    const asked = await rpc("a2a-files", "SendMessage", { message: { ...userMessage("x"), parts: sent, contextId } });
+    const filePart = asked.body.result.task.history[0].parts.find((p: any) => p.url);
+    expect(filePart).toMatchObject({ url: expect.stringMatching(url), mediaType: "text/csv", filename: "mine.csv" });
   });
 });
 

@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { api, apiAs, createAgent, events } from "../support/api";
 import { until } from "../support/chat-client";
+import { script, toolURL, uniqueId } from "../support/fake-model";
 import { tinyPng } from "../support/tiny-files";
 
 type Sse = { event: string; data: any }[];
@@ -210,6 +211,32 @@ describe("input items", () => {
       { type: "input_text", text: "what is this?" },
       { type: "input_image", file_id: expect.any(String) },
     ]);
+  });
+});
+
+describe("files", () => {
+  it("a file a tool returned is in its function_call_output with an absolute URL under the request's origin", async () => {
+    const id = uniqueId("resp-files");
+    const files = [{ data: btoa("a,b\n1,2\n"), media_type: "text/csv", filename: "table.csv" }];
+    await script(id, [{ tool_calls: [{ name: "make_files", arguments: { files } }] }, { text: "Here is the table." }]);
+    await createAgent({ name: "resp-files", model: `openai-compatible:${id}`, http_tools: [{ name: "make_files", url: toolURL("files") }] });
+    const res = await create({ model: "resp-files", input: "make a table" });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const sid = `ses_${res.body.id.slice(5, 29)}`;
+    const output = (r: any) => JSON.parse(r.output.find((i: any) => i.type === "function_call_output").output);
+    const [file] = output(res.body).files;
+    expect(file).toMatchObject({
+      media_type: "text/csv",
+      filename: "table.csv",
+      url: expect.stringMatching(new RegExp(`^https://runtime\\.test/v1/sessions/${sid}/files/file_`)),
+    });
+    expect(file.url.endsWith(file.file_id)).toBe(true);
+    expect((await api("GET", new URL(file.url).pathname)).body).toBe("a,b\n1,2\n");
+    // Retrieved and streamed alike.
+    expect(output((await api("GET", `/v1/responses/${res.body.id}`)).body).files[0].url).toBe(file.url);
+    const streamed = sse((await api("GET", `/v1/responses/${res.body.id}?stream=true`)).body);
+    const done = streamed.find((e) => e.event === "response.output_item.done" && e.data.item.type === "function_call_output");
+    expect(JSON.parse(done!.data.item.output).files[0].url).toBe(file.url);
   });
 });
 

@@ -23,6 +23,8 @@ interface PushSpec {
   config_id: string;
   task_id: string;
   turn_id: string;
+  /** The runtime's origin as the request that made the config reached it: the deliveries' file URLs are under it. */
+  origin?: string;
   token?: string;
   authentication?: { scheme: string; credentials?: string };
 }
@@ -54,7 +56,7 @@ export class A2aPushConfigs {
   ) {}
 
   /** Adds (or replaces, by id) a config; its generated signing secret is answered here only. */
-  create(input: PushConfigInput): PushConfigView & { signingSecret?: string } {
+  create(input: PushConfigInput, origin: string): PushConfigView & { signingSecret?: string } {
     const ref = parseTaskId(input.taskId);
     const first = ref ? this.s.store.conversationReads.firstSequenceOf(ref.turn_id) : null;
     if (!ref || first === null) throw ApiError.notFound("Task", input.taskId);
@@ -64,7 +66,7 @@ export class A2aPushConfigs {
     const existing = this.ofTask(input.taskId);
     const replaced = existing.find((r) => specOf(r).config_id === config_id);
     if (!replaced && existing.length >= MAX_PUSH_CONFIGS) throw new ApiError("conflict", `task ${input.taskId} already has ${MAX_PUSH_CONFIGS} push configs`);
-    const spec: PushSpec = { config_id, task_id: input.taskId, turn_id: ref.turn_id };
+    const spec: PushSpec = { config_id, task_id: input.taskId, turn_id: ref.turn_id, origin };
     if (input.token !== undefined) spec.token = input.token;
     if (input.authentication) spec.authentication = input.authentication;
     const secret = input.signingSecret ?? newSigningSecret();
@@ -136,7 +138,7 @@ export function pushBatch(
   last: number,
 ): { end: number; bodies: string[]; done: boolean } {
   const spec = specOf(row);
-  const fold = new A2aTaskFold(parseTaskId(spec.task_id)!);
+  const fold = new A2aTaskFold(parseTaskId(spec.task_id)!, spec.origin ?? "");
   for (const e of eventsOfTurn(spec.turn_id)) {
     if (e.sequence > last) break;
     const items = pushItems(fold, e);
