@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { rpc, userMessage } from "../support/a2a-rpc";
 import { api, apiAs, createAgent } from "../support/api";
 import { until } from "../support/chat-client";
-import { baseURL, uniqueId } from "../support/fake-model";
+import { baseURL, script, toolURL, uniqueId } from "../support/fake-model";
 
 type Received = { a2a_token?: string; authorization?: string; webhook: Record<string, string>; body: string; answered: number | "hung" };
 
@@ -97,6 +97,26 @@ describe("A2A push notifications", () => {
     }
     const listed = (await rpc("a2a-push-send", "ListTaskPushNotificationConfigs", { taskId: task.id })).body.result.configs;
     expect(listed).toEqual([{ id: expect.any(String), taskId: task.id, url: rcv.url }]);
+  });
+
+  it("delivers a file a tool returned as an artifact update whose file part has the absolute URL", async () => {
+    const id = uniqueId("a2a-push-files");
+    const files = [{ data: btoa("a,b\n1,2\n"), media_type: "text/csv", filename: "table.csv" }];
+    await script(id, [{ tool_calls: [{ name: "make_files", arguments: { files } }] }, { text: "Here is the table." }]);
+    await createAgent({ name: "a2a-push-files", model: `openai-compatible:${id}`, http_tools: [{ name: "make_files", url: toolURL("files") }] });
+    const rcv = await receiver();
+    const configuration = { taskPushNotificationConfig: { url: rcv.url } };
+    const task = (await rpc("a2a-push-files", "SendMessage", { message: userMessage("make a table"), configuration })).body.result.task;
+    const accepted = await delivered(rcv.requests);
+    expect(accepted.map(stateOf)).toEqual([
+      "TASK_STATE_WORKING",
+      expect.stringMatching(/^artifact:file-file_/),
+      "artifact:text-1:Here is the table.",
+      "TASK_STATE_COMPLETED",
+    ]);
+    const { artifact } = JSON.parse(accepted[1]!.body).artifactUpdate;
+    expect(artifact).toEqual(task.artifacts[0]);
+    expect(artifact.parts[0].url).toMatch(new RegExp(`^https://runtime\\.test/v1/sessions/${task.contextId}/files/file_`));
   });
 
   it("refuses a URL off the allowlist, an unknown task, bad params and a read key, storing nothing", async () => {
