@@ -10,6 +10,9 @@ export type FileRef = z.output<typeof FileRef>;
 /** Where a session file is downloaded, relative to the runtime's base URL (a browser adds `?access_token=`). */
 export const fileRoute = (sessionId: string, fileId: string): string => `/v1/sessions/${sessionId}/files/${fileId}`;
 
+/** A session file's absolute URL under `origin` (the runtime's, as the request that reads it reached it). */
+export const fileUrl = (origin: string, sessionId: string, fileId: string): string => `${origin}${fileRoute(sessionId, fileId)}`;
+
 const TextPart = z.strictObject({ type: z.literal("text"), text: z.string().max(200_000, "must be at most 200000 characters") });
 
 const FilePart = z

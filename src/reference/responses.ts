@@ -34,7 +34,7 @@ const EVENTS_TO_ITEMS: [string, string][] = [
   ["`model.completed` of the agent's executor call", "`output_text.done`, `content_part.done`, `output_item.done`"],
   ["`reasoning.summary`", "a `reasoning` item"],
   ["`tool.started`", "a `function_call` item (with `function_call_arguments.done`)"],
-  ["`tool.result`", "a `function_call_output` item (the runtime ran the call: nothing is for the client to do)"],
+  ["`tool.result`", "a `function_call_output` item (the runtime ran the call: nothing is for the client to do); files it returned carry their absolute `url`"],
   ["a pause on `action.required` (approval, question)", "`mcp_approval_request` or `function_call` (`ask_user`) items, then `response.incomplete`"],
   [
     "`turn.completed`",
@@ -50,6 +50,7 @@ const DIFFERENCES = [
   "`usage` is null until the response ends, and `input_tokens_details` has `cached_tokens` only (no cache writes).",
   "A cancelled response's stream ends with `response.failed` (Responses streams have no cancellation event).",
   "`output` holds the agent's own tool calls with their results (`function_call_output`): the runtime ran them.",
+  "`model` names the agent and the version that answered (`agent@3`; the bare name for an agent of no version), whatever the request named.",
 ];
 
 /** A field's type in a few words, from its schema's JSON Schema type. */

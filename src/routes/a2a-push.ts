@@ -12,7 +12,7 @@ import { sessionStub } from "./http";
 export async function addPushConfig(call: RpcCall, input: PushConfigInput) {
   const ref = await reach(call, input.taskId);
   need(call.principal, "session.submit");
-  return unwrap(await sessionStub(call.env, ref.session_id).pushConfig("create", { ...input, taskId: taskId(ref) }));
+  return unwrap(await sessionStub(call.env, ref.session_id).pushConfig("create", { ...input, taskId: taskId(ref) }, call.origin));
 }
 
 export async function createPushConfig(call: RpcCall, raw: unknown) {

@@ -26,6 +26,8 @@ export interface RpcCall {
   rpcId: RpcId;
   /** The Last-Event-ID a reconnecting client sends (SubscribeToTask resumes after it). */
   lastEventId: string | undefined;
+  /** The runtime's origin as the client reached it: file parts carry absolute URLs under it. */
+  origin: string;
 }
 
 /** The params of a method, or InvalidParams naming the first field refused. */
@@ -66,6 +68,7 @@ export async function read(call: RpcCall, ref: TaskRef, mode: A2aMode, after?: n
   url.searchParams.set("id", taskId(ref));
   url.searchParams.set("mode", mode);
   url.searchParams.set("rpc_id", JSON.stringify(call.rpcId));
+  url.searchParams.set("origin", call.origin);
   if (after !== undefined) url.searchParams.set("after", String(after));
   try {
     return await sessionFetch(call.env, ref.session_id, url, expiresAt(call.principal));

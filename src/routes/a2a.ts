@@ -107,7 +107,10 @@ async function handle(c: Context<AppEnv>): Promise<Response> {
     checkVersion(c.req.header(A2A_VERSION_HEADER));
     const method = METHODS[req.data.method];
     if (!method) throw new RpcError("methodNotFound", `no method '${req.data.method}' (A2A 1.0: ${Object.keys(METHODS).join(", ")})`);
-    const result = await method({ env: c.env, principal, agent, rpcId: id, lastEventId: c.req.header("last-event-id") }, req.data.params);
+    const result = await method(
+      { env: c.env, principal, agent, rpcId: id, lastEventId: c.req.header("last-event-id"), origin: new URL(c.req.url).origin },
+      req.data.params,
+    );
     return result instanceof Response ? result : answer({ result });
   } catch (err) {
     const api = err instanceof RpcError ? null : toApiError(err);

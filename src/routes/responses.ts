@@ -20,7 +20,7 @@ import { type InputItem, parseResponseId, type ResponseObject, type ResponseRef,
 import { decide, expiresAt, reachable } from "./chat";
 import { sessionFetch } from "./chat-stream";
 import { eraseSessions } from "./erasure";
-import { callSession, router, sessionStub, toApiError } from "./http";
+import { type AppEnv, callSession, router, sessionStub, toApiError } from "./http";
 import { checkMayOpen, newSession } from "./open-session";
 import { route } from "./operation-route";
 import { answerValue, type ResponsesInput, responsesInput } from "./responses-input";
@@ -48,12 +48,14 @@ async function reach(env: Env, principal: Principal, id: string, param = "respon
 type Cursor = { after: number; name: "starting_after" | "Last-Event-ID" };
 
 /** Reads the response from its session: its object now, once it ends, its input items, or its stream. */
-async function read(env: Env, principal: Principal, ref: ResponseRef, mode: ResponsesMode, cursor?: Cursor): Promise<Response> {
+async function read(c: Context<AppEnv>, ref: ResponseRef, mode: ResponsesMode, cursor?: Cursor): Promise<Response> {
   const url = new URL(`https://session${RESPONSES_PATH}`);
   url.searchParams.set("id", responseId(ref));
   url.searchParams.set("mode", mode);
+  // Files carry absolute URLs under the runtime's origin as the client reached it.
+  url.searchParams.set("origin", new URL(c.req.url).origin);
   if (cursor) url.searchParams.set(cursor.name === "Last-Event-ID" ? "last_event_id" : "starting_after", String(cursor.after));
-  return sessionFetch(env, ref.session_id, url, expiresAt(principal));
+  return sessionFetch(c.env, ref.session_id, url, expiresAt(c.get("principal")));
 }
 
 /** The stream's cursor from the request: Last-Event-ID when the header is there, else starting_after (absent: from the start). */
@@ -159,21 +161,21 @@ responses
     const body = c.req.valid("json");
     const principal = c.get("principal");
     const ref = await submit(c.env, principal, body);
-    if (body.stream) return (await read(c.env, principal, ref, "stream")) as never;
-    return c.json(await object(await read(c.env, principal, ref, body.background ? "object" : "wait")), 200);
+    if (body.stream) return (await read(c, ref, "stream")) as never;
+    return c.json(await object(await read(c, ref, body.background ? "object" : "wait")), 200);
   })
   .openapi(route(ops.getResponse), async (c) => {
     const principal = c.get("principal");
     const ref = await reach(c.env, principal, c.req.valid("param").response_id);
     const { stream, starting_after } = c.req.valid("query");
-    if (stream === "true") return (await read(c.env, principal, ref, "stream", streamCursor(c.req.header("last-event-id"), starting_after))) as never;
+    if (stream === "true") return (await read(c, ref, "stream", streamCursor(c.req.header("last-event-id"), starting_after))) as never;
     if (starting_after !== undefined) throw refused("starting_after", "is read only with stream=true");
-    return c.json(await object(await read(c.env, principal, ref, "object")), 200);
+    return c.json(await object(await read(c, ref, "object")), 200);
   })
   .openapi(route(ops.cancelResponse), async (c) => {
     const principal = c.get("principal");
     const ref = await reach(c.env, principal, c.req.valid("param").response_id);
-    const now = await object(await read(c.env, principal, ref, "object"));
+    const now = await object(await read(c, ref, "object"));
     // As in Responses, cancelling is idempotent: a cancelled response is answered as it is.
     if (now.status === "cancelled") return c.json(now, 200);
     const running = now.status === "queued" || now.status === "in_progress";
@@ -181,7 +183,7 @@ responses
       throw new ApiError("conflict", `Response '${now.id}' is ${now.status}: only a queued, in-progress or waiting response can be cancelled`);
     }
     unwrap(await sessionStub(c.env, ref.session_id).cancelTurn(ref.turn_id, "cancelled by the client"));
-    return c.json(await object(await read(c.env, principal, ref, "wait")), 200);
+    return c.json(await object(await read(c, ref, "wait")), 200);
   })
   .openapi(route(ops.deleteResponse), async (c) => {
     const principal = c.get("principal");
@@ -196,7 +198,7 @@ responses
     const principal = c.get("principal");
     const ref = await reach(c.env, principal, c.req.valid("param").response_id);
     const { limit = 20, order = "desc", after } = c.req.valid("query");
-    const all = (await (await read(c.env, principal, ref, "input")).json()) as InputItem[];
+    const all = (await (await read(c, ref, "input")).json()) as InputItem[];
     const ordered = order === "asc" ? all : [...all].reverse();
     const start = after === undefined ? 0 : ordered.findIndex((i) => i.id === after) + 1;
     if (start === 0 && after !== undefined) throw refused("after", `no input item '${after}' in this response`);

@@ -6,7 +6,7 @@
 // sends what follows N.
 import type { A2aMessage, Artifact, Part, StreamResponse, Task, TaskState } from "../protocol/a2a";
 import type { EventOf, RuntimeEvent } from "../protocol/events";
-import { fileRoute } from "../protocol/input-parts";
+import { fileUrl } from "../protocol/input-parts";
 import { TurnActivity } from "./turn-activity";
 
 const HEX = "[0-9a-f]{24}";
@@ -35,12 +35,12 @@ export interface IndexedEvent {
 const iso = (ms: number) => new Date(ms).toISOString();
 const textOf = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 
-/** The input of a turn as the user's message (text, and its files as file parts naming the session's file). */
-function userMessage(e: EventOf<"turn.submitted">, ref: TaskRef, id: string): A2aMessage {
+/** The input of a turn as the user's message (text, and its files as file parts with the session file's URL). */
+function userMessage(e: EventOf<"turn.submitted">, ref: TaskRef, id: string, origin: string): A2aMessage {
   const parts: Part[] = [];
   if (e.payload.input) parts.push({ text: e.payload.input });
   for (const f of e.payload.files ?? []) {
-    parts.push({ url: fileRoute(ref.session_id, f.file_id), mediaType: f.media_type, ...(f.filename ? { filename: f.filename } : {}) });
+    parts.push({ url: fileUrl(origin, ref.session_id, f.file_id), mediaType: f.media_type, ...(f.filename ? { filename: f.filename } : {}) });
   }
   return { messageId: `msg_${e.sequence}`, contextId: ref.session_id, taskId: id, role: "ROLE_USER", parts: parts.length ? parts : [{ text: "" }] };
 }
@@ -78,7 +78,11 @@ export class A2aTaskFold {
   private open: Artifact | null = null;
   private texts = 0;
 
-  constructor(readonly ref: TaskRef) {
+  /** `origin`: the runtime's, as the request reached it: file parts carry absolute URLs under it. */
+  constructor(
+    readonly ref: TaskRef,
+    private readonly origin: string,
+  ) {
     const id = taskId(ref);
     this.task = { id, contextId: ref.session_id, status: { state: "TASK_STATE_SUBMITTED", timestamp: iso(0) }, artifacts: [], history: [] };
   }
@@ -90,6 +94,11 @@ export class A2aTaskFold {
   /** How many stream events the fold made so far. */
   get count(): number {
     return this.next;
+  }
+
+  /** The artifact the answer's text is being written into now, or null (a push config sends it whole once closed). */
+  get writing(): Artifact | null {
+    return this.open;
   }
 
   /** The actions the task waits for (its INPUT_REQUIRED status names them). */
@@ -105,7 +114,7 @@ export class A2aTaskFold {
     const root = (e.depth ?? 0) === 0;
     switch (e.type) {
       case "turn.submitted":
-        this.task.history.push(userMessage(e, this.ref, this.task.id));
+        this.task.history.push(userMessage(e, this.ref, this.task.id, this.origin));
         this.task.status = { state: "TASK_STATE_SUBMITTED", timestamp: iso(e.timestamp) };
         this.emit({ task: structuredClone(this.task) }, out);
         break;
@@ -121,7 +130,7 @@ export class A2aTaskFold {
       case "artifact.created": {
         // A file a tool returned (at any depth): an artifact of its own, its part the session file's URL.
         const { file_id, media_type, filename } = e.payload;
-        const part: Part = { url: fileRoute(this.ref.session_id, file_id), mediaType: media_type, ...(filename ? { filename } : {}) };
+        const part: Part = { url: fileUrl(this.origin, this.ref.session_id, file_id), mediaType: media_type, ...(filename ? { filename } : {}) };
         this.artifact({ artifactId: `file-${file_id}`, name: filename ?? file_id, parts: [part] }, false, true, out);
         break;
       }

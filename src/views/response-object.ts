@@ -4,6 +4,7 @@
 // object as it emits its events; GET /v1/responses/:id folds the same events, so both always agree.
 import type { ResponsesRequestRecord } from "../protocol/event-shapes";
 import type { EventOf, RuntimeEvent } from "../protocol/events";
+import { fileUrl } from "../protocol/input-parts";
 
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
 
@@ -133,6 +134,17 @@ export function responseUsage(usage: EventOf<"turn.completed">["payload"]["usage
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: usage.total_tokens,
   };
+}
+
+/**
+ * A tool result as a function_call_output carries it: the session files a tool returned (references in the
+ * log) each with its absolute `url` under `origin`, the runtime's as the request reached it.
+ */
+export function withFileUrls(output: unknown, origin: string, sessionId: string): unknown {
+  const files = (output as { files?: unknown } | null)?.files;
+  if (typeof output !== "object" || output === null || !Array.isArray(files)) return output;
+  const linked = files.map((f) => (typeof f?.file_id === "string" ? { ...f, url: fileUrl(origin, sessionId, f.file_id) } : f));
+  return { ...output, files: linked };
 }
 
 /** A value as the Responses API carries arguments and outputs: text, JSON when it is not text. */

@@ -20,6 +20,7 @@ import {
   responseShell,
   responseUsage,
   seconds,
+  withFileUrls,
 } from "./response-object";
 import { TurnActivity } from "./turn-activity";
 
@@ -63,10 +64,12 @@ export class ResponsesFold {
   /** The turn paused after this response began (the next event of the turn ends the response). */
   private pausedHere = false;
 
+  /** `origin`: the runtime's, as the request reached it: the files of tool results carry absolute URLs under it. */
   constructor(
     private readonly ref: ResponseRef,
     id: string,
     model: string,
+    private readonly origin: string,
   ) {
     this.response = responseShell(id, model, 0);
   }
@@ -179,7 +182,7 @@ export class ResponsesFold {
       case "tool.result":
         if (root) {
           this.call(e.tool_call_id!, e.payload.name, {}, out);
-          const output = asText(e.payload.output);
+          const output = asText(withFileUrls(e.payload.output, this.origin, this.ref.session_id));
           this.addItem({ type: "function_call_output", id: `fco_${e.tool_call_id}`, call_id: e.tool_call_id!, output, status: "completed" }, out);
         }
         return;

@@ -51,7 +51,7 @@ const toolResult: Draft = { type: "tool.result", tool_call_id: "call_1", payload
 const done: Draft = { type: "turn.completed", payload: { output: "The answer is 42.", stop_reason: "final_answer", usage } };
 
 function fold(events: RuntimeEvent[], ref = FRESH): { fold: ResponsesFold; out: ResponsesEvent[] } {
-  const f = new ResponsesFold(ref, responseId(ref), "a");
+  const f = new ResponsesFold(ref, responseId(ref), "a", "");
   return { fold: f, out: events.flatMap((e) => f.push(e)) };
 }
 

@@ -1,7 +1,8 @@
 // One agent of the runtime calling another over A2A (docs/guides/a2a.md), a real HTTP hop: the runtime runs in a
 // Miniflare process listening on a port, and the caller's `a2a_agents` entry names that port's JSON-RPC URL (or
 // the Agent Card's). The remote task's answer comes back as the tool result, its input-required as the result's
-// question, cancelling the caller's turn cancels the remote task, and a restart mid-call sends nothing twice.
+// question (one nobody answers in time, or the user declines, cancels the remote task), cancelling the caller's
+// turn cancels the remote task, and a restart mid-call sends nothing twice.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,10 +36,10 @@ const remoteSessions = async (mf: Miniflare, agent: string): Promise<string[]> =
   (await call(mf, "GET", `/v1/sessions?agent=${agent}`)).sessions.map((s: { session_id: string }) => s.session_id);
 
 /** A caller agent whose model calls the tool `remote` once with `message`, then answers "done". */
-async function caller(mf: Miniflare, port: number, remote: string, url = `/a2a/${remote}`): Promise<string> {
+async function caller(mf: Miniflare, port: number, remote: string, url = `/a2a/${remote}`, config: Record<string, unknown> = {}): Promise<string> {
   const model = await script([{ tool_calls: [{ name: "remote", arguments: { message: "what is 6 * 7?" } }] }, { text: "done" }]);
   const a2a_agents = [{ name: "remote", url: `http://127.0.0.1:${port}${url}`, headers: { authorization: `Bearer ${KEY}` }, timeout_ms: 60_000 }];
-  await call(mf, "PUT", `/v1/agents/caller-${remote}`, { model, a2a_agents });
+  await call(mf, "PUT", `/v1/agents/caller-${remote}`, { model, a2a_agents, ...config });
   const { session_id } = await call(mf, "POST", "/v1/sessions", { agent: `caller-${remote}` });
   await call(mf, "POST", `/v1/sessions/${session_id}/turns`, { input: "ask the remote agent" });
   return session_id;
@@ -93,6 +94,34 @@ describe("an agent calling another over A2A", () => {
     expect(remoteLog.filter((e) => e.type === "turn.submitted")).toHaveLength(1);
     expect(remoteLog.find((e) => e.type === "action.resolved").payload).toMatchObject({ decision: "approved" });
   });
+
+  it("cancels the remote task when nobody answers its question in time, or the user declines it: the call ends with an error saying so", async () => {
+    for (const [remote, declines] of [
+      ["careful-late", false],
+      ["careful-declined", true],
+    ] as const) {
+      await call(mf, "PUT", `/v1/agents/${remote}`, { model: "demo:fast", tools: ["calculator"], hitl_tools: ["calculator"] });
+      const sid = await caller(mf, port, remote, undefined, { approval_timeout_ms: declines ? 600_000 : 1000 });
+      let asked: any;
+      await until(async () => {
+        asked = (await log(mf, sid)).find((e) => e.type === "action.required");
+        return asked !== undefined;
+      });
+      if (declines) await call(mf, "POST", `/v1/sessions/${sid}/actions/${asked.action_id}`, { decision: "reject" });
+      await until(async () => (await log(mf, sid)).some((e) => e.type === "turn.completed"), 30_000);
+      const events = await log(mf, sid);
+      expect(verifyLog(events)).toEqual([]);
+      expect(events.find((e) => e.type === "action.resolved").payload.decision).toBe(declines ? "rejected" : "timed_out");
+      const [task] = await remoteSessions(mf, remote);
+      const why = declines ? "the user declined to answer it" : "nobody answered it before its deadline";
+      expect(toolResult(events)).toMatchObject({ is_error: true, output: expect.stringContaining(`asked a question and ${why}: its task task_`) });
+      expect(toolResult(events).output).toContain("was cancelled");
+      // The remote task was cancelled (CancelTask), not left waiting for an answer that will never come.
+      const remoteLog = await log(mf, task!);
+      expect(remoteLog.find((e) => e.type === "turn.cancelled")?.payload.reason).toBe("cancelled by the A2A client");
+      expect((await call(mf, "GET", `/v1/sessions/${task}`)).status).not.toBe("waiting_permission");
+    }
+  }, 60_000);
 
   it("cancels the remote task when the caller's turn is cancelled", async () => {
     await call(mf, "PUT", "/v1/agents/slow", { model: "demo:slow" });

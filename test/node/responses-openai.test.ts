@@ -72,13 +72,14 @@ describe("the openai package against the runtime", () => {
 
   it("creates a response: the agent's tool calls as items, the answer as output_text, usage", async () => {
     const response = await client.responses.create({ model: "oa-calc", input: "what is 2 * (3 + 4)?", metadata: { order: "o-17" } });
-    expect(response).toMatchObject({ object: "response", status: "completed", model: "oa-calc", error: null, background: false });
+    // `model` names the version that answered.
+    expect(response).toMatchObject({ object: "response", status: "completed", model: "oa-calc@1", error: null, background: false });
     expect(response.output_text).toBe("The answer is 14.");
     expect(response.output.map((i) => i.type)).toEqual(["function_call", "function_call_output", "message"]);
     expect(response.usage?.input_tokens_details.cached_tokens).toEqual(expect.any(Number));
     expect(response.metadata).toEqual({ order: "o-17" });
     const again = await client.responses.retrieve(response.id);
-    expect(again).toMatchObject({ id: response.id, status: "completed", metadata: { order: "o-17" }, previous_response_id: null });
+    expect(again).toMatchObject({ id: response.id, model: "oa-calc@1", status: "completed", metadata: { order: "o-17" }, previous_response_id: null });
     expect(again.output_text).toBe("The answer is 14.");
     const items = await client.responses.inputItems.list(response.id);
     expect(items.data).toMatchObject([{ type: "message", role: "user", content: [{ type: "input_text", text: "what is 2 * (3 + 4)?" }] }]);
@@ -89,6 +90,9 @@ describe("the openai package against the runtime", () => {
     expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
     expect(events[0]!.type).toBe("response.created");
     expect(events.at(-1)!.type).toBe("response.completed");
+    const models = events.flatMap((e) => ("response" in e ? [e.response.model] : []));
+    expect(models.length).toBeGreaterThan(2);
+    expect(new Set(models)).toEqual(new Set(["oa-calc@1"]));
     const deltas = events.flatMap((e) => (e.type === "response.output_text.delta" ? [e.delta] : [])).join("");
     const done = events.find((e): e is Extract<ResponseStreamEvent, { type: "response.output_text.done" }> => e.type === "response.output_text.done");
     expect(done?.text).toBe(deltas);
@@ -163,9 +167,17 @@ describe("the openai package against the runtime", () => {
       ["oa-ver", 2],
     ] as const) {
       const r = await client.responses.create({ model, input: "hello" });
-      expect(r.status).toBe("completed");
+      expect(r).toMatchObject({ status: "completed", model: `oa-ver@${version}` });
       expect(await versionOf(r.id)).toBe(version);
     }
+    // A conversation moved to another version: its next response names that one, the earlier keeps its own.
+    const first = await client.responses.create({ model: "oa-ver@1", input: "hello" });
+    await callRuntime(mf, KEY, "POST", `/v1/sessions/ses_${first.id.slice(5, 29)}/agent`, { version: 2 });
+    const second = await client.responses.create({ model: "oa-ver", input: "again", previous_response_id: first.id });
+    expect(second.model).toBe("oa-ver@2");
+    expect((await client.responses.retrieve(first.id)).model).toBe("oa-ver@1");
+    const replayed = await all(await client.responses.retrieve(first.id, { stream: true }));
+    expect(replayed.flatMap((e) => ("response" in e ? [e.response.model] : []))).toContain("oa-ver@1");
     const missing = await client.responses.create({ model: "oa-ver@7", input: "hello" }).catch((err: unknown) => err);
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
     expect(missing).toMatchObject({ status: 404, param: "model", code: "not_found" });

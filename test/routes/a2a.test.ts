@@ -143,7 +143,7 @@ describe("files tools return", () => {
   it("are artifacts of the task with a file part naming the session file, in the task and its stream", async () => {
     const id = uniqueId("a2a-files");
     const files = [{ data: btoa("a,b\n1,2\n"), media_type: "text/csv", filename: "table.csv" }];
-    await script(id, [{ tool_calls: [{ name: "make_files", arguments: { files } }] }, { text: "Here is the table." }]);
+    await script(id, [{ tool_calls: [{ name: "make_files", arguments: { files } }] }, { text: "Here is the table." }, { text: "A table." }]);
     await createAgent({ name: "a2a-files", model: `openai-compatible:${id}`, http_tools: [{ name: "make_files", url: toolURL("files") }] });
     const res = await rpc("a2a-files", "SendStreamingMessage", { message: userMessage("make a table") });
     const got = sse(res.body);
@@ -153,39 +153,58 @@ describe("files tools return", () => {
     const contextId = got[0]!.result.task.contextId;
     expect(file).toMatchObject({ taskId, append: false, lastChunk: true, artifact: { name: "table.csv" } });
     const [part] = file.artifact.parts;
-    expect(part).toEqual({ url: expect.stringMatching(new RegExp(`^/v1/sessions/${contextId}/files/`)), mediaType: "text/csv", filename: "table.csv" });
-    expect((await api("GET", part.url)).body).toBe("a,b\n1,2\n");
+    // An absolute URL, under the origin the request reached the runtime at.
+    const url = new RegExp(`^https://runtime\\.test/v1/sessions/${contextId}/files/file_`);
+    expect(part).toEqual({ url: expect.stringMatching(url), mediaType: "text/csv", filename: "table.csv" });
+    expect((await api("GET", new URL(part.url).pathname)).body).toBe("a,b\n1,2\n");
     const task = (await rpc("a2a-files", "GetTask", { id: taskId })).body.result;
     expect(task.status.state).toBe("TASK_STATE_COMPLETED");
     expect(task.artifacts.map((a: any) => a.name)).toEqual(["table.csv", "answer"]);
     expect(task.artifacts[0]).toEqual(file.artifact);
+    const listed = (await rpc("a2a-files", "ListTasks", { includeArtifacts: true })).body.result.tasks;
+    expect(listed.find((t: any) => t.id === taskId).artifacts[0]).toEqual(file.artifact);
+
+    // A file the user sent is a file part of the task's history with its absolute URL too.
+    const sent = [{ text: "what is this?" }, { raw: btoa("x,y\n"), mediaType: "text/csv", filename: "mine.csv" }];
+    const asked = await rpc("a2a-files", "SendMessage", { message: { ...userMessage("x"), parts: sent, contextId } });
+    const filePart = asked.body.result.task.history[0].parts.find((p: any) => p.url);
+    expect(filePart).toMatchObject({ url: expect.stringMatching(url), mediaType: "text/csv", filename: "mine.csv" });
   });
 });
 
 describe("ListTasks without contextId", () => {
-  it("lists the tasks of every session of the agent the caller reaches, newest session first, paged and filtered by status", async () => {
+  it("lists the tasks of every session of the agent the caller reaches, the most recently updated first, paged and filtered by status", async () => {
     await createAgent({ name: "a2a-list-all", model: "demo:fast" });
     const first = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("one") })).body.result.task;
-    const second = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("two", { contextId: first.contextId }) })).body.result.task;
     const third = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("three") })).body.result.task;
+    // The older session's second task is the newest: it comes first, though its session was opened first.
+    const second = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("two", { contextId: first.contextId }) })).body.result.task;
     await createAgent({ name: "a2a-list-other", model: "demo:fast" });
     await rpc("a2a-list-other", "SendMessage", { message: userMessage("elsewhere") });
-    // The index is written within a second of a session's change.
-    await until(async () => {
-      const rows = (await api("GET", "/v1/sessions?agent=a2a-list-all")).body.sessions;
-      return rows.length === 2 && rows.every((r: any) => r.turns > 0) && rows.reduce((n: number, r: any) => n + r.turns, 0) === 3;
-    }, "the index lists both sessions");
+    /** The index is written within a second of a session's change. */
+    const indexed = (turns: number) =>
+      until(async () => {
+        const rows = (await api("GET", "/v1/sessions?agent=a2a-list-all")).body.sessions;
+        return rows.length === 2 && rows.every((r: any) => r.turns > 0) && rows.reduce((n: number, r: any) => n + r.turns, 0) === turns;
+      }, "the index lists both sessions");
+    await indexed(3);
     const all = (await rpc("a2a-list-all", "ListTasks", {})).body.result;
     expect(all).toMatchObject({ nextPageToken: "", pageSize: 20, totalSize: 3 });
-    expect(all.tasks.map((t: any) => t.id)).toEqual([third.id, second.id, first.id]);
+    expect(all.tasks.map((t: any) => t.id)).toEqual([second.id, third.id, first.id]);
+    const times = all.tasks.map((t: any) => Date.parse(t.status.timestamp));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
     expect(all.tasks.every((t: any) => t.artifacts.length === 0)).toBe(true);
 
     const page1 = (await rpc("a2a-list-all", "ListTasks", { pageSize: 2 })).body.result;
-    expect(page1.tasks.map((t: any) => t.id)).toEqual([third.id, second.id]);
+    expect(page1.tasks.map((t: any) => t.id)).toEqual([second.id, third.id]);
+    // A task updated between pages moves ahead of the token: the next page neither repeats nor skips one.
+    const fourth = (await rpc("a2a-list-all", "SendMessage", { message: userMessage("four", { contextId: third.contextId }) })).body.result.task;
+    await indexed(4);
     const page2 = (await rpc("a2a-list-all", "ListTasks", { pageSize: 2, pageToken: page1.nextPageToken })).body.result;
     expect(page2).toMatchObject({ nextPageToken: "", tasks: [{ id: first.id }] });
+    expect((await rpc("a2a-list-all", "ListTasks", { pageSize: 1 })).body.result.tasks.map((t: any) => t.id)).toEqual([fourth.id]);
     expect((await rpc("a2a-list-all", "ListTasks", { status: "TASK_STATE_FAILED" })).body.result.tasks).toEqual([]);
-    expect((await rpc("a2a-list-all", "ListTasks", { status: "TASK_STATE_COMPLETED" })).body.result.tasks).toHaveLength(3);
+    expect((await rpc("a2a-list-all", "ListTasks", { status: "TASK_STATE_COMPLETED" })).body.result.tasks).toHaveLength(4);
     expect((await rpc("a2a-list-all", "ListTasks", { pageToken: "nope" })).body.error.code).toBe(-32602);
 
     // A token bound to one session sees that session's tasks only.

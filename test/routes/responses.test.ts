@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { api, apiAs, createAgent, events } from "../support/api";
 import { until } from "../support/chat-client";
+import { script, toolURL, uniqueId } from "../support/fake-model";
 import { tinyPng } from "../support/tiny-files";
 
 type Sse = { event: string; data: any }[];
@@ -32,7 +33,7 @@ describe("POST /v1/responses", () => {
     await createAgent({ name: "resp-basic", model: "demo:fast", tools: ["calculator"] });
     const res = await create({ model: "resp-basic", input: "what is 6 * 7?" });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ object: "response", status: "completed", model: "resp-basic", error: null, background: false });
+    expect(res.body).toMatchObject({ object: "response", status: "completed", model: "resp-basic@1", error: null, background: false });
     expect(res.body.id).toMatch(/^resp_[0-9a-f]{48}$/);
     const types = res.body.output.map((i: any) => i.type);
     expect(types).toEqual(["function_call", "function_call_output", "message"]);
@@ -213,6 +214,32 @@ describe("input items", () => {
   });
 });
 
+describe("files", () => {
+  it("a file a tool returned is in its function_call_output with an absolute URL under the request's origin", async () => {
+    const id = uniqueId("resp-files");
+    const files = [{ data: btoa("a,b\n1,2\n"), media_type: "text/csv", filename: "table.csv" }];
+    await script(id, [{ tool_calls: [{ name: "make_files", arguments: { files } }] }, { text: "Here is the table." }]);
+    await createAgent({ name: "resp-files", model: `openai-compatible:${id}`, http_tools: [{ name: "make_files", url: toolURL("files") }] });
+    const res = await create({ model: "resp-files", input: "make a table" });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const sid = `ses_${res.body.id.slice(5, 29)}`;
+    const output = (r: any) => JSON.parse(r.output.find((i: any) => i.type === "function_call_output").output);
+    const [file] = output(res.body).files;
+    expect(file).toMatchObject({
+      media_type: "text/csv",
+      filename: "table.csv",
+      url: expect.stringMatching(new RegExp(`^https://runtime\\.test/v1/sessions/${sid}/files/file_`)),
+    });
+    expect(file.url.endsWith(file.file_id)).toBe(true);
+    expect((await api("GET", new URL(file.url).pathname)).body).toBe("a,b\n1,2\n");
+    // Retrieved and streamed alike.
+    expect(output((await api("GET", `/v1/responses/${res.body.id}`)).body).files[0].url).toBe(file.url);
+    const streamed = sse((await api("GET", `/v1/responses/${res.body.id}?stream=true`)).body);
+    const done = streamed.find((e) => e.event === "response.output_item.done" && e.data.item.type === "function_call_output");
+    expect(JSON.parse(done!.data.item.output).files[0].url).toBe(file.url);
+  });
+});
+
 describe("versions", () => {
   it("model agent@3 and agent@label open that version; an unknown version or label is a 404 naming model", async () => {
     await createAgent({ name: "resp-ver", model: "demo:fast", instructions: "The first." });
@@ -222,7 +249,7 @@ describe("versions", () => {
     const versionOf = async (id: string) => (await api("GET", `/v1/sessions/ses_${id.slice(5, 29)}`)).body.agent_version;
     const pinned = await create({ model: "resp-ver@1", input: "hello" });
     expect(pinned.status, JSON.stringify(pinned.body)).toBe(200);
-    expect(pinned.body).toMatchObject({ status: "completed", model: "resp-ver" });
+    expect(pinned.body).toMatchObject({ status: "completed", model: "resp-ver@1" });
     expect(await versionOf(pinned.body.id)).toBe(1);
     expect(await versionOf((await create({ model: "resp-ver@stable", input: "hello" })).body.id)).toBe(1);
     expect(await versionOf((await create({ model: "resp-ver", input: "hello" })).body.id)).toBe(2);

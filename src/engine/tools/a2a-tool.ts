@@ -95,6 +95,8 @@ class RemoteRpcError extends ToolError {
 const rpcFailure = (spec: A2aAgentSpec, error: { code?: number; message?: string }) =>
   new RemoteRpcError(outside(spec, `The remote agent answered error ${error.code}: ${error.message}`), error.code);
 
+/** The remote's "task not cancelable": it ended already. */
+const TASK_NOT_CANCELABLE = -32002;
 /** The remote's "unsupported operation": a message on a task that no longer waits, a subscription to an ended one. */
 const NOT_WAITING = -32004;
 
@@ -206,6 +208,16 @@ export function a2aTool(spec: A2aAgentSpec): ToolDefinition {
       const answer_args = { task_id: r.task_id, ...(typeof r.context_id === "string" ? { context_id: r.context_id } : {}) };
       return { question: `The remote agent "${spec.name}" asks: ${String(r.input_required ?? "")}`, answer_args };
     },
+    // Nobody answered what the remote task asks: it would wait for ever, so it is cancelled.
+    async unanswered(answerArgs, status, ctx) {
+      const id = String(answerArgs.task_id);
+      const why = status === "timed_out" ? "nobody answered it before its deadline" : "the user declined to answer it";
+      const bound = AbortSignal.timeout(CANCEL_GRACE_MS);
+      const url = await endpoint(spec, ctx, bound).catch(() => null);
+      const cancelled = url !== null && (await cancelRemote(url, spec, ctx, id));
+      const outcome = cancelled ? `its task ${id} was cancelled` : `its task ${id} could not be cancelled and may still wait`;
+      throw new ToolError(`The remote agent "${spec.name}" asked a question and ${why}: ${outcome}`);
+    },
     async execute(args, ctx) {
       if (!urlAllowed(spec.url, ctx.urlAllowlist)) throw new ToolError(`URL of tool "${spec.name}" is not allowlisted`);
       const text = typeof args.message === "string" ? args.message : JSON.stringify(args.message ?? "");
@@ -231,7 +243,7 @@ export function a2aTool(spec: A2aAgentSpec): ToolDefinition {
         const cut = () => setTimeout(() => stop.abort(new Error("gave up")), CANCEL_GRACE_MS);
         // Before the task's id is known there is nothing to cancel yet: its first event calls this again.
         if (!seen.id) return void cut();
-        cancelling = cancelRemote(url, spec, ctx, seen.id).finally(cut);
+        cancelling = cancelRemote(url, spec, ctx, seen.id).then(() => void cut());
       };
       const timer = setTimeout(() => {
         timedOut = true;
@@ -255,15 +267,24 @@ export function a2aTool(spec: A2aAgentSpec): ToolDefinition {
   };
 }
 
-/** CancelTask for a remote task the call gives up on (the turn was cancelled, or the call timed out); best effort. */
-async function cancelRemote(url: string, spec: A2aAgentSpec, ctx: ToolContext, id: string): Promise<void> {
+/**
+ * CancelTask for a remote task the call gives up on (the turn was cancelled, the call timed out, or its question
+ * went unanswered); best effort: whether the remote agent answered the task cancelled (or already ended).
+ */
+async function cancelRemote(url: string, spec: A2aAgentSpec, ctx: ToolContext, id: string): Promise<boolean> {
   const bound = new AbortController();
-  const timer = setTimeout(() => bound.abort(), 5000);
+  const timer = setTimeout(() => bound.abort(), CANCEL_GRACE_MS);
   try {
     const res = await post(url, spec, ctx, "CancelTask", { id }, bound.signal);
-    await res.body?.cancel();
+    if (!res.ok) {
+      await res.body?.cancel();
+      return false;
+    }
+    const body = JSON.parse(await readCapped(res, 1_000_000)) as { result?: Task; error?: { code?: number } };
+    return body.result?.status.state === "TASK_STATE_CANCELED" || body.error?.code === TASK_NOT_CANCELABLE;
   } catch {
     // The remote task may run on; the error result says the call was given up.
+    return false;
   } finally {
     clearTimeout(timer);
   }

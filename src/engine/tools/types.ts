@@ -98,6 +98,12 @@ export interface ToolDefinition {
    * and the arguments of the call that sends the answer (the loop adds `message`, the answer, and `answer_id`).
    */
   asks_user?(output: unknown): { question: string; answer_args: Record<string, unknown> } | null;
+  /**
+   * A question its result asked went unanswered (it timed out, or the user declined it): what the tool does
+   * then (a remote A2A task is cancelled), throwing the call's error result. Absent: the call's result says
+   * nobody answered, as ask_user's does.
+   */
+  unanswered?(answerArgs: Record<string, unknown>, status: "timed_out" | "rejected", ctx: ToolContext): Promise<never>;
   /** Returns the result (a string or JSON value); throws ToolError (or any error) for an error result. */
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
 }

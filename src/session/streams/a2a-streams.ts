@@ -15,8 +15,11 @@ import { type SseFormat, type SseOptions, sseResponse } from "./sse-writer";
 /** The path of the A2A reads on the session object (the Worker's forwarded request). */
 export const A2A_PATH = "/a2a";
 
-/** What the Worker asks: the task now, once it settles, or its stream (from the start, after an event, or from now). */
-export type A2aMode = "object" | "wait" | "stream" | "subscribe";
+/**
+ * What the Worker asks: the task now, once it settles, or its stream (from the start, after an event, or from
+ * now); or every task of the session as it is now (`tasks`: ListTasks across sessions).
+ */
+export type A2aMode = "object" | "wait" | "stream" | "subscribe" | "tasks";
 
 export interface A2aHost extends Omit<SseOptions, "signal"> {
   store: Pick<SessionStore, "readEvents" | "conversationReads">;
@@ -25,11 +28,11 @@ export interface A2aHost extends Omit<SseOptions, "signal"> {
   stillWaiting(turnId: string, actionIds: string[], sequence: number): Promise<boolean>;
 }
 
-function located(store: A2aHost["store"], id: string): { fold: A2aTaskFold; cursor: number } {
+function located(store: A2aHost["store"], id: string, origin: string): { fold: A2aTaskFold; cursor: number } {
   const ref = parseTaskId(id);
   if (!ref) throw ApiError.notFound("Task", id);
   try {
-    return { fold: new A2aTaskFold(ref), cursor: turnCursor(store, ref.turn_id) };
+    return { fold: new A2aTaskFold(ref, origin), cursor: turnCursor(store, ref.turn_id) };
   } catch {
     throw ApiError.notFound("Task", id);
   }
@@ -42,8 +45,8 @@ async function ends(fold: A2aTaskFold, host: A2aHost, sequence: number): Promise
 }
 
 /** The fold over what the log holds now, and the sequence of its last event. */
-function foldNow(host: A2aHost, id: string): { fold: A2aTaskFold; cursor: number; last: number } {
-  const { fold, cursor } = located(host.store, id);
+function foldNow(host: A2aHost, id: string, origin: string): { fold: A2aTaskFold; cursor: number; last: number } {
+  const { fold, cursor } = located(host.store, id, origin);
   let last = cursor;
   for (const e of loggedEvents(host.store, cursor)) {
     fold.push(e);
@@ -53,12 +56,24 @@ function foldNow(host: A2aHost, id: string): { fold: A2aTaskFold; cursor: number
 }
 
 /** The task's stream events, from its start, live until it settles. */
-async function* liveEvents(host: A2aHost, id: string, signal: AbortSignal): AsyncGenerator<IndexedEvent & { task: Task }> {
-  const { fold, cursor } = located(host.store, id);
+async function* liveEvents(host: A2aHost, id: string, origin: string, signal: AbortSignal): AsyncGenerator<IndexedEvent & { task: Task }> {
+  const { fold, cursor } = located(host.store, id, origin);
   for await (const e of sessionEvents(host.openEvents, cursor, signal)) {
     for (const out of fold.push(e)) yield { ...out, task: fold.task };
     if (e.turn_id === fold.ref.turn_id && (await ends(fold, host, e.sequence))) return;
   }
+}
+
+/** Every task of the session (each of its turns), folded in one read of the log. */
+function allTasks(host: A2aHost, sessionId: string, origin: string): Task[] {
+  const folds = new Map<string, A2aTaskFold>();
+  for (const e of loggedEvents(host.store, 0)) {
+    if (!e.turn_id) continue;
+    let fold = folds.get(e.turn_id);
+    if (!fold) folds.set(e.turn_id, (fold = new A2aTaskFold({ session_id: sessionId, turn_id: e.turn_id }, origin)));
+    fold.push(e);
+  }
+  return [...folds.values()].map((f) => f.task);
 }
 
 /** Answers the Worker's A2A request `request` for this session. */
@@ -66,13 +81,16 @@ export async function serveA2a(request: Request, host: A2aHost): Promise<Respons
   const url = new URL(request.url);
   const id = url.searchParams.get("id") ?? "";
   const mode = url.searchParams.get("mode") as A2aMode;
-  const now = foldNow(host, id);
+  // File parts carry absolute URLs under the runtime's origin as the client reached it.
+  const origin = url.searchParams.get("origin") ?? "";
+  if (mode === "tasks") return Response.json(allTasks(host, url.searchParams.get("session_id") ?? "", origin));
+  const now = foldNow(host, id, origin);
   if (mode === "object" || (mode === "wait" && (await ends(now.fold, host, now.last)))) return Response.json(now.fold.task);
   const abort = new AbortController();
   request.signal.addEventListener("abort", () => abort.abort(), { once: true });
   if (mode === "wait") {
     let task = now.fold.task;
-    for await (const e of liveEvents(host, id, abort.signal)) task = e.task;
+    for await (const e of liveEvents(host, id, origin, abort.signal)) task = e.task;
     return Response.json(task);
   }
   // SubscribeToTask begins with the task as it is, numbered as the last event it stands for; a resumed
@@ -85,7 +103,7 @@ export async function serveA2a(request: Request, host: A2aHost): Promise<Respons
   const events = (async function* () {
     yield* snapshot;
     if (snapshot.length > 0 && (await ends(now.fold, host, now.last))) return;
-    for await (const e of liveEvents(host, id, abort.signal)) if (e.index > after) yield { index: e.index, event: e.event };
+    for await (const e of liveEvents(host, id, origin, abort.signal)) if (e.index > after) yield { index: e.index, event: e.event };
   })();
   return sseResponse(events, abort, { ...host, signal: request.signal }, rpcFormat(rpcId));
 }

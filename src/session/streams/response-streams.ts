@@ -18,11 +18,21 @@ export type ResponsesMode = "object" | "wait" | "input" | "stream";
 
 export interface ResponsesHost extends Omit<SseOptions, "signal"> {
   store: Pick<SessionStore, "readEvents" | "conversationReads">;
-  /** The agent the session was opened with: the responses' `model`. */
+  /** The agent the session was opened with: the responses' `model`, with the version its turn ran. */
   model: string;
   openEvents: OpenEvents;
   /** Whether the turn still waits for all of `actionIds` and nothing follows `sequence` in the log yet. */
   stillWaiting(turnId: string, actionIds: string[], sequence: number): Promise<boolean>;
+}
+
+/**
+ * The `model` of a response: the agent and the version its turn ran (`agent@3`), the session's at the turn's
+ * first event (a session moves to another version only between turns); the bare name for an inline agent.
+ */
+function modelOf(host: ResponsesHost, cursor: number): string {
+  const ran = host.store.conversationReads.versionAt(cursor + 1);
+  // After a handoff a move names the agent handed to: its versions are not the opened agent's.
+  return ran && ran.version !== null && ran.agent === host.model ? `${host.model}@${ran.version}` : host.model;
 }
 
 /** The response `id` of this session: its reference and where its turn's events begin. */
@@ -46,9 +56,9 @@ async function pauseIfWaiting(fold: ResponsesFold, host: ResponsesHost, turnId: 
 }
 
 /** The fold over what the log holds now, and how many stream events that made. */
-async function foldNow(host: ResponsesHost, id: string): Promise<{ fold: ResponsesFold; sent: number; ref: ResponseRef; cursor: number }> {
+async function foldNow(host: ResponsesHost, id: string, origin: string): Promise<{ fold: ResponsesFold; sent: number; ref: ResponseRef; cursor: number }> {
   const { ref, cursor } = located(host.store, id);
-  const fold = new ResponsesFold(ref, id, host.model);
+  const fold = new ResponsesFold(ref, id, modelOf(host, cursor), origin);
   let sent = 0;
   let last = cursor;
   for (const e of loggedEvents(host.store, cursor)) {
@@ -61,8 +71,14 @@ async function foldNow(host: ResponsesHost, id: string): Promise<{ fold: Respons
 }
 
 /** The stream events of the response after its event `startingAfter` (-1: all), live until it ends. */
-async function* liveEvents(host: ResponsesHost, id: string, ref: ResponseRef, cursor: number, signal: AbortSignal): AsyncGenerator<ResponsesEvent> {
-  const fold = new ResponsesFold(ref, id, host.model);
+async function* liveEvents(
+  host: ResponsesHost,
+  read: { id: string; origin: string },
+  ref: ResponseRef,
+  cursor: number,
+  signal: AbortSignal,
+): AsyncGenerator<ResponsesEvent> {
+  const fold = new ResponsesFold(ref, read.id, modelOf(host, cursor), read.origin);
   for await (const e of sessionEvents(host.openEvents, cursor, signal)) {
     yield* fold.push(e);
     if (!fold.ended) yield* await pauseIfWaiting(fold, host, ref.turn_id, e.sequence);
@@ -78,17 +94,19 @@ export async function serveResponses(request: Request, host: ResponsesHost): Pro
   const url = new URL(request.url);
   const id = url.searchParams.get("id") ?? "";
   const mode = url.searchParams.get("mode") as ResponsesMode;
+  // Files carry absolute URLs under the runtime's origin as the client reached it.
+  const origin = url.searchParams.get("origin") ?? "";
   if (mode === "input") {
     const { ref, cursor } = located(host.store, id);
     return json(inputItems(loggedEvents(host.store, cursor), ref));
   }
-  const now = await foldNow(host, id);
+  const now = await foldNow(host, id, origin);
   if (mode === "object" || (mode === "wait" && now.fold.ended)) return json(now.fold.response);
   const abort = new AbortController();
   request.signal.addEventListener("abort", () => abort.abort(), { once: true });
   if (mode === "wait") {
     let response = now.fold.response;
-    for await (const e of liveEvents(host, id, now.ref, now.cursor, abort.signal)) if (ENDS.has(e.type)) response = e.response as typeof response;
+    for await (const e of liveEvents(host, { id, origin }, now.ref, now.cursor, abort.signal)) if (ENDS.has(e.type)) response = e.response as typeof response;
     return json(response);
   }
   const resumed = url.searchParams.has("last_event_id");
@@ -97,7 +115,7 @@ export async function serveResponses(request: Request, host: ResponsesHost): Pro
     throw ApiError.validation([{ path: resumed ? "Last-Event-ID" : "starting_after", reason: `is past the response's last event (${now.sent - 1})` }]);
   }
   const events = (async function* () {
-    for await (const e of liveEvents(host, id, now.ref, now.cursor, abort.signal)) if (e.sequence_number > startingAfter) yield e;
+    for await (const e of liveEvents(host, { id, origin }, now.ref, now.cursor, abort.signal)) if (e.sequence_number > startingAfter) yield e;
   })();
   return sseResponse(events, abort, { ...host, signal: request.signal }, responsesFormat(startingAfter));
 }

@@ -1,11 +1,12 @@
 // A2A push notification configs (docs/guides/a2a.md, "Push notifications"): each is a row of the subscriptions
 // table in format "a2a", so it is delivered as subscriptions are (in order, signed per Standard Webhooks,
 // retried with backoff, under the URL allowlist). What differs: it follows one task (a turn), reads it from the
-// task's start, and each request carries one StreamResponse, a status update of the task folded from the log
-// (src/views/a2a-task.ts); after the task's last status it stops. Its token and credentials are write-only.
+// task's start, and each request carries one StreamResponse folded from the log (src/views/a2a-task.ts): a status
+// update, or an artifact update; the answer's text goes as one artifact once written, not chunk by chunk. After
+// the task's last status it stops. Its token and credentials are write-only.
 import { newSigningSecret } from "../../engine/standard-webhooks";
 import { parseAllowlist, urlAllowed } from "../../engine/url-allowlist";
-import { type TaskPushNotificationConfig, TERMINAL_STATES } from "../../protocol/a2a";
+import { type StreamResponse, type TaskPushNotificationConfig, TERMINAL_STATES } from "../../protocol/a2a";
 import { ApiError } from "../../protocol/errors";
 import type { RuntimeEvent } from "../../protocol/events";
 import { redactUrl } from "../../protocol/redact";
@@ -22,6 +23,8 @@ interface PushSpec {
   config_id: string;
   task_id: string;
   turn_id: string;
+  /** The runtime's origin as the request that made the config reached it: the deliveries' file URLs are under it. */
+  origin?: string;
   token?: string;
   authentication?: { scheme: string; credentials?: string };
 }
@@ -53,7 +56,7 @@ export class A2aPushConfigs {
   ) {}
 
   /** Adds (or replaces, by id) a config; its generated signing secret is answered here only. */
-  create(input: PushConfigInput): PushConfigView & { signingSecret?: string } {
+  create(input: PushConfigInput, origin: string): PushConfigView & { signingSecret?: string } {
     const ref = parseTaskId(input.taskId);
     const first = ref ? this.s.store.conversationReads.firstSequenceOf(ref.turn_id) : null;
     if (!ref || first === null) throw ApiError.notFound("Task", input.taskId);
@@ -63,7 +66,7 @@ export class A2aPushConfigs {
     const existing = this.ofTask(input.taskId);
     const replaced = existing.find((r) => specOf(r).config_id === config_id);
     if (!replaced && existing.length >= MAX_PUSH_CONFIGS) throw new ApiError("conflict", `task ${input.taskId} already has ${MAX_PUSH_CONFIGS} push configs`);
-    const spec: PushSpec = { config_id, task_id: input.taskId, turn_id: ref.turn_id };
+    const spec: PushSpec = { config_id, task_id: input.taskId, turn_id: ref.turn_id, origin };
     if (input.token !== undefined) spec.token = input.token;
     if (input.authentication) spec.authentication = input.authentication;
     const secret = input.signingSecret ?? newSigningSecret();
@@ -106,24 +109,43 @@ export class A2aPushConfigs {
 }
 
 /**
- * The next status update of the config's task after `row.cursor`, up to `last`: its request body and the
- * sequence of the event that made it (`done` when it is the task's last status); null body when none.
+ * What a push config delivers for `e`, in the order the task's stream has it: artifact updates (the answer's text
+ * whole once its model call ends), and the status `e` left the task in (an event that moves it twice, working
+ * then waiting again, is delivered as where it left the task). The task's first snapshot is not sent.
+ */
+function pushItems(fold: A2aTaskFold, e: RuntimeEvent): StreamResponse[] {
+  const writing = fold.writing;
+  const made = fold.push(e).map((o) => o.event);
+  const items: StreamResponse[] = [];
+  if (writing && fold.writing !== writing) {
+    const artifact = structuredClone(writing);
+    items.push({ artifactUpdate: { taskId: fold.task.id, contextId: fold.ref.session_id, artifact, append: false, lastChunk: true } });
+  }
+  items.push(...made.filter((o) => "artifactUpdate" in o && o.artifactUpdate.lastChunk));
+  const status = made.findLast((o) => "statusUpdate" in o);
+  if (status) items.push(status);
+  return items;
+}
+
+/**
+ * The next event after `row.cursor`, up to `last`, that gives the config's task something to deliver: the
+ * request bodies it makes (one StreamResponse each), the event's sequence, and `done` when the task ended
+ * there; no bodies when nothing up to `last` does.
  */
 export function pushBatch(
   row: SubscriptionRow,
   eventsOfTurn: (turnId: string) => RuntimeEvent[],
   last: number,
-): { end: number; body: string | null; done: boolean } {
+): { end: number; bodies: string[]; done: boolean } {
   const spec = specOf(row);
-  const ref = parseTaskId(spec.task_id)!;
-  const fold = new A2aTaskFold(ref);
+  const fold = new A2aTaskFold(parseTaskId(spec.task_id)!, spec.origin ?? "");
   for (const e of eventsOfTurn(spec.turn_id)) {
     if (e.sequence > last) break;
-    // An event that moves the task twice (working, then waiting again) is delivered as where it left the task.
-    const update = fold.push(e).findLast((o) => "statusUpdate" in o.event);
-    if (update && e.sequence > row.cursor) return { end: e.sequence, body: JSON.stringify(update.event), done: TERMINAL_STATES.has(fold.state) };
+    const items = pushItems(fold, e);
+    if (items.length > 0 && e.sequence > row.cursor)
+      return { end: e.sequence, bodies: items.map((i) => JSON.stringify(i)), done: TERMINAL_STATES.has(fold.state) };
   }
-  return { end: last, body: null, done: false };
+  return { end: last, bodies: [], done: false };
 }
 
 /** The A2A headers of a delivery: the config's token, and its authentication as an Authorization header. */

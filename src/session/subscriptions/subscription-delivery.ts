@@ -28,8 +28,8 @@ const SCAN = 500;
 interface Batch {
   id: string;
   end: number;
-  /** The request body; null when nothing up to `end` is for this subscription. */
-  body: string | null;
+  /** The request bodies (one, but for an A2A push config's event that makes several); none when nothing up to `end` is for this subscription. */
+  bodies: string[];
   /** An A2A push config's last delivery: its task ended. */
   done?: boolean;
 }
@@ -91,13 +91,13 @@ export class SubscriptionDelivery {
       if (row?.status !== "active" || row.next_attempt_at > Date.now()) return;
       const batch = this.batch(row);
       if (!batch) return;
-      if (batch.body === null) {
+      if (batch.bodies.length === 0) {
         // Nothing in this stretch of the log matches: the cursor passes over it.
         this.table.update(id, { cursor: batch.end });
         continue;
       }
       if (row.batch_id !== batch.id) this.table.update(id, { batch_id: batch.id, batch_end: batch.end });
-      const error = await this.send(row, batch.id, batch.body);
+      const error = await this.sendAll(row, batch);
       if (this.stopped) return;
       if (error === null) {
         const ended = batch.done ? { status: "disabled" as const } : {};
@@ -152,21 +152,33 @@ export class SubscriptionDelivery {
     const id = this.batchId(row, end);
     const head = { subscription_id: row.subscription_id, session_id: this.s.row().session_id, batch_id: id };
     // The stored event bodies go out as they are, without parsing and re-serializing them.
-    return { id, end, body: bodies.length === 0 ? null : `${JSON.stringify(head).slice(0, -1)},"events":[${bodies.join(",")}]}` };
+    return { id, end, bodies: bodies.length === 0 ? [] : [`${JSON.stringify(head).slice(0, -1)},"events":[${bodies.join(",")}]}`] };
   }
 
   /** OTLP: the spans of the next turn that ended after the cursor (its events are read by turn, wherever they are). */
   private traceBatch(row: SubscriptionRow, last: number): Batch {
     const ended = this.table.nextTurnEnd(row.cursor, last);
-    if (!ended) return { id: this.batchId(row, last), end: last, body: null };
-    return { id: this.batchId(row, ended.sequence), end: ended.sequence, body: otlpTraceBody(this.s.store.eventsOfTurn(ended.turn_id)) };
+    if (!ended) return { id: this.batchId(row, last), end: last, bodies: [] };
+    return { id: this.batchId(row, ended.sequence), end: ended.sequence, bodies: [otlpTraceBody(this.s.store.eventsOfTurn(ended.turn_id))] };
   }
 
   private batchId(row: SubscriptionRow, end: number): string {
     return row.batch_id ?? `${row.subscription_id}_${row.cursor + 1}_${end}`;
   }
 
-  /** POSTs one batch; null on a 2xx, otherwise what went wrong. */
+  /**
+   * POSTs a batch's bodies in order, stopping at the first that fails; null when all got a 2xx. A body after the
+   * first goes under the batch id with its index, so a batch sent again resends each under its own id.
+   */
+  private async sendAll(row: SubscriptionRow, batch: Batch): Promise<string | null> {
+    for (const [i, body] of batch.bodies.entries()) {
+      const error = await this.send(row, i === 0 ? batch.id : `${batch.id}_${i}`, body);
+      if (error !== null) return error;
+    }
+    return null;
+  }
+
+  /** POSTs one body; null on a 2xx, otherwise what went wrong. */
   private async send(row: SubscriptionRow, batchId: string, body: string): Promise<string | null> {
     const env = this.s.bindings();
     // The allowlist may have narrowed since the subscription was made.
