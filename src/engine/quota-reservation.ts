@@ -21,7 +21,7 @@ export interface HeldReservation {
 export async function admitTurn(level: Level, turn: Turn): Promise<void> {
   const port = turn.ports.quota;
   if (!port || !(await port.applies())?.turns) return;
-  await admitted(level, turn, port, () => port.begin());
+  await admitted(level, turn, port, (over) => port.begin(over));
 }
 
 /**
@@ -35,7 +35,7 @@ export async function reserveCall(level: Level, turn: Turn, models: string[], op
   const bytes = new TextEncoder().encode(JSON.stringify([options.prompt, options.tools ?? null, options.responseFormat ?? null])).byteLength;
   const most = spendOf(models, bytes, options.maxOutputTokens, level.run.setup.prices);
   const id = turn.ports.newId("rsv");
-  await admitted(level, turn, port, () => port.reserve(id, most));
+  await admitted(level, turn, port, (over) => port.reserve(id, most, over));
   let settled = false;
   return {
     settle(usage, model) {
@@ -63,11 +63,15 @@ function spendOf(models: string[], input: number, output: number, prices: PriceO
   return { usd, input_tokens: input, output_tokens: output };
 }
 
-/** Asks until there is room: a refusal ends the turn; a pause records turn.paused, waits and asks again. */
-async function admitted(level: Level, turn: Turn, port: QuotaPort, ask: () => Promise<QuotaVerdict>): Promise<void> {
+/**
+ * Asks until there is room: a refusal ends the turn; a pause records turn.paused, waits and asks again. A turn a
+ * principal continued (turn.continued) asks once more with `over`: this one call goes over the quota.
+ */
+async function admitted(level: Level, turn: Turn, port: QuotaPort, ask: (over?: boolean) => Promise<QuotaVerdict>): Promise<void> {
   const { turn_id } = level.state;
   let verdict = await ask();
   let pausedBy: string | null = null;
+  let continued_by: string | null = null;
   while (!verdict.ok) {
     if (verdict.action === "refuse") turn.refuse(verdict);
     if (pausedBy === null) {
@@ -77,7 +81,9 @@ async function admitted(level: Level, turn: Turn, port: QuotaPort, ask: () => Pr
     }
     await turn.outside(port.sleep(verdict.retry_at, turn.signal));
     turn.signal.throwIfAborted();
-    verdict = await ask();
+    continued_by = port.continued();
+    verdict = await ask(continued_by !== null);
   }
-  if (pausedBy !== null) turn.emit(level, [{ type: "turn.resumed", turn_id, payload: { reason: "quota", quota_id: pausedBy } }]);
+  if (pausedBy !== null)
+    turn.emit(level, [{ type: "turn.resumed", turn_id, payload: { reason: "quota", quota_id: pausedBy, ...(continued_by ? { continued_by } : {}) } }]);
 }

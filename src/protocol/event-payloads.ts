@@ -229,8 +229,11 @@ export const EVENT_PAYLOADS = {
       "a quota with action pause has no room for the turn's next model call (or its start): the turn waits, its wall clock stopped, until turn.resumed",
     ),
   "turn.resumed": z
-    .object({ reason: z.literal("quota"), quota_id: z.string() })
-    .describe("the paused turn goes on: the quota was raised or deleted, its window rolled over, or running turns ended"),
+    .object({ reason: z.literal("quota"), quota_id: z.string(), continued_by: z.string().optional().describe("who let it go over the quota (turn.continued)") })
+    .describe("the paused turn goes on: the quota was raised or deleted, its window rolled over, running turns ended, or it was continued"),
+  "turn.continued": z
+    .object({ reason: z.literal("quota"), quota_id: z.string(), by: z.string().describe("the admin key's id"), note: z.string().optional() })
+    .describe("a principal allowed to (POST .../continue) let the turn paused by the quota go on: its waiting call is made over the quota once"),
   "eval.scored": z
     .object({
       turn_id: z.string(),

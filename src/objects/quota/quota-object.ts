@@ -36,12 +36,15 @@ export class QuotaObject extends DurableObject<Env> {
     ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, QUOTA_MIGRATIONS));
   }
 
-  /** Counts a turn's start against `rules`' turns and concurrent_turns; idempotent per turn (a resumed turn counts once). */
-  async begin(turnId: string, rules: QuotaRule[]): Promise<QuotaVerdict> {
+  /**
+   * Counts a turn's start against `rules`' turns and concurrent_turns; idempotent per turn (a resumed turn counts
+   * once). `over`: a principal continued the turn, so it is counted whatever the limits.
+   */
+  async begin(turnId: string, rules: QuotaRule[], over = false): Promise<QuotaVerdict> {
     const now = this.open(rules);
     const counted = rules.filter((r) => TURN_DIMENSIONS.some((d) => r.limits[d] !== undefined));
     this.ledger.seen(turnId, now);
-    for (const rule of counted) {
+    for (const rule of over ? [] : counted) {
       if (this.leaseOf(rule.id, turnId)) continue;
       const refusal = this.refusal(rule, { turns: 1, concurrent_turns: 1 }, now);
       if (refusal) return refusal;
@@ -50,11 +53,11 @@ export class QuotaObject extends DurableObject<Env> {
     return { ok: true };
   }
 
-  /** Reserves a model call's most (its spend) against every rule; none is taken when one would be crossed. Idempotent per id. */
-  async reserve(id: string, turnId: string, rules: QuotaRule[], spend: Spend): Promise<QuotaVerdict> {
+  /** Reserves a model call's most (its spend) against every rule; none is taken when one would be crossed (unless `over`, as for begin). Idempotent per id. */
+  async reserve(id: string, turnId: string, rules: QuotaRule[], spend: Spend, over = false): Promise<QuotaVerdict> {
     const now = this.open(rules);
     this.ledger.seen(turnId, now);
-    for (const rule of rules) {
+    for (const rule of over ? [] : rules) {
       const refusal = this.refusal(rule, spend, now);
       if (refusal) return refusal;
     }

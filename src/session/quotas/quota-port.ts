@@ -7,9 +7,12 @@ import { quotaObject } from "../../objects/quota/quota-object";
 import { quotaDefinitions } from "../../objects/registry/quota-cache";
 import { errorMessage } from "../../protocol/errors";
 import type { QuotaRule, QuotaVerdict, QuotaWarning } from "../../protocol/quotas";
+import { continuedBy } from "./quota-continue";
 import { type QuotaGroup, type QuotaSession, quotaGroups, turnSubjects } from "./quota-subjects";
 
 const DEFAULT_RECHECK_MS = 10_000;
+/** How often a paused turn looks whether it was continued (a read of its own log). */
+const CONTINUE_LOOK_MS = 250;
 const SPEND = ["usd", "input_tokens", "output_tokens"] as const;
 const TURNS = ["turns", "concurrent_turns"] as const;
 
@@ -28,9 +31,21 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
   };
   const recheckMs = Number(env.QUOTA_RECHECK_MS) > 0 ? Number(env.QUOTA_RECHECK_MS) : DEFAULT_RECHECK_MS;
 
-  /** Asks every group in parallel; a group that fails to answer gives a quota_unavailable verdict. */
-  const ask = async (of: QuotaGroup[], call: (g: QuotaGroup) => Promise<QuotaVerdict>) =>
-    Promise.all(of.map(async (g) => ({ group: g, verdict: await call(g).catch((err: unknown) => unavailable(g.rules, err)) })));
+  /**
+   * Asks every group in parallel; a group that fails to answer gives a quota_unavailable verdict, except for a
+   * call a principal continued (`over`), which is made anyway (its settlement counts it when the object answers).
+   */
+  const ask = async (of: QuotaGroup[], over: boolean, call: (g: QuotaGroup) => Promise<QuotaVerdict>) =>
+    Promise.all(
+      of.map(async (g) => ({
+        group: g,
+        verdict: await call(g).catch((err: unknown): QuotaVerdict => {
+          if (!over) return unavailable(g.rules, err);
+          logged(err);
+          return { ok: true };
+        }),
+      })),
+    );
 
   return {
     async applies() {
@@ -38,16 +53,16 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
       if (all.length === 0) return null;
       return { spend: limits(all, SPEND).length > 0, turns: limits(all, TURNS).length > 0 };
     },
-    async begin() {
+    async begin(over = false) {
       const of = (await groups()).map((g) => ({ ...g, rules: limits(g.rules, TURNS) })).filter((g) => g.rules.length > 0);
-      const answers = await ask(of, (g) => quotaObject(env, g.name).begin(turnId, g.rules));
+      const answers = await ask(of, over, (g) => quotaObject(env, g.name).begin(turnId, g.rules, over));
       const refusal = answers.find((a) => !a.verdict.ok)?.verdict;
       if (!refusal) return { ok: true };
       // Refused somewhere: the objects that counted the turn take it back.
       for (const a of answers.filter((x) => x.verdict.ok)) void quotaObject(env, a.group.name).end(turnId, a.group.rules, true).catch(logged);
       return refusal;
     },
-    async reserve(id, most) {
+    async reserve(id, most, over = false) {
       const of = (await groups()).map((g) => ({ ...g, rules: limits(g.rules, SPEND) })).filter((g) => g.rules.length > 0);
       const unpriced = most.usd === null ? of.flatMap((g) => g.rules).find((r) => r.limits.usd !== undefined) : undefined;
       if (unpriced) {
@@ -55,7 +70,7 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
         return { ok: false, quota_id: unpriced.id, action: "refuse", code: "quota_exceeded", message, retry_at: null };
       }
       const spend = { ...most, usd: most.usd ?? 0 };
-      const answers = await ask(of, (g) => quotaObject(env, g.name).reserve(id, turnId, g.rules, spend));
+      const answers = await ask(of, over, (g) => quotaObject(env, g.name).reserve(id, turnId, g.rules, spend, over));
       const refusal = answers.find((a) => !a.verdict.ok)?.verdict;
       if (refusal) {
         for (const a of answers.filter((x) => x.verdict.ok)) void quotaObject(env, a.group.name).settle(id, a.group.rules, null, a.group.subject).catch(logged);
@@ -76,17 +91,20 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
           .catch(logged);
       }
     },
+    continued: () => continuedBy(s.sql, turnId),
     sleep(until, signal) {
       return new Promise<void>((resolve) => {
         const ms = Math.max(0, Math.min(until === null ? recheckMs : until - Date.now(), recheckMs));
-        // Only this request's own timer and signal end the wait: a wake from another request (a PUT in this
-        // isolate) would touch this one's I/O, which workerd refuses.
+        // Only this request's own timers and signal end the wait: a wake from another request (a PUT in this
+        // isolate, a continue) would touch this one's I/O, which workerd refuses. So a continue is looked for.
         const done = () => {
           clearTimeout(timer);
+          clearInterval(look);
           signal.removeEventListener("abort", done);
           resolve();
         };
         const timer = setTimeout(done, ms);
+        const look = setInterval(() => continuedBy(s.sql, turnId) !== null && done(), CONTINUE_LOOK_MS);
         signal.addEventListener("abort", done, { once: true });
       });
     },
