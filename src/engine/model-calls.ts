@@ -4,7 +4,7 @@
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { type AgentConfig, toolPayloadLimit } from "../protocol/agent-config";
-import { attachCall } from "./call-attach";
+import { attachCall, reattaches } from "./call-attach";
 import {
   advisory,
   BUDGET_LIMIT_MESSAGE,
@@ -232,9 +232,10 @@ async function callModel(
   const options = callOptions({ ...request, signal: turn.signal });
   turn.signal.throwIfAborted();
   turn.checkWallClock();
-  turn.charge("llm_calls");
   // Before a spend quota caps max_output_tokens: the fingerprint is the call's as asked, quota or none (replays compare it).
   const request_hash = requestFingerprint(modelName, options);
+  // A call that re-attaches to the one a restart cut was charged when that one was made.
+  if (!reattaches(state, request.model, request_hash)) turn.charge("llm_calls");
   const held = await reserveCall(level, turn, [modelName, ...setup.config.fallback_models], options);
   // Recorded before the call: what a restart mid-call records as lost (lost-calls.ts).
   const reservation = estimateCall(modelName, request_hash, request, setup.prices);
