@@ -10,7 +10,7 @@ import { guardInput, guardOutput } from "./guardrails/stages";
 import { lostCalls } from "./lost-calls";
 import { fitContext, modelStep, planStep } from "./model-calls";
 import type { TurnPorts, TurnSetup } from "./ports";
-import { admitTurn } from "./quota-reservation";
+import { admitTurn, countStart } from "./quota-reservation";
 import { correctionMessage, MAX_OUTPUT_RETRIES, parseFinalAnswer } from "./structured-output";
 import { runToolCalls } from "./tool-calls";
 import { type Level, ModelCallError, type Outcome, recordedError, Turn, toModelTools } from "./turn-context";
@@ -57,6 +57,7 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
     }
     outcome ??= await runLevel(root, turn);
     outcome = await guardOutput(root, turn, outcome);
+    await countStart(root, turn);
     if (outcome.kind === "waiting") {
       state.paused_at = ports.now();
       return ports.suspend(state);

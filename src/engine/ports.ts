@@ -84,8 +84,11 @@ export interface QuotaPort {
    * principal continued the paused turn, so it is counted whatever the limits (and made even when an object does not answer).
    */
   begin(over?: boolean): Promise<QuotaVerdict>;
-  /** Reserves a call's most under `id`, against every quota that applies, or none of them; `over` as for begin. */
-  reserve(id: string, most: QuotaSpend, over?: boolean): Promise<QuotaVerdict>;
+  /**
+   * Reserves a call's most under `id`, against every quota that applies, or none of them; `over` as for begin.
+   * `start`: the turn's start is counted with it when not counted yet (one request to each quota object for both).
+   */
+  reserve(id: string, most: QuotaSpend, options?: { over?: boolean; start?: boolean }): Promise<QuotaVerdict>;
   /** Who continued the paused turn (turn.continued after its last turn.paused, not yet resumed); null: nobody. */
   continued(): string | null;
   /** Replaces reservation `id` by the call's actual spend (null: nothing was spent, it is given back); never fails. */

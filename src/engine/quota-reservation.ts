@@ -17,10 +17,27 @@ export interface HeldReservation {
   settle(usage: Usage | "reserved" | null, model: string): void;
 }
 
-/** Counts the turn's start against turns and concurrent_turns, waiting while a pause quota has no room. */
+/** Turns whose start is not counted yet: their first reservation counts it (or countStart, when they make none). */
+const uncounted = new WeakSet<Turn>();
+
+/**
+ * Counts the turn's start against turns and concurrent_turns, waiting while a pause quota has no room. When
+ * spend quotas apply too, the start is counted with the turn's first reservation instead, in the same request
+ * to each quota object (one round trip, not two, before the first call); countStart counts a turn that ends
+ * without a model call.
+ */
 export async function admitTurn(level: Level, turn: Turn): Promise<void> {
   const port = turn.ports.quota;
-  if (!port || !(await port.applies())?.turns) return;
+  const applies = port && (await port.applies());
+  if (!port || !applies?.turns) return;
+  if (applies.spend) uncounted.add(turn);
+  else await admitted(level, turn, port, (over) => port.begin(over));
+}
+
+/** Counts the start of a turn that made no reservation (it ends, or waits for a person, before any model call). */
+export async function countStart(level: Level, turn: Turn): Promise<void> {
+  const port = turn.ports.quota;
+  if (!port || !uncounted.delete(turn)) return;
   await admitted(level, turn, port, (over) => port.begin(over));
 }
 
@@ -35,7 +52,8 @@ export async function reserveCall(level: Level, turn: Turn, models: string[], op
   const bytes = new TextEncoder().encode(JSON.stringify([options.prompt, options.tools ?? null, options.responseFormat ?? null])).byteLength;
   const most = spendOf(models, bytes, options.maxOutputTokens, level.run.setup.prices);
   const id = turn.ports.newId("rsv");
-  await admitted(level, turn, port, (over) => port.reserve(id, most, over));
+  const start = uncounted.delete(turn);
+  await admitted(level, turn, port, (over) => port.reserve(id, most, { over, start }));
   let settled = false;
   return {
     settle(usage, model) {

@@ -1,7 +1,7 @@
 // One quota subject's object (docs/guides/quotas.md): `deployment:`, `key:<key id>`, `subject:<end user>`,
 // `resource:<id>` or `agent:<name>`, holding the counts of every quota that applies to that subject. Sessions
 // ask it before each turn (turns, concurrent_turns) and each model call (a reservation of the call's most
-// cost and tokens), and settle after; the quota definitions come with each request, from the sessions'
+// cost and tokens; a turn's first call asks both at once, admit), and settle after; the quota definitions come with each request, from the sessions'
 // cache, so no deployment-wide object is asked on the way.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
@@ -63,6 +63,22 @@ export class QuotaObject extends DurableObject<Env> {
     }
     for (const rule of rules) this.ledger.reserve(id, turnId, rule, spend, now);
     return { ok: true };
+  }
+
+  /**
+   * A turn's first model call: counts the turn's start against `turnRules` (as begin) and, when that has room,
+   * reserves the call against `spendRules` (as reserve), in one request and one commit. `start` is the verdict
+   * on the turn's start; `call` the reservation's (null when the start was refused and nothing was reserved).
+   */
+  async admit(
+    turnId: string,
+    turnRules: QuotaRule[],
+    call: { id: string; rules: QuotaRule[]; spend: Spend },
+    over = false,
+  ): Promise<{ start: QuotaVerdict; call: QuotaVerdict | null }> {
+    const start = await this.begin(turnId, turnRules, over);
+    if (!start.ok) return { start, call: null };
+    return { start, call: await this.reserve(call.id, turnId, call.rules, call.spend, over) };
   }
 
   /** Replaces reservation `id` by the call's actual spend (null: it is given back); answers the thresholds crossed. */

@@ -3,6 +3,7 @@
 // parallel. A quota object that does not answer fails closed for a refuse quota (quota_unavailable) and pauses
 // a pause-only one until it answers again.
 import type { QuotaPort, QuotaSpend } from "../../engine/ports";
+import type { Spend } from "../../objects/quota/quota-ledger";
 import { quotaObject } from "../../objects/quota/quota-object";
 import { quotaDefinitions } from "../../objects/registry/quota-cache";
 import { errorMessage } from "../../protocol/errors";
@@ -15,6 +16,8 @@ const DEFAULT_RECHECK_MS = 10_000;
 const CONTINUE_LOOK_MS = 250;
 const SPEND = ["usd", "input_tokens", "output_tokens"] as const;
 const TURNS = ["turns", "concurrent_turns"] as const;
+
+const OK: QuotaVerdict = { ok: true };
 
 const limits = (rules: QuotaRule[], dims: readonly string[]) => rules.filter((r) => dims.some((d) => r.limits[d as keyof QuotaRule["limits"]] !== undefined));
 
@@ -31,21 +34,53 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
   };
   const recheckMs = Number(env.QUOTA_RECHECK_MS) > 0 ? Number(env.QUOTA_RECHECK_MS) : DEFAULT_RECHECK_MS;
 
+  /** The turn's start is counted in every object that counts it (by begin, or with its first reservation). */
+  let started = false;
+
   /**
-   * Asks every group in parallel; a group that fails to answer gives a quota_unavailable verdict, except for a
-   * call a principal continued (`over`), which is made anyway (its settlement counts it when the object answers).
+   * One request to each quota object, in parallel: counts the turn's start (`start`, unless it is counted
+   * already) and reserves `call`, together where one object counts both (its admit). Refused anywhere, the
+   * reservations made are given back, and the start too when it was the start that was refused. An object that
+   * does not answer gives a quota_unavailable verdict, except to a call a principal continued (`over`), which is
+   * made anyway (its settlement counts it when the object answers).
    */
-  const ask = async (of: QuotaGroup[], over: boolean, call: (g: QuotaGroup) => Promise<QuotaVerdict>) =>
-    Promise.all(
-      of.map(async (g) => ({
-        group: g,
-        verdict: await call(g).catch((err: unknown): QuotaVerdict => {
-          if (!over) return unavailable(g.rules, err);
-          logged(err);
-          return { ok: true };
-        }),
-      })),
+  const admit = async (start: boolean, call: { id: string; spend: Spend } | null, over: boolean): Promise<QuotaVerdict> => {
+    const withStart = start && !started;
+    const of = (await groups())
+      .map((g) => ({ ...g, turnRules: withStart ? limits(g.rules, TURNS) : [], rules: call ? limits(g.rules, SPEND) : [] }))
+      .filter((g) => g.turnRules.length > 0 || g.rules.length > 0);
+    const answers = await Promise.all(
+      of.map(async (g) => {
+        const object = quotaObject(env, g.name);
+        try {
+          if (!call || g.rules.length === 0) return { g, start: await object.begin(turnId, g.turnRules, over), call: OK };
+          if (g.turnRules.length === 0) return { g, start: OK, call: await object.reserve(call.id, turnId, g.rules, call.spend, over) };
+          const both = await object.admit(turnId, g.turnRules, { id: call.id, rules: g.rules, spend: call.spend }, over);
+          return { g, start: both.start, call: both.call ?? both.start };
+        } catch (err) {
+          if (over) logged(err);
+          const verdict = over ? OK : unavailable([...g.turnRules, ...g.rules], err);
+          return { g, start: verdict, call: verdict };
+        }
+      }),
     );
+    const refusedStart = answers.find((a) => !a.start.ok)?.start;
+    const refusedCall = answers.find((a) => !a.call.ok)?.call;
+    for (const a of refusedStart || refusedCall ? answers : []) {
+      const object = quotaObject(env, a.g.name);
+      if (refusedStart && a.start.ok && a.g.turnRules.length > 0) void object.end(turnId, a.g.turnRules, true).catch(logged);
+      if (call && a.call.ok && a.g.rules.length > 0) void object.settle(call.id, a.g.rules, null, a.g.subject).catch(logged);
+    }
+    if (refusedStart) return refusedStart;
+    if (withStart) started = true;
+    if (refusedCall) return refusedCall;
+    if (call)
+      reserved.set(
+        call.id,
+        of.filter((g) => g.rules.length > 0),
+      );
+    return OK;
+  };
 
   return {
     async applies() {
@@ -53,31 +88,15 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
       if (all.length === 0) return null;
       return { spend: limits(all, SPEND).length > 0, turns: limits(all, TURNS).length > 0 };
     },
-    async begin(over = false) {
-      const of = (await groups()).map((g) => ({ ...g, rules: limits(g.rules, TURNS) })).filter((g) => g.rules.length > 0);
-      const answers = await ask(of, over, (g) => quotaObject(env, g.name).begin(turnId, g.rules, over));
-      const refusal = answers.find((a) => !a.verdict.ok)?.verdict;
-      if (!refusal) return { ok: true };
-      // Refused somewhere: the objects that counted the turn take it back.
-      for (const a of answers.filter((x) => x.verdict.ok)) void quotaObject(env, a.group.name).end(turnId, a.group.rules, true).catch(logged);
-      return refusal;
-    },
-    async reserve(id, most, over = false) {
-      const of = (await groups()).map((g) => ({ ...g, rules: limits(g.rules, SPEND) })).filter((g) => g.rules.length > 0);
-      const unpriced = most.usd === null ? of.flatMap((g) => g.rules).find((r) => r.limits.usd !== undefined) : undefined;
+    begin: (over = false) => admit(true, null, over),
+    async reserve(id, most, { over = false, start = false } = {}) {
+      const spendRules = (await groups()).flatMap((g) => limits(g.rules, SPEND));
+      const unpriced = most.usd === null ? spendRules.find((r) => r.limits.usd !== undefined) : undefined;
       if (unpriced) {
         const message = `Quota '${unpriced.id}' limits spend in USD, and a model of this call has no known price (set MODEL_PRICES): the call is not made`;
         return { ok: false, quota_id: unpriced.id, action: "refuse", code: "quota_exceeded", message, retry_at: null };
       }
-      const spend = { ...most, usd: most.usd ?? 0 };
-      const answers = await ask(of, over, (g) => quotaObject(env, g.name).reserve(id, turnId, g.rules, spend, over));
-      const refusal = answers.find((a) => !a.verdict.ok)?.verdict;
-      if (refusal) {
-        for (const a of answers.filter((x) => x.verdict.ok)) void quotaObject(env, a.group.name).settle(id, a.group.rules, null, a.group.subject).catch(logged);
-        return refusal;
-      }
-      reserved.set(id, of);
-      return { ok: true };
+      return admit(start, { id, spend: { ...most, usd: most.usd ?? 0 } }, over);
     },
     settle(id, actual: QuotaSpend | null) {
       const of = reserved.get(id) ?? [];
