@@ -5,6 +5,7 @@ import type { JSONSchema7 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { type AgentConfig, toolPayloadLimit } from "../protocol/agent-config";
 import { attachCall, reattaches } from "./call-attach";
+import { estimateCall } from "./call-estimate";
 import {
   advisory,
   BUDGET_LIMIT_MESSAGE,
@@ -18,7 +19,6 @@ import {
 } from "./context-budget";
 import { appendText, userMessage, withFiles } from "./file-parts";
 import { fileTextRedaction } from "./guardrails/run";
-import { estimateCall } from "./lost-calls";
 import { modelBreaker } from "./model-breaker";
 import { type ModelChoice, streamChain } from "./model-fallback";
 import { callOptions, type ModelRequest } from "./model-stream";
@@ -236,9 +236,10 @@ async function callModel(
   const request_hash = requestFingerprint(modelName, options);
   // A call that re-attaches to the one a restart cut was charged when that one was made.
   if (!reattaches(state, request.model, request_hash)) turn.charge("llm_calls");
-  const held = await reserveCall(level, turn, [modelName, ...setup.config.fallback_models], options);
-  // Recorded before the call: what a restart mid-call records as lost (lost-calls.ts).
-  const reservation = estimateCall(modelName, request_hash, request, setup.prices);
+  const estimate = estimateCall([modelName, ...setup.config.fallback_models], options, setup.prices);
+  const held = await reserveCall(level, turn, estimate, options);
+  // Recorded before the call: what a restart mid-call records as lost (lost-calls.ts), the figure the quotas reserved.
+  const reservation = { model: modelName, request_hash, ...estimate };
   state.open_model_step = { step_id, phase, reservation };
   const step = phase === "executor" ? { step: state.step + 1 } : {};
   const { input_tokens, max_output_tokens, cost_usd: reserved_usd } = reservation;

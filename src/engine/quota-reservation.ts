@@ -1,14 +1,12 @@
 // Quotas on the model-call path (docs/guides/quotas.md). Before each model call (executor, planner, compaction,
-// a sub-agent's, a guardrail judge's) the turn reserves the most the call can cost against every quota that
-// applies: its input bounded by the request's size in bytes (no tokenizer counts more tokens than bytes), its
-// output by max_output_tokens, priced at the dearest model of its fallback chain. A call the reservation does
-// not fit is not made: a refuse quota fails the turn (quota_exceeded), a pause quota makes it wait (turn.paused)
-// and look again. After the call the reservation is settled to what the provider reports.
+// a sub-agent's, a guardrail judge's) the turn reserves the most the call can cost (call-estimate.ts) against
+// every quota that applies. A call the reservation does not fit is not made: a refuse quota fails the turn
+// (quota_exceeded), a pause quota makes it wait (turn.paused) and look again. After the call the reservation is
+// settled to what the provider reports.
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import type { QuotaVerdict } from "../protocol/quotas";
-import { DEFAULT_MAX_OUTPUT_TOKENS } from "./lost-calls";
+import { type CallEstimate, dearestCost } from "./call-estimate";
 import type { QuotaPort, QuotaSpend } from "./ports";
-import { costOf, type PriceOverrides } from "./pricing";
 import type { Level, Turn } from "./turn-context";
 import type { Usage } from "./turn-state";
 
@@ -42,15 +40,15 @@ export async function countStart(level: Level, turn: Turn): Promise<void> {
 }
 
 /**
- * Reserves the call `options` (for `models`, the call's model and its fallbacks) before it is made; null when no
- * quota limits spend. Sets the call's max_output_tokens when it had none, so the reservation bounds it.
+ * Reserves the call `options` before it is made, at its `estimate` (call-estimate.ts: the figure model.requested
+ * records); null when no quota limits spend. Sets the call's max_output_tokens when it had none, so the
+ * reservation bounds it.
  */
-export async function reserveCall(level: Level, turn: Turn, models: string[], options: LanguageModelV3CallOptions): Promise<HeldReservation | null> {
+export async function reserveCall(level: Level, turn: Turn, estimate: CallEstimate, options: LanguageModelV3CallOptions): Promise<HeldReservation | null> {
   const port = turn.ports.quota;
   if (!port || !(await port.applies())?.spend) return null;
-  options.maxOutputTokens ??= DEFAULT_MAX_OUTPUT_TOKENS;
-  const bytes = new TextEncoder().encode(JSON.stringify([options.prompt, options.tools ?? null, options.responseFormat ?? null])).byteLength;
-  const most = spendOf(models, bytes, options.maxOutputTokens, level.run.setup.prices);
+  options.maxOutputTokens ??= estimate.max_output_tokens;
+  const most: QuotaSpend = { usd: estimate.cost_usd, input_tokens: estimate.input_tokens, output_tokens: estimate.max_output_tokens };
   const id = turn.ports.newId("rsv");
   const start = uncounted.delete(turn);
   await admitted(level, turn, port, (over) => port.reserve(id, most, { over, start }));
@@ -61,24 +59,10 @@ export async function reserveCall(level: Level, turn: Turn, models: string[], op
       settled = true;
       if (usage === null) return port.settle(id, null);
       if (usage === "reserved") return port.settle(id, most);
-      port.settle(id, { ...spendOf([model], usage.input_tokens, usage.output_tokens, level.run.setup.prices, usage.cached_input_tokens) });
+      const { input_tokens, output_tokens } = usage;
+      port.settle(id, { usd: dearestCost([model], usage, level.run.setup.prices), input_tokens, output_tokens });
     },
   };
-}
-
-/** What `input` and `output` tokens cost at the dearest of `models` (usd null when one has no known price). */
-function spendOf(models: string[], input: number, output: number, prices: PriceOverrides | undefined, cached = 0): QuotaSpend {
-  const usage = { input_tokens: input, output_tokens: output, total_tokens: input + output, cached_input_tokens: cached };
-  let usd: number | null = 0;
-  for (const m of models) {
-    const cost = costOf(m, usage, prices);
-    if (cost === null) {
-      usd = null;
-      break;
-    }
-    usd = Math.max(usd, cost);
-  }
-  return { usd, input_tokens: input, output_tokens: output };
 }
 
 /**

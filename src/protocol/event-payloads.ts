@@ -115,12 +115,12 @@ export const EVENT_PAYLOADS = {
       .describe("SHA-256 of the request (model, system prompt, messages, tool schemas, parameters); absent in logs recorded before it"),
     reservation: z
       .object({
-        input_tokens: z.number().describe("the request's tokens, estimated (4 characters a token)"),
+        input_tokens: z.number().describe("the request's tokens, bounded by its size in UTF-8 bytes"),
         max_output_tokens: z.number().describe("the agent's max_tokens, else 4096 (DEFAULT_MAX_OUTPUT_TOKENS)"),
-        cost_usd: z.number().nullable().describe("both at the model's prices; null when its price is not known"),
+        cost_usd: z.number().nullable().describe("both at the prices of the dearest model of the fallback chain; null when one has no known price"),
       })
       .optional()
-      .describe("the most the call may cost, recorded before it starts: what usage.lost records if a restart cuts the call"),
+      .describe("the most the call may cost, recorded before it starts (what spend quotas reserve): what usage.lost records if a restart cuts the call"),
   }),
   "model.attached": z
     .object({
