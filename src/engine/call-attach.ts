@@ -5,6 +5,7 @@
 // is the one bill. When the response cannot be read again, the cut call is lost after all (usage.lost).
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { lostCall } from "./lost-calls";
+import { settleCut } from "./quota-reservation";
 import { attachableModels, CALL_HEADER, hookCall } from "./response-attach";
 import type { Level, Turn } from "./turn-context";
 import type { TurnState } from "./turn-state";
@@ -37,6 +38,7 @@ export function attachCall(
   state.reattach = null;
   // Another request now (a message arrived meanwhile), or a model that cannot re-attach: the cut call is lost.
   if (cut && !reattached) turn.emit(level, [lostCall(turn.root, state, cut)]);
+  if (cut) settleCut(turn.ports.quota, cut, !reattached);
   if (!attachable) return { options, release: () => {} };
   const { turn_id } = state;
   const { step_id } = attachable;
@@ -57,6 +59,7 @@ export function attachCall(
       attachable.response_id = undefined;
       if (!reattached) return;
       turn.emit(level, [lostCall(turn.root, state, reattached, status)]);
+      settleCut(turn.ports.quota, reattached, true);
       // Sent again after all: a second call, which callModel did not charge (the call is on its way, so no limit stops it).
       turn.used.llm_calls += 1;
     },

@@ -240,7 +240,7 @@ async function callModel(
   const held = await reserveCall(level, turn, estimate, options);
   // Recorded before the call: what a restart mid-call records as lost (lost-calls.ts), the figure the quotas reserved.
   const reservation = { model: modelName, request_hash, ...estimate };
-  state.open_model_step = { step_id, phase, reservation };
+  state.open_model_step = { step_id, phase, reservation, ...(held ? { quota_reservation: held.id } : {}) };
   const step = phase === "executor" ? { step: state.step + 1 } : {};
   const { input_tokens, max_output_tokens, cost_usd: reserved_usd } = reservation;
   turn.emit(level, [

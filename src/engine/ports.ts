@@ -93,6 +93,8 @@ export interface QuotaPort {
   continued(): string | null;
   /** Replaces reservation `id` by the call's actual spend (null: nothing was spent, it is given back); never fails. */
   settle(id: string, actual: QuotaSpend | null): void;
+  /** Settles reservation `id` of a call a restart cut (made by an earlier executor of the turn), as settle does. */
+  settleCut(id: string, actual: QuotaSpend | null): void;
   /** Resolves at `until` or after the recheck interval, whichever is sooner; soon after the turn is continued; at once when `signal` aborts. */
   sleep(until: number | null, signal: AbortSignal): Promise<void>;
 }

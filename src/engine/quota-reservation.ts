@@ -8,11 +8,25 @@ import type { QuotaVerdict } from "../protocol/quotas";
 import { type CallEstimate, dearestCost } from "./call-estimate";
 import type { QuotaPort, QuotaSpend } from "./ports";
 import type { Level, Turn } from "./turn-context";
-import type { Usage } from "./turn-state";
+import type { OpenModelStep, Usage } from "./turn-state";
 
 /** A reservation made: settle it once with the call's usage, `"reserved"` when the call was cut after it had begun answering. */
 export interface HeldReservation {
+  /** The reservation's id, recorded with the call (OpenModelStep.quota_reservation). */
+  id: string;
   settle(usage: Usage | "reserved" | null, model: string): void;
+}
+
+/**
+ * Settles the quota reservation of a call a restart cut: as spent at its amount when the call is lost (it may
+ * have been billed, as usage.lost says), given back when the call made again re-attaches to its response (that
+ * call's own reservation is then the one bill).
+ */
+export function settleCut(port: QuotaPort | undefined, cut: OpenModelStep, lost: boolean): void {
+  const id = cut.quota_reservation;
+  const r = cut.reservation;
+  if (!port || !id || !r) return;
+  port.settleCut(id, lost ? { usd: r.cost_usd, input_tokens: r.input_tokens, output_tokens: r.max_output_tokens } : null);
 }
 
 /** Turns whose start is not counted yet: their first reservation counts it (or countStart, when they make none). */
@@ -54,6 +68,7 @@ export async function reserveCall(level: Level, turn: Turn, estimate: CallEstima
   await admitted(level, turn, port, (over) => port.reserve(id, most, { over, start }));
   let settled = false;
   return {
+    id,
     settle(usage, model) {
       if (settled) return;
       settled = true;

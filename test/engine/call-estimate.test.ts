@@ -17,6 +17,7 @@ function recordingQuota(): { port: QuotaPort; reserved: QuotaSpend[] } {
       return { ok: true };
     },
     settle: () => {},
+    settleCut: () => {},
     continued: () => null,
     sleep: async () => {},
   };

@@ -37,6 +37,8 @@ async function startTurn(state: string, plan: ResponsePlan) {
   await fetch(`${setup.fakeBase}/_responses/${model}`, { method: "PUT", body: JSON.stringify(plan) });
   const made = { mf: runtime(state) };
   const call = (method: string, path: string, body?: unknown) => callRuntime(made.mf, KEY, method, path, body);
+  // A quota on tokens: what it counts of the cut call is checked below.
+  await call("PUT", "/v1/quotas/tokens", { scope: { kind: "deployment" }, limits: { input_tokens: 1e9, output_tokens: 1e9 }, window: "day", action: "refuse" });
   const { session_id: sid } = await call("POST", "/v1/sessions", {
     // A budget of one model call: the call made again to re-attach is the same call, not a second one.
     agent: { name: "reattach", model: `openai:${model}`, max_tokens: 1000, budget: { max_total_llm_calls: 1 } },
@@ -44,6 +46,16 @@ async function startTurn(state: string, plan: ResponsePlan) {
   await call("POST", `/v1/sessions/${sid}/turns`, { input: "tell me at length" });
   const log = async () => (await call("GET", `/v1/sessions/${sid}/events?after=0&limit=1000`)).events as any[];
   return { made, call, sid, log, model };
+}
+
+/** The tokens quota's usage once `settled` holds (its settlements are not waited for by the turn). */
+async function quotaUsed(mf: Miniflare, settled: (used: any) => boolean): Promise<any> {
+  let used: any;
+  await until(async () => {
+    used = (await callRuntime(mf, KEY, "GET", "/v1/quotas/tokens")).usage[0].used;
+    return settled(used);
+  }, 10_000).catch(() => {});
+  return used;
 }
 
 /** Runs a turn whose model call is cut by the end of the process; answers the log once the turn ended, and the runtime. */
@@ -97,6 +109,8 @@ describe("a Responses API call cut by the end of the runtime process", () => {
       expect(row).toMatchObject({ model_calls: 1, input_tokens: 100, output_tokens: 30, unpriced_model_calls: 0 });
       expect(row.cost_usd).toBeCloseTo(one, 9);
       expect((await callRuntime(mf, KEY, "GET", `/v1/sessions/${sid}/thread`)).budget.used).toMatchObject({ llm_calls: 1, input_tokens: 100 });
+      // The quota counts the call once too: the cut call's reservation was given back, the call made again settled.
+      expect(await quotaUsed(mf, (u) => u.input_tokens === 100)).toEqual({ input_tokens: 100, output_tokens: 30 });
     } finally {
       await mf.dispose();
       rmSync(state, { recursive: true, force: true });
@@ -130,6 +144,9 @@ describe("a Responses API call cut by the end of the runtime process", () => {
         return row?.turns >= 1;
       });
       expect(row.model_calls).toBe(2);
+      // The quota counts the lost call at its reservation, and the call sent again at its usage.
+      const both = { input_tokens: reservation.input_tokens + 100, output_tokens: 1000 + 30 };
+      expect(await quotaUsed(mf, (u) => u.input_tokens === both.input_tokens)).toEqual(both);
     } finally {
       await mf.dispose();
       rmSync(state, { recursive: true, force: true });

@@ -34,6 +34,17 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
   };
   const recheckMs = Number(env.QUOTA_RECHECK_MS) > 0 ? Number(env.QUOTA_RECHECK_MS) : DEFAULT_RECHECK_MS;
 
+  const settleOn = (of: QuotaGroup[], id: string, actual: QuotaSpend | null) => {
+    const spend = actual && { ...actual, usd: actual.usd ?? 0 };
+    for (const g of of) {
+      // Not awaited: the turn goes on. A settlement that fails leaves the reservation to expire as spent.
+      void quotaObject(env, g.name)
+        .settle(id, g.rules, spend, g.subject)
+        .then((warnings) => warnings.length > 0 && recordWarnings(warnings))
+        .catch(logged);
+    }
+  };
+
   /** The turn's start is counted in every object that counts it (by begin, or with its first reservation). */
   let started = false;
 
@@ -101,14 +112,19 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
     settle(id, actual: QuotaSpend | null) {
       const of = reserved.get(id) ?? [];
       reserved.delete(id);
-      const spend = actual && { ...actual, usd: actual.usd ?? 0 };
-      for (const g of of) {
-        // Not awaited: the turn goes on. A settlement that fails leaves the reservation to expire as spent.
-        void quotaObject(env, g.name)
-          .settle(id, g.rules, spend, g.subject)
-          .then((warnings) => warnings.length > 0 && recordWarnings(warnings))
-          .catch(logged);
-      }
+      settleOn(of, id, actual);
+    },
+    settleCut(id, actual) {
+      // The executor that reserved is gone with its map: the objects are those of the quotas that apply now.
+      void groups()
+        .then((all) =>
+          settleOn(
+            all.map((g) => ({ ...g, rules: limits(g.rules, SPEND) })).filter((g) => g.rules.length > 0),
+            id,
+            actual,
+          ),
+        )
+        .catch(logged);
     },
     continued: () => continuedBy(s.sql, turnId),
     sleep(until, signal) {
