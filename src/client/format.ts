@@ -155,7 +155,15 @@ export class ChatRenderer {
     },
     "budget.exceeded": (e, r, depth) => r.line(depth, r.tone("red", `! budget exceeded: ${e.payload.reason} (${e.payload.observed} > ${e.payload.limit})`)),
     "turn.paused": (e, r, depth) => r.line(depth, r.tone("yellow", `‖ paused by quota ${e.payload.quota_id}: ${oneLine(e.payload.message, 100)}`)),
-    "turn.resumed": (e, r, depth) => r.line(depth, r.tone("dim", `▶ resumed (quota ${e.payload.quota_id} has room)`)),
+    "turn.resumed": (e, r, depth) =>
+      r.line(
+        depth,
+        r.tone(
+          "dim",
+          `▶ resumed (quota ${e.payload.quota_id} ${e.payload.continued_by ? `gone over once, continued by ${e.payload.continued_by}` : "has room"})`,
+        ),
+      ),
+    "turn.continued": (e, r, depth) => r.line(depth, r.tone("yellow", `▶ continued over quota ${e.payload.quota_id} by ${e.payload.by}`)),
     "quota.warning": (e, r, depth) =>
       r.line(depth, r.tone("yellow", `! quota ${e.payload.quota_id}: ${e.payload.used} of ${e.payload.limit} ${e.payload.dimension} used`)),
     "runtime.warning": (e, r, depth) => r.line(depth, r.tone("yellow", `! ${oneLine(e.payload.message, 120)}`)),

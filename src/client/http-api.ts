@@ -50,6 +50,7 @@ import type {
   SubmitTurnRequest,
   ThreadView,
   ToolInventory,
+  TurnContinued,
   TurnRegenerated,
   TurnSubmitted,
   UsageReport,
@@ -268,6 +269,11 @@ export class HttpApi extends HttpTransport {
   /** Cancels the running turn (`turn.cancelled`); a no-op when idle. */
   interrupt(sessionId: string, reason?: string): Promise<InterruptResult> {
     return this.call(turns.interrupt, { params: { sid: sessionId }, body: reason === undefined ? {} : { reason } });
+  }
+
+  /** Lets a turn a pause quota holds make its waiting call over the quota once (`turn.continued`; admin keys). */
+  continueTurn(sessionId: string, turnId: string, note?: string): Promise<TurnContinued> {
+    return this.call(turns.continueTurn, { params: { sid: sessionId, turn_id: turnId }, body: note === undefined ? {} : { note } });
   }
 
   /** Adds a user message to the running turn, or starts a new turn when idle. */

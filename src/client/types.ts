@@ -93,6 +93,7 @@ export type ThreadView = Thread;
 export type TurnSubmitted = ResponseOf<typeof turns.submitTurn, 202>;
 export type TurnRegenerated = ResponseOf<typeof turns.regenerateTurn, 202>;
 export type InterruptResult = ResponseOf<typeof turns.interrupt, 200>;
+export type TurnContinued = ResponseOf<typeof turns.continueTurn, 200>;
 export type QueueResult = ResponseOf<typeof turns.removeQueuedTurn, 200>;
 /** A page of the log; its events typed by the catalog. */
 export type EventsPage = Omit<ResponseOf<typeof streams.getEvents, 200>, "events"> & { events: RuntimeEvent[] };

@@ -5,8 +5,19 @@
 // is the one bill. When the response cannot be read again, the cut call is lost after all (usage.lost).
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { lostCall } from "./lost-calls";
+import { settleCut } from "./quota-reservation";
 import { attachableModels, CALL_HEADER, hookCall } from "./response-attach";
 import type { Level, Turn } from "./turn-context";
+import type { TurnState } from "./turn-state";
+
+/**
+ * Whether the call about to be made with `model` and fingerprint `request_hash` reads the response of the level's
+ * cut call (the same request, a model that re-attaches): then it is that call, not a new one.
+ */
+export function reattaches(state: TurnState, model: LanguageModelV3, request_hash: string): boolean {
+  const cut = state.reattach;
+  return Boolean(cut?.response_id && cut.reservation?.request_hash === request_hash && attachableModels.has(model));
+}
 
 /**
  * Before the level's open model call is made with `model` and `options` (model.requested recorded): re-attaches
@@ -22,11 +33,12 @@ export function attachCall(
   const { state } = level;
   const open = state.open_model_step;
   const cut = state.reattach?.reservation ? { ...state.reattach, reservation: state.reattach.reservation } : null;
-  state.reattach = null;
   const attachable = attachableModels.has(model) && open ? open : null;
-  const reattached = attachable && cut?.response_id && cut.reservation.request_hash === attachable.reservation?.request_hash ? cut : null;
+  const reattached = attachable?.reservation && reattaches(state, model, attachable.reservation.request_hash) ? cut : null;
+  state.reattach = null;
   // Another request now (a message arrived meanwhile), or a model that cannot re-attach: the cut call is lost.
   if (cut && !reattached) turn.emit(level, [lostCall(turn.root, state, cut)]);
+  if (cut) settleCut(turn.ports.quota, cut, !reattached);
   if (!attachable) return { options, release: () => {} };
   const { turn_id } = state;
   const { step_id } = attachable;
@@ -45,7 +57,11 @@ export function attachCall(
     },
     missed: (status) => {
       attachable.response_id = undefined;
-      if (reattached) turn.emit(level, [lostCall(turn.root, state, reattached, status)]);
+      if (!reattached) return;
+      turn.emit(level, [lostCall(turn.root, state, reattached, status)]);
+      settleCut(turn.ports.quota, reattached, true);
+      // Sent again after all: a second call, which callModel did not charge (the call is on its way, so no limit stops it).
+      turn.used.llm_calls += 1;
     },
   });
   return { options: { ...options, headers: { ...options.headers, [CALL_HEADER]: token } }, release };

@@ -10,7 +10,7 @@ import { guardInput, guardOutput } from "./guardrails/stages";
 import { lostCalls } from "./lost-calls";
 import { fitContext, modelStep, planStep } from "./model-calls";
 import type { TurnPorts, TurnSetup } from "./ports";
-import { admitTurn } from "./quota-reservation";
+import { admitTurn, countStart, settleCut } from "./quota-reservation";
 import { correctionMessage, MAX_OUTPUT_RETRIES, parseFinalAnswer } from "./structured-output";
 import { runToolCalls } from "./tool-calls";
 import { type Level, ModelCallError, type Outcome, recordedError, Turn, toModelTools } from "./turn-context";
@@ -57,6 +57,7 @@ export async function runTurn(state: TurnState, setup: TurnSetup, ports: TurnPor
     }
     outcome ??= await runLevel(root, turn);
     outcome = await guardOutput(root, turn, outcome);
+    await countStart(root, turn);
     if (outcome.kind === "waiting") {
       state.paused_at = ports.now();
       return ports.suspend(state);
@@ -112,6 +113,7 @@ function recover(state: TurnState, ports: TurnPorts, why: string): boolean {
   }
   // The calls under way may have been billed: their reservations are recorded as spent before they are made again.
   const lost = lostCalls(state);
+  for (const { state: s } of levels(state)) if (s.open_model_step && !s.reattach) settleCut(ports.quota, s.open_model_step, true);
   const closing = closingEvents(state, "interrupted", ports.now(), "model_calls");
   for (const level of levels(state)) level.state.open_model_step = null;
   ports.emit(

@@ -1,40 +1,18 @@
 // No model call paid twice, the part every provider allows (docs/guides/subagents-and-budgets.md, "Calls lost
-// to a restart"): before a call starts, its reservation (the request's input tokens estimated, plus the most
-// it may write, at the model's prices) goes into model.requested and the turn's checkpoint. When the object
+// to a restart"): before a call starts, its reservation (call-estimate.ts: the most it may cost, the figure
+// quotas reserve too) goes into model.requested and the turn's checkpoint. When the object
 // dies with the call under way, the provider may have billed it and nobody saw the bill: the recovery records
 // the reservation as usage.lost, an estimate, counted by the turn's budget and the session's usage, before the
 // call is sent again.
-import type { ModelMessage } from "ai";
 import type { EventDraft } from "../protocol/events";
-import { estimateTokens } from "./context-budget";
-import { costOf, type PriceOverrides } from "./pricing";
+import type { CallEstimate } from "./call-estimate";
 import { addUsage } from "./turn-context";
 import { levels, type OpenModelStep, type TurnState, type Usage } from "./turn-state";
 
-/** What a call is assumed to be able to write when it sets no max_tokens (a spend quota also caps such a call at it). */
-export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
-
-/** The most a call may cost, as recorded before it starts. */
-export interface CallReservation {
+/** The most a call may cost, as recorded before it starts (call-estimate.ts). */
+export interface CallReservation extends CallEstimate {
   model: string;
   request_hash: string;
-  input_tokens: number;
-  max_output_tokens: number;
-  /** null: the model's price is not known. */
-  cost_usd: number | null;
-}
-
-/** The most a call may cost, estimated from its request (recorded on model.requested; a lost call is charged this). */
-export function estimateCall(
-  model: string,
-  request_hash: string,
-  request: { system?: string; messages: ModelMessage[]; maxOutputTokens?: number },
-  prices: PriceOverrides | undefined,
-): CallReservation {
-  const input_tokens = estimateTokens(request.system, request.messages);
-  const max_output_tokens = request.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
-  const cost_usd = costOf(model, reservedUsage(input_tokens, max_output_tokens), prices);
-  return { model, request_hash, input_tokens, max_output_tokens, cost_usd };
 }
 
 /**

@@ -4,7 +4,8 @@
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { type AgentConfig, toolPayloadLimit } from "../protocol/agent-config";
-import { attachCall } from "./call-attach";
+import { attachCall, reattaches } from "./call-attach";
+import { estimateCall } from "./call-estimate";
 import {
   advisory,
   BUDGET_LIMIT_MESSAGE,
@@ -18,7 +19,6 @@ import {
 } from "./context-budget";
 import { appendText, userMessage, withFiles } from "./file-parts";
 import { fileTextRedaction } from "./guardrails/run";
-import { estimateCall } from "./lost-calls";
 import { modelBreaker } from "./model-breaker";
 import { type ModelChoice, streamChain } from "./model-fallback";
 import { callOptions, type ModelRequest } from "./model-stream";
@@ -232,13 +232,15 @@ async function callModel(
   const options = callOptions({ ...request, signal: turn.signal });
   turn.signal.throwIfAborted();
   turn.checkWallClock();
-  turn.charge("llm_calls");
   // Before a spend quota caps max_output_tokens: the fingerprint is the call's as asked, quota or none (replays compare it).
   const request_hash = requestFingerprint(modelName, options);
-  const held = await reserveCall(level, turn, [modelName, ...setup.config.fallback_models], options);
-  // Recorded before the call: what a restart mid-call records as lost (lost-calls.ts).
-  const reservation = estimateCall(modelName, request_hash, request, setup.prices);
-  state.open_model_step = { step_id, phase, reservation };
+  // A call that re-attaches to the one a restart cut was charged when that one was made.
+  if (!reattaches(state, request.model, request_hash)) turn.charge("llm_calls");
+  const estimate = estimateCall([modelName, ...setup.config.fallback_models], options, setup.prices);
+  const held = await reserveCall(level, turn, estimate, options);
+  // Recorded before the call: what a restart mid-call records as lost (lost-calls.ts), the figure the quotas reserved.
+  const reservation = { model: modelName, request_hash, ...estimate };
+  state.open_model_step = { step_id, phase, reservation, ...(held ? { quota_reservation: held.id } : {}) };
   const step = phase === "executor" ? { step: state.step + 1 } : {};
   const { input_tokens, max_output_tokens, cost_usd: reserved_usd } = reservation;
   turn.emit(level, [

@@ -103,6 +103,8 @@ export interface OpenModelStep {
   reservation?: CallReservation;
   /** The provider's id of the call's response, once it named it (a call that can be re-attached: response-attach.ts). */
   response_id?: string;
+  /** The quota reservation made for the call (quota-reservation.ts), settled by the recovery when a restart cuts the call. */
+  quota_reservation?: string;
 }
 
 export interface TurnState {

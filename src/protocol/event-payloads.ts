@@ -116,12 +116,12 @@ export const EVENT_PAYLOADS = {
       .describe("SHA-256 of the request (model, system prompt, messages, tool schemas, parameters); absent in logs recorded before it"),
     reservation: z
       .object({
-        input_tokens: z.number().describe("the request's tokens, estimated (4 characters a token)"),
+        input_tokens: z.number().describe("the request's tokens, bounded by its size in UTF-8 bytes"),
         max_output_tokens: z.number().describe("the agent's max_tokens, else 4096 (DEFAULT_MAX_OUTPUT_TOKENS)"),
-        cost_usd: z.number().nullable().describe("both at the model's prices; null when its price is not known"),
+        cost_usd: z.number().nullable().describe("both at the prices of the dearest model of the fallback chain; null when one has no known price"),
       })
       .optional()
-      .describe("the most the call may cost, recorded before it starts: what usage.lost records if a restart cuts the call"),
+      .describe("the most the call may cost, recorded before it starts (what spend quotas reserve): what usage.lost records if a restart cuts the call"),
   }),
   "model.attached": z
     .object({
@@ -230,8 +230,11 @@ export const EVENT_PAYLOADS = {
       "a quota with action pause has no room for the turn's next model call (or its start): the turn waits, its wall clock stopped, until turn.resumed",
     ),
   "turn.resumed": z
-    .object({ reason: z.literal("quota"), quota_id: z.string() })
-    .describe("the paused turn goes on: the quota was raised or deleted, its window rolled over, or running turns ended"),
+    .object({ reason: z.literal("quota"), quota_id: z.string(), continued_by: z.string().optional().describe("who let it go over the quota (turn.continued)") })
+    .describe("the paused turn goes on: the quota was raised or deleted, its window rolled over, running turns ended, or it was continued"),
+  "turn.continued": z
+    .object({ reason: z.literal("quota"), quota_id: z.string(), by: z.string().describe("the admin key's id"), note: z.string().optional() })
+    .describe("a principal allowed to (POST .../continue) let the turn paused by the quota go on: its waiting call is made over the quota once"),
   "eval.scored": z
     .object({
       turn_id: z.string(),

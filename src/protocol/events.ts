@@ -25,6 +25,7 @@ export const NOTICE_TYPES = [
   "budget.exceeded",
   "turn.paused",
   "turn.resumed",
+  "turn.continued",
   "quota.warning",
   "eval.scored",
   "context.compaction.started",

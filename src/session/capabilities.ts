@@ -14,6 +14,7 @@ import { SessionIndexer } from "./indexer/session-indexer";
 import { RecallIndexer } from "./memory/session-memory";
 import { operationTable } from "./operations";
 import { TurnQueue } from "./queue/turn-queue";
+import { quotaContinue } from "./quotas/quota-continue";
 import { quotaTurns } from "./quotas/quota-turns";
 import { replayCapability } from "./replays/replay-source";
 import { TurnRunner } from "./runner/turn-runner";
@@ -65,6 +66,7 @@ export function connect(host: SessionHost) {
     viewsCapability(host, () => host.channels.list()),
     versionCapability(host, (config, drafts) => host.switchAgent(config, drafts)),
     quotaTurns(host),
+    quotaContinue(host),
     onlineScoring(host),
     // A fork's copies of its source's files, a batch at a time.
     {

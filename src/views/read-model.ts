@@ -130,6 +130,10 @@ const FOLD: EventTable<[SessionView], SessionView> = {
   "tool.result": (_e, v) => ({ ...v, status: resumed(v) }),
   "subagent.spawned": (_e, v) => ({ ...v, usage: { ...v.usage, subtasks: v.usage.subtasks + 1 } }),
   "model.requested": (_e, v) => ({ ...v, usage: { ...v.usage, llm_calls: v.usage.llm_calls + 1 } }),
+  // A call made again after a restart that reads the cut call's response is that call, not another (call-attach.ts)...
+  "model.attached": (e, v) => (e.payload.reattached_from ? { ...v, usage: { ...v.usage, llm_calls: v.usage.llm_calls - 1 } } : v),
+  // ...unless that response could not be read again: then the call was sent again, a second call.
+  "usage.lost": (e, v) => (e.payload.retrieval_status === undefined ? v : { ...v, usage: { ...v.usage, llm_calls: v.usage.llm_calls + 1 } }),
   "model.completed": (e, v) => ({
     ...v,
     status: resumed(v),

@@ -81,6 +81,7 @@ const CALLS: { [M in Methods]: Parameters<HttpApi[M]> } = {
   downloadFile: [ODD, ODD, { range: { start: 1 } }],
   deleteFile: [ODD, ODD],
   interrupt: [ODD, "why"],
+  continueTurn: [ODD, ODD, "why"],
   injectMessage: [ODD, "more"],
   inject: [ODD, "more"],
   respondAction: [ODD, ODD, "approve", "fine"],

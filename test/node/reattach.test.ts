@@ -37,27 +37,42 @@ async function startTurn(state: string, plan: ResponsePlan) {
   await fetch(`${setup.fakeBase}/_responses/${model}`, { method: "PUT", body: JSON.stringify(plan) });
   const made = { mf: runtime(state) };
   const call = (method: string, path: string, body?: unknown) => callRuntime(made.mf, KEY, method, path, body);
-  const { session_id: sid } = await call("POST", "/v1/sessions", { agent: { name: "reattach", model: `openai:${model}`, max_tokens: 1000 } });
+  // A quota on tokens: what it counts of the cut call is checked below.
+  await call("PUT", "/v1/quotas/tokens", { scope: { kind: "deployment" }, limits: { input_tokens: 1e9, output_tokens: 1e9 }, window: "day", action: "refuse" });
+  const { session_id: sid } = await call("POST", "/v1/sessions", {
+    // A budget of one model call: the call made again to re-attach is the same call, not a second one.
+    agent: { name: "reattach", model: `openai:${model}`, max_tokens: 1000, budget: { max_total_llm_calls: 1 } },
+  });
   await call("POST", `/v1/sessions/${sid}/turns`, { input: "tell me at length" });
   const log = async () => (await call("GET", `/v1/sessions/${sid}/events?after=0&limit=1000`)).events as any[];
   return { made, call, sid, log, model };
 }
 
+/** The tokens quota's usage once `settled` holds (its settlements are not waited for by the turn). */
+async function quotaUsed(mf: Miniflare, settled: (used: any) => boolean): Promise<any> {
+  let used: any;
+  await until(async () => {
+    used = (await callRuntime(mf, KEY, "GET", "/v1/quotas/tokens")).usage[0].used;
+    return settled(used);
+  }, 10_000).catch(() => {});
+  return used;
+}
+
 /** Runs a turn whose model call is cut by the end of the process; answers the log once the turn ended, and the runtime. */
-async function cutMidCall(state: string, plan: ResponsePlan): Promise<{ mf: Miniflare; log: any[]; model: string }> {
-  const { made, log, model } = await startTurn(state, plan);
+async function cutMidCall(state: string, plan: ResponsePlan): Promise<{ mf: Miniflare; log: any[]; model: string; sid: string }> {
+  const { made, log, model, sid } = await startTurn(state, plan);
   await until(async () => (await log()).some((e) => e.type === "model.delta"));
   await made.mf.dispose(); // the whole process ends with the call streaming
   made.mf = runtime(state);
   await until(async () => (await log()).some((e) => e.type === "turn.completed" || e.type === "turn.failed"));
-  return { mf: made.mf, log: await log(), model };
+  return { mf: made.mf, log: await log(), model, sid };
 }
 
 describe("a Responses API call cut by the end of the runtime process", () => {
   it("is re-attached after the restart: one request billed, its whole answer, its usage counted once", async () => {
     const state = mkdtempSync(join(tmpdir(), "agent-runtime-state-"));
     const plan = { text: TEXT, chunk_size: 2, delay_ms: 50, usage: { input_tokens: 100, output_tokens: 30 } };
-    const { mf, log, model } = await cutMidCall(state, plan);
+    const { mf, log, model, sid } = await cutMidCall(state, plan);
     try {
       expect(verifyLog(log)).toEqual([]);
       const { posts, gets } = await stats(model);
@@ -90,8 +105,12 @@ describe("a Responses API call cut by the end of the runtime process", () => {
         row = (await callRuntime(mf, KEY, "GET", `/v1/usage?from=${day}&to=${day}&agent=reattach`)).rows[0];
         return row?.turns >= 1;
       });
-      expect(row).toMatchObject({ input_tokens: 100, output_tokens: 30, unpriced_model_calls: 0 });
+      // One call: /v1/usage and the session's budget count it once, though model.requested was recorded twice.
+      expect(row).toMatchObject({ model_calls: 1, input_tokens: 100, output_tokens: 30, unpriced_model_calls: 0 });
       expect(row.cost_usd).toBeCloseTo(one, 9);
+      expect((await callRuntime(mf, KEY, "GET", `/v1/sessions/${sid}/thread`)).budget.used).toMatchObject({ llm_calls: 1, input_tokens: 100 });
+      // The quota counts the call once too: the cut call's reservation was given back, the call made again settled.
+      expect(await quotaUsed(mf, (u) => u.input_tokens === 100)).toEqual({ input_tokens: 100, output_tokens: 30 });
     } finally {
       await mf.dispose();
       rmSync(state, { recursive: true, force: true });
@@ -101,7 +120,7 @@ describe("a Responses API call cut by the end of the runtime process", () => {
   it("falls back to usage.lost and a second request when the response cannot be read again", async () => {
     const state = mkdtempSync(join(tmpdir(), "agent-runtime-state-"));
     const plan = { text: TEXT, chunk_size: 2, delay_ms: 50, usage: { input_tokens: 100, output_tokens: 30 }, retrievable: false };
-    const { mf, log, model } = await cutMidCall(state, plan);
+    const { mf, log, model, sid } = await cutMidCall(state, plan);
     try {
       expect(verifyLog(log)).toEqual([]);
       const { posts, gets } = await stats(model);
@@ -116,6 +135,18 @@ describe("a Responses API call cut by the end of the runtime process", () => {
       expect(end.payload.output).toBe(TEXT);
       expect(end.payload.usage.output_tokens).toBe(1000 + 30);
       expect(end.payload.cost_usd).toBeCloseTo(reservation.cost_usd + (100 * 1000 + 30 * 2000) / 1e6, 9);
+      // Two calls were sent: both counted.
+      expect((await callRuntime(mf, KEY, "GET", `/v1/sessions/${sid}/thread`)).budget.used.llm_calls).toBe(2);
+      const day = new Date().toISOString().slice(0, 10);
+      let row: any;
+      await until(async () => {
+        row = (await callRuntime(mf, KEY, "GET", `/v1/usage?from=${day}&to=${day}&agent=reattach`)).rows[0];
+        return row?.turns >= 1;
+      });
+      expect(row.model_calls).toBe(2);
+      // The quota counts the lost call at its reservation, and the call sent again at its usage.
+      const both = { input_tokens: reservation.input_tokens + 100, output_tokens: 1000 + 30 };
+      expect(await quotaUsed(mf, (u) => u.input_tokens === both.input_tokens)).toEqual(both);
     } finally {
       await mf.dispose();
       rmSync(state, { recursive: true, force: true });

@@ -5,6 +5,7 @@
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import { z } from "zod";
 import type { GuardrailStage } from "../../protocol/guardrails";
+import { estimateCall } from "../call-estimate";
 import { callOptions, type ModelRequest, streamModel } from "../model-stream";
 import { type HeldReservation, reserveCall } from "../quota-reservation";
 import { type Level, recordedError, type Turn } from "../turn-context";
@@ -37,7 +38,7 @@ export async function judge(rule: Extract<CallRule, { type: "model" }>, text: st
       signal: turn.signal,
     };
     const options = { ...callOptions(request), abortSignal: turn.signal };
-    held = await reserveCall(level, turn, [rule.model], options);
+    held = await reserveCall(level, turn, estimateCall([rule.model], options, setup.prices), options);
     for await (const part of streamModel(request.model, options)) {
       if (part.type === "text") answer += part.text;
       else if (part.type === "finish") usage = part.usage;

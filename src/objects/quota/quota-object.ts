@@ -1,7 +1,7 @@
 // One quota subject's object (docs/guides/quotas.md): `deployment:`, `key:<key id>`, `subject:<end user>`,
 // `resource:<id>` or `agent:<name>`, holding the counts of every quota that applies to that subject. Sessions
 // ask it before each turn (turns, concurrent_turns) and each model call (a reservation of the call's most
-// cost and tokens), and settle after; the quota definitions come with each request, from the sessions'
+// cost and tokens; a turn's first call asks both at once, admit), and settle after; the quota definitions come with each request, from the sessions'
 // cache, so no deployment-wide object is asked on the way.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
@@ -36,12 +36,15 @@ export class QuotaObject extends DurableObject<Env> {
     ctx.blockConcurrencyWhile(async () => migrate(ctx.storage, QUOTA_MIGRATIONS));
   }
 
-  /** Counts a turn's start against `rules`' turns and concurrent_turns; idempotent per turn (a resumed turn counts once). */
-  async begin(turnId: string, rules: QuotaRule[]): Promise<QuotaVerdict> {
+  /**
+   * Counts a turn's start against `rules`' turns and concurrent_turns; idempotent per turn (a resumed turn counts
+   * once). `over`: a principal continued the turn, so it is counted whatever the limits.
+   */
+  async begin(turnId: string, rules: QuotaRule[], over = false): Promise<QuotaVerdict> {
     const now = this.open(rules);
     const counted = rules.filter((r) => TURN_DIMENSIONS.some((d) => r.limits[d] !== undefined));
     this.ledger.seen(turnId, now);
-    for (const rule of counted) {
+    for (const rule of over ? [] : counted) {
       if (this.leaseOf(rule.id, turnId)) continue;
       const refusal = this.refusal(rule, { turns: 1, concurrent_turns: 1 }, now);
       if (refusal) return refusal;
@@ -50,16 +53,32 @@ export class QuotaObject extends DurableObject<Env> {
     return { ok: true };
   }
 
-  /** Reserves a model call's most (its spend) against every rule; none is taken when one would be crossed. Idempotent per id. */
-  async reserve(id: string, turnId: string, rules: QuotaRule[], spend: Spend): Promise<QuotaVerdict> {
+  /** Reserves a model call's most (its spend) against every rule; none is taken when one would be crossed (unless `over`, as for begin). Idempotent per id. */
+  async reserve(id: string, turnId: string, rules: QuotaRule[], spend: Spend, over = false): Promise<QuotaVerdict> {
     const now = this.open(rules);
     this.ledger.seen(turnId, now);
-    for (const rule of rules) {
+    for (const rule of over ? [] : rules) {
       const refusal = this.refusal(rule, spend, now);
       if (refusal) return refusal;
     }
     for (const rule of rules) this.ledger.reserve(id, turnId, rule, spend, now);
     return { ok: true };
+  }
+
+  /**
+   * A turn's first model call: counts the turn's start against `turnRules` (as begin) and, when that has room,
+   * reserves the call against `spendRules` (as reserve), in one request and one commit. `start` is the verdict
+   * on the turn's start; `call` the reservation's (null when the start was refused and nothing was reserved).
+   */
+  async admit(
+    turnId: string,
+    turnRules: QuotaRule[],
+    call: { id: string; rules: QuotaRule[]; spend: Spend },
+    over = false,
+  ): Promise<{ start: QuotaVerdict; call: QuotaVerdict | null }> {
+    const start = await this.begin(turnId, turnRules, over);
+    if (!start.ok) return { start, call: null };
+    return { start, call: await this.reserve(call.id, turnId, call.rules, call.spend, over) };
   }
 
   /** Replaces reservation `id` by the call's actual spend (null: it is given back); answers the thresholds crossed. */

@@ -208,3 +208,26 @@ export const getReplay = operation({
   errors: [404],
   session: true,
 });
+
+export const ContinueTurnBody = z
+  .strictObject({ note: z.string().max(500).optional().meta({ description: "Why the turn may go over its quota, recorded on turn.continued" }) })
+  .meta({ id: "ContinueTurn" });
+
+export const TurnContinued = z
+  .object({ turn_id: z.string(), quota_id: z.string().meta({ description: "The quota the turn was paused by, which its waiting call goes over once" }) })
+  .meta({ id: "TurnContinued" });
+
+export const continueTurn = operation({
+  method: "post",
+  path: "/v1/sessions/{sid}/turns/{turn_id}/continue",
+  operationId: "continueTurn",
+  summary:
+    "Let a turn paused by a pause quota go on: its waiting model call (or start) is made over the quota once (turn.continued names who let it); admin keys only, like raising the quota",
+  permission: "quotas.write",
+  rateLimit: "request",
+  params: SidTurn,
+  body: jsonBody(ContinueTurnBody, false),
+  responses: { 200: json(TurnContinued, "Recorded; the turn goes on") },
+  errors: [404, 409, 422],
+  session: true,
+});

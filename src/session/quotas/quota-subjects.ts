@@ -4,7 +4,7 @@
 import type { QuotaDefinition, QuotaRule, QuotaScopeKind } from "../../protocol/quotas";
 import type { SessionSlice } from "../context";
 
-export type QuotaSession = SessionSlice<"agent" | "bindings" | "commit" | "row", "eventsOfTurn">;
+export type QuotaSession = SessionSlice<"agent" | "bindings" | "commit" | "row" | "sql", "eventsOfTurn">;
 
 /** One quota object and the rules it checks for the turn. */
 export interface QuotaGroup {
