@@ -170,4 +170,6 @@ export async function signIn(page: Page, runtime: Runtime, path: string): Promis
   await page.goto(`${runtime.base}${path}`);
   await page.getByLabel("API key").fill(runtime.key);
   await page.getByRole("button", { name: "Sign in" }).click();
+  // Signed in once the form is gone: a test that navigates at once would otherwise race the key being kept.
+  await page.getByRole("button", { name: "Sign in" }).waitFor({ state: "detached", timeout: 30_000 });
 }
