@@ -1,20 +1,16 @@
 // The runtime's HTTP API (docs/reference/api.md, GET /openapi.json) as typed calls: agents, sessions, turns, approvals, queue, log pages, trees,
-// tools, artifacts, files and evals, each built from its operation's declaration (src/protocol/operations/: the path, the query's names, the
-// body's and the answer's types). RuntimeClient (client.ts) adds the resuming event stream on top; http-transport.ts sends the requests.
-import type { TrafficRoute } from "../protocol/agent-versions";
+// tools, artifacts and files, each built from its operation's declaration (src/protocol/operations/: the path, the query's names, the
+// body's and the answer's types); agent versions and eval runs come from VersionsApi (versions-api.ts). RuntimeClient (client.ts) adds the
+// resuming event stream on top; http-transport.ts sends the requests.
 import type { RuntimeEvent } from "../protocol/events";
-import type { AnswerOf, BodyOf, QueryOf } from "../protocol/operations";
-import * as versions from "../protocol/operations/agent-versions";
 import * as agents from "../protocol/operations/agents";
 import * as chat from "../protocol/operations/chat";
-import * as evals from "../protocol/operations/evals";
 import * as files from "../protocol/operations/files";
 import * as resources from "../protocol/operations/resources";
 import * as sessions from "../protocol/operations/sessions";
 import * as streams from "../protocol/operations/streams";
 import * as turns from "../protocol/operations/turns";
 import * as usage from "../protocol/operations/usage";
-import { HttpTransport } from "./http-transport";
 import { pathOf, RawBody } from "./operation-request";
 import type {
   ActionDecisionRequest,
@@ -28,7 +24,6 @@ import type {
   Decision,
   DownloadedFile,
   ErasureLeft,
-  EvalRun,
   EventsPage,
   ExecutionTree,
   FileInfo,
@@ -56,8 +51,9 @@ import type {
   UsageReport,
   WorkingMemory,
 } from "./types";
+import { VersionsApi } from "./versions-api";
 
-export class HttpApi extends HttpTransport {
+export class HttpApi extends VersionsApi {
   // ---- agents ----
 
   /** `PUT /v1/agents/:name`: create or replace; answers the stored config with defaults filled in. */
@@ -75,46 +71,6 @@ export class HttpApi extends HttpTransport {
 
   deleteAgent(name: string): Promise<{ deleted: boolean; name: string }> {
     return this.call(agents.deleteAgent, { params: { name } });
-  }
-
-  // ---- versions, labels and traffic (docs/guides/versions.md) ----
-
-  /** The agent's versions, newest first. */
-  listAgentVersions(name: string): Promise<AnswerOf<typeof versions.listAgentVersions>> {
-    return this.call(versions.listAgentVersions, { params: { name } });
-  }
-
-  getAgentVersion(name: string, version: number | string): Promise<AnswerOf<typeof versions.getAgentVersion>> {
-    return this.call(versions.getAgentVersion, { params: { name, version: String(version) } });
-  }
-
-  /** What changed from `against` (default: the version before) to `version`, path by path. */
-  diffAgentVersions(name: string, version: number | string, against?: number): Promise<AnswerOf<typeof versions.diffAgentVersions>> {
-    const query = { against: against === undefined ? undefined : String(against) };
-    return this.call(versions.diffAgentVersions, { params: { name, version: String(version) }, query });
-  }
-
-  listAgentLabels(name: string): Promise<AnswerOf<typeof versions.listAgentLabels>> {
-    return this.call(versions.listAgentLabels, { params: { name } });
-  }
-
-  /** Points `label` at `version` (a rollback is a move back). */
-  putAgentLabel(name: string, label: string, version: number): Promise<AnswerOf<typeof versions.putAgentLabel>> {
-    return this.call(versions.putAgentLabel, { params: { name, label }, body: { version } });
-  }
-
-  getAgentTraffic(name: string): Promise<AnswerOf<typeof versions.getAgentTraffic>> {
-    return this.call(versions.getAgentTraffic, { params: { name } });
-  }
-
-  /** Splits new sessions opened by the agent's name between labels by weight (`[]`: its newest version). */
-  putAgentTraffic(name: string, routes: TrafficRoute[]): Promise<AnswerOf<typeof versions.putAgentTraffic>> {
-    return this.call(versions.putAgentTraffic, { params: { name }, body: { routes } });
-  }
-
-  /** Moves a session to another version of its agent (between turns). */
-  moveSessionAgent(sessionId: string, version: number): Promise<AnswerOf<typeof versions.moveSessionAgent>> {
-    return this.call(versions.moveSessionAgent, { params: { sid: sessionId }, body: { version } });
   }
 
   // ---- sessions ----
@@ -180,25 +136,6 @@ export class HttpApi extends HttpTransport {
   /** `GET /v1/replays/:exec_id`: the comparison, once the replay has ended (`status: "completed"`). */
   getReplay(execId: string): Promise<Replay> {
     return this.call(turns.getReplay, { params: { exec_id: execId } });
-  }
-
-  /** `POST /v1/evals`: starts an eval run of a dataset against an agent version (docs/guides/evals.md); `getEvalRun` follows it. */
-  createEvalRun(body: BodyOf<typeof evals.createEvalRun>): Promise<EvalRun> {
-    return this.call(evals.createEvalRun, { body });
-  }
-
-  getEvalRun(id: string): Promise<EvalRun> {
-    return this.call(evals.getEvalRun, { params: { id } });
-  }
-
-  /** `GET /v1/evals`: a page of eval runs, newest first (filters `agent`, `status`; pass `next_cursor` back as `cursor`). */
-  listEvalRuns(query: QueryOf<typeof evals.listEvalRuns> = {}): Promise<AnswerOf<typeof evals.listEvalRuns>> {
-    return this.call(evals.listEvalRuns, { query });
-  }
-
-  /** `POST /v1/evals/:id/cancel`: no case starts any more, running cases are interrupted; 409 once the run has ended. */
-  cancelEvalRun(id: string): Promise<EvalRun> {
-    return this.call(evals.cancelEvalRun, { params: { id } });
   }
 
   getSession(sessionId: string): Promise<SessionSnapshot> {

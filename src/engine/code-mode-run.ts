@@ -10,6 +10,8 @@ import { guardEditedCalls, guardToolCalls } from "./guardrails/stages";
 import { canonicalJson } from "./request-fingerprint";
 import { runToolCall } from "./tool-calls";
 import {
+  type CodeRun,
+  codeSeen,
   MAX_RECORDED_VALUES,
   type ScriptAnswer,
   type ScriptCallAnswer,
@@ -21,7 +23,7 @@ import {
 } from "./tools/code-mode";
 import { ToolError } from "./tools/types";
 import type { Level, Turn } from "./turn-context";
-import { applyDecisions, type CodeRun, codeSeen, newTurnState, type ToolCallRecord } from "./turn-state";
+import { applyDecisions, newTurnState, type ToolCallRecord } from "./turn-state";
 
 const SUSPENDED = "the script is suspended: a call waits for a decision, and the script will run again from its start";
 

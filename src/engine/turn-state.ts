@@ -7,7 +7,7 @@ import type { ApprovalDecision } from "../protocol/wire";
 import { userMessage } from "./file-parts";
 import type { CallReservation } from "./lost-calls";
 import type { OrchestrationRecord } from "./orchestration/types";
-import { type ScriptSeen, seenOf } from "./tools/code-mode";
+import { type CodeRun, codeSeen } from "./tools/code-mode";
 import type { WebhookReceipt } from "./tools/types";
 
 export interface Usage {
@@ -51,22 +51,6 @@ export interface ToolCallRecord {
   follow_up?: Record<string, unknown>;
   /** Why a tool_input guardrail refused the call; it gets this as its error result and does not run. */
   blocked?: string;
-}
-
-/**
- * A code-mode script (run_code): its inner tool calls in the order it made them (state.calls), and the values
- * clock, random and crypto sources gave it, so a rerun from its start is answered the same way.
- */
-export interface CodeRun {
-  state: TurnState;
-  /** Each inner call's name and arguments as the script made them (canonical JSON): what a rerun is matched by. */
-  keys: string[];
-  seen: ScriptSeen;
-}
-
-/** What a script's runs saw so far; a checkpoint written before `seen` kept the clock and random values on the run itself. */
-export function codeSeen(code: CodeRun): ScriptSeen {
-  return seenOf(code.seen ?? (code as unknown as Partial<ScriptSeen>));
 }
 
 /** A sub-agent: an isolated loop inside the turn, whose state lives in its parent's tool call. */

@@ -72,6 +72,7 @@ const CALLS: { [M in Methods]: Parameters<HttpApi[M]> } = {
   getEvalRun: [ODD],
   listEvalRuns: [{ agent: ODD, status: "cancelled", limit: "5", cursor: "c" }],
   cancelEvalRun: [ODD],
+  versionScores: [ODD, ODD],
   getSession: [ODD],
   getThread: [ODD],
   submitTurn: [ODD, "hello"],

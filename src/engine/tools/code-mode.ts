@@ -3,6 +3,7 @@
 // declares those tools in TypeScript, generated from their JSON Schemas; the loop runs the script
 // (code-mode-run.ts) in a sandbox the host provides (TurnSetup.runScript).
 import { type CodeModeLimits, SCRIPT_LIMITS } from "../../protocol/agent-config";
+import type { TurnState } from "../turn-state";
 import { type JsonSchema, runByTheLoop, type ToolDefinition } from "./types";
 
 export const RUN_CODE = "run_code";
@@ -34,6 +35,22 @@ export function seenOf(seen: Partial<ScriptSeen> | null | undefined): ScriptSeen
     uuid: [...(seen?.uuid ?? [])],
     bytes: [...(seen?.bytes ?? [])],
   };
+}
+
+/**
+ * A code-mode script (run_code): its inner tool calls in the order it made them (state.calls), and the values
+ * clock, random and crypto sources gave it, so a rerun from its start is answered the same way.
+ */
+export interface CodeRun {
+  state: TurnState;
+  /** Each inner call's name and arguments as the script made them (canonical JSON): what a rerun is matched by. */
+  keys: string[];
+  seen: ScriptSeen;
+}
+
+/** What a script's runs saw so far; a checkpoint written before `seen` kept the clock and random values on the run itself. */
+export function codeSeen(code: CodeRun): ScriptSeen {
+  return seenOf(code.seen ?? (code as unknown as Partial<ScriptSeen>));
 }
 
 /** An inner call's answer as the script gets it: the result as JSON text, or the error it throws. */
