@@ -124,6 +124,9 @@ export const ReplaySide = z
   })
   .meta({ id: "ReplaySide" });
 
+/** The idempotency key a replay session's replayed turn is submitted with (its turn.submitted shows it). */
+export const REPLAY_TURN_KEY = "replay";
+
 /** The result of a replay (GET /v1/replays/:exec_id and the replay session's last event). */
 export const ReplayComparison = z
   .object({

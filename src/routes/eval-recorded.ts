@@ -2,12 +2,12 @@
 // found through the session index (agent, version) and read from their logs, newest first, each with its
 // recorded answer as the expected one. Eval cases' sessions and replayed turns are not traffic and are skipped.
 import type { Env } from "../env";
-import { REPLAY_TURN_KEY } from "../objects/evals/open-replay";
 import { sessionEvents } from "../objects/evals/session-reads";
 import { type IndexLayout, listAcross } from "../objects/index/index-shards";
 import type { DatasetItem } from "../protocol/datasets";
 import { ApiError } from "../protocol/errors";
 import type { RecordedFilter } from "../protocol/evals";
+import { REPLAY_TURN_KEY } from "../protocol/event-shapes";
 import { timeParam } from "../protocol/strict-values";
 
 /** Sessions read from the index a page at a time, at most this many pages (the newest sessions first). */

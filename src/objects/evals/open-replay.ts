@@ -5,11 +5,9 @@
 import type { Env } from "../../env";
 import type { AgentConfig } from "../../protocol/agent-config";
 import { type Result, unwrap } from "../../protocol/errors";
+import { REPLAY_TURN_KEY } from "../../protocol/event-shapes";
 import type { FileRef } from "../../protocol/input-parts";
 import { sessionObject, submitOnce } from "./session-reads";
-
-/** The idempotency key of a replay session's one turn (what marks it as the replayed turn). */
-export const REPLAY_TURN_KEY = "replay";
 
 /** What the source's replayTurn operation answers (the recorded turn, and the source's config). */
 export interface ReplaySource {

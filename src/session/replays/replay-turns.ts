@@ -6,14 +6,12 @@ import type { TurnSetup } from "../../engine/loop";
 import { decisionsFrom, REPLAY_DECIDER, type RecordedAnswer } from "../../engine/recorded-decisions";
 import { type Divergence, isCutCall, type RecordedCall, RecordedModel } from "../../engine/recorded-model";
 import { type RecordedResult, replayTools } from "../../engine/recorded-tools";
+import { REPLAY_TURN_KEY } from "../../protocol/event-shapes";
 import type { EventDraft } from "../../protocol/events";
 import type { MemoryLoaded, MemoryRecalled } from "../../protocol/memory";
 import type { SessionSlice } from "../context";
 import { compareTurns, type ReplayComparison, type ReplaySide, turnSide } from "./replay-compare";
 import { ReplayRow, type ReplaySpec } from "./replay-row";
-
-/** The idempotency key of the replay session's replayed turn. */
-export const REPLAY_TURN_KEY = "replay";
 
 /** The slice of the session replayed turns works on. */
 export type ReplaySession = SessionSlice<"sql", "eventsOfTurn" | "turn">;
