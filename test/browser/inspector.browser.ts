@@ -89,7 +89,7 @@ describe("the inspector", () => {
     await stack.api.putAgent("delegator", { model, tools: ["run_subtask", "calculator"] });
     const page = await stack.newPage();
     await stack.signIn(page, "/inspect");
-    await page.getByLabel("Agent").selectOption("delegator");
+    await page.getByLabel("Agent", { exact: true }).selectOption("delegator");
     await page.getByRole("button", { name: "Start session" }).click();
     await page.waitForURL(/\/inspect\/sessions\/[^/]+$/);
     delegatedSid = decodeURIComponent(new URL(page.url()).pathname.split("/").pop()!);
