@@ -1,6 +1,19 @@
 // Tests that run in Node rather than inside workerd: they drive whole processes (wrangler, the CLI tools).
+// Those processes spend most of their time waiting (starting, restarting, timers), so the files run two at a
+// time; stream-keepalive.test.ts runs alone afterwards: it asserts that clients going away make workerd print
+// nothing, and workerd under another file's load printed "Network connection lost" for a cut stream it was
+// still writing (CONTRIBUTING.md).
 import { defineConfig } from "vitest/config";
 
+const ALONE = ["test/node/stream-keepalive.test.ts"];
+
 export default defineConfig({
-  test: { include: ["test/node/**/*.test.ts"], globalSetup: ["./test/node/support/build-inspector.ts"], testTimeout: 120_000 },
+  test: {
+    globalSetup: ["./test/node/support/build-inspector.ts"],
+    testTimeout: 120_000,
+    projects: [
+      { extends: true, test: { name: "node", include: ["test/node/**/*.test.ts"], exclude: ALONE, maxWorkers: 2, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "node-alone", include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
+  },
 });
