@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { delimiter, join } from "node:path";
 
-const PROJECTS = [".", "tsconfig.engine.json", "test/node", "web/inspector", "test/browser", "bench/baseline", "bench/index", "bench/memory"];
+const PROJECTS = [".", "tsconfig.engine.json", "test/node", "web/inspector", "test/browser"];
 
 const root = join(import.meta.dirname, "..");
 const env = { ...process.env, PATH: [join(root, "node_modules", ".bin"), process.env.PATH].join(delimiter) };
