@@ -145,6 +145,10 @@ async function pollLog(sid: string, done: (log: any[]) => boolean, timeoutMs: nu
   }
 }
 
+/** A log's event types, with the payload of the last event and of any failure, for a timeout's message. */
+const describeLog = (log: any[]) =>
+  [...log.map((e) => e.type), ...log.filter((e, i) => i === log.length - 1 || /failed|error/.test(e.type)).map((e) => JSON.stringify(e.payload))].join(",");
+
 /** Polls the log until the turn has a terminal event; returns the whole log. */
 export function waitForTurnEnd(sid: string, turnId: string, timeoutMs = 10_000): Promise<any[]> {
   const ended = (e: any) => e.turn_id === turnId && ["turn.completed", "turn.failed", "turn.cancelled"].includes(e.type);
@@ -152,7 +156,7 @@ export function waitForTurnEnd(sid: string, turnId: string, timeoutMs = 10_000):
     sid,
     (log) => log.some(ended),
     timeoutMs,
-    (log) => `turn ${turnId} did not end; log: ${log.map((e) => e.type).join(",")}`,
+    (log) => `turn ${turnId} did not end; log: ${describeLog(log)}`,
   );
 }
 
@@ -163,7 +167,7 @@ export async function waitForEvent(sid: string, match: (e: any) => boolean, time
       sid,
       (log) => log.some(match),
       timeoutMs,
-      () => "event did not arrive",
+      (log) => `event did not arrive; log: ${describeLog(log)}`,
     )
   ).find(match);
 }

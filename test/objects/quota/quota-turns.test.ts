@@ -71,7 +71,7 @@ describe("quotas on turns", () => {
     const warnings = (await Promise.all(sids.map((sid) => events(sid)))).flat().filter((e) => e.type === "quota.warning");
     expect(warnings).toHaveLength(1);
     expect(warnings[0].payload).toMatchObject({ quota_id: quota, subject: owner, threshold: 0.1, dimension: "usd", limit });
-    // A scope without id counts every end user: it goes, so the other tests' users are not counted by it.
+    // A scope without id counts every end user: it goes, so other tests' and files' users are not counted by it.
     expect((await api("DELETE", `/v1/quotas/${quota}`)).status).toBe(200);
   }, 120_000);
 
@@ -154,6 +154,8 @@ describe("quotas on turns", () => {
     // The judge, the parent's two calls (each answered by the fallback) and the sub-agent's: 4 calls of 10 + 5 tokens.
     expect(state.used).toEqual({ usd: expect.closeTo(4 * CALL_USD, 9), input_tokens: 40 });
     expect(end.payload.cost_usd).toBeCloseTo(4 * CALL_USD, 9);
+    // Its scope has no id, so it counts every resource: it goes, so that other files' turns are not held to it.
+    expect((await api("DELETE", `/v1/quotas/${quota}`)).status).toBe(200);
   });
 
   it("count an orchestration's child sessions for the parent turn's end user and key", async () => {
