@@ -1,5 +1,5 @@
 import { availableParallelism } from "node:os";
-import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { freePort } from "./test/node/support/wrangler-dev.ts";
 
@@ -21,15 +21,6 @@ const PREBUNDLED = [
     (path) => `@modelcontextprotocol/sdk/${path}`,
   ),
 ];
-
-// Expected noise, silenced so that a passing run reads as a list of passing suites: the pool announces its
-// package rename. (Vite's warnings, such as the MCP SDK's source maps naming missing files, go through the
-// logger Vitest gives Vite, which only `logLevel` reaches.)
-const EXPECTED_WARNINGS = ["has been renamed to @cloudflare/vitest-plugin"];
-const warn = console.warn;
-console.warn = (...args: unknown[]) => {
-  if (!EXPECTED_WARNINGS.some((w) => String(args[0]).includes(w))) warn(...args);
-};
 
 export default defineConfig(async () => {
   const port = Number(process.env.FAKE_OPENAI_PORT ?? (await freePort()));
@@ -93,10 +84,12 @@ export default defineConfig(async () => {
       // (vitest.engine.config.ts): the engine imports nothing of Cloudflare.
       include: ["test/**/*.test.ts"],
       exclude: ["test/node/**", "test/engine/**", "**/node_modules/**", "examples/**", "bench/**"],
-      // Each file starts its own workerd and loads the worker there, and spends much of that time waiting rather
-      // than computing: two files a core finished a batch of small files in about two thirds of the time one a
-      // core took (CONTRIBUTING.md).
-      maxWorkers: 2 * availableParallelism(),
+      // One workerd a core, each running its files one after another with the worker loaded once: starting a
+      // workerd and loading the worker for every file was about half the lane's CPU (CONTRIBUTING.md). Files
+      // share that workerd's storage, so a test that changes what every session sees (a quota without an id, one
+      // on the test key) undoes it before it ends.
+      maxWorkers: availableParallelism(),
+      isolate: false,
       testTimeout: 20000,
     },
   };

@@ -6,8 +6,8 @@
 // may be an internal_error, and each socket must still answer a valid frame afterwards. FUZZ_REQUESTS (default
 // 300; the frames are half as many, at least 100) and FUZZ_SEED (default 29) are read through the worker's
 // bindings (vitest.config.ts), e.g. `FUZZ_REQUESTS=10000 npx vitest run test/routes/fuzz.test.ts`.
-// Requests go to the Worker's fetch handler itself (the export SELF calls), not through SELF: in this pool
-// version (vitest-pool-workers 0.23) each SELF.fetch costs more than the one before, whatever the Worker does
+// Requests go to the Worker's fetch handler itself (the export SELF calls), not through SELF: in the pool
+// this was written against (vitest-pool-workers 0.23) each SELF.fetch cost more than the one before, whatever the Worker did
 // (one answering a constant "ok" went from 29 ms to over 500 ms a request within 900 requests), which made a
 // 10,000-request run crawl and end in a stack overflow inside SELF.fetch.
 import { createExecutionContext, env } from "cloudflare:test";
