@@ -1,6 +1,7 @@
 // Turns of a session (docs/reference/api.md): submit, regenerate, interrupt, inject, approvals, the queue, execution trees, and replays.
 import { z } from "zod";
 import { ReplayComparison } from "../event-shapes";
+import type { FileRef } from "../input-parts";
 import { TreeNodeSchema } from "../views";
 import {
   ActionDecisionBody,
@@ -14,6 +15,7 @@ import {
   TurnSubmitted,
 } from "../wire";
 import { json, jsonBody, operation, Sid, sidWith } from "./operation";
+import type { SourceConfig } from "./sessions";
 
 const SidTurn = sidWith("turn_id");
 
@@ -170,6 +172,26 @@ export const ReplayStarted = z.object({
   source_turn_id: z.string(),
   at_sequence: z.int(),
 });
+
+/** The recorded turn a replay starts from, read from the source's log. */
+export type RecordedTurnSource = {
+  /** The sequence just before the turn started: every earlier turn had ended there. */
+  at_sequence: number;
+  input: string;
+  /** The files the turn was submitted with. */
+  files?: FileRef[];
+  messages_json: string;
+  /**
+   * JSON {calls, cut, results, recalled, working, decisions}: the completed model calls, why the turn ended early (or null),
+   * the tool results, the automatic recall, the working memory shown, the human decisions.
+   */
+  recording_json: string;
+  /** JSON: the turn's side of the comparison. */
+  original_json: string;
+};
+
+/** What the source session's replayTurn answers (its route, and an eval run of recorded turns): the turn and the source's config. */
+export type ReplaySource = RecordedTurnSource & SourceConfig;
 
 export const replayTurn = operation({
   method: "post",
