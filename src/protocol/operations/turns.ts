@@ -236,7 +236,10 @@ export const ContinueTurnBody = z
   .meta({ id: "ContinueTurn" });
 
 export const TurnContinued = z
-  .object({ turn_id: z.string(), quota_id: z.string().meta({ description: "The quota the turn was paused by, which its waiting call goes over once" }) })
+  .object({
+    turn_id: z.string(),
+    quota_id: z.string().meta({ description: "The quota the turn was paused by (its last turn.paused), which its waiting call goes over once" }),
+  })
   .meta({ id: "TurnContinued" });
 
 export const continueTurn = operation({
@@ -244,7 +247,7 @@ export const continueTurn = operation({
   path: "/v1/sessions/{sid}/turns/{turn_id}/continue",
   operationId: "continueTurn",
   summary:
-    "Let a turn paused by a pause quota go on: its waiting model call (or start) is made over the quota once (turn.continued names who let it); admin keys only, like raising the quota",
+    "Let a turn paused by a pause quota go on: its waiting model call (or start) goes over that quota once (turn.continued names who let it); another quota that also holds it pauses the turn again, for a continue of its own; admin keys only, like raising the quota",
   permission: "quotas.write",
   rateLimit: "request",
   params: SidTurn,
