@@ -208,7 +208,7 @@ export class HttpApi extends VersionsApi {
     return this.call(turns.interrupt, { params: { sid: sessionId }, body: reason === undefined ? {} : { reason } });
   }
 
-  /** Lets a turn a pause quota holds make its waiting call over the quota once (`turn.continued`; admin keys). */
+  /** Lets a turn a pause quota holds make its waiting call over that quota once (`turn.continued`; admin keys); another quota that holds it pauses it again. */
   continueTurn(sessionId: string, turnId: string, note?: string): Promise<TurnContinued> {
     return this.call(turns.continueTurn, { params: { sid: sessionId, turn_id: turnId }, body: note === undefined ? {} : { note } });
   }

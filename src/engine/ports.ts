@@ -80,17 +80,18 @@ export interface QuotaPort {
   /** What the quotas that apply to this turn limit (null: none applies, and nothing is asked). */
   applies(): Promise<{ spend: boolean; turns: boolean } | null>;
   /**
-   * Counts the turn's start (turns, concurrent_turns); the same turn again (resumed) counts once. `over`: a
-   * principal continued the paused turn, so it is counted whatever the limits (and made even when an object does not answer).
+   * Counts the turn's start (turns, concurrent_turns); the same turn again (resumed) counts once. `over`: the
+   * quotas a principal continued the paused turn past, which count it whatever their limits (and do not hold it
+   * when their object does not answer); every other quota is checked.
    */
-  begin(over?: boolean): Promise<QuotaVerdict>;
+  begin(over?: readonly string[]): Promise<QuotaVerdict>;
   /**
    * Reserves a call's most under `id`, against every quota that applies, or none of them; `over` as for begin.
    * `start`: the turn's start is counted with it when not counted yet (one request to each quota object for both).
    */
-  reserve(id: string, most: QuotaSpend, options?: { over?: boolean; start?: boolean }): Promise<QuotaVerdict>;
-  /** Who continued the paused turn (turn.continued after its last turn.paused, not yet resumed); null: nobody. */
-  continued(): string | null;
+  reserve(id: string, most: QuotaSpend, options?: { over?: readonly string[]; start?: boolean }): Promise<QuotaVerdict>;
+  /** Who continued the paused turn past which quota (turn.continued after its last turn.paused, not yet resumed); null: nobody. */
+  continued(): { by: string; quota_id: string } | null;
   /** Replaces reservation `id` by the call's actual spend (null: nothing was spent, it is given back); never fails. */
   settle(id: string, actual: QuotaSpend | null): void;
   /** Settles reservation `id` of a call a restart cut (made by an earlier executor of the turn), as settle does. */

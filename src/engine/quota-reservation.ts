@@ -82,24 +82,34 @@ export async function reserveCall(level: Level, turn: Turn, estimate: CallEstima
 
 /**
  * Asks until there is room: a refusal ends the turn; a pause records turn.paused, waits and asks again. A turn a
- * principal continued (turn.continued) asks once more with `over`: this one call goes over the quota.
+ * principal continued (turn.continued) asks again with that quota in `over`: this one call goes over it. Another
+ * quota that still holds the call pauses the turn again, naming it, for a continue of its own.
  */
-async function admitted(level: Level, turn: Turn, port: QuotaPort, ask: (over?: boolean) => Promise<QuotaVerdict>): Promise<void> {
+async function admitted(level: Level, turn: Turn, port: QuotaPort, ask: (over: readonly string[]) => Promise<QuotaVerdict>): Promise<void> {
   const { turn_id } = level.state;
-  let verdict = await ask();
+  const over: string[] = [];
+  let verdict = await ask(over);
+  /** The quota the log's newest turn.paused names while nothing answered it (null: none, or it was continued). */
+  let waitingOn: string | null = null;
   let pausedBy: string | null = null;
   let continued_by: string | null = null;
   while (!verdict.ok) {
     if (verdict.action === "refuse") turn.refuse(verdict);
-    if (pausedBy === null) {
-      pausedBy = verdict.quota_id;
+    if (waitingOn !== verdict.quota_id) {
+      waitingOn = pausedBy = verdict.quota_id;
+      continued_by = null; // an earlier continue let another quota's check go; this pause is its own
       const { quota_id, message, retry_at } = verdict;
       turn.emit(level, [{ type: "turn.paused", turn_id, payload: { reason: "quota", quota_id, message, retry_at } }]);
     }
     await turn.outside(port.sleep(verdict.retry_at, turn.signal));
     turn.signal.throwIfAborted();
-    continued_by = port.continued();
-    verdict = await ask(continued_by !== null);
+    const continued = port.continued();
+    if (continued) {
+      over.push(continued.quota_id);
+      continued_by = continued.by;
+      waitingOn = null;
+    }
+    verdict = await ask(over);
   }
   if (pausedBy !== null)
     turn.emit(level, [{ type: "turn.resumed", turn_id, payload: { reason: "quota", quota_id: pausedBy, ...(continued_by ? { continued_by } : {}) } }]);

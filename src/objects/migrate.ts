@@ -15,6 +15,7 @@ import registry0008 from "../../migrations/registry/0008_agent_version_index.sql
 import registry0009 from "../../migrations/registry/0009_quotas.sql";
 import registry0010 from "../../migrations/registry/0010_datasets_evals.sql";
 import registry0011 from "../../migrations/registry/0011_eval_leases_scores.sql";
+import registry0012 from "../../migrations/registry/0012_eval_lease_waits.sql";
 import resource0001 from "../../migrations/resource/0001_init.sql";
 import resource0002 from "../../migrations/resource/0002_recall_vectors.sql";
 import session0001 from "../../migrations/session/0001_init.sql";
@@ -66,6 +67,7 @@ export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 6, sql: registry0009 },
   { version: 7, sql: registry0010 },
   { version: 8, sql: registry0011 },
+  { version: 9, sql: registry0012 },
 ];
 /** A shard of the session index holds the tables the registry held before the index was sharded. */
 export const INDEX_MIGRATIONS: Migration[] = [

@@ -234,7 +234,9 @@ export const EVENT_PAYLOADS = {
     .describe("the paused turn goes on: the quota was raised or deleted, its window rolled over, running turns ended, or it was continued"),
   "turn.continued": z
     .object({ reason: z.literal("quota"), quota_id: z.string(), by: z.string().describe("the admin key's id"), note: z.string().optional() })
-    .describe("a principal allowed to (POST .../continue) let the turn paused by the quota go on: its waiting call is made over the quota once"),
+    .describe(
+      "a principal allowed to (POST .../continue) let the turn paused by the quota go on: its waiting call is made over that quota once (another quota that holds it pauses the turn again)",
+    ),
   "eval.scored": z
     .object({
       turn_id: z.string(),

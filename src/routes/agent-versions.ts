@@ -1,5 +1,7 @@
-// An agent's versions, labels and traffic (docs/guides/versions.md). Versions stay readable after
-// the agent is deleted; labels and traffic go with it.
+// An agent's versions, labels and traffic (docs/guides/versions.md). A deleted agent's labels and traffic go
+// with it; its versions are kept, each readable by number (the sessions that ran them name them, and a new
+// agent of the name goes on numbering from them), but the agent has no list of versions any more: a 404 that
+// says it was deleted.
 
 import type { Env } from "../env";
 import { forgetAgent } from "../objects/registry/agent-cache";
@@ -40,6 +42,10 @@ export const agentVersions = router()
     const { name } = c.req.valid("param");
     const versions = await stored(c.env).list(name);
     if (versions.length === 0) throw ApiError.notFound("Agent", name);
+    if (!(await stored(c.env).exists(name))) {
+      const kept = `its ${versions.length} versions are kept for the sessions that ran them, each readable at GET /v1/agents/${name}/versions/:version`;
+      throw new ApiError("not_found", `Agent '${name}' was deleted: ${kept}`, { deleted: true, versions: versions.map((v) => v.version) });
+    }
     return c.json({ agent: name, versions }, 200);
   })
   .openapi(route(ops.getAgentVersion), async (c) => {

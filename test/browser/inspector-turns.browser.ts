@@ -1,9 +1,10 @@
 // The inspector's view of what a turn did and what it waits for, in Chromium against `wrangler dev` and the
 // fake model (priced through MODEL_PRICES): the waterfall of a turn's spans, tokens and cost per turn, an
-// ask_user question answered through its form, an approval with edited arguments, a late tool result, and the turns'
-// order after an interrupt. Screenshots go to
+// ask_user question answered through its form, an approval with edited arguments, a late tool result, the turns'
+// order after an interrupt, and a turn two pause quotas hold, continued past each. Screenshots go to
 // test-output/inspector/ (desktop and 375 px).
 
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Page, Request } from "playwright-core";
 import { describe, expect, it } from "vitest";
@@ -12,7 +13,8 @@ import { OUTPUT, screenshot } from "./harness";
 import { live, sendTurn, useStack, waitForTurn } from "./stack";
 
 // USD per million tokens for every scripted model (their names start with "inspector-").
-const stack = useStack({ MODEL_PRICES: JSON.stringify({ "inspector-": { input: 10, output: 20, cached_input: 1 } }) });
+// Quota definitions are read fresh on every call (no isolate cache), so a quota stored is seen at once.
+const stack = useStack({ MODEL_PRICES: JSON.stringify({ "inspector-": { input: 10, output: 20, cached_input: 1 } }), QUOTA_CACHE_SECONDS: "0" });
 
 const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
@@ -441,6 +443,58 @@ describe("the inspector's turn views", () => {
     await live(page);
     await waitForTurn(page, 2, "completed");
     expect(await shown()).toEqual(order);
+    await page.close();
+  });
+
+  it("a turn two pause quotas hold shows each pause, each continue (who, the note, which quota) and the resume, live and after a reload", async () => {
+    const model = await stack.fake.script([{ text: "Over both quotas." }]);
+    await stack.api.putAgent("held", { model });
+    const [owner, resource] = [`quota-user-${process.pid}`, `quota-account-${process.pid}`];
+    const quota = (id: string, init: { method: string; body?: unknown }) =>
+      fetch(`${stack.runtime.base}/v1/quotas/${id}`, {
+        method: init.method,
+        headers: { authorization: `Bearer ${stack.runtime.key}`, "content-type": "application/json" },
+        ...(init.body ? { body: JSON.stringify(init.body) } : {}),
+      });
+    // Any priced call crosses a limit of 0 USD: the end user's and the resource's quota both hold it.
+    for (const [id, kind, subject] of [
+      ["user-cap", "subject", owner],
+      ["account-cap", "resource", resource],
+    ] as const) {
+      const body = { scope: { kind, id: subject }, limits: { usd: 0 }, window: "month", action: "pause" };
+      expect((await quota(id, { method: "PUT", body })).status).toBe(201);
+    }
+    const { session_id: held } = await stack.api.createSession({ agent: "held", owner, resource_id: resource });
+    const page = await stack.openSession(held);
+    await sendTurn(page, "Spend a little.");
+    const turn = page.locator(".turn").first();
+    const pauses = turn.locator(".note", { hasText: "Paused by quota" });
+    await pauses.first().waitFor();
+    const turnId = (await turn.getAttribute("data-turn-id")) as string;
+    const first = await stack.api.continueTurn(held, turnId, "support ticket 42");
+    // The second quota still holds the call: the turn pauses again, naming it, until a second continue.
+    await pauses.nth(1).waitFor();
+    const second = await stack.api.continueTurn(held, turnId);
+    await waitForTurn(page, 0, "completed");
+    const by = `key_${createHash("sha256").update(stack.runtime.key).digest("hex").slice(0, 16)}`;
+    const notes = [
+      expect.stringMatching(new RegExp(`^Paused by quota ${first.quota_id}: Quota '${first.quota_id}' would be exceeded`)),
+      `Continued over quota ${first.quota_id} by ${by}: “support ticket 42”`,
+      expect.stringMatching(new RegExp(`^Paused by quota ${second.quota_id}: Quota '${second.quota_id}' would be exceeded`)),
+      `Continued over quota ${second.quota_id} by ${by}`,
+      `Resumed: continued by ${by}`,
+    ];
+    expect(await turn.locator(".note").allInnerTexts()).toEqual(notes);
+    expect([first.quota_id, second.quota_id].sort()).toEqual(["account-cap", "user-cap"]);
+    await screenshot(page, "32-quota-continued");
+    await page.reload();
+    await live(page);
+    await waitForTurn(page, 0, "completed");
+    expect(await page.locator(".turn").first().locator(".note").allInnerTexts()).toEqual(notes);
+    await page.setViewportSize({ width: 375, height: 812 });
+    expect(await overflow(page)).toBe(0);
+    await screenshot(page, "33-phone-quota-continued");
+    for (const id of ["user-cap", "account-cap"]) expect((await quota(id, { method: "DELETE" })).status).toBe(200);
     await page.close();
   });
 

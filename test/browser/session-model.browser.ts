@@ -1,6 +1,7 @@
 // The inspector's fold of a session's events (web/inspector/src/session/model.ts), for the shapes the
 // browser tests do not produce: parallel sub-agents, orchestration steps, a refused call that never
-// started, a restart, a handoff, repeated deliveries, and the agent version a session runs.
+// started, a restart, a handoff, repeated deliveries, the agent version a session runs, and a quota pause
+// that resumes with room or after a continue without a note.
 import { describe, expect, it } from "vitest";
 import type { RuntimeEvent } from "../../src/client/index";
 import type { SubAgent, ToolCall } from "../../web/inspector/src/session/items";
@@ -213,5 +214,24 @@ describe("the inspector's session model", () => {
       expect.objectContaining({ kind: "note", tone: "warning", text: "Model openai:gpt-4.1 failed over to anthropic:claude-sonnet-4-5: overloaded" }),
     );
     expect([turn.input_tokens, turn.cached_input_tokens]).toEqual([100, 80]);
+  });
+
+  it("notes a quota's pause, a continue without a note, and a resume with room", () => {
+    const paused = (quota_id: string): Draft => ({ type: "turn.paused", payload: { reason: "quota", quota_id, message: "no room", retry_at: null } });
+    const model = fold(
+      log([
+        ...start,
+        paused("daily"),
+        { type: "turn.continued", payload: { reason: "quota", quota_id: "daily", by: "key_1" } },
+        paused("monthly"),
+        { type: "turn.resumed", payload: { reason: "quota", quota_id: "monthly" } },
+      ]),
+    );
+    expect(model.turns[0]!.items.map((i) => (i.kind === "note" ? `${i.tone}: ${i.text}` : i.kind))).toEqual([
+      "warning: Paused by quota daily: no room",
+      "warning: Continued over quota daily by key_1",
+      "warning: Paused by quota monthly: no room",
+      "info: Resumed: quota monthly has room",
+    ]);
   });
 });

@@ -6,24 +6,8 @@ import type { Env } from "../../env";
 import type { AgentConfig } from "../../protocol/agent-config";
 import { type Result, unwrap } from "../../protocol/errors";
 import { REPLAY_TURN_KEY } from "../../protocol/event-shapes";
-import type { FileRef } from "../../protocol/input-parts";
+import type { ReplaySource } from "../../protocol/operations/turns";
 import { sessionObject, submitOnce } from "./session-reads";
-
-/** What the source's replayTurn operation answers (the recorded turn, and the source's config). */
-export interface ReplaySource {
-  at_sequence: number;
-  input: string;
-  files?: FileRef[];
-  messages_json: string;
-  recording_json: string;
-  original_json: string;
-  agent: AgentConfig;
-  policy: unknown;
-  metadata: string;
-  owner: string | null;
-  /** The version the source runs (null: none). */
-  agent_version: number | null;
-}
 
 export interface ReplayOpening {
   /** The source session and its recorded turn. */
@@ -54,7 +38,7 @@ export async function openReplay(env: Pick<Env, "SESSIONS">, o: ReplayOpening): 
     session_id: o.execId,
     agent: o.agent,
     agent_version: o.agentVersion,
-    policy: source.policy as never,
+    policy: source.policy,
     metadata: { ...(JSON.parse(source.metadata) as Record<string, unknown>), ...o.metadata },
     owner: o.owner,
     // No resource: a replay reads memory only as the turn recorded it (its recall hits and tool results) and writes none.

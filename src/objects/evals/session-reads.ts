@@ -4,7 +4,7 @@ import type { Env } from "../../env";
 import { ApiError, type Result, unwrap } from "../../protocol/errors";
 import type { RuntimeEvent } from "../../protocol/events";
 import type { InputPart } from "../../protocol/input-parts";
-import type { ReplaySource } from "./open-replay";
+import type { ReplaySource } from "../../protocol/operations/turns";
 
 const PAGE = 1000;
 

@@ -2,6 +2,7 @@
 // its own row and its usage days (so a retried write converges), and erasing a session removes its row.
 import { readableMetadata } from "../../protocol/metadata";
 import { type SessionListQuery, type SessionSummary, USAGE_COLUMNS, type UsageDay, type UsageQuery, type UsageRow } from "../../protocol/session-list";
+import { where } from "../sql-where";
 
 const SUMMARY_COLUMNS = [
   "session_id",
@@ -64,59 +65,41 @@ function toSummary({ opened_agent: _, ...row }: Record<string, SqlStorageValue>)
 
 /** Newest first, one page past the keyset position. */
 export function listSessions(sql: SqlStorage, q: SessionListQuery): SessionSummary[] {
-  const where: string[] = [];
-  const args: SqlStorageValue[] = [];
-  const add = (clause: string, ...values: SqlStorageValue[]) => {
-    where.push(clause);
-    args.push(...values);
-  };
-  if (q.agent !== undefined) add("agent = ?", q.agent);
+  const w = where();
+  if (q.agent !== undefined) w.add("agent = ?", q.agent);
   // A row written before opened_agent was kept names its current agent only.
-  if (q.opened_agent !== undefined) add("coalesce(opened_agent, agent) = ?", q.opened_agent);
-  if (q.agent_version !== undefined) add("agent_version = ?", q.agent_version);
-  if (q.status !== undefined) add("status = ?", q.status);
-  if (q.owner !== undefined) add("owner = ?", q.owner);
-  if (q.created_after !== undefined) add("created_at > ?", q.created_after);
-  if (q.active_after !== undefined) add("last_activity > ?", q.active_after);
+  if (q.opened_agent !== undefined) w.add("coalesce(opened_agent, agent) = ?", q.opened_agent);
+  if (q.agent_version !== undefined) w.add("agent_version = ?", q.agent_version);
+  if (q.status !== undefined) w.add("status = ?", q.status);
+  if (q.owner !== undefined) w.add("owner = ?", q.owner);
+  if (q.created_after !== undefined) w.add("created_at > ?", q.created_after);
+  if (q.active_after !== undefined) w.add("last_activity > ?", q.active_after);
   // Metadata values are compared as text, as they arrive in the query string. A row SQLite cannot parse (stored
   // before metadata was bounded at write time, nested past its 1,000 levels) matches no metadata filter:
   // json_extract would fail the whole listing.
-  for (const [key, value] of q.metadata) add("CASE WHEN json_valid(metadata) THEN CAST(json_extract(metadata, ?) AS TEXT) = ? END", `$."${key}"`, value);
-  if (q.before) add("(created_at < ? OR (created_at = ? AND session_id < ?))", q.before[0], q.before[0], q.before[1]);
-  const sqlText = `SELECT * FROM session_index ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, session_id DESC LIMIT ?`;
+  for (const [key, value] of q.metadata) w.add("CASE WHEN json_valid(metadata) THEN CAST(json_extract(metadata, ?) AS TEXT) = ? END", `$."${key}"`, value);
+  if (q.before) w.add("(created_at < ? OR (created_at = ? AND session_id < ?))", q.before[0], q.before[0], q.before[1]);
+  const sqlText = `SELECT * FROM session_index ${w.sql()} ORDER BY created_at DESC, session_id DESC LIMIT ?`;
   return sql
-    .exec<Record<string, SqlStorageValue>>(sqlText, ...args, q.limit)
+    .exec<Record<string, SqlStorageValue>>(sqlText, ...w.args, q.limit)
     .toArray()
     .map(toSummary);
 }
 
 /** The bytes the files of the indexed sessions (of `q.agent`, `q.owner` when given) take now: erased ones are not indexed. */
 export function storedBytes(sql: SqlStorage, q: Pick<UsageQuery, "agent" | "owner">): number {
-  const where = ["1"];
-  const args: SqlStorageValue[] = [];
-  for (const k of ["agent", "owner"] as const) {
-    if (q[k] === undefined) continue;
-    where.push(`${k} = ?`);
-    args.push(q[k]);
-  }
-  return sql.exec<{ n: number }>(`SELECT coalesce(sum(stored_bytes), 0) AS n FROM session_index WHERE ${where.join(" AND ")}`, ...args).one().n;
+  const w = where();
+  for (const k of ["agent", "owner"] as const) if (q[k] !== undefined) w.add(`${k} = ?`, q[k]);
+  return sql.exec<{ n: number }>(`SELECT coalesce(sum(stored_bytes), 0) AS n FROM session_index ${w.sql()}`, ...w.args).one().n;
 }
 
 export function usageTotals(sql: SqlStorage, q: UsageQuery): UsageRow[] {
-  const where = ["day >= ?", "day <= ?"];
-  const args: SqlStorageValue[] = [q.from, q.to];
-  if (q.agent !== undefined) {
-    where.push("agent = ?");
-    args.push(q.agent);
-  }
-  if (q.owner !== undefined) {
-    where.push("owner = ?");
-    args.push(q.owner);
-  }
+  const w = where(["day >= ?", q.from], ["day <= ?", q.to]);
+  for (const k of ["agent", "owner"] as const) if (q[k] !== undefined) w.add(`${k} = ?`, q[k]);
   const sums = USAGE_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(", ");
   // A version's key is `agent@version` (null: sessions of no version).
   const key = q.group_by === "version" ? "agent || '@' || agent_version" : q.group_by;
-  return sql.exec<UsageRow>(`SELECT ${key} AS key, ${sums} FROM usage_days WHERE ${where.join(" AND ")} GROUP BY key ORDER BY key`, ...args).toArray();
+  return sql.exec<UsageRow>(`SELECT ${key} AS key, ${sums} FROM usage_days ${w.sql()} GROUP BY key ORDER BY key`, ...w.args).toArray();
 }
 
 /** The index's tables, as whole rows: what moves when the index moves (from the registry, or to more shards). */

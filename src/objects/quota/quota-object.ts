@@ -38,13 +38,14 @@ export class QuotaObject extends DurableObject<Env> {
 
   /**
    * Counts a turn's start against `rules`' turns and concurrent_turns; idempotent per turn (a resumed turn counts
-   * once). `over`: a principal continued the turn, so it is counted whatever the limits.
+   * once). `over`: the quotas a principal continued the turn past, counted whatever their limits (the others are checked).
    */
-  async begin(turnId: string, rules: QuotaRule[], over = false): Promise<QuotaVerdict> {
+  async begin(turnId: string, rules: QuotaRule[], over: readonly string[] = []): Promise<QuotaVerdict> {
     const now = this.open(rules);
     const counted = rules.filter((r) => TURN_DIMENSIONS.some((d) => r.limits[d] !== undefined));
     this.ledger.seen(turnId, now);
-    for (const rule of over ? [] : counted) {
+    for (const rule of counted) {
+      if (over.includes(rule.id)) continue;
       if (this.leaseOf(rule.id, turnId)) continue;
       const refusal = this.refusal(rule, { turns: 1, concurrent_turns: 1 }, now);
       if (refusal) return refusal;
@@ -53,11 +54,12 @@ export class QuotaObject extends DurableObject<Env> {
     return { ok: true };
   }
 
-  /** Reserves a model call's most (its spend) against every rule; none is taken when one would be crossed (unless `over`, as for begin). Idempotent per id. */
-  async reserve(id: string, turnId: string, rules: QuotaRule[], spend: Spend, over = false): Promise<QuotaVerdict> {
+  /** Reserves a model call's most (its spend) against every rule; none is taken when one not in `over` (as for begin) would be crossed. Idempotent per id. */
+  async reserve(id: string, turnId: string, rules: QuotaRule[], spend: Spend, over: readonly string[] = []): Promise<QuotaVerdict> {
     const now = this.open(rules);
     this.ledger.seen(turnId, now);
-    for (const rule of over ? [] : rules) {
+    for (const rule of rules) {
+      if (over.includes(rule.id)) continue;
       const refusal = this.refusal(rule, spend, now);
       if (refusal) return refusal;
     }
@@ -74,7 +76,7 @@ export class QuotaObject extends DurableObject<Env> {
     turnId: string,
     turnRules: QuotaRule[],
     call: { id: string; rules: QuotaRule[]; spend: Spend },
-    over = false,
+    over: readonly string[] = [],
   ): Promise<{ start: QuotaVerdict; call: QuotaVerdict | null }> {
     const start = await this.begin(turnId, turnRules, over);
     if (!start.ok) return { start, call: null };

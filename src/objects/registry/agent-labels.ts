@@ -103,7 +103,7 @@ export function routing(sql: SqlStorage, name: string): AgentRouting | null {
   return { version: latest.version, labels, routes: getTraffic(sql, name).routes };
 }
 
-/** A deleted agent's labels and traffic go (its versions stay readable). */
+/** A deleted agent's labels and traffic go (its versions stay, each readable by number). */
 export function dropRouting(sql: SqlStorage, name: string): void {
   sql.exec("DELETE FROM agent_labels WHERE name = ?", name);
   sql.exec("DELETE FROM agent_traffic WHERE name = ?", name);

@@ -12,7 +12,7 @@ export function versionsRpc(sql: SqlStorage) {
     moveLabel: (name: string, label: string, version: number, by: string | null) => moveLabel(sql, name, label, version, by, Date.now()),
     traffic: (name: string) => getTraffic(sql, name),
     setTraffic: (name: string, routes: TrafficRoute[], by: string | null) => setTraffic(sql, name, routes, by, Date.now()),
-    /** Whether the agent exists now (a deleted one's versions stay readable, its labels and traffic do not). */
+    /** Whether the agent exists now (a deleted one's versions stay, each readable by number; its labels and traffic do not). */
     exists: (name: string) => sql.exec("SELECT 1 FROM agents WHERE name = ?", name).toArray().length > 0,
   };
 }

@@ -2,6 +2,7 @@
 // dataset version, and each run's summary as last reported (what GET /v1/evals lists and a label's gate reads).
 // A run's cases live in its object.
 import type { EvalRun } from "../../protocol/evals";
+import { where } from "../sql-where";
 
 export interface EvalRunEntry {
   id: string;
@@ -71,18 +72,13 @@ export class EvalRunIndex {
 
   /** Runs newest first (by creation, then id), after the keyset `before`, filtered by agent and status. */
   list(q: EvalRunQuery): EvalRun[] {
-    const where: string[] = [];
-    const args: SqlStorageValue[] = [];
-    const add = (clause: string, ...values: SqlStorageValue[]) => {
-      where.push(clause);
-      args.push(...values);
-    };
-    if (q.agent !== undefined) add("agent = ?", q.agent);
-    if (q.status !== undefined) add("status = ?", q.status);
-    if (q.before) add("(created_at < ? OR (created_at = ? AND id < ?))", q.before[0], q.before[0], q.before[1]);
-    const sql = `SELECT * FROM eval_runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT ?`;
+    const w = where();
+    if (q.agent !== undefined) w.add("agent = ?", q.agent);
+    if (q.status !== undefined) w.add("status = ?", q.status);
+    if (q.before) w.add("(created_at < ? OR (created_at = ? AND id < ?))", q.before[0], q.before[0], q.before[1]);
+    const sql = `SELECT * FROM eval_runs ${w.sql()} ORDER BY created_at DESC, id DESC LIMIT ?`;
     return this.sql
-      .exec<Row>(sql, ...args, q.limit)
+      .exec<Row>(sql, ...w.args, q.limit)
       .toArray()
       .flatMap((r) => entry(r).summary ?? []);
   }

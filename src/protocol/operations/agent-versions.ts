@@ -15,7 +15,8 @@ export const listAgentVersions = operation({
   method: "get",
   path: "/v1/agents/{name}/versions",
   operationId: "listAgentVersions",
-  summary: "The agent's versions, newest first (a deleted agent's stay readable)",
+  summary:
+    "The agent's versions, newest first. A deleted agent has none to list: 404 saying it was deleted (details: `deleted`, the version numbers kept), while each of its versions stays readable by number",
   permission: "agents.read",
   rateLimit: "request",
   params: Name,
@@ -27,7 +28,7 @@ export const getAgentVersion = operation({
   method: "get",
   path: "/v1/agents/{name}/versions/{version}",
   operationId: "getAgentVersion",
-  summary: "One version of the agent, with its config",
+  summary: "One version of the agent, with its config (a deleted agent's too: the sessions that ran it name it)",
   permission: "agents.read",
   rateLimit: "request",
   params: NameVersion,

@@ -61,7 +61,8 @@ export const deleteAgent = operation({
   method: "delete",
   path: "/v1/agents/{name}",
   operationId: "deleteAgent",
-  summary: "Delete an agent (existing sessions keep the config they started with)",
+  summary:
+    "Delete an agent: its labels and traffic split go with it; its versions are kept, each readable by number, and a new agent of the name goes on numbering from them (existing sessions keep the config and version they run)",
   permission: "agents.write",
   rateLimit: "request",
   params: Name,

@@ -1,8 +1,9 @@
 // Sessions (docs/reference/api.md): open, list, read, fork, export and erase.
 import { z } from "zod";
+import type { AgentConfig } from "../agent-config";
 import { ResourceId } from "../memory";
 import { Metadata } from "../metadata";
-import { PolicySchema } from "../policy";
+import { type Policy, PolicySchema } from "../policy";
 import { CanonicalId } from "../principal-id";
 import { IndexFilterText, SessionSummarySchema } from "../session-list";
 import { SnapshotSchema, ThreadSchema, ThreadStatusSchema, ToolInventorySchema } from "../views";
@@ -179,3 +180,17 @@ export const forkSession = operation({
   session: true,
   custom: true,
 });
+
+/** What a fork or a replay takes from its source session besides the conversation: its config, metadata and owner. */
+export type SourceConfig = {
+  agent: AgentConfig;
+  policy: Policy;
+  metadata: string;
+  owner: string | null;
+  resource_id: string | null;
+  /** The version of the registered agent the source runs (null: an inline agent, or a handoff's before versions). */
+  agent_version: number | null;
+};
+
+/** What the source session's forkSession answers its route: the conversation as of `at_sequence`, as JSON, as it is stored. */
+export type ForkSource = SourceConfig & { messages_json: string; paused_json: string | null };

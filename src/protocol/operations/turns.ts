@@ -1,6 +1,7 @@
 // Turns of a session (docs/reference/api.md): submit, regenerate, interrupt, inject, approvals, the queue, execution trees, and replays.
 import { z } from "zod";
 import { ReplayComparison } from "../event-shapes";
+import type { FileRef } from "../input-parts";
 import { TreeNodeSchema } from "../views";
 import {
   ActionDecisionBody,
@@ -14,6 +15,7 @@ import {
   TurnSubmitted,
 } from "../wire";
 import { json, jsonBody, operation, Sid, sidWith } from "./operation";
+import type { SourceConfig } from "./sessions";
 
 const SidTurn = sidWith("turn_id");
 
@@ -171,6 +173,26 @@ export const ReplayStarted = z.object({
   at_sequence: z.int(),
 });
 
+/** The recorded turn a replay starts from, read from the source's log. */
+export type RecordedTurnSource = {
+  /** The sequence just before the turn started: every earlier turn had ended there. */
+  at_sequence: number;
+  input: string;
+  /** The files the turn was submitted with. */
+  files?: FileRef[];
+  messages_json: string;
+  /**
+   * JSON {calls, cut, results, recalled, working, decisions}: the completed model calls, why the turn ended early (or null),
+   * the tool results, the automatic recall, the working memory shown, the human decisions.
+   */
+  recording_json: string;
+  /** JSON: the turn's side of the comparison. */
+  original_json: string;
+};
+
+/** What the source session's replayTurn answers (its route, and an eval run of recorded turns): the turn and the source's config. */
+export type ReplaySource = RecordedTurnSource & SourceConfig;
+
 export const replayTurn = operation({
   method: "post",
   path: "/v1/sessions/{sid}/turns/{turn_id}/replay",
@@ -214,7 +236,10 @@ export const ContinueTurnBody = z
   .meta({ id: "ContinueTurn" });
 
 export const TurnContinued = z
-  .object({ turn_id: z.string(), quota_id: z.string().meta({ description: "The quota the turn was paused by, which its waiting call goes over once" }) })
+  .object({
+    turn_id: z.string(),
+    quota_id: z.string().meta({ description: "The quota the turn was paused by (its last turn.paused), which its waiting call goes over once" }),
+  })
   .meta({ id: "TurnContinued" });
 
 export const continueTurn = operation({
@@ -222,7 +247,7 @@ export const continueTurn = operation({
   path: "/v1/sessions/{sid}/turns/{turn_id}/continue",
   operationId: "continueTurn",
   summary:
-    "Let a turn paused by a pause quota go on: its waiting model call (or start) is made over the quota once (turn.continued names who let it); admin keys only, like raising the quota",
+    "Let a turn paused by a pause quota go on: its waiting model call (or start) goes over that quota once (turn.continued names who let it); another quota that also holds it pauses the turn again, for a continue of its own; admin keys only, like raising the quota",
   permission: "quotas.write",
   rateLimit: "request",
   params: SidTurn,

@@ -1,26 +1,12 @@
 // What a fork of a session starts from (docs/guides/fork-and-replay.md): the conversation as of one sequence of the source's log,
 // read in bulk from the stored history and a few indexed queries over the events, never event by event.
 import type { ModelMessage } from "ai";
-import type { AgentConfig } from "../../protocol/agent-config";
 import { ApiError } from "../../protocol/errors";
-import type { Policy } from "../../protocol/policy";
+import type { ForkSource, SourceConfig } from "../../protocol/operations/sessions";
 import type { Capability } from "../capability";
 import type { SessionContext, SessionSlice } from "../context";
 import type { SessionStore } from "../store/session-store";
 import { type PausedCut, pausedCut, recordedResults } from "./fork-paused";
-
-/** What a fork is made from; the messages as JSON, as they are stored. */
-export type ForkSource = {
-  agent: AgentConfig;
-  policy: Policy;
-  metadata: string;
-  owner: string | null;
-  resource_id: string | null;
-  /** The version of the registered agent the source runs (null: an inline agent, or a handoff's before versions). */
-  agent_version: number | null;
-  messages_json: string;
-  paused_json: string | null;
-};
 
 /** Rows of the messages table that belong to no turn: a fork's starting history and a compacted one. */
 const SEEDS = ["fork", "compaction"];
@@ -78,7 +64,7 @@ export function completedPrefix(messages: ModelMessage[], steps: number, results
 export type SourceSession = SessionSlice<"agent" | "policy" | "row" | "view", keyof HistoryStore>;
 
 /** What a fork or a replay of this session takes from it besides the conversation: its config, metadata and owner. */
-export function sourceConfig(s: Pick<SessionContext, "agent" | "policy" | "row" | "view">): Omit<ForkSource, "messages_json" | "paused_json"> {
+export function sourceConfig(s: Pick<SessionContext, "agent" | "policy" | "row" | "view">): SourceConfig {
   const row = s.row();
   return {
     agent: s.agent(),
@@ -94,7 +80,7 @@ export function sourceConfig(s: Pick<SessionContext, "agent" | "policy" | "row" 
 export function forkCapability(s: SourceSession) {
   return {
     operations: {
-      forkSession: ({ body }) => {
+      forkSession: ({ body }): ForkSource => {
         const cut = historyAt(s.store, body.at_sequence);
         // As JSON: model messages are too rich a type for the RPC's typing, and are stored as JSON anyway.
         return { ...sourceConfig(s), messages_json: JSON.stringify(cut.messages), paused_json: cut.paused && JSON.stringify(cut.paused) };

@@ -1,7 +1,8 @@
 // Continuing a turn a pause quota holds (docs/guides/quotas.md, "Paused"): a principal allowed to raise the
 // quota (an admin key) may instead let the waiting call go over it once. The decision is recorded first, as
-// turn.continued naming who; the paused loop sees it at its next look (continuedBy, within a quarter second) and
-// makes its call with the quota's check skipped, then records turn.resumed.
+// turn.continued naming who and which quota (the one whose turn.paused it answers); the paused loop sees it at its
+// next look (continuedOf, within a quarter second) and makes its call with that quota's check skipped. Another
+// quota that also holds the call pauses the turn again (a turn.paused naming it), which needs a continue of its own.
 import { ApiError } from "../../protocol/errors";
 import type { Capability } from "../capability";
 import type { SessionSlice } from "../context";
@@ -18,10 +19,10 @@ function lastPause(sql: SqlStorage, turnId: string): { type: string; payload: { 
   return row ? (JSON.parse(row.body) as { type: string; payload: { quota_id: string; by?: string } }) : null;
 }
 
-/** Who continued turn `turnId` while it waits (its newest pause event is turn.continued); null: nobody did. */
-export function continuedBy(sql: SqlStorage, turnId: string): string | null {
+/** Who continued turn `turnId` while it waits, past which quota (its newest pause event is turn.continued); null: nobody did. */
+export function continuedOf(sql: SqlStorage, turnId: string): { by: string; quota_id: string } | null {
   const last = lastPause(sql, turnId);
-  return last?.type === "turn.continued" ? (last.payload.by ?? null) : null;
+  return last?.type === "turn.continued" ? { by: last.payload.by ?? "", quota_id: last.payload.quota_id } : null;
 }
 
 export function quotaContinue(s: ContinueSession) {

@@ -8,7 +8,7 @@ import { quotaObject } from "../../objects/quota/quota-object";
 import { quotaDefinitions } from "../../objects/registry/quota-cache";
 import { errorMessage } from "../../protocol/errors";
 import type { QuotaRule, QuotaVerdict, QuotaWarning } from "../../protocol/quotas";
-import { continuedBy } from "./quota-continue";
+import { continuedOf } from "./quota-continue";
 import { type QuotaGroup, type QuotaSession, quotaGroups, turnSubjects } from "./quota-subjects";
 
 const DEFAULT_RECHECK_MS = 10_000;
@@ -51,11 +51,12 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
   /**
    * One request to each quota object, in parallel: counts the turn's start (`start`, unless it is counted
    * already) and reserves `call`, together where one object counts both (its admit). Refused anywhere, the
-   * reservations made are given back, and the start too when it was the start that was refused. An object that
-   * does not answer gives a quota_unavailable verdict, except to a call a principal continued (`over`), which is
-   * made anyway (its settlement counts it when the object answers).
+   * reservations made are given back, and the start too when it was the start that was refused. `over`: the
+   * quotas a principal continued the call past, which the objects do not check. An object that does not answer
+   * gives a quota_unavailable verdict naming a quota of it not in `over`; when it counts none but those, the
+   * call is made anyway (its settlement counts it when the object answers).
    */
-  const admit = async (start: boolean, call: { id: string; spend: Spend } | null, over: boolean): Promise<QuotaVerdict> => {
+  const admit = async (start: boolean, call: { id: string; spend: Spend } | null, over: readonly string[]): Promise<QuotaVerdict> => {
     const withStart = start && !started;
     const of = (await groups())
       .map((g) => ({ ...g, turnRules: withStart ? limits(g.rules, TURNS) : [], rules: call ? limits(g.rules, SPEND) : [] }))
@@ -69,8 +70,9 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
           const both = await object.admit(turnId, g.turnRules, { id: call.id, rules: g.rules, spend: call.spend }, over);
           return { g, start: both.start, call: both.call ?? both.start };
         } catch (err) {
-          if (over) logged(err);
-          const verdict = over ? OK : unavailable([...g.turnRules, ...g.rules], err);
+          const held = [...g.turnRules, ...g.rules].filter((r) => !over.includes(r.id));
+          if (held.length === 0) logged(err);
+          const verdict = held.length === 0 ? OK : unavailable(held, err);
           return { g, start: verdict, call: verdict };
         }
       }),
@@ -99,8 +101,8 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
       if (all.length === 0) return null;
       return { spend: limits(all, SPEND).length > 0, turns: limits(all, TURNS).length > 0 };
     },
-    begin: (over = false) => admit(true, null, over),
-    async reserve(id, most, { over = false, start = false } = {}) {
+    begin: (over = []) => admit(true, null, over),
+    async reserve(id, most, { over = [], start = false } = {}) {
       const spendRules = (await groups()).flatMap((g) => limits(g.rules, SPEND));
       const unpriced = most.usd === null ? spendRules.find((r) => r.limits.usd !== undefined) : undefined;
       if (unpriced) {
@@ -126,7 +128,7 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
         )
         .catch(logged);
     },
-    continued: () => continuedBy(s.sql, turnId),
+    continued: () => continuedOf(s.sql, turnId),
     sleep(until, signal) {
       return new Promise<void>((resolve) => {
         const ms = Math.max(0, Math.min(until === null ? recheckMs : until - Date.now(), recheckMs));
@@ -139,7 +141,7 @@ export function quotaPort(s: QuotaSession, turnId: string, recordWarnings: (warn
           resolve();
         };
         const timer = setTimeout(done, ms);
-        const look = setInterval(() => continuedBy(s.sql, turnId) !== null && done(), CONTINUE_LOOK_MS);
+        const look = setInterval(() => continuedOf(s.sql, turnId) !== null && done(), CONTINUE_LOOK_MS);
         signal.addEventListener("abort", done, { once: true });
       });
     },

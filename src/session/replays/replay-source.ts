@@ -8,7 +8,7 @@ import { recordingOf } from "../../engine/recorded-model";
 import { recordedResults } from "../../engine/recorded-tools";
 import { ApiError } from "../../protocol/errors";
 import type { PayloadOf, RuntimeEvent } from "../../protocol/events";
-import type { FileRef } from "../../protocol/input-parts";
+import type { RecordedTurnSource, ReplaySource } from "../../protocol/operations/turns";
 import type { Capability } from "../capability";
 import type { SessionSlice } from "../context";
 import { type HistoryStore, historyAt, type SourceSession, sourceConfig } from "../forks/fork-history";
@@ -17,23 +17,7 @@ import type { SessionStore } from "../store/session-store";
 import { turnSide } from "./replay-compare";
 import type { ReplayTurns } from "./replay-turns";
 
-export type ReplaySource = {
-  /** The sequence just before the turn started: every earlier turn had ended there. */
-  at_sequence: number;
-  input: string;
-  /** The files the turn was submitted with. */
-  files?: FileRef[];
-  messages_json: string;
-  /**
-   * JSON {calls, cut, results, recalled, working, decisions}: the completed model calls, why the turn ended early (or null),
-   * the tool results, the automatic recall, the working memory shown, the human decisions.
-   */
-  recording_json: string;
-  /** JSON: the turn's side of the comparison. */
-  original_json: string;
-};
-
-export function replaySource(store: HistoryStore & Pick<SessionStore, "eventsOfTurn" | "readEvents" | "terminalEvent">, turnId: string): ReplaySource {
+export function recordedTurn(store: HistoryStore & Pick<SessionStore, "eventsOfTurn" | "readEvents" | "terminalEvent">, turnId: string): RecordedTurnSource {
   const turn = store.turn(turnId);
   if (!turn) throw ApiError.notFound("Turn", turnId);
   if (!store.terminalEvent(turnId)) throw new ApiError("conflict", `Turn '${turnId}' has not ended; replay it once it has`);
@@ -73,7 +57,7 @@ export function replayCapability(
 ) {
   return {
     operations: {
-      replayTurn: ({ params }) => ({ ...replaySource(s.store, params.turn_id), ...sourceConfig(s) }),
+      replayTurn: ({ params }): ReplaySource => ({ ...recordedTurn(s.store, params.turn_id), ...sourceConfig(s) }),
       getReplay: () => {
         const result = replays.result();
         if (!result) throw ApiError.notFound("Replay", s.row().session_id);

@@ -1,9 +1,10 @@
 // Eval runs listed (paged, filtered, newest first) and cancelled, and the deployment's cap on eval cases in
-// flight across runs (EVAL_MAX_CONCURRENT_CASES, default 8), through HTTP with the scripted fake model.
+// flight across runs (EVAL_MAX_CONCURRENT_CASES, default 8), shared fairly between the runs that wait, through
+// HTTP with the scripted fake model.
 import { describe, expect, it } from "vitest";
 import { api, createAgent, events } from "../../support/api";
 import { SUMS, suffix, waitForRun } from "../../support/evals";
-import { requests, type Step, script, uniqueId } from "../../support/fake-model";
+import { gateURL, releaseGate, requests, type Step, script, uniqueId, waitForGate } from "../../support/fake-model";
 
 /** An agent whose model answers each call with `step`, `n` times. */
 async function scriptedAgent(name: string, step: Step, n: number): Promise<string> {
@@ -136,6 +137,50 @@ describe("eval runs cancelled", () => {
 });
 
 describe("eval cases in flight across runs", () => {
+  it("are shared round-robin between runs that wait: a small run started while a big one holds every lease finishes while the big one has cases left", async () => {
+    // The big run's cases call a webhook tool held at a gate: the test decides when they end.
+    const gate = uniqueId("lease-gate");
+    const hold: Step = { tool_calls: [{ name: "hold", arguments: {} }] };
+    const bigModel = uniqueId("eval-big");
+    // Eight cases held; their answers; then the cases that take the leases next are held again.
+    await script(bigModel, [
+      ...Array.from({ length: 8 }, () => hold),
+      ...Array.from({ length: 8 }, () => ({ text: "The answer." })),
+      ...Array.from({ length: 8 }, () => hold),
+      ...Array.from({ length: 40 }, () => ({ text: "The answer." })),
+    ]);
+    const [big, small] = [`big-${suffix()}`, `small-${suffix()}`];
+    const tool = { name: "hold", description: "waits", url: gateURL(gate), parameters: { type: "object", properties: {} } };
+    await createAgent({ name: big, model: `openai-compatible:${bigModel}`, http_tools: [tool] });
+    await scriptedAgent(small, { text: "The answer." }, 4);
+    const [bigData, smallData] = [`d-${suffix()}`, `d-${suffix()}`];
+    await api("PUT", `/v1/datasets/${bigData}`, { items: [...SUMS, ...SUMS.map((s) => ({ ...s, metadata: { i: s.metadata.i + 10 } }))] });
+    await api("PUT", `/v1/datasets/${smallData}`, { items: SUMS.slice(0, 4) });
+    const first = await startRun({ agent: big, dataset: { name: bigData }, scorers, concurrency: 8 });
+    await waitForGate(gate, (g) => g.held === 8, "the big run's first 8 cases did not reach the gate");
+    const second = await startRun({ agent: small, dataset: { name: smallData }, scorers, concurrency: 8 });
+    await new Promise((r) => setTimeout(r, 300)); // the small run has asked for leases and waits
+    expect((await api("GET", `/v1/evals/${second}`)).body.progress).toMatchObject({ done: 0, running: 0 });
+
+    // The big run's 8 cases end. The leases they give back go to the run holding fewer first (first come, first
+    // served would give them all back to the big run, whose next cases are held at the gate again).
+    expect((await releaseGate(gate, { ok: true })).delivered).toBe(8);
+    const smallRun = await waitForRun(second);
+    expect(smallRun.aggregates.contains.count).toBe(4);
+    const bigNow = (await api("GET", `/v1/evals/${first}`)).body;
+    expect(bigNow.status).toBe("running");
+    expect(bigNow.progress.done).toBe(8);
+
+    // Released until the big run is done: every case runs once.
+    for (let i = 0; (await api("GET", `/v1/evals/${first}`)).body.status === "running"; i++) {
+      if (i > 300) throw new Error("the big run did not finish");
+      await releaseGate(gate, { ok: true });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const bigRun = await waitForRun(first);
+    expect(bigRun.progress).toMatchObject({ total: 20, done: 20 });
+  });
+
   it("never exceed the deployment's cap (8) when two runs of concurrency 8 start together", async () => {
     const agent = `cap-${suffix()}`;
     await scriptedAgent(agent, { text: "The answer is slow.", chunk_size: 1, delay_ms: 15 }, 20);

@@ -1,9 +1,10 @@
 // Continuing a turn a pause quota holds, through HTTP: an admin key lets its waiting call go over the quota once
 // (turn.continued names the key), operator keys and the end user's token may not, and a turn that is not paused
-// by a quota answers 404 or 409. A continued call is made even when the quota's object does not answer.
+// by a quota answers 404 or 409. A continue lets the call past the quota that paused it only: another quota that
+// holds it too pauses the turn again. A continued call is made even when the quota's object does not answer.
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { api, apiAs, createAgent, events, submitTurn, waitForEvent, waitForTurnEnd } from "../../support/api";
+import { api, apiAs, createAgent, events, submitTurn, waitForCount, waitForEvent, waitForTurnEnd } from "../../support/api";
 import { script, uniqueId } from "../../support/fake-model";
 
 /** The id the runtime records for an API key: key_ and the first 16 hex digits of its SHA-256. */
@@ -15,19 +16,29 @@ async function keyId(key: string): Promise<string> {
     .slice(0, 16)}`;
 }
 
-/** A session owned by a new end user, on a priced model (0.015 USD a call) answering `steps`, under a pause quota of `usd` for that user. */
+/** A pause quota of `usd` a month on the scope's subject; answers its id. */
+async function pauseQuota(kind: string, id: string, usd: number): Promise<string> {
+  const quota = uniqueId("hold");
+  const spec = { scope: { kind, id }, limits: { usd }, window: "month", action: "pause" };
+  expect((await api("PUT", `/v1/quotas/${quota}`, spec)).status).toBe(201);
+  return quota;
+}
+
+/**
+ * A session owned by a new end user (with a resource of its own), on a priced model (0.015 USD a call) answering
+ * `steps`, under a pause quota of `usd` for that user.
+ */
 async function pausedSetup(steps: Parameters<typeof script>[1], usd = 0.001) {
   const owner = uniqueId("user");
-  const quota = uniqueId("hold");
-  const spec = { scope: { kind: "subject", id: owner }, limits: { usd }, window: "month", action: "pause" };
-  expect((await api("PUT", `/v1/quotas/${quota}`, spec)).status).toBe(201);
+  const resource = uniqueId("account");
+  const quota = await pauseQuota("subject", owner, usd);
   const model = uniqueId("priced");
   await script(model, steps);
   const name = uniqueId("continue-agent");
   await createAgent({ name, model: `openai-compatible:${model}`, max_tokens: 5, tools: ["calculator"] });
-  const res = await api("POST", "/v1/sessions", { agent: name, owner });
+  const res = await api("POST", "/v1/sessions", { agent: name, owner, resource_id: resource });
   expect(res.status).toBe(201);
-  return { sid: res.body.session_id as string, owner, quota };
+  return { sid: res.body.session_id as string, owner, resource, quota };
 }
 
 const continuePath = (sid: string, turnId: string) => `/v1/sessions/${sid}/turns/${turnId}/continue`;
@@ -78,6 +89,47 @@ describe("continuing a turn a pause quota holds", () => {
     expect(end.find((e) => e.type === "turn.completed" && e.turn_id === turn_id)?.payload.output).toBe("two");
     expect(end.filter((e) => e.type === "turn.continued")).toHaveLength(2);
     expect((await api("DELETE", `/v1/quotas/${quota}`)).status).toBe(200);
+  });
+
+  it("continues past the quota that paused the turn only: another level's quota that holds the call pauses it again", async () => {
+    const { sid, resource, quota: userQuota } = await pausedSetup([{ text: "both" }]);
+    const resourceQuota = await pauseQuota("resource", resource, 0.001);
+    const { turn_id } = await submitTurn(sid, "hi");
+    const first = await waitForEvent(sid, (e) => e.type === "turn.paused" && e.turn_id === turn_id);
+    // Either quota may be the one asked first; the other holds the call after the first is continued.
+    const [held, other] = first.payload.quota_id === userQuota ? [userQuota, resourceQuota] : [resourceQuota, userQuota];
+    expect([userQuota, resourceQuota]).toContain(first.payload.quota_id);
+
+    const once = await api("POST", continuePath(sid, turn_id), { note: "the user's spend" });
+    expect(once.status).toBe(200);
+    expect(once.body).toEqual({ turn_id, quota_id: held });
+    // Past the first quota, the second still has no room: the turn pauses again, naming it, and no call is made.
+    const log = await waitForCount(sid, "turn.paused", 2);
+    const pauses = log.filter((e) => e.type === "turn.paused");
+    expect(pauses.map((e) => e.payload.quota_id)).toEqual([held, other]);
+    expect(pauses[1].payload.message).toContain(`Quota '${other}' would be exceeded`);
+    expect(log.some((e) => e.type === "model.requested" || e.type === "turn.resumed")).toBe(false);
+    const continued = log.find((e) => e.type === "turn.continued");
+    expect(continued.payload).toMatchObject({ quota_id: held, note: "the user's spend" });
+    expect(log.indexOf(continued)).toBeLessThan(log.indexOf(pauses[1]));
+
+    // A second continue, for the second quota: the call goes over both and the turn completes.
+    const twice = await api("POST", continuePath(sid, turn_id), {});
+    expect(twice.status).toBe(200);
+    expect(twice.body).toEqual({ turn_id, quota_id: other });
+    const end = await waitForTurnEnd(sid, turn_id);
+    expect(end.find((e) => e.type === "turn.completed" && e.turn_id === turn_id)?.payload.output).toBe("both");
+    expect(end.filter((e) => e.type === "turn.continued").map((e) => e.payload.quota_id)).toEqual([held, other]);
+    const resumed = end.filter((e) => e.type === "turn.resumed");
+    expect(resumed).toHaveLength(1);
+    expect(resumed[0].payload).toEqual({ reason: "quota", quota_id: other, continued_by: await keyId("test-key") });
+    expect(end.indexOf(resumed[0])).toBeLessThan(end.findIndex((e) => e.type === "model.requested"));
+    // Both quotas count the call that went over them.
+    for (const q of [userQuota, resourceQuota]) {
+      const usage = (await api("GET", `/v1/quotas/${q}`)).body.usage[0];
+      expect(usage.used.usd).toBeGreaterThan(0.001);
+      expect((await api("DELETE", `/v1/quotas/${q}`)).status).toBe(200);
+    }
   });
 
   it("answers 404 for an unknown turn and 409 for a turn no quota holds, recording nothing", async () => {

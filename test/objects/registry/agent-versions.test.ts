@@ -1,6 +1,7 @@
 // Agent versions through HTTP: each PUT that changes a config stores an immutable version (none when nothing
 // changed), versions read and diff, a session runs the version it was opened with until it is moved
-// explicitly, `name@3` opens a given version, lists filter by version, and a deleted agent's versions stay.
+// explicitly, `name@3` opens a given version, lists filter by version, and deleting an agent drops its labels
+// and traffic and keeps its versions, each readable by number, with no list of them.
 import { describe, expect, it } from "vitest";
 import { api, createAgent, events, expectOk, expectRefused, submitTurn, waitForTurnEnd } from "../../support/api";
 import { requests, script, uniqueId } from "../../support/fake-model";
@@ -115,15 +116,43 @@ describe("versions", () => {
     ]);
   });
 
-  it("a deleted agent's versions stay readable; a new agent of its name goes on from them", async () => {
+  it("deleting an agent drops its labels and traffic; its versions stay readable by number but are no longer listed; a new agent of its name goes on from them", async () => {
     const name = uniqueName("del");
-    await createAgent({ name, model: "demo:x", instructions: "a" });
-    await put(name, { model: "demo:x", instructions: "b" });
+    const scriptId = uniqueId("deleted-agent");
+    await script(scriptId, [{ text: "one" }, { text: "two" }]);
+    await createAgent({ name, model: `openai-compatible:${scriptId}`, instructions: "a" });
+    await put(name, { model: `openai-compatible:${scriptId}`, instructions: "b" });
+    await expectOk("PUT", `/v1/agents/${name}/labels/production`, { version: 1 });
+    await expectOk("PUT", `/v1/agents/${name}/traffic`, { routes: [{ label: "production", weight: 1 }] });
+    const pinned = await expectOk("POST", "/v1/sessions", { agent: `${name}@1` });
+    expect(await instructionsOfTurn(pinned.session_id, scriptId)).toContain("a");
     await expectOk("DELETE", `/v1/agents/${name}`);
-    expect((await expectOk("GET", `/v1/agents/${name}/versions`)).versions.map((v: any) => v.version)).toEqual([2, 1]);
+
+    // No list of a deleted agent's versions: a 404 that says so, naming the versions kept.
+    const listed = await api("GET", `/v1/agents/${name}/versions`);
+    expect(listed.status).toBe(404);
+    expect(listed.body.error).toMatchObject({ code: "not_found", details: { deleted: true, versions: [2, 1] } });
+    expect(listed.body.error.message).toContain(`Agent '${name}' was deleted`);
+    expect(listed.body.error.message).toContain(`GET /v1/agents/${name}/versions/:version`);
+    // An agent that never was is a plain 404.
+    const never = await api("GET", `/v1/agents/${uniqueName("never")}/versions`);
+    expect([never.status, never.body.error.message]).toEqual([404, expect.stringContaining("was not found")]);
+    // The versions its sessions ran stay readable by number, and diff; labels and traffic went with the agent.
     expect((await expectOk("GET", `/v1/agents/${name}/versions/1`)).config.instructions).toBe("a");
+    expect((await expectOk("GET", `/v1/agents/${name}/versions/2/diff`)).changes).toEqual([
+      { path: "instructions", change: "changed", before: "a", after: "b" },
+    ]);
     expect((await api("GET", `/v1/agents/${name}/labels`)).status).toBe(404);
-    expect((await api("POST", "/v1/sessions", { agent: `${name}@1` })).status).toBe(404);
+    expect((await api("GET", `/v1/agents/${name}/traffic`)).status).toBe(404);
+    for (const agent of [name, `${name}@1`, `${name}@production`]) expect((await api("POST", "/v1/sessions", { agent })).status, agent).toBe(404);
+    // A session pinned to version 1 keeps running it.
+    expect(await instructionsOfTurn(pinned.session_id, scriptId)).toContain("a");
+    expect((await expectOk("GET", `/v1/sessions/${pinned.session_id}`)).agent_version).toBe(1);
+
+    // Created again: numbering goes on, the list is back, and no label or traffic of the deleted agent returns.
     expect(await put(name, { model: "demo:x", instructions: "c" })).toEqual({ status: 201, version: "3" });
+    expect((await expectOk("GET", `/v1/agents/${name}/versions`)).versions.map((v: any) => v.version)).toEqual([3, 2, 1]);
+    expect((await expectOk("GET", `/v1/agents/${name}/labels`)).labels).toEqual([]);
+    expect((await expectOk("GET", `/v1/agents/${name}/traffic`)).routes).toEqual([]);
   });
 });

@@ -155,7 +155,14 @@ export class SessionModel {
       m.note(e, "error", `Budget exceeded: ${reason} (limit ${limit}, observed ${observed})`);
     },
     "turn.paused": (e, m) => m.note(e, "warning", `Paused by quota ${e.payload.quota_id}: ${e.payload.message}`),
-    "turn.resumed": (e, m) => m.note(e, "info", `Resumed: quota ${e.payload.quota_id} has room`),
+    "turn.continued": (e, m) => {
+      const { quota_id, by, note } = e.payload;
+      m.note(e, "warning", `Continued over quota ${quota_id} by ${by}${note ? `: “${note}”` : ""}`);
+    },
+    "turn.resumed": (e, m) => {
+      const { quota_id, continued_by } = e.payload;
+      m.note(e, "info", continued_by ? `Resumed: continued by ${continued_by}` : `Resumed: quota ${quota_id} has room`);
+    },
     "quota.warning": (e, m) => m.note(e, "warning", `Quota ${e.payload.quota_id}: ${e.payload.used} of ${e.payload.limit} ${e.payload.dimension} used`),
     "model.fallback": (e, m) => m.note(e, "warning", `Model ${e.payload.from} failed over to ${e.payload.to}: ${e.payload.reason}`),
     "context.compaction.completed": (e, m) => {
