@@ -139,6 +139,8 @@ export const ListTasksParams = z.object({
   pageSize: z.int().min(1).max(100).optional(),
   pageToken: z.string().max(200).optional(),
   historyLength: z.int().min(0).optional(),
+  /** Only tasks whose status changed after this time (RFC 3339). */
+  statusTimestampAfter: z.iso.datetime({ offset: true }).optional(),
   includeArtifacts: z.boolean().optional(),
 });
 
