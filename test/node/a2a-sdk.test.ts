@@ -4,6 +4,7 @@
 // for an approval answered by the next message, cancel and list, over JSON-RPC and over HTTP+JSON. The runtime
 // is a whole process (Miniflare on a state directory) on the offline demo model.
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ListTasksRequest, type Message, type Part, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk";
@@ -18,18 +19,32 @@ import {
 import { TaskNotCancelableError, TaskNotFoundError } from "@a2a-js/sdk/errors";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleWorker, callRuntime, runtimeProcess } from "./support/runtime-process";
+import { bundleWorker, callRuntime, runtimeProcess, until } from "./support/runtime-process";
 
 const KEY = "a2a-sdk-key";
 let bundle: string;
 let state: string;
 let mf: Miniflare;
 let base: string;
+/** A local receiver of push notifications: the bodies it got. */
+let receiver: Server;
+let receiverUrl: string;
+const pushed: string[] = [];
 
 beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      pushed.push(body);
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/push`;
   bundle = await bundleWorker();
   state = mkdtempSync(join(tmpdir(), "agent-runtime-a2a-sdk-"));
-  mf = runtimeProcess(bundle, state, { API_KEYS: KEY, LOGS: "off" });
+  mf = runtimeProcess(bundle, state, { API_KEYS: KEY, LOGS: "off", TOOL_URL_ALLOWLIST: `${receiverUrl}/` });
   base = (await mf.ready).origin;
   const agents = {
     "sdk-calc": { model: "demo:fast", tools: ["calculator"] },
@@ -40,6 +55,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  receiver?.close();
   await mf?.dispose();
   rmSync(state, { recursive: true, force: true });
   rmSync(bundle, { recursive: true, force: true });
@@ -97,13 +113,17 @@ const answer = (task: Task) => task.artifacts.map((a) => texts(a.parts)).join(""
 const kinds = (events: StreamResponse[]) =>
   events.map((e) => (e.payload?.$case === "statusUpdate" ? `status:${TaskState[e.payload.value.status!.state]}` : e.payload?.$case));
 
-describe.each(["JSONRPC"] as const)("the A2A SDK's client over %s", (binding) => {
+describe.each(["JSONRPC", "HTTP+JSON"] as const)("the A2A SDK's client over %s", (binding) => {
   it("reads the Agent Card and sends a message that answers with the completed task", async () => {
     const client = await connect("sdk-calc", binding);
     const card = await client.getAgentCard();
     expect(card.name).toBe("sdk-calc");
     expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
-    expect(card.supportedInterfaces.map((i) => [i.protocolBinding, i.protocolVersion])).toEqual([["JSONRPC", "1.0"]]);
+    expect(card.supportedInterfaces.map((i) => [i.protocolBinding, i.protocolVersion, i.url])).toEqual([
+      ["JSONRPC", "1.0", `${base}/a2a/sdk-calc`],
+      ["HTTP+JSON", "1.0", `${base}/a2a/sdk-calc`],
+    ]);
+    expect(client.transport.protocolName).toBe(binding);
     expect(client.protocolVersion).toBe("1.0");
     const task = asTask(await client.sendMessage(send("what is 6 * 7?")));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
@@ -211,5 +231,20 @@ describe.each(["JSONRPC"] as const)("the A2A SDK's client over %s", (binding) =>
     const later = await list("", { pageSize: 10, statusTimestampAfter: first.status!.timestamp, includeArtifacts: false });
     expect(later.tasks.map((t) => t.id)).toEqual([second.id]);
     expect(later.tasks[0]!.artifacts).toEqual([]);
+  });
+
+  it("keeps a task's push notification configs, and delivers the task's updates to them", async () => {
+    const client = await connect("sdk-calc", binding);
+    const task = asTask(await client.sendMessage(send("what is 6 * 7?")));
+    const url = `${receiverUrl}/${binding}`;
+    const config = { tenant: "", id: `cfg-${binding}`, taskId: task.id, url, token: "the-token", authentication: undefined };
+    expect(await client.createTaskPushNotificationConfig(config)).toMatchObject({ id: config.id, taskId: task.id, url });
+    expect(await client.getTaskPushNotificationConfig({ tenant: "", taskId: task.id, id: config.id })).toMatchObject({ id: config.id, url });
+    const listed = await client.listTaskPushNotificationConfig({ tenant: "", taskId: task.id, pageSize: 0, pageToken: "" });
+    expect(listed.configs.map((c) => c.id)).toEqual([config.id]);
+    // The config follows the task from its start: its end arrives though it ended before the config was made.
+    await until(async () => pushed.some((b) => b.includes(task.id) && b.includes("TASK_STATE_COMPLETED")));
+    await client.deleteTaskPushNotificationConfig({ tenant: "", taskId: task.id, id: config.id });
+    expect((await client.listTaskPushNotificationConfig({ tenant: "", taskId: task.id, pageSize: 0, pageToken: "" })).configs).toEqual([]);
   });
 });
