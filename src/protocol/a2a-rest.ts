@@ -20,6 +20,7 @@ export const REST_ERRORS: Record<RpcErrorName, { http: number; status: string; r
   unsupportedOperation: { http: 400, status: "FAILED_PRECONDITION", reason: "UNSUPPORTED_OPERATION" },
   contentTypeNotSupported: { http: 415, status: "INVALID_ARGUMENT", reason: "CONTENT_TYPE_NOT_SUPPORTED" },
   invalidAgentResponse: { http: 502, status: "INTERNAL", reason: "INVALID_AGENT_RESPONSE" },
+  extendedCardNotConfigured: { http: 400, status: "FAILED_PRECONDITION", reason: "EXTENDED_AGENT_CARD_NOT_CONFIGURED" },
   versionNotSupported: { http: 400, status: "FAILED_PRECONDITION", reason: "VERSION_NOT_SUPPORTED" },
 };
 

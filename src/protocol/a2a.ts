@@ -36,6 +36,7 @@ export const RPC_ERRORS = {
   unsupportedOperation: -32004,
   contentTypeNotSupported: -32005,
   invalidAgentResponse: -32006,
+  extendedCardNotConfigured: -32007,
   versionNotSupported: -32009,
 } as const;
 export type RpcErrorName = keyof typeof RPC_ERRORS;

@@ -8,7 +8,7 @@ import { restError, restNotFound } from "../protocol/a2a-rest";
 import { ApiError } from "../protocol/errors";
 import { a2aRest as ops } from "../protocol/operations";
 import type { Operation } from "../protocol/operations/operation";
-import { a2aError, checkVersion, rpcCall, visibleAgent } from "./a2a";
+import { a2aError, checkVersion, extendedCard, rpcCall, visibleAgent } from "./a2a";
 import { listTasks } from "./a2a-list";
 import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from "./a2a-push";
 import { cancelTask, getTask, type RpcCall, sendMessage, subscribeToTask } from "./a2a-tasks";
@@ -92,6 +92,7 @@ serve(ops.a2aRestGetTask, (call, i) => getTask(call, { ...typed(i.query), id: i.
 serve(ops.a2aRestCreatePushConfig, async (call, i) => createPushConfig(call, { ...(await i.body()), taskId: i.params.id }), 201);
 serve(ops.a2aRestListPushConfigs, (call, i) => listPushConfigs(call, { taskId: i.params.id }));
 serve(ops.a2aRestGetPushConfig, (call, i) => getPushConfig(call, { taskId: i.params.id, id: i.params.configId }));
+serve(ops.a2aRestExtendedCard, extendedCard);
 serve(
   ops.a2aRestDeletePushConfig,
   async (call, i) => {

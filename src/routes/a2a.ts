@@ -64,6 +64,11 @@ export function checkVersion(header: string | undefined): void {
 
 type Method = (call: RpcCall, params: unknown) => Promise<unknown>;
 
+/** The card says `extendedAgentCard: false`: the public card (which already takes a key) is the whole of it. */
+export async function extendedCard(): Promise<never> {
+  throw new RpcError("extendedCardNotConfigured", "this agent has no extended Agent Card: its card is all there is");
+}
+
 const METHODS: Record<string, Method> = {
   SendMessage: (call, p) => sendMessage(call, p, false),
   SendStreamingMessage: (call, p) => sendMessage(call, p, true),
@@ -77,6 +82,7 @@ const METHODS: Record<string, Method> = {
   // The name the 1.0 specification's method list gives beside the plural of its proto.
   ListTaskPushNotificationConfig: listPushConfigs,
   DeleteTaskPushNotificationConfig: deletePushConfig,
+  GetExtendedAgentCard: extendedCard,
 };
 
 /** The A2A error of a failure (an internal one logged, and told only as such); null for the caller's own refusals (401, 403, 429), which stay HTTP statuses. */

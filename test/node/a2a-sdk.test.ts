@@ -16,7 +16,7 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from "@a2a-js/sdk/client";
-import { TaskNotCancelableError, TaskNotFoundError } from "@a2a-js/sdk/errors";
+import { ExtendedAgentCardNotConfiguredError, TaskNotCancelableError, TaskNotFoundError } from "@a2a-js/sdk/errors";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleWorker, callRuntime, runtimeProcess, until } from "./support/runtime-process";
@@ -125,6 +125,9 @@ describe.each(["JSONRPC", "HTTP+JSON"] as const)("the A2A SDK's client over %s",
     ]);
     expect(client.transport.protocolName).toBe(binding);
     expect(client.protocolVersion).toBe("1.0");
+    // The card says it has no extended card, and asking for one anyway is the error that says so.
+    expect(card.capabilities?.extendedAgentCard).toBe(false);
+    await expect(client.transport.getExtendedAgentCard({ tenant: "" })).rejects.toBeInstanceOf(ExtendedAgentCardNotConfiguredError);
     const task = asTask(await client.sendMessage(send("what is 6 * 7?")));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(answer(task)).toBe("The answer is 42.");
@@ -178,6 +181,14 @@ describe.each(["JSONRPC", "HTTP+JSON"] as const)("the A2A SDK's client over %s",
     const final = await client.getTask({ tenant: "", id, historyLength: undefined });
     expect(snapshot + rest).toBe(answer(final));
     expect(answer(final)).toContain("slow demo model");
+    // With the Last-Event-ID of the last event it read (a header the SDK passes on), the stream goes on exactly after it.
+    const resume = (after: number) => client.resubscribeTask({ tenant: "", id }, { serviceParameters: { "Last-Event-ID": String(after) } });
+    const whole: StreamResponse[] = [];
+    for await (const e of resume(-1)) whole.push(e);
+    const resumed: StreamResponse[] = [];
+    for await (const e of resume(before.length - 1)) resumed.push(e);
+    expect([...before, ...resumed]).toEqual(whole);
+    expect(kinds(whole).at(-1)).toBe("status:TASK_STATE_COMPLETED");
   });
 
   it("answers a task waiting for an approval with the next message", async () => {

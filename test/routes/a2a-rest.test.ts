@@ -76,6 +76,7 @@ describe("the HTTP+JSON binding", () => {
     const config = await api("POST", "/a2a/rest-bad/tasks/task_nope/pushNotificationConfigs", { url: "https://example.com/hook" });
     expect(config).toMatchObject(refused(404, "NOT_FOUND", "TASK_NOT_FOUND"));
     expect(await api("GET", "/a2a/nobody/tasks")).toMatchObject(refused(404, "NOT_FOUND"));
+    expect(await api("GET", "/a2a/rest-bad/extendedAgentCard")).toMatchObject(refused(400, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"));
     expect((await api("GET", "/v1/sessions?agent=rest-bad")).body.sessions.length).toBe(before);
   });
 

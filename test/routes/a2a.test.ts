@@ -233,6 +233,8 @@ describe("refusals", () => {
     expect((await rpc("a2a-bad", "GetTask", { id: `task_${"0".repeat(48)}` })).body).toMatchObject({ error: { code: -32001 } });
     expect((await rpc("a2a-bad", "CreateTaskPushNotificationConfig", { taskId: "x", url: "https://x" })).body).toMatchObject({ error: { code: -32001 } });
     expect((await rpc("a2a-bad", "ListTasks", { pageSize: 0 })).body).toMatchObject({ error: { code: -32602 } });
+    expect((await rpc("a2a-bad", "ListTasks", { statusTimestampAfter: "yesterday" })).body).toMatchObject({ error: { code: -32602 } });
+    expect((await rpc("a2a-bad", "GetExtendedAgentCard", {})).body).toMatchObject({ error: { code: -32007 } });
     expect((await api("GET", "/v1/sessions?agent=a2a-bad")).body.sessions.length).toBe(before);
   });
 

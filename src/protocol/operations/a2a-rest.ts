@@ -123,3 +123,13 @@ export const a2aRestDeletePushConfig = operation({
   params: AgentTaskConfig,
   responses: { 204: { description: "Deleted" } },
 });
+
+export const a2aRestExtendedCard = operation({
+  ...rest,
+  method: "get",
+  path: "/a2a/{agent}/extendedAgentCard",
+  operationId: "a2aRestExtendedCard",
+  summary: "A2A HTTP+JSON GetExtendedAgentCard: the card says extendedAgentCard: false, so it is always EXTENDED_AGENT_CARD_NOT_CONFIGURED (400)",
+  params: Agent,
+  responses: {},
+});
