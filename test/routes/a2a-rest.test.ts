@@ -67,6 +67,10 @@ describe("the HTTP+JSON binding", () => {
     expect(await send({})).toMatchObject(refused(400, "INVALID_ARGUMENT", "INVALID_PARAMS"));
 
     expect(await api("GET", "/a2a/rest-bad/tasks/task_nope")).toMatchObject(refused(404, "NOT_FOUND", "TASK_NOT_FOUND"));
+    expect(await api("GET", `/a2a/rest-bad/tasks/${"t".repeat(300)}`)).toMatchObject(refused(400, "INVALID_ARGUMENT", "INVALID_PARAMS"));
+    expect((await api("GET", "/a2a/rest-bad/tasks/%E0%A4%A")).status).toBeLessThan(500);
+    expect(await api("GET", "/a2a/rest-bad/tasks/task_nope?historyLength=-1")).toMatchObject(refused(400, "INVALID_ARGUMENT", "INVALID_PARAMS"));
+    expect(await send({ message: null })).toMatchObject(refused(400, "INVALID_ARGUMENT", "INVALID_PARAMS"));
     expect(await api("GET", `/a2a/rest-bad/tasks/task_${"0".repeat(48)}:subscribe`)).toMatchObject(refused(404, "NOT_FOUND", "TASK_NOT_FOUND"));
     expect(await api("POST", "/a2a/rest-bad/tasks/task_nope:cancel")).toMatchObject(refused(404, "NOT_FOUND", "TASK_NOT_FOUND"));
     for (const query of ["pageSize=0", "pageSize=many", "status=DONE", "statusTimestampAfter=yesterday", "pageToken=nothing-we-gave"]) {

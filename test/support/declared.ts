@@ -26,6 +26,15 @@ const literals = (r: Route) => r.segments.filter((s) => typeof s === "string").l
 // `{param}` segments match any one segment; where two paths match, the one with more literal segments wins.
 const ROUTES: Route[] = OPERATIONS.map((op) => ({ op, segments: op.path.split("/").map(segmentOf) })).sort((a, b) => literals(b) - literals(a));
 
+/** A path segment decoded, or as sent when its percent-encoding is malformed (the runtime must refuse it, not fail). */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** The declared operation of a request (the path may carry a query and need not be absolute), if any. */
 export function declaredOperation(method: string, path: string): Operation | undefined {
   const segments = new URL(path, "https://runtime.test").pathname.split("/");
@@ -35,7 +44,7 @@ export function declaredOperation(method: string, path: string): Operation | und
       r.op.method === m &&
       r.segments.length === segments.length &&
       r.segments.every((s, i) => {
-        const given = decodeURIComponent(segments[i] ?? "");
+        const given = decoded(segments[i] ?? "");
         return typeof s === "string" ? s === given : s.test(given);
       }),
   )?.op;

@@ -15,11 +15,17 @@ const PushConfig = z.looseObject({ id: z.string(), taskId: z.string(), url: z.st
 const Body = jsonBody(z.record(z.string(), z.unknown()).meta({ description: "The method's request in ProtoJSON" }));
 const sse = { "text/event-stream": z.string() };
 
-/** What every operation of the binding shares: who may call it, and its errors in the binding's shape. */
-const rest = { permission: "session.read", rateLimit: "request", errors: [400, 404, 409, 415], errorBody: RestErrorBody, custom: true } as const;
+/**
+ * What every operation of the binding shares: who may call it, and its errors in the binding's shape (400: bad
+ * params or version, an operation the task's state refuses; 404: no such agent, task or config).
+ */
+const rest = { permission: "session.read", rateLimit: "request", errors: [400, 404], errorBody: RestErrorBody, custom: true } as const;
+/** A body that is not JSON by its media type is 415. */
+const withBody = [400, 404, 415] as const;
 
 export const a2aRestSend = operation({
   ...rest,
+  errors: withBody,
   method: "post",
   path: "/a2a/{agent}/message:send",
   operationId: "a2aRestSend",
@@ -31,6 +37,7 @@ export const a2aRestSend = operation({
 
 export const a2aRestStream = operation({
   ...rest,
+  errors: withBody,
   method: "post",
   path: "/a2a/{agent}/message:stream",
   operationId: "a2aRestStream",
@@ -65,6 +72,7 @@ export const a2aRestGetTask = operation({
 
 export const a2aRestCancelTask = operation({
   ...rest,
+  errors: [400, 404, 409],
   method: "post",
   path: "/a2a/{agent}/tasks/{id}:cancel",
   operationId: "a2aRestCancelTask",
@@ -85,6 +93,7 @@ export const a2aRestSubscribe = operation({
 
 export const a2aRestCreatePushConfig = operation({
   ...rest,
+  errors: withBody,
   method: "post",
   path: "/a2a/{agent}/tasks/{id}/pushNotificationConfigs",
   operationId: "a2aRestCreatePushConfig",
