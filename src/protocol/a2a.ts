@@ -36,6 +36,7 @@ export const RPC_ERRORS = {
   unsupportedOperation: -32004,
   contentTypeNotSupported: -32005,
   invalidAgentResponse: -32006,
+  extendedCardNotConfigured: -32007,
   versionNotSupported: -32009,
 } as const;
 export type RpcErrorName = keyof typeof RPC_ERRORS;
@@ -139,6 +140,8 @@ export const ListTasksParams = z.object({
   pageSize: z.int().min(1).max(100).optional(),
   pageToken: z.string().max(200).optional(),
   historyLength: z.int().min(0).optional(),
+  /** Only tasks whose status changed after this time (RFC 3339). */
+  statusTimestampAfter: z.iso.datetime({ offset: true }).optional(),
   includeArtifacts: z.boolean().optional(),
 });
 

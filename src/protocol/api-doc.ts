@@ -32,6 +32,8 @@ function section(op: Operation): string[] {
   }
   const errors = errorStatuses(op);
   if (errors.length > 0) rows.push(["Errors", errors.join(", ")]);
+  // A protocol's own error shape for its statuses (the rest stay the envelope).
+  if (op.errorBody) rows.push(["Error body", `${op.errors.join(", ")}: ${described(op.errorBody)}`]);
   return [
     `### \`${op.method.toUpperCase()} ${op.path}\` (${op.operationId})`,
     "",

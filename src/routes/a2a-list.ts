@@ -35,10 +35,14 @@ async function turnsOf(call: RpcCall, sid: string): Promise<string[]> {
   }
 }
 
-/** The task of a turn as the listing shows it, or null when the status filter leaves it out. */
+/** Whether the task passes the listing's filters: its state, and a status changed after the time given. */
+const kept = (p: Params, t: Task): boolean =>
+  (!p.status || t.status.state === p.status) && (!p.statusTimestampAfter || Date.parse(t.status.timestamp) > Date.parse(p.statusTimestampAfter));
+
+/** The task of a turn as the listing shows it, or null when the filters leave it out. */
 async function listed(call: RpcCall, p: Params, session_id: string, turn_id: string): Promise<Task | null> {
   const task = trimmed(await taskOf(await read(call, { session_id, turn_id }, "object")), p.historyLength);
-  if (p.status && task.status.state !== p.status) return null;
+  if (!kept(p, task)) return null;
   return p.includeArtifacts ? task : { ...task, artifacts: [] };
 }
 
@@ -137,7 +141,7 @@ async function agentTasks(call: RpcCall, p: Params): Promise<TaskPage> {
     while (pool.length > 0 && tasks.length < size && keyOf(pool[0]!)[0] >= bound) tasks.push(pool.shift()!);
     if (tasks.length === size || read === order.length) break;
     const more = await tasksOf(call, order[read++]!.session_id);
-    pool = pool.concat(more.filter((t) => (!after || newer(after, keyOf(t))) && (!p.status || t.status.state === p.status)));
+    pool = pool.concat(more.filter((t) => (!after || newer(after, keyOf(t))) && kept(p, t)));
   }
   const more = pool.length > 0 || read < order.length;
   const nextPageToken = tasks.length === size && more ? encodeCursor(...keyOf(tasks.at(-1)!)) : "";

@@ -28,6 +28,8 @@ export interface RpcCall {
   lastEventId: string | undefined;
   /** The runtime's origin as the client reached it: file parts carry absolute URLs under it. */
   origin: string;
+  /** The binding the request came by: a stream's events are JSON-RPC responses, or (HTTP+JSON) the events alone. */
+  binding: "jsonrpc" | "rest";
 }
 
 /** The params of a method, or InvalidParams naming the first field refused. */
@@ -69,6 +71,7 @@ export async function read(call: RpcCall, ref: TaskRef, mode: A2aMode, after?: n
   url.searchParams.set("mode", mode);
   url.searchParams.set("rpc_id", JSON.stringify(call.rpcId));
   url.searchParams.set("origin", call.origin);
+  url.searchParams.set("binding", call.binding);
   if (after !== undefined) url.searchParams.set("after", String(after));
   try {
     return await sessionFetch(call.env, ref.session_id, url, expiresAt(call.principal));

@@ -18,7 +18,7 @@ import { type AppEnv, router, toApiError } from "./http";
 import { guards, route } from "./operation-route";
 
 /** The agent a caller may talk to: a token bound to another agent does not see it (404, as for an unknown one). */
-async function visibleAgent(env: Env, principal: Principal, name: string): Promise<AgentConfig> {
+export async function visibleAgent(env: Env, principal: Principal, name: string): Promise<AgentConfig> {
   const config = principal.kind === "token" && principal.agent !== null && principal.agent !== name ? null : await agentConfig(env, name);
   if (!config) throw ApiError.notFound("Agent", name);
   return config;
@@ -32,7 +32,12 @@ function agentCard(config: AgentConfig, origin: string) {
     name: config.name,
     description: summary || `The agent "${config.name}" of an agent runtime`,
     version: "1.0.0",
-    supportedInterfaces: [{ url: `${origin}/a2a/${config.name}`, protocolBinding: "JSONRPC", protocolVersion: A2A_VERSION }],
+    // One base for both bindings: JSON-RPC posts to it, HTTP+JSON adds its paths (a2a-rest.ts).
+    supportedInterfaces: ["JSONRPC", "HTTP+JSON"].map((protocolBinding) => ({
+      url: `${origin}/a2a/${config.name}`,
+      protocolBinding,
+      protocolVersion: A2A_VERSION,
+    })),
     capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: false },
     securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: "Bearer", description: "An API key or a browser token of the runtime" } } },
     securityRequirements: [{ schemes: { bearer: { list: [] } } }],
@@ -51,13 +56,18 @@ function agentCard(config: AgentConfig, origin: string) {
 }
 
 /** The version a request asks for: absent or 1.x is served; any other is VersionNotSupported. */
-function checkVersion(header: string | undefined): void {
+export function checkVersion(header: string | undefined): void {
   if (header === undefined || header.trim() === "") return;
   if (!/^1(\.\d+)*$/.test(header.trim()))
     throw new RpcError("versionNotSupported", `${A2A_VERSION_HEADER} ${header} is not served: this interface speaks ${A2A_VERSION}`);
 }
 
 type Method = (call: RpcCall, params: unknown) => Promise<unknown>;
+
+/** The card says `extendedAgentCard: false`: the public card (which already takes a key) is the whole of it. */
+export async function extendedCard(): Promise<never> {
+  throw new RpcError("extendedCardNotConfigured", "this agent has no extended Agent Card: its card is all there is");
+}
 
 const METHODS: Record<string, Method> = {
   SendMessage: (call, p) => sendMessage(call, p, false),
@@ -72,18 +82,33 @@ const METHODS: Record<string, Method> = {
   // The name the 1.0 specification's method list gives beside the plural of its proto.
   ListTaskPushNotificationConfig: listPushConfigs,
   DeleteTaskPushNotificationConfig: deletePushConfig,
+  GetExtendedAgentCard: extendedCard,
 };
 
-/** The JSON-RPC error object of a failure; the caller's own refusals (401, 403, 429) stay HTTP statuses. */
-function errorObject(err: unknown): { code: number; message: string; data?: unknown } {
-  if (err instanceof RpcError) return { code: err.code, message: err.message, ...(err.data !== undefined ? { data: err.data } : {}) };
+/** The A2A error of a failure (an internal one logged, and told only as such); null for the caller's own refusals (401, 403, 429), which stay HTTP statuses. */
+export function a2aError(err: unknown): RpcError | null {
+  if (err instanceof RpcError) return err;
   const api = toApiError(err);
+  if (api.status === 401 || api.status === 403 || api.status === 429) return null;
   if (api.status === 500) {
     console.error("a2a: the method failed", err);
-    return { code: -32603, message: "Internal error" };
+    return new RpcError("internal", "Internal error");
   }
-  const code = api.code === "not_found" ? -32001 : api.code === "conflict" ? -32004 : -32602;
-  return { code, message: api.message, ...(api.details !== undefined ? { data: api.details } : {}) };
+  return new RpcError(api.code === "not_found" ? "taskNotFound" : api.code === "conflict" ? "unsupportedOperation" : "invalidParams", api.message, api.details);
+}
+
+/** The call of a request to the agent's methods; `binding` names the one whose stream framing it speaks. */
+export function rpcCall(c: Context<AppEnv>, rpcId: RpcId, binding: RpcCall["binding"]): RpcCall {
+  const { env } = c;
+  return {
+    env,
+    principal: c.get("principal"),
+    agent: c.req.param("agent")!,
+    rpcId,
+    lastEventId: c.req.header("last-event-id"),
+    origin: new URL(c.req.url).origin,
+    binding,
+  };
 }
 
 async function handle(c: Context<AppEnv>): Promise<Response> {
@@ -107,15 +132,12 @@ async function handle(c: Context<AppEnv>): Promise<Response> {
     checkVersion(c.req.header(A2A_VERSION_HEADER));
     const method = METHODS[req.data.method];
     if (!method) throw new RpcError("methodNotFound", `no method '${req.data.method}' (A2A 1.0: ${Object.keys(METHODS).join(", ")})`);
-    const result = await method(
-      { env: c.env, principal, agent, rpcId: id, lastEventId: c.req.header("last-event-id"), origin: new URL(c.req.url).origin },
-      req.data.params,
-    );
+    const result = await method(rpcCall(c, id, "jsonrpc"), req.data.params);
     return result instanceof Response ? result : answer({ result });
   } catch (err) {
-    const api = err instanceof RpcError ? null : toApiError(err);
-    if (api && (api.status === 401 || api.status === 403 || api.status === 429)) throw api;
-    return answer({ error: errorObject(err) });
+    const e = a2aError(err);
+    if (!e) throw toApiError(err);
+    return answer({ error: { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) } });
   }
 }
 

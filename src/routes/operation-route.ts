@@ -63,7 +63,10 @@ export function route<O extends Operation>(op: O): RouteOf<O> {
       ? { description, content: Object.fromEntries(Object.entries(content).map(([media, schema]) => [media, { schema }])) }
       : { description };
   }
-  for (const status of errorStatuses(op)) responses[status] = { description: ERROR_TEXT[status], content: { "application/json": { schema: ErrorBody } } };
+  for (const status of errorStatuses(op)) {
+    const schema = op.errorBody && op.errors.includes(status) ? op.errorBody : ErrorBody;
+    responses[status] = { description: ERROR_TEXT[status], content: { "application/json": { schema } } };
+  }
   return createRoute({
     method: op.method,
     path: op.path,

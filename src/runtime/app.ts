@@ -5,6 +5,7 @@ import { cors } from "hono/cors";
 import type { InProcessTools } from "../engine/tools/in-process";
 import { ApiError } from "../protocol/errors";
 import { a2a } from "../routes/a2a";
+import { a2aRest } from "../routes/a2a-rest";
 import { agentVersions } from "../routes/agent-versions";
 import { agents } from "../routes/agents";
 import { authenticateUnmatched } from "../routes/auth";
@@ -71,6 +72,7 @@ app.route("/", quotas);
 app.route("/", datasets);
 app.route("/", evals);
 app.route("/", a2a);
+app.route("/", a2aRest);
 
 /** The app of a deployment whose in-process tools are `tools`: the routes, the OpenAPI document and the error envelope. */
 export function createApp(tools: InProcessTools): OpenAPIHono<AppEnv> {

@@ -9,14 +9,17 @@ import { until } from "../support/chat-client";
 import { baseURL, script, toolURL, uniqueId } from "../support/fake-model";
 
 describe("the Agent Card", () => {
-  it("names the JSON-RPC interface, the bearer scheme and the agent's tools as skills", async () => {
+  it("names the JSON-RPC and HTTP+JSON interfaces, the bearer scheme and the agent's tools as skills", async () => {
     await createAgent({ name: "a2a-card", model: "demo:fast", tools: ["calculator"], instructions: "Helps with sums.\nMore." });
     const res = await api("GET", "/a2a/a2a-card/.well-known/agent-card.json");
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({
       name: "a2a-card",
       description: "Helps with sums.",
-      supportedInterfaces: [{ url: "https://runtime.test/a2a/a2a-card", protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
+      supportedInterfaces: [
+        { url: "https://runtime.test/a2a/a2a-card", protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+        { url: "https://runtime.test/a2a/a2a-card", protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+      ],
       capabilities: { streaming: true },
       securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: "Bearer" } } },
     });
@@ -230,6 +233,8 @@ describe("refusals", () => {
     expect((await rpc("a2a-bad", "GetTask", { id: `task_${"0".repeat(48)}` })).body).toMatchObject({ error: { code: -32001 } });
     expect((await rpc("a2a-bad", "CreateTaskPushNotificationConfig", { taskId: "x", url: "https://x" })).body).toMatchObject({ error: { code: -32001 } });
     expect((await rpc("a2a-bad", "ListTasks", { pageSize: 0 })).body).toMatchObject({ error: { code: -32602 } });
+    expect((await rpc("a2a-bad", "ListTasks", { statusTimestampAfter: "yesterday" })).body).toMatchObject({ error: { code: -32602 } });
+    expect((await rpc("a2a-bad", "GetExtendedAgentCard", {})).body).toMatchObject({ error: { code: -32007 } });
     expect((await api("GET", "/v1/sessions?agent=a2a-bad")).body.sessions.length).toBe(before);
   });
 

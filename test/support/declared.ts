@@ -8,20 +8,45 @@ import { ErrorBody, errorStatuses } from "../../src/protocol/operations/operatio
 
 interface Route {
   op: Operation;
-  segments: (string | null)[];
+  /** Each segment: a literal, or a pattern when it holds a `{param}` (A2A's `{id}:cancel` is one with a literal tail). */
+  segments: (string | RegExp)[];
 }
 
+const segmentOf = (s: string): string | RegExp =>
+  s.includes("{")
+    ? new RegExp(
+        `^${s
+          .split(/\{[^}]+\}/)
+          .map((t) => t.replace(/[.*+?^$()|[\]\\]/g, "\\$&"))
+          .join("[^/]+")}$`,
+      )
+    : s;
+const literals = (r: Route) => r.segments.filter((s) => typeof s === "string").length;
+
 // `{param}` segments match any one segment; where two paths match, the one with more literal segments wins.
-const ROUTES: Route[] = OPERATIONS.map((op) => ({ op, segments: op.path.split("/").map((s) => (s.startsWith("{") ? null : s)) })).sort(
-  (a, b) => b.segments.filter((s) => s !== null).length - a.segments.filter((s) => s !== null).length,
-);
+const ROUTES: Route[] = OPERATIONS.map((op) => ({ op, segments: op.path.split("/").map(segmentOf) })).sort((a, b) => literals(b) - literals(a));
+
+/** A path segment decoded, or as sent when its percent-encoding is malformed (the runtime must refuse it, not fail). */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
 
 /** The declared operation of a request (the path may carry a query and need not be absolute), if any. */
 export function declaredOperation(method: string, path: string): Operation | undefined {
   const segments = new URL(path, "https://runtime.test").pathname.split("/");
   const m = method.toLowerCase();
   return ROUTES.find(
-    (r) => r.op.method === m && r.segments.length === segments.length && r.segments.every((s, i) => s === null || s === decodeURIComponent(segments[i] ?? "")),
+    (r) =>
+      r.op.method === m &&
+      r.segments.length === segments.length &&
+      r.segments.every((s, i) => {
+        const given = decoded(segments[i] ?? "");
+        return typeof s === "string" ? s === given : s.test(given);
+      }),
   )?.op;
 }
 
@@ -40,6 +65,10 @@ export function declarationMismatch(method: string, path: string, status: number
   // An operation with no JSON body of its own (POST /mcp speaks JSON-RPC) answers the envelope only where it declares it.
   if (status >= 400 && op && !declaredError && !speaksJson(op)) return null;
   if (status >= 400 && op && !declaredError) return `${name} answered ${status}, declared errors: ${errorStatuses(op).join(", ")}`;
+  if (status >= 400 && op?.errorBody && declaredError && (op.errors as number[]).includes(status)) {
+    const parsed = op.errorBody.safeParse(body);
+    return parsed.success ? null : `${name} answered ${status} outside its protocol's error shape: ${issues(parsed.error)}`;
+  }
   if (status >= 400) {
     const parsed = ErrorBody.safeParse(body);
     if (!parsed.success) return `${name} answered ${status} outside the error envelope: ${issues(parsed.error)}`;

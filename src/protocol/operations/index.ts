@@ -1,6 +1,7 @@
 // Every operation of the HTTP API, by area; OPERATIONS lists them all (the routes, /openapi.json, the API
 // reference and the access test are built from it).
 import * as a2a from "./a2a";
+import * as a2aRest from "./a2a-rest";
 import * as agentVersions from "./agent-versions";
 import * as agents from "./agents";
 import * as chat from "./chat";
@@ -24,6 +25,7 @@ import * as usage from "./usage";
 export type { AnswerOf, BodyOf, Operation, QueryOf, ResponseOf } from "./operation";
 export {
   a2a,
+  a2aRest,
   agents,
   agentVersions,
   chat,
@@ -69,6 +71,7 @@ export const OPERATIONS: readonly Operation[] = [
   resources,
   responses,
   a2a,
+  a2aRest,
 ]
   .flatMap((area) => Object.values(area).filter(isOperation))
   .sort((a, b) => (a.path === b.path ? METHOD_ORDER.indexOf(a.method) - METHOD_ORDER.indexOf(b.method) : a.path < b.path ? -1 : 1));

@@ -56,6 +56,8 @@ export interface Operation {
   session?: true;
   /** Its route is written by hand in src/routes (it does more than hand the request to one session handler). */
   custom?: true;
+  /** The body of the statuses in `errors` when the operation speaks a protocol with an error shape of its own (A2A's HTTP+JSON). */
+  errorBody?: z.ZodType;
 }
 
 /**

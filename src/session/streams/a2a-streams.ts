@@ -5,6 +5,7 @@
 // are the same fold (src/views/a2a-task.ts) over the task's turn, read from the store, then live from the
 // session's SSE stream as the Responses reads do (response-streams.ts).
 import { type RpcId, settled, type Task } from "../../protocol/a2a";
+import { restError } from "../../protocol/a2a-rest";
 import { ApiError } from "../../protocol/errors";
 import { A2aTaskFold, type IndexedEvent, parseTaskId } from "../../views/a2a-task";
 import type { SessionStore } from "../store/session-store";
@@ -105,16 +106,28 @@ export async function serveA2a(request: Request, host: A2aHost): Promise<Respons
     if (snapshot.length > 0 && (await ends(now.fold, host, now.last))) return;
     for await (const e of liveEvents(host, id, origin, abort.signal)) if (e.index > after) yield { index: e.index, event: e.event };
   })();
-  return sseResponse(events, abort, { ...host, signal: request.signal }, rpcFormat(rpcId));
+  const format = url.searchParams.get("binding") === "rest" ? REST_FORMAT : rpcFormat(rpcId);
+  return sseResponse(events, abort, { ...host, signal: request.signal }, format);
 }
+
+const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" };
 
 /** JSON-RPC over SSE: each event a JSON-RPC response with the StreamResponse as its result, its index as `id:`. */
 function rpcFormat(rpcId: RpcId): SseFormat<IndexedEvent> {
   return {
     name: "a2a stream",
-    headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },
+    headers: SSE_HEADERS,
     chunk: (e) => `id: ${e.index}\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: rpcId, result: e.event })}\n\n`,
     failure: ({ message }) => `data: ${JSON.stringify({ jsonrpc: "2.0", id: rpcId, error: { code: -32603, message } })}\n\n`,
     end: "",
   };
 }
+
+/** HTTP+JSON over SSE: each event the StreamResponse itself, its index as `id:`; a failure an `error` event with the binding's error body. */
+const REST_FORMAT: SseFormat<IndexedEvent> = {
+  name: "a2a stream",
+  headers: SSE_HEADERS,
+  chunk: (e) => `id: ${e.index}\ndata: ${JSON.stringify(e.event)}\n\n`,
+  failure: ({ message }) => `event: error\ndata: ${JSON.stringify(restError("internal", message).body)}\n\n`,
+  end: "",
+};
