@@ -84,11 +84,11 @@ export default defineConfig(async () => {
       // (vitest.engine.config.ts): the engine imports nothing of Cloudflare.
       include: ["test/**/*.test.ts"],
       exclude: ["test/node/**", "test/engine/**", "**/node_modules/**", "examples/**", "bench/**"],
-      // One workerd a core, each running its files one after another with the worker loaded once: starting a
-      // workerd and loading the worker for every file was about half the lane's CPU (CONTRIBUTING.md). Files
-      // share that workerd's storage, so a test that changes what every session sees (a quota without an id, one
-      // on the test key) undoes it before it ends.
-      maxWorkers: availableParallelism(),
+      // Two workerds a core (the tests wait on timers and sockets much of the time), each running its files one
+      // after another with the worker loaded once: starting a workerd and loading the worker for every file was
+      // about half the lane's CPU (CONTRIBUTING.md). Files share their workerd's storage, so a test that changes
+      // what every session sees (a quota without an id, one on the test key) undoes it before it ends.
+      maxWorkers: 2 * availableParallelism(),
       isolate: false,
       testTimeout: 20000,
     },

@@ -1,11 +1,12 @@
 // Tests that run in Node rather than inside workerd: they drive whole processes (wrangler, the CLI tools).
 // Those processes spend most of their time waiting (starting, restarting, timers), so the files run two at a
-// time; stream-keepalive.test.ts runs alone afterwards: it asserts that clients going away make workerd print
+// time; two run alone afterwards. stream-keepalive.test.ts asserts that clients going away make workerd print
 // nothing, and workerd under another file's load printed "Network connection lost" for a cut stream it was
-// still writing (CONTRIBUTING.md).
+// still writing (CONTRIBUTING.md). tenant-new.test.ts runs the deploy script, which builds the inspector
+// again into the dist/ that every other file's `wrangler dev` serves: a docs example running meanwhile failed.
 import { defineConfig } from "vitest/config";
 
-const ALONE = ["test/node/stream-keepalive.test.ts"];
+const ALONE = ["test/node/stream-keepalive.test.ts", "test/node/tenant-new.test.ts"];
 
 export default defineConfig({
   test: {
