@@ -10,7 +10,7 @@ const ALONE = ["test/node/stream-keepalive.test.ts", "test/node/tenant-new.test.
 
 export default defineConfig({
   test: {
-    globalSetup: ["./test/node/support/build-inspector.ts"],
+    globalSetup: ["./test/node/support/build-inspector.ts", "./test/node/support/worker-bundle.ts"],
     testTimeout: 120_000,
     projects: [
       { extends: true, test: { name: "node", include: ["test/node/**/*.test.ts"], exclude: ALONE, maxWorkers: 2, sequence: { groupOrder: 0 } } },

@@ -19,10 +19,10 @@ import {
 import { ExtendedAgentCardNotConfiguredError, TaskNotCancelableError, TaskNotFoundError } from "@a2a-js/sdk/errors";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleWorker, callRuntime, runtimeProcess, until } from "./support/runtime-process";
+import { callRuntime, runtimeProcess, until, workerBundle } from "./support/runtime-process";
 
 const KEY = "a2a-sdk-key";
-let bundle: string;
+const bundle = workerBundle();
 let state: string;
 let mf: Miniflare;
 let base: string;
@@ -42,7 +42,6 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/push`;
-  bundle = await bundleWorker();
   state = mkdtempSync(join(tmpdir(), "agent-runtime-a2a-sdk-"));
   mf = runtimeProcess(bundle, state, { API_KEYS: KEY, LOGS: "off", TOOL_URL_ALLOWLIST: `${receiverUrl}/` });
   base = (await mf.ready).origin;
@@ -58,7 +57,6 @@ afterAll(async () => {
   receiver?.close();
   await mf?.dispose();
   rmSync(state, { recursive: true, force: true });
-  rmSync(bundle, { recursive: true, force: true });
 });
 
 /** `fetch` with the runtime's API key on every request, as the SDK's authentication hook gives it. */

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OutputItem, ResponseObject } from "../../src/views/response-object";
 import type { StreamEventType } from "../../src/views/responses-stream";
 import { tinyPng } from "../support/tiny-files";
-import { bundleWorker, callRuntime, runtimeProcess } from "./support/runtime-process";
+import { callRuntime, runtimeProcess, workerBundle } from "./support/runtime-process";
 
 // The runtime's shapes as the package types them (checked by tsc): every output item and stream event name is
 // one of its own, and so is the response object but for the fields where the runtime says more or less
@@ -28,7 +28,7 @@ type Checks = [
 ];
 
 const KEY = "responses-openai-key";
-let bundle: string;
+const bundle = workerBundle();
 let state: string;
 let mf: Miniflare;
 let client: OpenAI;
@@ -40,7 +40,6 @@ async function start(): Promise<void> {
 }
 
 beforeAll(async () => {
-  bundle = await bundleWorker();
   state = mkdtempSync(join(tmpdir(), "agent-runtime-openai-"));
   await start();
   const agents = {
@@ -54,7 +53,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await mf?.dispose();
   rmSync(state, { recursive: true, force: true });
-  rmSync(bundle, { recursive: true, force: true });
 });
 
 /** Every event of a stream, in order. */

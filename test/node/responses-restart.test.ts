@@ -5,16 +5,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleWorker, callRuntime, runtimeProcess, until } from "./support/runtime-process";
+import { describe, expect, it } from "vitest";
+import { callRuntime, runtimeProcess, until, workerBundle } from "./support/runtime-process";
 
 const KEY = "responses-restart-key";
-let bundle: string;
-
-beforeAll(async () => {
-  bundle = await bundleWorker();
-}, 120_000);
-afterAll(() => rmSync(bundle, { recursive: true, force: true }));
+const bundle = workerBundle();
 
 const runtime = (state: string): Miniflare => runtimeProcess(bundle, state, { API_KEYS: KEY, LOGS: "off" });
 

@@ -7,24 +7,22 @@ import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyLog } from "../../src/engine/verify-log";
-import { bundleWorker, callRuntime, runtimeProcess, until } from "./support/runtime-process";
+import { callRuntime, runtimeProcess, until, workerBundle } from "./support/runtime-process";
 
 const KEY = "legacy-key";
 const SID = "ses_03456583ef1a55e3385a9ab8";
 const FIXTURE = join(import.meta.dirname, "..", "fixtures", "state-9e0bf77");
-let bundle: string;
+const bundle = workerBundle();
 let state: string;
 let mf: Miniflare;
 
 beforeAll(async () => {
-  bundle = bundleWorker();
   state = mkdtempSync(join(tmpdir(), "stored-state-"));
   cpSync(FIXTURE, state, { recursive: true, filter: (src) => !/\.(md|mjs)$/.test(src) });
   mf = runtimeProcess(bundle, state, { API_KEYS: KEY, LOGS: "off" });
 }, 120_000);
 afterAll(async () => {
   await mf?.dispose();
-  rmSync(bundle, { recursive: true, force: true });
   rmSync(state, { recursive: true, force: true });
 });
 

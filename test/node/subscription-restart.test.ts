@@ -7,23 +7,21 @@ import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI } from "../support/fake-openai";
-import { bundleWorker, callRuntime, runtimeProcess, until } from "./support/runtime-process";
+import { callRuntime, runtimeProcess, until, workerBundle } from "./support/runtime-process";
 import { freePort } from "./support/wrangler-dev";
 
 const KEY = "restart-key";
-let bundle: string;
+const bundle = workerBundle();
 let base: string;
 let fake: { close(): Promise<void> };
 
 beforeAll(async () => {
-  bundle = await bundleWorker();
   const port = await freePort();
   fake = await startFakeOpenAI(port);
   base = `http://127.0.0.1:${port}/v1`;
 }, 120_000);
 afterAll(async () => {
   await fake?.close();
-  rmSync(bundle, { recursive: true, force: true });
 });
 
 const runtime = (state: string): Miniflare =>

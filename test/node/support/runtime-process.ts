@@ -1,28 +1,26 @@
 // A whole runtime process for Node-side tests: the worker bundled as for deploy (bench/lib/miniflare.mjs), run by
 // Miniflare on a persisted state directory, so a test can dispose it (the workerd process ends, as in a crash
 // or a deploy) and start another on the same state.
-import { rmSync } from "node:fs";
 import { Miniflare } from "miniflare";
-import { afterAll, beforeAll } from "vitest";
-import { bundleWorker, runtimeOptions } from "../../../bench/lib/miniflare.mjs";
+import { afterAll, beforeAll, inject } from "vitest";
+import { runtimeOptions } from "../../../bench/lib/miniflare.mjs";
 import { startFakeOpenAI } from "../../support/fake-openai";
 import { freePort } from "./wrangler-dev";
 
-export { bundleWorker };
+/** The worker bundled as for deploy, once for the lane (support/worker-bundle.ts). */
+export const workerBundle = (): string => inject("workerBundle");
 
-/** The Worker bundled and the fake OpenAI server (at `fakeBase`) started before a file's tests, both gone after them. */
+/** The bundle and the fake OpenAI server (at `fakeBase`) started before a file's tests, the server gone after them. */
 export function bundledWithFakeModel(): { bundle: string; fakeBase: string } {
-  const made = { bundle: "", fakeBase: "" };
+  const made = { bundle: workerBundle(), fakeBase: "" };
   let fake: { close(): Promise<void> } | undefined;
   beforeAll(async () => {
-    made.bundle = await bundleWorker();
     const port = await freePort();
     fake = await startFakeOpenAI(port);
     made.fakeBase = `http://127.0.0.1:${port}/v1`;
   }, 120_000);
   afterAll(async () => {
     await fake?.close();
-    rmSync(made.bundle, { recursive: true, force: true });
   });
   return made;
 }
