@@ -146,10 +146,8 @@ export async function runToolCall(call: ToolCallRecord, level: Level, setup: Tur
     const argErrors = tool ? argumentErrors(tool, executable) : [];
     if (refused && call.follow_up && tool?.unanswered) {
       // The remote side still waits for the answer nobody gave: the tool ends that (cancels its task).
-      const ctx = { ...turn.ports.tool, turn_id, tool_call_id: call.tool_call_id, ...(level.subagent_id ? { subagent_id: level.subagent_id } : {}) };
-      output = await tool
-        .unanswered(call.follow_up, refused.status as "timed_out" | "rejected", { ...ctx, signal: turn.signal, now: turn.ports.now })
-        .catch(errorMessage);
+      const ctx = { ...turn.ports.tool, tool_call_id: call.tool_call_id, signal: turn.signal };
+      output = await tool.unanswered(call.follow_up, refused.status as "timed_out" | "rejected", ctx).catch(errorMessage);
     } else if (refused && (tool?.loop_handled === "ask_user" || call.follow_up)) {
       output = unansweredResult(refused.status as "timed_out" | "rejected", refused.reason);
       is_error = false;

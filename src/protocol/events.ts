@@ -41,6 +41,7 @@ export const NOTICE_TYPES = [
   "model.attached",
   "runtime.warning",
   "runtime.error",
+  "question.dropped",
   "model.fallback",
   "guardrail.checked",
   "replay.diverged",

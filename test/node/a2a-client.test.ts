@@ -2,7 +2,8 @@
 // Miniflare process listening on a port, and the caller's `a2a_agents` entry names that port's JSON-RPC URL (or
 // the Agent Card's). The remote task's answer comes back as the tool result, its input-required as the result's
 // question (one nobody answers in time, or the user declines, cancels the remote task), cancelling the caller's
-// turn cancels the remote task, and a restart mid-call sends nothing twice.
+// turn (even while that question waits, and after a restart) cancels the remote task, and a restart mid-call sends
+// nothing twice.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -135,6 +136,43 @@ describe("an agent calling another over A2A", () => {
     await until(async () => (await log(mf, remote)).some((e) => e.type === "turn.cancelled"));
     expect((await log(mf, remote)).find((e) => e.type === "turn.cancelled").payload.reason).toBe("cancelled by the A2A client");
   }, 30_000);
+
+  it("cancels the remote task whose question waits when the caller's turn is cancelled (after a restart too) or its session erased", async () => {
+    for (const how of ["cancel", "restart then cancel", "erase"] as const) {
+      const remote = `careful-${how.replaceAll(" ", "-")}`;
+      await call(mf, "PUT", `/v1/agents/${remote}`, { model: "demo:fast", tools: ["calculator"], hitl_tools: ["calculator"] });
+      const sid = await caller(mf, port, remote);
+      let asked: any;
+      await until(async () => {
+        asked = (await log(mf, sid)).find((e) => e.type === "action.required");
+        return asked !== undefined;
+      });
+      const [task] = await remoteSessions(mf, remote);
+      if (how === "restart then cancel") {
+        await mf.dispose(); // the question waits in the caller's checkpoint: its remote task id with it
+        mf = runtime(state, port);
+        await mf.ready;
+      }
+      if (how === "erase") {
+        const erased = await mf.dispatchFetch(`http://runtime/v1/sessions/${sid}`, { method: "DELETE", headers: { authorization: `Bearer ${KEY}` } });
+        expect(erased.status).toBe(204);
+      } else await call(mf, "POST", `/v1/sessions/${sid}/interrupt`, { reason: "the user stopped it" });
+      await until(async () => (await log(mf, task!)).some((e) => e.type === "turn.cancelled"), 30_000);
+      expect((await log(mf, task!)).find((e) => e.type === "turn.cancelled").payload.reason).toBe("cancelled by the A2A client");
+      if (how === "erase") continue; // the caller's log is gone with its session
+      await until(async () => (await log(mf, sid)).some((e) => e.type === "question.dropped"));
+      const events = await log(mf, sid);
+      expect(verifyLog(events)).toEqual([]);
+      expect(events.find((e) => e.type === "turn.cancelled").payload.reason).toBe("the user stopped it");
+      // Once, after the turn's end, saying what became of the remote task.
+      const dropped = events.filter((e) => e.type === "question.dropped");
+      expect(dropped).toHaveLength(1);
+      expect(dropped[0].payload).toMatchObject({ turn_id: asked.turn_id, tool_call_id: asked.tool_call_id, name: "remote" });
+      expect(dropped[0].payload.message).toMatch(
+        /^The remote agent "remote" asked a question and the turn was cancelled before it was answered: its task task_\S+ was cancelled$/,
+      );
+    }
+  }, 120_000);
 
   it("a restart of the runtime mid-call resumes the call without sending the message twice", async () => {
     await call(mf, "PUT", "/v1/agents/slow2", { model: "demo:slow" });

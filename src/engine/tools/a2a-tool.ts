@@ -26,8 +26,11 @@ interface Seen {
   artifacts: Artifact[];
 }
 
+/** What reaching the remote agent needs of the call: a cancel after the turn's end has no more than this. */
+type Reach = Pick<ToolContext, "fetch" | "urlAllowlist" | "tool_call_id">;
+
 /** The JSON-RPC endpoint: the URL itself, or the JSON-RPC interface its Agent Card names (also allowlisted). */
-async function endpoint(spec: A2aAgentSpec, ctx: ToolContext, signal: AbortSignal): Promise<string> {
+async function endpoint(spec: A2aAgentSpec, ctx: Reach, signal: AbortSignal): Promise<string> {
   if (!spec.url.split("?")[0]!.endsWith(CARD_SUFFIX)) return spec.url;
   const res = await ctx.fetch(spec.url, { headers: spec.headers ?? {}, signal, redirect: "manual" });
   if (!res.ok) throw new ToolError(`The Agent Card of "${spec.name}" could not be read: HTTP ${res.status}`);
@@ -44,7 +47,7 @@ async function endpoint(spec: A2aAgentSpec, ctx: ToolContext, signal: AbortSigna
 }
 
 /** One JSON-RPC call to the remote agent. */
-function post(url: string, spec: A2aAgentSpec, ctx: ToolContext, method: string, params: unknown, signal: AbortSignal): Promise<Response> {
+function post(url: string, spec: A2aAgentSpec, ctx: Reach, method: string, params: unknown, signal: AbortSignal): Promise<Response> {
   return ctx.fetch(url, {
     method: "POST",
     headers: { ...spec.headers, "content-type": "application/json", accept: "text/event-stream, application/json", [A2A_VERSION_HEADER]: A2A_VERSION },
@@ -182,6 +185,14 @@ function result(spec: A2aAgentSpec, seen: Seen): Record<string, unknown> {
   return out;
 }
 
+/** Why the question went unanswered, by status. */
+const UNANSWERED = {
+  timed_out: "nobody answered it before its deadline",
+  rejected: "the user declined to answer it",
+  cancelled: "the turn was cancelled before it was answered",
+  interrupted: "the turn ended before it was answered",
+} as const;
+
 export function a2aTool(spec: A2aAgentSpec): ToolDefinition {
   return {
     name: spec.name,
@@ -208,12 +219,12 @@ export function a2aTool(spec: A2aAgentSpec): ToolDefinition {
       const answer_args = { task_id: r.task_id, ...(typeof r.context_id === "string" ? { context_id: r.context_id } : {}) };
       return { question: `The remote agent "${spec.name}" asks: ${String(r.input_required ?? "")}`, answer_args };
     },
-    // Nobody answered what the remote task asks: it would wait for ever, so it is cancelled.
+    // Nobody answered what the remote task asks, or the turn ended first: it would wait for ever, so it is cancelled.
     async unanswered(answerArgs, status, ctx) {
       const id = String(answerArgs.task_id);
-      const why = status === "timed_out" ? "nobody answered it before its deadline" : "the user declined to answer it";
+      const why = UNANSWERED[status];
       const bound = AbortSignal.timeout(CANCEL_GRACE_MS);
-      const url = await endpoint(spec, ctx, bound).catch(() => null);
+      const url = urlAllowed(spec.url, ctx.urlAllowlist) ? await endpoint(spec, ctx, bound).catch(() => null) : null;
       const cancelled = url !== null && (await cancelRemote(url, spec, ctx, id));
       const outcome = cancelled ? `its task ${id} was cancelled` : `its task ${id} could not be cancelled and may still wait`;
       throw new ToolError(`The remote agent "${spec.name}" asked a question and ${why}: ${outcome}`);
@@ -271,7 +282,7 @@ export function a2aTool(spec: A2aAgentSpec): ToolDefinition {
  * CancelTask for a remote task the call gives up on (the turn was cancelled, the call timed out, or its question
  * went unanswered); best effort: whether the remote agent answered the task cancelled (or already ended).
  */
-async function cancelRemote(url: string, spec: A2aAgentSpec, ctx: ToolContext, id: string): Promise<boolean> {
+async function cancelRemote(url: string, spec: A2aAgentSpec, ctx: Reach, id: string): Promise<boolean> {
   const bound = new AbortController();
   const timer = setTimeout(() => bound.abort(), CANCEL_GRACE_MS);
   try {

@@ -99,11 +99,16 @@ export interface ToolDefinition {
    */
   asks_user?(output: unknown): { question: string; answer_args: Record<string, unknown> } | null;
   /**
-   * A question its result asked went unanswered (it timed out, or the user declined it): what the tool does
-   * then (a remote A2A task is cancelled), throwing the call's error result. Absent: the call's result says
+   * A question its result asked went unanswered (it timed out, the user declined it, or the turn ended while it
+   * waited: cancelled, interrupted): what the tool does then (a remote A2A task is cancelled), throwing the
+   * call's error result (after a turn's end, what question.dropped records). Absent: the call's result says
    * nobody answered, as ask_user's does.
    */
-  unanswered?(answerArgs: Record<string, unknown>, status: "timed_out" | "rejected", ctx: ToolContext): Promise<never>;
+  unanswered?(
+    answerArgs: Record<string, unknown>,
+    status: "timed_out" | "rejected" | "cancelled" | "interrupted",
+    ctx: Pick<ToolContext, "fetch" | "urlAllowlist" | "tool_call_id" | "session_id" | "signal">,
+  ): Promise<never>;
   /** Returns the result (a string or JSON value); throws ToolError (or any error) for an error result. */
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
 }

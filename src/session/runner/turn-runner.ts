@@ -19,6 +19,7 @@ import { held } from "../queue/debounce";
 import { submittedFiles } from "../queue/turn-attachments";
 import { ReplayTurns } from "../replays/replay-turns";
 import { type StepOutcome, stepOutcome } from "./orchestration-steps";
+import { questionRelease } from "./question-release";
 import { type Executor, type RunnerHooks, TurnTakenError, turnPorts } from "./turn-ports";
 import type { RunnerSession } from "./turn-session";
 import { TurnSetups } from "./turn-setup";
@@ -101,19 +102,16 @@ export class TurnRunner {
   }
 
   /**
-   * Cancels the running turn for the turn `byTurnId` (on_busy "interrupt" or "rollback"): `drafts` (its
-   * submission, queued first) are recorded with the cancellation in one transaction. Interrupted, the text the
-   * cut model call had streamed stays in the history as the turn's partial answer; rolled back, nothing of
-   * the turn enters the history, and turn.rolled_back lists the tool calls it had started. Then the new turn starts.
+   * Cancels the running turn for the turn `byTurnId` (on_busy "interrupt" or "rollback"): `drafts` (its submission, queued first) are
+   * recorded with the cancellation in one transaction. Interrupted, the text the cut model call had streamed stays in the history as the
+   * turn's partial answer; rolled back, nothing of the turn enters the history, and turn.rolled_back lists the tool calls it had started.
    */
   supersede(byTurnId: string, drafts: EventDraft[], rollback: boolean): void {
     this.cut({ reason: rollback ? "rolled_back" : "superseded", by_turn_id: byTurnId }, drafts);
   }
 
-  /**
-   * Rolls back the ended turn `turnId` for the turn `byTurnId` (regenerate): `drafts` (its submission) and
-   * turn.rolled_back are recorded as the turn's messages leave the history, in one transaction; then the new turn starts.
-   */
+  /** Rolls back the ended turn `turnId` for `byTurnId` (regenerate): `drafts` (its submission) and turn.rolled_back are recorded as the
+   * turn's messages leave the history, in one transaction; then the new turn starts. */
   rollBackEnded(turnId: string, byTurnId: string, drafts: EventDraft[]): void {
     const { store } = this.s;
     if (store.turnMessageCount(turnId) === 0) {
@@ -262,6 +260,7 @@ export class TurnRunner {
     const before = cut.before ?? [];
     const late = store.inbox(turnId, state.messages_taken ?? 0).map((m) => ({ ...m, turn_id: randomId("trn") }));
     const closing = closingEvents(state, closeAs, Date.now(), undefined, store.decisions(turnId));
+    const release = questionRelease(this.s, state, closeAs); // a remote task its question left waiting is cancelled
     const drafts: EventDraft[] = [
       ...before,
       ...closing,
@@ -291,6 +290,7 @@ export class TurnRunner {
       },
       { snapshot: true },
     );
+    release();
     this.setups.remember(messages);
     const outcome = turnOutcome(event);
     void logLine(this.s.bindings(), {
