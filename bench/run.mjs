@@ -78,7 +78,7 @@ const CFG = {
   protocols: { runs: num("BENCH_PROTOCOL_RUNS", 30, 8) },
   code: { runs: num("BENCH_CODE_RUNS", 7, 3) },
   quota: { runs: num("BENCH_QUOTA_RUNS", 15, 5), reservations: num("BENCH_QUOTA_RESERVATIONS", 2000, 300), width: num("BENCH_QUOTA_WIDTH", 16, 16) },
-  evals: { cases: num("BENCH_EVAL_CASES", 40, 12), runs: num("BENCH_EVAL_RUNS", 3, 1), concurrency: 4 },
+  evals: { cases: num("BENCH_EVAL_CASES", 40, 12), runs: num("BENCH_EVAL_RUNS", 3, 1), concurrency: 4, turns: num("BENCH_VERSION_TURNS", 15, 5) },
   latency: { turns: num("BENCH_LATENCY_TURNS", 50, 12), deltas: num("BENCH_LATENCY_DELTAS", 8, 8) },
   footprint: { turns: num("BENCH_FOOTPRINT_TURNS", 1000, 100), historyTurns: num("BENCH_HISTORY_TURNS", 10, 4) },
   fanout: { clients: list("BENCH_FANOUT_CLIENTS", "1,10,50", "1,10,50"), deltas: num("BENCH_FANOUT_DELTAS", 1000, 200), runs: num("BENCH_FANOUT_RUNS", 5, 1) },
