@@ -103,15 +103,16 @@ export class TurnRunner {
 
   /**
    * Cancels the running turn for the turn `byTurnId` (on_busy "interrupt" or "rollback"): `drafts` (its submission, queued first) are
-   * recorded with the cancellation in one transaction. Interrupted, the text the cut model call had streamed stays in the history as the
-   * turn's partial answer; rolled back, nothing of the turn enters the history, and turn.rolled_back lists the tool calls it had started.
+   * recorded with the cancellation in one transaction. Interrupted, the text the cut model call had streamed stays in the history as
+   * the turn's partial answer; rolled back, nothing of the turn enters the history, and turn.rolled_back lists the tool calls it had
+   * started. Then the new turn starts.
    */
   supersede(byTurnId: string, drafts: EventDraft[], rollback: boolean): void {
     this.cut({ reason: rollback ? "rolled_back" : "superseded", by_turn_id: byTurnId }, drafts);
   }
 
-  /** Rolls back the ended turn `turnId` for `byTurnId` (regenerate): `drafts` (its submission) and turn.rolled_back are recorded as the
-   * turn's messages leave the history, in one transaction; then the new turn starts. */
+  /** Rolls back the ended turn `turnId` for `byTurnId` (regenerate): `drafts` (its submission) and turn.rolled_back are recorded
+   * as the turn's messages leave the history, in one transaction; then the new turn starts. */
   rollBackEnded(turnId: string, byTurnId: string, drafts: EventDraft[]): void {
     const { store } = this.s;
     if (store.turnMessageCount(turnId) === 0) {
