@@ -1,15 +1,12 @@
-// The session's capabilities, listed and connected in one place: each is made with the host (the session's
-// context, its sockets and its waiting writes) and the peers it names, and brings its operations, alarm kinds
-// and reactions to commits. The list's order is the order of commit reactions; alarm kinds are matched by name.
-import type { AgentConfig } from "../protocol/agent-config";
-import type { EventDraft } from "../protocol/events";
+// The session's capabilities, listed and connected in one place: each is made with the seams of the object it
+// needs (hosts.ts) and the peers it names, and brings its operations, alarm kinds and reactions to commits. The list's order is the order of commit reactions; alarm kinds are matched by name.
 import { Approvals } from "./approvals/approvals";
 import type { Capability } from "./capability";
-import type { SessionContext } from "./context";
 import { onlineScoring } from "./evals/online-scoring";
 import { COPY_DUE } from "./files/file-ledger";
 import { DerivedSessions } from "./forks/derived-sessions";
 import { forkCapability } from "./forks/fork-history";
+import type { SessionHosts } from "./hosts";
 import { SessionIndexer } from "./indexer/session-indexer";
 import { RecallIndexer } from "./memory/session-memory";
 import { operationTable } from "./operations";
@@ -19,30 +16,15 @@ import { quotaTurns } from "./quotas/quota-turns";
 import { replayCapability } from "./replays/replay-source";
 import { TurnRunner } from "./runner/turn-runner";
 import { Schedules } from "./schedules/schedule-table";
-import type { PendingWrites } from "./store/pending-writes";
-import type { ChannelStore } from "./streams/channel-store";
-import { SOCKETS_DUE, type SocketHub } from "./streams/socket-hub";
+import { SOCKETS_DUE } from "./streams/socket-hub";
 import { A2aPushConfigs } from "./subscriptions/a2a-push";
 import { SubscriptionDelivery } from "./subscriptions/subscription-delivery";
 import { SubscriptionTable } from "./subscriptions/subscriptions";
 import { versionCapability } from "./versions/session-version";
 import { viewsCapability } from "./views/session-views";
 
-/** What the capabilities are made with: the session's context and the machinery of its object (core.ts). */
-export interface SessionHost extends SessionContext {
-  readonly hub: SocketHub;
-  readonly pending: PendingWrites;
-  readonly channels: ChannelStore;
-  /** Erases the session (its retention ran out). */
-  eraseNow(reason: string): Promise<void>;
-  /** The agent the session runs from now on (a handoff), recorded with `drafts`. */
-  switchAgent(config: AgentConfig, drafts: EventDraft[]): void;
-}
-
-export function connect(host: SessionHost) {
-  const runner = new TurnRunner(host, { deltas: (d) => host.pending.deltas(d), hold: (d, c) => host.pending.hold(d, c) }, (config, drafts) =>
-    host.switchAgent(config, drafts),
-  );
+export function connect(host: SessionHosts) {
+  const runner = new TurnRunner(host);
   const queue = new TurnQueue(host, runner);
   const approvals = new Approvals(host, () => runner.resume("a decision was recorded"));
   const indexer = new SessionIndexer(host);
@@ -59,12 +41,12 @@ export function connect(host: SessionHost) {
     schedules.capability(),
     subscriptions.capability(),
     delivery.capability(),
-    indexer.capability((reason) => host.eraseNow(reason)),
+    indexer.capability(),
     new RecallIndexer(host).capability(),
     forkCapability(host),
     replayCapability(host, runner.replays),
-    viewsCapability(host, () => host.channels.list()),
-    versionCapability(host, (config, drafts) => host.switchAgent(config, drafts)),
+    viewsCapability(host),
+    versionCapability(host),
     quotaTurns(host),
     quotaContinue(host),
     onlineScoring(host),

@@ -17,11 +17,12 @@ import type { EventDraft, RuntimeEvent } from "../protocol/events";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { SessionView } from "../protocol/views";
 import { emptyView, foldAll, foldEvent } from "../views/read-model";
-import { type Capabilities, connect, type SessionHost } from "./capabilities";
+import { type Capabilities, connect } from "./capabilities";
 import { alarmFor, type Capability } from "./capability";
 import { COPY_DUE, FileLedger } from "./files/file-ledger";
 import { fileLimits } from "./files/file-rules";
 import { eraseSessionBlobs } from "./files/session-erase";
+import type { SessionHosts } from "./hosts";
 import { keepaliveMs } from "./keepalive";
 import { PendingWrites } from "./store/pending-writes";
 import { project } from "./store/projections";
@@ -29,7 +30,7 @@ import { type SessionRow, SessionStore, type StoredEvent } from "./store/session
 import { ChannelStore } from "./streams/channel-store";
 import { SOCKETS_DUE, SocketHub } from "./streams/socket-hub";
 
-export abstract class SessionCore extends DurableObject<Env> implements SessionHost {
+export abstract class SessionCore extends DurableObject<Env> implements SessionHosts {
   /** Opened when the session exists (or is being created). */
   store!: SessionStore;
   readonly sql: SqlStorage;
@@ -133,7 +134,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionH
     await Promise.all(background);
   }
 
-  // ---- SessionContext ----
+  // ---- The seams of hosts.ts ----
 
   bindings(): Env {
     return this.env;

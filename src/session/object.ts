@@ -22,6 +22,7 @@ import { keepaliveMs } from "./keepalive";
 import type { OpInput, OpName, ResultIn } from "./operations";
 import type { ReplaySpec } from "./replays/replay-row";
 import type { StepOutcome } from "./runner/orchestration-steps";
+import { turnCursor } from "./store/log-reads";
 import type { SessionRow } from "./store/session-store";
 import { A2A_PATH, serveA2a } from "./streams/a2a-streams";
 import { CHAT_STREAM_PATH, chatStream } from "./streams/chat-stream";
@@ -29,7 +30,6 @@ import { type FrameTarget, handleFrame, reply, sessionFrames } from "./streams/c
 import { RESPONSES_PATH, serveResponses } from "./streams/response-streams";
 import { openStream, tokenExpiry } from "./streams/session-streams";
 import type { A2aPushConfigs } from "./subscriptions/a2a-push";
-import { turnCursor } from "./views/chat-reads";
 
 export interface CreateSessionInput {
   session_id: string;

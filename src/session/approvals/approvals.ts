@@ -10,12 +10,12 @@ import type { EventDraft, PayloadOf } from "../../protocol/events";
 import { approverIdentity, distinctKeysSetting } from "../../protocol/principal-id";
 import { type ActionResolved, type ApprovalDecision, longAnswerText } from "../../protocol/wire";
 import type { Capability } from "../capability";
-import type { SessionSlice } from "../context";
+import type { LogHost, SettingsHost, TurnsHost } from "../hosts";
 import { ACTION_REMINDER, APPROVAL_DEADLINE } from "../store/projections";
 import type { ActionRow } from "../store/session-store";
 
 /** The slice of the session approvals works on. */
-export type ApprovalsSession = SessionSlice<"agent" | "bindings" | "commit", "action" | "runningTurn">;
+export type ApprovalsSession = LogHost & TurnsHost & SettingsHost;
 
 export class Approvals {
   constructor(

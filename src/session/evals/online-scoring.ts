@@ -12,10 +12,10 @@ import { scorerId } from "../../protocol/evals";
 import { providerEnv } from "../../providers";
 import { turnSide } from "../../views/turn-side";
 import type { Capability } from "../capability";
-import type { SessionSlice } from "../context";
+import type { LogHost, SettingsHost } from "../hosts";
 import type { StoredEvent } from "../store/session-store";
 
-type ScoringSession = SessionSlice<"agent" | "bindings" | "commit" | "view", "eventsOfTurn">;
+type ScoringSession = LogHost & SettingsHost;
 
 const ENDS = new Set(["turn.completed", "turn.failed"]);
 

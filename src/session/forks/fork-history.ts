@@ -4,15 +4,14 @@ import type { ModelMessage } from "ai";
 import { ApiError } from "../../protocol/errors";
 import type { ForkSource, SourceConfig } from "../../protocol/operations/sessions";
 import type { Capability } from "../capability";
-import type { SessionContext, SessionSlice } from "../context";
-import type { SessionStore } from "../store/session-store";
+import type { LogHost, SettingsHost, TurnsHost } from "../hosts";
 import { type PausedCut, pausedCut, recordedResults } from "./fork-paused";
 
 /** Rows of the messages table that belong to no turn: a fork's starting history and a compacted one. */
 const SEEDS = ["fork", "compaction"];
 
 /** The store reads that find the conversation at a point of the log. */
-export type HistoryStore = Pick<SessionStore, "forkReads" | "lastSequence" | "turn" | "turnState">;
+export type HistoryStore = (LogHost & TurnsHost)["store"];
 
 /**
  * The conversation as of `at`: turns ended by then whole, and the completed steps of a turn cut there; or, when
@@ -61,10 +60,10 @@ export function completedPrefix(messages: ModelMessage[], steps: number, results
 }
 
 /** The slice of the session a fork reads. */
-export type SourceSession = SessionSlice<"agent" | "policy" | "row" | "view", keyof HistoryStore>;
+export type SourceSession = LogHost & TurnsHost & SettingsHost;
 
 /** What a fork or a replay of this session takes from it besides the conversation: its config, metadata and owner. */
-export function sourceConfig(s: Pick<SessionContext, "agent" | "policy" | "row" | "view">): SourceConfig {
+export function sourceConfig(s: LogHost & SettingsHost): SourceConfig {
   const row = s.row();
   return {
     agent: s.agent(),

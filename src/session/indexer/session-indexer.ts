@@ -13,7 +13,7 @@ import { isTerminalTurnEvent } from "../../protocol/events";
 import type { SessionSummary, UsageDay } from "../../protocol/session-list";
 import type { ThreadStatus } from "../../protocol/views";
 import type { Capability } from "../capability";
-import type { SessionSlice } from "../context";
+import type { FilesHost, LogHost, SettingsHost, TimerHost, TurnsHost } from "../hosts";
 
 /** Schedule entries of the alarm. */
 export const INDEX_RETRY = "index";
@@ -25,10 +25,7 @@ const STATUS_WRITE_DELAY_MS = 500;
 const DAY_MS = 24 * 3600 * 1000;
 
 /** The slice of the session the indexer works on. */
-export type IndexerSession = SessionSlice<
-  "agent" | "armAlarm" | "bindings" | "fileLedger" | "openedAgent" | "row" | "view",
-  "lastEventTime" | "timers" | "usageDays"
->;
+export type IndexerSession = LogHost & TurnsHost & TimerHost & SettingsHost & FilesHost;
 
 export class SessionIndexer {
   private failures = 0;
@@ -186,12 +183,12 @@ export class SessionIndexer {
   }
 
   /**
-   * Its alarm kinds (a write to retry, the retention deadline, where `erase` ends the session) and its reaction
+   * Its alarm kinds (a write to retry, the retention deadline, which erases the session) and its reaction
    * to commits: the index learns of the session when it starts, when its status changes and when each turn ends,
    * in a later task (where the index object shares this thread, its write would otherwise hold back the frames
    * just sent).
    */
-  capability(erase: (reason: string) => Promise<void>) {
+  capability() {
     return {
       alarms: [
         { kind: INDEX_RETRY, fire: () => this.sync() },
@@ -199,7 +196,7 @@ export class SessionIndexer {
           kind: RETENTION,
           fire: async (now) => {
             if (!this.retentionExpired(now)) return;
-            await erase("the session's retention period ended");
+            await this.s.eraseNow("the session's retention period ended");
             return { stop: true };
           },
         },

@@ -11,17 +11,15 @@ import { type EventDraft, isTerminalTurnEvent } from "../../protocol/events";
 import type { MemoryLoaded, RecallEntry, RecallHit } from "../../protocol/memory";
 import { providerEnv } from "../../providers";
 import type { Capability } from "../capability";
-import type { SessionContext, SessionSlice } from "../context";
+import type { LogHost, SettingsHost, TimerHost, TurnsHost } from "../hosts";
 import type { SessionStore } from "../store/session-store";
 
 /** Alarm entries `recall:<turn_id>`: an ended turn whose messages the recall index has not taken yet. */
 const RECALL = "recall:";
 const RETRY_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
 
-/** What reading and writing the resource's memory uses of the session. */
-export type MemorySession = Pick<SessionContext, "agent" | "bindings" | "row">;
 /** What feeding the recall index uses: the ended turn, and its alarm entry for retries. */
-type RecallSession = MemorySession & SessionSlice<"armAlarm", "terminalEvent" | "timers" | "turn">;
+type RecallSession = SettingsHost & LogHost & TurnsHost & TimerHost;
 
 /** Where an agent's working memory lives in its resource's object: "" for the resource's own, else the agent's name. */
 export function workingScope(config: AgentConfig): { scope: string; agent: string | null } {
@@ -29,13 +27,13 @@ export function workingScope(config: AgentConfig): { scope: string; agent: strin
 }
 
 /** The memory object of the session's resource (null: the session belongs to none). */
-function resourceOf(s: MemorySession) {
+function resourceOf(s: SettingsHost) {
   const rid = s.row().resource_id;
   return rid === null ? null : { rid, stub: resourceMemory(s.bindings(), rid) };
 }
 
 /** The working memory a turn of `config` is shown, as memory.loaded records it; null without a resource or `memory.working`. */
-export async function workingMemoryFor(s: MemorySession, config: AgentConfig): Promise<(MemoryLoaded & { document: Record<string, unknown> }) | null> {
+export async function workingMemoryFor(s: SettingsHost, config: AgentConfig): Promise<(MemoryLoaded & { document: Record<string, unknown> }) | null> {
   const working = config.memory?.working;
   const target = resourceOf(s);
   if (!working || !target) return null;
@@ -84,7 +82,7 @@ const EMBEDDED = new Map<string, number[]>();
 const EMBEDDED_MAX = 64;
 
 /** Embeddings with the session agent's memory.recall.embedding_model, in order; undefined without one. Those not held are asked in one call. */
-async function embedAll(s: MemorySession, texts: string[]): Promise<number[][] | undefined> {
+async function embedAll(s: SettingsHost, texts: string[]): Promise<number[][] | undefined> {
   const spec = s.agent().memory?.recall?.embedding_model;
   if (!spec || texts.length === 0) return undefined;
   const key = (text: string) => `${s.row().session_id}\u0000${spec}\u0000${text}`;
@@ -104,19 +102,19 @@ async function embedAll(s: MemorySession, texts: string[]): Promise<number[][] |
 }
 
 /** The resource's best matches for `query`, by words and (with an embedding model) meaning; `exceptSession` left out. */
-async function search(s: MemorySession, stub: ReturnType<typeof resourceMemory>, query: string, limit: number, exceptSession?: string) {
+async function search(s: SettingsHost, stub: ReturnType<typeof resourceMemory>, query: string, limit: number, exceptSession?: string) {
   const vector = (await embedAll(s, [query]))?.[0];
   return stub.search(query, limit, { except: exceptSession }, vector);
 }
 
 /** The resource's best matches for `query` from its other sessions, for automatic recall (null: the session has no resource). */
-export async function recallFor(s: MemorySession, query: string, limit: number): Promise<{ resource_id: string; hits: RecallHit[] } | null> {
+export async function recallFor(s: SettingsHost, query: string, limit: number): Promise<{ resource_id: string; hits: RecallHit[] } | null> {
   const target = resourceOf(s);
   return target ? { resource_id: target.rid, hits: await search(s, target.stub, query, limit, s.row().session_id) } : null;
 }
 
 /** The memory tools' port for one turn; `emit` records memory.updated in the turn (undefined: no resource). */
-export function resourcePort(s: MemorySession, turnId: string, emit: (drafts: EventDraft[]) => void): ResourceMemoryPort | undefined {
+export function resourcePort(s: SettingsHost, turnId: string, emit: (drafts: EventDraft[]) => void): ResourceMemoryPort | undefined {
   const target = resourceOf(s);
   if (!target) return undefined;
   return {

@@ -14,7 +14,7 @@ import type { FileRef } from "../../protocol/input-parts";
 import type { TurnRegenerated } from "../../protocol/operations/turns";
 import type { InjectResult, SubmitTurnBody, TurnAccepted, TurnSubmitted } from "../../protocol/wire";
 import type { Capability } from "../capability";
-import type { SessionSlice } from "../context";
+import type { FilesHost, LogHost, SettingsHost, TimerHost, TurnsHost } from "../hosts";
 import type { TurnRow } from "../store/session-store";
 import { WHILE_BUSY } from "./busy-strategies";
 import { DEBOUNCE, joinable } from "./debounce";
@@ -29,10 +29,7 @@ export const MAX_QUEUED_TURNS = 20;
 type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
 
 /** The slice of the session the queue works on. */
-export type QueueSession = SessionSlice<
-  "agent" | "armAlarm" | "bindings" | "commit" | "fileLedger" | "row" | "transact" | "view",
-  "addToInbox" | "clearInbox" | "inboxSize" | "queuedTurns" | "runningTurn" | "timers" | "turn" | "turnByIdempotencyKey"
->;
+export type QueueSession = LogHost & TurnsHost & TimerHost & SettingsHost & FilesHost;
 
 /**
  * A turn as the queue takes it: its text, the references of its files (turn-attachments.ts), its key and busy

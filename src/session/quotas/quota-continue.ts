@@ -5,9 +5,9 @@
 // quota that also holds the call pauses the turn again (a turn.paused naming it), which needs a continue of its own.
 import { ApiError } from "../../protocol/errors";
 import type { Capability } from "../capability";
-import type { SessionSlice } from "../context";
+import type { LogHost, SqlHost, TurnsHost } from "../hosts";
 
-export type ContinueSession = SessionSlice<"commit" | "sql", "runningTurn" | "turn">;
+export type ContinueSession = LogHost & TurnsHost & SqlHost;
 
 const PAUSE_EVENTS = "('turn.paused', 'turn.resumed', 'turn.continued')";
 

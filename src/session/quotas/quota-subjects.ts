@@ -2,9 +2,9 @@
 // token's minting key); the end user (the session's owner, else the submitting token's subject); the session's
 // resource; the session's agent. The quotas that apply are grouped by the object that counts each subject.
 import type { QuotaDefinition, QuotaRule, QuotaScopeKind } from "../../protocol/quotas";
-import type { SessionSlice } from "../context";
+import type { LogHost, SettingsHost, SqlHost } from "../hosts";
 
-export type QuotaSession = SessionSlice<"agent" | "bindings" | "commit" | "row" | "sql", "eventsOfTurn">;
+export type QuotaSession = LogHost & SettingsHost & SqlHost;
 
 /** One quota object and the rules it checks for the turn. */
 export interface QuotaGroup {

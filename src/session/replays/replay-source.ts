@@ -10,14 +10,12 @@ import { ApiError } from "../../protocol/errors";
 import type { PayloadOf, RuntimeEvent } from "../../protocol/events";
 import type { RecordedTurnSource, ReplaySource } from "../../protocol/operations/turns";
 import type { Capability } from "../capability";
-import type { SessionSlice } from "../context";
-import { type HistoryStore, historyAt, type SourceSession, sourceConfig } from "../forks/fork-history";
+import { historyAt, type SourceSession, sourceConfig } from "../forks/fork-history";
 import { withDocument } from "../memory/session-memory";
-import type { SessionStore } from "../store/session-store";
 import { turnSide } from "./replay-compare";
 import type { ReplayTurns } from "./replay-turns";
 
-export function recordedTurn(store: HistoryStore & Pick<SessionStore, "eventsOfTurn" | "readEvents" | "terminalEvent">, turnId: string): RecordedTurnSource {
+export function recordedTurn(store: SourceSession["store"], turnId: string): RecordedTurnSource {
   const turn = store.turn(turnId);
   if (!turn) throw ApiError.notFound("Turn", turnId);
   if (!store.terminalEvent(turnId)) throw new ApiError("conflict", `Turn '${turnId}' has not ended; replay it once it has`);
@@ -51,10 +49,7 @@ function recordedRecall(events: readonly RuntimeEvent[]): PayloadOf<"memory.reca
 }
 
 /** Its session operations: what a replay of a turn starts from, and (in a replay session) the replay's outcome. */
-export function replayCapability(
-  s: SourceSession & SessionSlice<never, "eventsOfTurn" | "readEvents" | "terminalEvent">,
-  replays: Pick<ReplayTurns, "result">,
-) {
+export function replayCapability(s: SourceSession, replays: Pick<ReplayTurns, "result">) {
   return {
     operations: {
       replayTurn: ({ params }): ReplaySource => ({ ...recordedTurn(s.store, params.turn_id), ...sourceConfig(s) }),

@@ -9,12 +9,12 @@ import { type RecordedResult, replayTools } from "../../engine/recorded-tools";
 import { REPLAY_TURN_KEY } from "../../protocol/event-shapes";
 import type { EventDraft } from "../../protocol/events";
 import type { MemoryLoaded, MemoryRecalled } from "../../protocol/memory";
-import type { SessionSlice } from "../context";
+import type { LogHost, SqlHost, TurnsHost } from "../hosts";
 import { compareTurns, type ReplayComparison, type ReplaySide, turnSide } from "./replay-compare";
 import { ReplayRow, type ReplaySpec } from "./replay-row";
 
 /** The slice of the session replayed turns works on. */
-export type ReplaySession = SessionSlice<"sql", "eventsOfTurn" | "turn">;
+export type ReplaySession = LogHost & TurnsHost & SqlHost;
 
 export class ReplayTurns {
   /** The session's replay row, read once (it is written only when the session is created): every turn asks. */

@@ -10,12 +10,12 @@ import { randomId } from "../../ids";
 import { currentAgent } from "../../objects/registry/agent-cache";
 import { registry } from "../../objects/registry/registry-object";
 import type { AgentConfig } from "../../protocol/agent-config";
-import type { EventDraft, TerminalDraft } from "../../protocol/events";
-import type { SessionSlice } from "../context";
+import type { TerminalDraft } from "../../protocol/events";
 import { fileLimits } from "../files/file-rules";
 import { findFile, storeFile } from "../files/file-store";
+import type { FilesHost, LogHost, SettingsHost, SqlHost, TimerHost, TurnsHost } from "../hosts";
 import { sqlMemory } from "../memory/memory-store";
-import { type MemorySession, resourcePort } from "../memory/session-memory";
+import { resourcePort } from "../memory/session-memory";
 import { quotaPort } from "../quotas/quota-port";
 import { submittedBy, turnSubjects } from "../quotas/quota-subjects";
 import { recordWarnings } from "../quotas/quota-turns";
@@ -47,18 +47,10 @@ export interface RunnerHooks {
   handoff(exec: Executor, agent: AgentConfig, reason: string | undefined, version: number): Promise<TurnSetup>;
   /** The thread history was replaced (compaction). */
   historyReplaced(history: ModelMessage[]): void;
-  /** Commits model.delta events in batches. */
-  deltas(drafts: EventDraft[]): void;
-  /** Holds events with their checkpoint for a moment, to be committed with those that follow. */
-  hold(drafts: EventDraft[], checkpoint: () => void): void;
 }
 
 /** What the ports use of the session: its commit and settings, the turn's checkpoint, inbox and decisions, and the table the memory tools keep their keys in. */
-export type PortsSession = MemorySession &
-  SessionSlice<
-    "agent" | "armAlarm" | "bindings" | "commit" | "fileLedger" | "policy" | "row" | "sql",
-    "decisions" | "dropFromInbox" | "eventsOfTurn" | "inbox" | "replaceHistory" | "saveTurnState"
-  >;
+export type PortsSession = LogHost & TurnsHost & TimerHost & SettingsHost & SqlHost & FilesHost;
 
 export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): TurnPorts {
   const { store } = s;
@@ -76,8 +68,8 @@ export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): 
   return {
     emit: (events, state, gather) => {
       owned();
-      if (!state && events.every((e) => e.type === "model.delta")) return hooks.deltas(events);
-      if (state && gather) return hooks.hold(events, () => checkpoint(state));
+      if (!state && events.every((e) => e.type === "model.delta")) return s.pending.deltas(events);
+      if (state && gather) return s.pending.hold(events, () => checkpoint(state));
       s.commit(events, undefined, state ? { checkpoint: () => checkpoint(state) } : {});
     },
     finish: (event, state) => {

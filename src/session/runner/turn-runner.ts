@@ -8,20 +8,18 @@ import { randomTraceId, traceFrom } from "../../engine/trace";
 import { closingEvents, finalMessages, hasDecisionToApply, newTurnState, type TurnState } from "../../engine/turn-state";
 import { randomId } from "../../ids";
 import { logLine } from "../../log";
-import type { AgentConfig } from "../../protocol/agent-config";
 import { ApiError, errorMessage } from "../../protocol/errors";
 import type { EventDraft, PayloadOf, TerminalDraft } from "../../protocol/events";
 import { turnOutcome } from "../../views/turn-outcome";
 import type { Capability } from "../capability";
-import { HEARTBEAT_MS } from "../context";
 import { partialAnswer, queueAfter, startedCalls } from "../queue/cut-turn";
 import { held } from "../queue/debounce";
 import { submittedFiles } from "../queue/turn-attachments";
 import { ReplayTurns } from "../replays/replay-turns";
 import { type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { questionRelease } from "./question-release";
-import { type Executor, type RunnerHooks, TurnTakenError, turnPorts } from "./turn-ports";
-import type { RunnerSession } from "./turn-session";
+import { type Executor, TurnTakenError, turnPorts } from "./turn-ports";
+import { HEARTBEAT_MS, type RunnerSession } from "./turn-session";
 import { TurnSetups } from "./turn-setup";
 
 export class TurnRunner {
@@ -32,12 +30,7 @@ export class TurnRunner {
   /** The replayed turn of a replay session (docs/guides/fork-and-replay.md). */
   readonly replays: ReplayTurns;
 
-  constructor(
-    private readonly s: RunnerSession,
-    /** Writes that may wait a moment to be committed together (see pending-writes.ts). */
-    private readonly waitingWrites: Pick<RunnerHooks, "deltas" | "hold">,
-    private readonly switchAgent: (config: AgentConfig, drafts: EventDraft[]) => void,
-  ) {
+  constructor(private readonly s: RunnerSession) {
     this.setups = new TurnSetups(s);
     this.replays = new ReplayTurns(s);
   }
@@ -194,14 +187,13 @@ export class TurnRunner {
         if (this.executor !== e) throw new TurnTakenError("turn no longer owned by this executor");
         const setup = this.setups.setupFor(this.setups.capped(config, state.turn_id), mcp, memory, recalled);
         const from = this.s.agent().name;
-        this.switchAgent(config, [
+        this.s.switchAgent(config, [
           { type: "run.status", turn_id: state.turn_id, payload: { phase: "handoff", from, to: config.name, to_version: version, reason: reason ?? null } },
           ...this.setups.warnings(state.turn_id, mcp, memory),
         ]);
         return setup;
       },
       historyReplaced: (history) => this.setups.replaced(history),
-      ...this.waitingWrites,
     });
     const run = async () => {
       const config = this.s.agent();

@@ -1,30 +1,13 @@
-// What turn execution (turn-runner.ts) uses of the session object: the members of its context and the store
-// methods it calls, with those of the parts it makes (the setups, the replays, the loop's ports).
+// What turn execution (turn-runner.ts) is made with: the seams of the session object it and the parts it makes
+// (the setups, the replays, the loop's ports) use.
 
-import type { SessionSlice } from "../context";
+import type { LogHost, SettingsHost, TimerHost, TurnsHost } from "../hosts";
 import type { ReplaySession } from "../replays/replay-turns";
 import type { PortsSession } from "./turn-ports";
 import type { SetupSession } from "./turn-setup";
 
-/** Its commit and settings; the turns, their checkpoints, inbox and history; the heartbeat and debounce entries. */
-export type RunnerSession = SetupSession &
-  ReplaySession &
-  PortsSession &
-  SessionSlice<
-    "agent" | "armAlarm" | "bindings" | "commit" | "policy" | "row" | "transact" | "view",
-    | "appendHistory"
-    | "clearInbox"
-    | "decisions"
-    | "deleteTurnState"
-    | "eventsOfTurn"
-    | "history"
-    | "inbox"
-    | "queuedTurns"
-    | "removeTurnMessages"
-    | "runningTurn"
-    | "saveTurnState"
-    | "terminalEvent"
-    | "timers"
-    | "turnMessageCount"
-    | "turnState"
-  >;
+/** The log, the turns with their checkpoints, inbox and history, the heartbeat and debounce timers, the settings. */
+export type RunnerSession = SetupSession & ReplaySession & PortsSession & LogHost & TurnsHost & TimerHost & SettingsHost;
+
+/** While a turn is active the object re-arms this alarm; it resumes a turn whose executor is gone. */
+export const HEARTBEAT_MS = 30_000;

@@ -17,8 +17,8 @@ import type { EventDraft, RuntimeEvent } from "../../protocol/events";
 import type { MemoryLoaded, MemoryRecalled } from "../../protocol/memory";
 import { providerEnv } from "../../providers";
 import { scriptRunner } from "../../sandbox/script-runner";
-import type { SessionSlice } from "../context";
-import { type MemorySession, recallFor, recordedOnce, withDocument, workingMemoryFor } from "../memory/session-memory";
+import type { LogHost, SettingsHost, TurnsHost } from "../hosts";
+import { recallFor, recordedOnce, withDocument, workingMemoryFor } from "../memory/session-memory";
 import { type Discovery, discoverCodeTools } from "./code-tool-discovery";
 import { orchestrationLimits } from "./orchestration-steps";
 
@@ -30,8 +30,7 @@ export type RecallRead = { section: string | null; drafts: EventDraft[] };
 const NO_RECALL: RecallRead = { section: null, drafts: [] };
 
 /** What setting up turns uses of the session: its agent and settings, the history and the turn's events. */
-export type SetupSession = MemorySession &
-  SessionSlice<"agent" | "bindings" | "inProcessTools" | "policy" | "row", "eventsOfTurn" | "history" | "lastMemoryLoaded" | "readEvents" | "turn">;
+export type SetupSession = LogHost & TurnsHost & SettingsHost;
 
 export class TurnSetups {
   /** Clients of the agent's MCP servers, kept between turns (tool listings are cached for a short while). */

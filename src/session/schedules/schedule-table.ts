@@ -9,7 +9,7 @@ import type { PayloadOf } from "../../protocol/events";
 import type { CreateScheduleBody, Schedule } from "../../protocol/schedule-types";
 import { parseTime, TIMESTAMP_WITH_OFFSET } from "../../protocol/strict-values";
 import type { Capability } from "../capability";
-import type { SessionSlice } from "../context";
+import type { LogHost, SqlHost, TimerHost } from "../hosts";
 import type { TurnQueue } from "../queue/turn-queue";
 import { type ScheduleRow, ScheduleRows } from "./schedule-rows";
 import { nextRun, parseSchedule, type ScheduleSpec } from "./schedule-times";
@@ -20,7 +20,7 @@ export const SCHEDULES_DUE = "schedules";
 export const MAX_SCHEDULES = 100;
 
 /** The slice of the session schedules works on. */
-export type SchedulesSession = SessionSlice<"armAlarm" | "commit" | "sql" | "transact", "timers">;
+export type SchedulesSession = LogHost & TimerHost & SqlHost;
 
 export class Schedules {
   constructor(

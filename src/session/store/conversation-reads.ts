@@ -1,4 +1,4 @@
-// The queries the chat's reads make of the log beyond reading it in order (chat-reads.ts, chat-page.ts): where a
+// The queries the chat's reads make of the log beyond reading it in order (log-reads.ts, views/chat-page.ts): where a
 // turn's events start, the newest events that act across turns, read backwards, and the version a turn ran. They only read; the events
 // table is the store's to write.
 export class ConversationReads {

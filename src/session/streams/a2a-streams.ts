@@ -8,8 +8,8 @@ import { type RpcId, settled, type Task } from "../../protocol/a2a";
 import { restError } from "../../protocol/a2a-rest";
 import { ApiError } from "../../protocol/errors";
 import { A2aTaskFold, type IndexedEvent, parseTaskId } from "../../views/a2a-task";
+import { loggedEvents, turnCursor } from "../store/log-reads";
 import type { SessionStore } from "../store/session-store";
-import { loggedEvents, turnCursor } from "../views/chat-reads";
 import { type OpenEvents, sessionEvents } from "./chat-stream";
 import { type SseFormat, type SseOptions, sseResponse } from "./sse-writer";
 

@@ -5,8 +5,8 @@
 import { ApiError } from "../../protocol/errors";
 import { inputItems, parseResponseId, type ResponseRef } from "../../views/response-object";
 import { type ResponsesEvent, ResponsesFold } from "../../views/responses-stream";
+import { loggedEvents, turnCursor } from "../store/log-reads";
 import type { SessionStore } from "../store/session-store";
-import { loggedEvents, turnCursor } from "../views/chat-reads";
 import { type OpenEvents, sessionEvents } from "./chat-stream";
 import { type SseFormat, type SseOptions, sseResponse } from "./sse-writer";
 

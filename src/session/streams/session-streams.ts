@@ -2,8 +2,8 @@
 // stream, from `after`, `Last-Event-ID` or a channel's acknowledged cursor.
 import { parseCursor } from "../../protocol/cursor";
 import { ApiError } from "../../protocol/errors";
+import { checkCursor } from "../store/log-reads";
 import type { SessionStore } from "../store/session-store";
-import { checkCursor } from "../views/session-views";
 import type { ChannelStore } from "./channel-store";
 import type { SocketHub } from "./socket-hub";
 

@@ -11,7 +11,7 @@ import { ApiError } from "../../protocol/errors";
 import type { RuntimeEvent } from "../../protocol/events";
 import { redactUrl } from "../../protocol/redact";
 import { A2aTaskFold, parseTaskId } from "../../views/a2a-task";
-import type { SessionSlice } from "../context";
+import type { SettingsHost, TurnsHost } from "../hosts";
 import { newRow, type SubscriptionRow } from "./subscription-rows";
 import type { SubscriptionTable } from "./subscriptions";
 
@@ -39,7 +39,7 @@ export interface PushConfigView {
 
 export type PushConfigInput = Omit<TaskPushNotificationConfig, "tenant">;
 
-type PushSession = SessionSlice<"bindings", "conversationReads">;
+type PushSession = TurnsHost & SettingsHost;
 
 const specOf = (row: SubscriptionRow): PushSpec => JSON.parse(row.a2a!) as PushSpec;
 

@@ -6,9 +6,10 @@
 
 import { standardWebhookHeaders } from "../../engine/standard-webhooks";
 import { parseAllowlist, urlAllowed } from "../../engine/url-allowlist";
+import type { Env } from "../../env";
 import { otlpTraceBody } from "../../views/otlp-spans";
 import type { Capability } from "../capability";
-import type { SessionContext, SessionSlice } from "../context";
+import type { LogHost, SettingsHost, TimerHost } from "../hosts";
 import { pushBatch, pushHeaders } from "./a2a-push";
 import type { SubscriptionRow } from "./subscription-rows";
 import type { SubscriptionTable } from "./subscriptions";
@@ -35,7 +36,7 @@ interface Batch {
 }
 
 /** The slice of the session delivery works on. */
-export type DeliverySession = SessionSlice<"armAlarm" | "bindings" | "row" | "transact", "eventsOfTurn" | "lastSequence" | "readEvents" | "timers">;
+export type DeliverySession = LogHost & TimerHost & SettingsHost;
 
 export class SubscriptionDelivery {
   private readonly running = new Map<string, Promise<void>>();
@@ -238,7 +239,7 @@ export class SubscriptionDelivery {
   }
 }
 
-function retryPolicy(env: ReturnType<SessionContext["bindings"]>): typeof RETRY_DEFAULTS {
+function retryPolicy(env: Env): typeof RETRY_DEFAULTS {
   const positive = (raw: string | undefined, fallback: number) => (Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : fallback);
   return {
     base_ms: positive(env.SUBSCRIPTION_RETRY_BASE_MS, RETRY_DEFAULTS.base_ms),

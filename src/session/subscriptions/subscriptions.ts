@@ -8,7 +8,7 @@ import { ApiError } from "../../protocol/errors";
 import { redactUrl } from "../../protocol/redact";
 import type { CreateSubscriptionBody, Subscription, SubscriptionSpec, UpdateSubscriptionBody } from "../../protocol/subscriptions";
 import type { Capability } from "../capability";
-import type { SessionSlice } from "../context";
+import type { LogHost, SettingsHost, SqlHost } from "../hosts";
 import { newRow, type SubscriptionRow, SubscriptionRows } from "./subscription-rows";
 
 /** Subscriptions one session may hold. */
@@ -17,7 +17,7 @@ export const MAX_SUBSCRIPTIONS = 20;
 const DEFAULT_OVERLAP_S = 86_400;
 
 /** The slice of the session the subscription table works on. */
-export type SubscriptionsSession = SessionSlice<"bindings" | "sql" | "transact", "lastSequence">;
+export type SubscriptionsSession = LogHost & SettingsHost & SqlHost;
 
 /**
  * Its table's steps since capabilities own theirs (the table itself is older: migrations/session/0007). A

@@ -3,16 +3,14 @@
 // turn resumed after a restart reads the session's config again).
 import { versionsOf } from "../../objects/registry/agent-versions-rpc";
 import { registry } from "../../objects/registry/registry-object";
-import type { AgentConfig } from "../../protocol/agent-config";
 import { ApiError } from "../../protocol/errors";
-import type { EventDraft } from "../../protocol/events";
 import type { Capability } from "../capability";
-import type { SessionSlice } from "../context";
+import type { LogHost, SettingsHost } from "../hosts";
 import type { OpInput } from "../operations";
 
-export type VersionSession = SessionSlice<"agent" | "bindings" | "view">;
+export type VersionSession = LogHost & SettingsHost;
 
-export function versionCapability(s: VersionSession, switchAgent: (config: AgentConfig, drafts: EventDraft[]) => void) {
+export function versionCapability(s: VersionSession) {
   const idle = () => {
     const view = s.view();
     if (view.active_turn_id !== null) {
@@ -29,7 +27,7 @@ export function versionCapability(s: VersionSession, switchAgent: (config: Agent
         idle(); // a turn may have started while the registry answered
         if (s.agent().name !== agent) throw new ApiError("conflict", "The session's agent changed meanwhile (a handoff): ask again");
         const from_version = s.view().agent_version ?? null;
-        switchAgent(found.config, [{ type: "session.version_changed", payload: { agent, from_version, to_version: body.version, by } }]);
+        s.switchAgent(found.config, [{ type: "session.version_changed", payload: { agent, from_version, to_version: body.version, by } }]);
         return { session_id: params.sid, agent, from_version, version: body.version };
       },
     },

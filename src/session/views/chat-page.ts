@@ -1,5 +1,5 @@
 // A page of the conversation (GET /v1/sessions/:sid/messages?limit=&before=, docs/guides/use-chat.md): the newest
-// `limit` messages before the message `before`, exactly as the whole conversation's fold (chat-reads.ts) shows
+// `limit` messages before the message `before`, exactly as the whole conversation's fold (store/log-reads.ts) shows
 // them, without folding the whole log. A turn's answer depends on its own events only, read through the log's
 // index by turn; what one turn does to others (a rollback removes a turn, a regenerated answer hides the turns
 // from the one it answers again, a start or a cancellation places a turn in the conversation's order) is in the

@@ -11,16 +11,16 @@ import { redactAgentConfig } from "../../protocol/redact";
 import type { SnapshotSchema } from "../../protocol/views";
 import { buildTree } from "../../views/execution-tree";
 import type { Capability } from "../capability";
-import type { SessionContext, SessionSlice } from "../context";
+import type { LogHost, SettingsHost, SocketsHost, TurnsHost } from "../hosts";
 import { jsonText, type ResponseBody } from "../operations";
+import { checkCursor, conversationJson } from "../store/log-reads";
 import type { SessionStore } from "../store/session-store";
 import { conversationPageJson } from "./chat-page";
-import { conversationJson } from "./chat-reads";
 
 export const MAX_EVENTS_PAGE = 1000;
 export const MAX_PAGE_BYTES = 1_000_000;
 
-export function snapshotView(s: Pick<SessionContext, "agent" | "policy" | "row" | "view">, channels: SnapshotChannel[]) {
+export function snapshotView(s: LogHost & SettingsHost, channels: SnapshotChannel[]) {
   const row = s.row();
   const view = s.view();
   return {
@@ -42,7 +42,7 @@ export function snapshotView(s: Pick<SessionContext, "agent" | "policy" | "row" 
   };
 }
 
-export function threadView(s: Pick<SessionContext, "agent" | "bindings" | "view">) {
+export function threadView(s: LogHost & SettingsHost) {
   const config = s.agent();
   const view = s.view();
   return {
@@ -56,12 +56,6 @@ export function threadView(s: Pick<SessionContext, "agent" | "bindings" | "view"
     budget: { used: view.usage, limits: { max_steps: config.max_steps, ...turnBudget(config.budget, budgetMaxima(s.bindings())) } },
     last_sequence: view.last_sequence,
   };
-}
-
-export function checkCursor(store: Pick<SessionStore, "lastSequence">, after: number, name = "after"): void {
-  if (after > store.lastSequence) {
-    throw ApiError.validation([{ path: name, reason: `is beyond the last sequence (${store.lastSequence})` }]);
-  }
 }
 
 /** Events after `after` as one JSON document, built from the stored bodies without re-serializing them. */
@@ -88,7 +82,7 @@ export interface ExportHeader {
   last_sequence: number;
 }
 
-export function exportHeader(s: SessionSlice<"agent" | "policy" | "row", "lastSequence">): ExportHeader {
+export function exportHeader(s: LogHost & SettingsHost): ExportHeader {
   const row = s.row();
   const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
   return {
@@ -110,14 +104,10 @@ type SnapshotChannel = z.input<typeof SnapshotSchema>["channels"][number];
 export type EventsPageBody = z.input<typeof EventsPage>;
 
 /** The read operations: the snapshot, the thread, pages of the log and the export's header, turns' trees, the chat's messages. */
-export function viewsCapability(
-  s: SessionSlice<"agent" | "bindings" | "policy" | "row" | "view", "conversationReads" | "eventsOfTurn" | "lastSequence" | "readEvents" | "turn">,
-  /** The session's remote channels (their cursors are written by the streams, channel-store.ts). */
-  channels: () => SnapshotChannel[],
-) {
+export function viewsCapability(s: LogHost & TurnsHost & SettingsHost & SocketsHost) {
   return {
     operations: {
-      getSession: () => snapshotView(s, channels()),
+      getSession: () => snapshotView(s, s.channels.list()),
       getThread: () => threadView(s),
       getEvents: ({ query }) => jsonText<EventsPageBody>(eventsPage(s.store, query?.after ?? 0, query?.limit ?? 100)),
       exportSession: () => exportHeader(s),

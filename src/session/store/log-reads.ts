@@ -1,11 +1,19 @@
-// What the AI SDK chat routes (docs/guides/use-chat.md) read from a session's log: where a turn's events begin, and the
-// conversation folded into UIMessage[] (src/views/ui-messages.ts).
+// Reads of a session's log that its views and streams share: a cursor checked against the log, where a turn's
+// events begin, its events parsed in order, and the conversation folded into UIMessage[] (src/views/ui-messages.ts)
+// for the AI SDK chat routes (docs/guides/use-chat.md).
 import { ApiError } from "../../protocol/errors";
 import type { RuntimeEvent } from "../../protocol/events";
 import { ConversationFold } from "../../views/ui-messages";
-import type { SessionStore } from "../store/session-store";
+import type { SessionStore } from "./session-store";
 
 const PAGE = 1000;
+
+/** Refuses a cursor beyond the log's last sequence (the field `name`). */
+export function checkCursor(store: Pick<SessionStore, "lastSequence">, after: number, name = "after"): void {
+  if (after > store.lastSequence) {
+    throw ApiError.validation([{ path: name, reason: `is beyond the last sequence (${store.lastSequence})` }]);
+  }
+}
 
 /** The sequence just before the turn's first event: a stream of the turn reads the log after it. */
 export function turnCursor(store: Pick<SessionStore, "conversationReads">, turnId: string): number {
