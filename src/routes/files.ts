@@ -6,20 +6,22 @@ import { ApiError, unwrap } from "../protocol/errors";
 import { files as ops } from "../protocol/operations";
 import type { FileInfo } from "../protocol/operations/files";
 import { intParam } from "../protocol/strict-values";
-import type { FileOp } from "../session/files/file-ledger";
+import type { FileLedger, FileOp } from "../session/files/file-ledger";
 import { bareMediaType, fileLimits, tooLarge } from "../session/files/file-rules";
 import { findFile, isFileId, type SessionFiles, storeFile } from "../session/files/file-store";
 import { FORM_OVERHEAD_BYTES, formFile } from "./file-form";
-import { type AppEnv, router, sessionStub } from "./http";
+import { type AppEnv, router, sessionCalls } from "./http";
 import { decodeCursor, encodeCursor } from "./keyset-cursor";
 import { guards, route } from "./operation-route";
 
-const FILE_OPS: FileOp[] = ["reserve", "stored", "release", "page", "head", "remove", "all"];
-
 /** The ledger of a session's files, in its session object (each call 404 for a session that does not exist or was erased). */
 export function sessionFiles(env: Env, sid: string): SessionFiles {
-  const stub = sessionStub(env, sid);
-  return Object.fromEntries(FILE_OPS.map((op) => [op, async (arg?: unknown) => unwrap(await stub.fileOp(op, arg))])) as unknown as SessionFiles;
+  const stub = sessionCalls(env, sid);
+  const op =
+    <K extends FileOp>(name: K) =>
+    async (...args: Parameters<FileLedger[K]>): Promise<Awaited<ReturnType<FileLedger[K]>>> =>
+      unwrap(await stub.fileOp(name, ...args));
+  return { reserve: op("reserve"), stored: op("stored"), release: op("release"), page: op("page"), head: op("head"), remove: op("remove"), all: op("all") };
 }
 
 /** How much of a refused body is still read (and dropped), so the connection stays usable for the client's next request. */

@@ -55,8 +55,8 @@ export async function callSession<N extends OpName>(env: Env, sid: string, name:
   return unwrap(await sessionCalls(env, sid).call(name, full));
 }
 
-/** The session's operation dispatch, typed as the object declares it. */
-export function sessionCalls(env: Env, sid: string): Pick<SessionObject, "call"> {
+/** The session's generic RPCs (its operation dispatch, its file ledger), typed as the object declares them. */
+export function sessionCalls(env: Env, sid: string): Pick<SessionObject, "call" | "fileOp"> {
   // The stub's RPC typing drops a generic method's type parameter; the object's own signature is the contract.
-  return sessionStub(env, sid) as unknown as Pick<SessionObject, "call">;
+  return sessionStub(env, sid) as unknown as Pick<SessionObject, "call" | "fileOp">;
 }

@@ -15,7 +15,7 @@ import type { Policy } from "../protocol/policy";
 import type { SubmitTurnBody } from "../protocol/wire";
 import type { SessionOperations } from "./capabilities";
 import { SessionCore } from "./core";
-import type { FileOp, FileRow } from "./files/file-ledger";
+import type { FileLedger, FileOp, FileRow } from "./files/file-ledger";
 import type { DerivedKind } from "./forks/derived-sessions";
 import { type PausedCut, pausedTurn } from "./forks/fork-paused";
 import { keepaliveMs } from "./keepalive";
@@ -147,11 +147,11 @@ export class SessionObject extends SessionCore {
   }
 
   /** An operation of the session's file ledger (file-ledger.ts), for the file, fork and export routes. */
-  async fileOp(op: FileOp, arg?: unknown): Promise<Result<unknown>> {
-    return toResult(() =>
+  async fileOp<K extends FileOp>(op: K, ...args: Parameters<FileLedger[K]>): Promise<Result<Awaited<ReturnType<FileLedger[K]>>>> {
+    return toResult<Awaited<ReturnType<FileLedger[K]>>>(() =>
       this.existing(() => {
         const ledger = this.fileLedger();
-        return (ledger[op] as (a: unknown) => Promise<unknown>).call(ledger, arg);
+        return (ledger[op] as (...a: Parameters<FileLedger[K]>) => Promise<Awaited<ReturnType<FileLedger[K]>>>).apply(ledger, args);
       }),
     );
   }
