@@ -6,8 +6,8 @@ import type { InProcessTools } from "../engine/tools/in-process";
 import type { Env } from "../env";
 import { ApiError, unwrap, zodIssues } from "../protocol/errors";
 import type { Principal } from "../protocol/permissions";
+import type { OpInput, OpName } from "../protocol/session-operations";
 import type { OpResult, SessionObject } from "../session/object";
-import type { OpInput, OpName } from "../session/operations";
 import { unsupportedMediaType } from "./json-depth";
 
 /** `tools`: the deployment's in-process tools, set for every request by the app createRuntime makes (runtime/app.ts). */

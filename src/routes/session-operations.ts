@@ -7,7 +7,7 @@ import { randomTraceId, traceFrom } from "../engine/trace";
 import { unwrap } from "../protocol/errors";
 import { OPERATIONS } from "../protocol/operations";
 import { type Operation, sessionParam } from "../protocol/operations/operation";
-import type { OpInput, OpName } from "../session/operations";
+import type { OpInput, OpName } from "../protocol/session-operations";
 import { router, sessionCalls } from "./http";
 import { route } from "./operation-route";
 

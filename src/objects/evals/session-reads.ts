@@ -5,11 +5,12 @@ import { ApiError, type Result, unwrap } from "../../protocol/errors";
 import type { RuntimeEvent } from "../../protocol/events";
 import type { InputPart } from "../../protocol/input-parts";
 import type { ReplaySource } from "../../protocol/operations/turns";
+import type { HandlerResult, JsonText, OpInput, OpName } from "../../protocol/session-operations";
 
 const PAGE = 1000;
 
-/** The session object's generic operation dispatch, as these reads use it (its RPC typing drops the generic). */
-type Calls = { call(name: string, input: unknown): Promise<Result<unknown>> };
+/** The session object's operation dispatch, typed by the declarations (its RPC typing drops the generic). */
+type Calls = { call<N extends OpName>(name: N, input: OpInput<N>): Promise<Result<HandlerResult<N>>> };
 
 export function sessionObject(env: Pick<Env, "SESSIONS">, sid: string) {
   return env.SESSIONS.get(env.SESSIONS.idFromName(sid));
@@ -17,12 +18,25 @@ export function sessionObject(env: Pick<Env, "SESSIONS">, sid: string) {
 
 const calls = (env: Pick<Env, "SESSIONS">, sid: string) => sessionObject(env, sid) as unknown as Calls;
 
+/** Runs operation `name` of session `sid`: its declared body (parsed when the session wrote it as JSON text), a `custom` one's own answer. */
+async function callOp<N extends OpName>(env: Pick<Env, "SESSIONS">, sid: string, name: N, input: OpInput<N>): Promise<Parsed<HandlerResult<N>>> {
+  const answer = unwrap(await calls(env, sid).call(name, input));
+  return (typeof answer === "string" ? JSON.parse(answer) : answer) as Parsed<HandlerResult<N>>;
+}
+
+/** An answer the session wrote as JSON text, as its body. */
+type Parsed<R> = R extends JsonText<infer T> ? T : R;
+
 /** Every event of the session (of the root level and its sub-agents), in order; 404 when the session does not exist. */
 export async function sessionEvents(env: Pick<Env, "SESSIONS">, sid: string, keep: (e: RuntimeEvent) => boolean = () => true): Promise<RuntimeEvent[]> {
   const out: RuntimeEvent[] = [];
   for (let after = 0; ; ) {
-    const text = unwrap(await calls(env, sid).call("getEvents", { params: { sid }, query: { after, limit: PAGE }, by: "evals" })) as string;
-    const page = JSON.parse(text) as { events: RuntimeEvent[]; next_after: number; has_more: boolean };
+    // A custom operation (it also streams): its JSON page is the declared one.
+    const page = (await callOp(env, sid, "getEvents", { params: { sid }, query: { after, limit: PAGE }, by: "evals" })) as {
+      events: RuntimeEvent[];
+      next_after: number;
+      has_more: boolean;
+    };
     out.push(...page.events.filter(keep));
     if (!page.has_more || page.events.length === 0) return out;
     after = page.next_after;
@@ -36,8 +50,7 @@ export function turnEvents(env: Pick<Env, "SESSIONS">, sid: string, turnId: stri
 
 /** Submits `input` to the session under `key` (the same turn when submitted again) and answers its id. */
 export async function submitOnce(env: Pick<Env, "SESSIONS">, sid: string, input: string | InputPart[], key: string, by: string): Promise<string> {
-  const answer = unwrap(await calls(env, sid).call("submitTurn", { params: { sid }, body: { input, idempotency_key: key }, by })) as { turn_id: string };
-  return answer.turn_id;
+  return (await callOp(env, sid, "submitTurn", { params: { sid }, body: { input, idempotency_key: key }, by })).turn_id;
 }
 
 /** Waits for the turn's end. */
@@ -65,10 +78,11 @@ export async function recordedTurn(env: Pick<Env, "SESSIONS">, sid: string, turn
 
 /** Interrupts the session's running turn (a cancelled run's case); nothing when it is idle. */
 export async function interruptTurn(env: Pick<Env, "SESSIONS">, sid: string, reason: string, by: string): Promise<void> {
-  unwrap(await calls(env, sid).call("interrupt", { params: { sid }, body: { reason }, by }));
+  await callOp(env, sid, "interrupt", { params: { sid }, body: { reason }, by });
 }
 
 /** What a replay of the recorded turn starts from (the source's replayTurn operation). */
 export async function replaySourceOf(env: Pick<Env, "SESSIONS">, sid: string, turnId: string, by: string): Promise<ReplaySource> {
-  return unwrap(await calls(env, sid).call("replayTurn", { params: { sid, turn_id: turnId }, by })) as ReplaySource;
+  // A custom operation: its answer is the handler's own (the route makes a replay session of it).
+  return (await callOp(env, sid, "replayTurn", { params: { sid, turn_id: turnId }, by })) as ReplaySource;
 }

@@ -11,6 +11,8 @@ const cursor = z
   .transform((raw) => parseCursor(raw)!);
 
 export const EventsPage = z.object({ events: z.array(RuntimeEventSchema), next_after: z.number(), has_more: z.boolean() });
+/** A page of events as the session writes it (its events typed as stored). */
+export type EventsPageBody = z.input<typeof EventsPage>;
 
 export const getEvents = operation({
   method: "get",

@@ -4,8 +4,8 @@
 import { ApiError, type Result, zodIssues } from "../../protocol/errors";
 import { deepField, MAX_JSON_DEPTH } from "../../protocol/json-nesting";
 import type { ReplyFrame } from "../../protocol/server-frames";
+import type { OpInput } from "../../protocol/session-operations";
 import { ClientFrame } from "../../protocol/wire";
-import type { OpInput } from "../operations";
 import type { ChannelStore } from "./channel-store";
 import type { SocketHub } from "./socket-hub";
 

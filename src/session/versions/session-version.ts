@@ -4,9 +4,9 @@
 import { versionsOf } from "../../objects/registry/agent-versions-rpc";
 import { registry } from "../../objects/registry/registry-object";
 import { ApiError } from "../../protocol/errors";
+import type { OpInput } from "../../protocol/session-operations";
 import type { Capability } from "../capability";
 import type { LogHost, SettingsHost } from "../hosts";
-import type { OpInput } from "../operations";
 
 export type VersionSession = LogHost & SettingsHost;
 

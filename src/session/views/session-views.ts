@@ -5,14 +5,14 @@ import type { z } from "zod";
 import { budgetMaxima, turnBudget } from "../../engine/budget-limits";
 import type { AgentConfig } from "../../protocol/agent-config";
 import { ApiError } from "../../protocol/errors";
-import type { EventsPage } from "../../protocol/operations/streams";
+import type { EventsPageBody } from "../../protocol/operations/streams";
 import type { Policy } from "../../protocol/policy";
 import { redactAgentConfig } from "../../protocol/redact";
+import { jsonText, type ResponseBody } from "../../protocol/session-operations";
 import type { SnapshotSchema } from "../../protocol/views";
 import { buildTree } from "../../views/execution-tree";
 import type { Capability } from "../capability";
 import type { LogHost, SettingsHost, SocketsHost, TurnsHost } from "../hosts";
-import { jsonText, type ResponseBody } from "../operations";
 import { checkCursor, conversationJson } from "../store/log-reads";
 import type { SessionStore } from "../store/session-store";
 import { conversationPageJson } from "./chat-page";
@@ -99,9 +99,6 @@ export function exportHeader(s: LogHost & SettingsHost): ExportHeader {
 
 /** A remote channel as the snapshot lists it. */
 type SnapshotChannel = z.input<typeof SnapshotSchema>["channels"][number];
-
-/** A page of the log, as GET .../events answers it. */
-export type EventsPageBody = z.input<typeof EventsPage>;
 
 /** The read operations: the snapshot, the thread, pages of the log and the export's header, turns' trees, the chat's messages. */
 export function viewsCapability(s: LogHost & TurnsHost & SettingsHost & SocketsHost) {
