@@ -137,15 +137,15 @@ export const files = router()
     };
     if (range === "unsatisfiable") {
       const err = new ApiError("range_not_satisfiable", `The file has ${info.size} bytes; the range asks for bytes past its end`);
-      return c.json(err.toBody(), 416, { "content-range": `bytes */${info.size}` }) as never;
+      return c.json(err.toBody(), 416, { "content-range": `bytes */${info.size}` });
     }
     const object = await c.env.BLOBS.get(info.key, range ? { range } : undefined);
     if (!object) throw ApiError.notFound("File", file_id);
-    if (!range) return new Response(object.body, { headers: { ...headers, "content-length": String(info.size) } }) as never;
+    if (!range) return c.body(object.body, 200, { ...headers, "content-length": String(info.size) });
     const last = range.offset + range.length - 1;
     headers["content-range"] = `bytes ${range.offset}-${last}/${info.size}`;
     headers["content-length"] = String(range.length);
-    return new Response(object.body, { status: 206, headers }) as never;
+    return c.body(object.body, 206, headers);
   })
   .openapi(route(ops.deleteFile), async (c) => {
     const { sid, file_id } = c.req.valid("param");
