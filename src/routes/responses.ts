@@ -161,14 +161,14 @@ responses
     const body = c.req.valid("json");
     const principal = c.get("principal");
     const ref = await submit(c.env, principal, body);
-    if (body.stream) return (await read(c, ref, "stream")) as never;
+    if (body.stream) return await read(c, ref, "stream");
     return c.json(await object(await read(c, ref, body.background ? "object" : "wait")), 200);
   })
   .openapi(route(ops.getResponse), async (c) => {
     const principal = c.get("principal");
     const ref = await reach(c.env, principal, c.req.valid("param").response_id);
     const { stream, starting_after } = c.req.valid("query");
-    if (stream === "true") return (await read(c, ref, "stream", streamCursor(c.req.header("last-event-id"), starting_after))) as never;
+    if (stream === "true") return await read(c, ref, "stream", streamCursor(c.req.header("last-event-id"), starting_after));
     if (starting_after !== undefined) throw refused("starting_after", "is read only with stream=true");
     return c.json(await object(await read(c, ref, "object")), 200);
   })
