@@ -1,5 +1,6 @@
 // `agent-runtime eval run <agent>`: an eval run of a dataset (docs/guides/evals.md), followed to its end; a
 // line per scorer (mean, pass rate). Exit 1 when a scorer's mean is under --fail-under, for CI.
+import { type ScorerConfig, Scorers } from "../protocol/evals";
 import { type CliIO, EXIT, intFlag, type ParsedArgs, str, UsageError } from "./cli-args";
 import type { RuntimeClient } from "./client";
 
@@ -14,9 +15,23 @@ const SHORTHAND_VALUE: Record<string, string> = {
   max_latency_ms: "max",
 };
 
-/** `--scorer`: a JSON array, or `type[:value]` items separated by commas (`contains:answer,exact,max_steps:3`). */
-export function parseScorers(raw: string): Record<string, unknown>[] {
-  if (raw.trim().startsWith("[")) return JSON.parse(raw) as Record<string, unknown>[];
+/** `--scorer`: a JSON array, or `type[:value]` items separated by commas (`contains:answer,exact,max_steps:3`), checked as the API checks scorers. */
+export function parseScorers(raw: string): ScorerConfig[] {
+  const parsed = Scorers.safeParse(raw.trim().startsWith("[") ? jsonArray(raw) : shorthand(raw));
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new UsageError(`--scorer: ${issue.path.length ? `${issue.path.join(".")}: ` : ""}${issue.message}`);
+}
+
+function jsonArray(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new UsageError("--scorer: not a JSON array");
+  }
+}
+
+function shorthand(raw: string): Record<string, unknown>[] {
   return raw.split(",").map((item) => {
     const [type, ...rest] = item.trim().split(":");
     const value = rest.join(":");
@@ -38,7 +53,7 @@ export async function evalRunCommand(client: RuntimeClient, io: CliIO, agent: st
   const v = intFlag(flags, "version", 0);
   const c = intFlag(flags, "concurrency", 0);
   const dataset = { name, ...(version ? { version: Number(version) } : {}) };
-  const body = { agent, dataset, scorers: parseScorers(scorers) as never, ...(v ? { version: v } : {}), ...(c ? { concurrency: c } : {}) };
+  const body = { agent, dataset, scorers: parseScorers(scorers), ...(v ? { version: v } : {}), ...(c ? { concurrency: c } : {}) };
   let run = await client.createEvalRun(body);
   io.stdout(
     `eval run ${run.id}: ${run.agent}@${run.version} on ${run.dataset ? `${run.dataset.name}@${run.dataset.version}` : "recorded turns"}, ${run.progress.total} cases\n`,

@@ -563,7 +563,15 @@ describe("eval run", () => {
     expect(failing.out).toMatch(/; failing: exact\n$/);
 
     const refused = new ScriptedIO();
-    expect(await cli(["eval", "run", agent, "--dataset", dataset, "--scorer", "regex:(a)\\1"], refused)).toBe(EXIT.error);
-    expect(refused.err).toMatch(/^agent-runtime: error: Validation failed: scorers\.0\.pattern: .*\(422 validation_failed\)\n$/);
+    expect(await cli(["eval", "run", agent, "--dataset", dataset, "--scorer", "regex:(a)\\1"], refused)).toBe(EXIT.usage);
+    expect(refused.err).toMatch(/--scorer: 0\.pattern: .*backreference/i);
+
+    // Checked before anything is sent: an unknown scorer, and a list that is no JSON.
+    const unknown = new ScriptedIO();
+    expect(await cli(["eval", "run", agent, "--dataset", dataset, "--scorer", "exact,nosuch"], unknown)).toBe(EXIT.usage);
+    expect(unknown.err).toMatch(/--scorer: 1\.type: /);
+    const notJson = new ScriptedIO();
+    expect(await cli(["eval", "run", agent, "--dataset", dataset, "--scorer", "[{"], notJson)).toBe(EXIT.usage);
+    expect(notJson.err).toContain("--scorer: not a JSON array");
   });
 });
