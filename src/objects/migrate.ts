@@ -16,6 +16,7 @@ import registry0009 from "../../migrations/registry/0009_quotas.sql";
 import registry0010 from "../../migrations/registry/0010_datasets_evals.sql";
 import registry0011 from "../../migrations/registry/0011_eval_leases_scores.sql";
 import registry0012 from "../../migrations/registry/0012_eval_lease_waits.sql";
+import registry0013 from "../../migrations/registry/0013_erased_agent_versions.sql";
 import resource0001 from "../../migrations/resource/0001_init.sql";
 import resource0002 from "../../migrations/resource/0002_recall_vectors.sql";
 import session0001 from "../../migrations/session/0001_init.sql";
@@ -68,6 +69,7 @@ export const REGISTRY_MIGRATIONS: Migration[] = [
   { version: 7, sql: registry0010 },
   { version: 8, sql: registry0011 },
   { version: 9, sql: registry0012 },
+  { version: 10, sql: registry0013 },
 ];
 /** A shard of the session index holds the tables the registry held before the index was sharded. */
 export const INDEX_MIGRATIONS: Migration[] = [
@@ -77,12 +79,12 @@ export const INDEX_MIGRATIONS: Migration[] = [
   { version: 4, sql: registry0005 },
   { version: 5, sql: registry0008 },
 ];
-/** A quota subject's state (src/objects/quota/). */
 /** An eval run's state (src/objects/evals/). */
 export const EVAL_MIGRATIONS: Migration[] = [
   { version: 1, sql: eval0001 },
   { version: 2, sql: eval0002 },
 ];
+/** A quota subject's state (src/objects/quota/). */
 export const QUOTA_MIGRATIONS: Migration[] = [{ version: 1, sql: quota0001 }];
 export const RESOURCE_MIGRATIONS: Migration[] = [
   { version: 1, sql: resource0001 },

@@ -49,6 +49,11 @@ export function eraseSession(sql: SqlStorage, sessionId: string, anonymousId: st
   sql.exec("INSERT OR IGNORE INTO erased_sessions (session_id, erased_at) VALUES (?, ?)", sessionId, now);
 }
 
+/** Whether a session of this shard runs or was opened with agent `name`. */
+export function hasAgentSessions(sql: SqlStorage, name: string): boolean {
+  return sql.exec("SELECT 1 FROM session_index WHERE agent = ? OR opened_agent = ? LIMIT 1", name, name).toArray().length > 0;
+}
+
 export function isErased(sql: SqlStorage, sessionId: string): boolean {
   return sql.exec("SELECT 1 FROM erased_sessions WHERE session_id = ?", sessionId).toArray().length > 0;
 }

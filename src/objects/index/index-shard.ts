@@ -5,7 +5,18 @@ import type { Env } from "../../env";
 import { randomId } from "../../ids";
 import type { SessionListQuery, SessionSummary, UsageDay, UsageQuery, UsageRow } from "../../protocol/session-list";
 import { INDEX_MIGRATIONS, migrate } from "../migrate";
-import { eraseSession, getSession, type IndexRows, importRows, isErased, listSessions, storedBytes, upsertSession, usageTotals } from "./index-shard-tables";
+import {
+  eraseSession,
+  getSession,
+  hasAgentSessions,
+  type IndexRows,
+  importRows,
+  isErased,
+  listSessions,
+  storedBytes,
+  upsertSession,
+  usageTotals,
+} from "./index-shard-tables";
 
 export class IndexShardObject extends DurableObject<Env> {
   /** Test hooks (TEST_HOOKS=1 only): index writes (erasures too) that fail before they land, and writes held until released. */
@@ -37,6 +48,10 @@ export class IndexShardObject extends DurableObject<Env> {
       throw new Error("index erase failed (test hook)");
     }
     this.ctx.storage.transactionSync(() => eraseSession(this.ctx.storage.sql, sessionId, randomId("era"), Date.now()));
+  }
+
+  async hasAgentSessions(name: string): Promise<boolean> {
+    return hasAgentSessions(this.ctx.storage.sql, name);
   }
 
   async isErased(sessionId: string): Promise<boolean> {

@@ -65,6 +65,11 @@ export async function listAcross(env: IndexEnv, layout: IndexLayout, query: Sess
   return mergePages(pages, query.limit);
 }
 
+/** Whether any session in the index runs or was opened with agent `name`. */
+export async function agentInUse(env: IndexEnv, name: string): Promise<boolean> {
+  return (await Promise.all(everyShard(env, indexLayout(env)).map((s) => s.hasAgentSessions(name)))).some(Boolean);
+}
+
 /** The bytes the matching sessions' files take now, over every shard. */
 export async function storedAcross(env: IndexEnv, layout: IndexLayout, query: Pick<UsageQuery, "agent" | "owner">): Promise<number> {
   return (await Promise.all(everyShard(env, layout).map((s) => s.storedBytes(query)))).reduce((a, b) => a + b, 0);

@@ -1,6 +1,6 @@
 // An agent's versions in the registry's SQLite (docs/guides/versions.md): each PUT that changes the
 // config stores an immutable version, numbered from 1 per name and never reused (a deleted agent's versions
-// stay, and a new agent of that name goes on from them). Configs are compared by a content hash: HMAC-SHA-256
+// stay while sessions of it do, and a new agent of that name goes on from its last number). Configs are compared by a content hash: HMAC-SHA-256
 // of the canonical JSON, keyed by a random key of this registry, so a hash read by anyone names a config
 // without letting them test guesses of the secrets it holds.
 import type { AgentConfig } from "../../protocol/agent-config";
@@ -74,7 +74,8 @@ export function latestVersion(sql: SqlStorage, name: string): (AgentVersion & { 
 export function recordVersion(sql: SqlStorage, config: AgentConfig, hash: string, by: string | null, now: number): { version: number; created: boolean } {
   const latest = latestVersion(sql, config.name);
   if (latest && latest.content_hash === hash) return { version: latest.version, created: false };
-  const version = (latest?.version ?? 0) + 1;
+  const erased = sql.exec<{ last_version: number }>("SELECT last_version FROM erased_agent_versions WHERE name = ?", config.name).toArray()[0];
+  const version = Math.max(latest?.version ?? 0, erased?.last_version ?? 0) + 1;
   sql.exec(
     "INSERT INTO agent_versions (name, version, config, content_hash, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?)",
     config.name,
@@ -95,4 +96,13 @@ export function listVersions(sql: SqlStorage, name: string): AgentVersion[] {
 export function getVersion(sql: SqlStorage, name: string, version: number): (AgentVersion & { config: AgentConfig }) | null {
   const row = sql.exec<VersionRow>("SELECT * FROM agent_versions WHERE name = ? AND version = ?", name, version).toArray()[0];
   return row ? { ...toVersion(row), config: JSON.parse(row.config) as AgentConfig } : null;
+}
+
+/** Erases a deleted agent's versions and their online scores, keeping the last number (the caller found no session of it). */
+export function eraseVersions(sql: SqlStorage, name: string): void {
+  const last = latestVersion(sql, name)?.version;
+  if (last === undefined) return;
+  sql.exec("INSERT OR REPLACE INTO erased_agent_versions (name, last_version) VALUES (?, ?)", name, last);
+  sql.exec("DELETE FROM agent_versions WHERE name = ?", name);
+  sql.exec("DELETE FROM version_scores WHERE agent = ?", name);
 }

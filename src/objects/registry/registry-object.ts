@@ -7,9 +7,10 @@ import type { AgentRouting } from "../../protocol/agent-versions";
 import type { CodeToolInput, CodeToolVersion } from "../../protocol/code-tools";
 import type { QuotaDefinition, QuotaSpec } from "../../protocol/quotas";
 import { hasIndexRows, moveIndexBatch } from "../index/index-move";
+import { agentInUse } from "../index/index-shards";
 import { migrate, REGISTRY_MIGRATIONS } from "../migrate";
 import { dropRouting, routing } from "./agent-labels";
-import { contentHash, fillMissingHashes, recordVersion } from "./agent-versions";
+import { contentHash, eraseVersions, fillMissingHashes, latestVersion, recordVersion } from "./agent-versions";
 import { type AgentVersionsRpc, versionsRpc } from "./agent-versions-rpc";
 import { CodeToolTable } from "./code-tool-table";
 import { type EvalsRpc, evalsRpc } from "./evals-rpc";
@@ -90,7 +91,24 @@ export class RegistryObject extends DurableObject<Env> {
   async remove(name: string): Promise<boolean> {
     const cursor = this.ctx.storage.sql.exec("DELETE FROM agents WHERE name = ?", name);
     dropRouting(this.ctx.storage.sql, name);
-    return cursor.rowsWritten > 0;
+    if (cursor.rowsWritten === 0) return false;
+    await this.sessionsGone([name]);
+    return true;
+  }
+
+  /**
+   * Sessions of these agents were erased: a deleted agent's versions go once no session in the index runs it or
+   * was opened with it (until then they stay readable by number for those sessions).
+   */
+  async sessionsGone(names: string[]): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    const deleted = (name: string) => sql.exec("SELECT 1 FROM agents WHERE name = ?", name).toArray().length === 0;
+    for (const name of names) {
+      if (!deleted(name) || !latestVersion(sql, name)) continue;
+      if (await agentInUse(this.env, name)) continue;
+      // Asked again after the wait: the name may have been created again meanwhile.
+      if (deleted(name)) eraseVersions(sql, name);
+    }
   }
 
   /** Code tools (code-tool-table.ts): a PUT stores a new version when anything changed. */

@@ -9,6 +9,7 @@
 // deadline), the session erases itself.
 
 import { indexShard } from "../../objects/index/index-shards";
+import { registry } from "../../objects/registry/registry-object";
 import { isTerminalTurnEvent } from "../../protocol/events";
 import type { SessionSummary, UsageDay } from "../../protocol/session-list";
 import type { ThreadStatus } from "../../protocol/views";
@@ -215,6 +216,10 @@ export class SessionIndexer {
       erase: async () => {
         const sid = this.s.row().session_id;
         await indexShard(this.s.bindings(), sid).eraseFromIndex(sid);
+        // A deleted agent's versions go with its last session (best effort: a failure leaves them readable).
+        await registry(this.s.bindings())
+          .sessionsGone([...new Set([this.s.agent().name, this.s.openedAgent()])])
+          .catch((err) => console.error("releasing the agent's versions failed", err));
       },
     } satisfies Capability;
   }

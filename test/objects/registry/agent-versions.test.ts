@@ -1,7 +1,8 @@
 // Agent versions through HTTP: each PUT that changes a config stores an immutable version (none when nothing
 // changed), versions read and diff, a session runs the version it was opened with until it is moved
 // explicitly, `name@3` opens a given version, lists filter by version, and deleting an agent drops its labels
-// and traffic and keeps its versions, each readable by number, with no list of them.
+// and traffic and keeps its versions, each readable by number, with no list of them, until its last session is
+// erased.
 import { describe, expect, it } from "vitest";
 import { api, createAgent, events, expectOk, expectRefused, submitTurn, waitForTurnEnd } from "../../support/api";
 import { requests, script, uniqueId } from "../../support/fake-model";
@@ -154,5 +155,34 @@ describe("versions", () => {
     expect((await expectOk("GET", `/v1/agents/${name}/versions`)).versions.map((v: any) => v.version)).toEqual([3, 2, 1]);
     expect((await expectOk("GET", `/v1/agents/${name}/labels`)).labels).toEqual([]);
     expect((await expectOk("GET", `/v1/agents/${name}/traffic`)).routes).toEqual([]);
+  });
+
+  it("a deleted agent's versions go with its last session, or at once when it has none; the numbering goes on", async () => {
+    const name = uniqueName("gone");
+    await put(name, { model: "demo:x", instructions: "a" });
+    await put(name, { model: "demo:x", instructions: "b" });
+    const pinned = await expectOk("POST", "/v1/sessions", { agent: `${name}@1` });
+    const latest = await expectOk("POST", "/v1/sessions", { agent: name });
+    // Both in the index before the delete (each session writes its row in a task of its own).
+    for (let i = 0; (await expectOk("GET", `/v1/sessions?agent=${name}`)).sessions.length < 2; i++) {
+      expect(i, "sessions indexed").toBeLessThan(100);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await expectOk("DELETE", `/v1/agents/${name}`);
+    await expectOk("DELETE", `/v1/sessions/${pinned.session_id}`);
+    // One session of it is left: still readable by number.
+    expect((await expectOk("GET", `/v1/agents/${name}/versions/1`)).config.instructions).toBe("a");
+    await expectOk("DELETE", `/v1/sessions/${latest.session_id}`);
+    for (const v of [1, 2]) expect((await api("GET", `/v1/agents/${name}/versions/${v}`)).status, `version ${v}`).toBe(404);
+    const listed = await api("GET", `/v1/agents/${name}/versions`);
+    expect([listed.status, listed.body.error.message]).toEqual([404, expect.stringContaining("was not found")]);
+    expect(await put(name, { model: "demo:x", instructions: "c" })).toEqual({ status: 201, version: "3" });
+
+    // No session at all: its versions go with the delete; created again, it goes on from the last number.
+    const lone = uniqueName("lone");
+    await put(lone, { model: "demo:x", instructions: "a" });
+    await expectOk("DELETE", `/v1/agents/${lone}`);
+    expect((await api("GET", `/v1/agents/${lone}/versions/1`)).status).toBe(404);
+    expect(await put(lone, { model: "demo:x", instructions: "a" })).toEqual({ status: 201, version: "2" });
   });
 });
