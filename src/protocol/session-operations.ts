@@ -7,6 +7,7 @@ import type { ResponsesRequestRecord } from "./event-shapes";
 import type { TurnTrace } from "./events";
 import type * as declared from "./operations";
 import type { AnswerOf } from "./operations";
+import type { Answer } from "./operations/operation";
 
 type Areas = typeof declared.sessions &
   typeof declared.agentVersions &
@@ -55,5 +56,9 @@ export const parseJson = <T>(text: JsonText<T>): T => JSON.parse(text) as T;
 export type ResponseBody<N extends OpName> = AnswerOf<SessionOps[N]>;
 /** What the handler of a generic operation answers: the declared success body, or it as JSON text. */
 export type DeclaredResult<N extends OpName> = ResponseBody<N> | JsonText<ResponseBody<N>>;
-/** What operation `N`'s handler answers as far as its declaration says: a `custom` route's is its own. */
-export type HandlerResult<N extends OpName> = SessionOps[N] extends { custom: true } ? unknown : DeclaredResult<N>;
+/** What operation `N`'s session handler answers: the declared success body, or for a `custom` route what it declares it `answers`. */
+export type HandlerResult<N extends OpName> = SessionOps[N] extends { answers: Answer<infer T> }
+  ? T
+  : SessionOps[N] extends { custom: true }
+    ? never
+    : DeclaredResult<N>;

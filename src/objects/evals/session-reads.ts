@@ -18,7 +18,7 @@ export function sessionObject(env: Pick<Env, "SESSIONS">, sid: string) {
 
 const calls = (env: Pick<Env, "SESSIONS">, sid: string) => sessionObject(env, sid) as unknown as Calls;
 
-/** Runs operation `name` of session `sid`: its declared body (parsed when the session wrote it as JSON text), a `custom` one's own answer. */
+/** Runs operation `name` of session `sid`: what its handler answers (parsed when the session wrote it as JSON text). */
 async function callOp<N extends OpName>(env: Pick<Env, "SESSIONS">, sid: string, name: N, input: OpInput<N>): Promise<Parsed<HandlerResult<N>>> {
   const answer = unwrap(await calls(env, sid).call(name, input));
   return (typeof answer === "string" ? JSON.parse(answer) : answer) as Parsed<HandlerResult<N>>;
@@ -31,12 +31,7 @@ type Parsed<R> = R extends JsonText<infer T> ? T : R;
 export async function sessionEvents(env: Pick<Env, "SESSIONS">, sid: string, keep: (e: RuntimeEvent) => boolean = () => true): Promise<RuntimeEvent[]> {
   const out: RuntimeEvent[] = [];
   for (let after = 0; ; ) {
-    // A custom operation (it also streams): its JSON page is the declared one.
-    const page = (await callOp(env, sid, "getEvents", { params: { sid }, query: { after, limit: PAGE }, by: "evals" })) as {
-      events: RuntimeEvent[];
-      next_after: number;
-      has_more: boolean;
-    };
+    const page = await callOp(env, sid, "getEvents", { params: { sid }, query: { after, limit: PAGE }, by: "evals" });
     out.push(...page.events.filter(keep));
     if (!page.has_more || page.events.length === 0) return out;
     after = page.next_after;
@@ -83,6 +78,5 @@ export async function interruptTurn(env: Pick<Env, "SESSIONS">, sid: string, rea
 
 /** What a replay of the recorded turn starts from (the source's replayTurn operation). */
 export async function replaySourceOf(env: Pick<Env, "SESSIONS">, sid: string, turnId: string, by: string): Promise<ReplaySource> {
-  // A custom operation: its answer is the handler's own (the route makes a replay session of it).
-  return (await callOp(env, sid, "replayTurn", { params: { sid, turn_id: turnId }, by })) as ReplaySource;
+  return callOp(env, sid, "replayTurn", { params: { sid, turn_id: turnId }, by });
 }

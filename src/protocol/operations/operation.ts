@@ -56,6 +56,8 @@ export interface Operation {
   session?: true;
   /** Its route is written by hand in src/routes (it does more than hand the request to one session handler). */
   custom?: true;
+  /** A custom session operation's: what its session handler answers the route (`answers<T>()`), which does the rest. */
+  answers?: Answer<unknown>;
   /** The body of the statuses in `errors` when the operation speaks a protocol with an error shape of its own (A2A's HTTP+JSON). */
   errorBody?: z.ZodType;
 }
@@ -76,6 +78,12 @@ export function errorStatuses(op: Pick<Operation, "errors" | "permission" | "rat
 
 /** The session a path names: `sid`, or a replay's `exec_id`. */
 export const sessionParam = (params: Record<string, string | undefined>): string | undefined => params.sid ?? params.exec_id;
+
+/** A type carried by a declaration (no value at run time): what a custom operation's session handler answers. */
+export interface Answer<T> {
+  readonly type?: T;
+}
+export const answers = <T>(): Answer<T> => ({});
 
 /** Declares an operation, keeping its literal types (the routes and the client read its schemas' types). */
 export const operation = <const O extends Operation>(op: O): O => op;

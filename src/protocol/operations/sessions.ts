@@ -7,7 +7,7 @@ import { type Policy, PolicySchema } from "../policy";
 import { CanonicalId } from "../principal-id";
 import { IndexFilterText, SessionSummarySchema } from "../session-list";
 import { SnapshotSchema, ThreadSchema, ThreadStatusSchema, ToolInventorySchema } from "../views";
-import { json, jsonBody, operation, Sid } from "./operation";
+import { answers, json, jsonBody, operation, Sid } from "./operation";
 
 /** A registered agent's name, or an inline config (validated on its own, each failing field named under "agent."). */
 const AgentRef = z.union([z.string().min(1), z.record(z.string(), z.unknown())]);
@@ -154,6 +154,7 @@ export const exportSession = operation({
   errors: [404, 422],
   session: true,
   custom: true,
+  answers: answers<ExportHeader>(),
 });
 
 export const ForkBody = z
@@ -179,6 +180,7 @@ export const forkSession = operation({
   errors: [404, 409, 422],
   session: true,
   custom: true,
+  answers: answers<ForkSource>(),
 });
 
 /** What a fork or a replay takes from its source session besides the conversation: its config, metadata and owner. */
@@ -194,3 +196,15 @@ export type SourceConfig = {
 
 /** What the source session's forkSession answers its route: the conversation as of `at_sequence`, as JSON, as it is stored. */
 export type ForkSource = SourceConfig & { messages_json: string; paused_json: string | null };
+
+/** What the session answers the export route: the header line's fields (the route adds the cursor, routes and files). */
+export interface ExportHeader {
+  session_id: string;
+  thread_id: string;
+  agent: AgentConfig;
+  policy: Policy;
+  metadata: Record<string, unknown>;
+  owner: string | null;
+  created_at: number;
+  last_sequence: number;
+}

@@ -1,9 +1,10 @@
 // Event delivery (docs/reference/api.md, docs/reference/events.md): JSON pages, SSE, the WebSocket, and spilled outputs.
 import { z } from "zod";
 import { parseCursor } from "../cursor";
-import { RuntimeEventSchema } from "../events";
+import { type RuntimeEvent, RuntimeEventSchema } from "../events";
+import type { JsonText } from "../session-operations";
 import { intQuery } from "../strict-values";
-import { operation, Sid, sidWith } from "./operation";
+import { answers, operation, Sid, sidWith } from "./operation";
 
 const cursor = z
   .string()
@@ -12,7 +13,7 @@ const cursor = z
 
 export const EventsPage = z.object({ events: z.array(RuntimeEventSchema), next_after: z.number(), has_more: z.boolean() });
 /** A page of events as the session writes it (its events typed as stored). */
-export type EventsPageBody = z.input<typeof EventsPage>;
+export type EventsPageBody = Omit<z.input<typeof EventsPage>, "events"> & { events: RuntimeEvent[] };
 
 export const getEvents = operation({
   method: "get",
@@ -37,6 +38,7 @@ export const getEvents = operation({
   errors: [404, 422],
   session: true,
   custom: true,
+  answers: answers<JsonText<EventsPageBody>>(),
 });
 
 export const openWebSocket = operation({

@@ -14,7 +14,7 @@ import {
   SubmitTurnBody,
   TurnSubmitted,
 } from "../wire";
-import { json, jsonBody, operation, Sid, sidWith } from "./operation";
+import { answers, json, jsonBody, operation, Sid, sidWith } from "./operation";
 import type { SourceConfig } from "./sessions";
 
 const SidTurn = sidWith("turn_id");
@@ -206,6 +206,7 @@ export const replayTurn = operation({
   errors: [404, 409, 422],
   session: true,
   custom: true,
+  answers: answers<ReplaySource>(),
 });
 
 export const Replay = z

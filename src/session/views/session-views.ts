@@ -3,10 +3,9 @@
 
 import type { z } from "zod";
 import { budgetMaxima, turnBudget } from "../../engine/budget-limits";
-import type { AgentConfig } from "../../protocol/agent-config";
 import { ApiError } from "../../protocol/errors";
+import type { ExportHeader } from "../../protocol/operations/sessions";
 import type { EventsPageBody } from "../../protocol/operations/streams";
-import type { Policy } from "../../protocol/policy";
 import { redactAgentConfig } from "../../protocol/redact";
 import { jsonText, type ResponseBody } from "../../protocol/session-operations";
 import type { SnapshotSchema } from "../../protocol/views";
@@ -69,17 +68,6 @@ export function eventsPage(store: Pick<SessionStore, "lastSequence" | "readEvent
   const taken = page.slice(0, count);
   const next = taken.length > 0 ? taken[taken.length - 1]!.sequence : after;
   return `{"events":[${taken.map((e) => e.body).join(",")}],"next_after":${next},"has_more":${next < store.lastSequence}}`;
-}
-
-export interface ExportHeader {
-  session_id: string;
-  thread_id: string;
-  agent: AgentConfig;
-  policy: Policy;
-  metadata: Record<string, unknown>;
-  owner: string | null;
-  created_at: number;
-  last_sequence: number;
 }
 
 export function exportHeader(s: LogHost & SettingsHost): ExportHeader {
