@@ -16,6 +16,7 @@ import { operationTable } from "./operations";
 import { TurnQueue } from "./queue/turn-queue";
 import { quotaContinue } from "./quotas/quota-continue";
 import { quotaTurns } from "./quotas/quota-turns";
+import { RemoteCancels } from "./remote-cancels/remote-cancels";
 import { replayCapability } from "./replays/replay-source";
 import { TurnRunner } from "./runner/turn-runner";
 import { Schedules } from "./schedules/schedule-table";
@@ -40,8 +41,12 @@ export interface SessionHost extends SessionContext {
 }
 
 export function connect(host: SessionHost) {
-  const runner = new TurnRunner(host, { deltas: (d) => host.pending.deltas(d), hold: (d, c) => host.pending.hold(d, c) }, (config, drafts) =>
-    host.switchAgent(config, drafts),
+  const cancels = new RemoteCancels(host);
+  const runner = new TurnRunner(
+    host,
+    { deltas: (d) => host.pending.deltas(d), hold: (d, c) => host.pending.hold(d, c) },
+    (config, drafts) => host.switchAgent(config, drafts),
+    cancels,
   );
   const queue = new TurnQueue(host, runner);
   const approvals = new Approvals(host, () => runner.resume("a decision was recorded"));
@@ -68,6 +73,7 @@ export function connect(host: SessionHost) {
     quotaTurns(host),
     quotaContinue(host),
     onlineScoring(host),
+    cancels.capability(),
     // A fork's copies of its source's files, a batch at a time.
     {
       alarms: [

@@ -7,7 +7,6 @@ import { runTurn, type TurnSetup } from "../../engine/loop";
 import { randomTraceId, traceFrom } from "../../engine/trace";
 import { closingEvents, finalMessages, hasDecisionToApply, newTurnState, type TurnState } from "../../engine/turn-state";
 import { randomId } from "../../ids";
-import { logLine } from "../../log";
 import type { AgentConfig } from "../../protocol/agent-config";
 import { ApiError, errorMessage } from "../../protocol/errors";
 import type { EventDraft, PayloadOf, TerminalDraft } from "../../protocol/events";
@@ -17,9 +16,11 @@ import { HEARTBEAT_MS } from "../context";
 import { partialAnswer, queueAfter, startedCalls } from "../queue/cut-turn";
 import { held } from "../queue/debounce";
 import { submittedFiles } from "../queue/turn-attachments";
+import type { RemoteCancels } from "../remote-cancels/remote-cancels";
 import { ReplayTurns } from "../replays/replay-turns";
 import { type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { questionRelease } from "./question-release";
+import { logTurnEnd } from "./turn-end-log";
 import { type Executor, type RunnerHooks, TurnTakenError, turnPorts } from "./turn-ports";
 import type { RunnerSession } from "./turn-session";
 import { TurnSetups } from "./turn-setup";
@@ -37,6 +38,8 @@ export class TurnRunner {
     /** Writes that may wait a moment to be committed together (see pending-writes.ts). */
     private readonly waitingWrites: Pick<RunnerHooks, "deltas" | "hold">,
     private readonly switchAgent: (config: AgentConfig, drafts: EventDraft[]) => void,
+    /** Where the cancels owed to remote tasks whose question a turn's end drops are recorded and sent. */
+    private readonly cancels: Pick<RemoteCancels, "record" | "send">,
   ) {
     this.setups = new TurnSetups(s);
     this.replays = new ReplayTurns(s);
@@ -192,7 +195,7 @@ export class TurnRunner {
         const mcp = await this.setups.discover(config);
         const memory = await this.setups.workingMemory(config, state.turn_id, false, this.replays.working(state.turn_id));
         if (this.executor !== e) throw new TurnTakenError("turn no longer owned by this executor");
-        const setup = this.setups.setupFor(this.setups.capped(config, state.turn_id), mcp, memory, recalled);
+        const setup = this.setups.setupFor(this.setups.capped(config, state.turn_id), mcp, memory, recalled, version);
         const from = this.s.agent().name;
         this.switchAgent(config, [
           { type: "run.status", turn_id: state.turn_id, payload: { phase: "handoff", from, to: config.name, to_version: version, reason: reason ?? null } },
@@ -261,7 +264,7 @@ export class TurnRunner {
     const before = cut.before ?? [];
     const late = store.inbox(turnId, state.messages_taken ?? 0).map((m) => ({ ...m, turn_id: randomId("trn") }));
     const closing = closingEvents(state, closeAs, Date.now(), undefined, store.decisions(turnId));
-    const release = questionRelease(this.s, state, closeAs); // a remote task its question left waiting is cancelled
+    const release = questionRelease(this.cancels, state, closeAs); // a remote task its question left waiting is cancelled
     const drafts: EventDraft[] = [
       ...before,
       ...closing,
@@ -288,24 +291,13 @@ export class TurnRunner {
         store.appendHistory(turnId, messages);
         store.deleteTurnState(turnId);
         store.clearInbox(turnId);
+        release.record();
       },
       { snapshot: true },
     );
-    release();
+    release.send();
     this.setups.remember(messages);
-    const outcome = turnOutcome(event);
-    void logLine(this.s.bindings(), {
-      log: "turn",
-      session_id: this.s.row().session_id,
-      turn_id: turnId,
-      agent: this.s.agent().name,
-      status,
-      stop_reason: outcome.stop_reason ?? outcome.error?.code ?? null,
-      duration_ms: Date.now() - state.started_at,
-      input_tokens: state.usage.input_tokens,
-      output_tokens: state.usage.output_tokens,
-      cost_usd: state.cost_usd ?? null,
-    });
+    logTurnEnd(this.s, event, state);
     const waiting = this.waiters.get(turnId);
     if (waiting) {
       this.waiters.delete(turnId);

@@ -31,7 +31,7 @@ const NO_RECALL: RecallRead = { section: null, drafts: [] };
 
 /** What setting up turns uses of the session: its agent and settings, the history and the turn's events. */
 export type SetupSession = MemorySession &
-  SessionSlice<"agent" | "bindings" | "inProcessTools" | "policy" | "row", "eventsOfTurn" | "history" | "lastMemoryLoaded" | "readEvents" | "turn">;
+  SessionSlice<"agent" | "bindings" | "inProcessTools" | "policy" | "row" | "view", "eventsOfTurn" | "history" | "lastMemoryLoaded" | "readEvents" | "turn">;
 
 export class TurnSetups {
   /** Clients of the agent's MCP servers, kept between turns (tool listings are cached for a short while). */
@@ -41,11 +41,18 @@ export class TurnSetups {
 
   constructor(private readonly s: SetupSession) {}
 
-  setupFor(config: AgentConfig, mcp: Discovery, memory: WorkingMemoryRead = NO_MEMORY, recalled: string | null = null): TurnSetup {
+  setupFor(
+    config: AgentConfig,
+    mcp: Discovery,
+    memory: WorkingMemoryRead = NO_MEMORY,
+    recalled: string | null = null,
+    version = this.s.view().agent_version ?? null, // a handoff's: the version handed to
+  ): TurnSetup {
     const providers = providerEnv(this.s.bindings());
     this.history ??= this.s.store.history();
     return {
       config,
+      agent_version: version,
       model: resolveModel(config.model, providers),
       tools: this.toolbelt(config, mcp),
       ...(config.code_mode ? { runScript: scriptRunner(this.s.bindings()) } : {}),
