@@ -197,6 +197,29 @@ describe("cancels owed to remote A2A tasks", () => {
     expect(await remoteCancelled(task)).toBe("cancelled by the A2A client");
   }, 60_000);
 
+  it("cancels the question of a sub-agent spawned before a handoff, with its parent's agent's A2A entry", async () => {
+    await call(caller, "PUT", "/v1/agents/back", { model: "demo:fast" });
+    const steps: Step[] = [
+      {
+        tool_calls: [
+          { name: "run_subtask", arguments: { title: "ask", instructions: "ask the remote agent", tools: ["remote"] } },
+          { name: "transfer_to_back", arguments: {} },
+        ],
+      },
+      { tool_calls: [{ name: "remote", arguments: { message: "what is 6 * 7?" } }] },
+      { text: "done" },
+    ];
+    const { sid, task, asked } = await waitingQuestion("sub-agent", steps, { handoffs: ["back"], tools: ["run_subtask"] });
+    expect(asked.payload.tool_name).toBe("remote");
+    await until(async () => (await log(caller, sid)).some((e) => e.type === "run.status" && e.payload.phase === "handoff"));
+    await call(caller, "POST", `/v1/sessions/${sid}/interrupt`, { reason: "the user stopped it" });
+    await until(() => has(caller, sid, "question.dropped"));
+    const events = await log(caller, sid);
+    expect(verifyLog(events)).toEqual([]);
+    expect(events.find((e) => e.type === "question.dropped").payload).toMatchObject({ cancel: "cancelled" });
+    expect(await remoteCancelled(task)).toBe("cancelled by the A2A client");
+  }, 60_000);
+
   it("gives up after A2A_CANCEL_MAX_ATTEMPTS and says so", async () => {
     await caller.dispose();
     caller = await start(callerState, callerPort, { A2A_CANCEL_RETRY_BASE_MS: "200", A2A_CANCEL_MAX_ATTEMPTS: "3" });
