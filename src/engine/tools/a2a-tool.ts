@@ -191,7 +191,8 @@ export function a2aTool(spec: A2aAgentSpec): ToolDefinition {
       const answer_args = { task_id: r.task_id, ...(typeof r.context_id === "string" ? { context_id: r.context_id } : {}) };
       return { question: `The remote agent "${spec.name}" asks: ${String(r.input_required ?? "")}`, answer_args };
     },
-    // Nobody answered what the remote task asks, or the turn ended first: it would wait for ever, so it is cancelled.
+    // Nobody answered what the remote task asks in time, or the user declined: it would wait for ever, so it is
+    // cancelled, once (a turn's end cancels it durably instead: session/remote-cancels).
     async unanswered(answerArgs, status, ctx) {
       const id = String(answerArgs.task_id);
       const { status: outcome } = await cancelRemoteTask(spec, ctx, id);
