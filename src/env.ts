@@ -63,6 +63,9 @@ export interface Env {
   SUBSCRIPTION_RETRY_BASE_MS?: string;
   SUBSCRIPTION_MAX_ATTEMPTS?: string;
   SUBSCRIPTION_TIMEOUT_MS?: string;
+  /** The first retry delay of a CancelTask owed to a remote A2A task (1000 ms), and the requests before giving up (20). */
+  A2A_CANCEL_RETRY_BASE_MS?: string;
+  A2A_CANCEL_MAX_ATTEMPTS?: string;
   /** agent_orchestrate limits (defaults 3, 12, 4; capped at 5, 50, 16). */
   ORCHESTRATE_MAX_DEPTH?: string;
   ORCHESTRATE_MAX_STEPS?: string;

@@ -19,6 +19,8 @@ import type { RecordedDecision, TurnState } from "./turn-state";
 
 export interface TurnSetup {
   config: AgentConfig;
+  /** The version of `config` (a sub-agent's is its parent's); absent outside a session. */
+  agent_version?: number | null;
   /** The executor's model (config.model). */
   model: LanguageModelV3;
   tools: Map<string, ToolDefinition>;

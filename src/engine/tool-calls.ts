@@ -215,6 +215,7 @@ export async function runToolCall(call: ToolCallRecord, level: Level, setup: Tur
           const asked = tool.asks_user?.(output);
           if (asked) {
             call.follow_up = asked.answer_args;
+            call.asked_by = { agent: setup.config.name, version: setup.agent_version ?? null };
             await requestApproval(call, level, setup, turn, asked.question);
             return "waiting";
           }

@@ -49,6 +49,8 @@ export interface ToolCallRecord {
   guarded?: boolean;
   /** The call's result asked the user (asks_user): the arguments the answer is sent with, once `approval` has it. */
   follow_up?: Record<string, unknown>;
+  /** The agent (and its version) whose tool asked: a question the turn's end drops is released with that tool's config. */
+  asked_by?: { agent: string; version: number | null };
   /** Why a tool_input guardrail refused the call; it gets this as its error result and does not run. */
   blocked?: string;
 }

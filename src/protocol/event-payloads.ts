@@ -17,7 +17,7 @@ import {
 import { GUARDRAIL_STAGES } from "./guardrails";
 import { FileRef } from "./input-parts";
 import { MemoryLoadedSchema, MemoryRecalledSchema } from "./memory";
-import { QuestionDropped } from "./question-dropped";
+import { QuestionCancelSettled, QuestionDropped } from "./question-dropped";
 
 export const EVENT_PAYLOADS = {
   "session.created": z.object({
@@ -341,6 +341,7 @@ export const EVENT_PAYLOADS = {
   }),
   "runtime.error": z.object({ message: z.string(), where: z.string() }),
   "question.dropped": QuestionDropped,
+  "question.cancel_settled": QuestionCancelSettled,
   "replay.diverged": Divergence.describe(
     "a replayed turn leaves its recording: this model call's request differs from the recorded one (or the recording has no more), and it and every later call go to the live model",
   ),

@@ -42,6 +42,7 @@ export const NOTICE_TYPES = [
   "runtime.warning",
   "runtime.error",
   "question.dropped",
+  "question.cancel_settled",
   "model.fallback",
   "guardrail.checked",
   "replay.diverged",

@@ -1,5 +1,6 @@
 // The session's capabilities, listed and connected in one place: each is made with the seams of the object it
-// needs (hosts.ts) and the peers it names, and brings its operations, alarm kinds and reactions to commits. The list's order is the order of commit reactions; alarm kinds are matched by name.
+// needs (hosts.ts) and the peers it names, and brings its operations, alarm kinds and reactions to commits. The
+// list's order is the order of commit reactions; alarm kinds are matched by name.
 import { Approvals } from "./approvals/approvals";
 import type { Capability } from "./capability";
 import { onlineScoring } from "./evals/online-scoring";
@@ -13,6 +14,7 @@ import { operationTable } from "./operations";
 import { TurnQueue } from "./queue/turn-queue";
 import { quotaContinue } from "./quotas/quota-continue";
 import { quotaTurns } from "./quotas/quota-turns";
+import { RemoteCancels } from "./remote-cancels/remote-cancels";
 import { replayCapability } from "./replays/replay-source";
 import { TurnRunner } from "./runner/turn-runner";
 import { Schedules } from "./schedules/schedule-table";
@@ -24,7 +26,8 @@ import { versionCapability } from "./versions/session-version";
 import { viewsCapability } from "./views/session-views";
 
 export function connect(host: SessionHosts) {
-  const runner = new TurnRunner(host);
+  const cancels = new RemoteCancels(host);
+  const runner = new TurnRunner(host, cancels);
   const queue = new TurnQueue(host, runner);
   const approvals = new Approvals(host, () => runner.resume("a decision was recorded"));
   const indexer = new SessionIndexer(host);
@@ -50,6 +53,7 @@ export function connect(host: SessionHosts) {
     quotaTurns(host),
     quotaContinue(host),
     onlineScoring(host),
+    cancels.capability(),
     // A fork's copies of its source's files, a batch at a time.
     {
       alarms: [

@@ -4,7 +4,7 @@
 // object as it emits its events; GET /v1/responses/:id folds the same events, so both always agree.
 import type { ResponsesRequestRecord } from "../protocol/event-shapes";
 import type { EventOf, RuntimeEvent } from "../protocol/events";
-import { fileUrl } from "../protocol/input-parts";
+import { type FileRef, fileUrl } from "../protocol/input-parts";
 
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
 
@@ -150,7 +150,18 @@ export function withFileUrls(output: unknown, origin: string, sessionId: string)
 /** A value as the Responses API carries arguments and outputs: text, JSON when it is not text. */
 export const asText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value ?? null));
 
-export type InputContent = { type: "input_text"; text: string } | { type: "input_image" | "input_file"; file_id: string; filename: string | null };
+/** A message's content part as the OpenAI API lists it; a file's URL is the session file's, absolute under the request's origin. */
+export type InputContent =
+  | { type: "input_text"; text: string }
+  | { type: "input_image"; detail: "auto"; file_id: string; image_url: string }
+  | { type: "input_file"; file_id: string; filename?: string; file_url: string };
+
+/** A file the turn was given, as an input_image (an image) or an input_file (with its name when it has one). */
+function inputFile(f: FileRef, origin: string, sessionId: string): InputContent {
+  const url = fileUrl(origin, sessionId, f.file_id);
+  if (f.media_type.startsWith("image/")) return { type: "input_image", detail: "auto", file_id: f.file_id, image_url: url };
+  return { type: "input_file", file_id: f.file_id, ...(f.filename ? { filename: f.filename } : {}), file_url: url };
+}
 
 export type InputItem =
   | { type: "message"; id: string; role: "user"; status: "completed"; content: InputContent[] }
@@ -162,16 +173,14 @@ export type InputItem =
  * input; one that continues a paused turn was given the decisions and answers recorded for the actions that
  * waited when it began (those decided by a person: a deadline's outcome was nobody's input).
  */
-export function inputItems(events: Iterable<RuntimeEvent>, ref: ResponseRef): InputItem[] {
+export function inputItems(events: Iterable<RuntimeEvent>, ref: ResponseRef, origin: string): InputItem[] {
   const items: InputItem[] = [];
   const waiting = new Set<string>();
   for (const e of events) {
     if (e.turn_id !== ref.turn_id) continue;
     const before = ref.after !== null && e.sequence <= ref.after;
     if (e.type === "turn.submitted" && ref.after === null) {
-      const files = (e.payload.files ?? []).map(
-        (f): InputContent => ({ type: f.media_type.startsWith("image/") ? "input_image" : "input_file", file_id: f.file_id, filename: f.filename }),
-      );
+      const files = (e.payload.files ?? []).map((f) => inputFile(f, origin, ref.session_id));
       const text: InputContent[] = e.payload.input === "" ? [] : [{ type: "input_text", text: e.payload.input }];
       items.push({ type: "message", id: `msg_${e.sequence}`, role: "user", status: "completed", content: [...text, ...files] });
     } else if (e.type === "action.required" && before) {

@@ -137,10 +137,12 @@ describe("the Responses stream fold", () => {
     expect(out[0]).toMatchObject({ type: "response.created", sequence_number: 0 });
     expect(f.response.output.map((i) => i.type)).toEqual(["function_call", "function_call_output", "message"]);
     expect(f.response.status).toBe("completed");
-    expect(inputItems([...head, ...rest], ref)).toEqual([
+    expect(inputItems([...head, ...rest], ref, "https://runtime.test")).toEqual([
       { type: "mcp_approval_response", id: expect.any(String), approval_request_id: "act_1", approve: true, reason: null },
     ]);
-    expect(inputItems([...head, ...rest], FRESH)).toMatchObject([{ type: "message", role: "user", content: [{ type: "input_text", text: "what is 6 * 7?" }] }]);
+    expect(inputItems([...head, ...rest], FRESH, "https://runtime.test")).toMatchObject([
+      { type: "message", role: "user", content: [{ type: "input_text", text: "what is 6 * 7?" }] },
+    ]);
   });
 
   it("ends a response that waits as cancelled when its turn is cancelled before anyone answers; a reminder changes nothing", () => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runtimeOptions } from "../../bench/lib/miniflare.mjs";
 import { verifyLog } from "../../src/engine/verify-log";
 import type { Step } from "../support/fake-model";
-import { bundledWithFakeModel, callRuntime, until } from "./support/runtime-process";
+import { bundledWithFakeModel, callRuntime, scriptedModel, until } from "./support/runtime-process";
 import { freePort } from "./support/wrangler-dev";
 
 const KEY = "a2a-client-key";
@@ -25,11 +25,7 @@ function runtime(state: string, port: number): Miniflare {
   return new Miniflare({ ...runtimeOptions(setup.bundle, state, bindings), host: "127.0.0.1", port });
 }
 
-async function script(steps: Step[]): Promise<string> {
-  const id = `a2a-${crypto.randomUUID()}`;
-  await fetch(`${setup.fakeBase}/_scripts/${id}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ steps }) });
-  return `openai-compatible:${id}`;
-}
+const script = (steps: Step[]) => scriptedModel(setup.fakeBase, steps);
 
 const call = (mf: Miniflare, method: string, path: string, body?: unknown) => callRuntime(mf, KEY, method, path, body);
 const log = async (mf: Miniflare, sid: string): Promise<any[]> => (await call(mf, "GET", `/v1/sessions/${sid}/events?after=0&limit=1000`)).events;

@@ -181,7 +181,7 @@ describe("the openai package against the runtime", () => {
     expect(missing).toMatchObject({ status: 404, param: "model", code: "not_found" });
   });
 
-  it("takes an image as a data URL", async () => {
+  it("takes an image and a file as data URLs, and lists them as input items", async () => {
     const png = await tinyPng();
     const url = `data:image/png;base64,${Buffer.from(png).toString("base64")}`;
     const response = await client.responses.create({
@@ -192,13 +192,22 @@ describe("the openai package against the runtime", () => {
           content: [
             { type: "input_text", text: "what is this?" },
             { type: "input_image", image_url: url, detail: "auto" },
+            { type: "input_file", filename: "notes.pdf", file_data: `data:application/pdf;base64,${Buffer.from("%PDF-1.4").toString("base64")}` },
           ],
         },
       ],
     });
-    expect(response.output_text).toContain(`I got an image (image/png) of ${png.length} bytes.`);
+    expect(response.output_text).toContain(`I got an image (image/png) of ${png.length} bytes`);
     const items = await client.responses.inputItems.list(response.id);
-    expect(items.data[0]).toMatchObject({ type: "message", content: [{ type: "input_text" }, { type: "input_image" }] });
+    // The input files as the OpenAI API lists them, each a session file by now.
+    expect(items.data[0]).toMatchObject({
+      type: "message",
+      content: [
+        { type: "input_text" },
+        { type: "input_image", detail: "auto", file_id: expect.stringMatching(/^file_/), image_url: expect.stringContaining("/files/file_") },
+        { type: "input_file", filename: "notes.pdf", file_id: expect.stringMatching(/^file_/), file_url: expect.stringContaining("/files/file_") },
+      ],
+    });
   });
 
   it("asks for approval with an mcp_approval_request, answered by an mcp_approval_response", async () => {

@@ -188,10 +188,11 @@ describe("conversations", () => {
 });
 
 describe("input items", () => {
-  it("take an image as a data URL; the input items list it as an input_image", async () => {
+  it("take an image as a data URL and files as file_data; the input items list them as the OpenAI API does", async () => {
     await createAgent({ name: "resp-image", model: "demo:fast" });
     const png = await tinyPng();
     const url = `data:image/png;base64,${btoa(String.fromCharCode(...png))}`;
+    const data = (media: string, text: string) => `data:${media};base64,${btoa(text)}`;
     const res = await create({
       model: "resp-image",
       input: [
@@ -200,17 +201,25 @@ describe("input items", () => {
           content: [
             { type: "input_text", text: "what is this?" },
             { type: "input_image", image_url: url },
+            { type: "input_file", filename: "notes.txt", file_data: data("text/plain", "some notes") },
+            { type: "input_file", file_data: data("application/pdf", "%PDF-1.4 nothing") },
           ],
         },
       ],
     });
     expect(res.body.status, JSON.stringify(res.body)).toBe("completed");
-    expect(res.body.output.at(-1).content[0].text).toContain(`I got an image (image/png) of ${png.length} bytes.`);
-    const items = (await api("GET", `/v1/responses/${res.body.id}/input_items`)).body.data;
-    expect(items[0].content).toMatchObject([
-      { type: "input_text", text: "what is this?" },
-      { type: "input_image", file_id: expect.any(String) },
-    ]);
+    expect(res.body.output.at(-1).content[0].text).toContain(`I got an image (image/png) of ${png.length} bytes`);
+    const sid = `ses_${res.body.id.slice(5, 29)}`;
+    const [message] = (await api("GET", `/v1/responses/${res.body.id}/input_items`)).body.data;
+    const [text, image, named, unnamed] = message.content;
+    expect(text).toEqual({ type: "input_text", text: "what is this?" });
+    // Each a session file by now: its id, and its download URL under the request's origin.
+    const fileUrl = (f: any) => `https://runtime.test/v1/sessions/${sid}/files/${f.file_id}`;
+    expect(image).toEqual({ type: "input_image", detail: "auto", file_id: expect.stringMatching(/^file_/), image_url: fileUrl(image) });
+    expect(named).toEqual({ type: "input_file", file_id: expect.stringMatching(/^file_/), filename: "notes.txt", file_url: fileUrl(named) });
+    // Sent without a name, it has none (the OpenAI API's filename is optional).
+    expect(unnamed).toEqual({ type: "input_file", file_id: expect.stringMatching(/^file_/), file_url: fileUrl(unnamed) });
+    expect((await api("GET", new URL(named.file_url).pathname)).body).toBe("some notes");
   });
 });
 

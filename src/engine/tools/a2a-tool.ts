@@ -4,18 +4,13 @@
 // and artifacts. Cancelling the turn (or the call's timeout) cancels the remote task (CancelTask). The message
 // id and the context are derived from the call, so a call run again after a restart names the same message
 // in the same context: a server that keeps message ids (this runtime does) answers the task it began then.
-import { A2A_VERSION, A2A_VERSION_HEADER, type Artifact, partsText, type StreamResponse, settled, type Task, type TaskState } from "../../protocol/a2a";
+import { type Artifact, partsText, type StreamResponse, settled, type Task, type TaskState } from "../../protocol/a2a";
 import type { A2aAgentSpec } from "../../protocol/agent-config";
-import { redactCredentials } from "../../protocol/redact";
 import { sseEvents } from "../sse-read";
 import { urlAllowed } from "../url-allowlist";
+import { CANCEL_GRACE_MS, cancelRemoteTask, cancelTask, endpoint, outside, post, type Reach } from "./a2a-rpc";
 import { readCapped } from "./http-io";
 import { type ToolContext, type ToolDefinition, ToolError } from "./types";
-
-const CARD_SUFFIX = "/.well-known/agent-card.json";
-const MAX_CARD_BYTES = 200_000;
-/** How long a cancelled call waits for the remote task's stream to end before it cuts the connection. */
-const CANCEL_GRACE_MS = 5000;
 
 /** What the call knows of the remote task so far. */
 interface Seen {
@@ -24,37 +19,6 @@ interface Seen {
   state: TaskState | null;
   statusText: string;
   artifacts: Artifact[];
-}
-
-/** What reaching the remote agent needs of the call: a cancel after the turn's end has no more than this. */
-type Reach = Pick<ToolContext, "fetch" | "urlAllowlist" | "tool_call_id">;
-
-/** The JSON-RPC endpoint: the URL itself, or the JSON-RPC interface its Agent Card names (also allowlisted). */
-async function endpoint(spec: A2aAgentSpec, ctx: Reach, signal: AbortSignal): Promise<string> {
-  if (!spec.url.split("?")[0]!.endsWith(CARD_SUFFIX)) return spec.url;
-  const res = await ctx.fetch(spec.url, { headers: spec.headers ?? {}, signal, redirect: "manual" });
-  if (!res.ok) throw new ToolError(`The Agent Card of "${spec.name}" could not be read: HTTP ${res.status}`);
-  let card: { supportedInterfaces?: { url?: string; protocolBinding?: string; protocolVersion?: string }[] };
-  try {
-    card = JSON.parse(await readCapped(res, MAX_CARD_BYTES));
-  } catch {
-    throw new ToolError(`The Agent Card of "${spec.name}" is not JSON`);
-  }
-  const rpc = card.supportedInterfaces?.find((i) => i.protocolBinding === "JSONRPC" && (i.protocolVersion ?? "").startsWith("1."));
-  if (!rpc?.url) throw new ToolError(`The Agent Card of "${spec.name}" names no A2A 1.0 JSON-RPC interface`);
-  if (!urlAllowed(rpc.url, ctx.urlAllowlist)) throw new ToolError(`The JSON-RPC URL of "${spec.name}" (${rpc.url}) is not allowlisted`);
-  return rpc.url;
-}
-
-/** One JSON-RPC call to the remote agent. */
-function post(url: string, spec: A2aAgentSpec, ctx: Reach, method: string, params: unknown, signal: AbortSignal): Promise<Response> {
-  return ctx.fetch(url, {
-    method: "POST",
-    headers: { ...spec.headers, "content-type": "application/json", accept: "text/event-stream, application/json", [A2A_VERSION_HEADER]: A2A_VERSION },
-    body: JSON.stringify({ jsonrpc: "2.0", id: ctx.tool_call_id, method, params }),
-    signal,
-    redirect: "manual", // a redirect could leave the allowlist
-  });
 }
 
 /** Folds one result (a Task, or a stream event) into what the call knows. */
@@ -82,9 +46,6 @@ function appendParts(artifact: Artifact, parts: Artifact["parts"]): void {
   }
 }
 
-/** Text the remote agent sent, as the result may hold it: our headers' values (a reflected authorization) never. */
-const outside = (spec: A2aAgentSpec, text: string) => redactCredentials(text, Object.values(spec.headers ?? {}));
-
 /** A JSON-RPC error the remote agent answered, with its code. */
 class RemoteRpcError extends ToolError {
   constructor(
@@ -98,8 +59,6 @@ class RemoteRpcError extends ToolError {
 const rpcFailure = (spec: A2aAgentSpec, error: { code?: number; message?: string }) =>
   new RemoteRpcError(outside(spec, `The remote agent answered error ${error.code}: ${error.message}`), error.code);
 
-/** The remote's "task not cancelable": it ended already. */
-const TASK_NOT_CANCELABLE = -32002;
 /** The remote's "unsupported operation": a message on a task that no longer waits, a subscription to an ended one. */
 const NOT_WAITING = -32004;
 
@@ -193,6 +152,19 @@ const UNANSWERED = {
   interrupted: "the turn ended before it was answered",
 } as const;
 
+/** What became of a remote task whose question went unanswered (a call's error result, a question.dropped's message). */
+export function droppedMessage(name: string, status: keyof typeof UNANSWERED, id: string, outcome: keyof typeof OUTCOMES): string {
+  return `The remote agent "${name}" asked a question and ${UNANSWERED[status]}: its task ${id} ${OUTCOMES[outcome]}`;
+}
+
+/** What became of the remote task, by CancelTask's outcome. */
+const OUTCOMES = {
+  cancelled: "was cancelled",
+  ended: "had already ended",
+  retry: "could not be cancelled yet: the cancel is retried",
+  refused: "could not be cancelled and may still wait",
+} as const;
+
 export function a2aTool(spec: A2aAgentSpec): ToolDefinition {
   return {
     name: spec.name,
@@ -219,15 +191,12 @@ export function a2aTool(spec: A2aAgentSpec): ToolDefinition {
       const answer_args = { task_id: r.task_id, ...(typeof r.context_id === "string" ? { context_id: r.context_id } : {}) };
       return { question: `The remote agent "${spec.name}" asks: ${String(r.input_required ?? "")}`, answer_args };
     },
-    // Nobody answered what the remote task asks, or the turn ended first: it would wait for ever, so it is cancelled.
+    // Nobody answered what the remote task asks in time, or the user declined: it would wait for ever, so it is
+    // cancelled, once (a turn's end cancels it durably instead: session/remote-cancels).
     async unanswered(answerArgs, status, ctx) {
       const id = String(answerArgs.task_id);
-      const why = UNANSWERED[status];
-      const bound = AbortSignal.timeout(CANCEL_GRACE_MS);
-      const url = urlAllowed(spec.url, ctx.urlAllowlist) ? await endpoint(spec, ctx, bound).catch(() => null) : null;
-      const cancelled = url !== null && (await cancelRemote(url, spec, ctx, id));
-      const outcome = cancelled ? `its task ${id} was cancelled` : `its task ${id} could not be cancelled and may still wait`;
-      throw new ToolError(`The remote agent "${spec.name}" asked a question and ${why}: ${outcome}`);
+      const { status: outcome } = await cancelRemoteTask(spec, ctx, id);
+      throw new ToolError(droppedMessage(spec.name, status, id, outcome === "retry" ? "refused" : outcome));
     },
     async execute(args, ctx) {
       if (!urlAllowed(spec.url, ctx.urlAllowlist)) throw new ToolError(`URL of tool "${spec.name}" is not allowlisted`);
@@ -278,25 +247,6 @@ export function a2aTool(spec: A2aAgentSpec): ToolDefinition {
   };
 }
 
-/**
- * CancelTask for a remote task the call gives up on (the turn was cancelled, the call timed out, or its question
- * went unanswered); best effort: whether the remote agent answered the task cancelled (or already ended).
- */
-async function cancelRemote(url: string, spec: A2aAgentSpec, ctx: Reach, id: string): Promise<boolean> {
-  const bound = new AbortController();
-  const timer = setTimeout(() => bound.abort(), CANCEL_GRACE_MS);
-  try {
-    const res = await post(url, spec, ctx, "CancelTask", { id }, bound.signal);
-    if (!res.ok) {
-      await res.body?.cancel();
-      return false;
-    }
-    const body = JSON.parse(await readCapped(res, 1_000_000)) as { result?: Task; error?: { code?: number } };
-    return body.result?.status.state === "TASK_STATE_CANCELED" || body.error?.code === TASK_NOT_CANCELABLE;
-  } catch {
-    // The remote task may run on; the error result says the call was given up.
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** CancelTask for a remote task the call gives up on (the turn was cancelled, the call timed out): did it go through. */
+const cancelRemote = (url: string, spec: A2aAgentSpec, ctx: Reach, id: string) =>
+  cancelTask(url, spec, ctx, id).then((o) => o.status === "cancelled" || o.status === "ended");

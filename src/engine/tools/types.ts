@@ -99,10 +99,10 @@ export interface ToolDefinition {
    */
   asks_user?(output: unknown): { question: string; answer_args: Record<string, unknown> } | null;
   /**
-   * A question its result asked went unanswered (it timed out, the user declined it, or the turn ended while it
-   * waited: cancelled, interrupted): what the tool does then (a remote A2A task is cancelled), throwing the
-   * call's error result (after a turn's end, what question.dropped records). Absent: the call's result says
-   * nobody answered, as ask_user's does.
+   * A question its result asked went unanswered within the turn (it timed out, the user declined it): what the
+   * tool does then (a remote A2A task is cancelled), throwing the call's error result. Absent: the call's result
+   * says nobody answered, as ask_user's does. (A question the turn's end drops is cancelled by the session,
+   * durably: session/remote-cancels.)
    */
   unanswered?(
     answerArgs: Record<string, unknown>,

@@ -15,6 +15,7 @@ import { errorMessage } from "../../protocol/errors";
 import type { EvalCase, EvalRun } from "../../protocol/evals";
 import { providerEnv } from "../../providers";
 import { EVAL_MIGRATIONS, migrate } from "../migrate";
+import { maxConcurrentCases } from "../registry/eval-leases";
 import { evalsOf } from "../registry/evals-rpc";
 import { registry } from "../registry/registry-object";
 import { CANCELLED, failed, runCase } from "./eval-case";
@@ -25,15 +26,8 @@ import { interruptTurn } from "./session-reads";
 const WATCHDOG_MS = 2000;
 /** A case whose watch failed this often (its session's object unreachable) ends as failed. */
 const MAX_ATTEMPTS = 3;
-/** A run whose cases wait for a lease (other runs hold them all) asks again this soon. */
-const LEASE_RETRY_MS = 250;
-const DEFAULT_MAX_CASES = 8;
-
-/** EVAL_MAX_CONCURRENT_CASES: eval cases in flight across all runs of the deployment (default 8). */
-export function maxConcurrentCases(env: Pick<Env, "EVAL_MAX_CONCURRENT_CASES">): number {
-  const n = Number(env.EVAL_MAX_CONCURRENT_CASES);
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_MAX_CASES;
-}
+/** A run whose cases wait for a lease asks again this late at most: the registry wakes it when one is free for it. */
+export const LEASE_POLL_MS = 5000;
 
 export function evalRunObject(env: Pick<Env, "EVAL_RUNS">, id: string) {
   return env.EVAL_RUNS.get(env.EVAL_RUNS.idFromName(id));
@@ -88,6 +82,11 @@ export class EvalRunObject extends DurableObject<Env> {
     return { run: this.store.view()!, cancelled: true };
   }
 
+  /** The registry freed a lease for this run while its cases waited for one: it asks now. */
+  async wake(): Promise<void> {
+    this.ctx.waitUntil(this.tick());
+  }
+
   override async alarm(): Promise<void> {
     await this.tick();
   }
@@ -129,7 +128,8 @@ export class EvalRunObject extends DurableObject<Env> {
       await evalsOf(registry(this.env)).runEnded(this.store.view()!);
       return;
     }
-    await this.ctx.storage.setAlarm(Date.now() + (starved ? LEASE_RETRY_MS : WATCHDOG_MS));
+    // Waiting for a lease, it asks again later too, in case the registry's wake was lost.
+    await this.ctx.storage.setAlarm(Date.now() + (starved ? LEASE_POLL_MS : WATCHDOG_MS));
   }
 
   private watch(spec: RunSpec, idx: number, sid: string, turnId: string | null): void {

@@ -7,11 +7,25 @@ import { EvalLeases } from "./eval-leases";
 import { EvalRunIndex, type EvalRunQuery } from "./eval-run-index";
 import { type ScoreNotice, VersionScores } from "./version-scores";
 
-export function evalsRpc(sql: SqlStorage) {
+/**
+ * What the leases need of the registry object: the deployment's cap, and a way to tell waiting runs that a lease
+ * is free for them (their objects, reached through the EVAL_RUNS binding: nothing of objects/evals is imported).
+ */
+export interface LeasePorts {
+  cap: number;
+  wake(runIds: string[]): void;
+}
+
+export function evalsRpc(sql: SqlStorage, ports: LeasePorts) {
   const datasets = new DatasetTable(sql);
   const runs = new EvalRunIndex(sql);
   const leases = new EvalLeases(sql);
   const scores = new VersionScores(sql);
+  /** Leases went back: the runs they now go to ask at once. */
+  const freed = (runId: string) => {
+    const due = leases.wakeable(ports.cap, runId, Date.now());
+    if (due.length > 0) ports.wake(due);
+  };
   return {
     putDataset: (name: string, items: DatasetItem[], hash: string, by: string | null) => datasets.put(name, items, hash, by, Date.now()),
     dataset: (name: string, version?: number) => datasets.get(name, version),
@@ -24,11 +38,13 @@ export function evalsRpc(sql: SqlStorage) {
     caseEnded: (run: EvalRun, idx: number) => {
       leases.release(run.id, idx);
       runs.record(run);
+      freed(run.id);
     },
     /** The run ended (finished or cancelled): every lease it holds goes back. */
     runEnded: (run: EvalRun) => {
       leases.release(run.id);
       runs.record(run);
+      freed(run.id);
     },
     /** An online score (eval.scored) of a turn of the version. */
     recordScore: (s: ScoreNotice) => scores.add(s, Date.now()),

@@ -13,6 +13,7 @@ import { dropRouting, routing } from "./agent-labels";
 import { contentHash, eraseVersions, fillMissingHashes, latestVersion, recordVersion } from "./agent-versions";
 import { type AgentVersionsRpc, versionsRpc } from "./agent-versions-rpc";
 import { CodeToolTable } from "./code-tool-table";
+import { maxConcurrentCases } from "./eval-leases";
 import { type EvalsRpc, evalsRpc } from "./evals-rpc";
 import { QuotaTable } from "./quota-table";
 
@@ -65,7 +66,16 @@ export class RegistryObject extends DurableObject<Env> {
 
   /** Datasets and the eval runs' index (evals-rpc.ts). */
   async evals(op: keyof EvalsRpc, args: unknown[]): Promise<unknown> {
-    return (evalsRpc(this.ctx.storage.sql)[op] as (...a: unknown[]) => unknown)(...args);
+    const ports = { cap: maxConcurrentCases(this.env), wake: (runIds: string[]) => this.wakeRuns(runIds) };
+    return (evalsRpc(this.ctx.storage.sql, ports)[op] as (...a: unknown[]) => unknown)(...args);
+  }
+
+  /** Tells eval runs that wait that a lease is free for them (not awaited: a lost wake is caught by their watchdog). */
+  private wakeRuns(runIds: string[]): void {
+    for (const id of runIds) {
+      const run = this.env.EVAL_RUNS.get(this.env.EVAL_RUNS.idFromName(id));
+      this.ctx.waitUntil(run.wake().catch((err: unknown) => console.error(`waking eval run ${id} failed`, err)));
+    }
   }
 
   async get(name: string): Promise<AgentConfig | null> {

@@ -7,7 +7,6 @@ import { runTurn, type TurnSetup } from "../../engine/loop";
 import { randomTraceId, traceFrom } from "../../engine/trace";
 import { closingEvents, finalMessages, hasDecisionToApply, newTurnState, type TurnState } from "../../engine/turn-state";
 import { randomId } from "../../ids";
-import { logLine } from "../../log";
 import { ApiError, errorMessage } from "../../protocol/errors";
 import type { EventDraft, PayloadOf, TerminalDraft } from "../../protocol/events";
 import { turnOutcome } from "../../views/turn-outcome";
@@ -15,9 +14,11 @@ import type { Capability } from "../capability";
 import { partialAnswer, queueAfter, startedCalls } from "../queue/cut-turn";
 import { held } from "../queue/debounce";
 import { submittedFiles } from "../queue/turn-attachments";
+import type { RemoteCancels } from "../remote-cancels/remote-cancels";
 import { ReplayTurns } from "../replays/replay-turns";
 import { type StepOutcome, stepOutcome } from "./orchestration-steps";
 import { questionRelease } from "./question-release";
+import { logTurnEnd } from "./turn-end-log";
 import { type Executor, TurnTakenError, turnPorts } from "./turn-ports";
 import { HEARTBEAT_MS, type RunnerSession } from "./turn-session";
 import { TurnSetups } from "./turn-setup";
@@ -30,7 +31,11 @@ export class TurnRunner {
   /** The replayed turn of a replay session (docs/guides/fork-and-replay.md). */
   readonly replays: ReplayTurns;
 
-  constructor(private readonly s: RunnerSession) {
+  constructor(
+    private readonly s: RunnerSession,
+    /** Where the cancels owed to remote tasks whose question a turn's end drops are recorded and sent. */
+    private readonly cancels: Pick<RemoteCancels, "record" | "send">,
+  ) {
     this.setups = new TurnSetups(s);
     this.replays = new ReplayTurns(s);
   }
@@ -185,7 +190,7 @@ export class TurnRunner {
         const mcp = await this.setups.discover(config);
         const memory = await this.setups.workingMemory(config, state.turn_id, false, this.replays.working(state.turn_id));
         if (this.executor !== e) throw new TurnTakenError("turn no longer owned by this executor");
-        const setup = this.setups.setupFor(this.setups.capped(config, state.turn_id), mcp, memory, recalled);
+        const setup = this.setups.setupFor(this.setups.capped(config, state.turn_id), mcp, memory, recalled, version);
         const from = this.s.agent().name;
         this.s.switchAgent(config, [
           { type: "run.status", turn_id: state.turn_id, payload: { phase: "handoff", from, to: config.name, to_version: version, reason: reason ?? null } },
@@ -253,7 +258,7 @@ export class TurnRunner {
     const before = cut.before ?? [];
     const late = store.inbox(turnId, state.messages_taken ?? 0).map((m) => ({ ...m, turn_id: randomId("trn") }));
     const closing = closingEvents(state, closeAs, Date.now(), undefined, store.decisions(turnId));
-    const release = questionRelease(this.s, state, closeAs); // a remote task its question left waiting is cancelled
+    const release = questionRelease(this.cancels, state, closeAs); // a remote task its question left waiting is cancelled
     const drafts: EventDraft[] = [
       ...before,
       ...closing,
@@ -280,24 +285,13 @@ export class TurnRunner {
         store.appendHistory(turnId, messages);
         store.deleteTurnState(turnId);
         store.clearInbox(turnId);
+        release.record();
       },
       { snapshot: true },
     );
-    release();
+    release.send();
     this.setups.remember(messages);
-    const outcome = turnOutcome(event);
-    void logLine(this.s.bindings(), {
-      log: "turn",
-      session_id: this.s.row().session_id,
-      turn_id: turnId,
-      agent: this.s.agent().name,
-      status,
-      stop_reason: outcome.stop_reason ?? outcome.error?.code ?? null,
-      duration_ms: Date.now() - state.started_at,
-      input_tokens: state.usage.input_tokens,
-      output_tokens: state.usage.output_tokens,
-      cost_usd: state.cost_usd ?? null,
-    });
+    logTurnEnd(this.s, event, state);
     const waiting = this.waiters.get(turnId);
     if (waiting) {
       this.waiters.delete(turnId);

@@ -40,11 +40,18 @@ export class TurnSetups {
 
   constructor(private readonly s: SetupSession) {}
 
-  setupFor(config: AgentConfig, mcp: Discovery, memory: WorkingMemoryRead = NO_MEMORY, recalled: string | null = null): TurnSetup {
+  setupFor(
+    config: AgentConfig,
+    mcp: Discovery,
+    memory: WorkingMemoryRead = NO_MEMORY,
+    recalled: string | null = null,
+    version = this.s.view().agent_version ?? null, // a handoff's: the version handed to
+  ): TurnSetup {
     const providers = providerEnv(this.s.bindings());
     this.history ??= this.s.store.history();
     return {
       config,
+      agent_version: version,
       model: resolveModel(config.model, providers),
       tools: this.toolbelt(config, mcp),
       ...(config.code_mode ? { runScript: scriptRunner(this.s.bindings()) } : {}),

@@ -98,7 +98,7 @@ export async function serveResponses(request: Request, host: ResponsesHost): Pro
   const origin = url.searchParams.get("origin") ?? "";
   if (mode === "input") {
     const { ref, cursor } = located(host.store, id);
-    return json(inputItems(loggedEvents(host.store, cursor), ref));
+    return json(inputItems(loggedEvents(host.store, cursor), ref, origin));
   }
   const now = await foldNow(host, id, origin);
   if (mode === "object" || (mode === "wait" && now.fold.ended)) return json(now.fold.response);

@@ -48,3 +48,10 @@ export async function until(probe: () => Promise<boolean>, ms = 20_000): Promise
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** A model of the fake OpenAI server at `fakeBase` that answers `steps` in turn: its model string. */
+export async function scriptedModel(fakeBase: string, steps: unknown[]): Promise<string> {
+  const id = `script-${crypto.randomUUID()}`;
+  await fetch(`${fakeBase}/_scripts/${id}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ steps }) });
+  return `openai-compatible:${id}`;
+}

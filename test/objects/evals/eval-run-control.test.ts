@@ -2,6 +2,7 @@
 // flight across runs (EVAL_MAX_CONCURRENT_CASES, default 8), shared fairly between the runs that wait, through
 // HTTP with the scripted fake model.
 import { describe, expect, it } from "vitest";
+import { LEASE_POLL_MS } from "../../../src/objects/evals/eval-run-object";
 import { api, createAgent, events } from "../../support/api";
 import { SUMS, suffix, waitForRun } from "../../support/evals";
 import { gateURL, releaseGate, requests, type Step, script, uniqueId, waitForGate } from "../../support/fake-model";
@@ -167,6 +168,14 @@ describe("eval cases in flight across runs", () => {
     expect((await releaseGate(gate, { ok: true })).delivered).toBe(8);
     const smallRun = await waitForRun(second);
     expect(smallRun.aggregates.contains.count).toBe(4);
+    // The registry woke the small run as soon as the leases were free for it: its first case started long before
+    // the run would have asked again by itself (LEASE_POLL_MS after its first ask, which found no lease).
+    const starts = await Promise.all(
+      (await api("GET", `/v1/evals/${second}/cases`)).body.cases.map(
+        async (c: any) => (await events(c.session_id)).find((e) => e.type === "turn.started")!.timestamp,
+      ),
+    );
+    expect(Math.min(...starts) - smallRun.created_at).toBeLessThan(LEASE_POLL_MS);
     const bigNow = (await api("GET", `/v1/evals/${first}`)).body;
     expect(bigNow.status).toBe("running");
     expect(bigNow.progress.done).toBe(8);
