@@ -9,12 +9,15 @@
 // unless named) is one turn of BENCH_AB_LONG_STEPS (default 300) webhook steps whose arguments carry
 // BENCH_AB_LONG_PAD (default 1000) characters each, and also prints the time per step early (steps 5-15) and
 // late (the last 15 but 5) in the turn, from its events' timestamps (needs a REV with the raisable budget caps).
+// BENCH_AB_TURN_CPU=1 reads the CPU of the turn alone: its session is created and its WebSocket opened before the
+// CPU window, with 30 ms of quiet either side (the creation's CPU and index write are most of the noise under load);
+// it also prints the mean of the middle half of the paired CPU differences.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Api, median, now } from "./lib/client.mjs";
+import { Api, median, now, terminalAny } from "./lib/client.mjs";
 import { connectInspector } from "./lib/cpuprofile.mjs";
 import { benchAgent, e2eShapes, longTurnShape, runtimeTurn, stepMs } from "./lib/e2e.mjs";
 import { cpuMsOf, freePort, snapshotRuntime, startFakeLlmProcess, startWrangler, stopAll } from "./lib/procs.mjs";
@@ -35,6 +38,27 @@ mkdirSync(before, { recursive: true });
 execFileSync("sh", ["-c", `git archive ${REV} src migrations wrangler.toml | tar -x -C ${before}`], { cwd: ROOT });
 mkdirSync(join(before, "dist", "inspector"), { recursive: true });
 const sides = { before: join(before, "wrangler.toml"), after: snapshotRuntime(ROOT, join(cache, "ab-after")) };
+
+const TURN_CPU = process.env.BENCH_AB_TURN_CPU === "1";
+const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** A turn whose CPU window holds the turn alone: the session and its WebSocket are made first. */
+async function turnAlone(stack, model, maxSteps) {
+  const { session_id } = await stack.api.req("POST", "/v1/sessions", { agent: benchAgent(stack, model, maxSteps) });
+  const sub = stack.api.subscribe(session_id, 0, { keep: false, deflate: false });
+  await sub.opened;
+  await pause(30);
+  const done = sub.waitFor(terminalAny);
+  const c0 = cpuMsOf(stack.w.userPid);
+  const t0 = now();
+  await stack.api.submit(session_id);
+  const { t, s } = await done;
+  const cpu = cpuMsOf(stack.w.userPid) - c0;
+  sub.close();
+  if (JSON.parse(s).type !== "turn.completed") throw new Error(`turn ended: ${s.slice(0, 300)}`);
+  await pause(30);
+  return { ms: t - t0, cpu, sid: session_id };
+}
 
 /** Times the creation of a session alone; waits a moment after, so its index write is not in the next pair. */
 async function created(stack, model, maxSteps) {
@@ -84,10 +108,12 @@ try {
       for (const side of order) {
         const s = stacks[side];
         const c0 = cpuMsOf(s.w.userPid);
-        const { ms: t, sid } = shape === "create" ? await created(s, model, maxSteps) : await runtimeTurn(s, model, maxSteps);
+        const alone = TURN_CPU && shape !== "create";
+        const r = shape === "create" ? await created(s, model, maxSteps) : alone ? await turnAlone(s, model, maxSteps) : await runtimeTurn(s, model, maxSteps);
+        const { ms: t, sid } = r;
         if (i < WARMUP) continue;
         ms[side].push(t);
-        cpu[side].push(cpuMsOf(s.w.userPid) - c0);
+        cpu[side].push(alone ? r.cpu : cpuMsOf(s.w.userPid) - c0);
         if (shape === "long_turn") {
           const events = await s.api.events(sid);
           steps[side].early.push(stepMs(events, 5, 15));
@@ -99,8 +125,11 @@ try {
     // Each pair ran back to back, so the median of their differences cancels most of the machine's drift.
     const paired = median(ms.after.map((a, i) => a - ms.before[i]));
     const pairedCpu = median(cpu.after.map((a, i) => a - cpu.before[i]));
+    const sorted = cpu.after.map((a, i) => a - cpu.before[i]).sort((a, b) => a - b);
+    const middle = sorted.slice(Math.floor(sorted.length / 4), Math.ceil((3 * sorted.length) / 4));
+    const trimmed = middle.reduce((a, b) => a + b, 0) / middle.length;
     console.log(
-      `${shape}: before ${m.before.toFixed(1)} ms, after ${m.after.toFixed(1)} ms (${((100 * (m.after - m.before)) / m.before).toFixed(1)}%; median paired difference ${paired.toFixed(2)} ms); workerd CPU per turn (session creation included) ${median(cpu.before).toFixed(2)} -> ${median(cpu.after).toFixed(2)} ms (median paired difference ${pairedCpu.toFixed(2)} ms)`,
+      `${shape}: before ${m.before.toFixed(1)} ms, after ${m.after.toFixed(1)} ms (${((100 * (m.after - m.before)) / m.before).toFixed(1)}%; median paired difference ${paired.toFixed(2)} ms); workerd CPU per turn (${TURN_CPU && shape !== "create" ? "the turn alone" : "session creation included"}) ${median(cpu.before).toFixed(2)} -> ${median(cpu.after).toFixed(2)} ms (median paired difference ${pairedCpu.toFixed(2)} ms, mean of the middle half ${trimmed.toFixed(2)} ms)`,
     );
     if (shape === "long_turn") {
       for (const side of ["before", "after"]) {

@@ -37,16 +37,24 @@ export async function executeTool(
     (output) => ({ output, is_error: false }),
     (err) => ({ output: errorMessage(err), is_error: true }),
   );
-  const settled = await Promise.race([running, aborted(turn.signal)]);
+  // One listener a call (listeners cost a few µs each in workerd): while the call runs, a cut ends the wait;
+  // once its result is in, a cut records it late, until recorded() says the turn's tool.result holds it.
+  let waited: Settled | null = null;
+  let stopWaiting = (_: null) => {};
+  const cutWhileRunning = new Promise<null>((resolve) => {
+    stopWaiting = resolve;
+  });
+  const cut = () => (waited ? void recordLate(waited, call, level, turn, injected) : stopWaiting(null));
+  if (turn.signal.aborted) stopWaiting(null);
+  else turn.signal.addEventListener("abort", cut, { once: true });
+  const settled = await Promise.race([running, cutWhileRunning]);
   // Checked after the race as well: a result that came with the cut is not the turn's either.
   if (!settled || turn.signal.aborted) {
     void running.then((r) => recordLate(r, call, level, turn, injected));
     throw turn.signal.reason;
   }
-  // The result is in, but the turn records it only after its checks (guardrails, files, a spill to R2): a cut
-  // before then leaves it to be recorded late too, until recorded() says the turn's tool.result holds it.
-  const cut = () => void recordLate(settled, call, level, turn, injected);
-  turn.signal.addEventListener("abort", cut, { once: true });
+  // The result is in, but the turn records it only after its checks (guardrails, files, a spill to R2).
+  waited = settled;
   unrecorded.set(call, () => turn.signal.removeEventListener("abort", cut));
   if (settled.is_error) throw new Error(String(settled.output));
   return settled.output;
@@ -59,13 +67,6 @@ const unrecorded = new WeakMap<ToolCallRecord, () => void>();
 export function recorded(call: ToolCallRecord): void {
   unrecorded.get(call)?.();
   unrecorded.delete(call);
-}
-
-function aborted(signal: AbortSignal): Promise<null> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve(null);
-    else signal.addEventListener("abort", () => resolve(null), { once: true });
-  });
 }
 
 /**

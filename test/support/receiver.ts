@@ -1,7 +1,8 @@
 // A webhook receiver for outbound subscriptions, served by the fake server under /v1/_receiver/<id>
 // (on the tool URL allowlist). PUT .../<id>/plan {fail_first, hang_on} scripts it: the first `fail_first`
 // requests get a 503, the requests numbered in `hang_on` (1-based) are never answered; the rest get 200 (with
-// `answer` as a JSON body when given: a guardrail webhook's verdict; a 503 says `retry-after: <retry_after>` when given).
+// `answer` as a JSON body when given: a guardrail webhook's verdict; with `length`, sent with its Content-Length rather
+// than chunked; a 503 says `retry-after: <retry_after>` when given).
 // GET .../<id>/requests lists every request received: its headers of interest and raw body.
 import type { IncomingMessage, ServerResponse } from "node:http";
 
@@ -9,6 +10,7 @@ interface Plan {
   fail_first: number;
   hang_on: number[];
   answer?: unknown;
+  length?: boolean;
   retry_after?: number;
 }
 type Received = {
@@ -55,8 +57,11 @@ export async function handleReceiver(req: IncomingMessage, res: ServerResponse, 
     };
     log.push(entry);
     if (entry.answered === "hung") return true; // the client gives up (its timeout) and closes the connection
-    if (entry.answered === 200 && plan.answer !== undefined) res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(plan.answer));
-    else {
+    if (entry.answered === 200 && plan.answer !== undefined) {
+      const answer = JSON.stringify(plan.answer);
+      const length = plan.length ? { "content-length": String(Buffer.byteLength(answer)) } : {};
+      res.writeHead(200, { "content-type": "application/json", ...length }).end(answer);
+    } else {
       const retry = entry.answered === 503 && plan.retry_after !== undefined ? { "retry-after": String(plan.retry_after) } : {};
       res.writeHead(entry.answered, { "content-type": "text/plain", ...retry }).end(entry.answered === 200 ? "ok" : "unavailable");
     }

@@ -13,7 +13,7 @@ const OLD_SECRET = "an-older-secret-of-some-length";
 
 type Received = { idempotency_key: string; webhook: Record<string, string>; body: string; answered: number | "hung" };
 
-async function receiver(plan: { fail_first?: number; hang_on?: number[]; retry_after?: number }) {
+async function receiver(plan: { fail_first?: number; hang_on?: number[]; retry_after?: number; answer?: unknown; length?: boolean }) {
   const url = `${baseURL}/_receiver/${uniqueId("hook")}`;
   await fetch(`${url}/plan`, { method: "PUT", body: JSON.stringify(plan) });
   return { url, requests: async () => (await fetch(`${url}/requests`)).json() as Promise<Received[]> };
@@ -67,6 +67,21 @@ describe("webhook tools", () => {
     expect(result.payload).toMatchObject({ is_error: true, output: "HTTP 503: unavailable" });
     expect(result.payload.metadata.receipt).toMatchObject({ status: 503, attempts: 3 });
     expect((await rcv.requests()).map((r) => r.webhook["webhook-signature"])).toEqual([undefined, undefined, undefined]);
+  });
+
+  it("reads an answer sent with its Content-Length as a chunked one, and at most 1 MB of a longer one", async () => {
+    const small = await receiver({ answer: { found: "ünïcode" }, length: true });
+    const sid = await hookSession({ url: small.url });
+    const { turn_id } = await submitTurn(sid, "call it");
+    const result = (await waitForTurnEnd(sid, turn_id)).find((e) => e.type === "tool.result");
+    expect(result.payload).toMatchObject({ is_error: false, output: { found: "ünïcode" } });
+    const long = await receiver({ answer: "x".repeat(1_500_000), length: true });
+    const other = await hookSession({ url: long.url });
+    const turn = await submitTurn(other, "call it");
+    const spilled = (await waitForTurnEnd(other, turn.turn_id)).find((e) => e.type === "output.spilled");
+    // The first 1,000,000 bytes of the JSON string (not valid JSON cut there: kept as text), spilled whole.
+    expect(spilled.payload.bytes).toBeGreaterThanOrEqual(1_000_000);
+    expect(spilled.payload.bytes).toBeLessThan(1_000_100);
   });
 
   it("resends an idempotent webhook's call cut by a crash under the same key", async () => {
