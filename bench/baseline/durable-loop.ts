@@ -6,12 +6,14 @@
 //   - when the model's answer names tool calls: the answer and every call's start, in one commit before the
 //     first webhook request goes out (the step's executes run in one task, so their writes share it);
 //   - at the end: the answer and the turn's end.
-// Nothing is streamed to anyone and nothing else is stored: what this costs over the plain loop in the same
+// Nothing is sent to anyone and nothing else is stored: what this costs over the plain loop in the same
 // workerd is what durability costs on this platform (locally, a commit ends in an fsync on the thread).
+// `mode: "stream"` runs the same loop with streamText, reading each model answer as it streams in (as the
+// runtime must, to record and forward its deltas), still sending and storing nothing more.
 
 import { DurableObject } from "cloudflare:workers";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { generateText, jsonSchema, stepCountIs, tool } from "ai";
+import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { lookupTool } from "../lib/lookup-tool.mjs";
 
 interface Env {
@@ -30,7 +32,7 @@ export class DurableLoop extends DurableObject<Env> {
   }
 
   override async fetch(request: Request): Promise<Response> {
-    const { model, steps, input } = (await request.json()) as { model: string; steps: number; input?: string };
+    const { model, steps, input, mode } = (await request.json()) as { model: string; steps: number; input?: string; mode?: string };
     const turnId = `trn_${crypto.randomUUID()}`;
     const sql = this.ctx.storage.sql;
     const write = (type: string, payload: unknown) => {
@@ -65,22 +67,33 @@ export class DurableLoop extends DurableObject<Env> {
     };
     const t0 = performance.now();
     commit([["turn.started", { input: input ?? "go" }]]);
-    const result = await generateText({
+    const options = {
       model: provider.chatModel(model),
-      messages: [{ role: "user", content: input ?? "go" }],
+      messages: [{ role: "user" as const, content: input ?? "go" }],
       tools: { lookup: durable },
       stopWhen: stepCountIs(steps),
-      prepareStep: ({ stepNumber }) => {
+      prepareStep: ({ stepNumber }: { stepNumber: number }) => {
         step = stepNumber;
         commit([...results, ["model.requested", { step: stepNumber }]]);
         results = [];
         return undefined;
       },
-    });
+    };
+    let text: string;
+    let stepCount: number;
+    if (mode === "stream") {
+      const streamed = streamText(options);
+      text = await streamed.text;
+      stepCount = (await streamed.steps).length;
+    } else {
+      const result = await generateText(options);
+      text = result.text;
+      stepCount = result.steps.length;
+    }
     commit([
-      ["model.completed", { text: result.text }],
-      ["turn.completed", { output: result.text }],
+      ["model.completed", { text }],
+      ["turn.completed", { output: text }],
     ]);
-    return Response.json({ ms: performance.now() - t0, steps: result.steps.length, rows: this.seq });
+    return Response.json({ ms: performance.now() - t0, steps: stepCount, rows: this.seq });
   }
 }

@@ -5,7 +5,7 @@
 //   POST /run   {model, input, steps, mode: "generate" | "stream", tool?: "lookup"}  -> {ms, steps, tool_calls, text_chars}
 //               (tool "lookup": the fake server's webhook tool, POSTed like the runtime's http_tools: the floor
 //               of the end-to-end benchmark inside workerd)
-//   POST /durable-run {model, steps}                                 -> the same loop with the runtime's commits (durable-loop.ts)
+//   POST /durable-run {model, steps, mode?}                          -> the same loop with the runtime's commits (durable-loop.ts)
 //   POST /micro {op, n, k?, bytes?, clients?}                        -> timings of storage primitives (Micro)
 //   GET  /micro/ws                                                   -> a WebSocket attached to Micro
 

@@ -37,10 +37,10 @@ export async function runtimeTurn(stack, model, maxSteps) {
   return { ms: t - t0, events: sub.count, sid: session_id, t0, frames: sub.frames };
 }
 
-/** The bare loop inside workerd: plain (`/run`), or with the runtime's commits in a Durable Object (`/durable-run`). */
-export async function workerdLoop(stack, model, steps, path = "/run") {
+/** The bare loop inside workerd: plain (`/run`), or with the runtime's commits in a Durable Object (`/durable-run`); generateText, or streamText with `mode: "stream"`. */
+export async function workerdLoop(stack, model, steps, path = "/run", mode = "generate") {
   const t0 = now();
-  const res = await fetch(`${stack.blBase}${path}`, { method: "POST", body: JSON.stringify({ model, steps, mode: "generate", tool: "lookup" }) });
+  const res = await fetch(`${stack.blBase}${path}`, { method: "POST", body: JSON.stringify({ model, steps, mode, tool: "lookup" }) });
   const j = await res.json();
   if (res.status !== 200) throw new Error(`baseline ${res.status}: ${JSON.stringify(j)}`);
   return { ms: now() - t0 };
@@ -79,8 +79,10 @@ export async function e2e(stack, cfg, say) {
       bare_node: () => bare(model, maxSteps),
       bare_workerd: () => workerdLoop(stack, model, maxSteps),
       durable_floor: () => workerdLoop(stack, model, maxSteps, "/durable-run"),
+      // The same floor streaming each answer in, as the runtime does to record and forward its deltas.
+      durable_streaming: () => workerdLoop(stack, model, maxSteps, "/durable-run", "stream"),
     };
-    const ms = { runtime: [], bare_node: [], bare_workerd: [], durable_floor: [] };
+    const ms = { runtime: [], bare_node: [], bare_workerd: [], durable_floor: [], durable_streaming: [] };
     const ratios = [];
     let lastSid = null;
     for (let i = 0; i < warmup + runs; i++) {
@@ -104,10 +106,11 @@ export async function e2e(stack, cfg, say) {
       median_of_ratios: median(ratios),
       ratio_to_workerd_floor: med.runtime / med.bare_workerd,
       ratio_to_durable_floor: med.runtime / med.durable_floor,
+      ratio_to_durable_streaming: med.runtime / med.durable_streaming,
       server_timeline: splitTurn(await stack.api.events(lastSid)),
     };
     say(
-      `   ${name}: runtime ${med.runtime.toFixed(1)} ms, bare generateText (Node) ${med.bare_node.toFixed(1)} ms, bare in workerd ${med.bare_workerd.toFixed(1)} ms, durable floor ${med.durable_floor.toFixed(1)} ms; ratio ${out[name].ratio.toFixed(2)}x (to the workerd floor ${out[name].ratio_to_workerd_floor.toFixed(2)}x, to the durable floor ${out[name].ratio_to_durable_floor.toFixed(2)}x)`,
+      `   ${name}: runtime ${med.runtime.toFixed(1)} ms, bare generateText (Node) ${med.bare_node.toFixed(1)} ms, bare in workerd ${med.bare_workerd.toFixed(1)} ms, durable floor ${med.durable_floor.toFixed(1)} ms, streaming ${med.durable_streaming.toFixed(1)} ms; ratio ${out[name].ratio.toFixed(2)}x (to the workerd floor ${out[name].ratio_to_workerd_floor.toFixed(2)}x, to the durable floor ${out[name].ratio_to_durable_floor.toFixed(2)}x, to it streaming ${out[name].ratio_to_durable_streaming.toFixed(2)}x)`,
     );
     const tl = out[name].server_timeline;
     say(
@@ -124,11 +127,11 @@ export function e2eRows(r, row, f) {
   row(
     "End to end, tool turn: runtime / bare generateText (Node)",
     `${f(t.median.runtime)} / ${f(t.median.bare_node)} ms = ${f(t.ratio, 2)}x`,
-    `10 steps x 4 webhook calls + answer over HTTP, watched over a WS; bare inside workerd ${f(t.median.bare_workerd)} ms (runtime ${f(t.ratio_to_workerd_floor, 2)}x that), with the runtime's commits (durable floor) ${f(t.median.durable_floor)} ms (runtime ${f(t.ratio_to_durable_floor, 2)}x that); median of per-run ratios ${f(t.median_of_ratios, 2)}x; ${t.runs} runs`,
+    `10 steps x 4 webhook calls + answer over HTTP, watched over a WS; bare inside workerd ${f(t.median.bare_workerd)} ms (runtime ${f(t.ratio_to_workerd_floor, 2)}x that), with the runtime's commits (durable floor) ${f(t.median.durable_floor)} ms (runtime ${f(t.ratio_to_durable_floor, 2)}x that), streaming ${f(t.median.durable_streaming)} ms (${f(t.ratio_to_durable_streaming, 2)}x); median of per-run ratios ${f(t.median_of_ratios, 2)}x; ${t.runs} runs`,
   );
   row(
     "End to end, one-call turn: runtime / bare generateText (Node)",
     `${f(o.median.runtime)} / ${f(o.median.bare_node)} ms`,
-    `difference ${f(o.median.runtime - o.median.bare_node)} ms; bare inside workerd ${f(o.median.bare_workerd)} ms, durable floor ${f(o.median.durable_floor)} ms`,
+    `difference ${f(o.median.runtime - o.median.bare_node)} ms; bare inside workerd ${f(o.median.bare_workerd)} ms, durable floor ${f(o.median.durable_floor)} ms, streaming ${f(o.median.durable_streaming)} ms`,
   );
 }
