@@ -9,6 +9,9 @@ import { REPLAY_TURN_KEY } from "../../protocol/event-shapes";
 import type { ReplaySource } from "../../protocol/operations/turns";
 import { sessionObject, submitOnce } from "./session-reads";
 
+/** The source's files as a fork's creation takes them (the session object's own type, through the binding's). */
+type ForkFiles = NonNullable<Parameters<ReturnType<Env["SESSIONS"]["get"]>["create"]>[0]["fork"]>["files"];
+
 export interface ReplayOpening {
   /** The source session and its recorded turn. */
   sid: string;
@@ -33,7 +36,8 @@ export async function openReplay(env: Pick<Env, "SESSIONS">, o: ReplayOpening): 
   const { source } = o;
   // The replay holds the source's conversation and turn: erasing the source erases it too.
   unwrap(await sessionObject(env, o.sid).addDerived(o.execId, "replay"));
-  const files = unwrap((await sessionObject(env, o.sid).fileOp("all")) as Result<unknown>);
+  // The ledger's "all" answers its rows (the stub's RPC typing merges the answers of every file operation).
+  const files = unwrap(await sessionObject(env, o.sid).fileOp("all")) as ForkFiles;
   const created = (await sessionObject(env, o.execId).create({
     session_id: o.execId,
     agent: o.agent,
@@ -43,7 +47,7 @@ export async function openReplay(env: Pick<Env, "SESSIONS">, o: ReplayOpening): 
     owner: o.owner,
     // No resource: a replay reads memory only as the turn recorded it (its recall hits and tool results) and writes none.
     // The replayed turn's files, and those the earlier conversation names, become the replay session's own, as a fork's.
-    fork: { from_session: o.sid, at_sequence: source.at_sequence, messages_json: source.messages_json, paused_json: null, files: files as never },
+    fork: { from_session: o.sid, at_sequence: source.at_sequence, messages_json: source.messages_json, paused_json: null, files },
     replay: {
       source_session: o.sid,
       source_turn_id: o.turnId,
