@@ -8,7 +8,7 @@ import type { Answer, Decision } from "./chat-body";
 
 export type ResponsesInput =
   | { kind: "turn"; input: string | InputPart[]; fileIds: string[] }
-  | { kind: "decisions"; decisions: Decision[]; answers: RawAnswer[] };
+  | { kind: "decisions"; decisions: Decision[]; answers: RawAnswer[]; fields: Map<string, string> };
 
 /** A function_call_output: its text, read against its question's schema once the question is found. */
 export interface RawAnswer {
@@ -72,6 +72,14 @@ export function responsesInput(body: ResponsesRequest): ResponsesInput {
   const parts: InputPart[] = [];
   const decisions: Decision[] = [];
   const answers: RawAnswer[] = [];
+  // Each approval request's or question's id, to the field that answers it: one answer each (two would record
+  // the first before the second is refused).
+  const fields = new Map<string, string>();
+  const answering = (id: string, path: string) => {
+    const earlier = fields.get(id);
+    if (earlier) issues.push({ path, reason: `answers what ${earlier.slice(0, earlier.lastIndexOf("."))} answers already: one answer each` });
+    else fields.set(id, path);
+  };
   items.forEach((item, i) => {
     const path = `input.${i}`;
     const type = item.type ?? "message";
@@ -83,10 +91,12 @@ export function responsesInput(body: ResponsesRequest): ResponsesInput {
         reason: "must be user (or system/developer with text): the runtime keeps the conversation, continue it with previous_response_id",
       });
     else if (type === "mcp_approval_response" && text(item.approval_request_id) && typeof item.approve === "boolean") {
+      answering(item.approval_request_id, `${path}.approval_request_id`);
       decisions.push({ id: item.approval_request_id, approved: item.approve, ...(text(item.reason) ? { reason: item.reason } : {}) });
-    } else if (type === "function_call_output" && text(item.call_id) && text(item.output))
+    } else if (type === "function_call_output" && text(item.call_id) && text(item.output)) {
+      answering(item.call_id, `${path}.call_id`);
       answers.push({ toolCallId: item.call_id, output: item.output, path: `${path}.output` });
-    else if (type === "mcp_approval_response" || type === "function_call_output") {
+    } else if (type === "mcp_approval_response" || type === "function_call_output") {
       const needs = type === "mcp_approval_response" ? "approval_request_id (text) and approve (boolean)" : "call_id and output (text)";
       issues.push({ path, reason: `needs ${needs}` });
     } else issues.push({ path: `${path}.type`, reason: `must be ${ITEM_TYPES}` });
@@ -99,7 +109,7 @@ export function responsesInput(body: ResponsesRequest): ResponsesInput {
     issues.push({ path: "previous_response_id", reason: "is required with mcp_approval_response and function_call_output items" });
   if (!deciding && parts.length === 0 && issues.length === 0) issues.push({ path: "input", reason: "holds no user message" });
   if (issues.length > 0) throw ApiError.validation(issues);
-  if (deciding) return { kind: "decisions", decisions, answers };
+  if (deciding) return { kind: "decisions", decisions, answers, fields };
   const all: InputPart[] = [...preface.map((t): InputPart => ({ type: "text", text: t })), ...parts];
   const fileIds = all.flatMap((p) => (p.type === "file" && p.file_id ? [p.file_id] : []));
   const onlyText = all.every((p) => p.type === "text");
