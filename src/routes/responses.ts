@@ -112,6 +112,9 @@ async function openSession(env: Env, principal: Principal, model: string, input:
   return sid;
 }
 
+const waitsFor = (path: string, what: string) =>
+  new ApiError("conflict", `${path}: ${what} waits for an answer in previous_response_id's conversation`, [{ path, reason: `${what} waits for an answer` }]);
+
 /** Records the approvals and answers on the paused turn; the response begins after what the log held before them. */
 async function continueTurn(
   env: Env,
@@ -121,6 +124,15 @@ async function continueTurn(
   request: ResponsesRequestRecord,
 ): Promise<ResponseRef> {
   const thread = await callSession(env, sid, "getThread", { by: by.id });
+  // What no one waits for is refused naming its field, before anything is recorded.
+  for (const d of input.decisions) {
+    if (!thread.pending_actions.some((a) => a.action_id === d.id)) throw waitsFor(input.fields.get(d.id)!, `no approval request '${d.id}'`);
+  }
+  for (const a of input.answers) {
+    if (!thread.pending_actions.some((p) => p.kind === "user_input" && p.tool_call_id === a.toolCallId)) {
+      throw waitsFor(input.fields.get(a.toolCallId)!, `no question of call '${a.toolCallId}'`);
+    }
+  }
   const schemas = new Map(thread.pending_actions.map((a) => [a.tool_call_id, a.response_schema as Record<string, unknown> | undefined]));
   const answers = input.answers.map((a) => answerValue(a, schemas.get(a.toolCallId)));
   const { turnId } = await decide(env, sid, input.decisions, answers, by, request);

@@ -43,4 +43,25 @@ describe("a conversation waiting for a person", () => {
     });
     expect(approved.body.status, JSON.stringify(approved.body)).toBe("completed");
   });
+
+  it("names the item whose approval request or question nobody waits for, and records nothing", async () => {
+    const { id, request, sid } = await paused("resp-wait-unknown");
+    const before = (await events(sid)).length;
+    const unknown = await create({
+      model: "resp-wait-unknown",
+      previous_response_id: id,
+      input: [
+        { type: "mcp_approval_response", approval_request_id: request, approve: true },
+        { type: "mcp_approval_response", approval_request_id: "act_nope", approve: true },
+      ],
+    });
+    expectError(unknown, 409, "input.1.approval_request_id");
+    const question = await create({
+      model: "resp-wait-unknown",
+      previous_response_id: id,
+      input: [{ type: "function_call_output", call_id: "call_nope", output: "M" }],
+    });
+    expectError(question, 409, "input.0.call_id");
+    expect((await events(sid)).length).toBe(before);
+  });
 });
