@@ -64,4 +64,23 @@ describe("a conversation waiting for a person", () => {
     expectError(question, 409, "input.0.call_id");
     expect((await events(sid)).length).toBe(before);
   });
+
+  it("refuses a new input while the turn waits (a request would wait with it), and takes it once answered", async () => {
+    const { id, request, sid } = await paused("resp-wait-input");
+    const before = (await events(sid)).length;
+    for (const extra of [{}, { background: true }, { stream: true }]) {
+      const res = await create({ model: "resp-wait-input", previous_response_id: id, input: "something else", ...extra });
+      expectError(res, 409, "input");
+      expect(res.body.error.message).toContain(request);
+    }
+    expect((await events(sid)).length).toBe(before);
+    const approved = await create({
+      model: "resp-wait-input",
+      previous_response_id: id,
+      input: [{ type: "mcp_approval_response", approval_request_id: request, approve: true }],
+    });
+    expect(approved.body.status).toBe("completed");
+    const next = await create({ model: "resp-wait-input", previous_response_id: approved.body.id, input: "hello" });
+    expect(next.body.status, JSON.stringify(next.body)).toBe("completed");
+  });
 });
