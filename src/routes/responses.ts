@@ -23,7 +23,7 @@ import { eraseSessions } from "./erasure";
 import { type AppEnv, callSession, router, sessionStub, toApiError } from "./http";
 import { checkMayOpen, newSession } from "./open-session";
 import { route } from "./operation-route";
-import { answerValue, type ResponsesInput, responsesInput } from "./responses-input";
+import { answerValue, inRequestTerms, type ResponsesInput, responsesInput } from "./responses-input";
 
 const ERROR_TYPES: Record<number, string> = { 401: "authentication_error", 403: "permission_error", 429: "rate_limit_error", 500: "server_error" };
 
@@ -168,7 +168,9 @@ async function submit(env: Env, principal: Principal, body: ResponsesRequest): P
   if (input.kind === "decisions") return continueTurn(env, sid, input, principal, echoed(body));
   if (body.previous_response_id) await checkNotWaiting(env, sid, principal);
   const turn = { input: input.input, on_busy: "enqueue" as const };
-  const { turn_id } = await callSession(env, sid, "submitTurn", { body: turn, by: principal.id, responses: echoed(body) });
+  const { turn_id } = await callSession(env, sid, "submitTurn", { body: turn, by: principal.id, responses: echoed(body) }).catch((err: unknown) => {
+    throw inRequestTerms(err, input);
+  });
   return { session_id: sid, turn_id, after: null };
 }
 
