@@ -17,7 +17,7 @@ import { addPushConfig } from "./a2a-push";
 import { decide, derivedSessionId, expiresAt, reachable } from "./chat";
 import { sessionFetch } from "./chat-stream";
 import { callSession, sessionStub } from "./http";
-import { checkMayOpen, newSession } from "./open-session";
+import { checkMayOpen, dropRefused, newSession } from "./open-session";
 
 export interface RpcCall {
   env: Env;
@@ -139,7 +139,9 @@ export async function sendMessage(call: RpcCall, raw: unknown, stream: boolean):
     const sid = await contextSession(call, message);
     // The message id keeps a message sent again (a client's retry) from running twice: it answers the same task.
     const body = { input: turnInput(message), on_busy: "enqueue" as const, idempotency_key: message.messageId };
-    const { turn_id } = await callSession(call.env, sid, "submitTurn", { body, by: call.principal.id }).catch((err: unknown) => {
+    const { turn_id } = await callSession(call.env, sid, "submitTurn", { body, by: call.principal.id }).catch(async (err: unknown) => {
+      // Without a contextId the session was opened for this message (a client's own contextId keeps its session for a retry).
+      if (!message.contextId) await dropRefused(call.env, sid, err);
       throw inMessageTerms(err);
     });
     ref = { session_id: sid, turn_id };

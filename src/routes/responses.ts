@@ -21,7 +21,7 @@ import { decide, expiresAt, reachable } from "./chat";
 import { sessionFetch } from "./chat-stream";
 import { eraseSessions } from "./erasure";
 import { type AppEnv, callSession, router, sessionStub, toApiError } from "./http";
-import { checkMayOpen, newSession } from "./open-session";
+import { checkMayOpen, dropRefused, newSession } from "./open-session";
 import { route } from "./operation-route";
 import { answerValue, inRequestTerms, type ResponsesInput, responsesInput } from "./responses-input";
 
@@ -168,7 +168,8 @@ async function submit(env: Env, principal: Principal, body: ResponsesRequest): P
   if (input.kind === "decisions") return continueTurn(env, sid, input, principal, echoed(body));
   if (body.previous_response_id) await checkNotWaiting(env, sid, principal);
   const turn = { input: input.input, on_busy: "enqueue" as const };
-  const { turn_id } = await callSession(env, sid, "submitTurn", { body: turn, by: principal.id, responses: echoed(body) }).catch((err: unknown) => {
+  const { turn_id } = await callSession(env, sid, "submitTurn", { body: turn, by: principal.id, responses: echoed(body) }).catch(async (err: unknown) => {
+    if (!body.previous_response_id) await dropRefused(env, sid, err);
     throw inRequestTerms(err, input);
   });
   return { session_id: sid, turn_id, after: null };

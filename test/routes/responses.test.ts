@@ -302,6 +302,12 @@ describe("refusals", () => {
     expectError(notPng, 422, "input.1.content.1");
     const file = { role: "user", content: [{ type: "input_file", file_data: "data:application/pdf;base64,A" }] };
     expectError(await create({ model: "resp-bad-file", input: [file] }), 422, "input.0.content.0.file_data");
+    // The conversations the refused requests opened are gone: once a later one is listed (the index is written
+    // off the request's path), it is the only one.
+    const ok = await create({ model: "resp-bad-file", input: "hello" });
+    const sessions = async () => (await api("GET", "/v1/sessions?agent=resp-bad-file")).body.sessions.map((s: any) => s.session_id);
+    await until(async () => (await sessions()).length > 0, "a session listed");
+    expect(await sessions()).toEqual([`ses_${ok.body.id.slice(5, 29)}`]);
   });
 
   it("a token reaches only its subject's responses", async () => {
