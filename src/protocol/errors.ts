@@ -122,6 +122,10 @@ interface ZodIssueLike {
   message: string;
   keys?: readonly string[];
   issues?: readonly ZodIssueLike[];
+  /** invalid_union: each alternative's issues, their paths relative to the union's value. */
+  errors?: readonly (readonly ZodIssueLike[])[];
+  expected?: string;
+  values?: readonly unknown[];
 }
 
 /** Turns zod issues into `{path, reason}` pairs: an unknown field is reported at its own path, a bad record key with its reason. */
@@ -130,8 +134,33 @@ export function zodIssues(issues: readonly ZodIssueLike[], prefix = ""): FieldIs
   return issues.flatMap((i) => {
     if (i.code === "unrecognized_keys" && i.keys) return i.keys.map((key) => ({ path: join([...i.path, key]), reason: "is not a known field" }));
     if (i.code === "invalid_key" && i.issues?.[0]) return [{ path: join(i.path), reason: i.issues[0].message }];
+    if (i.code === "invalid_union" && i.errors && i.errors.length > 0) return unionIssues(i.errors, join(i.path));
     return [{ path: join(i.path), reason: i.message }];
   });
+}
+
+/**
+ * A value no alternative of a union takes, said as zod's bare "Invalid input" would not: when an alternative
+ * took the value's shape (it refused only what lies inside, or fields it does not know), that alternative's
+ * issues (the fewest such); otherwise what the alternatives expect (`expected string or array, received number`).
+ */
+function unionIssues(alternatives: readonly (readonly ZodIssueLike[])[], at: string): FieldIssue[] {
+  const shaped = alternatives.filter((issues) => issues.every((i) => i.path.length > 0 || i.code === "unrecognized_keys"));
+  if (shaped.length > 0) {
+    const fewest = shaped.reduce((best, issues) => (issues.length < best.length ? issues : best));
+    return zodIssues(fewest, at);
+  }
+  const expected = alternatives.flatMap((issues) =>
+    issues.flatMap((i) =>
+      i.code === "invalid_type" && i.expected ? [i.expected] : i.code === "invalid_value" && i.values ? i.values.map((v) => JSON.stringify(v)) : [],
+    ),
+  );
+  const received = alternatives
+    .flat()
+    .map((i) => / received (\w+)$/.exec(i.message)?.[1])
+    .find(Boolean);
+  if (expected.length === 0) return [{ path: at, reason: alternatives.flat()[0]?.message ?? "Invalid input" }];
+  return [{ path: at, reason: `Invalid input: expected ${[...new Set(expected)].join(" or ")}${received ? `, received ${received}` : ""}` }];
 }
 
 /** A readable message for anything thrown. */

@@ -46,8 +46,17 @@ async function jsonOf(c: Context<AppEnv>): Promise<Record<string, unknown>> {
 /** A query's values as ListTasks and GetTask take them: counts as numbers, flags as booleans. */
 function typed(query: Record<string, string>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...query };
-  for (const k of ["pageSize", "historyLength"]) if (query[k] !== undefined && /^\d+$/.test(query[k])) out[k] = Number(query[k]);
-  if (query.includeArtifacts === "true" || query.includeArtifacts === "false") out.includeArtifacts = query.includeArtifacts === "true";
+  // A query holds only text: a value that is no count or flag is refused for what it is, not as a string.
+  const refuse = (k: string, reason: string) => new RpcError("invalidParams", `params.${k}: ${reason}`, [{ path: k, reason }]);
+  for (const k of ["pageSize", "historyLength"]) {
+    if (query[k] === undefined) continue;
+    if (!/^\d+$/.test(query[k])) throw refuse(k, "must be an integer at least 0, written as plain decimal digits");
+    out[k] = Number(query[k]);
+  }
+  if (query.includeArtifacts !== undefined) {
+    if (query.includeArtifacts !== "true" && query.includeArtifacts !== "false") throw refuse("includeArtifacts", "must be true or false");
+    out.includeArtifacts = query.includeArtifacts === "true";
+  }
   return out;
 }
 

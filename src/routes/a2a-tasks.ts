@@ -12,12 +12,12 @@ import { inputText } from "../protocol/input-parts";
 import { allows, type Principal } from "../protocol/permissions";
 import { A2A_PATH, type A2aMode } from "../session/streams/a2a-streams";
 import { parseTaskId, type TaskRef, taskId } from "../views/a2a-task";
-import { actionAnswers, turnInput } from "./a2a-input";
+import { actionAnswers, inMessageTerms, turnInput } from "./a2a-input";
 import { addPushConfig } from "./a2a-push";
 import { decide, derivedSessionId, expiresAt, reachable } from "./chat";
 import { sessionFetch } from "./chat-stream";
 import { callSession, sessionStub } from "./http";
-import { checkMayOpen, newSession } from "./open-session";
+import { checkMayOpen, dropRefused, newSession } from "./open-session";
 
 export interface RpcCall {
   env: Env;
@@ -139,7 +139,11 @@ export async function sendMessage(call: RpcCall, raw: unknown, stream: boolean):
     const sid = await contextSession(call, message);
     // The message id keeps a message sent again (a client's retry) from running twice: it answers the same task.
     const body = { input: turnInput(message), on_busy: "enqueue" as const, idempotency_key: message.messageId };
-    const { turn_id } = await callSession(call.env, sid, "submitTurn", { body, by: call.principal.id });
+    const { turn_id } = await callSession(call.env, sid, "submitTurn", { body, by: call.principal.id }).catch(async (err: unknown) => {
+      // Without a contextId the session was opened for this message (a client's own contextId keeps its session for a retry).
+      if (!message.contextId) await dropRefused(call.env, sid, err);
+      throw inMessageTerms(err);
+    });
     ref = { session_id: sid, turn_id };
   }
   const push = configuration?.taskPushNotificationConfig;

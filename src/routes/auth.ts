@@ -170,7 +170,7 @@ export const authenticateUnmatched = (c: Context<AppEnv>) => principalOf(c, unde
 /** 403 naming `permission` unless `principal` may do it (also for what a route allows only for some bodies). */
 export function requirePermission(principal: Principal, permission: Permission): void {
   if (allows(principal, permission)) return;
-  const who = principal.kind === "key" ? `a ${principal.role} key` : "this token";
+  const who = principal.kind === "key" ? `${/^[aeiou]/.test(principal.role) ? "an" : "a"} ${principal.role} key` : "this token";
   const why = principal.kind === "token" && KEY_ONLY[permission] ? `: ${KEY_ONLY[permission]}` : "";
   throw new ApiError("forbidden", `${who} may not do ${permission}${why}`);
 }

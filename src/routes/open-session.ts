@@ -10,6 +10,7 @@ import { ApiError } from "../protocol/errors";
 import { allows, type Principal } from "../protocol/permissions";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { CreateSessionInput } from "../session/object";
+import { sessionStub } from "./http";
 
 /** Refuses a caller that may not open a session of `ref`'s agent: one without sessions.create, or a token of another agent. */
 export function checkMayOpen(principal: Principal, ref: string): void {
@@ -54,4 +55,15 @@ export async function newSession(
     owner,
     resource_id,
   };
+}
+
+/**
+ * Erases a session this request opened for a first turn the session then refused (a file it would not take),
+ * so the refusal leaves nothing behind. A failure of the runtime (5xx) erases nothing: the turn may have begun.
+ */
+export async function dropRefused(env: Env, sid: string, err: unknown): Promise<void> {
+  if (!(err instanceof ApiError) || err.status >= 500) return;
+  await sessionStub(env, sid)
+    .erase()
+    .catch((cause: unknown) => console.error("open-session: a refused first turn's session was left", sid, cause));
 }

@@ -21,9 +21,9 @@ import { decide, expiresAt, reachable } from "./chat";
 import { sessionFetch } from "./chat-stream";
 import { eraseSessions } from "./erasure";
 import { type AppEnv, callSession, router, sessionStub, toApiError } from "./http";
-import { checkMayOpen, newSession } from "./open-session";
+import { checkMayOpen, dropRefused, newSession } from "./open-session";
 import { route } from "./operation-route";
-import { answerValue, type ResponsesInput, responsesInput } from "./responses-input";
+import { answerValue, inRequestTerms, type ResponsesInput, responsesInput } from "./responses-input";
 
 const ERROR_TYPES: Record<number, string> = { 401: "authentication_error", 403: "permission_error", 429: "rate_limit_error", 500: "server_error" };
 
@@ -112,6 +112,9 @@ async function openSession(env: Env, principal: Principal, model: string, input:
   return sid;
 }
 
+const waitsFor = (path: string, what: string) =>
+  new ApiError("conflict", `${path}: ${what} waits for an answer in previous_response_id's conversation`, [{ path, reason: `${what} waits for an answer` }]);
+
 /** Records the approvals and answers on the paused turn; the response begins after what the log held before them. */
 async function continueTurn(
   env: Env,
@@ -121,10 +124,35 @@ async function continueTurn(
   request: ResponsesRequestRecord,
 ): Promise<ResponseRef> {
   const thread = await callSession(env, sid, "getThread", { by: by.id });
+  // What no one waits for is refused naming its field, before anything is recorded.
+  for (const d of input.decisions) {
+    if (!thread.pending_actions.some((a) => a.action_id === d.id)) throw waitsFor(input.fields.get(d.id)!, `no approval request '${d.id}'`);
+  }
+  for (const a of input.answers) {
+    if (!thread.pending_actions.some((p) => p.kind === "user_input" && p.tool_call_id === a.toolCallId)) {
+      throw waitsFor(input.fields.get(a.toolCallId)!, `no question of call '${a.toolCallId}'`);
+    }
+  }
   const schemas = new Map(thread.pending_actions.map((a) => [a.tool_call_id, a.response_schema as Record<string, unknown> | undefined]));
   const answers = input.answers.map((a) => answerValue(a, schemas.get(a.toolCallId)));
   const { turnId } = await decide(env, sid, input.decisions, answers, by, request);
   return { session_id: sid, turn_id: turnId, after: thread.last_sequence };
+}
+
+/**
+ * A new input on a conversation whose turn waits for a person would queue behind that turn, and a request
+ * that is not background would wait with it for as long as nobody answers: as in Responses, the answer
+ * comes first.
+ */
+async function checkNotWaiting(env: Env, sid: string, by: Principal): Promise<void> {
+  const pending = (await callSession(env, sid, "getThread", { by: by.id })).pending_actions;
+  if (pending.length === 0) return;
+  const what = pending.map((a) => (a.kind === "user_input" ? `function_call '${a.tool_call_id}'` : `mcp_approval_request '${a.action_id}'`)).join(", ");
+  throw new ApiError(
+    "conflict",
+    `input: previous_response_id's conversation waits for an answer to ${what}: send mcp_approval_response or function_call_output items (or cancel the response) first`,
+    [{ path: "input", reason: `the conversation waits for an answer to ${what}` }],
+  );
 }
 
 /** Submits the request's input: a turn of the conversation, or the decisions its paused turn waits for. */
@@ -138,8 +166,12 @@ async function submit(env: Env, principal: Principal, body: ResponsesRequest): P
     sid = await openSession(env, principal, body.model, input);
   }
   if (input.kind === "decisions") return continueTurn(env, sid, input, principal, echoed(body));
+  if (body.previous_response_id) await checkNotWaiting(env, sid, principal);
   const turn = { input: input.input, on_busy: "enqueue" as const };
-  const { turn_id } = await callSession(env, sid, "submitTurn", { body: turn, by: principal.id, responses: echoed(body) });
+  const { turn_id } = await callSession(env, sid, "submitTurn", { body: turn, by: principal.id, responses: echoed(body) }).catch(async (err: unknown) => {
+    if (!body.previous_response_id) await dropRefused(env, sid, err);
+    throw inRequestTerms(err, input);
+  });
   return { session_id: sid, turn_id, after: null };
 }
 

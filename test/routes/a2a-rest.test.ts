@@ -69,7 +69,12 @@ describe("the HTTP+JSON binding", () => {
     expect(await api("GET", "/a2a/rest-bad/tasks/task_nope")).toMatchObject(refused(404, "NOT_FOUND", "TASK_NOT_FOUND"));
     expect(await api("GET", `/a2a/rest-bad/tasks/${"t".repeat(300)}`)).toMatchObject(refused(400, "INVALID_ARGUMENT", "INVALID_PARAMS"));
     expect((await api("GET", "/a2a/rest-bad/tasks/%E0%A4%A")).status).toBeLessThan(500);
-    expect(await api("GET", "/a2a/rest-bad/tasks/task_nope?historyLength=-1")).toMatchObject(refused(400, "INVALID_ARGUMENT", "INVALID_PARAMS"));
+    const negative = await api("GET", "/a2a/rest-bad/tasks/task_nope?historyLength=-1");
+    expect(negative).toMatchObject(refused(400, "INVALID_ARGUMENT", "INVALID_PARAMS"));
+    // The reason is the value's, not the query string's type ("expected number, received string").
+    expect(negative.body.error.message).toBe("params.historyLength: must be an integer at least 0, written as plain decimal digits");
+    const flag = await api("GET", "/a2a/rest-bad/tasks?includeArtifacts=yes");
+    expect(flag.body.error.message).toBe("params.includeArtifacts: must be true or false");
     expect(await send({ message: null })).toMatchObject(refused(400, "INVALID_ARGUMENT", "INVALID_PARAMS"));
     expect(await api("GET", `/a2a/rest-bad/tasks/task_${"0".repeat(48)}:subscribe`)).toMatchObject(refused(404, "NOT_FOUND", "TASK_NOT_FOUND"));
     expect(await api("POST", "/a2a/rest-bad/tasks/task_nope:cancel")).toMatchObject(refused(404, "NOT_FOUND", "TASK_NOT_FOUND"));

@@ -238,6 +238,23 @@ describe("refusals", () => {
     expect((await api("GET", "/v1/sessions?agent=a2a-bad")).body.sessions.length).toBe(before);
   });
 
+  it("a file part refused is named as the message has it (params.message.parts.<i>.raw or .url)", async () => {
+    await createAgent({ name: "a2a-bad-file", model: "demo:fast" });
+    const sessions = async () => (await api("GET", "/v1/sessions?agent=a2a-bad-file")).body.sessions;
+    const send = (part: Record<string, unknown>) =>
+      rpc("a2a-bad-file", "SendMessage", { message: { messageId: uniqueId("m"), role: "ROLE_USER", parts: [{ text: "see" }, part] } });
+    const raw = (await send({ raw: "!!!", mediaType: "image/png" })).body.error;
+    expect(raw).toMatchObject({ code: -32602, data: [{ path: "params.message.parts.1.raw", reason: "is not valid base64" }] });
+    expect(raw.message).toBe("Validation failed: params.message.parts.1.raw: is not valid base64");
+    const url = (await send({ url: "http://not-allowed.example/x.png" })).body.error;
+    expect(url).toMatchObject({ code: -32602, data: [{ path: "params.message.parts.1.url", reason: "is not under TOOL_URL_ALLOWLIST" }] });
+    // The sessions the refused messages opened are gone: once a later message's session is listed (the index is
+    // written off the request's path), it is the only one.
+    const ok = (await rpc("a2a-bad-file", "SendMessage", { message: userMessage("hello") })).body.result.task;
+    await until(async () => (await sessions()).length > 0, "a session listed");
+    expect((await sessions()).map((s: any) => s.session_id)).toEqual([ok.contextId]);
+  });
+
   it("a task of another agent is not found through this agent; a read key cannot send", async () => {
     await createAgent({ name: "a2a-one", model: "demo:fast" });
     await createAgent({ name: "a2a-two", model: "demo:fast" });

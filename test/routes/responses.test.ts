@@ -295,6 +295,30 @@ describe("refusals", () => {
     expect((await api("GET", "/v1/sessions?limit=100")).body).toEqual(before);
   });
 
+  it("a file refused by the session is named as the request has it: its content part and field", async () => {
+    await createAgent({ name: "resp-bad-file", model: "demo:fast" });
+    const image = (image_url: string) => ({
+      role: "user",
+      content: [
+        { type: "input_text", text: "see" },
+        { type: "input_image", image_url },
+      ],
+    });
+    const offList = await create({ model: "resp-bad-file", input: [image("http://not-allowed.example/x.png")] });
+    expectError(offList, 422, "input.0.content.1.image_url");
+    expect(offList.body.error.message).toBe("Validation failed: input.0.content.1.image_url: is not under TOOL_URL_ALLOWLIST");
+    const notPng = await create({ model: "resp-bad-file", input: [{ role: "user", content: "hi" }, image("data:image/png;base64,AAAA")] });
+    expectError(notPng, 422, "input.1.content.1");
+    const file = { role: "user", content: [{ type: "input_file", file_data: "data:application/pdf;base64,A" }] };
+    expectError(await create({ model: "resp-bad-file", input: [file] }), 422, "input.0.content.0.file_data");
+    // The conversations the refused requests opened are gone: once a later one is listed (the index is written
+    // off the request's path), it is the only one.
+    const ok = await create({ model: "resp-bad-file", input: "hello" });
+    const sessions = async () => (await api("GET", "/v1/sessions?agent=resp-bad-file")).body.sessions.map((s: any) => s.session_id);
+    await until(async () => (await sessions()).length > 0, "a session listed");
+    expect(await sessions()).toEqual([`ses_${ok.body.id.slice(5, 29)}`]);
+  });
+
   it("a token reaches only its subject's responses", async () => {
     await createAgent({ name: "resp-tok", model: "demo:fast" });
     const mint = async (subject: string) => (await api("POST", "/v1/tokens", { subject, agent: "resp-tok", ttl_s: 600 })).body.token;

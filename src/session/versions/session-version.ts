@@ -27,6 +27,8 @@ export function versionCapability(s: VersionSession) {
         idle(); // a turn may have started while the registry answered
         if (s.agent().name !== agent) throw new ApiError("conflict", "The session's agent changed meanwhile (a handoff): ask again");
         const from_version = s.view().agent_version ?? null;
+        // Versions are immutable: a move to the one the session runs changes nothing, so nothing is recorded.
+        if (from_version === body.version) return { session_id: params.sid, agent, from_version, version: body.version };
         s.switchAgent(found.config, [{ type: "session.version_changed", payload: { agent, from_version, to_version: body.version, by } }]);
         return { session_id: params.sid, agent, from_version, version: body.version };
       },

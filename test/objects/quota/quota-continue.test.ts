@@ -50,7 +50,9 @@ describe("continuing a turn a pause quota holds", () => {
     await waitForEvent(sid, (e) => e.type === "turn.paused" && e.turn_id === turn_id);
 
     // Who may: an operator key may not raise the quota, so it may not go over it; nor may the end user's token.
-    expect((await apiAs("POST", continuePath(sid, turn_id), "operator-key", {})).status).toBe(403);
+    const operator = await apiAs("POST", continuePath(sid, turn_id), "operator-key", {});
+    expect(operator.status).toBe(403);
+    expect(operator.body.error.message).toBe("an operator key may not do quotas.write");
     const token = (await api("POST", "/v1/tokens", { subject: owner, session_id: sid, ttl_s: 600 })).body.token as string;
     expect((await apiAs("POST", continuePath(sid, turn_id), token, {})).status).toBe(403);
     expect((await events(sid)).some((e) => e.type === "turn.continued")).toBe(false);

@@ -100,6 +100,10 @@ describe("versions", () => {
     expect(await instructionsOfTurn(opened.session_id, scriptId)).toBe("V2-INSTRUCTIONS");
     const changed = (await events(opened.session_id)).filter((e) => e.type === "session.version_changed");
     expect(changed.map((e) => e.payload)).toEqual([{ agent: name, from_version: 1, to_version: 2, by: expect.stringMatching(/^key_/) }]);
+    // A move to the version the session runs changes nothing: the same answer, no event.
+    const logged = (await events(opened.session_id)).length;
+    expect(await expectOk("POST", `/v1/sessions/${opened.session_id}/agent`, { version: 2 })).toEqual({ ...moved, from_version: 2 });
+    expect((await events(opened.session_id)).length).toBe(logged);
     expect((await expectOk("GET", `/v1/sessions/${opened.session_id}`)).agent_version).toBe(2);
 
     // The index: rows name their version, and a list filters by it (rows are written off the turn's path).

@@ -1,0 +1,86 @@
+// A Responses conversation whose turn waits for a person (docs/guides/open-responses.md, "Approvals and
+// questions"): the request that answers it is checked whole before anything is recorded, and a new input
+// there is refused rather than queued behind a pause nobody may ever answer.
+import { describe, expect, it } from "vitest";
+import { api, createAgent, events } from "../support/api";
+
+const create = (body: Record<string, unknown>) => api("POST", "/v1/responses", body);
+
+function expectError(res: { status: number; body: any }, status: number, param: string | null) {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.body).toEqual({ error: { message: expect.any(String), type: "invalid_request_error", param, code: expect.any(String) } });
+}
+
+/** A response of a new conversation paused on its calculator call's approval. */
+async function paused(agent: string) {
+  await createAgent({ name: agent, model: "demo:fast", tools: ["calculator", "ask_user"], hitl_tools: ["calculator"] });
+  const asked = await create({ model: agent, input: "what is 6 * 7?" });
+  expect(asked.body, JSON.stringify(asked.body)).toMatchObject({ status: "incomplete", incomplete_details: { reason: "approval_required" } });
+  const request = asked.body.output.find((i: any) => i.type === "mcp_approval_request");
+  return { id: asked.body.id as string, request: request.id as string, sid: `ses_${asked.body.id.slice(5, 29)}` };
+}
+
+describe("a conversation waiting for a person", () => {
+  it("refuses two answers to one approval request in one request, naming the second, and records neither", async () => {
+    const { id, request, sid } = await paused("resp-wait-twice");
+    const before = (await events(sid)).length;
+    const twice = await create({
+      model: "resp-wait-twice",
+      previous_response_id: id,
+      input: [
+        { type: "mcp_approval_response", approval_request_id: request, approve: true },
+        { type: "mcp_approval_response", approval_request_id: request, approve: false },
+      ],
+    });
+    expectError(twice, 422, "input.1.approval_request_id");
+    expect(twice.body.error.message).toContain("input.0");
+    expect((await events(sid)).length).toBe(before);
+    // The request still waits, and one answer continues it.
+    const approved = await create({
+      model: "resp-wait-twice",
+      previous_response_id: id,
+      input: [{ type: "mcp_approval_response", approval_request_id: request, approve: true }],
+    });
+    expect(approved.body.status, JSON.stringify(approved.body)).toBe("completed");
+  });
+
+  it("names the item whose approval request or question nobody waits for, and records nothing", async () => {
+    const { id, request, sid } = await paused("resp-wait-unknown");
+    const before = (await events(sid)).length;
+    const unknown = await create({
+      model: "resp-wait-unknown",
+      previous_response_id: id,
+      input: [
+        { type: "mcp_approval_response", approval_request_id: request, approve: true },
+        { type: "mcp_approval_response", approval_request_id: "act_nope", approve: true },
+      ],
+    });
+    expectError(unknown, 409, "input.1.approval_request_id");
+    const question = await create({
+      model: "resp-wait-unknown",
+      previous_response_id: id,
+      input: [{ type: "function_call_output", call_id: "call_nope", output: "M" }],
+    });
+    expectError(question, 409, "input.0.call_id");
+    expect((await events(sid)).length).toBe(before);
+  });
+
+  it("refuses a new input while the turn waits (a request would wait with it), and takes it once answered", async () => {
+    const { id, request, sid } = await paused("resp-wait-input");
+    const before = (await events(sid)).length;
+    for (const extra of [{}, { background: true }, { stream: true }]) {
+      const res = await create({ model: "resp-wait-input", previous_response_id: id, input: "something else", ...extra });
+      expectError(res, 409, "input");
+      expect(res.body.error.message).toContain(request);
+    }
+    expect((await events(sid)).length).toBe(before);
+    const approved = await create({
+      model: "resp-wait-input",
+      previous_response_id: id,
+      input: [{ type: "mcp_approval_response", approval_request_id: request, approve: true }],
+    });
+    expect(approved.body.status).toBe("completed");
+    const next = await create({ model: "resp-wait-input", previous_response_id: approved.body.id, input: "hello" });
+    expect(next.body.status, JSON.stringify(next.body)).toBe("completed");
+  });
+});
