@@ -137,6 +137,9 @@ function answeredApprovals(message: Message, index: number): Decision[] {
     else if (typeof approval.approved !== "boolean") issues.push({ path: `${path}.approved`, reason: "must be a boolean" });
     else if (approval.reason !== undefined && (typeof approval.reason !== "string" || approval.reason.length > 1000)) {
       issues.push({ path: `${path}.reason`, reason: "must be a string of at most 1000 characters" });
+    } else if (decisions.some((d) => d.id === approval.id)) {
+      // Checked before anything is recorded: the first answer must not go through and the request then fail.
+      issues.push({ path: `${path}.id`, reason: "answers an approval an earlier part of this message answers" });
     } else decisions.push({ id: approval.id, approved: approval.approved, ...(approval.reason ? { reason: approval.reason as string } : {}) });
   });
   if (issues.length > 0) throw ApiError.validation(issues);

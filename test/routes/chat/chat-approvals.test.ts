@@ -83,6 +83,24 @@ describe("approvals", () => {
     expect(await events(sid)).toHaveLength(before);
   });
 
+  it("one approval answered twice in one message is refused naming the second part, and nothing is recorded", async () => {
+    const { sid, chat } = await chatOn([calls("6 * 7"), { text: "done" }], guarded);
+    await chat.sendMessage({ text: "compute" });
+    const message = chat.lastMessage!;
+    const [asked] = toolParts(message);
+    const index = message.parts.findIndex((p) => p.type === "dynamic-tool");
+    const answered = (approved: boolean) => ({ ...message.parts[index]!, state: "approval-responded", approval: { id: asked!.approval!.id, approved } });
+    const twice = { ...message, parts: [...message.parts.slice(0, index), answered(true), answered(false)] };
+    const before = (await events(sid)).length;
+    const res = await api("POST", "/v1/chat", { id: sid, trigger: "submit-message", messageId: message.id, messages: [chat.messages[0], twice] });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([
+      { path: `messages.1.parts.${index + 1}.approval.id`, reason: "answers an approval an earlier part of this message answers" },
+    ]);
+    expect(await events(sid)).toHaveLength(before);
+    expect((await api("GET", `/v1/sessions/${sid}/thread`)).body.status).toBe("waiting_permission");
+  });
+
   it("a reload while an approval waits: GET .../messages shows it asking, resume finds nothing to stream, and the answer goes on", async () => {
     const { sid, chat: first } = await chatOn([calls("2 ^ 10"), { text: "It is 1024." }], guarded);
     await first.sendMessage({ text: "two to the tenth" });
