@@ -59,6 +59,7 @@ export const agentVersions = router()
     const { name, version: raw } = c.req.valid("param");
     const { against: rawAgainst } = c.req.valid("query");
     const to = await version(c.env, name, raw);
+    if (rawAgainst === undefined && to.version === 1) refuse([{ path: "against", reason: "is needed: version 1 has no version before it" }]);
     const from = await version(c.env, name, rawAgainst ?? String(to.version - 1), "against");
     const changes = diffConfigs(redactAgentConfig(from.config), redactAgentConfig(to.config));
     return c.json({ agent: name, version: to.version, against: from.version, changes }, 200);

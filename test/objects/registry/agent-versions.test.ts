@@ -60,6 +60,7 @@ describe("versions", () => {
     expect((await api("GET", `/v1/agents/${name}/versions/3`)).status).toBe(404);
     expect((await api("GET", `/v1/agents/${name}/versions/2/diff?against=7`)).status).toBe(404);
     await expectRefused("GET", `/v1/agents/${name}/versions/two`, "version");
+    await expectRefused("GET", `/v1/agents/${name}/versions/1/diff`, "against", undefined, "is needed: version 1 has no version before it");
     expect((await api("GET", `/v1/agents/${uniqueName("none")}/versions`)).status).toBe(404);
   });
 
