@@ -106,3 +106,9 @@ export interface Env {
   /** Workers AI, for `workers-ai:<model>` (add `[ai] binding = "AI"` to wrangler.toml). */
   AI?: Ai;
 }
+
+/** A setting that must be a positive integer (a count, milliseconds): its value, or `fallback` when unset or not one. */
+export function positiveSetting<T>(raw: string | undefined, fallback: T): number | T {
+  const n = Number(raw);
+  return Number.isInteger(n) && n > 0 ? n : fallback;
+}

@@ -1,17 +1,16 @@
 // Rate limits per caller (RATE_LIMIT_REQUESTS_PER_MIN for every request, RATE_LIMIT_TURNS_PER_MIN for the
 // operations declared to submit turns), answered with 429, Retry-After and the JSON envelope. Unset, nothing is counted.
 import type { MiddlewareHandler } from "hono";
+import { positiveSetting } from "../env";
 import { ApiError } from "../protocol/errors";
 import type { Operation } from "../protocol/operations/operation";
 import type { AppEnv } from "./http";
 
-const limit = (raw: string | undefined) => (Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : null);
-
 export const rateLimit =
   (kind: Operation["rateLimit"]): MiddlewareHandler<AppEnv> =>
   async (c, next) => {
-    const requests = kind === "none" ? null : limit(c.env.RATE_LIMIT_REQUESTS_PER_MIN);
-    const turns = kind === "turn" ? limit(c.env.RATE_LIMIT_TURNS_PER_MIN) : null;
+    const requests = kind === "none" ? null : positiveSetting(c.env.RATE_LIMIT_REQUESTS_PER_MIN, null);
+    const turns = kind === "turn" ? positiveSetting(c.env.RATE_LIMIT_TURNS_PER_MIN, null) : null;
     // Public operations (the event catalog) get no guards, so no principal: there is no caller to count them
     // against; should one ever reach here without a principal, it is not counted (was a 500).
     const principal = c.get("principal") as AppEnv["Variables"]["principal"] | undefined;

@@ -7,7 +7,7 @@
 
 import { DurableObject } from "cloudflare:workers";
 import { type InProcessTools, NO_IN_PROCESS_TOOLS } from "../engine/tools/in-process";
-import type { Env } from "../env";
+import { type Env, positiveSetting } from "../env";
 import { randomId } from "../ids";
 import { isInitialized, migrate, SESSION_MIGRATIONS } from "../objects/migrate";
 import type { AgentConfig } from "../protocol/agent-config";
@@ -63,11 +63,14 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionH
     super(ctx, env);
     this.tools = tools;
     this.sql = ctx.storage.sql;
-    const positive = (raw: string | undefined, fallback: number) => (Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : fallback);
     this.hub = new SocketHub(
       ctx,
       (after, limit) => this.store.readEvents(after, limit),
-      { maxUnacked: positive(env.WS_MAX_UNACKED_EVENTS, 10_000), maxSockets: positive(env.MAX_SOCKETS_PER_SESSION, 100), keepaliveMs: keepaliveMs(env) },
+      {
+        maxUnacked: positiveSetting(env.WS_MAX_UNACKED_EVENTS, 10_000),
+        maxSockets: positiveSetting(env.MAX_SOCKETS_PER_SESSION, 100),
+        keepaliveMs: keepaliveMs(env),
+      },
       (at) => {
         this.store.timers.schedule(SOCKETS_DUE, at);
         this.armAlarm();

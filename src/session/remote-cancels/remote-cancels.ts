@@ -9,7 +9,7 @@ import type { DroppedQuestion } from "../../engine/dropped-questions";
 import { type CancelOutcome, cancelRemoteTask } from "../../engine/tools/a2a-rpc";
 import { droppedMessage } from "../../engine/tools/a2a-tool";
 import { parseAllowlist } from "../../engine/url-allowlist";
-import type { Env } from "../../env";
+import { type Env, positiveSetting } from "../../env";
 import { agentConfig, agentVersion } from "../../objects/registry/agent-cache";
 import type { AgentConfig } from "../../protocol/agent-config";
 import { ApiError, errorMessage } from "../../protocol/errors";
@@ -164,6 +164,8 @@ export class RemoteCancels {
 }
 
 function retryPolicy(env: Env): typeof DEFAULTS {
-  const positive = (raw: string | undefined, fallback: number) => (Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : fallback);
-  return { base_ms: positive(env.A2A_CANCEL_RETRY_BASE_MS, DEFAULTS.base_ms), max_attempts: positive(env.A2A_CANCEL_MAX_ATTEMPTS, DEFAULTS.max_attempts) };
+  return {
+    base_ms: positiveSetting(env.A2A_CANCEL_RETRY_BASE_MS, DEFAULTS.base_ms),
+    max_attempts: positiveSetting(env.A2A_CANCEL_MAX_ATTEMPTS, DEFAULTS.max_attempts),
+  };
 }

@@ -6,7 +6,7 @@
 
 import { standardWebhookHeaders } from "../../engine/standard-webhooks";
 import { parseAllowlist, urlAllowed } from "../../engine/url-allowlist";
-import type { Env } from "../../env";
+import { type Env, positiveSetting } from "../../env";
 import { otlpTraceBody } from "../../views/otlp-spans";
 import type { Capability } from "../capability";
 import type { LogHost, SettingsHost, TimerHost } from "../hosts";
@@ -240,11 +240,10 @@ export class SubscriptionDelivery {
 }
 
 function retryPolicy(env: Env): typeof RETRY_DEFAULTS {
-  const positive = (raw: string | undefined, fallback: number) => (Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : fallback);
   return {
-    base_ms: positive(env.SUBSCRIPTION_RETRY_BASE_MS, RETRY_DEFAULTS.base_ms),
+    base_ms: positiveSetting(env.SUBSCRIPTION_RETRY_BASE_MS, RETRY_DEFAULTS.base_ms),
     max_delay_ms: RETRY_DEFAULTS.max_delay_ms,
-    max_attempts: positive(env.SUBSCRIPTION_MAX_ATTEMPTS, RETRY_DEFAULTS.max_attempts),
-    timeout_ms: positive(env.SUBSCRIPTION_TIMEOUT_MS, RETRY_DEFAULTS.timeout_ms),
+    max_attempts: positiveSetting(env.SUBSCRIPTION_MAX_ATTEMPTS, RETRY_DEFAULTS.max_attempts),
+    timeout_ms: positiveSetting(env.SUBSCRIPTION_TIMEOUT_MS, RETRY_DEFAULTS.timeout_ms),
   };
 }
