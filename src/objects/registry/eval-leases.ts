@@ -6,6 +6,7 @@
 // take back every lease while another run waits. A lease kept for another run stays free until that run asks:
 // the registry tells it to at once (`wakeable`, then the run object's wake() through the EVAL_RUNS binding), and a
 // run that waits asks again at its watchdog alarm anyway, should a wake be lost.
+import { positiveSetting } from "../../env";
 
 /** A run that has not asked again within this long no longer waits (its object is gone or busy elsewhere). */
 const WAIT_TTL_MS = 20_000;
@@ -13,8 +14,7 @@ const DEFAULT_MAX_CASES = 8;
 
 /** EVAL_MAX_CONCURRENT_CASES: eval cases in flight across all runs of the deployment (default 8). */
 export function maxConcurrentCases(env: { EVAL_MAX_CONCURRENT_CASES?: string }): number {
-  const n = Number(env.EVAL_MAX_CONCURRENT_CASES);
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_MAX_CASES;
+  return positiveSetting(env.EVAL_MAX_CONCURRENT_CASES, DEFAULT_MAX_CASES);
 }
 
 interface Claim {

@@ -1,6 +1,7 @@
 // What a session accepts as a file: its size (alone and with the session's other files), its media type
 // (an allowlist), its name, and bytes that look like the type they claim. Every refusal is an ApiError
 // naming the limit, raised before anything is stored.
+import { positiveSetting } from "../../env";
 import { ApiError } from "../../protocol/errors";
 
 export const DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024;
@@ -33,20 +34,15 @@ export interface FileSettings {
   FILES_MEDIA_TYPES?: string;
 }
 
-const positive = (raw: string | undefined, fallback: number) => {
-  const n = Number(raw);
-  return raw && Number.isInteger(n) && n > 0 ? n : fallback;
-};
-
 export function fileLimits(env: FileSettings): FileLimits {
   const listed = (env.FILES_MEDIA_TYPES ?? "")
     .split(",")
     .map((t) => t.trim().toLowerCase())
     .filter(Boolean);
   return {
-    maxFileBytes: positive(env.FILES_MAX_BYTES, DEFAULT_MAX_FILE_BYTES),
-    maxSessionBytes: positive(env.FILES_MAX_SESSION_BYTES, DEFAULT_MAX_SESSION_FILE_BYTES),
-    maxSessionFiles: positive(env.FILES_MAX_SESSION_FILES, DEFAULT_MAX_SESSION_FILES),
+    maxFileBytes: positiveSetting(env.FILES_MAX_BYTES, DEFAULT_MAX_FILE_BYTES),
+    maxSessionBytes: positiveSetting(env.FILES_MAX_SESSION_BYTES, DEFAULT_MAX_SESSION_FILE_BYTES),
+    maxSessionFiles: positiveSetting(env.FILES_MAX_SESSION_FILES, DEFAULT_MAX_SESSION_FILES),
     mediaTypes: listed.length > 0 ? listed : DEFAULT_MEDIA_TYPES,
   };
 }
