@@ -57,6 +57,20 @@ export interface FieldIssue {
   reason: string;
 }
 
+/**
+ * A refusal of a turn's input with each issue's `input[k]` or `input[k].field` path named as a surface's own
+ * request has it (`rename` answers the new path; `whole` is the matched part); any other error as it is.
+ */
+export function inputPathsAs(err: unknown, rename: (k: number, field: string | undefined, whole: string) => string): unknown {
+  if (!(err instanceof ApiError) || err.code !== "validation_failed" || !Array.isArray(err.details)) return err;
+  return ApiError.validation(
+    (err.details as FieldIssue[]).map((issue) => ({
+      ...issue,
+      path: issue.path.replace(/^input\[(\d+)\](?:\.(\w+))?/, (whole, k: string, field?: string) => rename(Number(k), field, whole)),
+    })),
+  );
+}
+
 export interface ErrorBody {
   error: { code: ErrorCode; message: string; details?: unknown };
 }

@@ -2,7 +2,7 @@
 // bytes, data parts as JSON text), or, sent on a task that waits for input, the decisions and answers of
 // what it waits for.
 import { type Message, partsText, RpcError } from "../protocol/a2a";
-import { ApiError, type FieldIssue } from "../protocol/errors";
+import { inputPathsAs } from "../protocol/errors";
 import type { InputPart } from "../protocol/input-parts";
 import type { Thread } from "../protocol/views";
 import type { Answer, Decision } from "./chat-body";
@@ -29,16 +29,7 @@ const PART_FIELDS: Record<string, string> = { data: "raw", url: "url", media_typ
  * in order, so `input[k].data` is `params.message.parts.k.raw`.
  */
 export function inMessageTerms(err: unknown): unknown {
-  if (!(err instanceof ApiError) || err.code !== "validation_failed" || !Array.isArray(err.details)) return err;
-  return ApiError.validation(
-    (err.details as FieldIssue[]).map((issue) => ({
-      ...issue,
-      path: issue.path.replace(
-        /^input\[(\d+)\](?:\.(\w+))?/,
-        (_, k: string, field?: string) => `params.message.parts.${k}${field ? `.${PART_FIELDS[field] ?? field}` : ""}`,
-      ),
-    })),
-  );
+  return inputPathsAs(err, (k, field) => `params.message.parts.${k}${field ? `.${PART_FIELDS[field] ?? field}` : ""}`);
 }
 
 const APPROVE = /^\s*(approve|approved|yes|y|ok)\s*[.!]?\s*$/i;

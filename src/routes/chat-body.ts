@@ -3,7 +3,7 @@
 // to ask_user questions (the client's tool output for the call, `addToolOutput`).
 
 import { ASK_USER } from "../engine/tools/ask-user";
-import { ApiError, type FieldIssue } from "../protocol/errors";
+import { ApiError, type FieldIssue, inputPathsAs } from "../protocol/errors";
 import type { InputPart } from "../protocol/input-parts";
 import type { ChatBody } from "../protocol/operations/chat";
 import { longAnswerText, TurnInput } from "../protocol/wire";
@@ -103,12 +103,10 @@ function userInput(message: Message, index: number): { input: string; files: Fil
  * [the text, ...the files], so `input[k]` (k >= 1) is the (k-1)th file part's place in the message.
  */
 export function inChatTerms(err: unknown, filePaths: string[]): unknown {
-  if (!(err instanceof ApiError) || err.code !== "validation_failed" || !Array.isArray(err.details)) return err;
-  const issues = (err.details as FieldIssue[]).map((issue) => ({
-    ...issue,
-    path: issue.path.replace(/^input\[(\d+)\]/, (whole, k: string) => filePaths[Number(k) - 1] ?? whole),
-  }));
-  return ApiError.validation(issues);
+  return inputPathsAs(err, (k, field, whole) => {
+    const at = filePaths[k - 1];
+    return at === undefined ? whole : `${at}${field ? `.${field}` : ""}`;
+  });
 }
 
 /** The ask_user parts of the message's last step that carry the client's output: the user's answers. */

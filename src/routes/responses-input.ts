@@ -1,7 +1,7 @@
 // A Responses request's input in this runtime's terms: messages become a turn's input (text and file parts),
 // `mcp_approval_response` and `function_call_output` items become decisions and answers on the paused turn.
 // Checked whole before anything is recorded; each refusal names the item's field (`input.2.type`).
-import { ApiError, type FieldIssue } from "../protocol/errors";
+import { ApiError, type FieldIssue, inputPathsAs } from "../protocol/errors";
 import type { InputPart } from "../protocol/input-parts";
 import type { ResponsesRequest } from "../protocol/operations/responses";
 import type { Answer, Decision } from "./chat-body";
@@ -146,12 +146,11 @@ export function answerValue(raw: RawAnswer, schema: Record<string, unknown> | un
  * part) is the content part that part came from, at the field that held it (`input.0.content.1.image_url`).
  */
 export function inRequestTerms(err: unknown, input: Extract<ResponsesInput, { kind: "turn" }>): unknown {
-  if (!(err instanceof ApiError) || err.code !== "validation_failed" || !Array.isArray(err.details) || typeof input.input === "string") return err;
   const parts = input.input;
-  const path = (whole: string, k: string, field?: string) => {
-    const source = input.sources.get(parts[Number(k)]!);
+  if (typeof parts === "string") return err;
+  return inputPathsAs(err, (k, field, whole) => {
+    const source = input.sources.get(parts[k]!);
     if (!source) return whole;
     return field === "file_id" ? `${source.at}.file_id` : field === "data" || field === "url" ? `${source.at}.${source.field}` : source.at;
-  };
-  return ApiError.validation((err.details as FieldIssue[]).map((i) => ({ ...i, path: i.path.replace(/^input\[(\d+)\](?:\.(\w+))?/, path) })));
+  });
 }
