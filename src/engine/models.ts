@@ -4,6 +4,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { EmbeddingModelV3, LanguageModelV3 } from "@ai-sdk/provider";
 import { type Provider, parseModelSpec } from "../protocol/model-spec";
+import { OneStageChatModel, takingFetch } from "./chat-stream";
 import { DemoModel } from "./demo-model";
 import { attachableModels, attachingFetch } from "./response-attach";
 
@@ -109,13 +110,16 @@ function makeModel({ provider, model }: NonNullable<ReturnType<typeof parseModel
     case "anthropic":
       return createAnthropic({ apiKey: env.ANTHROPIC_API_KEY, baseURL: env.ANTHROPIC_BASE_URL || undefined })(model);
     case "openai-compatible":
-      return createOpenAICompatible({
-        name: "openai-compatible",
-        baseURL: env.OPENAI_COMPATIBLE_BASE_URL!,
-        apiKey: env.OPENAI_COMPATIBLE_API_KEY || undefined,
-        includeUsage: true,
-        supportsStructuredOutputs: true, // output_schema goes out as a json_schema response_format
-      }).chatModel(model);
+      return new OneStageChatModel(
+        createOpenAICompatible({
+          name: "openai-compatible",
+          baseURL: env.OPENAI_COMPATIBLE_BASE_URL!,
+          apiKey: env.OPENAI_COMPATIBLE_API_KEY || undefined,
+          includeUsage: true,
+          supportsStructuredOutputs: true, // output_schema goes out as a json_schema response_format
+          fetch: takingFetch(),
+        }).chatModel(model),
+      );
     case "workers-ai":
       return env.workersAI!(model);
     case "demo":
