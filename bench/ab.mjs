@@ -19,7 +19,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Api, median, now, terminalAny } from "./lib/client.mjs";
 import { connectInspector } from "./lib/cpuprofile.mjs";
-import { benchAgent, e2eShapes, longTurnShape, runtimeTurn, stepMs } from "./lib/e2e.mjs";
+import { assertCompleted, benchAgent, e2eShapes, longTurnShape, runtimeTurn, stepMs, watchOptions } from "./lib/e2e.mjs";
 import { cpuMsOf, freePort, snapshotRuntime, startFakeLlmProcess, startWrangler, stopAll } from "./lib/procs.mjs";
 import { withoutDevRelays } from "./lib/stack.mjs";
 
@@ -45,7 +45,7 @@ const pause = (ms) => new Promise((r) => setTimeout(r, ms));
 /** A turn whose CPU window holds the turn alone: the session and its WebSocket are made first. */
 async function turnAlone(stack, model, maxSteps) {
   const { session_id } = await stack.api.req("POST", "/v1/sessions", { agent: benchAgent(stack, model, maxSteps) });
-  const sub = stack.api.subscribe(session_id, 0, { keep: false, deflate: false });
+  const sub = stack.api.subscribe(session_id, 0, watchOptions(false));
   await sub.opened;
   await pause(30);
   const done = sub.waitFor(terminalAny);
@@ -55,7 +55,7 @@ async function turnAlone(stack, model, maxSteps) {
   const { t, s } = await done;
   const cpu = cpuMsOf(stack.w.userPid) - c0;
   sub.close();
-  if (JSON.parse(s).type !== "turn.completed") throw new Error(`turn ended: ${s.slice(0, 300)}`);
+  assertCompleted(s);
   await pause(30);
   return { ms: t - t0, cpu, sid: session_id };
 }

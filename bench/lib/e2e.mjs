@@ -22,18 +22,32 @@ export function benchAgent(stack, model, maxSteps) {
   };
 }
 
+/**
+ * How the e2e client watches a turn: WebSocket frames as the runtime's own client asks for them (frames=batch: the
+ * events of one commit in one frame); BENCH_WS_FRAMES=event watches with the protocol's default, a frame an event.
+ */
+export function watchOptions(keep) {
+  return { keep, deflate: false, batch: process.env.BENCH_WS_FRAMES !== "event" };
+}
+
+/** Throws unless the frame that ended the turn (one event, or a batch ending with it) says turn.completed. */
+export function assertCompleted(frame) {
+  const parsed = JSON.parse(frame);
+  const end = Array.isArray(parsed) ? parsed.findLast((e) => /^turn\.(completed|failed|cancelled)$/.test(e.type)) : parsed;
+  if (end?.type !== "turn.completed") throw new Error(`turn ended ${end?.type}: ${frame.slice(0, 300)}`);
+}
+
 export async function runtimeTurn(stack, model, maxSteps) {
   const { api } = stack;
   const { session_id } = await api.req("POST", "/v1/sessions", { agent: benchAgent(stack, model, maxSteps) });
-  const sub = api.subscribe(session_id, 0, { keep: true, deflate: false });
+  const sub = api.subscribe(session_id, 0, watchOptions(true));
   await sub.opened;
   const done = sub.waitFor(terminalAny);
   const t0 = now();
   await api.submit(session_id);
   const { t, s } = await done;
   sub.close();
-  const end = JSON.parse(s);
-  if (end.type !== "turn.completed") throw new Error(`turn ended ${end.type}: ${s.slice(0, 300)}`);
+  assertCompleted(s);
   return { ms: t - t0, events: sub.count, sid: session_id, t0, frames: sub.frames };
 }
 
