@@ -3,6 +3,7 @@
 // there is refused rather than queued behind a pause nobody may ever answer.
 import { describe, expect, it } from "vitest";
 import { api, createAgent, events } from "../support/api";
+import { gateURL, releaseGate, uniqueId, waitForGate } from "../support/fake-model";
 
 const create = (body: Record<string, unknown>) => api("POST", "/v1/responses", body);
 const approval = (request: string, approve = true) => ({ type: "mcp_approval_response", approval_request_id: request, approve });
@@ -69,5 +70,33 @@ describe("a conversation waiting for a person", () => {
     const approved = await approve("resp-wait-input", id, request);
     const next = await create({ model: "resp-wait-input", previous_response_id: approved, input: "hello" });
     expect(next.body.status, JSON.stringify(next.body)).toBe("completed");
+  });
+
+  it("decides in the session, as the input is queued: a turn that began waiting while the input's file was fetched refuses it", async () => {
+    const agent = "resp-wait-race";
+    await createAgent({ name: agent, model: "demo:fast", tools: ["calculator"], hitl_tools: ["calculator"] });
+    const first = await create({ model: agent, input: "hello" });
+    expect(first.body.status, JSON.stringify(first.body)).toBe("completed");
+    const sid = `ses_${first.body.id.slice(5, 29)}`;
+    // Nothing waits yet when this input reaches the session; its file is fetched (held at the gate) before it is queued.
+    const gate = uniqueId("resp-wait-file");
+    const content = [
+      { type: "input_text", text: "and this" },
+      { type: "input_file", filename: "notes.json", file_url: gateURL(gate) },
+    ];
+    const late = create({ model: agent, previous_response_id: first.body.id, background: true, input: [{ role: "user", content }] });
+    await waitForGate(gate, (s) => s.held === 1, "the input's file was never fetched");
+    // Meanwhile another input starts a turn that waits for its calculator call's approval.
+    const asked = await create({ model: agent, previous_response_id: first.body.id, input: "what is 6 * 7?" });
+    expect(asked.body, JSON.stringify(asked.body)).toMatchObject({ status: "incomplete", incomplete_details: { reason: "approval_required" } });
+    const request = asked.body.output.find((i: any) => i.type === "mcp_approval_request").id as string;
+    const submitted = (await events(sid)).filter((e) => e.type === "turn.submitted").length;
+    expect((await releaseGate(gate, { notes: "some" })).delivered).toBe(1);
+    const res = await late;
+    expectError(res, 409, "input");
+    expect(res.body.error.message).toContain(request);
+    expect((await events(sid)).filter((e) => e.type === "turn.submitted").length).toBe(submitted);
+    // The waiting turn goes on once answered.
+    await approve(agent, asked.body.id, request);
   });
 });
