@@ -18,7 +18,13 @@ const limitBody = bodyLimit({
   onError: (c) => errorJson(c, new ApiError("body_too_large", `Request body is larger than ${MAX_BODY_BYTES} bytes`)),
 });
 
-type Content<C> = { [M in keyof C]: { schema: C[M] } };
+/**
+ * A media type keyed as Hono's types read it. They read "application/<x>json" as JSON and type only plain, `+json`
+ * and `vnd.` ones (JSON lines, application/x-ndjson, would type its handler as never): such a type is keyed by
+ * `string`, which they answer with a plain Response. The OpenAPI document keeps the declared name.
+ */
+type MediaKey<M> = M extends `application/${infer S}json${string}` ? (S extends "" | `${string}+` | `vnd.${string}+` ? M : string) : M;
+type Content<C> = { [M in keyof C as MediaKey<M>]: { schema: C[M] } };
 type Responses<O extends Operation> = {
   [S in keyof O["responses"]]: O["responses"][S] extends { content: infer C } ? { description: string; content: Content<C> } : { description: string };
 };

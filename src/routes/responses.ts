@@ -139,22 +139,6 @@ async function continueTurn(
   return { session_id: sid, turn_id: turnId, after: thread.last_sequence };
 }
 
-/**
- * A new input on a conversation whose turn waits for a person would queue behind that turn, and a request
- * that is not background would wait with it for as long as nobody answers: as in Responses, the answer
- * comes first.
- */
-async function checkNotWaiting(env: Env, sid: string, by: Principal): Promise<void> {
-  const pending = (await callSession(env, sid, "getThread", { by: by.id })).pending_actions;
-  if (pending.length === 0) return;
-  const what = pending.map((a) => (a.kind === "user_input" ? `function_call '${a.tool_call_id}'` : `mcp_approval_request '${a.action_id}'`)).join(", ");
-  throw new ApiError(
-    "conflict",
-    `input: previous_response_id's conversation waits for an answer to ${what}: send mcp_approval_response or function_call_output items (or cancel the response) first`,
-    [{ path: "input", reason: `the conversation waits for an answer to ${what}` }],
-  );
-}
-
 /** Submits the request's input: a turn of the conversation, or the decisions its paused turn waits for. */
 async function submit(env: Env, principal: Principal, body: ResponsesRequest): Promise<ResponseRef> {
   const input = responsesInput(body);
@@ -166,12 +150,14 @@ async function submit(env: Env, principal: Principal, body: ResponsesRequest): P
     sid = await openSession(env, principal, body.model, input);
   }
   if (input.kind === "decisions") return continueTurn(env, sid, input, principal, echoed(body));
-  if (body.previous_response_id) await checkNotWaiting(env, sid, principal);
-  const turn = { input: input.input, on_busy: "enqueue" as const };
-  const { turn_id } = await callSession(env, sid, "submitTurn", { body: turn, by: principal.id, responses: echoed(body) }).catch(async (err: unknown) => {
-    if (!body.previous_response_id) await dropRefused(env, sid, err);
-    throw inRequestTerms(err, input);
-  });
+  // A turn of the Responses API queues behind the running one, unless that one waits for a person: the session
+  // refuses it then, in the step that would queue it (busy-strategies.ts).
+  const { turn_id } = await callSession(env, sid, "submitTurn", { body: { input: input.input }, by: principal.id, responses: echoed(body) }).catch(
+    async (err: unknown) => {
+      if (!body.previous_response_id) await dropRefused(env, sid, err);
+      throw inRequestTerms(err, input);
+    },
+  );
   return { session_id: sid, turn_id, after: null };
 }
 

@@ -79,7 +79,5 @@ export const sessionData = router()
       }
       await writer.abort().catch(() => {});
     })();
-    // @hono/zod-openapi reads "application/x-ndjson" as a JSON media type it cannot type (its handler type becomes
-    // never), so this one response is cast; any other media type takes a plain Response.
-    return new Response(out.readable, { headers: { "content-type": "application/x-ndjson; charset=utf-8" } }) as never;
+    return new Response(out.readable, { headers: { "content-type": "application/x-ndjson; charset=utf-8" } });
   });

@@ -16,7 +16,7 @@ import type { InjectResult, SubmitTurnBody, TurnAccepted, TurnSubmitted } from "
 import type { Capability } from "../capability";
 import type { FilesHost, LogHost, SettingsHost, TimerHost, TurnsHost } from "../hosts";
 import type { TurnRow } from "../store/session-store";
-import { WHILE_BUSY } from "./busy-strategies";
+import { type BusyMode, WHILE_BUSY } from "./busy-strategies";
 import { DEBOUNCE, joinable } from "./debounce";
 import { submittedFiles, turnInput, turnInputs } from "./turn-attachments";
 
@@ -31,21 +31,28 @@ type TurnSource = NonNullable<PayloadOf<"turn.submitted">["source"]>;
 /** The slice of the session the queue works on. */
 export type QueueSession = LogHost & TurnsHost & TimerHost & SettingsHost & FilesHost;
 
+/** A submitted turn's busy settings: on_busy and debounce_ms as declared, or the Responses API's mode (never debounced). */
+type BusySettings = Pick<SubmitTurnBody, "on_busy" | "debounce_ms"> | { on_busy: "enqueue_unless_waiting"; debounce_ms?: undefined };
+
+/** A submission as the queue takes it: the declared body, its busy mode the Responses API's when it comes from there. */
+type Submission = Omit<SubmitTurnBody, "on_busy" | "debounce_ms"> & BusySettings;
+
 /**
  * A turn as the queue takes it: its text, the references of its files (turn-attachments.ts), its key and busy
  * settings; the caller's trace, what submitted it when the runtime did (a due schedule), and the ended turn it
  * answers again (regenerate).
  */
-export type TurnRequest = Omit<SubmitTurnBody, "input"> & {
-  input: string;
-  files?: FileRef[];
-  responses_request?: ResponsesRequestRecord;
-  trace?: TurnTrace;
-  source?: TurnSource;
-  replaces?: string;
-  /** Who submitted it (the key or token id), which key and subject quotas count it against. */
-  by?: string;
-};
+export type TurnRequest = Omit<SubmitTurnBody, "input" | "on_busy" | "debounce_ms"> &
+  BusySettings & {
+    input: string;
+    files?: FileRef[];
+    responses_request?: ResponsesRequestRecord;
+    trace?: TurnTrace;
+    source?: TurnSource;
+    replaces?: string;
+    /** Who submitted it (the key or token id), which key and subject quotas count it against. */
+    by?: string;
+  };
 
 /** What the queue asks of the turn runner. */
 export interface QueueRunner {
@@ -79,6 +86,7 @@ export class TurnQueue {
     const message = { input, verdicts, files: body.files };
     const strategy = running ? WHILE_BUSY[body.on_busy ?? "enqueue"] : null;
     if (running && strategy && "answer" in strategy) return strategy.answer(running, () => this.injectInto(running.turn_id, message, "input"));
+    this.checkRefused(body.on_busy);
     this.checkSize("input", body.input);
     const now = Date.now();
     const { debounce_ms } = body;
@@ -223,11 +231,25 @@ export class TurnQueue {
     return queued;
   }
 
-  /** The body with the agent's default on_busy (for `via`) when it names none. */
-  private withDefault(body: SubmitTurnBody, via: "chat" | undefined): SubmitTurnBody {
+  /**
+   * The body with its busy mode: a turn of the Responses API takes that API's (busy-strategies.ts), another the
+   * agent's default on_busy (for `via`) when it names none.
+   */
+  private withDefault(body: SubmitTurnBody, via: "chat" | undefined, responses: boolean): Submission {
+    if (responses) return { input: body.input, on_busy: "enqueue_unless_waiting" };
     const agent = this.s.agent();
     const onBusy: OnBusy | undefined = body.on_busy ?? (via === "chat" ? (agent.chat_on_busy ?? agent.on_busy) : agent.on_busy);
     return onBusy ? { ...body, on_busy: onBusy } : body;
+  }
+
+  /**
+   * Throws when the busy strategy of `mode` refuses a turn while the running turn waits for a person. Checked
+   * in the step that places the turn, so what the turn runs cannot change in between.
+   */
+  private checkRefused(mode: BusyMode | undefined): void {
+    const strategy = WHILE_BUSY[mode ?? "enqueue"];
+    const refusal = "refuses" in strategy && this.s.store.runningTurn() ? strategy.refuses?.(this.s.view().pending_actions) : null;
+    if (refusal) throw refusal;
   }
 
   /** Refuses an input that alone is over the agent's history budget: no trimming could make it fit. */
@@ -256,7 +278,9 @@ export class TurnQueue {
       operations: {
         regenerateTurn: ({ params, body, trace, by }) => this.regenerate(params.turn_id, body?.idempotency_key, trace, by),
         submitTurn: async ({ body, trace, via, responses, by }) => {
-          const { input, ...rest } = this.withDefault(body, via);
+          const { input, ...rest } = this.withDefault(body, via, responses !== undefined);
+          // Also before its files are stored, so a refusal stores none (the turn is checked again as it is placed).
+          this.checkRefused(rest.on_busy);
           const inputs = turnInputs(this.s.bindings(), this.s.fileLedger(), this.s.agent().model);
           return this.submit({ ...rest, ...(await turnInput(input, inputs)), ...(responses ? { responses_request: responses } : {}), trace, by });
         },
