@@ -112,7 +112,8 @@ async function seedMessages() {
     const entries = [];
     for (let m = from; m < Math.min(MESSAGES, from + BATCH); m++) {
       const base = { session_id, turn_id: `trn_seed_${m >> 1}`, role: m & 1 ? "assistant" : "user", at: 1_770_000_000_000 + m, text: words(m) };
-      entries.push(DIMS > 0 ? { ...base, vector: [...corpusVector(m, topicOf(m), DIMS)] } : base);
+      // A Float32Array crosses Miniflare's proxy as its bytes (an array of numbers, as a turn's end sends, is slow to pass at 100,000).
+      entries.push(DIMS > 0 ? { ...base, vector: corpusVector(m, topicOf(m), DIMS) } : base);
     }
     await memory().index(entries);
   }

@@ -1,11 +1,12 @@
 // Recall by meaning's in-memory index: each message's vector kept as one bit a dimension (its sign), so
 // 100,000 vectors of 1,536 numbers take 19.2 MB where their floats take 614 MB. A query's code is compared
 // with the codes by Hamming distance (XOR and popcount on 32-bit words), which follows the angle between the
-// vectors: first only each code's head (its first HEAD_WORDS words, kept apart so that pass reads 1.6 MB, not
-// 19.2), then the whole code of the SURVIVORS nearest by their heads, then, for the nearest of those, the dot
-// product of their codes with the query's own numbers; the best few hundred are re-ranked by the caller with
-// the exact floats. Pure: no storage, no platform; the resource's memory object feeds it
-// (src/objects/memory/recall-meaning.ts).
+// vectors, in passes over fewer rows and more of each code: each code is kept in three parts (its first 128 bits,
+// the next 384, the rest), each part of every row in an array of its own, so the first pass, over every row's
+// first part, reads 1.6 MB, not 19.2, and the second, over the first two parts of the SURVIVORS nearest by the
+// first, one cache line a row; the dot products of the whole codes of the nearest of those with the query's own
+// numbers then pick the few hundred the caller re-ranks with the exact floats. Pure: no storage, no platform;
+// the resource's memory object feeds it (src/objects/memory/recall-meaning.ts).
 
 /** What one row costs: its code, its rowid (float64) and its session's number (uint32), and a distance slot (uint16). */
 export function rowBytes(dims: number): number {
@@ -14,15 +15,15 @@ export function rowBytes(dims: number): number {
 
 const wordsOf = (dims: number) => Math.ceil(dims / 32);
 
-/** The words of a code's head: 128 of its bits, what the first pass compares. */
-const HEAD_WORDS = 4;
+/** Where a code's second and third parts start (in words): the first pass compares the first part, the second pass the first two. */
+const PARTS = [4, 16];
 /**
- * The rows the first pass keeps for the whole comparison (at least; four times the whole codes' pass's keep
- * when that is more): on 100,000 messages of 1,536 numbers the ten nearest stay among them as often as in a full scan
- * (recall@10 0.99 either way, bench/memory.mjs). With fewer rows than this there is no first pass.
+ * The rows the first pass keeps for the second (at least; four times the second's keep when that is more): on
+ * 100,000 messages of 1,536 numbers the ten nearest stay among them as often as in a full scan (bench/memory.mjs).
+ * With fewer rows than this there is no first pass.
  */
 export const SURVIVORS = 5_000;
-/** How many times the candidates asked the whole codes' pass keeps, for the dot products to choose from. */
+/** How many times the candidates asked the second pass keeps, for the dot products to choose from. */
 const POOL = 4;
 
 /** The Hamming distance between `n` words of `a` from `ao` and of `b` from `bo`. */
@@ -80,11 +81,8 @@ export type SessionFilter = { except?: string; within?: readonly string[] };
 
 export class SignCodes {
   readonly dims: number;
-  /** Each row's head (the first `headWords` words of its code) and the rest of its code, in two arrays. */
-  private readonly headWords: number;
-  private readonly tailWords: number;
-  private heads: Uint32Array;
-  private tails: Uint32Array;
+  /** The parts of the codes: words from..to of each row's code, in `codes` (to - from words a row). */
+  private readonly parts: { from: number; words: number; codes: Uint32Array }[];
   private rowids: Float64Array;
   private sessionOf: Uint32Array;
   private dist: Uint16Array;
@@ -100,11 +98,9 @@ export class SignCodes {
   ) {
     this.dims = dims;
     const words = wordsOf(dims);
-    this.headWords = Math.min(HEAD_WORDS, words);
-    this.tailWords = words - this.headWords;
     const n = Math.max(1, Math.min(capacity, maxRows));
-    this.heads = new Uint32Array(n * this.headWords);
-    this.tails = new Uint32Array(n * this.tailWords);
+    const bounds = [0, ...PARTS.filter((w) => w < words), words];
+    this.parts = bounds.slice(1).map((to, k) => ({ from: bounds[k]!, words: to - bounds[k]!, codes: new Uint32Array(n * (to - bounds[k]!)) }));
     this.rowids = new Float64Array(n);
     this.sessionOf = new Uint32Array(n);
     this.dist = new Uint16Array(n);
@@ -116,7 +112,8 @@ export class SignCodes {
 
   /** The bytes the index's arrays hold (what it costs the isolate, less a few bytes a session). */
   get bytes(): number {
-    return this.heads.byteLength + this.tails.byteLength + this.rowids.byteLength + this.sessionOf.byteLength + this.dist.byteLength;
+    const codes = this.parts.reduce((sum, p) => sum + p.codes.byteLength, 0);
+    return codes + this.rowids.byteLength + this.sessionOf.byteLength + this.dist.byteLength;
   }
 
   private sessionNumber(session: string): number {
@@ -135,8 +132,7 @@ export class SignCodes {
     if (this.size === this.rowids.length) this.grow();
     const slot = this.size++;
     const code = signCode(vector);
-    this.heads.set(code.subarray(0, this.headWords), slot * this.headWords);
-    this.tails.set(code.subarray(this.headWords), slot * this.tailWords);
+    for (const p of this.parts) p.codes.set(code.subarray(p.from, p.from + p.words), slot * p.words);
     this.rowids[slot] = rowid;
     this.sessionOf[slot] = this.sessionNumber(session);
   }
@@ -160,10 +156,10 @@ export class SignCodes {
 
   /**
    * The rowids of the `count` rows nearest to `vector` by their codes among those `filter` admits, in no
-   * particular order: the rows nearest by their heads first (when there are more than SURVIVORS), the POOL
-   * times `count` nearest of those by their whole codes, and of those the `count` whose codes have the largest
-   * dot product with the query's own numbers. The Hamming passes compute distances and their histogram, which
-   * gives the cut (ties broken by position), so they cost no sort.
+   * particular order: the SURVIVORS nearest by their codes' first parts (when there are more rows), the POOL
+   * times `count` nearest of those by their first two parts, and of those the `count` whose whole codes have the
+   * largest dot product with the query's own numbers. The Hamming passes compute distances and their histogram,
+   * which gives the cut (ties broken by position), so they cost no sort.
    */
   candidates(vector: ArrayLike<number>, count: number, filter: SessionFilter = {}): number[] {
     if (vector.length !== this.dims || this.size === 0) return [];
@@ -171,24 +167,31 @@ export class SignCodes {
     const allowed = this.admitted(filter);
     const pool = count * POOL;
     const keep = Math.max(SURVIVORS, pool * 4);
-    const survivors = this.tailWords > 0 && this.size > keep ? this.nearestHeads(q, allowed, keep) : null;
-    const nearest = this.nearestCodes(q, allowed, survivors, pool);
+    const survivors = this.parts.length > 1 && this.size > keep ? this.nearest(q, allowed, null, 1, keep) : null;
+    const nearest = this.nearest(q, allowed, survivors, 2, pool);
     const slots = nearest.length > count ? this.largestDots(vector, nearest, count) : nearest;
     return Array.from(slots, (i) => this.rowids[i]!);
   }
 
-  /** The slots of the `count` admitted rows nearest to `q` by their whole codes, of `survivors` (null: of every row). */
-  private nearestCodes(q: Uint32Array, allowed: Uint8Array, survivors: Int32Array | null, count: number): Int32Array {
+  /**
+   * The slots of the `count` admitted rows nearest to `q` by the first `parts` parts of their codes, of
+   * `survivors` (null: of every row).
+   */
+  private nearest(q: Uint32Array, allowed: Uint8Array, survivors: Int32Array | null, parts: number, count: number): Int32Array {
     const n = survivors ? survivors.length : this.size;
+    const { dist, sessionOf } = this;
+    const [a, b] = this.parts;
+    const second = parts > 1 ? b : undefined;
+    const excluded = (a!.words + (second?.words ?? 0)) * 32 + 1;
+    const hist = new Uint32Array(excluded + 1);
     // The distances of the survivors (or of every row), in `dist`'s first n places.
-    const { dist, heads, tails, headWords, tailWords, sessionOf } = this;
-    const hist = new Uint32Array(this.dims + 2);
     for (let k = 0; k < n; k++) {
       const i = survivors ? survivors[k]! : k;
-      const h =
-        !survivors && allowed[sessionOf[i]!] === 0
-          ? this.dims + 1
-          : hamming(heads, i * headWords, q, 0, headWords) + hamming(tails, i * tailWords, q, headWords, tailWords);
+      let h = excluded;
+      if (survivors || allowed[sessionOf[i]!] === 1) {
+        h = hamming(a!.codes, i * a!.words, q, 0, a!.words);
+        if (second) h += hamming(second.codes, i * second.words, q, second.from, second.words);
+      }
       dist[k] = h;
       hist[h]! += 1;
     }
@@ -208,49 +211,27 @@ export class SignCodes {
    * (the sums of its 256 bit patterns) makes each row four lookups a word.
    */
   private largestDots(vector: ArrayLike<number>, slots: Int32Array, count: number): Int32Array {
-    const { heads, tails, headWords, tailWords } = this;
-    const bytes = (headWords + tailWords) * 4;
-    const table = new Float64Array(bytes * 256);
-    for (let b = 0; b < bytes; b++) {
+    const table = new Float64Array(wordsOf(this.dims) * 4 * 256);
+    for (let b = 0; b < table.length / 256; b++) {
       for (let x = 1, o = b * 256; x < 256; x++) {
         const low = x & -x;
         table[o + x] = table[o + (x ^ low)]! + (vector[b * 8 + 31 - Math.clz32(low)] ?? 0);
       }
     }
     const dots = new Float64Array(slots.length);
-    for (let k = 0; k < slots.length; k++) {
-      const i = slots[k]!;
-      let dot = 0;
-      for (let w = 0; w < headWords + tailWords; w++) {
-        const c = w < headWords ? heads[i * headWords + w]! : tails[i * tailWords + w - headWords]!;
-        const o = w * 1024;
-        dot += table[o + (c & 255)]! + table[o + 256 + ((c >>> 8) & 255)]! + table[o + 512 + ((c >>> 16) & 255)]! + table[o + 768 + (c >>> 24)]!;
+    for (const { from, words, codes } of this.parts) {
+      for (let k = 0; k < slots.length; k++) {
+        let dot = 0;
+        for (let w = 0, r = slots[k]! * words, o = from * 1024; w < words; w++, o += 1024) {
+          const c = codes[r + w]!;
+          dot += table[o + (c & 255)]! + table[o + 256 + ((c >>> 8) & 255)]! + table[o + 512 + ((c >>> 16) & 255)]! + table[o + 768 + (c >>> 24)]!;
+        }
+        dots[k]! += dot;
       }
-      dots[k] = dot;
     }
     const least = dots.slice().sort()[slots.length - count]!;
     let ties = count - dots.filter((d) => d > least).length;
     return slots.filter((_, k) => dots[k]! > least || (dots[k] === least && ties-- > 0));
-  }
-
-  /** The slots of the `keep` admitted rows nearest to `q` by their heads (ties broken by position). */
-  private nearestHeads(q: Uint32Array, allowed: Uint8Array, keep: number): Int32Array {
-    const { dist, heads, headWords, sessionOf } = this;
-    const excluded = headWords * 32 + 1;
-    const hist = new Uint32Array(excluded + 1);
-    for (let i = 0, o = 0; i < this.size; i++, o += headWords) {
-      const h = allowed[sessionOf[i]!] === 0 ? excluded : hamming(heads, o, q, 0, headWords);
-      dist[i] = h;
-      hist[h]! += 1;
-    }
-    let { cut, ties } = cutOf(hist, keep);
-    const slots = new Int32Array(keep);
-    let n = 0;
-    for (let i = 0; i < this.size; i++) {
-      const d = dist[i]!;
-      if (d < cut || (d === cut && ties-- > 0)) slots[n++] = i;
-    }
-    return slots.subarray(0, n);
   }
 
   /** Per session number, whether a query may return it (1) or not (0). */
@@ -271,8 +252,7 @@ export class SignCodes {
   private removeAt(i: number): void {
     const last = --this.size;
     if (i !== last) {
-      this.heads.copyWithin(i * this.headWords, last * this.headWords, (last + 1) * this.headWords);
-      this.tails.copyWithin(i * this.tailWords, last * this.tailWords, (last + 1) * this.tailWords);
+      for (const { words, codes } of this.parts) codes.copyWithin(i * words, last * words, (last + 1) * words);
       this.rowids[i] = this.rowids[last]!;
       this.sessionOf[i] = this.sessionOf[last]!;
     }
@@ -281,16 +261,15 @@ export class SignCodes {
   /** A quarter more room (never beyond maxRows). */
   private grow(): void {
     const n = Math.min(this.maxRows, Math.max(this.rowids.length + 16, Math.ceil(this.rowids.length * 1.25)));
-    const heads = new Uint32Array(n * this.headWords);
-    heads.set(this.heads);
-    const tails = new Uint32Array(n * this.tailWords);
-    tails.set(this.tails);
+    for (const p of this.parts) {
+      const codes = new Uint32Array(n * p.words);
+      codes.set(p.codes);
+      p.codes = codes;
+    }
     const rowids = new Float64Array(n);
     rowids.set(this.rowids);
     const sessionOf = new Uint32Array(n);
     sessionOf.set(this.sessionOf);
-    this.heads = heads;
-    this.tails = tails;
     this.rowids = rowids;
     this.sessionOf = sessionOf;
     this.dist = new Uint16Array(n);
