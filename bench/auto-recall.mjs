@@ -7,9 +7,13 @@
 // BENCH_RECALL_DIMS is set, the agents then embedding with the fake model's `embed-<dims>`). Then,
 // alternating, a new session of that resource whose agent has automatic recall and one whose agent has not run
 // the same one-call turn, BENCH_RECALL_RUNS times each. Turn time is turn.submitted to turn.completed in the log
-// (the runtime's clock). Prints medians as JSON, with the 1-minute load average.
+// (the runtime's clock). Where the added time goes, on this process's clock (the scripted server stamps each
+// request it gets): from the POST of the turn to the query's embedding request, the server's time on it, from
+// its answer to the first model request, and from the POST to the first model request; then the resource's
+// search called directly (as the session object calls it) by words, by meaning alone and by both, against a
+// call that does nothing (the round trip). Prints medians as JSON, with the 1-minute load average.
 import { loadavg } from "node:os";
-import { median, round } from "./lib/client.mjs";
+import { median, now, round } from "./lib/client.mjs";
 import { idleLog, sleep } from "./lib/miniflare.mjs";
 import { report, startWithFakeLlm, turnMs } from "./lib/runs.mjs";
 import { corpusVector, topicOf } from "./memory/corpus.mjs";
@@ -23,7 +27,10 @@ const RESOURCE = "res_bench_recall";
 const BATCH = 100;
 
 const runtime = await startWithFakeLlm();
-const { call, mf } = runtime;
+const { call, mf, llmBase } = runtime;
+// performance.now() and the server's process.hrtime() are both the monotonic clock, from different origins.
+const originUs = Number(process.hrtime.bigint() / 1000n) - now() * 1000;
+const marks = async () => (await fetch(`${llmBase}/marks`)).json();
 const ns = await mf.getDurableObjectNamespace("RESOURCES");
 const memory = () => ns.get(ns.idFromName(RESOURCE));
 
@@ -33,14 +40,68 @@ const recall = (auto) => ({
 });
 const agent = (auto) => ({ model: MODEL, memory: { recall: recall(auto) } });
 
-/** One turn in a new session of the resource; its time on the runtime's clock, and what recall found. */
+/**
+ * One turn in a new session of the resource; its time on the runtime's clock, what recall found, and (on this
+ * process's clock) when the query's embedding and the first model request reached the scripted server.
+ */
 async function turn(auto, input) {
   const { session_id: sid } = await call("POST", "/v1/sessions", { agent: agent(auto), resource_id: RESOURCE });
+  await marks();
+  const t0 = now();
   await call("POST", `/v1/sessions/${sid}/turns`, { input });
   const log = await idleLog(call, sid);
   const recalled = log.find((e) => e.type === "memory.recalled");
-  return { ms: turnMs(log), hits: recalled?.payload.hits.length ?? null };
+  const seen = await marks();
+  const ms = (us) => round((us - originUs) / 1000 - t0);
+  const model = seen.find((m) => m.url.endsWith("/chat/completions"));
+  const embed = seen.find((m) => m.url === "/v1/embeddings" && m.arrived_us < (model?.arrived_us ?? 0));
+  const split = {
+    to_model: model ? ms(model.arrived_us) : null,
+    ...(embed
+      ? {
+          to_embedding: ms(embed.arrived_us),
+          embedding_in_server: round((embed.sent_us - embed.arrived_us) / 1000),
+          embedding_to_model: round((model.arrived_us - embed.sent_us) / 1000),
+        }
+      : {}),
+  };
+  return { ms: turnMs(log), hits: recalled?.payload.hits.length ?? null, split };
 }
+
+/** Medians of `n` calls of `f`, timed here. */
+async function timed(n, f) {
+  const ms = [];
+  for (let i = 0; i < n; i++) {
+    const t = now();
+    await f(i);
+    ms.push(now() - t);
+  }
+  return round(median(ms));
+}
+
+/** The resource's search called directly, as a session's automatic recall calls it, against a call doing nothing. */
+async function direct() {
+  const n = RUNS * 2;
+  const q = (i) => `which region prefers invoices by mail? ${i}`;
+  const vector = (i) => [...corpusVector(-1 - i, topicOf(i * 7919), DIMS)];
+  const scope = { except: "ses_none" };
+  return {
+    round_trip_ms: await timed(n, () => memory().meaningState()),
+    by_words_ms: await timed(n, (i) => memory().search(q(i), 3, scope)),
+    ...(DIMS > 0
+      ? {
+          by_meaning_alone_ms: await timed(n, (i) => memory().search("", 3, scope, vector(i))),
+          by_both_ms: await timed(n, (i) => memory().search(q(i), 3, scope, vector(i))),
+          embedding_from_here_ms: await timed(n, (i) =>
+            fetch(`${llmBase}/v1/embeddings`, { method: "POST", body: JSON.stringify({ model: `embed-${DIMS}`, input: [q(i)] }) }).then((r) => r.json()),
+          ),
+        }
+      : {}),
+  };
+}
+
+/** The median of each field of the splits. */
+const medianSplit = (splits) => Object.fromEntries(Object.keys(splits[0]).map((k) => [k, round(median(splits.map((s) => s[k])))]));
 
 /** MESSAGES messages of made-up sessions, written as ended turns write them. */
 async function seedMessages() {
@@ -51,7 +112,8 @@ async function seedMessages() {
     const entries = [];
     for (let m = from; m < Math.min(MESSAGES, from + BATCH); m++) {
       const base = { session_id, turn_id: `trn_seed_${m >> 1}`, role: m & 1 ? "assistant" : "user", at: 1_770_000_000_000 + m, text: words(m) };
-      entries.push(DIMS > 0 ? { ...base, vector: [...corpusVector(m, topicOf(m), DIMS)] } : base);
+      // A Float32Array crosses Miniflare's proxy as its bytes (an array of numbers, as a turn's end sends, is slow to pass at 100,000).
+      entries.push(DIMS > 0 ? { ...base, vector: corpusVector(m, topicOf(m), DIMS) } : base);
     }
     await memory().index(entries);
   }
@@ -68,12 +130,16 @@ await report(runtime, async () => {
   const plain = [];
   const recalling = [];
   const hits = [];
+  const splits = { plain: [], recalling: [] };
   for (let i = 0; i < RUNS; i++) {
     const q = `which region prefers invoices by mail? ${i}`;
-    plain.push((await turn(false, q)).ms);
+    const p = await turn(false, q);
+    plain.push(p.ms);
+    splits.plain.push(p.split);
     const r = await turn(true, q);
     recalling.push(r.ms);
     hits.push(r.hits);
+    splits.recalling.push(r.split);
   }
   const [p, r] = [median(plain), median(recalling)];
   return {
@@ -86,6 +152,8 @@ await report(runtime, async () => {
     auto_recall_turn_ms: round(r),
     added_ms: round(r - p),
     hits: median(hits),
+    split_ms: { plain: medianSplit(splits.plain), recalling: medianSplit(splits.recalling) },
+    direct: await direct(),
     load: round(loadavg()[0]),
     samples: { plain, recalling },
   };

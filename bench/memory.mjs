@@ -12,7 +12,7 @@
 //   - build: the first search by meaning starts the in-memory index's build; seconds until it is complete;
 //   - meaning: `--searches` queries by meaning alone (the best 10), p50/p99, and recall@10 of the first
 //     `--recall-queries` against an exact scan of the same corpus computed here, for each number of
-//     candidates re-ranked (`--candidates=500,300,200`; the runtime re-ranks 500); the index's bytes.
+//     candidates re-ranked (`--candidates=300,500,200`; the runtime re-ranks 300); the index's bytes.
 // Each figure comes with the 1-minute load average when it was taken (the machine may be shared).
 // Writes bench/results/memory.json and prints a table.
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -33,8 +33,8 @@ const DIMS = Number(arg("dims", "1536"));
 const SEARCHES = Number(arg("searches", "300"));
 const WRITES = Number(arg("writes", "300"));
 const RECALL_QUERIES = Number(arg("recall-queries", "100"));
-// How many candidates of the sign codes are re-ranked with their floats: the runtime's (500) and others, to show the trade.
-const CANDIDATES = sizes(arg("candidates", "500,300,200"));
+// How many candidates of the sign codes are re-ranked with their floats: the runtime's (300) and others, to show the trade.
+const CANDIDATES = sizes(arg("candidates", "300,500,200"));
 const SEED_BATCH = 500;
 const load = () => round(loadavg()[0]);
 

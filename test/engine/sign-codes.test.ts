@@ -1,8 +1,8 @@
 // The in-memory index of recall by meaning (src/engine/memory/sign-codes.ts): its candidates hold the exact
-// nearest neighbours of a clustered corpus, its session filters and removals are exact, and it keeps within
-// its row bound by letting the oldest rows go.
+// nearest neighbours of a clustered corpus (also when a first pass on the codes' heads narrows a large index),
+// its session filters and removals are exact, and it keeps within its row bound by letting the oldest rows go.
 import { describe, expect, it } from "vitest";
-import { rowBytes, SignCodes, signCode } from "../../src/engine/memory/sign-codes";
+import { rowBytes, SignCodes, SURVIVORS, signCode } from "../../src/engine/memory/sign-codes";
 
 /** A seeded stream of numbers in [-1, 1). */
 function stream(seed: number): () => number {
@@ -17,10 +17,10 @@ function stream(seed: number): () => number {
 
 const DIMS = 96;
 /** Vector `i` of topic `i % 40`: the topic's centre and the message's own noise. */
-function vector(i: number, topic = i % 40): number[] {
+function vector(i: number, topic = i % 40, dims = DIMS): number[] {
   const centre = stream(1000 + topic);
   const noise = stream(i + 7);
-  return Array.from({ length: DIMS }, () => centre() + 0.8 * noise());
+  return Array.from({ length: dims }, () => centre() + 0.8 * noise());
 }
 
 const dot = (a: number[], b: number[]) => a.reduce((s, x, k) => s + x * b[k]!, 0);
@@ -35,23 +35,48 @@ describe("sign codes", () => {
     expect(rowBytes(1536)).toBe(192 + 14);
   });
 
+  /** Of 20 queries' exact ten nearest (by cosine) among `all`, the share among their `count` candidates. */
+  function recallAt10(codes: SignCodes, all: number[][], count: number, dims: number): number {
+    let found = 0;
+    for (let q = 0; q < 20; q++) {
+      const query = vector(-1 - q, q, dims);
+      const exact = all
+        .map((v, i) => ({ rowid: i + 1, s: cos(query, v) }))
+        .sort((a, b) => b.s - a.s)
+        .slice(0, 10);
+      const cands = new Set(codes.candidates(query, count));
+      expect(cands.size).toBe(count);
+      found += exact.filter((e) => cands.has(e.rowid)).length;
+    }
+    return found / 200;
+  }
+
   it("the candidates hold the exact ten nearest of a clustered corpus", () => {
     const codes = new SignCodes(DIMS, 16, 10_000);
     const all = Array.from({ length: 4000 }, (_, i) => vector(i));
     for (const [i, v] of all.entries()) codes.add(i + 1, `s${i % 9}`, v);
     expect(codes.count).toBe(4000);
-    let found = 0;
-    for (let q = 0; q < 20; q++) {
-      const query = vector(-1 - q, q);
-      const exact = all
-        .map((v, i) => ({ rowid: i + 1, s: cos(query, v) }))
-        .sort((a, b) => b.s - a.s)
-        .slice(0, 10);
-      const cands = new Set(codes.candidates(query, 200));
-      expect(cands.size).toBe(200);
-      found += exact.filter((e) => cands.has(e.rowid)).length;
-    }
-    expect(found / 200).toBeGreaterThanOrEqual(0.95);
+    expect(recallAt10(codes, all, 200, DIMS)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it("with more rows than SURVIVORS, the first pass on the heads keeps the exact ten nearest, and filters exactly", () => {
+    const dims = 256;
+    const rows = SURVIVORS * 2 + 1000;
+    const codes = new SignCodes(dims, rows, rows);
+    const all = Array.from({ length: rows }, (_, i) => vector(i, i % 40, dims));
+    for (const [i, v] of all.entries()) codes.add(i + 1, `s${i % 9}`, v);
+    expect(recallAt10(codes, all, 200, dims)).toBeGreaterThanOrEqual(0.95);
+    // A row identical to the query is the nearest by its head and by its whole code.
+    expect(codes.candidates(all[41]!, 1)).toEqual([42]);
+    const session = (rowid: number) => `s${(rowid - 1) % 9}`;
+    const query = vector(-5, 5, dims);
+    expect(codes.candidates(query, 300, { except: "s1" })).toHaveLength(300);
+    expect(codes.candidates(query, 300, { except: "s1" }).every((r) => session(r) !== "s1")).toBe(true);
+    const within = codes.candidates(query, 300, { within: ["s2", "s4"] });
+    expect(within).toHaveLength(300);
+    expect(within.every((r) => ["s2", "s4"].includes(session(r)))).toBe(true);
+    // Asking for more than the admitted rows gives every one of them.
+    expect(codes.candidates(query, rows, { within: ["s3"] })).toHaveLength(all.filter((_, i) => session(i + 1) === "s3").length);
   });
 
   it("leaves out the sessions a filter excludes, and rows once removed", () => {

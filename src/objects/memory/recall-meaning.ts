@@ -10,8 +10,11 @@ import { cosine, snippetOf } from "./recall-vectors";
 
 /** The most memory the codes may take (at 1,536 dimensions, 164,000 messages; 100,000 take 20 MB). */
 export const INDEX_BUDGET_BYTES = 32 * 1024 * 1024;
-/** The rows re-ranked with their floats: enough for recall@10 of 0.95 and more on 100,000 messages (bench/memory.mjs). */
-export const CANDIDATES = 500;
+/**
+ * The rows re-ranked with their floats (each a read from SQLite, the search's largest cost): enough for recall@10
+ * of 0.95 and more on 100,000 messages (bench/memory.mjs).
+ */
+export const CANDIDATES = 300;
 /** Rows read from SQLite in one slice of a build; an index of at most this many is built inline by the query. */
 export const BUILD_CHUNK = 2_000;
 
