@@ -4,7 +4,8 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { EmbeddingModelV3, LanguageModelV3 } from "@ai-sdk/provider";
 import { type Provider, parseModelSpec } from "../protocol/model-spec";
-import { OneStageChatModel, takingFetch } from "./chat-stream";
+import { takingFetch } from "./chat-stream";
+import { oneStageCompatibleModel } from "./compatible-chat-stream";
 import { DemoModel } from "./demo-model";
 import { attachableModels, attachingFetch } from "./response-attach";
 
@@ -110,7 +111,7 @@ function makeModel({ provider, model }: NonNullable<ReturnType<typeof parseModel
     case "anthropic":
       return createAnthropic({ apiKey: env.ANTHROPIC_API_KEY, baseURL: env.ANTHROPIC_BASE_URL || undefined })(model);
     case "openai-compatible":
-      return new OneStageChatModel(
+      return oneStageCompatibleModel(
         createOpenAICompatible({
           name: "openai-compatible",
           baseURL: env.OPENAI_COMPATIBLE_BASE_URL!,

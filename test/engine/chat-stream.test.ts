@@ -2,12 +2,13 @@
 // reading of the same bytes: the same stream parts in the same order, however the body is cut into chunks, and the
 // same refusals and errors. The answers come from the provider's `fetch` setting (no server is needed to serve bytes).
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { APICallError, type LanguageModelV3, type LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { APICallError, type LanguageModelV3 } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
-import { OneStageChatModel, takingFetch } from "../../src/engine/chat-stream";
-import { callOptions, streamModel } from "../../src/engine/model-stream";
+import { takingFetch } from "../../src/engine/chat-stream";
+import { oneStageCompatibleModel } from "../../src/engine/compatible-chat-stream";
+import { streamModel } from "../../src/engine/model-stream";
+import { answering, options, parts, sse } from "./support/sse-answers";
 
-const sse = (...chunks: unknown[]) => `${chunks.map((c) => `data: ${typeof c === "string" ? c : JSON.stringify(c)}\n\n`).join("")}data: [DONE]\n\n`;
 const head = { id: "chatcmpl-1", created: 1_700_000_000, model: "m-1" };
 const chunk = (delta: Record<string, unknown> | null, finish: string | null = null, extra: Record<string, unknown> = {}) => ({
   ...head,
@@ -67,47 +68,22 @@ const ANSWERS: Record<string, string> = {
   no_choices: sse({ id: "x" }, chunk({}, "stop")),
 };
 
-/** The answer's bytes cut into pieces of `size` bytes (0: one piece), multi-byte characters split across them. */
-function answering(body: string, size: number): typeof fetch {
-  return async () => {
-    const bytes = new TextEncoder().encode(body);
-    const stream = new ReadableStream<Uint8Array>({
-      start(c) {
-        const step = size || bytes.length;
-        for (let i = 0; i < bytes.length; i += step) c.enqueue(bytes.slice(i, i + step));
-        c.close();
-      },
-    });
-    return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream" } });
-  };
-}
-
 function models(serve: typeof fetch): { provider: LanguageModelV3; oneStage: LanguageModelV3 } {
   const make = (f: typeof fetch) =>
     createOpenAICompatible({ name: "openai-compatible", baseURL: "http://model.test/v1", includeUsage: true, fetch: f }).chatModel("m");
-  return { provider: make(serve), oneStage: new OneStageChatModel(make(takingFetch(serve))) };
+  return { provider: make(serve), oneStage: oneStageCompatibleModel(make(takingFetch(serve))) };
 }
 
-const options = () => callOptions({ model: null as never, messages: [{ role: "user", content: "hi" }], signal: new AbortController().signal });
-
-/** Every part of a streamed call; errors by their message, so the two readings' error classes may differ. */
-async function parts(model: LanguageModelV3): Promise<unknown[]> {
-  const { stream } = await model.doStream(options());
-  const out: unknown[] = [];
-  for await (const part of stream as unknown as AsyncIterable<LanguageModelV3StreamPart>) {
-    if (part.type === "error") out.push({ type: "error" });
-    else if (part.type === "finish") out.push({ ...part, usage: { ...part.usage, raw: undefined } });
-    else out.push(part);
-  }
-  return out;
-}
+/** The parts of a call with errors by kind only (the readings' messages differ) and without the usage's raw counts. */
+const read = (model: LanguageModelV3) =>
+  parts(model, { messages: false, finish: (p) => p.type === "finish" && { ...p, usage: { ...p.usage, raw: undefined } } });
 
 describe("one-stage reading of streamed Chat Completions answers", () => {
   for (const [name, body] of Object.entries(ANSWERS)) {
     it(`${name}: the provider's parts, whole and cut into 1, 3 and 7 byte pieces`, async () => {
-      const expected = await parts(models(answering(body, 0)).provider);
+      const expected = await read(models(answering(body, 0)).provider);
       expect(expected.length).toBeGreaterThan(2);
-      for (const size of [0, 1, 3, 7]) expect(await parts(models(answering(body, size)).oneStage)).toEqual(expected);
+      for (const size of [0, 1, 3, 7]) expect(await read(models(answering(body, size)).oneStage)).toEqual(expected);
     });
   }
 
