@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { takingFetch } from "../../src/engine/chat-stream";
 import { oneStageCompatibleModel } from "../../src/engine/compatible-chat-stream";
 import { streamModel } from "../../src/engine/model-stream";
-import { answering, options, parts, sse } from "./support/sse-answers";
+import { answering, bothRequests, options, parts, sse, taken } from "./support/sse-answers";
 
 const head = { id: "chatcmpl-1", created: 1_700_000_000, model: "m-1" };
 const chunk = (delta: Record<string, unknown> | null, finish: string | null = null, extra: Record<string, unknown> = {}) => ({
@@ -117,18 +117,12 @@ describe("one-stage reading of streamed Chat Completions answers", () => {
     expect(error).toMatchObject({ statusCode: 429, isRetryable: true, message: "slow down", responseHeaders: { "retry-after": "1" } });
   });
 
-  it("the request leaves without the marker header, as the provider built it", async () => {
-    const seen: { url: string; headers: Headers; body: unknown }[] = [];
-    const recording: typeof fetch = async (input, init) => {
-      seen.push({ url: String(input), headers: new Headers(init?.headers), body: JSON.parse(String(init?.body)) });
-      return answering(ANSWERS.text!, 0)(input, init);
-    };
-    const { provider, oneStage } = models(recording);
-    await parts(provider);
-    await parts(oneStage);
-    expect(seen[1]!.url).toBe(seen[0]!.url);
-    expect([...seen[1]!.headers.keys()]).toEqual([...seen[0]!.headers.keys()]);
-    expect(seen[1]!.body).toEqual(seen[0]!.body);
+  it("the request leaves without the marker header, as the provider built it, and the answer is taken", async () => {
+    const [viaProvider, viaOneStage] = await bothRequests(models, ANSWERS.text!);
+    expect(viaOneStage!.url).toBe(viaProvider!.url);
+    expect([...viaOneStage!.headers.keys()]).toEqual([...viaProvider!.headers.keys()]);
+    expect(viaOneStage!.body).toEqual(viaProvider!.body);
+    expect(await taken(models, ANSWERS.text!)).toEqual({ provider: false, oneStage: true });
   });
 
   it("cancelling the stream cancels the answer's body", async () => {

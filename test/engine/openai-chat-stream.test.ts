@@ -6,7 +6,7 @@ import { APICallError, type LanguageModelV3 } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
 import { takingFetch } from "../../src/engine/chat-stream";
 import { oneStageOpenAIChatModel } from "../../src/engine/openai-chat-stream";
-import { answering, options, parts, sse, stalling } from "./support/sse-answers";
+import { answering, bothRequests, options, parts, sse, stalling, taken } from "./support/sse-answers";
 
 const head = { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1_700_000_000, model: "gpt-x", system_fingerprint: "fp" };
 const chunk = (delta: Record<string, unknown> | null, finish: string | null = null, extra: Record<string, unknown> = {}) => ({
@@ -89,6 +89,13 @@ describe("one-stage reading of streamed openai Chat Completions answers", () => 
       for (const size of [0, 1, 3, 7]) expect(await parts(models(answering(body, size)).oneStage)).toEqual(expected);
     });
   }
+
+  it("the request leaves without the marker header, as the provider built it, and the answer is taken", async () => {
+    const [viaProvider, viaOneStage] = await bothRequests(models, ANSWERS.text_with_usage!);
+    expect([viaOneStage!.url, [...viaOneStage!.headers], viaOneStage!.body]).toEqual([viaProvider!.url, [...viaProvider!.headers], viaProvider!.body]);
+    expect(viaOneStage!.headers.has("x-agent-runtime-take")).toBe(false);
+    expect(await taken(models, ANSWERS.text_with_usage!)).toEqual({ provider: false, oneStage: true });
+  });
 
   it("the finish carries usage with cached, cache-written and reasoning tokens, predictions and logprobs as the provider reads them", async () => {
     const body = sse(chunk({ content: "Hi" }, null, { logprobs: { content: [logprob("Hi")] } }), chunk({}, "stop"), usageChunk);

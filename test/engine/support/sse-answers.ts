@@ -64,3 +64,29 @@ export function stalling(first: string, signal?: AbortSignal): { fetch: typeof f
   };
   return { fetch: serve, cancelled: () => cancelled };
 }
+
+type Models = (serve: typeof fetch) => { provider: LanguageModelV3; oneStage: LanguageModelV3 };
+
+/** The requests the provider's reading and the one-stage reading send for `body`'s answer, as they leave. */
+export async function bothRequests(models: Models, body: string): Promise<{ url: string; headers: Headers; body: unknown }[]> {
+  const seen: { url: string; headers: Headers; body: unknown }[] = [];
+  const recording: typeof fetch = async (input, init) => {
+    seen.push({ url: String(input), headers: new Headers(init?.headers), body: JSON.parse(String(init?.body)) });
+    return answering(body, 0)(input, init);
+  };
+  const { provider, oneStage } = models(recording);
+  await parts(provider);
+  await parts(oneStage);
+  return seen;
+}
+
+/** Whether each reading took the answer: the provider's doStream result names its request body, a taken answer's does not. */
+export async function taken(models: Models, body: string): Promise<{ provider: boolean; oneStage: boolean }> {
+  const { provider, oneStage } = models(answering(body, 0));
+  const took = async (model: LanguageModelV3) => {
+    const result = await model.doStream(options());
+    await result.stream.cancel();
+    return result.request === undefined;
+  };
+  return { provider: await took(provider), oneStage: await took(oneStage) };
+}
