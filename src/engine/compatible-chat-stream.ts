@@ -2,7 +2,8 @@
 // @ai-sdk/openai-compatible maps them), read in one stage by chat-stream.ts.
 import type { JSONObject, LanguageModelV3, LanguageModelV3FinishReason, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { InvalidResponseDataError } from "@ai-sdk/provider";
-import { type StreamingToolCallDelta, StreamingToolCallTracker } from "@ai-sdk/provider-utils";
+import { StreamingToolCallTracker } from "@ai-sdk/provider-utils";
+import { type CompatibleChunk, compatibleChunkSchema, parseChunk } from "./chat-chunk-schemas";
 import { answerStream, type ChunkMapper, OneStageChatModel } from "./chat-stream";
 
 /** `inner` (an openai-compatible chat model made with takingFetch) with its streamed answers read in one stage. */
@@ -11,14 +12,9 @@ export function oneStageCompatibleModel(inner: LanguageModelV3): LanguageModelV3
   return new OneStageChatModel(inner, async (_taken, events) => answerStream(events, (enqueue) => new CompatibleChunkMapper(enqueue, metadataKey)));
 }
 
-/** What a chunk's tool call delta carries (the provider's chunk schema). */
-type ToolCallDelta = StreamingToolCallDelta & { extra_content?: { google?: { thought_signature?: string } } | null };
-type Usage = {
-  prompt_tokens?: number | null;
-  completion_tokens?: number | null;
-  prompt_tokens_details?: { cached_tokens?: number | null } | null;
-  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
-};
+type Delta = NonNullable<CompatibleChunk["choices"][number]["delta"]>;
+type ToolCallDelta = NonNullable<Delta["tool_calls"]>[number];
+type Usage = NonNullable<CompatibleChunk["usage"]>;
 type Enqueue = (part: LanguageModelV3StreamPart) => void;
 
 /** The provider's mapping of Chat Completions chunks to stream parts, chunk by chunk. */
@@ -50,31 +46,32 @@ class CompatibleChunkMapper implements ChunkMapper {
   }
 
   chunk(data: string): void {
-    const value = parsedChunk(data);
+    const value = parseChunk(compatibleChunkSchema, data);
+    // A chunk with an `error` beside its choices is an error chunk too (the provider's chunk keeps unknown keys).
     if (value instanceof Error || "error" in value) {
       this.failed(value instanceof Error ? value : value.error);
       return;
     }
     if (this.first) {
       this.first = false;
-      const created = typeof value.created === "number" ? new Date(value.created * 1000) : undefined;
-      this.enqueue({ type: "response-metadata", id: str(value.id), modelId: str(value.model), timestamp: created });
+      const created = value.created != null ? new Date(value.created * 1000) : undefined;
+      this.enqueue({ type: "response-metadata", id: value.id ?? undefined, modelId: value.model ?? undefined, timestamp: created });
     }
-    if (value.usage != null) this.usage = value.usage as Usage;
-    const choice = value.choices[0] as { delta?: Record<string, unknown> | null; finish_reason?: string | null } | undefined;
+    if (value.usage != null) this.usage = value.usage;
+    const choice = value.choices[0];
     if (choice?.finish_reason != null) this.finishReason = { unified: unifiedReason(choice.finish_reason), raw: choice.finish_reason };
     const delta = choice?.delta;
     if (delta == null) return;
     const reasoning = delta.reasoning_content ?? delta.reasoning;
-    if (typeof reasoning === "string" && reasoning) this.delta("reasoning", reasoning);
+    if (reasoning) this.delta("reasoning", reasoning);
     if (typeof delta.content === "string") {
       if (delta.content) this.delta("text", delta.content);
-    } else if (Array.isArray(delta.content)) {
+    } else if (delta.content != null) {
       for (const part of delta.content) this.contentPart(part);
     }
-    if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) {
+    if (delta.tool_calls != null && delta.tool_calls.length > 0) {
       this.close("reasoning");
-      for (const call of delta.tool_calls as ToolCallDelta[]) this.toolCall(call);
+      for (const call of delta.tool_calls) this.toolCall(call);
     }
   }
 
@@ -87,7 +84,11 @@ class CompatibleChunkMapper implements ChunkMapper {
     if (!this.finishReason) {
       this.failed(new InvalidResponseDataError({ data: undefined, message: "Response stream ended without a finish reason." }));
     }
-    this.enqueue({ type: "finish", finishReason: this.finishReason!, usage: usageOf(this.usage), providerMetadata: { [this.metadataKey]: {} } });
+    const details = this.usage?.completion_tokens_details;
+    const metadata: Record<string, number> = {};
+    if (details?.accepted_prediction_tokens != null) metadata.acceptedPredictionTokens = details.accepted_prediction_tokens;
+    if (details?.rejected_prediction_tokens != null) metadata.rejectedPredictionTokens = details.rejected_prediction_tokens;
+    this.enqueue({ type: "finish", finishReason: this.finishReason!, usage: usageOf(this.usage), providerMetadata: { [this.metadataKey]: metadata } });
   }
 
   private failed(error: unknown): void {
@@ -96,9 +97,9 @@ class CompatibleChunkMapper implements ChunkMapper {
   }
 
   /** A content part of the array form: text, or a `thinking` part's text as reasoning. */
-  private contentPart(part: { type?: unknown; text?: unknown; thinking?: unknown }): void {
-    if (part?.type === "text" && typeof part.text === "string" && part.text) this.delta("text", part.text);
-    else if (part?.type === "thinking" && Array.isArray(part.thinking)) {
+  private contentPart(part: { type: string; text?: unknown; thinking?: unknown }): void {
+    if (part.type === "text" && typeof part.text === "string" && part.text) this.delta("text", part.text);
+    else if (part.type === "thinking" && Array.isArray(part.thinking)) {
       const text = part.thinking
         .filter((t) => t?.type === "text" && typeof t.text === "string")
         .map((t) => t.text)
@@ -145,22 +146,6 @@ class CompatibleChunkMapper implements ChunkMapper {
     this.forwarded.add(index);
   }
 }
-
-/** A chunk as JSON with its choices, an error chunk, or what is wrong with it (the provider's schema refuses the same). */
-function parsedChunk(data: string): Error | { error: unknown } | (Record<string, unknown> & { choices: unknown[] }) {
-  let value: unknown;
-  try {
-    value = JSON.parse(data);
-  } catch (err) {
-    return new InvalidResponseDataError({ data, message: `The model sent a chunk that is not JSON: ${(err as Error).message}` });
-  }
-  if (value === null || typeof value !== "object") return new InvalidResponseDataError({ data, message: "The model sent a chunk that is not an object" });
-  if ("error" in value) return value;
-  if (!("choices" in value) || !Array.isArray(value.choices)) return new InvalidResponseDataError({ data, message: "The model sent a chunk without choices" });
-  return value as Record<string, unknown> & { choices: unknown[] };
-}
-
-const str = (v: unknown) => (typeof v === "string" ? v : undefined);
 
 function unifiedReason(reason: string) {
   switch (reason) {

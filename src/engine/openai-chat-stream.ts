@@ -3,8 +3,9 @@
 // is thrown from doStream as an APICallError, so the call is retried like a failed request.
 import type { LanguageModelV3, LanguageModelV3FinishReason, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { generateId, type StreamingToolCallDelta, StreamingToolCallTracker } from "@ai-sdk/provider-utils";
+import { type OpenAIChunk as Chunk, openAIChunkSchema, parseChunk } from "./chat-chunk-schemas";
 import { answerStream, type ChunkMapper, OneStageChatModel, type SseEvents, type TakenAnswer } from "./chat-stream";
-import { type Chunk, openAIStreamError, parseChunk } from "./openai-chat-wire";
+import { openAIStreamError } from "./openai-stream-error";
 
 /** `inner` (`createOpenAI(...).chat(model)` made with takingFetch) with its streamed answers read in one stage. */
 export function oneStageOpenAIChatModel(inner: LanguageModelV3): LanguageModelV3 {
@@ -22,7 +23,7 @@ async function throwIfErrorBeforeOutput(taken: TakenAnswer, events: SseEvents): 
       const data = await events.read();
       if (data === null) return;
       ahead.push(data);
-      const value = parseChunk(data);
+      const value = parseChunk(openAIChunkSchema, data);
       if (value instanceof Error) return;
       if ("error" in value) {
         await events.cancel();
@@ -58,7 +59,7 @@ class OpenAIChunkMapper implements ChunkMapper {
   }
 
   chunk(data: string): void {
-    const value = parseChunk(data);
+    const value = parseChunk(openAIChunkSchema, data);
     if (value instanceof Error || "error" in value) {
       this.failed(value instanceof Error ? value : value.error);
       return;

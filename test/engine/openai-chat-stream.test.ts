@@ -60,6 +60,8 @@ const ANSWERS: Record<string, string> = {
   not_json: sse(chunk({ content: "a" }), "{not json", chunk({}, "stop")),
   not_json_first: sse("{not json", chunk({ content: "a" }), chunk({}, "stop")),
   wrong_types: sse(chunk({ content: "a" }), chunk({ content: 7 }), { error: { code: 1 } }, chunk({}, "stop")),
+  tool_call_null: sse(chunk({ content: "a" }), chunk({ tool_calls: [null] }), chunk({ tool_calls: [{ index: "0", function: {} }] }), chunk({}, "stop")),
+  error_beside_choices: sse(chunk({ content: "a" }), { ...chunk({}), error: { message: "late" } }, chunk({}, "stop")),
   empty_content_only: sse(chunk({ content: "" }), chunk({}, "stop")),
   unterminated: `data: ${JSON.stringify(chunk({ content: "a" }))}\n\ndata: ${JSON.stringify(chunk({}, "stop"))}`,
   crlf: `data: ${JSON.stringify(chunk({ content: "crlf" }))}\r\n\r\ndata: ${JSON.stringify(chunk({}, "stop"))}\r\n\r\ndata: [DONE]\r\n\r\n`,

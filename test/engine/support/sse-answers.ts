@@ -24,27 +24,20 @@ export function answering(body: string, size: number): typeof fetch {
 
 export const options = () => callOptions({ model: null as never, messages: [{ role: "user", content: "hi" }], signal: new AbortController().signal });
 
-/**
- * Every part of a streamed call; errors by their message's first line only (`messages: false`: not even that), so
- * the two readings' error classes may differ, and sources without their generated ids.
- */
-export async function parts(
-  model: LanguageModelV3,
-  { finish = (p) => p, messages = true }: { finish?: (part: LanguageModelV3StreamPart) => unknown; messages?: boolean } = {},
-): Promise<unknown[]> {
+/** Every part of a streamed call; errors by their name and whole message (the schema's issues included), sources without their generated ids. */
+export async function parts(model: LanguageModelV3): Promise<unknown[]> {
   const { stream } = await model.doStream(options());
   const out: unknown[] = [];
   for await (const part of stream as unknown as AsyncIterable<LanguageModelV3StreamPart>) {
-    if (part.type === "error") out.push(messages ? { type: "error", message: messageOf(part.error) } : { type: "error" });
+    if (part.type === "error") out.push({ type: "error", message: messageOf(part.error) });
     else if (part.type === "source")
       out.push({ ...part, id: expect.any(String) }); // generated ids
-    else if (part.type === "finish") out.push(finish(part));
     else out.push(part);
   }
   return out;
 }
 
-const messageOf = (error: unknown) => (error instanceof Error ? error.message.split("\n")[0] : (error as { message?: unknown })?.message);
+const messageOf = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : (error as { message?: unknown })?.message);
 
 /** A body that gives `first` then waits; it records the reason it is cancelled with, and errors when `signal` aborts. */
 export function stalling(first: string, signal?: AbortSignal): { fetch: typeof fetch; cancelled: () => unknown } {
