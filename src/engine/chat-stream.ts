@@ -1,27 +1,27 @@
-// Streamed Chat Completions answers read in one stage (openai-compatible models). The provider reads an answer
-// through four web streams (text decoding, SSE, an async zod-checked JSON stage, its own mapping): in workerd
-// about 20 µs of CPU per stage and chunk, which a session object pays for every token of every answer while it
-// serves nothing else. Here the provider still builds and sends the request and reads a failed one (its errors
-// and what they say about retrying); a successful answer's body is taken from its `fetch` and read by one pull
-// stream that decodes, splits and maps each chunk as the consumer asks for it.
-import type {
-  JSONObject,
-  LanguageModelV3,
-  LanguageModelV3CallOptions,
-  LanguageModelV3FinishReason,
-  LanguageModelV3StreamPart,
-  LanguageModelV3StreamResult,
-} from "@ai-sdk/provider";
-import { InvalidResponseDataError } from "@ai-sdk/provider";
-import { type StreamingToolCallDelta, StreamingToolCallTracker } from "@ai-sdk/provider-utils";
-import { createParser } from "eventsource-parser";
+// Streamed Chat Completions answers read in one stage. A provider reads an answer through four web streams (text
+// decoding, SSE, an async zod-checked JSON stage, its own mapping): in workerd about 20 µs of CPU per stage and
+// chunk, which a session object pays for every token of every answer while it serves nothing else. Here the
+// provider still builds and sends the request and reads a failed one (its errors and what they say about
+// retrying); a successful answer's body is taken from its `fetch` and read by one pull stream that decodes, splits
+// and maps each chunk as the consumer asks for it. The mapping is the provider's, one mapper per wire dialect
+// (compatible-chat-stream.ts, openai-chat-stream.ts).
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
+import { createParser, type EventSourceParser } from "eventsource-parser";
 
 /** The request header that marks a streamed call whose answer is taken; removed before the request leaves. */
 const TAKE_HEADER = "x-agent-runtime-take";
 
+/** A successful answer taken from the provider, with what its errors name (the request's address and body). */
+export interface TakenAnswer {
+  response: Response;
+  url: string;
+  /** The request body as sent (JSON text): parsed only when an error names it. */
+  requestBody: string;
+}
+
 /** Thrown by the provider's `fetch` once the answer is taken: it passes through the provider untouched (not a network error). */
 class AnswerTaken extends Error {
-  constructor(readonly response: Response) {
+  constructor(readonly taken: TakenAnswer) {
     super("the answer is read in one stage");
   }
 }
@@ -32,20 +32,26 @@ export function takingFetch(base: typeof fetch = (input, init) => fetch(input, i
     // The provider passes its headers as a plain object with lower-case names (a copy without the mark is cheaper than a Headers).
     const { [TAKE_HEADER]: mark, ...headers } = (init?.headers ?? {}) as Record<string, string>;
     if (mark === undefined) return base(input, init);
-    const res = await base(input, { ...init, headers });
-    if (!res.ok || !res.body) return res; // the provider reads a failure (status, body, retry-after)
-    throw new AnswerTaken(res);
+    const response = await base(input, { ...init, headers });
+    if (!response.ok || !response.body) return response; // the provider reads a failure (status, body, retry-after)
+    throw new AnswerTaken({ response, url: String(input), requestBody: typeof init?.body === "string" ? init.body : "" });
   };
 }
 
-/** `inner` (an openai-compatible chat model made with takingFetch) with its streamed answers read in one stage. */
+/** How a dialect reads a taken answer: its stream parts (it may read ahead and throw, as its provider does in doStream). */
+export type AnswerReading = (taken: TakenAnswer, events: SseEvents) => Promise<ReadableStream<LanguageModelV3StreamPart>>;
+
+/** `inner` (a Chat Completions model made with takingFetch) with its streamed answers read in one stage by `read`. */
 export class OneStageChatModel implements LanguageModelV3 {
   readonly specificationVersion = "v3";
   readonly provider: string;
   readonly modelId: string;
   readonly supportedUrls: LanguageModelV3["supportedUrls"];
 
-  constructor(private readonly inner: LanguageModelV3) {
+  constructor(
+    private readonly inner: LanguageModelV3,
+    private readonly read: AnswerReading,
+  ) {
     this.provider = inner.provider;
     this.modelId = inner.modelId;
     this.supportedUrls = inner.supportedUrls;
@@ -61,225 +67,102 @@ export class OneStageChatModel implements LanguageModelV3 {
       return await this.inner.doStream({ ...options, headers: { ...options.headers, [TAKE_HEADER]: "1" } });
     } catch (err) {
       if (!(err instanceof AnswerTaken)) throw err;
-      const headers = Object.fromEntries(err.response.headers);
-      return { stream: answerStream(err.response.body!, this.provider.split(".")[0]!), response: { headers } };
+      const { taken } = err;
+      // The provider's stream-start carries the warnings of its request settings; the runtime reads none (model-stream.ts).
+      const stream = await this.read(taken, new SseEvents(taken.response.body!));
+      return { stream, response: { headers: Object.fromEntries(taken.response.headers) } };
     }
   }
 }
 
-/** What a chunk's tool call delta carries (the provider's chunk schema). */
-type ToolCallDelta = StreamingToolCallDelta & { extra_content?: { google?: { thought_signature?: string } } | null };
-type Usage = {
-  prompt_tokens?: number | null;
-  completion_tokens?: number | null;
-  prompt_tokens_details?: { cached_tokens?: number | null } | null;
-  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
-};
-type Enqueue = (part: LanguageModelV3StreamPart) => void;
+/** The data of an SSE body's events, pulled a body read at a time; `[DONE]` is not an event. */
+export class SseEvents {
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private readonly decoder = new TextDecoder();
+  private readonly parser: EventSourceParser;
+  private queue: string[] = [];
+  private next = 0;
+  /** Set once the body ended or was cancelled: nothing more is read. */
+  private ended = false;
 
-/** The answer's SSE body as stream parts: each read pulls body bytes until they make at least one part. */
-function answerStream(body: ReadableStream<Uint8Array>, metadataKey: string): ReadableStream<LanguageModelV3StreamPart> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
+  constructor(body: ReadableStream<Uint8Array>) {
+    this.reader = body.getReader();
+    this.parser = createParser({ onEvent: (e) => e.data !== "[DONE]" && this.queue.push(e.data) });
+  }
+
+  /** The next event's data, or null once the body has ended (an unterminated last event is dropped, as the provider's SSE stage drops it). */
+  async read(): Promise<string | null> {
+    while (this.next === this.queue.length) {
+      if (this.ended) return null;
+      this.queue = [];
+      this.next = 0;
+      const { done, value } = await this.reader.read();
+      if (done) this.ended = true;
+      else this.parser.feed(this.decoder.decode(value, { stream: true }));
+    }
+    return this.queue[this.next++]!;
+  }
+
+  /** Stop reading: the body is cancelled (the model stops generating), and read() answers null from now on. */
+  cancel(reason?: unknown): Promise<void> {
+    this.ended = true;
+    this.queue = [];
+    this.next = 0;
+    return this.reader.cancel(reason).catch(() => {});
+  }
+
+  /** Events read ahead (by a dialect that looks for an early error) are read again, first. */
+  unread(data: string[]): void {
+    this.queue = [...data, ...this.queue.slice(this.next)];
+    this.next = 0;
+  }
+}
+
+/** A dialect's chunk-by-chunk mapping: `chunk` per event's data, `end` when the body has ended. */
+export interface ChunkMapper {
+  chunk(data: string): void;
+  end(): void;
+}
+
+/**
+ * The answer's events as stream parts: each read pulls events until they make at least one part. A mapping that
+ * throws errors the stream and cancels the body (as the provider's pipeline cancels its source); a consumer's
+ * cancel cancels the body and ends a pending read without mapping more.
+ */
+export function answerStream(
+  events: SseEvents,
+  mapper: (enqueue: (part: LanguageModelV3StreamPart) => void) => ChunkMapper,
+): ReadableStream<LanguageModelV3StreamPart> {
   let parts: LanguageModelV3StreamPart[] = [];
-  const mapper = new ChunkMapper((part) => parts.push(part), metadataKey);
-  const parser = createParser({ onEvent: (e) => e.data !== "[DONE]" && mapper.chunk(e.data) });
+  const map = mapper((part) => parts.push(part));
+  let cancelled = false;
   return new ReadableStream<LanguageModelV3StreamPart>({
     start(controller) {
       controller.enqueue({ type: "stream-start", warnings: [] });
     },
     async pull(controller) {
-      while (parts.length === 0) {
-        const { done, value } = await reader.read();
-        if (done) {
-          mapper.end(); // an unterminated last event is dropped, as the provider's SSE stage drops it
-          for (const part of parts) controller.enqueue(part);
-          controller.close();
-          return;
+      try {
+        while (parts.length === 0) {
+          const data = await events.read();
+          if (cancelled) return;
+          if (data === null) {
+            map.end();
+            for (const part of parts) controller.enqueue(part);
+            controller.close();
+            return;
+          }
+          map.chunk(data);
         }
-        parser.feed(decoder.decode(value, { stream: true }));
+      } catch (err) {
+        await events.cancel(err);
+        throw err;
       }
       for (const part of parts) controller.enqueue(part);
       parts = [];
     },
     cancel(reason) {
-      return reader.cancel(reason);
+      cancelled = true;
+      return events.cancel(reason);
     },
   });
-}
-
-/** The provider's mapping of Chat Completions chunks to stream parts, chunk by chunk. */
-class ChunkMapper {
-  private tracker: StreamingToolCallTracker<ToolCallDelta>;
-  /** Tool calls by index whose name has not come yet: some servers send arguments first (held, as the provider does). */
-  private pending = new Map<number, { id: string | null; args: string; extra: ToolCallDelta["extra_content"] }>();
-  private forwarded = new Set<number>();
-  private finishReason: LanguageModelV3FinishReason | null = null;
-  private usage: Usage | null = null;
-  private first = true;
-  private open: "text" | "reasoning" | null = null;
-
-  constructor(
-    private readonly enqueue: Enqueue,
-    private readonly metadataKey: string,
-  ) {
-    this.tracker = new StreamingToolCallTracker<ToolCallDelta>(
-      { enqueue },
-      {
-        // A Gemini thought signature goes back with the call, as the provider keeps it.
-        extractMetadata: (delta) => {
-          const signature = delta.extra_content?.google?.thought_signature;
-          return signature ? { [metadataKey]: { thoughtSignature: signature } } : undefined;
-        },
-        buildToolCallProviderMetadata: (metadata) => metadata,
-      },
-    );
-  }
-
-  chunk(data: string): void {
-    const value = parsedChunk(data);
-    if (value instanceof Error || "error" in value) {
-      this.failed(value instanceof Error ? value : value.error);
-      return;
-    }
-    if (this.first) {
-      this.first = false;
-      const created = typeof value.created === "number" ? new Date(value.created * 1000) : undefined;
-      this.enqueue({ type: "response-metadata", id: str(value.id), modelId: str(value.model), timestamp: created });
-    }
-    if (value.usage != null) this.usage = value.usage as Usage;
-    const choice = value.choices[0] as { delta?: Record<string, unknown> | null; finish_reason?: string | null } | undefined;
-    if (choice?.finish_reason != null) this.finishReason = { unified: unifiedReason(choice.finish_reason), raw: choice.finish_reason };
-    const delta = choice?.delta;
-    if (delta == null) return;
-    const reasoning = delta.reasoning_content ?? delta.reasoning;
-    if (typeof reasoning === "string" && reasoning) this.delta("reasoning", reasoning);
-    if (typeof delta.content === "string") {
-      if (delta.content) this.delta("text", delta.content);
-    } else if (Array.isArray(delta.content)) {
-      for (const part of delta.content) this.contentPart(part);
-    }
-    if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) {
-      this.close("reasoning");
-      for (const call of delta.tool_calls as ToolCallDelta[]) this.toolCall(call);
-    }
-  }
-
-  /** The body ended: what is open closes, held tool calls finish, and the finish part (an error part first without a finish reason). */
-  end(): void {
-    this.close(this.open);
-    for (const [index, held] of this.pending) this.tracker.processDelta({ index, id: held.id, function: { arguments: held.args } });
-    this.pending.clear();
-    this.tracker.flush();
-    if (!this.finishReason) {
-      this.failed(new InvalidResponseDataError({ data: undefined, message: "Response stream ended without a finish reason." }));
-    }
-    this.enqueue({ type: "finish", finishReason: this.finishReason!, usage: usageOf(this.usage), providerMetadata: { [this.metadataKey]: {} } });
-  }
-
-  private failed(error: unknown): void {
-    this.finishReason = { unified: "error", raw: undefined };
-    this.enqueue({ type: "error", error });
-  }
-
-  /** A content part of the array form: text, or a `thinking` part's text as reasoning. */
-  private contentPart(part: { type?: unknown; text?: unknown; thinking?: unknown }): void {
-    if (part?.type === "text" && typeof part.text === "string" && part.text) this.delta("text", part.text);
-    else if (part?.type === "thinking" && Array.isArray(part.thinking)) {
-      const text = part.thinking
-        .filter((t) => t?.type === "text" && typeof t.text === "string")
-        .map((t) => t.text)
-        .join("");
-      if (text) this.delta("reasoning", text);
-    }
-  }
-
-  private delta(kind: "text" | "reasoning", delta: string): void {
-    const id = kind === "text" ? "txt-0" : "reasoning-0";
-    if (this.open !== kind) {
-      this.close(this.open);
-      this.enqueue({ type: kind === "text" ? "text-start" : "reasoning-start", id });
-      this.open = kind;
-    }
-    this.enqueue({ type: kind === "text" ? "text-delta" : "reasoning-delta", id, delta });
-  }
-
-  private close(kind: "text" | "reasoning" | null): void {
-    if (kind === null || this.open !== kind) return;
-    this.enqueue({ type: kind === "text" ? "text-end" : "reasoning-end", id: kind === "text" ? "txt-0" : "reasoning-0" });
-    this.open = null;
-  }
-
-  private toolCall(delta: ToolCallDelta): void {
-    const index = delta.index;
-    if (index == null || this.forwarded.has(index)) {
-      this.tracker.processDelta(delta);
-      return;
-    }
-    let held = this.pending.get(index);
-    if (!held) {
-      held = { id: delta.id ?? null, args: "", extra: delta.extra_content ?? null };
-      this.pending.set(index, held);
-    } else {
-      held.id ??= delta.id ?? null;
-      held.extra ??= delta.extra_content ?? null;
-    }
-    if (delta.function?.arguments != null) held.args += delta.function.arguments;
-    const name = delta.function?.name;
-    if (name == null) return;
-    this.tracker.processDelta({ index, id: held.id, function: { name, arguments: held.args }, extra_content: held.extra ?? undefined });
-    this.pending.delete(index);
-    this.forwarded.add(index);
-  }
-}
-
-/** A chunk as JSON with its choices, an error chunk, or what is wrong with it (the provider's schema refuses the same). */
-function parsedChunk(data: string): Error | { error: unknown } | (Record<string, unknown> & { choices: unknown[] }) {
-  let value: unknown;
-  try {
-    value = JSON.parse(data);
-  } catch (err) {
-    return new InvalidResponseDataError({ data, message: `The model sent a chunk that is not JSON: ${(err as Error).message}` });
-  }
-  if (value === null || typeof value !== "object") return new InvalidResponseDataError({ data, message: "The model sent a chunk that is not an object" });
-  if ("error" in value) return value;
-  if (!("choices" in value) || !Array.isArray(value.choices)) return new InvalidResponseDataError({ data, message: "The model sent a chunk without choices" });
-  return value as Record<string, unknown> & { choices: unknown[] };
-}
-
-const str = (v: unknown) => (typeof v === "string" ? v : undefined);
-
-function unifiedReason(reason: string) {
-  switch (reason) {
-    case "stop":
-      return "stop" as const;
-    case "length":
-      return "length" as const;
-    case "content_filter":
-      return "content-filter" as const;
-    case "function_call":
-    case "tool_calls":
-      return "tool-calls" as const;
-    default:
-      return "other" as const;
-  }
-}
-
-/** The provider's usage reading: unknown without a usage chunk, else counts with cached input tokens split out. */
-function usageOf(usage: Usage | null): Extract<LanguageModelV3StreamPart, { type: "finish" }>["usage"] {
-  if (!usage) {
-    return {
-      inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
-      outputTokens: { total: undefined, text: undefined, reasoning: undefined },
-    };
-  }
-  const input = usage.prompt_tokens ?? 0;
-  const output = usage.completion_tokens ?? 0;
-  const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
-  const reasoning = usage.completion_tokens_details?.reasoning_tokens ?? 0;
-  return {
-    inputTokens: { total: input, noCache: input - cached, cacheRead: cached, cacheWrite: undefined },
-    outputTokens: { total: output, text: output - reasoning, reasoning },
-    raw: usage as JSONObject,
-  };
 }

@@ -4,8 +4,10 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { EmbeddingModelV3, LanguageModelV3 } from "@ai-sdk/provider";
 import { type Provider, parseModelSpec } from "../protocol/model-spec";
-import { OneStageChatModel, takingFetch } from "./chat-stream";
+import { takingFetch } from "./chat-stream";
+import { oneStageCompatibleModel } from "./compatible-chat-stream";
 import { DemoModel } from "./demo-model";
+import { oneStageOpenAIChatModel } from "./openai-chat-stream";
 import { attachableModels, attachingFetch } from "./response-attach";
 
 /** The provider settings a deployment may carry (bindings and secrets). */
@@ -102,7 +104,11 @@ export function resolveEmbeddingModel(spec: string, env: ProviderEnv): Embedding
 function makeModel({ provider, model }: NonNullable<ReturnType<typeof parseModelSpec>>, env: ProviderEnv): LanguageModelV3 {
   switch (provider) {
     case "openai": {
-      if (env.OPENAI_API !== "responses") return createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined }).chat(model);
+      if (env.OPENAI_API !== "responses") {
+        return oneStageOpenAIChatModel(
+          createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined, fetch: takingFetch() }).chat(model),
+        );
+      }
       const made = createOpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined, fetch: attachingFetch() }).responses(model);
       attachableModels.add(made);
       return made;
@@ -110,7 +116,7 @@ function makeModel({ provider, model }: NonNullable<ReturnType<typeof parseModel
     case "anthropic":
       return createAnthropic({ apiKey: env.ANTHROPIC_API_KEY, baseURL: env.ANTHROPIC_BASE_URL || undefined })(model);
     case "openai-compatible":
-      return new OneStageChatModel(
+      return oneStageCompatibleModel(
         createOpenAICompatible({
           name: "openai-compatible",
           baseURL: env.OPENAI_COMPATIBLE_BASE_URL!,

@@ -2,12 +2,13 @@
 // reading of the same bytes: the same stream parts in the same order, however the body is cut into chunks, and the
 // same refusals and errors. The answers come from the provider's `fetch` setting (no server is needed to serve bytes).
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { APICallError, type LanguageModelV3, type LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { APICallError, type LanguageModelV3 } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
-import { OneStageChatModel, takingFetch } from "../../src/engine/chat-stream";
-import { callOptions, streamModel } from "../../src/engine/model-stream";
+import { takingFetch } from "../../src/engine/chat-stream";
+import { oneStageCompatibleModel } from "../../src/engine/compatible-chat-stream";
+import { streamModel } from "../../src/engine/model-stream";
+import { answering, bothRequests, options, parts, sse, taken } from "./support/sse-answers";
 
-const sse = (...chunks: unknown[]) => `${chunks.map((c) => `data: ${typeof c === "string" ? c : JSON.stringify(c)}\n\n`).join("")}data: [DONE]\n\n`;
 const head = { id: "chatcmpl-1", created: 1_700_000_000, model: "m-1" };
 const chunk = (delta: Record<string, unknown> | null, finish: string | null = null, extra: Record<string, unknown> = {}) => ({
   ...head,
@@ -19,7 +20,7 @@ const usage = {
   completion_tokens: 30,
   total_tokens: 150,
   prompt_tokens_details: { cached_tokens: 100 },
-  completion_tokens_details: { reasoning_tokens: 7 },
+  completion_tokens_details: { reasoning_tokens: 7, accepted_prediction_tokens: 3, rejected_prediction_tokens: 1 },
 };
 const call = (index: number, id: string | undefined, name: string | undefined, args: string) => ({
   index,
@@ -65,41 +66,22 @@ const ANSWERS: Record<string, string> = {
   crlf: `data: ${JSON.stringify(chunk({ content: "crlf" }))}\r\n\r\ndata: ${JSON.stringify(chunk({}, "stop"))}\r\n\r\ndata: [DONE]\r\n\r\n`,
   not_json: sse(chunk({ content: "a" }), "{not json", chunk({}, "stop")),
   no_choices: sse({ id: "x" }, chunk({}, "stop")),
+  tool_call_null: sse(chunk({ content: "a" }), chunk({ tool_calls: [null] }), chunk({}, "stop")),
+  wrong_types: sse(
+    chunk({ content: "a" }),
+    chunk({ content: 7 }),
+    chunk({ tool_calls: [{ index: "0", function: {} }] }),
+    { error: { code: 1 } },
+    chunk({}, "stop"),
+  ),
+  error_beside_choices: sse(chunk({ content: "a" }), chunk({}, null, { error: { message: "late" } }), chunk({}, "stop")),
+  content_parts: sse(chunk({ content: [{ type: "text", text: "a" }, { type: "image" }, { type: "text", text: 5 }] }), chunk({}, "stop")),
 };
-
-/** The answer's bytes cut into pieces of `size` bytes (0: one piece), multi-byte characters split across them. */
-function answering(body: string, size: number): typeof fetch {
-  return async () => {
-    const bytes = new TextEncoder().encode(body);
-    const stream = new ReadableStream<Uint8Array>({
-      start(c) {
-        const step = size || bytes.length;
-        for (let i = 0; i < bytes.length; i += step) c.enqueue(bytes.slice(i, i + step));
-        c.close();
-      },
-    });
-    return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream" } });
-  };
-}
 
 function models(serve: typeof fetch): { provider: LanguageModelV3; oneStage: LanguageModelV3 } {
   const make = (f: typeof fetch) =>
     createOpenAICompatible({ name: "openai-compatible", baseURL: "http://model.test/v1", includeUsage: true, fetch: f }).chatModel("m");
-  return { provider: make(serve), oneStage: new OneStageChatModel(make(takingFetch(serve))) };
-}
-
-const options = () => callOptions({ model: null as never, messages: [{ role: "user", content: "hi" }], signal: new AbortController().signal });
-
-/** Every part of a streamed call; errors by their message, so the two readings' error classes may differ. */
-async function parts(model: LanguageModelV3): Promise<unknown[]> {
-  const { stream } = await model.doStream(options());
-  const out: unknown[] = [];
-  for await (const part of stream as unknown as AsyncIterable<LanguageModelV3StreamPart>) {
-    if (part.type === "error") out.push({ type: "error" });
-    else if (part.type === "finish") out.push({ ...part, usage: { ...part.usage, raw: undefined } });
-    else out.push(part);
-  }
-  return out;
+  return { provider: make(serve), oneStage: oneStageCompatibleModel(make(takingFetch(serve))) };
 }
 
 describe("one-stage reading of streamed Chat Completions answers", () => {
@@ -141,18 +123,12 @@ describe("one-stage reading of streamed Chat Completions answers", () => {
     expect(error).toMatchObject({ statusCode: 429, isRetryable: true, message: "slow down", responseHeaders: { "retry-after": "1" } });
   });
 
-  it("the request leaves without the marker header, as the provider built it", async () => {
-    const seen: { url: string; headers: Headers; body: unknown }[] = [];
-    const recording: typeof fetch = async (input, init) => {
-      seen.push({ url: String(input), headers: new Headers(init?.headers), body: JSON.parse(String(init?.body)) });
-      return answering(ANSWERS.text!, 0)(input, init);
-    };
-    const { provider, oneStage } = models(recording);
-    await parts(provider);
-    await parts(oneStage);
-    expect(seen[1]!.url).toBe(seen[0]!.url);
-    expect([...seen[1]!.headers.keys()]).toEqual([...seen[0]!.headers.keys()]);
-    expect(seen[1]!.body).toEqual(seen[0]!.body);
+  it("the request leaves without the marker header, as the provider built it, and the answer is taken", async () => {
+    const [viaProvider, viaOneStage] = await bothRequests(models, ANSWERS.text!);
+    expect(viaOneStage!.url).toBe(viaProvider!.url);
+    expect([...viaOneStage!.headers.keys()]).toEqual([...viaProvider!.headers.keys()]);
+    expect(viaOneStage!.body).toEqual(viaProvider!.body);
+    expect(await taken(models, ANSWERS.text!)).toEqual({ provider: false, oneStage: true });
   });
 
   it("cancelling the stream cancels the answer's body", async () => {
