@@ -255,6 +255,34 @@ describe("refusals", () => {
     expect((await sessions()).map((s: any) => s.session_id)).toEqual([ok.contextId]);
   });
 
+  it("a refused first message with the client's own contextId leaves nothing: the context is new again for the next message", async () => {
+    await createAgent({ name: "a2a-bad-ctx", model: "demo:fast" });
+    const sessions = async () => ((await api("GET", "/v1/sessions?agent=a2a-bad-ctx")).body.sessions as any[]).map((s) => s.session_id).sort();
+    const badFile = { url: "http://not-allowed.example/x.png" };
+    const refused = await rpc("a2a-bad-ctx", "SendMessage", {
+      message: { messageId: uniqueId("m"), role: "ROLE_USER", parts: [{ text: "see" }, badFile], contextId: "ctx-refused" },
+    });
+    expect(refused.body.error).toMatchObject({ code: -32602, data: [{ path: "params.message.parts.1.url" }] });
+    // Once another context's session is listed (the index is written off the request's path), it is the only one.
+    const other = (await rpc("a2a-bad-ctx", "SendMessage", { message: userMessage("hello", { contextId: "ctx-other" }) })).body.result.task;
+    await until(async () => (await sessions()).length > 0, "a session listed");
+    expect(await sessions()).toEqual([other.contextId]);
+    expect((await rpc("a2a-bad-ctx", "ListTasks", {})).body.result.tasks.map((t: any) => t.id)).toEqual([other.id]);
+    // The same contextId then opens a session as a new context does, listed like any other.
+    const later = (await rpc("a2a-bad-ctx", "SendMessage", { message: userMessage("hi", { contextId: "ctx-refused" }) })).body.result.task;
+    expect(later.status.state).toBe("TASK_STATE_COMPLETED");
+    expect((await api("GET", `/v1/sessions/${later.contextId}`)).body.turn_count).toBe(1);
+    await until(async () => (await sessions()).length === 2, "the later context listed");
+    expect(await sessions()).toEqual([other.contextId, later.contextId].sort());
+    const again = (await rpc("a2a-bad-ctx", "SendMessage", { message: userMessage("again", { contextId: "ctx-refused" }) })).body.result.task;
+    expect(again.contextId).toBe(later.contextId);
+    // A context whose session was erased by hand is new again too (it used to fail on the erased session).
+    expect((await api("DELETE", `/v1/sessions/${later.contextId}`)).status).toBe(204);
+    const renewed = (await rpc("a2a-bad-ctx", "SendMessage", { message: userMessage("anew", { contextId: "ctx-refused" }) })).body.result.task;
+    expect(renewed).toMatchObject({ status: { state: "TASK_STATE_COMPLETED" }, history: [{ parts: [{ text: "anew" }] }] });
+    expect(renewed.contextId).not.toBe(later.contextId);
+  });
+
   it("a task of another agent is not found through this agent; a read key cannot send", async () => {
     await createAgent({ name: "a2a-one", model: "demo:fast" });
     await createAgent({ name: "a2a-two", model: "demo:fast" });
