@@ -35,6 +35,10 @@ export async function openAgent(
     return { config, version: v, label: by };
   };
   if (version !== undefined) return pinned(version, null);
+  // Digits are never a label (labels begin with a letter): a number that is no version number, such as 0.
+  if (label !== undefined && /^[0-9]+$/.test(label)) {
+    throw ApiError.validation([{ path: field, reason: `agent "${name}" has no version ${label}: version numbers start at 1, without leading zeros` }]);
+  }
   if (label !== undefined) {
     const v = routing.labels[label];
     if (v === undefined) throw ApiError.validation([{ path: field, reason: `agent "${name}" has no label "${label}"` }]);
