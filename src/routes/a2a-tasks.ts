@@ -8,7 +8,7 @@ import { randomId } from "../ids";
 import { indexShard } from "../objects/index/index-shards";
 import { openAgent } from "../objects/registry/agent-resolve";
 import { type Message, RpcError, type RpcId, SendMessageParams, type Task, TaskIdParams, TERMINAL_STATES } from "../protocol/a2a";
-import { ApiError, unwrap } from "../protocol/errors";
+import { ApiError, unwrap, zodIssues } from "../protocol/errors";
 import { inputText } from "../protocol/input-parts";
 import { allows, type Principal } from "../protocol/permissions";
 import { A2A_PATH, type A2aMode } from "../session/streams/a2a-streams";
@@ -40,12 +40,8 @@ export function paramsOf<T>(
 ): T {
   const parsed = schema.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  throw new RpcError(
-    "invalidParams",
-    `params.${issue.path.join(".")}: ${issue.message}`,
-    parsed.error.issues.map((i) => ({ path: i.path.join("."), reason: i.message })),
-  );
+  const issues = zodIssues(parsed.error.issues, "params");
+  throw new RpcError("invalidParams", `${issues[0]!.path}: ${issues[0]!.reason}`, issues);
 }
 
 export function need(principal: Principal, permission: "session.submit" | "session.interrupt" | "sessions.create" | "session.approve"): void {
