@@ -98,6 +98,7 @@ export class ApiError extends Error {
     return new ApiError("validation_failed", `Validation failed: ${summary}`, issues);
   }
 
+  /** A name or id the runtime has nothing of is quoted so in every message ('alice', 'ses_…'); a value to send as JSON writes it ("reject"). */
   static notFound(what: string, id: string): ApiError {
     return new ApiError("not_found", `${what} '${id}' was not found`);
   }
