@@ -226,6 +226,11 @@ describe("refusals", () => {
     expect(raw).toMatchObject({ status: 200, body: { jsonrpc: "2.0", id: null, error: { code: -32700 } } });
     expect((await api("POST", "/a2a/a2a-bad", { id: 1, method: "GetTask" })).body).toMatchObject({ id: 1, error: { code: -32600 } });
     expect((await rpc("a2a-bad", "message/send", {})).body).toMatchObject({ error: { code: -32601 } });
+    // A name every object has is no method either: "constructor" used to answer the call itself, secrets and all.
+    for (const method of ["constructor", "toString", "__proto__", "hasOwnProperty", "valueOf"]) {
+      const res = await rpc("a2a-bad", method, {});
+      expect(res.body, method).toEqual({ jsonrpc: "2.0", id: lastId(), error: { code: -32601, message: expect.stringContaining(`no method '${method}'`) } });
+    }
     expect((await rpc("a2a-bad", "GetTask", { id: "t" }, { "a2a-version": "0.3" })).body).toMatchObject({ error: { code: -32009 } });
     expect((await rpc("a2a-bad", "SendMessage", { message: { role: "ROLE_USER", parts: [] } })).body).toMatchObject({ error: { code: -32602 } });
     expect((await rpc("a2a-bad", "SendMessage", { message: userMessage("x", { role: "ROLE_AGENT" }) })).body).toMatchObject({ error: { code: -32602 } });
