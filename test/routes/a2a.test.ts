@@ -233,6 +233,13 @@ describe("refusals", () => {
     }
     expect((await rpc("a2a-bad", "GetTask", { id: "t" }, { "a2a-version": "0.3" })).body).toMatchObject({ error: { code: -32009 } });
     expect((await rpc("a2a-bad", "SendMessage", { message: { role: "ROLE_USER", parts: [] } })).body).toMatchObject({ error: { code: -32602 } });
+    // Every refusal of params names the field from params, in its message and its data.
+    const rawOnly = await rpc("a2a-bad", "SendMessage", { message: { messageId: "m-raw", role: "ROLE_USER", parts: [{ raw: "AAAA" }] } });
+    expect(rawOnly.body.error).toEqual({
+      code: -32602,
+      message: "params.message.parts.0.mediaType: is required with raw",
+      data: [{ path: "params.message.parts.0.mediaType", reason: "is required with raw" }],
+    });
     expect((await rpc("a2a-bad", "SendMessage", { message: userMessage("x", { role: "ROLE_AGENT" }) })).body).toMatchObject({ error: { code: -32602 } });
     expect((await rpc("a2a-bad", "GetTask", { id: "task_nope" })).body).toMatchObject({ error: { code: -32001 } });
     expect((await rpc("a2a-bad", "GetTask", { id: `task_${"0".repeat(48)}` })).body).toMatchObject({ error: { code: -32001 } });
