@@ -59,14 +59,18 @@ export interface FieldIssue {
 
 /**
  * A refusal of a turn's input with each issue's `input[k]` or `input[k].field` path named as a surface's own
- * request has it (`rename` answers the new path; `whole` is the matched part); any other error as it is.
+ * request has it (`rename` answers the new path; `whole` is the matched part), and `input` itself as `all` when
+ * given; any other error as it is.
  */
-export function inputPathsAs(err: unknown, rename: (k: number, field: string | undefined, whole: string) => string): unknown {
+export function inputPathsAs(err: unknown, rename: (k: number, field: string | undefined, whole: string) => string, all?: string): unknown {
   if (!(err instanceof ApiError) || err.code !== "validation_failed" || !Array.isArray(err.details)) return err;
   return ApiError.validation(
     (err.details as FieldIssue[]).map((issue) => ({
       ...issue,
-      path: issue.path.replace(/^input\[(\d+)\](?:\.(\w+))?/, (whole, k: string, field?: string) => rename(Number(k), field, whole)),
+      path:
+        issue.path === "input" && all !== undefined
+          ? all
+          : issue.path.replace(/^input\[(\d+)\](?:\.(\w+))?/, (whole, k: string, field?: string) => rename(Number(k), field, whole)),
     })),
   );
 }

@@ -29,10 +29,10 @@ const PART_FIELDS: Record<string, string> = { data: "raw", url: "url", media_typ
 
 /**
  * A refusal of the turn's input, its paths named as the message has them: the input's parts are the message's,
- * in order, so `input[k].data` is `params.message.parts.k.raw`.
+ * in order, so `input[k].data` is `params.message.parts.k.raw` (and `input` all of them).
  */
 export function inMessageTerms(err: unknown): unknown {
-  return inputPathsAs(err, (k, field) => `params.message.parts.${k}${field ? `.${PART_FIELDS[field] ?? field}` : ""}`);
+  return inputPathsAs(err, (k, field) => `params.message.parts.${k}${field ? `.${PART_FIELDS[field] ?? field}` : ""}`, "params.message.parts");
 }
 
 const APPROVE = /^\s*(approve|approved|yes|y|ok)\s*[.!]?\s*$/i;

@@ -233,6 +233,11 @@ describe("refusals", () => {
     }
     expect((await rpc("a2a-bad", "GetTask", { id: "t" }, { "a2a-version": "0.3" })).body).toMatchObject({ error: { code: -32009 } });
     expect((await rpc("a2a-bad", "SendMessage", { message: { role: "ROLE_USER", parts: [] } })).body).toMatchObject({ error: { code: -32602 } });
+    // A message of blanks only says nothing: no task, no session.
+    for (const parts of [[{ text: "  " }], [{ text: "" }, { text: "\n" }]]) {
+      const blank = await rpc("a2a-bad", "SendMessage", { message: { messageId: uniqueId("m"), role: "ROLE_USER", parts } });
+      expect(blank.body.error).toMatchObject({ code: -32602, data: [{ path: "params.message.parts", reason: "must have some text or a file" }] });
+    }
     // Every refusal of params names the field from params, in its message and its data.
     const rawOnly = await rpc("a2a-bad", "SendMessage", { message: { messageId: "m-raw", role: "ROLE_USER", parts: [{ raw: "AAAA" }] } });
     expect(rawOnly.body.error).toEqual({

@@ -313,6 +313,9 @@ describe("refusals", () => {
     expectError(await create({ model: "resp-bad", input: "hi", metadata: many }), 422, "metadata");
     expectError(await create({ model: "resp-bad", input: "hi", metadata: { k: 1 } }), 422, "metadata.k");
     expectError(await create({ model: "resp-bad", input: "hi", max_output_tokens: 5 }), 422, "max_output_tokens");
+    // Nothing to say (blanks only, no file) is no turn, whether text or input_text parts.
+    expectError(await create({ model: "resp-bad", input: "   " }), 422, "input");
+    expectError(await create({ model: "resp-bad", input: [{ role: "user", content: [{ type: "input_text", text: " \n" }] }] }), 422, "input");
     expect((await api("GET", "/v1/sessions?limit=100")).body).toEqual(before);
   });
 
