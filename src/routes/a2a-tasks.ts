@@ -103,14 +103,19 @@ async function foreignContext(call: RpcCall, contextId: string): Promise<{ sid: 
   throw new RpcError("invalidParams", `params.message.contextId: ${MAX_ERASED_CONTEXT_SESSIONS} sessions of this context were erased; send another contextId`);
 }
 
+/** Where a contextId leads: one of this agent's sessions, the session of a client's own contextId, or the id to open that one at. */
+export async function contextOf(call: RpcCall, contextId: string): Promise<{ sid: string; exists: boolean }> {
+  if (await ofAgent(call, contextId).catch(() => false)) return { sid: contextId, exists: true };
+  return foreignContext(call, contextId);
+}
+
 /**
- * The session a message goes to: its context when that is one of ours, else one opened for it (named after a
- * foreign contextId); `opened` when this request opened it.
+ * The session a message goes to: its context when there is one, else one opened for it (named after a foreign
+ * contextId); `opened` when this request opened it.
  */
 async function contextSession(call: RpcCall, message: Message): Promise<{ sid: string; opened: boolean }> {
   const { env, principal, agent } = call;
-  if (message.contextId && (await ofAgent(call, message.contextId).catch(() => false))) return { sid: message.contextId, opened: false };
-  const found = message.contextId ? await foreignContext(call, message.contextId) : undefined;
+  const found = message.contextId ? await contextOf(call, message.contextId) : undefined;
   if (found?.exists) return { sid: found.sid, opened: false };
   checkMayOpen(principal, agent);
   // The agent's version as any new session gets it: a label's traffic split, sticky per owner.

@@ -63,6 +63,9 @@ describe("SendMessage", () => {
     const second = (await rpc("a2a-ctx", "SendMessage", { message: userMessage("again", { contextId: "client-context-1" }) })).body.result.task;
     expect(second.contextId).toBe(first.contextId);
     expect((await api("GET", `/v1/sessions/${first.contextId}`)).body.turn_count).toBe(2);
+    // ListTasks finds it by the client's contextId too.
+    const listed = (await rpc("a2a-ctx", "ListTasks", { contextId: "client-context-1" })).body.result;
+    expect(listed.tasks.map((t: any) => t.id)).toEqual([second.id, first.id]);
   });
 
   it("returnImmediately answers the task at once; CancelTask cancels it, and a second cancel is TaskNotCancelable", async () => {
@@ -285,6 +288,7 @@ describe("refusals", () => {
     await until(async () => (await sessions()).length > 0, "a session listed");
     expect(await sessions()).toEqual([other.contextId]);
     expect((await rpc("a2a-bad-ctx", "ListTasks", {})).body.result.tasks.map((t: any) => t.id)).toEqual([other.id]);
+    expect((await rpc("a2a-bad-ctx", "ListTasks", { contextId: "ctx-refused" })).body.result).toMatchObject({ tasks: [], totalSize: 0 });
     // The same contextId then opens a session as a new context does, listed like any other.
     const later = (await rpc("a2a-bad-ctx", "SendMessage", { message: userMessage("hi", { contextId: "ctx-refused" }) })).body.result.task;
     expect(later.status.state).toBe("TASK_STATE_COMPLETED");
@@ -293,6 +297,7 @@ describe("refusals", () => {
     expect(await sessions()).toEqual([other.contextId, later.contextId].sort());
     const again = (await rpc("a2a-bad-ctx", "SendMessage", { message: userMessage("again", { contextId: "ctx-refused" }) })).body.result.task;
     expect(again.contextId).toBe(later.contextId);
+    expect((await rpc("a2a-bad-ctx", "ListTasks", { contextId: "ctx-refused" })).body.result.tasks.map((t: any) => t.id)).toEqual([again.id, later.id]);
     // A context whose session was erased by hand is new again too (it used to fail on the erased session).
     expect((await api("DELETE", `/v1/sessions/${later.contextId}`)).status).toBe(204);
     const renewed = (await rpc("a2a-bad-ctx", "SendMessage", { message: userMessage("anew", { contextId: "ctx-refused" }) })).body.result.task;
