@@ -59,14 +59,18 @@ export interface FieldIssue {
 
 /**
  * A refusal of a turn's input with each issue's `input[k]` or `input[k].field` path named as a surface's own
- * request has it (`rename` answers the new path; `whole` is the matched part); any other error as it is.
+ * request has it (`rename` answers the new path; `whole` is the matched part), and `input` itself as `all` when
+ * given; any other error as it is.
  */
-export function inputPathsAs(err: unknown, rename: (k: number, field: string | undefined, whole: string) => string): unknown {
+export function inputPathsAs(err: unknown, rename: (k: number, field: string | undefined, whole: string) => string, all?: string): unknown {
   if (!(err instanceof ApiError) || err.code !== "validation_failed" || !Array.isArray(err.details)) return err;
   return ApiError.validation(
     (err.details as FieldIssue[]).map((issue) => ({
       ...issue,
-      path: issue.path.replace(/^input\[(\d+)\](?:\.(\w+))?/, (whole, k: string, field?: string) => rename(Number(k), field, whole)),
+      path:
+        issue.path === "input" && all !== undefined
+          ? all
+          : issue.path.replace(/^input\[(\d+)\](?:\.(\w+))?/, (whole, k: string, field?: string) => rename(Number(k), field, whole)),
     })),
   );
 }
@@ -98,6 +102,7 @@ export class ApiError extends Error {
     return new ApiError("validation_failed", `Validation failed: ${summary}`, issues);
   }
 
+  /** A name or id the runtime has nothing of is quoted so in every message ('alice', 'ses_…'); a value to send as JSON writes it ("reject"). */
   static notFound(what: string, id: string): ApiError {
     return new ApiError("not_found", `${what} '${id}' was not found`);
   }
@@ -140,17 +145,38 @@ interface ZodIssueLike {
   errors?: readonly (readonly ZodIssueLike[])[];
   expected?: string;
   values?: readonly unknown[];
+  received?: string;
+  /** too_big / too_small: "int" for zod's own bound of an integer (the safe range), beside the field's own bound. */
+  origin?: string;
 }
 
-/** Turns zod issues into `{path, reason}` pairs: an unknown field is reported at its own path, a bad record key with its reason. */
+/** zod's bound of an integer to the safe range: 2^64 fails it and the field's own maximum, which says more. */
+const safeRange = (i: ZodIssueLike): boolean => i.origin === "int" && (i.code === "too_big" || i.code === "too_small");
+
+/** An issue's reason: a number JSON overflowed (1e400 is Infinity) or one past the safe integers said as such. */
+function reasonOf(i: ZodIssueLike): string {
+  if (i.code === "invalid_type" && (i.received === "Infinity" || i.received === "-Infinity")) return "must be a finite number";
+  if (safeRange(i)) return i.code === "too_big" ? `must be at most ${Number.MAX_SAFE_INTEGER}` : `must be at least ${Number.MIN_SAFE_INTEGER}`;
+  return i.message;
+}
+
+/**
+ * Turns zod issues into `{path, reason}` pairs, one per field (the first said of it): an unknown field is reported
+ * at its own path, a bad record key with its reason.
+ */
 export function zodIssues(issues: readonly ZodIssueLike[], prefix = ""): FieldIssue[] {
   const join = (path: readonly PropertyKey[]) => [prefix, ...path.map(String)].filter((p) => p !== "").join(".");
-  return issues.flatMap((i) => {
-    if (i.code === "unrecognized_keys" && i.keys) return i.keys.map((key) => ({ path: join([...i.path, key]), reason: "is not a known field" }));
-    if (i.code === "invalid_key" && i.issues?.[0]) return [{ path: join(i.path), reason: i.issues[0].message }];
-    if (i.code === "invalid_union" && i.errors && i.errors.length > 0) return unionIssues(i.errors, join(i.path));
-    return [{ path: join(i.path), reason: i.message }];
-  });
+  const bounded = new Set(issues.filter((i) => !safeRange(i)).map((i) => join(i.path)));
+  const all = issues
+    .filter((i) => !(safeRange(i) && bounded.has(join(i.path))))
+    .flatMap((i): FieldIssue[] => {
+      if (i.code === "unrecognized_keys" && i.keys) return i.keys.map((key) => ({ path: join([...i.path, key]), reason: "is not a known field" }));
+      if (i.code === "invalid_key" && i.issues?.[0]) return [{ path: join(i.path), reason: i.issues[0].message }];
+      if (i.code === "invalid_union" && i.errors && i.errors.length > 0) return unionIssues(i.errors, join(i.path));
+      return [{ path: join(i.path), reason: reasonOf(i) }];
+    });
+  const said = new Set<string>();
+  return all.filter((i) => !said.has(i.path) && said.add(i.path));
 }
 
 /**

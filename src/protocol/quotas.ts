@@ -79,8 +79,15 @@ export const QuotaSpec = z
     warn_at: z
       .array(z.number().gt(0, "must be above 0").lt(1, "must be below 1 (a fraction of the limit)"))
       .max(5)
+      .superRefine((fractions, ctx) => {
+        // Each threshold warns once per window: the same one twice would be one warning, not two.
+        fractions.forEach((f, i) => {
+          const first = fractions.indexOf(f);
+          if (first < i) ctx.addIssue({ code: "custom", path: [i], message: `repeats a threshold: ${f} is already at warn_at.${first}` });
+        });
+      })
       .optional()
-      .describe("soft thresholds as fractions of each limit (0.8: 80 %): crossing one emits quota.warning once per window"),
+      .describe("soft thresholds as fractions of each limit (0.8: 80 %), each once: crossing one emits quota.warning once per window"),
   })
   .meta({ id: "QuotaSpec" });
 export type QuotaSpec = z.infer<typeof QuotaSpec>;

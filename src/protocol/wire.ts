@@ -4,7 +4,11 @@ import { DebounceMs, OnBusy } from "./busy";
 import type { FieldIssue } from "./errors";
 import { InputParts } from "./input-parts";
 
-export const TurnInput = z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters");
+export const TurnInput = z
+  .string()
+  .min(1, "must not be empty")
+  .max(200_000, "must be at most 200000 characters")
+  .refine((s) => s.trim() !== "", { message: "must not be empty" });
 
 export const SubmitTurnBody = z.strictObject({
   input: z.union([TurnInput, InputParts]).describe("text, or parts: text and files (docs/guides/files.md)"),

@@ -15,7 +15,10 @@ export function turnInput(message: Message): string | InputPart[] {
     if (p.data !== undefined) return { type: "text", text: JSON.stringify(p.data) };
     const named = p.filename ? { filename: p.filename } : {};
     if (p.url !== undefined) return { type: "file", url: p.url, ...(p.mediaType ? { media_type: p.mediaType } : {}), ...named };
-    if (!p.mediaType) throw new RpcError("invalidParams", `message.parts.${i}.mediaType: is required with raw`);
+    if (!p.mediaType) {
+      const path = `params.message.parts.${i}.mediaType`;
+      throw new RpcError("invalidParams", `${path}: is required with raw`, [{ path, reason: "is required with raw" }]);
+    }
     return { type: "file", data: p.raw!, media_type: p.mediaType, ...named };
   });
   if (parts.every((p) => p.type === "text")) return parts.map((p) => (p as { text: string }).text).join("\n\n");
@@ -26,10 +29,10 @@ const PART_FIELDS: Record<string, string> = { data: "raw", url: "url", media_typ
 
 /**
  * A refusal of the turn's input, its paths named as the message has them: the input's parts are the message's,
- * in order, so `input[k].data` is `params.message.parts.k.raw`.
+ * in order, so `input[k].data` is `params.message.parts.k.raw` (and `input` all of them).
  */
 export function inMessageTerms(err: unknown): unknown {
-  return inputPathsAs(err, (k, field) => `params.message.parts.${k}${field ? `.${PART_FIELDS[field] ?? field}` : ""}`);
+  return inputPathsAs(err, (k, field) => `params.message.parts.${k}${field ? `.${PART_FIELDS[field] ?? field}` : ""}`, "params.message.parts");
 }
 
 const APPROVE = /^\s*(approve|approved|yes|y|ok)\s*[.!]?\s*$/i;
@@ -47,7 +50,7 @@ export function actionAnswers(message: Message, pending: Thread["pending_actions
   const answers: Answer[] = [];
   for (const a of pending) {
     const given = data?.[a.action_id] ?? (a.kind === "user_input" ? data?.answer : data?.decision) ?? (text || (data ? undefined : partsText(message.parts)));
-    if (given === undefined) throw new RpcError("invalidParams", `message: says nothing for action ${a.action_id} (${a.tool_name})`);
+    if (given === undefined) throw new RpcError("invalidParams", `params.message: says nothing for action ${a.action_id} (${a.tool_name})`);
     if (a.kind === "user_input") {
       const output = typeof given === "string" ? given : JSON.stringify(given);
       answers.push(answerValue({ toolCallId: a.tool_call_id!, output, path: "message.parts" }, a.response_schema));
@@ -55,7 +58,7 @@ export function actionAnswers(message: Message, pending: Thread["pending_actions
     }
     const word = String(given);
     if (!APPROVE.test(word) && !REJECT.test(word)) {
-      throw new RpcError("invalidParams", `message: action ${a.action_id} approves or rejects a call of ${a.tool_name}: say "approve" or "reject"`);
+      throw new RpcError("invalidParams", `params.message: action ${a.action_id} approves or rejects a call of ${a.tool_name}: say "approve" or "reject"`);
     }
     decisions.push({ id: a.action_id, approved: APPROVE.test(word) });
   }

@@ -7,7 +7,7 @@ import { ApiError } from "../protocol/errors";
 import type { SessionListQuery } from "../protocol/session-list";
 import { A2A_PATH } from "../session/streams/a2a-streams";
 import { parseTaskId } from "../views/a2a-task";
-import { ofAgent, paramsOf, type RpcCall, read, taskOf, trimmed } from "./a2a-tasks";
+import { contextOf, ofAgent, paramsOf, type RpcCall, read, taskOf, trimmed } from "./a2a-tasks";
 import { expiresAt } from "./chat";
 import { sessionFetch } from "./chat-stream";
 import { callSession } from "./http";
@@ -46,10 +46,11 @@ async function listed(call: RpcCall, p: Params, session_id: string, turn_id: str
   return p.includeArtifacts ? task : { ...task, artifacts: [] };
 }
 
-/** ListTasks of one context (a session), newest first. */
-async function contextTasks(call: RpcCall, p: Params, sid: string): Promise<TaskPage> {
+/** ListTasks of one context (a session, or a client's own contextId's), newest first. */
+async function contextTasks(call: RpcCall, p: Params, contextId: string): Promise<TaskPage> {
   const size = p.pageSize ?? 20;
-  if (!(await ofAgent(call, sid))) return { tasks: [], nextPageToken: "", pageSize: size, totalSize: 0 };
+  const { sid, exists } = await contextOf(call, contextId);
+  if (!exists) return { tasks: [], nextPageToken: "", pageSize: size, totalSize: 0 };
   const turns = await turnsOf(call, sid);
   const start = p.pageToken ? turns.indexOf(p.pageToken) : 0;
   if (start < 0) throw new RpcError("invalidParams", "params.pageToken: is not a token this context gave");

@@ -47,7 +47,7 @@ async function jsonOf(c: Context<AppEnv>): Promise<Record<string, unknown>> {
 function typed(query: Record<string, string>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...query };
   // A query holds only text: a value that is no count or flag is refused for what it is, not as a string.
-  const refuse = (k: string, reason: string) => new RpcError("invalidParams", `params.${k}: ${reason}`, [{ path: k, reason }]);
+  const refuse = (k: string, reason: string) => new RpcError("invalidParams", `params.${k}: ${reason}`, [{ path: `params.${k}`, reason }]);
   for (const k of ["pageSize", "historyLength"]) {
     if (query[k] === undefined) continue;
     if (!/^\d+$/.test(query[k])) throw refuse(k, "must be an integer at least 0, written as plain decimal digits");

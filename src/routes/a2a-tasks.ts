@@ -5,9 +5,10 @@
 import { parseAllowlist, urlAllowed } from "../engine/url-allowlist";
 import type { Env } from "../env";
 import { randomId } from "../ids";
+import { indexShard } from "../objects/index/index-shards";
 import { openAgent } from "../objects/registry/agent-resolve";
 import { type Message, RpcError, type RpcId, SendMessageParams, type Task, TaskIdParams, TERMINAL_STATES } from "../protocol/a2a";
-import { ApiError, unwrap } from "../protocol/errors";
+import { ApiError, unwrap, zodIssues } from "../protocol/errors";
 import { inputText } from "../protocol/input-parts";
 import { allows, type Principal } from "../protocol/permissions";
 import { A2A_PATH, type A2aMode } from "../session/streams/a2a-streams";
@@ -39,12 +40,8 @@ export function paramsOf<T>(
 ): T {
   const parsed = schema.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  throw new RpcError(
-    "invalidParams",
-    `params.${issue.path.join(".")}: ${issue.message}`,
-    parsed.error.issues.map((i) => ({ path: i.path.join("."), reason: i.message })),
-  );
+  const issues = zodIssues(parsed.error.issues, "params");
+  throw new RpcError("invalidParams", `${issues[0]!.path}: ${issues[0]!.reason}`, issues);
 }
 
 export function need(principal: Principal, permission: "session.submit" | "session.interrupt" | "sessions.create" | "session.approve"): void {
@@ -89,20 +86,45 @@ export function trimmed(task: Task, historyLength: number | undefined): Task {
   return historyLength === undefined ? task : { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
 }
 
-/** The session a message goes to: its context when that is one of ours, else one opened for it (named after a foreign contextId). */
-async function contextSession(call: RpcCall, message: Message): Promise<string> {
+/** How many erased sessions of one client contextId are stepped over before it is refused (each costs two lookups). */
+const MAX_ERASED_CONTEXT_SESSIONS = 20;
+
+/**
+ * The session of a client's own contextId, or the id to open it at: derived from it, so every message naming it
+ * finds it. An erased session's id is never opened again (its object and index entry stay erased), so a context
+ * whose session was erased (a refused first message erases the one it opened) goes on to the next derived id.
+ */
+async function foreignContext(call: RpcCall, contextId: string): Promise<{ sid: string; exists: boolean }> {
+  for (let k = 0; k <= MAX_ERASED_CONTEXT_SESSIONS; k++) {
+    const sid = await derivedSessionId(`a2a\u0000${call.agent}\u0000${contextId}${k > 0 ? `\u0000${k}` : ""}`, call.principal);
+    if (await ofAgent(call, sid)) return { sid, exists: true };
+    if (!(await indexShard(call.env, sid).isErased(sid))) return { sid, exists: false };
+  }
+  throw new RpcError("invalidParams", `params.message.contextId: ${MAX_ERASED_CONTEXT_SESSIONS} sessions of this context were erased; send another contextId`);
+}
+
+/** Where a contextId leads: one of this agent's sessions, the session of a client's own contextId, or the id to open that one at. */
+export async function contextOf(call: RpcCall, contextId: string): Promise<{ sid: string; exists: boolean }> {
+  if (await ofAgent(call, contextId).catch(() => false)) return { sid: contextId, exists: true };
+  return foreignContext(call, contextId);
+}
+
+/**
+ * The session a message goes to: its context when there is one, else one opened for it (named after a foreign
+ * contextId); `opened` when this request opened it.
+ */
+async function contextSession(call: RpcCall, message: Message): Promise<{ sid: string; opened: boolean }> {
   const { env, principal, agent } = call;
-  if (message.contextId && (await ofAgent(call, message.contextId).catch(() => false))) return message.contextId;
-  const sid = message.contextId ? await derivedSessionId(`a2a\u0000${agent}\u0000${message.contextId}`, principal) : undefined;
-  if (sid && (await ofAgent(call, sid))) return sid;
+  const found = message.contextId ? await contextOf(call, message.contextId) : undefined;
+  if (found?.exists) return { sid: found.sid, opened: false };
   checkMayOpen(principal, agent);
   // The agent's version as any new session gets it: a label's traffic split, sticky per owner.
   const opened = await openAgent(env, agent, principal.kind === "token" ? principal.subject : null);
-  const id = sid ?? randomId("ses");
+  const id = found?.sid ?? randomId("ses");
   const metadata = { via: "a2a", ...(message.contextId ? { a2a_context_id: message.contextId } : {}) };
   const input = { text: inputText(turnInput(message)), path: "params.message" };
   unwrap(await sessionStub(env, id).create(await newSession(env, principal, id, opened, { metadata, input })));
-  return id;
+  return { sid: id, opened: true };
 }
 
 /** A message on a task waiting for input answers what it waits for; on any other task it is refused. */
@@ -136,12 +158,12 @@ export async function sendMessage(call: RpcCall, raw: unknown, stream: boolean):
     ref = await continueTask(call, message);
   } else {
     need(call.principal, "session.submit");
-    const sid = await contextSession(call, message);
+    const { sid, opened } = await contextSession(call, message);
     // The message id keeps a message sent again (a client's retry) from running twice: it answers the same task.
     const body = { input: turnInput(message), on_busy: "enqueue" as const, idempotency_key: message.messageId };
     const { turn_id } = await callSession(call.env, sid, "submitTurn", { body, by: call.principal.id }).catch(async (err: unknown) => {
-      // Without a contextId the session was opened for this message (a client's own contextId keeps its session for a retry).
-      if (!message.contextId) await dropRefused(call.env, sid, err);
+      // A session opened for this message goes with its refusal: the context is unknown again.
+      if (opened) await dropRefused(call.env, sid, err);
       throw inMessageTerms(err);
     });
     ref = { session_id: sid, turn_id };

@@ -130,7 +130,8 @@ async function handle(c: Context<AppEnv>): Promise<Response> {
     const req = RpcRequest.safeParse(body);
     if (!req.success) throw new RpcError("invalidRequest", 'not a JSON-RPC 2.0 request: jsonrpc "2.0", a method and an id');
     checkVersion(c.req.header(A2A_VERSION_HEADER));
-    const method = METHODS[req.data.method];
+    // Own names only: "constructor" or "toString" are names every object answers to.
+    const method = Object.hasOwn(METHODS, req.data.method) ? METHODS[req.data.method] : undefined;
     if (!method) throw new RpcError("methodNotFound", `no method '${req.data.method}' (A2A 1.0: ${Object.keys(METHODS).join(", ")})`);
     const result = await method(rpcCall(c, id, "jsonrpc"), req.data.params);
     return result instanceof Response ? result : answer({ result });

@@ -77,7 +77,7 @@ export const agentVersions = router()
     await existing(c.env, name);
     if (body.require) {
       if (!(await stored(c.env).get(name, body.version)))
-        throw ApiError.validation([{ path: "version", reason: `agent "${name}" has no version ${body.version}` }]);
+        throw ApiError.validation([{ path: "version", reason: `agent '${name}' has no version ${body.version}` }]);
       const current = (await stored(c.env).labels(name)).find((l) => l.label === label)?.version ?? null;
       await checkGate(c.env, name, body.version, current, body.require);
     }

@@ -18,11 +18,11 @@ export async function checkGate(env: Env, agent: string, version: number, curren
   if (!dataset) {
     const path = gate.dataset_version === undefined ? "require.dataset" : "require.dataset_version";
     throw ApiError.validation([
-      { path, reason: `no dataset "${gate.dataset}"${gate.dataset_version === undefined ? "" : ` version ${gate.dataset_version}`}` },
+      { path, reason: `no dataset '${gate.dataset}'${gate.dataset_version === undefined ? "" : ` version ${gate.dataset_version}`}` },
     ]);
   }
   const on = { name: dataset.name, version: dataset.version };
-  const where = `version ${version} of "${agent}" on dataset "${on.name}" version ${on.version}`;
+  const where = `version ${version} of '${agent}' on dataset '${on.name}' version ${on.version}`;
   const run = await store.newestFinishedRun(agent, version, on.name, on.version);
   if (!run?.summary) {
     throw new ApiError("eval_gate_failed", `No finished eval run of ${where}: run one with POST /v1/evals`, { run_id: null, dataset: on, failures: [] });
@@ -31,7 +31,7 @@ export async function checkGate(env: Env, agent: string, version: number, curren
   const failures: Failure[] = [];
   for (const [scorer, min] of Object.entries(gate.min_scores)) {
     const mean = summary.aggregates[scorer]?.mean ?? null;
-    if (mean === null) failures.push({ scorer, mean, min, reason: `run ${run.id} has no scorer "${scorer}"` });
+    if (mean === null) failures.push({ scorer, mean, min, reason: `run ${run.id} has no scorer '${scorer}'` });
     else if (mean < min) failures.push({ scorer, mean, min, reason: `mean score ${mean} is under ${min}` });
   }
   if (gate.max_cost_ratio !== undefined) {

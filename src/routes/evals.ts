@@ -41,7 +41,7 @@ async function runCases(env: Env, body: EvalRunBody, layout: IndexLayout): Promi
   const found = await evalsOf(registry(env)).dataset(asked.name, asked.version);
   if (!found) {
     const path = asked.version === undefined ? "dataset.name" : "dataset.version";
-    throw ApiError.validation([{ path, reason: `no dataset "${asked.name}"${asked.version === undefined ? "" : ` version ${asked.version}`}` }]);
+    throw ApiError.validation([{ path, reason: `no dataset '${asked.name}'${asked.version === undefined ? "" : ` version ${asked.version}`}` }]);
   }
   return { dataset: { name: found.name, version: found.version }, items: found.items };
 }
@@ -52,7 +52,7 @@ export const evals = router()
     const issues = scorerIssues(body.scorers, (i) => `scorers.${i}`, providerEnv(c.env), parseAllowlist(c.env.TOOL_URL_ALLOWLIST));
     if (issues.length > 0) throw ApiError.validation(issues);
     const current = await currentAgent(c.env, body.agent);
-    if (!current) throw ApiError.validation([{ path: "agent", reason: `no agent "${body.agent}"` }]);
+    if (!current) throw ApiError.validation([{ path: "agent", reason: `no agent '${body.agent}'` }]);
     const opened = await openAgent(c.env, `${body.agent}@${body.version ?? current.routing.version}`, null, "version");
     const { dataset, items } = await runCases(c.env, body, requestLayout(c.env, c.req.header(TEST_LAYOUT_HEADER)));
     const id = randomId("evr");

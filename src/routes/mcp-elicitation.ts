@@ -49,7 +49,9 @@ const FORMATS = ["email", "uri", "date", "date-time"];
 function isPrimitive(s: unknown): boolean {
   if (!s || typeof s !== "object" || Array.isArray(s)) return false;
   const schema = s as Schema;
-  const allowed = KEYWORDS[String(schema.type)];
+  // Own entries only: a type named "constructor" is no keyword list.
+  const type = String(schema.type);
+  const allowed = Object.hasOwn(KEYWORDS, type) ? KEYWORDS[type] : undefined;
   if (!allowed || !Object.keys(schema).every((k) => allowed.includes(k))) return false;
   if (schema.format !== undefined && !FORMATS.includes(String(schema.format))) return false;
   if (schema.enum !== undefined && !(Array.isArray(schema.enum) && schema.enum.every((v) => typeof v === "string"))) return false;

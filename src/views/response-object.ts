@@ -77,6 +77,13 @@ export function responseId({ session_id, turn_id, after }: ResponseRef): string 
   return `resp_${session_id.replace(/^ses_/, "")}${turn_id.replace(/^trn_/, "")}${tail}`;
 }
 
+/**
+ * An output or input item's id: its kind's prefix, its session's hex digits and the sequence of the event that
+ * made it, so it is unique across sessions (as OpenAI's are) and the same however the response is read again.
+ */
+export const itemId = (prefix: string, session_id: string, sequence: number): string =>
+  `${prefix}_${session_id.replace(/^ses_/, "")}${sequence.toString(16).padStart(8, "0")}`;
+
 /** The parts of a response id, or null when it is none of this runtime's. */
 export function parseResponseId(id: string): ResponseRef | null {
   const m = RESPONSE_ID.exec(id);
@@ -182,11 +189,11 @@ export function inputItems(events: Iterable<RuntimeEvent>, ref: ResponseRef, ori
     if (e.type === "turn.submitted" && ref.after === null) {
       const files = (e.payload.files ?? []).map((f) => inputFile(f, origin, ref.session_id));
       const text: InputContent[] = e.payload.input === "" ? [] : [{ type: "input_text", text: e.payload.input }];
-      items.push({ type: "message", id: `msg_${e.sequence}`, role: "user", status: "completed", content: [...text, ...files] });
+      items.push({ type: "message", id: itemId("msg", ref.session_id, e.sequence), role: "user", status: "completed", content: [...text, ...files] });
     } else if (e.type === "action.required" && before) {
       waiting.add(e.action_id!);
     } else if (e.type === "action.resolved" && !before && waiting.delete(e.action_id!) && e.payload.decision !== "timed_out") {
-      const id = `in_${e.sequence}`;
+      const id = itemId("in", ref.session_id, e.sequence);
       if (e.payload.decision === "answered") {
         items.push({ type: "function_call_output", id, call_id: e.tool_call_id!, output: asText(e.payload.response), status: "completed" });
       } else {

@@ -14,6 +14,7 @@ import {
   asText,
   echoRequest,
   type IncompleteReason,
+  itemId,
   type OutputItem,
   type ResponseObject,
   type ResponseRef,
@@ -123,7 +124,7 @@ export class ResponsesFold {
         }
       } else if (!this.response.output.some((i) => i.type === "function_call" && i.call_id === a.tool_call_id)) {
         this.addItem(
-          { type: "function_call", id: `fc_${a.tool_call_id}`, call_id: a.tool_call_id!, name: a.payload.tool_name, arguments: args, status: "completed" },
+          { type: "function_call", id: this.id("fc", a.sequence), call_id: a.tool_call_id!, name: a.payload.tool_name, arguments: args, status: "completed" },
           out,
         );
       }
@@ -165,7 +166,7 @@ export class ResponsesFold {
         }
         return;
       case "model.delta":
-        if (root) this.text(e.payload.text, out);
+        if (root) this.text(e.payload.text, e.sequence, out);
         return;
       case "model.completed":
         if (root && (e.payload.phase ?? "executor") === "executor") {
@@ -174,16 +175,16 @@ export class ResponsesFold {
         }
         return;
       case "reasoning.summary":
-        if (root) this.addItem({ type: "reasoning", id: `rs_${e.sequence}`, summary: [{ type: "summary_text", text: e.payload.text }] }, out);
+        if (root) this.addItem({ type: "reasoning", id: this.id("rs", e.sequence), summary: [{ type: "summary_text", text: e.payload.text }] }, out);
         return;
       case "tool.started":
-        if (root) this.call(e.tool_call_id!, e.payload.name, e.payload.args, out);
+        if (root) this.call(e.tool_call_id!, e.payload.name, e.payload.args, e.sequence, out);
         return;
       case "tool.result":
         if (root) {
-          this.call(e.tool_call_id!, e.payload.name, {}, out);
+          this.call(e.tool_call_id!, e.payload.name, {}, e.sequence, out);
           const output = asText(withFileUrls(e.payload.output, this.origin, this.ref.session_id));
-          this.addItem({ type: "function_call_output", id: `fco_${e.tool_call_id}`, call_id: e.tool_call_id!, output, status: "completed" }, out);
+          this.addItem({ type: "function_call_output", id: this.id("fco", e.sequence), call_id: e.tool_call_id!, output, status: "completed" }, out);
         }
         return;
       case "turn.completed":
@@ -207,7 +208,7 @@ export class ResponsesFold {
   private completed(e: EventOf<"turn.completed">, out: ResponsesEvent[]): void {
     const { output, usage } = e.payload;
     // A final output that was not streamed (a fixed message, a structured output) is sent as text.
-    if (!this.textSent && output !== undefined && output !== null && output !== "") this.text(asText(output), out);
+    if (!this.textSent && output !== undefined && output !== null && output !== "") this.text(asText(output), e.sequence, out);
     this.closeMessage(out);
     this.response.usage = responseUsage(usage);
     if (this.cut) {
@@ -220,18 +221,19 @@ export class ResponsesFold {
     }
   }
 
-  /** A function_call item for a call of the agent's, once per call (a result alone carries no arguments). */
-  private call(callId: string, name: string, args: unknown, out: ResponsesEvent[]): void {
+  /** A function_call item for a call of the agent's, once per call (a result alone carries no arguments), made by event `at`. */
+  private call(callId: string, name: string, args: unknown, at: number, out: ResponsesEvent[]): void {
     if (this.called.has(callId)) return;
     this.called.add(callId);
     this.closeMessage(out);
-    const item: OutputItem = { type: "function_call", id: `fc_${callId}`, call_id: callId, name, arguments: asText(args ?? {}), status: "completed" };
+    const item: OutputItem = { type: "function_call", id: this.id("fc", at), call_id: callId, name, arguments: asText(args ?? {}), status: "completed" };
     this.addItem(item, out, { type: "response.function_call_arguments.done", item_id: item.id, arguments: item.arguments });
   }
 
-  private text(delta: string, out: ResponsesEvent[]): void {
+  /** Text of the answer: a message item, begun by event `at` when none is open. */
+  private text(delta: string, at: number, out: ResponsesEvent[]): void {
     if (!this.message) {
-      const item: MessageItem = { type: "message", id: `msg_${this.next}`, status: "in_progress", role: "assistant", content: [] };
+      const item: MessageItem = { type: "message", id: this.id("msg", at), status: "in_progress", role: "assistant", content: [] };
       const index = this.response.output.push(item) - 1;
       this.message = { item, index };
       this.emit("response.output_item.added", { output_index: index, item: clone(item) }, out);
@@ -270,6 +272,10 @@ export class ResponsesFold {
     this.ended = true;
     if (e) this.response.completed_at = seconds(e.timestamp);
     this.emit(type, { response: this.snapshot() }, out);
+  }
+
+  private id(prefix: string, sequence: number): string {
+    return itemId(prefix, this.ref.session_id, sequence);
   }
 
   private emit(type: StreamEventType, fields: Record<string, unknown>, out: ResponsesEvent[]): void {

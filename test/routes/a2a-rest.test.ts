@@ -73,6 +73,9 @@ describe("the HTTP+JSON binding", () => {
     expect(negative).toMatchObject(refused(400, "INVALID_ARGUMENT", "INVALID_PARAMS"));
     // The reason is the value's, not the query string's type ("expected number, received string").
     expect(negative.body.error.message).toBe("params.historyLength: must be an integer at least 0, written as plain decimal digits");
+    expect(JSON.parse(negative.body.error.details[0].metadata.data)).toEqual([
+      { path: "params.historyLength", reason: "must be an integer at least 0, written as plain decimal digits" },
+    ]);
     const flag = await api("GET", "/a2a/rest-bad/tasks?includeArtifacts=yes");
     expect(flag.body.error.message).toBe("params.includeArtifacts: must be true or false");
     expect(await send({ message: null })).toMatchObject(refused(400, "INVALID_ARGUMENT", "INVALID_PARAMS"));

@@ -63,6 +63,9 @@ describe("SendMessage", () => {
     const second = (await rpc("a2a-ctx", "SendMessage", { message: userMessage("again", { contextId: "client-context-1" }) })).body.result.task;
     expect(second.contextId).toBe(first.contextId);
     expect((await api("GET", `/v1/sessions/${first.contextId}`)).body.turn_count).toBe(2);
+    // ListTasks finds it by the client's contextId too.
+    const listed = (await rpc("a2a-ctx", "ListTasks", { contextId: "client-context-1" })).body.result;
+    expect(listed.tasks.map((t: any) => t.id)).toEqual([second.id, first.id]);
   });
 
   it("returnImmediately answers the task at once; CancelTask cancels it, and a second cancel is TaskNotCancelable", async () => {
@@ -226,8 +229,25 @@ describe("refusals", () => {
     expect(raw).toMatchObject({ status: 200, body: { jsonrpc: "2.0", id: null, error: { code: -32700 } } });
     expect((await api("POST", "/a2a/a2a-bad", { id: 1, method: "GetTask" })).body).toMatchObject({ id: 1, error: { code: -32600 } });
     expect((await rpc("a2a-bad", "message/send", {})).body).toMatchObject({ error: { code: -32601 } });
+    // A name every object has is no method either: "constructor" used to answer the call itself, secrets and all.
+    for (const method of ["constructor", "toString", "__proto__", "hasOwnProperty", "valueOf"]) {
+      const res = await rpc("a2a-bad", method, {});
+      expect(res.body, method).toEqual({ jsonrpc: "2.0", id: lastId(), error: { code: -32601, message: expect.stringContaining(`no method '${method}'`) } });
+    }
     expect((await rpc("a2a-bad", "GetTask", { id: "t" }, { "a2a-version": "0.3" })).body).toMatchObject({ error: { code: -32009 } });
     expect((await rpc("a2a-bad", "SendMessage", { message: { role: "ROLE_USER", parts: [] } })).body).toMatchObject({ error: { code: -32602 } });
+    // A message of blanks only says nothing: no task, no session.
+    for (const parts of [[{ text: "  " }], [{ text: "" }, { text: "\n" }]]) {
+      const blank = await rpc("a2a-bad", "SendMessage", { message: { messageId: uniqueId("m"), role: "ROLE_USER", parts } });
+      expect(blank.body.error).toMatchObject({ code: -32602, data: [{ path: "params.message.parts", reason: "must have some text or a file" }] });
+    }
+    // Every refusal of params names the field from params, in its message and its data.
+    const rawOnly = await rpc("a2a-bad", "SendMessage", { message: { messageId: "m-raw", role: "ROLE_USER", parts: [{ raw: "AAAA" }] } });
+    expect(rawOnly.body.error).toEqual({
+      code: -32602,
+      message: "params.message.parts.0.mediaType: is required with raw",
+      data: [{ path: "params.message.parts.0.mediaType", reason: "is required with raw" }],
+    });
     expect((await rpc("a2a-bad", "SendMessage", { message: userMessage("x", { role: "ROLE_AGENT" }) })).body).toMatchObject({ error: { code: -32602 } });
     expect((await rpc("a2a-bad", "GetTask", { id: "task_nope" })).body).toMatchObject({ error: { code: -32001 } });
     expect((await rpc("a2a-bad", "GetTask", { id: `task_${"0".repeat(48)}` })).body).toMatchObject({ error: { code: -32001 } });
@@ -253,6 +273,36 @@ describe("refusals", () => {
     const ok = (await rpc("a2a-bad-file", "SendMessage", { message: userMessage("hello") })).body.result.task;
     await until(async () => (await sessions()).length > 0, "a session listed");
     expect((await sessions()).map((s: any) => s.session_id)).toEqual([ok.contextId]);
+  });
+
+  it("a refused first message with the client's own contextId leaves nothing: the context is new again for the next message", async () => {
+    await createAgent({ name: "a2a-bad-ctx", model: "demo:fast" });
+    const sessions = async () => ((await api("GET", "/v1/sessions?agent=a2a-bad-ctx")).body.sessions as any[]).map((s) => s.session_id).sort();
+    const badFile = { url: "http://not-allowed.example/x.png" };
+    const refused = await rpc("a2a-bad-ctx", "SendMessage", {
+      message: { messageId: uniqueId("m"), role: "ROLE_USER", parts: [{ text: "see" }, badFile], contextId: "ctx-refused" },
+    });
+    expect(refused.body.error).toMatchObject({ code: -32602, data: [{ path: "params.message.parts.1.url" }] });
+    // Once another context's session is listed (the index is written off the request's path), it is the only one.
+    const other = (await rpc("a2a-bad-ctx", "SendMessage", { message: userMessage("hello", { contextId: "ctx-other" }) })).body.result.task;
+    await until(async () => (await sessions()).length > 0, "a session listed");
+    expect(await sessions()).toEqual([other.contextId]);
+    expect((await rpc("a2a-bad-ctx", "ListTasks", {})).body.result.tasks.map((t: any) => t.id)).toEqual([other.id]);
+    expect((await rpc("a2a-bad-ctx", "ListTasks", { contextId: "ctx-refused" })).body.result).toMatchObject({ tasks: [], totalSize: 0 });
+    // The same contextId then opens a session as a new context does, listed like any other.
+    const later = (await rpc("a2a-bad-ctx", "SendMessage", { message: userMessage("hi", { contextId: "ctx-refused" }) })).body.result.task;
+    expect(later.status.state).toBe("TASK_STATE_COMPLETED");
+    expect((await api("GET", `/v1/sessions/${later.contextId}`)).body.turn_count).toBe(1);
+    await until(async () => (await sessions()).length === 2, "the later context listed");
+    expect(await sessions()).toEqual([other.contextId, later.contextId].sort());
+    const again = (await rpc("a2a-bad-ctx", "SendMessage", { message: userMessage("again", { contextId: "ctx-refused" }) })).body.result.task;
+    expect(again.contextId).toBe(later.contextId);
+    expect((await rpc("a2a-bad-ctx", "ListTasks", { contextId: "ctx-refused" })).body.result.tasks.map((t: any) => t.id)).toEqual([again.id, later.id]);
+    // A context whose session was erased by hand is new again too (it used to fail on the erased session).
+    expect((await api("DELETE", `/v1/sessions/${later.contextId}`)).status).toBe(204);
+    const renewed = (await rpc("a2a-bad-ctx", "SendMessage", { message: userMessage("anew", { contextId: "ctx-refused" }) })).body.result.task;
+    expect(renewed).toMatchObject({ status: { state: "TASK_STATE_COMPLETED" }, history: [{ parts: [{ text: "anew" }] }] });
+    expect(renewed.contextId).not.toBe(later.contextId);
   });
 
   it("a task of another agent is not found through this agent; a read key cannot send", async () => {

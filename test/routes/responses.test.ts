@@ -147,6 +147,27 @@ describe("conversations", () => {
     expect(inputs).toEqual(["first", "second", "third"]);
   });
 
+  it("item ids are unique across conversations and responses, and the same item has the same id however it is read", async () => {
+    await createAgent({ name: "resp-ids", model: "demo:fast", tools: ["calculator"] });
+    const ids = (r: { body: any }) => r.body.output.map((i: any) => i.id) as string[];
+    const one = await create({ model: "resp-ids", input: "what is 6 * 7?" });
+    const two = await create({ model: "resp-ids", input: "what is 6 * 7?" });
+    const next = await create({ model: "resp-ids", input: "what is 6 * 7?", previous_response_id: one.body.id });
+    for (const r of [one, two, next]) expect(r.body.output.map((i: any) => i.type)).toEqual(["function_call", "function_call_output", "message"]);
+    const all = [...ids(one), ...ids(two), ...ids(next)];
+    expect(new Set(all).size).toBe(all.length);
+    expect(ids(one)[2]).toMatch(/^msg_[0-9a-f]+$/);
+    const inputIds = async (r: { body: any }) => (await api("GET", `/v1/responses/${r.body.id}/input_items`)).body.data.map((i: any) => i.id);
+    const inputs = [...(await inputIds(one)), ...(await inputIds(two)), ...(await inputIds(next))];
+    expect(new Set(inputs).size).toBe(3);
+    // Read again, as an object, a stream and the input items: the same ids.
+    expect(ids(await api("GET", `/v1/responses/${one.body.id}`))).toEqual(ids(one));
+    expect(await inputIds(one)).toEqual(await inputIds(one));
+    const streamed = sse((await api("GET", `/v1/responses/${one.body.id}?stream=true`)).body);
+    expect(streamed.filter((e) => e.event === "response.output_item.done").map((e) => e.data.item.id)).toEqual(ids(one));
+    expect(new Set(streamed.flatMap((e) => (e.data.item_id ? [e.data.item_id] : [])))).toEqual(new Set(ids(one).filter((id) => id !== ids(one)[1])));
+  });
+
   it("an approval is an mcp_approval_request (incomplete) answered by mcp_approval_response", async () => {
     await createAgent({ name: "resp-careful", model: "demo:fast", tools: ["calculator"], hitl_tools: ["calculator"] });
     const asked = await create({ model: "resp-careful", input: "what is 6 * 7?" });
@@ -292,6 +313,9 @@ describe("refusals", () => {
     expectError(await create({ model: "resp-bad", input: "hi", metadata: many }), 422, "metadata");
     expectError(await create({ model: "resp-bad", input: "hi", metadata: { k: 1 } }), 422, "metadata.k");
     expectError(await create({ model: "resp-bad", input: "hi", max_output_tokens: 5 }), 422, "max_output_tokens");
+    // Nothing to say (blanks only, no file) is no turn, whether text or input_text parts.
+    expectError(await create({ model: "resp-bad", input: "   " }), 422, "input");
+    expectError(await create({ model: "resp-bad", input: [{ role: "user", content: [{ type: "input_text", text: " \n" }] }] }), 422, "input");
     expect((await api("GET", "/v1/sessions?limit=100")).body).toEqual(before);
   });
 

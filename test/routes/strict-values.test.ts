@@ -1,8 +1,9 @@
 // Numbers and dates a hostile client writes as text, through HTTP: integers in query strings are plain decimal
 // digits only (1e2, +5, 0x5 are refused, not read as 100, 5 and 5), and dates are real calendar dates
-// (2026-02-30 is refused, not read as March 2), in the index's parameters and a schedule's at.
+// (2026-02-30 is refused, not read as March 2), in the index's parameters and a schedule's at; a JSON number out of
+// range is one error for its field.
 import { describe, expect, it } from "vitest";
-import { createSession, expectOk, expectRefused, submitTurn } from "../support/api";
+import { api, createAgent, createSession, expectOk, expectRefused, submitTurn } from "../support/api";
 
 describe("integers in query strings", () => {
   const LENIENT = ["1e2", "+5", "0x5", "5.0", " 5", "5 ", "010", "-0", "1_000", "Infinity", ""];
@@ -73,5 +74,37 @@ describe("dates", () => {
     expect(created.next_run_at).toBe(Date.UTC(year, 2, 1, 9));
     // The same request again is the same schedule.
     expect((await expectOk("POST", `/v1/sessions/${sid}/schedules`, { input: "later", at, idempotency_key: "k" })).schedule_id).toBe(created.schedule_id);
+  });
+});
+
+describe("numbers in JSON bodies", () => {
+  /** The body with `value` written as JSON text in place of the string "N". */
+  const raw = (body: unknown, value: string) => JSON.stringify(body).replaceAll('"N"', value);
+
+  it("out of range (1e400 overflows to Infinity, 2^64 is past the safe integers) are one error per field", async () => {
+    await createAgent({ name: "strict-numbers", model: "demo:fast" });
+    const quota = { scope: { kind: "agent", id: "strict-numbers" }, limits: { turns: "N" }, window: { rolling_seconds: "N" }, action: "refuse" };
+    for (const [value, reason] of [
+      ["1e400", "must be a finite number"],
+      ["-1e400", "must be a finite number"],
+      ["18446744073709551616", /^must be at most /],
+    ] as const) {
+      const put = await api("PUT", "/v1/quotas/strict-numbers", raw(quota, value));
+      expect(put.status, JSON.stringify(put.body)).toBe(422);
+      expect(put.body.error.details.map((d: any) => d.path)).toEqual(["limits.turns", "window.rolling_seconds"]);
+      await expectRefused(
+        "PUT",
+        "/v1/agents/strict-numbers-b",
+        "max_tokens",
+        raw({ name: "strict-numbers-b", model: "demo:fast", max_tokens: "N" }, value),
+        reason,
+      );
+      const resp = await api("POST", "/v1/responses", raw({ model: "strict-numbers", input: "x", max_output_tokens: "N" }, value));
+      expect(resp.body.error, value).toMatchObject({ param: "max_output_tokens", message: expect.not.stringContaining(";") });
+      const a2a = await api("POST", "/a2a/strict-numbers", raw({ jsonrpc: "2.0", id: 1, method: "ListTasks", params: { pageSize: "N" } }, value));
+      expect(a2a.body.error).toMatchObject({ code: -32602, data: [{ path: "params.pageSize", reason: expect.anything() }] });
+      expect(a2a.body.error.data).toHaveLength(1);
+    }
+    expect((await api("GET", "/v1/quotas/strict-numbers")).status).toBe(404);
   });
 });

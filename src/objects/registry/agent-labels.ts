@@ -30,7 +30,7 @@ export function listLabels(sql: SqlStorage, name: string): AgentLabel[] {
 
 /** Points `label` at `version` (which must exist); the move is recorded. Issues name the field when it cannot. */
 export function moveLabel(sql: SqlStorage, name: string, label: string, version: number, by: string | null, now: number): FieldIssue[] {
-  if (!getVersion(sql, name, version)) return [{ path: "version", reason: `agent "${name}" has no version ${version}` }];
+  if (!getVersion(sql, name, version)) return [{ path: "version", reason: `agent '${name}' has no version ${version}` }];
   const from = sql.exec<{ version: number }>("SELECT version FROM agent_labels WHERE name = ? AND label = ?", name, label).toArray()[0]?.version ?? null;
   sql.exec(
     `INSERT INTO agent_labels (name, label, version, moved_at, moved_by) VALUES (?, ?, ?, ?, ?)
@@ -72,7 +72,7 @@ export function setTraffic(sql: SqlStorage, name: string, routes: TrafficRoute[]
   );
   const issues: FieldIssue[] = [];
   routes.forEach((r, i) => {
-    if (!labels.has(r.label)) issues.push({ path: `routes.${i}.label`, reason: `agent "${name}" has no label "${r.label}"` });
+    if (!labels.has(r.label)) issues.push({ path: `routes.${i}.label`, reason: `agent '${name}' has no label '${r.label}'` });
     if (routes.findIndex((o) => o.label === r.label) !== i) issues.push({ path: `routes.${i}.label`, reason: `label "${r.label}" appears twice` });
   });
   if (routes.length > 0 && routes.every((r) => r.weight === 0)) issues.push({ path: "routes", reason: "the weights sum to 0: no session could be routed" });

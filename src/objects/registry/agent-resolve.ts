@@ -31,13 +31,17 @@ export async function openAgent(
   const pinned = async (v: number, by: string | null): Promise<OpenedAgent> => {
     if (v === routing.version) return { config: current.config, version: v, label: by };
     const config = await agentVersion(env, name, v);
-    if (!config) throw ApiError.validation([{ path: field, reason: `agent "${name}" has no version ${v}` }]);
+    if (!config) throw ApiError.validation([{ path: field, reason: `agent '${name}' has no version ${v}` }]);
     return { config, version: v, label: by };
   };
   if (version !== undefined) return pinned(version, null);
+  // Digits are never a label (labels begin with a letter): a number that is no version number, such as 0.
+  if (label !== undefined && /^[0-9]+$/.test(label)) {
+    throw ApiError.validation([{ path: field, reason: `agent '${name}' has no version ${label}: version numbers start at 1, without leading zeros` }]);
+  }
   if (label !== undefined) {
     const v = routing.labels[label];
-    if (v === undefined) throw ApiError.validation([{ path: field, reason: `agent "${name}" has no label "${label}"` }]);
+    if (v === undefined) throw ApiError.validation([{ path: field, reason: `agent '${name}' has no label '${label}'` }]);
     return pinned(v, label);
   }
   const routed = pickRoute(routing.routes, resource === null ? null : `${name}:${resource}`);

@@ -90,6 +90,10 @@ function checkModelTakes(file: Resolved, path: string, deps: TurnInputs): void {
  * before any is stored, so a refused input leaves no file behind for its model's sake.
  */
 export async function turnInput(input: string | InputPart[], deps: TurnInputs): Promise<{ input: string; files?: FileRef[] }> {
+  // Blanks alone say nothing: the model would answer an empty message (every surface's input comes here).
+  if (inputText(input).trim() === "" && (typeof input === "string" || !input.some((p) => p.type === "file"))) {
+    throw ApiError.validation([{ path: "input", reason: "must have some text or a file" }]);
+  }
   if (typeof input === "string") return { input };
   const pending: [Resolved, string][] = [];
   for (const [i, part] of input.entries()) {

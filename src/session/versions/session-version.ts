@@ -23,7 +23,7 @@ export function versionCapability(s: VersionSession) {
         idle();
         const agent = s.agent().name;
         const found = await versionsOf(registry(s.bindings())).get(agent, body.version);
-        if (!found) throw ApiError.validation([{ path: "version", reason: `agent "${agent}" has no version ${body.version}` }]);
+        if (!found) throw ApiError.validation([{ path: "version", reason: `agent '${agent}' has no version ${body.version}` }]);
         idle(); // a turn may have started while the registry answered
         if (s.agent().name !== agent) throw new ApiError("conflict", "The session's agent changed meanwhile (a handoff): ask again");
         const from_version = s.view().agent_version ?? null;

@@ -2,7 +2,7 @@
 // cases, and a label gated on a passing run, through HTTP, with the scripted fake model.
 import { env, evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createAgent, events } from "../../support/api";
+import { api, createAgent, events, expectRefused } from "../../support/api";
 import { SUMS, suffix, waitForRun } from "../../support/evals";
 import { requests, type Step, script, uniqueId } from "../../support/fake-model";
 
@@ -115,7 +115,11 @@ describe("eval runs", () => {
     const none = await api("PUT", `/v1/agents/${agent}/labels/production`, { version: 1, require });
     expect(none.status).toBe(409);
     expect(none.body.error).toMatchObject({ code: "eval_gate_failed", details: { run_id: null, dataset: { name: dataset, version: 1 }, failures: [] } });
-    expect(none.body.error.message).toMatch(/No finished eval run of version 1/);
+    expect(none.body.error.message).toBe(`No finished eval run of version 1 of '${agent}' on dataset '${dataset}' version 1: run one with POST /v1/evals`);
+    // A missing dataset or agent is quoted as a missing one is everywhere (Agent 'x' was not found).
+    const noDataset = { version: 1, require: { ...require, dataset: "no-such-dataset" } };
+    await expectRefused("PUT", `/v1/agents/${agent}/labels/production`, "require.dataset", noDataset, "no dataset 'no-such-dataset'");
+    await expectRefused("POST", "/v1/evals", "agent", { agent: "no-such-agent", dataset: { name: dataset }, scorers }, "no agent 'no-such-agent'");
 
     const failing = await waitForRun(await startRun({ agent, dataset: { name: dataset }, scorers }));
     const refused = await api("PUT", `/v1/agents/${agent}/labels/production`, { version: 1, require });
@@ -155,7 +159,7 @@ describe("eval runs", () => {
     });
 
     const missing = await api("PUT", `/v1/agents/${agent}/labels/production`, { version: 2, require: { ...require, min_scores: { judge: 0.5 } } });
-    expect(missing.body.error.details.failures).toEqual([{ scorer: "judge", mean: null, min: 0.5, reason: `run ${dearRun.id} has no scorer "judge"` }]);
+    expect(missing.body.error.details.failures).toEqual([{ scorer: "judge", mean: null, min: 0.5, reason: `run ${dearRun.id} has no scorer 'judge'` }]);
     expect((await api("PUT", `/v1/agents/${agent}/labels/production`, { version: 1, require: { ...require, dataset: `none-${suffix()}` } })).status).toBe(422);
   });
 });

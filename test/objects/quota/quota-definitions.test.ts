@@ -67,6 +67,8 @@ describe("quota definitions", () => {
       ["window", { ...SPEC, window: "week" }, /./],
       ["action", { ...SPEC, action: "warn" }, /./],
       ["warn_at.0", { ...SPEC, warn_at: [1.5] }, /below 1/],
+      ["warn_at.1", { ...SPEC, warn_at: [0.5, 0.5] }, /0\.5 is already at warn_at\.0/],
+      ["warn_at.2", { ...SPEC, warn_at: [0.8, 0.5, 0.8] }, /0\.8 is already at warn_at\.0/],
     ];
     for (const [field, body, reason] of bad) await expectRefused("PUT", "/v1/quotas/bad", field, body, reason);
     expect((await api("GET", "/v1/quotas/bad")).status).toBe(404);

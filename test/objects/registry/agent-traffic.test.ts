@@ -50,7 +50,7 @@ describe("labels and traffic", () => {
 
   it("bad input names the field and stores nothing", async () => {
     const name = await twoVersions();
-    await expectRefused("PUT", `/v1/agents/${name}/labels/canary`, "version", { version: 7 }, `agent "${name}" has no version 7`);
+    await expectRefused("PUT", `/v1/agents/${name}/labels/canary`, "version", { version: 7 }, `agent '${name}' has no version 7`);
     await expectRefused("PUT", `/v1/agents/${name}/labels/9lives`, "label", { version: 1 });
     await expectRefused("PUT", `/v1/agents/${name}/traffic`, "routes", {
       routes: [

@@ -91,8 +91,13 @@ describe("versions", () => {
     expect(await instructionsOfTurn(pinned.session_id, scriptId)).toBe("V1-INSTRUCTIONS");
 
     // A version or label that does not exist: 422 naming the field, no session.
-    await expectRefused("POST", "/v1/sessions", "agent", { agent: `${name}@9` }, `agent "${name}" has no version 9`);
-    await expectRefused("POST", "/v1/sessions", "agent", { agent: `${name}@beta` }, `agent "${name}" has no label "beta"`);
+    await expectRefused("POST", "/v1/sessions", "agent", { agent: `${name}@9` }, `agent '${name}' has no version 9`);
+    await expectRefused("POST", "/v1/sessions", "agent", { agent: `${name}@beta` }, `agent '${name}' has no label 'beta'`);
+    // A number that is no version number is not read as a label: versions start at 1.
+    for (const pin of ["0", "007"]) {
+      const reason = `agent '${name}' has no version ${pin}: version numbers start at 1, without leading zeros`;
+      await expectRefused("POST", "/v1/sessions", "agent", { agent: `${name}@${pin}` }, reason);
+    }
 
     // Moving: a version that does not exist changes nothing; an existing one is an event, and the next turn runs it.
     await expectRefused("POST", `/v1/sessions/${opened.session_id}/agent`, "version", { version: 9 });

@@ -225,6 +225,22 @@ describe("ask_user over MCP elicitation", () => {
     expect(asked).toEqual([]);
     await client.close();
   });
+  it("a question whose field's type is named like an object's property (constructor) is not elicited: it waits for an answer through /v1", async () => {
+    const ODD = { type: "object", properties: { pick: { type: "constructor" } } };
+    const { tool } = await scripted("mcpodd", [{ tool_calls: [{ name: "ask_user", arguments: { question: "Which?", response_schema: ODD } }] }]);
+    const { client, asked } = await connect(() => ({ action: "decline" }));
+    const call = client.callTool({ name: tool, arguments: { input: "pick" } });
+    const sid = await sessionOf(tool);
+    const required = await waitForEvent(sid, (e) => e.type === "action.required");
+    // No answer fits a type no schema knows: the question waits (not declined by a form), until the turn is stopped.
+    const answered = await api("POST", `/v1/sessions/${sid}/actions/${required.action_id}`, { response: { pick: "a" } });
+    expect(answered.body.error).toMatchObject({ code: "validation_failed", details: [{ path: "response.pick" }] });
+    expect((await api("GET", `/v1/sessions/${sid}/thread`)).body.pending_actions).toHaveLength(1);
+    await api("POST", `/v1/sessions/${sid}/interrupt`);
+    expect((await call).structuredContent).toMatchObject({ status: "cancelled" });
+    expect(asked).toEqual([]);
+    await client.close();
+  });
 });
 
 describe("run_agent_<name> input and on_busy", () => {

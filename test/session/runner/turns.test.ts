@@ -345,6 +345,8 @@ describe("queue, idempotency and interrupt", () => {
     const empty = await api("POST", `/v1/sessions/${sid}/turns`, { input: "" });
     expect(empty.status).toBe(422);
     expect(empty.body.error.details).toEqual([{ path: "input", reason: "must not be empty" }]);
+    const blank = await api("POST", `/v1/sessions/${sid}/turns`, { input: " \n\t" });
+    expect(blank.body.error.details).toEqual([{ path: "input", reason: "must not be empty" }]);
     const missing = await api("POST", `/v1/sessions/${sid}/turns`, {});
     expect(missing.body.error.details[0].path).toBe("input");
     expect((await events(sid)).map((e) => e.type)).toEqual(["session.created"]);
