@@ -39,13 +39,15 @@ export async function openAgent(
   if (label !== undefined && /^[0-9]+$/.test(label)) {
     throw ApiError.validation([{ path: field, reason: `agent '${name}' has no version ${label}: version numbers start at 1, without leading zeros` }]);
   }
+  // Own labels only: a client's text such as "constructor" must not find an Object member.
+  const labelled = (l: string): number | undefined => (Object.hasOwn(routing.labels, l) ? routing.labels[l] : undefined);
   if (label !== undefined) {
-    const v = routing.labels[label];
+    const v = labelled(label);
     if (v === undefined) throw ApiError.validation([{ path: field, reason: `agent '${name}' has no label '${label}'` }]);
     return pinned(v, label);
   }
   const routed = pickRoute(routing.routes, resource === null ? null : `${name}:${resource}`);
-  const v = routed === null ? undefined : routing.labels[routed];
+  const v = routed === null ? undefined : labelled(routed);
   return v === undefined ? { config: current.config, version: routing.version, label: null } : pinned(v, routed);
 }
 

@@ -93,6 +93,10 @@ describe("versions", () => {
     // A version or label that does not exist: 422 naming the field, no session.
     await expectRefused("POST", "/v1/sessions", "agent", { agent: `${name}@9` }, `agent '${name}' has no version 9`);
     await expectRefused("POST", "/v1/sessions", "agent", { agent: `${name}@beta` }, `agent '${name}' has no label 'beta'`);
+    // Names of Object's own members are labels like any other (they used to find the member and fail with a 500).
+    for (const label of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      await expectRefused("POST", "/v1/sessions", "agent", { agent: `${name}@${label}` }, `agent '${name}' has no label '${label}'`);
+    }
     // A number that is no version number is not read as a label: versions start at 1.
     for (const pin of ["0", "007"]) {
       const reason = `agent '${name}' has no version ${pin}: version numbers start at 1, without leading zeros`;
