@@ -2,6 +2,7 @@
 // change per path that differs. Lists of named items (tools, MCP servers, sub-agents) are matched by name, so
 // adding one tool reads as one change, not as every later index shifting; other lists compare by position.
 import { z } from "zod";
+import { own } from "./own-key";
 
 export const ConfigChange = z.object({
   path: z.string().describe("dotted path; a named item is `http_tools[name=search]`, a list item `stop[2]`"),
@@ -19,7 +20,7 @@ export function diffConfigs(before: Json, after: Json, path = ""): ConfigChange[
   if (JSON.stringify(before) === JSON.stringify(after)) return [];
   if (isObject(before) && isObject(after)) {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
-    return keys.flatMap((k) => sided(before[k], after[k], path ? `${path}.${k}` : k));
+    return keys.flatMap((k) => sided(own(before, k), own(after, k), path ? `${path}.${k}` : k));
   }
   if (Array.isArray(before) && Array.isArray(after)) {
     if ((named(before) || before.length === 0) && (named(after) || after.length === 0) && before.length + after.length > 0) {

@@ -3,6 +3,7 @@
 // webhook tool's signing secrets too),
 // subscriptions by URL; a placeholder with nothing stored to stand for is refused.
 import type { AgentConfig } from "./agent-config";
+import { own } from "./own-key";
 import { REDACTED, redactUrl } from "./redact";
 
 type Json = Record<string, unknown>;
@@ -42,7 +43,7 @@ export function keepStoredSecrets(input: unknown, stored: AgentConfig | null, pr
     const match = storedList?.find((s) => s.name === item.name);
     const headers = isObject(item.headers)
       ? Object.fromEntries(
-          Object.entries(item.headers).map(([name, value]) => [name, keepSecret(value, match?.headers?.[name], at(field, i, "headers", name))]),
+          Object.entries(item.headers).map(([name, value]) => [name, keepSecret(value, own(match?.headers, name), at(field, i, "headers", name))]),
         )
       : item.headers;
     return { ...item, url: keepUrl(item.url, match?.url, at(field, i, "url")), ...(headers !== undefined ? { headers } : {}) };

@@ -10,6 +10,7 @@ import { A2A_VERSION, A2A_VERSION_HEADER, RpcError, type RpcId, RpcRequest } fro
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError } from "../protocol/errors";
 import { a2a as ops } from "../protocol/operations";
+import { own } from "../protocol/own-key";
 import type { Principal } from "../protocol/permissions";
 import { listTasks } from "./a2a-list";
 import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from "./a2a-push";
@@ -131,7 +132,7 @@ async function handle(c: Context<AppEnv>): Promise<Response> {
     if (!req.success) throw new RpcError("invalidRequest", 'not a JSON-RPC 2.0 request: jsonrpc "2.0", a method and an id');
     checkVersion(c.req.header(A2A_VERSION_HEADER));
     // Own names only: "constructor" or "toString" are names every object answers to.
-    const method = Object.hasOwn(METHODS, req.data.method) ? METHODS[req.data.method] : undefined;
+    const method = own(METHODS, req.data.method);
     if (!method) throw new RpcError("methodNotFound", `no method '${req.data.method}' (A2A 1.0: ${Object.keys(METHODS).join(", ")})`);
     const result = await method(rpcCall(c, id, "jsonrpc"), req.data.params);
     return result instanceof Response ? result : answer({ result });

@@ -13,6 +13,7 @@ import type { Env } from "../env";
 import { randomId } from "../ids";
 import { ApiError } from "../protocol/errors";
 import type { EventOf, RuntimeEvent } from "../protocol/events";
+import { own } from "../protocol/own-key";
 import { allows, type Principal } from "../protocol/permissions";
 import { callSession } from "./http";
 
@@ -51,7 +52,7 @@ function isPrimitive(s: unknown): boolean {
   const schema = s as Schema;
   // Own entries only: a type named "constructor" is no keyword list.
   const type = String(schema.type);
-  const allowed = Object.hasOwn(KEYWORDS, type) ? KEYWORDS[type] : undefined;
+  const allowed = own(KEYWORDS, type);
   if (!allowed || !Object.keys(schema).every((k) => allowed.includes(k))) return false;
   if (schema.format !== undefined && !FORMATS.includes(String(schema.format))) return false;
   if (schema.enum !== undefined && !(Array.isArray(schema.enum) && schema.enum.every((v) => typeof v === "string"))) return false;

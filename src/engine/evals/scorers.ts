@@ -1,6 +1,7 @@
 // The built-in scorers: pure functions of a case's result, each a score from 0 to 1 with a reason. Those
 // that call out (a judge model, a webhook) are given by the caller (ScorerCalls).
 import { type Score, type ScorerConfig, scorerId } from "../../protocol/evals";
+import { own } from "../../protocol/own-key";
 import { compileSafeRegex } from "../../protocol/safe-regex";
 import { schemaErrors } from "../json-schema";
 import { canonicalJson } from "../request-fingerprint";
@@ -15,7 +16,7 @@ const short = (text: string) => (text.length > 80 ? `${text.slice(0, 80)}…` : 
 /** Whether `args` has each field of `want`, equal (canonical JSON). */
 function hasArgs(args: unknown, want: Record<string, unknown>): boolean {
   const got = (args ?? {}) as Record<string, unknown>;
-  return Object.entries(want).every(([k, v]) => canonicalJson(got[k] ?? null) === canonicalJson(v));
+  return Object.entries(want).every(([k, v]) => canonicalJson(own(got, k) ?? null) === canonicalJson(v));
 }
 
 function parsedOutput(output: unknown): unknown {

@@ -2,6 +2,7 @@
 // patches (RFC 7396) and checked against the agent's optional JSON Schema; and how it is shown to the model.
 import type { EventDraft } from "../../protocol/events";
 import type { MemoryLoaded } from "../../protocol/memory";
+import { own } from "../../protocol/own-key";
 import { pointerKeys, schemaIssues } from "../json-schema";
 import type { JsonSchema } from "../tools/types";
 
@@ -20,7 +21,8 @@ export function mergePatch(target: Json, patch: Json): Json {
   const out: Record<string, Json> = isObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete out[key];
-    else out[key] = mergePatch(out[key] ?? null, value);
+    // Defined, not assigned: an assigned "__proto__" would replace the object's prototype and the key would vanish.
+    else Object.defineProperty(out, key, { value: mergePatch(own(out, key) ?? null, value), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

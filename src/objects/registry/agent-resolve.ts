@@ -5,6 +5,7 @@ import type { Env } from "../../env";
 import type { AgentConfig } from "../../protocol/agent-config";
 import { parseAgentRef, pickRoute } from "../../protocol/agent-versions";
 import { ApiError } from "../../protocol/errors";
+import { own } from "../../protocol/own-key";
 import { agentVersion, currentAgent } from "./agent-cache";
 
 export interface OpenedAgent {
@@ -39,8 +40,7 @@ export async function openAgent(
   if (label !== undefined && /^[0-9]+$/.test(label)) {
     throw ApiError.validation([{ path: field, reason: `agent '${name}' has no version ${label}: version numbers start at 1, without leading zeros` }]);
   }
-  // Own labels only: a client's text such as "constructor" must not find an Object member.
-  const labelled = (l: string): number | undefined => (Object.hasOwn(routing.labels, l) ? routing.labels[l] : undefined);
+  const labelled = (l: string): number | undefined => own(routing.labels, l);
   if (label !== undefined) {
     const v = labelled(label);
     if (v === undefined) throw ApiError.validation([{ path: field, reason: `agent '${name}' has no label '${label}'` }]);

@@ -278,6 +278,14 @@ describe("secrets are write-only", () => {
       "subscriptions.0.url",
     ]);
     expect((await api("GET", `/v1/agents/${other}`)).status).toBe(404);
+
+    // A placeholder under a header name every object has a member of finds nothing stored either.
+    const server = read.mcp_servers[0];
+    const inherited = { ...server, headers: { ...server.headers, constructor: server.headers.authorization, toString: server.headers.authorization } };
+    const odd = await api("PUT", `/v1/agents/${name}`, { ...read, mcp_servers: [inherited] });
+    expect(odd.status, JSON.stringify(odd.body)).toBe(422);
+    const refusals = odd.body.error.details.map((d: { path: string; reason: string }) => `${d.path}: ${d.reason.includes("nothing stored matches it")}`);
+    expect(refusals.sort()).toEqual(["mcp_servers.0.headers.constructor: true", "mcp_servers.0.headers.toString: true"]);
   });
 
   it("validation errors do not echo a secret back", async () => {
