@@ -2,6 +2,7 @@
 // openaiChatChunkSchema and @ai-sdk/openai-compatible's chunk schema (z.object strips unknown keys, looseObject keeps
 // them, as theirs do), checked synchronously per chunk: the providers' asynchronous check is their slow stage.
 import { JSONParseError, TypeValidationError } from "@ai-sdk/provider";
+import { secureJsonParse } from "@ai-sdk/provider-utils";
 import { z } from "zod";
 
 /** The error chunk both providers accept (their error data schemas are the same). */
@@ -132,7 +133,7 @@ export type CompatibleChunk = Exclude<z.infer<typeof compatibleChunkSchema>, Err
 export function parseChunk<T>(schema: z.ZodType<T>, data: string): T | JSONParseError | TypeValidationError {
   let value: unknown;
   try {
-    value = JSON.parse(data);
+    value = secureJsonParse(data); // as the providers parse: a __proto__ or constructor.prototype key is refused
   } catch (cause) {
     return new JSONParseError({ text: data, cause });
   }

@@ -4,8 +4,16 @@
 // provider still builds and sends the request and reads a failed one (its errors and what they say about
 // retrying); a successful answer's body is taken from its `fetch` and read by one pull stream that decodes, splits
 // and maps each chunk as the consumer asks for it. The mapping is the provider's, one mapper per wire dialect
-// (compatible-chat-stream.ts, openai-chat-stream.ts).
-import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
+// (compatible-chat-stream.ts, openai-chat-stream.ts). One difference is kept: a body that fails mid-read ends the
+// stream with the read's own error, where the provider wraps it in an APICallError (retryable only for a network
+// code, which workerd's errors do not carry); the loop fails the call either way, and a fallback model may take it.
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3FinishReason,
+  LanguageModelV3StreamPart,
+  LanguageModelV3StreamResult,
+} from "@ai-sdk/provider";
 import { createParser, type EventSourceParser } from "eventsource-parser";
 
 /** The request header that marks a streamed call whose answer is taken; removed before the request leaves. */
@@ -166,3 +174,27 @@ export function answerStream(
     },
   });
 }
+
+/** A Chat Completions finish_reason as both providers read it; after a refusal, @ai-sdk/openai reads "stop" as a content filter. */
+export function unifiedReason(reason: string, hasRefusal = false): LanguageModelV3FinishReason["unified"] {
+  switch (reason) {
+    case "stop":
+      return hasRefusal ? "content-filter" : "stop";
+    case "length":
+      return "length";
+    case "content_filter":
+      return "content-filter";
+    case "function_call":
+    case "tool_calls":
+      return "tool-calls";
+    default:
+      return "other";
+  }
+}
+
+/** The usage of an answer that reported none. */
+export const NO_USAGE: Extract<LanguageModelV3StreamPart, { type: "finish" }>["usage"] = {
+  inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+  raw: undefined,
+};

@@ -4,7 +4,7 @@ import type { JSONObject, LanguageModelV3, LanguageModelV3FinishReason, Language
 import { InvalidResponseDataError } from "@ai-sdk/provider";
 import { StreamingToolCallTracker } from "@ai-sdk/provider-utils";
 import { type CompatibleChunk, compatibleChunkSchema, parseChunk } from "./chat-chunk-schemas";
-import { answerStream, type ChunkMapper, OneStageChatModel } from "./chat-stream";
+import { answerStream, type ChunkMapper, NO_USAGE, OneStageChatModel, unifiedReason } from "./chat-stream";
 
 /** `inner` (an openai-compatible chat model made with takingFetch) with its streamed answers read in one stage. */
 export function oneStageCompatibleModel(inner: LanguageModelV3): LanguageModelV3 {
@@ -147,37 +147,16 @@ class CompatibleChunkMapper implements ChunkMapper {
   }
 }
 
-function unifiedReason(reason: string) {
-  switch (reason) {
-    case "stop":
-      return "stop" as const;
-    case "length":
-      return "length" as const;
-    case "content_filter":
-      return "content-filter" as const;
-    case "function_call":
-    case "tool_calls":
-      return "tool-calls" as const;
-    default:
-      return "other" as const;
-  }
-}
-
 /** The provider's usage reading: unknown without a usage chunk, else counts with cached input tokens split out. */
 function usageOf(usage: Usage | null): Extract<LanguageModelV3StreamPart, { type: "finish" }>["usage"] {
-  if (!usage) {
-    return {
-      inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
-      outputTokens: { total: undefined, text: undefined, reasoning: undefined },
-    };
-  }
+  if (!usage) return NO_USAGE;
   const input = usage.prompt_tokens ?? 0;
   const output = usage.completion_tokens ?? 0;
   const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
   const reasoning = usage.completion_tokens_details?.reasoning_tokens ?? 0;
   return {
     inputTokens: { total: input, noCache: input - cached, cacheRead: cached, cacheWrite: undefined },
-    outputTokens: { total: output, text: output - reasoning, reasoning },
+    outputTokens: { total: output, text: Math.max(0, output - reasoning), reasoning },
     raw: usage as JSONObject,
   };
 }

@@ -1,10 +1,10 @@
 // The openai provider's mapping of streamed Chat Completions chunks to stream parts (as @ai-sdk/openai's
 // OpenAIChatLanguageModel.doStream maps them), read in one stage by chat-stream.ts: an error chunk before any output
 // is thrown from doStream as an APICallError, so the call is retried like a failed request.
-import type { LanguageModelV3, LanguageModelV3FinishReason, LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { JSONObject, LanguageModelV3, LanguageModelV3FinishReason, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { generateId, type StreamingToolCallDelta, StreamingToolCallTracker } from "@ai-sdk/provider-utils";
 import { type OpenAIChunk as Chunk, openAIChunkSchema, parseChunk } from "./chat-chunk-schemas";
-import { answerStream, type ChunkMapper, OneStageChatModel, type SseEvents, type TakenAnswer } from "./chat-stream";
+import { answerStream, type ChunkMapper, NO_USAGE, OneStageChatModel, type SseEvents, type TakenAnswer, unifiedReason } from "./chat-stream";
 import { openAIStreamError } from "./openai-stream-error";
 
 /** `inner` (`createOpenAI(...).chat(model)` made with takingFetch) with its streamed answers read in one stage. */
@@ -100,7 +100,7 @@ class OpenAIChunkMapper implements ChunkMapper {
     this.tracker.flush();
     if (this.rawFinishReason != null) this.finishReason = { unified: unifiedReason(this.rawFinishReason, this.hasRefusal), raw: this.rawFinishReason };
     if (this.logprobs) this.metadata.logprobs = this.logprobs;
-    this.enqueue({ type: "finish", finishReason: this.finishReason, usage: usageOf(this.usage), providerMetadata: { openai: this.metadata as never } });
+    this.enqueue({ type: "finish", finishReason: this.finishReason, usage: usageOf(this.usage), providerMetadata: { openai: this.metadata as JSONObject } });
   }
 
   private failed(error: unknown): void {
@@ -118,31 +118,9 @@ class OpenAIChunkMapper implements ChunkMapper {
   }
 }
 
-function unifiedReason(reason: string, hasRefusal: boolean): LanguageModelV3FinishReason["unified"] {
-  switch (reason) {
-    case "stop":
-      return hasRefusal ? "content-filter" : "stop";
-    case "length":
-      return "length";
-    case "content_filter":
-      return "content-filter";
-    case "function_call":
-    case "tool_calls":
-      return "tool-calls";
-    default:
-      return "other";
-  }
-}
-
 /** The provider's usage reading (convertOpenAIChatUsage): cached and cache-written input, reasoning output split out. */
 function usageOf(usage: Chunk["usage"]): Extract<LanguageModelV3StreamPart, { type: "finish" }>["usage"] {
-  if (usage == null) {
-    return {
-      inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
-      outputTokens: { total: undefined, text: undefined, reasoning: undefined },
-      raw: undefined,
-    };
-  }
+  if (usage == null) return NO_USAGE;
   const input = usage.prompt_tokens ?? 0;
   const output = usage.completion_tokens ?? 0;
   const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
@@ -151,6 +129,6 @@ function usageOf(usage: Chunk["usage"]): Extract<LanguageModelV3StreamPart, { ty
   return {
     inputTokens: { total: input, noCache: input - cached - (written ?? 0), cacheRead: cached, cacheWrite: written },
     outputTokens: { total: output, text: Math.max(0, output - reasoning), reasoning },
-    raw: usage as never,
+    raw: usage as JSONObject,
   };
 }

@@ -65,6 +65,7 @@ const ANSWERS: Record<string, string> = {
   unterminated: `data: ${JSON.stringify(chunk({ content: "a" }))}\n\ndata: ${JSON.stringify(chunk({}, "stop"))}`,
   crlf: `data: ${JSON.stringify(chunk({ content: "crlf" }))}\r\n\r\ndata: ${JSON.stringify(chunk({}, "stop"))}\r\n\r\ndata: [DONE]\r\n\r\n`,
   not_json: sse(chunk({ content: "a" }), "{not json", chunk({}, "stop")),
+  proto_key: sse(chunk({ content: "a" }), `{"__proto__":{"x":1},"choices":[]}`, chunk({}, "stop")),
   no_choices: sse({ id: "x" }, chunk({}, "stop")),
   tool_call_null: sse(chunk({ content: "a" }), chunk({ tool_calls: [null] }), chunk({}, "stop")),
   wrong_types: sse(

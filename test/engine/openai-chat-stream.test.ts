@@ -58,6 +58,7 @@ const ANSWERS: Record<string, string> = {
   error_then_finish_reason: sse(chunk({ content: "partial" }), failure, chunk({}, "stop")),
   no_finish_reason: sse(chunk({ content: "cut" })),
   not_json: sse(chunk({ content: "a" }), "{not json", chunk({}, "stop")),
+  proto_key: sse(chunk({ content: "a" }), `{"__proto__":{"x":1},"choices":[]}`, chunk({}, "stop")),
   not_json_first: sse("{not json", chunk({ content: "a" }), chunk({}, "stop")),
   wrong_types: sse(chunk({ content: "a" }), chunk({ content: 7 }), { error: { code: 1 } }, chunk({}, "stop")),
   tool_call_null: sse(chunk({ content: "a" }), chunk({ tool_calls: [null] }), chunk({ tool_calls: [{ index: "0", function: {} }] }), chunk({}, "stop")),

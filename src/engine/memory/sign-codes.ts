@@ -3,10 +3,10 @@
 // with the codes by Hamming distance (XOR and popcount on 32-bit words), which follows the angle between the
 // vectors, in passes over fewer rows and more of each code: each code is kept in three parts (its first 128 bits,
 // the next 384, the rest), each part of every row in an array of its own, so the first pass, over every row's
-// first part, reads 1.6 MB, not 19.2, and the second, over the first two parts of the SURVIVORS nearest by the
-// first, one cache line a row; the dot products of the whole codes of the nearest of those with the query's own
-// numbers then pick the few hundred the caller re-ranks with the exact floats. Pure: no storage, no platform;
-// the resource's memory object feeds it (src/objects/memory/recall-meaning.ts).
+// first part, reads 1.6 MB, not 19.2, and the second, over the first two parts of the rows nearest by the first
+// (SURVIVORS, or more for a large pool), 64 bytes a row from two arrays; the dot products of the whole codes of
+// the nearest of those with the query's own numbers then pick the few hundred the caller re-ranks with the exact
+// floats. Pure: no storage, no platform; the resource's memory object feeds it (src/objects/memory/recall-meaning.ts).
 
 /** What one row costs: its code, its rowid (float64) and its session's number (uint32), and a distance slot (uint16). */
 export function rowBytes(dims: number): number {
@@ -156,7 +156,7 @@ export class SignCodes {
 
   /**
    * The rowids of the `count` rows nearest to `vector` by their codes among those `filter` admits, in no
-   * particular order: the SURVIVORS nearest by their codes' first parts (when there are more rows), the POOL
+   * particular order: the SURVIVORS (or four times the pool, if more) nearest by their codes' first parts (when there are more rows), the POOL
    * times `count` nearest of those by their first two parts, and of those the `count` whose whole codes have the
    * largest dot product with the query's own numbers. The Hamming passes compute distances and their histogram,
    * which gives the cut (ties broken by position), so they cost no sort.
