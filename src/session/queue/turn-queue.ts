@@ -236,7 +236,10 @@ export class TurnQueue {
    * agent's default on_busy (for `via`) when it names none.
    */
   private withDefault(body: SubmitTurnBody, via: "chat" | undefined, responses: boolean): Submission {
-    if (responses) return { input: body.input, on_busy: "enqueue_unless_waiting" };
+    if (responses) {
+      const { on_busy: _, debounce_ms: __, ...rest } = body; // the API's busy mode, never a debounce
+      return { ...rest, on_busy: "enqueue_unless_waiting" };
+    }
     const agent = this.s.agent();
     const onBusy: OnBusy | undefined = body.on_busy ?? (via === "chat" ? (agent.chat_on_busy ?? agent.on_busy) : agent.on_busy);
     return onBusy ? { ...body, on_busy: onBusy } : body;
@@ -279,7 +282,8 @@ export class TurnQueue {
         regenerateTurn: ({ params, body, trace, by }) => this.regenerate(params.turn_id, body?.idempotency_key, trace, by),
         submitTurn: async ({ body, trace, via, responses, by }) => {
           const { input, ...rest } = this.withDefault(body, via, responses !== undefined);
-          // Also before its files are stored, so a refusal stores none (the turn is checked again as it is placed).
+          // Also before its files are stored, so a refusal here stores none. The turn is checked again as it is placed;
+          // a refusal there (a turn that began to wait meanwhile) leaves the files stored, as the room and size checks do.
           this.checkRefused(rest.on_busy);
           const inputs = turnInputs(this.s.bindings(), this.s.fileLedger(), this.s.agent().model);
           return this.submit({ ...rest, ...(await turnInput(input, inputs)), ...(responses ? { responses_request: responses } : {}), trace, by });
