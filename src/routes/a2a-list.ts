@@ -49,7 +49,7 @@ async function listed(call: RpcCall, p: Params, session_id: string, turn_id: str
 /** ListTasks of one context (a session, or a client's own contextId's), newest first. */
 async function contextTasks(call: RpcCall, p: Params, contextId: string): Promise<TaskPage> {
   const size = p.pageSize ?? 20;
-  const { sid, exists } = await contextOf(call, contextId);
+  const { sid, exists } = await contextOf(call, contextId, "params.contextId");
   if (!exists) return { tasks: [], nextPageToken: "", pageSize: size, totalSize: 0 };
   const turns = await turnsOf(call, sid);
   const start = p.pageToken ? turns.indexOf(p.pageToken) : 0;

@@ -94,19 +94,23 @@ const MAX_ERASED_CONTEXT_SESSIONS = 20;
  * finds it. An erased session's id is never opened again (its object and index entry stay erased), so a context
  * whose session was erased (a refused first message erases the one it opened) goes on to the next derived id.
  */
-async function foreignContext(call: RpcCall, contextId: string): Promise<{ sid: string; exists: boolean }> {
-  for (let k = 0; k <= MAX_ERASED_CONTEXT_SESSIONS; k++) {
+async function foreignContext(call: RpcCall, contextId: string, field: string): Promise<{ sid: string; exists: boolean }> {
+  for (let k = 0; k < MAX_ERASED_CONTEXT_SESSIONS; k++) {
     const sid = await derivedSessionId(`a2a\u0000${call.agent}\u0000${contextId}${k > 0 ? `\u0000${k}` : ""}`, call.principal);
     if (await ofAgent(call, sid)) return { sid, exists: true };
     if (!(await indexShard(call.env, sid).isErased(sid))) return { sid, exists: false };
   }
-  throw new RpcError("invalidParams", `params.message.contextId: ${MAX_ERASED_CONTEXT_SESSIONS} sessions of this context were erased; send another contextId`);
+  const reason = `${MAX_ERASED_CONTEXT_SESSIONS} sessions of this context were erased; send another contextId`;
+  throw new RpcError("invalidParams", `${field}: ${reason}`, [{ path: field, reason }]);
 }
 
-/** Where a contextId leads: one of this agent's sessions, the session of a client's own contextId, or the id to open that one at. */
-export async function contextOf(call: RpcCall, contextId: string): Promise<{ sid: string; exists: boolean }> {
+/**
+ * Where a contextId leads: one of this agent's sessions, the session of a client's own contextId, or the id to open
+ * that one at. `field`: where the request carries it (named by a refusal).
+ */
+export async function contextOf(call: RpcCall, contextId: string, field = "params.message.contextId"): Promise<{ sid: string; exists: boolean }> {
   if (await ofAgent(call, contextId).catch(() => false)) return { sid: contextId, exists: true };
-  return foreignContext(call, contextId);
+  return foreignContext(call, contextId, field);
 }
 
 /**

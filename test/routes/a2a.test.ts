@@ -305,6 +305,25 @@ describe("refusals", () => {
     expect(renewed.contextId).not.toBe(later.contextId);
   });
 
+  it("a client contextId whose sessions were all erased is refused naming the field each method reads it from", async () => {
+    await createAgent({ name: "a2a-worn-ctx", model: "demo:fast" });
+    const refusedFirst = () =>
+      rpc("a2a-worn-ctx", "SendMessage", {
+        message: { messageId: uniqueId("m"), role: "ROLE_USER", parts: [{ text: "see" }, { url: "http://not-allowed.example/x.png" }], contextId: "ctx-worn" },
+      });
+    // Each refused first message erases the session it opened; the twentieth uses the last id the context may take.
+    for (let i = 0; i < 20; i++) expect((await refusedFirst()).body.error.data).toMatchObject([{ path: "params.message.parts.1.url" }]);
+    const reason = "20 sessions of this context were erased; send another contextId";
+    const sent = await rpc("a2a-worn-ctx", "SendMessage", { message: userMessage("hi", { contextId: "ctx-worn" }) });
+    expect(sent.body.error).toMatchObject({
+      code: -32602,
+      message: `params.message.contextId: ${reason}`,
+      data: [{ path: "params.message.contextId", reason }],
+    });
+    const listed = await rpc("a2a-worn-ctx", "ListTasks", { contextId: "ctx-worn" });
+    expect(listed.body.error).toMatchObject({ code: -32602, message: `params.contextId: ${reason}`, data: [{ path: "params.contextId", reason }] });
+  });
+
   it("a task of another agent is not found through this agent; a read key cannot send", async () => {
     await createAgent({ name: "a2a-one", model: "demo:fast" });
     await createAgent({ name: "a2a-two", model: "demo:fast" });
