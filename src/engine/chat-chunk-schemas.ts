@@ -15,6 +15,16 @@ const errorChunkSchema = z.object({
   }),
 });
 
+/** A chunk's own fields, the same in both providers' schemas. */
+const chunkHead = { id: z.string().nullish(), created: z.number().nullish(), model: z.string().nullish() };
+/** A usage's counts, the same in both (one provider keeps unknown keys beside them, the other drops them). */
+const usageCounts = { prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish(), total_tokens: z.number().nullish() };
+const completionDetails = {
+  reasoning_tokens: z.number().nullish(),
+  accepted_prediction_tokens: z.number().nullish(),
+  rejected_prediction_tokens: z.number().nullish(),
+};
+
 const logprobsSchema = z
   .array(z.object({ token: z.string(), logprob: z.number(), top_logprobs: z.array(z.object({ token: z.string(), logprob: z.number() })) }))
   .nullish();
@@ -22,9 +32,7 @@ const logprobsSchema = z
 /** @ai-sdk/openai's chunk: a Chat Completions chunk or an error chunk. */
 export const openAIChunkSchema = z.union([
   z.object({
-    id: z.string().nullish(),
-    created: z.number().nullish(),
-    model: z.string().nullish(),
+    ...chunkHead,
     choices: z.array(
       z.object({
         delta: z
@@ -59,17 +67,9 @@ export const openAIChunkSchema = z.union([
     ),
     usage: z
       .object({
-        prompt_tokens: z.number().nullish(),
-        completion_tokens: z.number().nullish(),
-        total_tokens: z.number().nullish(),
+        ...usageCounts,
         prompt_tokens_details: z.object({ cached_tokens: z.number().nullish(), cache_write_tokens: z.number().nullish() }).nullish(),
-        completion_tokens_details: z
-          .object({
-            reasoning_tokens: z.number().nullish(),
-            accepted_prediction_tokens: z.number().nullish(),
-            rejected_prediction_tokens: z.number().nullish(),
-          })
-          .nullish(),
+        completion_tokens_details: z.object(completionDetails).nullish(),
       })
       .nullish(),
   }),
@@ -79,9 +79,7 @@ export const openAIChunkSchema = z.union([
 /** @ai-sdk/openai-compatible's chunk (its chunkBaseSchema, content as a string or typed parts) or an error chunk. */
 export const compatibleChunkSchema = z.union([
   z.looseObject({
-    id: z.string().nullish(),
-    created: z.number().nullish(),
-    model: z.string().nullish(),
+    ...chunkHead,
     choices: z.array(
       z.object({
         delta: z
@@ -108,17 +106,9 @@ export const compatibleChunkSchema = z.union([
     ),
     usage: z
       .looseObject({
-        prompt_tokens: z.number().nullish(),
-        completion_tokens: z.number().nullish(),
-        total_tokens: z.number().nullish(),
+        ...usageCounts,
         prompt_tokens_details: z.looseObject({ cached_tokens: z.number().nullish() }).nullish(),
-        completion_tokens_details: z
-          .looseObject({
-            reasoning_tokens: z.number().nullish(),
-            accepted_prediction_tokens: z.number().nullish(),
-            rejected_prediction_tokens: z.number().nullish(),
-          })
-          .nullish(),
+        completion_tokens_details: z.looseObject(completionDetails).nullish(),
       })
       .nullish(),
   }),

@@ -60,6 +60,13 @@ export function stalling(first: string, signal?: AbortSignal): { fetch: typeof f
 
 type Models = (serve: typeof fetch) => { provider: LanguageModelV3; oneStage: LanguageModelV3 };
 
+/** The one-stage reading gives the provider's parts for `body`, whole and cut into 1, 3 and 7 byte pieces. */
+export async function expectSameParts(models: Models, body: string): Promise<void> {
+  const expected = await parts(models(answering(body, 0)).provider);
+  expect(expected.length).toBeGreaterThan(2);
+  for (const size of [0, 1, 3, 7]) expect(await parts(models(answering(body, size)).oneStage)).toEqual(expected);
+}
+
 /** The requests the provider's reading and the one-stage reading send for `body`'s answer, as they leave. */
 export async function bothRequests(models: Models, body: string): Promise<{ url: string; headers: Headers; body: unknown }[]> {
   const seen: { url: string; headers: Headers; body: unknown }[] = [];
