@@ -34,6 +34,8 @@ export interface IndexedEvent {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const textOf = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+/** A message's id: its event's sequence in its session, so the same message keeps its id and none repeats across contexts. */
+const messageId = (ref: TaskRef, sequence: number) => `msg_${ref.session_id.replace(/^ses_/, "")}_${sequence}`;
 
 /** The input of a turn as the user's message (text, and its files as file parts with the session file's URL). */
 function userMessage(e: EventOf<"turn.submitted">, ref: TaskRef, id: string, origin: string): A2aMessage {
@@ -42,7 +44,7 @@ function userMessage(e: EventOf<"turn.submitted">, ref: TaskRef, id: string, ori
   for (const f of e.payload.files ?? []) {
     parts.push({ url: fileUrl(origin, ref.session_id, f.file_id), mediaType: f.media_type, ...(f.filename ? { filename: f.filename } : {}) });
   }
-  return { messageId: `msg_${e.sequence}`, contextId: ref.session_id, taskId: id, role: "ROLE_USER", parts: parts.length ? parts : [{ text: "" }] };
+  return { messageId: messageId(ref, e.sequence), contextId: ref.session_id, taskId: id, role: "ROLE_USER", parts: parts.length ? parts : [{ text: "" }] };
 }
 
 /** What the paused turn waits for, as the agent's message of the INPUT_REQUIRED status. */
@@ -59,7 +61,7 @@ function waitingMessage(waiting: EventOf<"action.required">[], ref: TaskRef, id:
     ...(a.payload.response_schema ? { response_schema: a.payload.response_schema } : {}),
   }));
   return {
-    messageId: `msg_${sequence}`,
+    messageId: messageId(ref, sequence),
     contextId: ref.session_id,
     taskId: id,
     role: "ROLE_AGENT",
@@ -206,7 +208,7 @@ export class A2aTaskFold {
     this.task.status = { state, timestamp: iso(e.timestamp) };
     if (why !== undefined) {
       this.task.status.message = {
-        messageId: `msg_${e.sequence}`,
+        messageId: messageId(this.ref, e.sequence),
         contextId: this.ref.session_id,
         taskId: this.task.id,
         role: "ROLE_AGENT",
@@ -216,7 +218,7 @@ export class A2aTaskFold {
       const output = (e as EventOf<"turn.completed">).payload.output;
       if (output !== undefined && output !== null) {
         this.task.status.message = {
-          messageId: `msg_${e.sequence}`,
+          messageId: messageId(this.ref, e.sequence),
           contextId: this.ref.session_id,
           taskId: this.task.id,
           role: "ROLE_AGENT",

@@ -55,6 +55,14 @@ describe("SendMessage", () => {
     expect(paged.body.result.tasks).toHaveLength(1);
     const rest = await rpc("a2a-send", "ListTasks", { contextId: task.contextId, pageSize: 1, pageToken: paged.body.result.nextPageToken });
     expect(rest.body.result.tasks.map((t: any) => t.id)).toEqual([task.id]);
+
+    // Message ids are the same at every read and repeat in no other context (a client may key messages by them).
+    const other = (await rpc("a2a-send", "SendMessage", { message: userMessage("what is 6 * 7?") })).body.result.task;
+    const ids = (t: any) => [...t.history.map((m: any) => m.messageId), t.status.message?.messageId].filter(Boolean);
+    expect(ids(task)).toEqual(ids(got.body.result));
+    expect(ids(task).length).toBeGreaterThan(0);
+    expect(ids(other).filter((id: string) => ids(task).includes(id))).toEqual([]);
+    expect(new Set([...ids(task), ...ids(second.body.result.task)]).size).toBe(ids(task).length + ids(second.body.result.task).length);
   });
 
   it("a contextId of the client's own opens a session, and the same contextId finds it again", async () => {
