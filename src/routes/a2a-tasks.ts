@@ -126,8 +126,9 @@ async function contextSession(call: RpcCall, message: Message): Promise<{ sid: s
   const opened = await openAgent(env, agent, principal.kind === "token" ? principal.subject : null);
   const id = found?.sid ?? randomId("ses");
   const metadata = { via: "a2a", ...(message.contextId ? { a2a_context_id: message.contextId } : {}) };
-  const input = { text: inputText(turnInput(message)), path: "params.message" };
-  unwrap(await sessionStub(env, id).create(await newSession(env, principal, id, opened, { metadata, input })));
+  const turn = turnInput(message);
+  const input = { text: inputText(turn), path: "params.message" };
+  unwrap(await sessionStub(env, id).create(await newSession(env, principal, id, opened, { metadata, input, turn })));
   return { sid: id, opened: true };
 }
 
@@ -162,7 +163,9 @@ export async function sendMessage(call: RpcCall, raw: unknown, stream: boolean):
     ref = await continueTask(call, message);
   } else {
     need(call.principal, "session.submit");
-    const { sid, opened } = await contextSession(call, message);
+    const { sid, opened } = await contextSession(call, message).catch((err: unknown) => {
+      throw inMessageTerms(err);
+    });
     // The message id keeps a message sent again (a client's retry) from running twice: it answers the same task.
     const body = { input: turnInput(message), on_busy: "enqueue" as const, idempotency_key: message.messageId };
     const { turn_id } = await callSession(call.env, sid, "submitTurn", { body, by: call.principal.id }).catch(async (err: unknown) => {

@@ -49,12 +49,18 @@ export async function reachable(env: Env, sid: string, principal: Principal): Pr
  * one of `agent` (owned by a token's subject), whose id the stream's `start` chunk names. The `input` its first
  * turn will take is checked against the agent before the session is created, so a refused input opens nothing.
  */
-async function chatSession(env: Env, principal: Principal, id: string, agent: string | undefined, input?: { text: string; path: string }): Promise<string> {
+async function chatSession(env: Env, principal: Principal, id: string, agent: string | undefined, first?: FirstInput): Promise<string> {
   if (await reachable(env, id, principal)) return id;
   const sid = await derivedSessionId(id, principal);
   if (await reachable(env, sid, principal)) return sid;
-  unwrap(await sessionStub(env, sid).create(await newChatSession(env, principal, id, sid, agent, input)));
+  unwrap(await sessionStub(env, sid).create(await newChatSession(env, principal, id, sid, agent, first)));
   return sid;
+}
+
+/** The first turn's input of a chat that opens its session, and its text's place in the request. */
+interface FirstInput {
+  input: { text: string; path: string };
+  turn: SubmitTurnBody["input"];
 }
 
 /** How a chat with no session yet opens one of `agent`, after the checks that it may (nothing is created here). */
@@ -64,14 +70,14 @@ async function newChatSession(
   id: string,
   sid: string,
   agent: string | undefined,
-  input?: { text: string; path: string },
+  first?: FirstInput,
 ): Promise<CreateSessionInput> {
   if (!agent) throw new ApiError("not_found", `Session '${id}' was not found; send an agent's name as "agent" with the messages to open one`);
   checkMayOpen(principal, agent);
   // An erased session's id stays erased: the same chat id does not bring it back.
   if (await indexShard(env, sid).isErased(sid)) throw new ApiError("not_found", `The session of chat '${id}' was erased`);
   const opened = await openAgent(env, agent, principal.kind === "token" ? principal.subject : null);
-  return newSession(env, principal, sid, opened, { metadata: { chat_id: id }, ...(input ? { input } : {}) });
+  return newSession(env, principal, sid, opened, { metadata: { chat_id: id }, ...(first ?? {}) });
 }
 
 /**
@@ -79,7 +85,7 @@ async function newChatSession(
  * this chat id opened), which submits and streams; a chat with no session yet opens it in a second call that
  * also submits and streams.
  */
-async function chatTurn(env: Env, principal: Principal, body: ChatBody, turn: SubmitTurnBody, input: { text: string; path: string }): Promise<Response> {
+async function chatTurn(env: Env, principal: Principal, body: ChatBody, turn: SubmitTurnBody, input: FirstInput["input"]): Promise<Response> {
   const derived = await derivedSessionId(body.id, principal);
   const reach = principal.kind === "token" ? { session_id: principal.session_id, subject: principal.subject, agent: principal.agent } : undefined;
   const request: ChatTurnRequest = { reach, by: principal.id, body: turn };
@@ -91,7 +97,7 @@ async function chatTurn(env: Env, principal: Principal, body: ChatBody, turn: Su
       if (!ApiError.isNoSession(err)) throw err;
     }
   }
-  const create = await newChatSession(env, principal, body.id, derived, body.agent, input);
+  const create = await newChatSession(env, principal, body.id, derived, body.agent, { input, turn: turn.input });
   return sessionFetch(env, derived, new URL(`https://session${CHAT_TURN_PATH}`), expiresAt(principal), { ...request, create });
 }
 
@@ -159,7 +165,7 @@ export const chat = router()
       throw inChatTerms(err, action.filePaths);
     };
     if (!action.regenerate) return chatTurn(c.env, principal, body, turn, input).catch(inChat);
-    const sid = await chatSession(c.env, principal, body.id, body.agent, input);
+    const sid = await chatSession(c.env, principal, body.id, body.agent, { input, turn: turn.input }).catch(inChat);
     const submit = () => callSession(c.env, sid, "submitTurn", { body: turn, by: principal.id, via: "chat" }).catch(inChat);
     const turn_id = await regenerate(c.env, sid, body, key, principal, submit);
     return turnResponse({ env: c.env, sid, turnId: turn_id, expiresAt: expiresAt(principal) });

@@ -7,9 +7,11 @@ import type { Env } from "../env";
 import { joinResource } from "../objects/memory/resource-memory-object";
 import { agentName, type OpenedAgent } from "../objects/registry/agent-resolve";
 import { ApiError } from "../protocol/errors";
+import type { InputPart } from "../protocol/input-parts";
 import { allows, type Principal } from "../protocol/permissions";
 import { DEFAULT_POLICY, type Policy } from "../protocol/policy";
 import type { CreateSessionInput } from "../session/object";
+import { checkNewInput, inputChecks } from "../session/queue/turn-attachments";
 import { sessionStub } from "./http";
 
 /** Refuses a caller that may not open a session of `ref`'s agent: one without sessions.create, or a token of another agent. */
@@ -29,6 +31,8 @@ export interface NewSession {
   policy?: Policy;
   /** The first input, checked against the agent's limits before anything is created. */
   input?: { text: string; path: string };
+  /** The first turn's input, checked as far as it can be before the session exists (checkNewInput). */
+  turn?: string | InputPart[];
 }
 
 /**
@@ -36,13 +40,14 @@ export interface NewSession {
  * resource (joining is idempotent, so a creation that fails after it leaves nothing a retry would not).
  */
 export async function newSession(
-  env: Pick<Env, "RESOURCES">,
+  env: Pick<Env, "RESOURCES" | "TOOL_URL_ALLOWLIST" | "MODEL_CAPABILITIES">,
   principal: Principal,
   session_id: string,
   opened: OpenedAgent,
   s: NewSession,
 ): Promise<CreateSessionInput> {
   if (s.input) checkInputFits(opened.config, s.input.text, s.input.path);
+  if (s.turn !== undefined) checkNewInput(s.turn, inputChecks(env, opened.config.model));
   const owner = principal.kind === "token" ? principal.subject : (s.owner ?? null);
   const resource_id = s.resource_id ?? owner;
   await joinResource(env, resource_id, session_id);

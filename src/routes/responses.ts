@@ -108,7 +108,8 @@ async function openSession(env: Env, principal: Principal, model: string, input:
   if (input.kind === "turn" && input.fileIds.length > 0) throw refused("input", "a new conversation has no files yet: send the file's data or URL");
   const text = input.kind === "turn" ? { text: typeof input.input === "string" ? input.input : JSON.stringify(input.input), path: "input" } : undefined;
   const sid = randomId("ses");
-  unwrap(await sessionStub(env, sid).create(await newSession(env, principal, sid, opened, { metadata: { via: "responses" }, input: text })));
+  const turn = input.kind === "turn" ? { turn: input.input } : {};
+  unwrap(await sessionStub(env, sid).create(await newSession(env, principal, sid, opened, { metadata: { via: "responses" }, input: text, ...turn })));
   return sid;
 }
 
@@ -147,7 +148,9 @@ async function submit(env: Env, principal: Principal, body: ResponsesRequest): P
     sid = (await reach(env, principal, body.previous_response_id, "previous_response_id")).session_id;
     await checkModel(env, sid, body.model, principal);
   } else {
-    sid = await openSession(env, principal, body.model, input);
+    sid = await openSession(env, principal, body.model, input).catch((err: unknown) => {
+      throw input.kind === "turn" ? inRequestTerms(err, input) : err;
+    });
   }
   if (input.kind === "decisions") return continueTurn(env, sid, input, principal, echoed(body));
   // A turn of the Responses API queues behind the running one, unless that one waits for a person: the session

@@ -315,12 +315,19 @@ describe("refusals", () => {
 
   it("a client contextId whose sessions were all erased is refused naming the field each method reads it from", async () => {
     await createAgent({ name: "a2a-worn-ctx", model: "demo:fast" });
-    const refusedFirst = () =>
+    const send = (url: string) =>
       rpc("a2a-worn-ctx", "SendMessage", {
-        message: { messageId: uniqueId("m"), role: "ROLE_USER", parts: [{ text: "see" }, { url: "http://not-allowed.example/x.png" }], contextId: "ctx-worn" },
+        message: { messageId: uniqueId("m"), role: "ROLE_USER", parts: [{ text: "see" }, { url, mediaType: "text/plain" }], contextId: "ctx-worn" },
       });
-    // Each refused first message erases the session it opened; the twentieth uses the last id the context may take.
-    for (let i = 0; i < 20; i++) expect((await refusedFirst()).body.error.data).toMatchObject([{ path: "params.message.parts.1.url" }]);
+    // A refusal that needs no fetch comes before the session is opened: it opens and erases nothing.
+    for (let i = 0; i < 25; i++)
+      expect((await send("http://not-allowed.example/x.png")).body.error.data).toMatchObject([{ path: "params.message.parts.1.url" }]);
+    // One only the fetch tells erases the session it opened; the twentieth uses the last id the context may take.
+    for (let i = 0; i < 20; i++) {
+      expect((await send(`${baseURL}/_files/missing`)).body.error.data).toEqual([
+        { path: "params.message.parts.1.url", reason: "could not be fetched (HTTP 404)" },
+      ]);
+    }
     const reason = "20 sessions of this context were erased; send another contextId";
     const sent = await rpc("a2a-worn-ctx", "SendMessage", { message: userMessage("hi", { contextId: "ctx-worn" }) });
     expect(sent.body.error).toMatchObject({

@@ -12,27 +12,29 @@ import { findFile, type SessionFiles, storeFile } from "../files/file-store";
 import type { TurnRow } from "../store/session-store";
 import { capabilitiesOf, isImage, parseCapabilityOverrides } from "./model-capabilities";
 
-export interface TurnInputs {
-  files: SessionFiles;
-  bucket: R2Bucket;
-  limits: FileLimits;
+/** What an input is checked against without its session or the network (checkNewInput, and turnInput first). */
+export interface InputChecks {
   urlAllowlist: string[];
-  fetch: typeof fetch;
   /** The agent's model when it is known to take no images (model-capabilities.ts), else null. */
   textOnlyModel: string | null;
 }
 
+export interface TurnInputs extends InputChecks {
+  files: SessionFiles;
+  bucket: R2Bucket;
+  limits: FileLimits;
+  fetch: typeof fetch;
+}
+
+/** What an input for an agent on `model` is checked against. */
+export function inputChecks(env: Pick<Env, "TOOL_URL_ALLOWLIST" | "MODEL_CAPABILITIES">, model: string): InputChecks {
+  const takesImages = capabilitiesOf(model, parseCapabilityOverrides(env.MODEL_CAPABILITIES)).images;
+  return { textOnlyModel: takesImages ? null : model, urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST) };
+}
+
 /** What a session's turn inputs, for an agent on `model`, are checked and stored with. */
 export function turnInputs(env: Env, files: SessionFiles, model: string): TurnInputs {
-  const takesImages = capabilitiesOf(model, parseCapabilityOverrides(env.MODEL_CAPABILITIES)).images;
-  return {
-    textOnlyModel: takesImages ? null : model,
-    files,
-    bucket: env.BLOBS,
-    limits: fileLimits(env),
-    urlAllowlist: parseAllowlist(env.TOOL_URL_ALLOWLIST),
-    fetch: (u, i) => fetch(u, i),
-  };
+  return { ...inputChecks(env, model), files, bucket: env.BLOBS, limits: fileLimits(env), fetch: (u, i) => fetch(u, i) };
 }
 
 function base64Bytes(data: string, path: string): Uint8Array {
@@ -43,8 +45,12 @@ function base64Bytes(data: string, path: string): Uint8Array {
   }
 }
 
+function checkAllowed(url: string, path: string, checks: InputChecks): void {
+  if (!urlAllowed(url, checks.urlAllowlist)) throw ApiError.validation([{ path, reason: "is not under TOOL_URL_ALLOWLIST" }]);
+}
+
 async function fetched(url: string, path: string, deps: TurnInputs): Promise<{ bytes: Uint8Array; media_type: string }> {
-  if (!urlAllowed(url, deps.urlAllowlist)) throw ApiError.validation([{ path, reason: "is not under TOOL_URL_ALLOWLIST" }]);
+  checkAllowed(url, path, deps);
   const cannot = (why: string) => ApiError.validation([{ path, reason: `could not be fetched (${why})` }]);
   // Redirects are not followed: the allowlist vouches for this URL only. ("manual": workerd has no "error".)
   const res = await deps.fetch(url, { redirect: "manual" }).catch((err: unknown) => {
@@ -78,10 +84,35 @@ async function resolved(part: Extract<InputPart, { type: "file" }>, path: string
 }
 
 /** Refuses an image for a model known to take none (model-capabilities.ts). */
-function checkModelTakes(file: Resolved, path: string, deps: TurnInputs): void {
-  const mediaType = "ref" in file ? file.ref.media_type : file.media_type;
-  if (deps.textOnlyModel && isImage(mediaType)) {
-    throw ApiError.validation([{ path, reason: `is an image (${mediaType}), and the agent's model "${deps.textOnlyModel}" takes no images` }]);
+function checkModelTakes(mediaType: string, path: string, checks: InputChecks): void {
+  if (checks.textOnlyModel && isImage(mediaType)) {
+    throw ApiError.validation([{ path, reason: `is an image (${mediaType}), and the agent's model "${checks.textOnlyModel}" takes no images` }]);
+  }
+}
+
+/** Blanks alone say nothing: the model would answer an empty message (every surface's input comes here). */
+function checkNotBlank(input: string | InputPart[]): void {
+  if (inputText(input).trim() === "" && (typeof input === "string" || !input.some((p) => p.type === "file"))) {
+    throw ApiError.validation([{ path: "input", reason: "must have some text or a file" }]);
+  }
+}
+
+/**
+ * The checks of a new session's first input that need neither the session nor the network, run before the
+ * session is created so that these refusals open nothing (a surface that opens a session for its first message
+ * erases it when a later check refuses): blanks, a file_id (a new session has no files), base64, the URL allowlist
+ * and an image declared for a model that takes none. What only a fetch tells is checked by turnInput.
+ */
+export function checkNewInput(input: string | InputPart[], checks: InputChecks): void {
+  checkNotBlank(input);
+  if (typeof input === "string") return;
+  for (const [i, part] of input.entries()) {
+    if (part.type !== "file") continue;
+    const path = `input[${i}]`;
+    if (part.file_id !== undefined) throw ApiError.validation([{ path: `${path}.file_id`, reason: "is not a file of this session" }]);
+    if (part.data !== undefined) base64Bytes(part.data, `${path}.data`);
+    else checkAllowed(part.url!, `${path}.url`, checks);
+    if (part.media_type) checkModelTakes(bareMediaType(part.media_type), path, checks);
   }
 }
 
@@ -90,16 +121,13 @@ function checkModelTakes(file: Resolved, path: string, deps: TurnInputs): void {
  * before any is stored, so a refused input leaves no file behind for its model's sake.
  */
 export async function turnInput(input: string | InputPart[], deps: TurnInputs): Promise<{ input: string; files?: FileRef[] }> {
-  // Blanks alone say nothing: the model would answer an empty message (every surface's input comes here).
-  if (inputText(input).trim() === "" && (typeof input === "string" || !input.some((p) => p.type === "file"))) {
-    throw ApiError.validation([{ path: "input", reason: "must have some text or a file" }]);
-  }
+  checkNotBlank(input);
   if (typeof input === "string") return { input };
   const pending: [Resolved, string][] = [];
   for (const [i, part] of input.entries()) {
     if (part.type === "file") {
       const file = await resolved(part, `input[${i}]`, deps);
-      checkModelTakes(file, `input[${i}]`, deps);
+      checkModelTakes("ref" in file ? file.ref.media_type : file.media_type, `input[${i}]`, deps);
       pending.push([file, `input[${i}]`]);
     }
   }

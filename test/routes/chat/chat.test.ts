@@ -351,6 +351,12 @@ describe("bad bodies: 4xx JSON errors naming the field, and nothing changes", ()
     expect(refused.status, JSON.stringify(refused.body)).toBe(422);
     expect(refused.body.error.details[0]).toMatchObject({ path: "messages.0.parts", reason: expect.stringContaining("max_history_tokens (50)") });
     expect((await api("GET", `/v1/sessions?agent=${agent}`)).body.sessions).toEqual([]);
+    // So is a file off the URL allowlist (before, the session stayed, empty, under the chat id).
+    const file = { type: "file", mediaType: "text/plain", url: "http://not-allowed.example/x.txt" };
+    const offList = await api("POST", "/v1/chat", { ...body, messages: [{ ...userMessage("see"), parts: [{ type: "text", text: "see" }, file] }] });
+    expect(offList.status, JSON.stringify(offList.body)).toBe(422);
+    expect(offList.body.error.details).toEqual([{ path: "messages.0.parts.1.url", reason: "is not under TOOL_URL_ALLOWLIST" }]);
+    expect((await api("GET", `/v1/chat/${body.id}/stream`)).status).toBe(404);
     // The same chat id with a short input then opens its session, and the session's log starts there.
     const ok = await api("POST", "/v1/chat", { ...body, messages: [userMessage("hi")] });
     expect(ok.status).toBe(200);
