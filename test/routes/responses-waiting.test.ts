@@ -1,6 +1,7 @@
 // A Responses conversation whose turn waits for a person (docs/guides/open-responses.md, "Approvals and
 // questions"): the request that answers it is checked whole before anything is recorded, and a new input
 // there is refused rather than queued behind a pause nobody may ever answer.
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createAgent, events } from "../support/api";
 import { gateURL, releaseGate, uniqueId, waitForGate } from "../support/fake-model";
@@ -96,6 +97,9 @@ describe("a conversation waiting for a person", () => {
     expectError(res, 409, "input");
     expect(res.body.error.message).toContain(request);
     expect((await events(sid)).filter((e) => e.type === "turn.submitted").length).toBe(submitted);
+    // The file stored for the refused input is forgotten with it.
+    expect((await api("GET", `/v1/sessions/${sid}/files`)).body.files).toEqual([]);
+    expect((await env.BLOBS.list({ prefix: `sessions/${sid}/` })).objects).toEqual([]);
     // The waiting turn goes on once answered.
     await approve(agent, asked.body.id, request);
   });

@@ -142,6 +142,19 @@ export async function turnInput(input: string | InputPart[], deps: TurnInputs): 
   return { input: inputText(input), ...(files.length > 0 ? { files } : {}) };
 }
 
+/**
+ * Forgets the files `turnInput` stored for `input` (those it did not name by file_id), rows and bytes: the turn
+ * they came with was refused as it was placed, so nothing it brought stays.
+ */
+export async function forgetStored(input: string | InputPart[], files: FileRef[] | undefined, deps: TurnInputs): Promise<void> {
+  const named = new Set(typeof input === "string" ? [] : input.flatMap((p) => (p.type === "file" && p.file_id !== undefined ? [p.file_id] : [])));
+  for (const f of files ?? []) {
+    if (named.has(f.file_id)) continue;
+    const removed = await deps.files.remove(f.file_id);
+    if (removed?.key) await deps.bucket.delete(removed.key);
+  }
+}
+
 /** The files a turn was submitted with (the references its row keeps). */
 export function submittedFiles(turn: Pick<TurnRow, "files">): FileRef[] | undefined {
   return turn.files ? (JSON.parse(turn.files) as FileRef[]) : undefined;

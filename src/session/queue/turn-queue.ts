@@ -18,7 +18,7 @@ import type { FilesHost, LogHost, SettingsHost, TimerHost, TurnsHost } from "../
 import type { TurnRow } from "../store/session-store";
 import { type BusyMode, WHILE_BUSY } from "./busy-strategies";
 import { DEBOUNCE, joinable } from "./debounce";
-import { submittedFiles, turnInput, turnInputs } from "./turn-attachments";
+import { forgetStored, submittedFiles, turnInput, turnInputs } from "./turn-attachments";
 
 /**
  * Turns that may wait in the queue. Live messages that are still in the inbox count too: those that arrive
@@ -282,11 +282,17 @@ export class TurnQueue {
         regenerateTurn: ({ params, body, trace, by }) => this.regenerate(params.turn_id, body?.idempotency_key, trace, by),
         submitTurn: async ({ body, trace, via, responses, by }) => {
           const { input, ...rest } = this.withDefault(body, via, responses !== undefined);
-          // Also before its files are stored, so a refusal here stores none. The turn is checked again as it is placed;
-          // a refusal there (a turn that began to wait meanwhile) leaves the files stored, as the room and size checks do.
+          // Also before its files are stored, so a refusal here stores none. The turn is checked again as it is placed:
+          // a refusal there (a turn that began to wait meanwhile, the queue filled) forgets the files stored for it.
           this.checkRefused(rest.on_busy);
           const inputs = turnInputs(this.s.bindings(), this.s.fileLedger(), this.s.agent().model);
-          return this.submit({ ...rest, ...(await turnInput(input, inputs)), ...(responses ? { responses_request: responses } : {}), trace, by });
+          const taken = await turnInput(input, inputs);
+          try {
+            return this.submit({ ...rest, ...taken, ...(responses ? { responses_request: responses } : {}), trace, by });
+          } catch (err) {
+            await forgetStored(input, taken.files, inputs);
+            throw err;
+          }
         },
         injectMessage: ({ body, by }) => this.inject(body.content, by),
         removeQueuedTurn: ({ params }) => ({ queued: this.remove(params.turn_id) }),
