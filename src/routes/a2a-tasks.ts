@@ -128,7 +128,14 @@ async function contextSession(call: RpcCall, message: Message): Promise<{ sid: s
   const metadata = { via: "a2a", ...(message.contextId ? { a2a_context_id: message.contextId } : {}) };
   const turn = turnInput(message);
   const input = { text: inputText(turn), path: "params.message" };
-  unwrap(await sessionStub(env, id).create(await newSession(env, principal, id, opened, { metadata, input, turn })));
+  const create = await newSession(env, principal, id, opened, { metadata, input, turn });
+  try {
+    unwrap(await sessionStub(env, id).create(create));
+  } catch (err) {
+    // Another first message of the same contextId opened it meanwhile: this message goes to that session.
+    if (found && err instanceof ApiError && err.code === "conflict") return { sid: id, opened: false };
+    throw err;
+  }
   return { sid: id, opened: true };
 }
 

@@ -64,11 +64,12 @@ export async function newSession(
 
 /**
  * Erases a session this request opened for a first turn the session then refused (a file it would not take),
- * so the refusal leaves nothing behind. A failure of the runtime (5xx) erases nothing: the turn may have begun.
+ * so the refusal leaves nothing behind, unless another message reached it meanwhile and submitted a turn. A
+ * failure of the runtime (5xx) erases nothing: the turn may have begun.
  */
 export async function dropRefused(env: Env, sid: string, err: unknown): Promise<void> {
   if (!(err instanceof ApiError) || err.status >= 500) return;
   await sessionStub(env, sid)
-    .erase()
+    .erase(true)
     .catch((cause: unknown) => console.error("open-session: a refused first turn's session was left", sid, cause));
 }

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { lastId, rpc, sse, state, userMessage } from "../support/a2a-rpc";
 import { api, apiAs, createAgent, events } from "../support/api";
 import { until } from "../support/chat-client";
-import { baseURL, script, toolURL, uniqueId } from "../support/fake-model";
+import { baseURL, gateURL, releaseGate, script, toolURL, uniqueId, waitForGate } from "../support/fake-model";
 
 describe("the Agent Card", () => {
   it("names the JSON-RPC and HTTP+JSON interfaces, the bearer scheme and the agent's tools as skills", async () => {
@@ -311,6 +311,35 @@ describe("refusals", () => {
     const renewed = (await rpc("a2a-bad-ctx", "SendMessage", { message: userMessage("anew", { contextId: "ctx-refused" }) })).body.result.task;
     expect(renewed).toMatchObject({ status: { state: "TASK_STATE_COMPLETED" }, history: [{ parts: [{ text: "anew" }] }] });
     expect(renewed.contextId).not.toBe(later.contextId);
+  });
+
+  it("first messages of one new contextId at once: both go to the one session; a refused one erases none another reached", async () => {
+    await createAgent({ name: "a2a-ctx-race", model: "demo:fast" });
+    const both = await Promise.all(["one", "two"].map((text) => rpc("a2a-ctx-race", "SendMessage", { message: userMessage(text, { contextId: "ctx-race" }) })));
+    const tasks = both.map((r) => r.body.result?.task);
+    expect(tasks.map((t) => t?.status.state)).toEqual(["TASK_STATE_COMPLETED", "TASK_STATE_COMPLETED"]);
+    expect(tasks[1].contextId).toBe(tasks[0].contextId);
+    expect((await api("GET", `/v1/sessions/${tasks[0].contextId}`)).body.turn_count).toBe(2);
+
+    // A first message whose file is held at its fetch opens the session; another message reaches it meanwhile.
+    const gate = uniqueId("a2a-ctx-held");
+    const held = rpc("a2a-ctx-race", "SendMessage", {
+      message: {
+        messageId: uniqueId("m"),
+        role: "ROLE_USER",
+        parts: [{ text: "see" }, { url: gateURL(gate), mediaType: "application/pdf" }],
+        contextId: "ctx-held",
+      },
+    });
+    await waitForGate(gate, (g) => g.held === 1, "the file was never fetched");
+    const reached = (await rpc("a2a-ctx-race", "SendMessage", { message: userMessage("hello", { contextId: "ctx-held" }) })).body.result.task;
+    expect(reached.status.state).toBe("TASK_STATE_COMPLETED");
+    // The held file is no PDF: its message is refused, and the session the other message's turn is in stays.
+    await releaseGate(gate, { not: "a pdf" });
+    expect((await held).body.error.data).toEqual([
+      { path: "params.message.parts.1", reason: "does not look like application/pdf (its first bytes do not match)" },
+    ]);
+    expect((await api("GET", `/v1/sessions/${reached.contextId}`)).body.turn_count).toBe(1);
   });
 
   it("a client contextId whose sessions were all erased is refused naming the field each method reads it from", async () => {

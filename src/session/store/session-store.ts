@@ -196,6 +196,10 @@ export class SessionStore {
     return this.sql.exec<TurnRow>("SELECT * FROM turns WHERE idempotency_key = ?", key).toArray()[0] ?? null;
   }
 
+  hasTurns(): boolean {
+    return this.sql.exec("SELECT 1 FROM turns LIMIT 1").toArray().length > 0;
+  }
+
   runningTurn(): TurnRow | null {
     return this.sql.exec<TurnRow>("SELECT * FROM turns WHERE status = 'running'").toArray()[0] ?? null;
   }
