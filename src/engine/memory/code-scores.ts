@@ -6,9 +6,9 @@
  * For each byte of a code, the sums of the query's numbers over its 256 bit patterns; the last entry is the sum
  * of all the query's numbers.
  */
-export function queryTable(vector: ArrayLike<number>): Float64Array {
+export function queryTable(vector: ArrayLike<number>): Float32Array {
   const bytes = Math.ceil(vector.length / 32) * 4;
-  const table = new Float64Array(bytes * 256 + 1);
+  const table = new Float32Array(bytes * 256 + 1);
   for (let b = 0; b < bytes; b++) {
     for (let x = 1, o = b * 256; x < 256; x++) {
       const low = x & -x;
@@ -21,10 +21,10 @@ export function queryTable(vector: ArrayLike<number>): Float64Array {
   return table;
 }
 
-export const querySum = (table: Float64Array): number => table[table.length - 1]!;
+export const querySum = (table: Float32Array): number => table[table.length - 1]!;
 
 /** The sum of the query's numbers where the code at `at` of `codes` (`words` words) has its bits set. */
-export function dotBits(table: Float64Array, codes: Uint32Array, at: number, words: number): number {
+export function dotBits(table: Float32Array, codes: Uint32Array, at: number, words: number): number {
   let dot = 0;
   for (let w = 0, o = 0; w < words; w++, o += 1024) {
     const c = codes[at + w]!;

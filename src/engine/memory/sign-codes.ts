@@ -258,7 +258,7 @@ export class SignCodes {
    * The admitted rows of the blocks a query reads: of each layout, its blocks in the order of their centres'
    * estimated nearness until they hold PROBE_SHARE of its rows (counting only the admitted ones when `counted`).
    */
-  private probed(table: Float64Array, allowed: Uint8Array, counted: boolean): Rows {
+  private probed(table: Float32Array, allowed: Uint8Array, counted: boolean): Rows {
     const blocks: Block[] = [];
     for (const l of this.layouts) {
       if (!l.centres) {
@@ -293,8 +293,11 @@ export class SignCodes {
     const words = Math.min(PREFIX_WORDS, this.words);
     const dist = new Uint16Array(rows.n);
     const hist = new Uint32Array(words * 32 + 1);
-    for (let k = 0; k < rows.n; k++) {
-      const h = hamming(rows.blocks[rows.of[k]!]!.codes, rows.slots[k]! * this.words, q, 0, words);
+    // Rows come block by block: each block's codes are looked up once.
+    let codes = rows.blocks[0]?.codes ?? q;
+    for (let k = 0, of = 0; k < rows.n; k++) {
+      if (rows.of[k] !== of) codes = rows.blocks[(of = rows.of[k]!)]!.codes;
+      const h = hamming(codes, rows.slots[k]! * this.words, q, 0, words);
       dist[k] = h;
       hist[h]! += 1;
     }

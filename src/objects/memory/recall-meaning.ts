@@ -8,7 +8,7 @@
 // the rows where they are.
 import { rowBytes, SignCodes } from "../../engine/memory/sign-codes";
 import type { RecallHit } from "../../protocol/memory";
-import { cosine, snippetOf } from "./recall-vectors";
+import { snippetOf, towards } from "./recall-vectors";
 
 /** The most memory the codes may take (at 1,536 dimensions, 164,000 messages; 100,000 take 20 MB). */
 export const INDEX_BUDGET_BYTES = 32 * 1024 * 1024;
@@ -88,7 +88,7 @@ export class MeaningIndex {
         ...scope.values,
       )
       .toArray()
-      .map((r) => ({ rowid: r.rowid, similarity: cosine(q, new Float32Array(r.vector)) }))
+      .map((r) => ({ rowid: r.rowid, similarity: towards(q, new Float32Array(r.vector)) }))
       .sort((a, b) => b.similarity - a.similarity)
       .slice(0, limit);
     const rows = new Map(
