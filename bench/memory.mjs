@@ -9,7 +9,8 @@
 //   - ping: the same round trip doing nothing, to subtract.
 // With vectors (`--vector-sizes`, of `--dims` numbers: the clustered corpus of bench/memory/corpus.mjs) the
 // search ranks by words and meaning (the query's embedding call itself is not included), and also:
-//   - build: the first search by meaning starts the in-memory index's build; seconds until it is complete;
+//   - build: the first search by meaning starts the in-memory index's build; seconds until it is complete
+//     (with its partition chosen, from 20,000 messages);
 //   - meaning: `--searches` queries by meaning alone (the best 10), p50/p99, and recall@10 of the first
 //     `--recall-queries` against an exact scan of the same corpus computed here, for each number of
 //     candidates re-ranked (`--candidates=300,500,200`; the runtime re-ranks 300); the index's bytes.
@@ -93,7 +94,7 @@ async function meaning(rid, messages, truth) {
     byCandidates.push({ candidates: c, search, recall_at_10: round(found / (truth.length * 10)) });
   }
   const state = await get(`/state?rid=${rid}`);
-  return { build, by_candidates: byCandidates, index_bytes: state.bytes, index_rows: state.rows };
+  return { build, by_candidates: byCandidates, index_bytes: state.bytes, index_rows: state.rows, index_partitions: state.partitions };
 }
 
 const results = [];
@@ -132,7 +133,7 @@ for (const r of results) console.log(`${String(r.messages).padEnd(9)} ${String(r
 for (const r of results.filter((x) => x.meaning)) {
   const m = r.meaning;
   console.log(
-    `\nby meaning alone, ${r.messages} messages of ${r.dims} numbers: index ${round(m.index_bytes / 1e6)} MB (${m.index_rows} rows), ` +
+    `\nby meaning alone, ${r.messages} messages of ${r.dims} numbers: index ${round(m.index_bytes / 1e6)} MB (${m.index_rows} rows, ${m.index_partitions} partitions), ` +
       `built in ${m.build.s} s (load ${m.build.load})`,
   );
   for (const c of m.by_candidates) console.log(`  ${String(c.candidates).padStart(4)} re-ranked: p50/p99 ${cell(c.search)} recall@10 ${c.recall_at_10}`);

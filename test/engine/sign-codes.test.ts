@@ -1,8 +1,9 @@
 // The in-memory index of recall by meaning (src/engine/memory/sign-codes.ts): its candidates hold the exact
-// nearest neighbours of a clustered corpus (also when a first pass on the codes' heads narrows a large index),
-// its session filters and removals are exact, and it keeps within its row bound by letting the oldest rows go.
+// nearest neighbours of a clustered corpus (also once a large index is split into partitions, chosen a slice at
+// a time while rows come and go), its session filters and removals are exact, and it keeps within its row bound
+// by letting the oldest rows go.
 import { describe, expect, it } from "vitest";
-import { rowBytes, SignCodes, SURVIVORS, signCode } from "../../src/engine/memory/sign-codes";
+import { PARTITION_FROM, rowBytes, SignCodes, signCode } from "../../src/engine/memory/sign-codes";
 
 /** A seeded stream of numbers in [-1, 1). */
 function stream(seed: number): () => number {
@@ -32,7 +33,8 @@ describe("sign codes", () => {
     const code = signCode(v);
     expect(code).toHaveLength(2);
     for (let k = 0; k < 40; k++) expect(((code[k >> 5]! >>> (k & 31)) & 1) === 1).toBe(k % 3 === 0);
-    expect(rowBytes(1536)).toBe(192 + 14);
+    // The code, rowid, session and correction, with a quarter of room to grow.
+    expect(rowBytes(1536)).toBe(Math.ceil((192 + 16) * 1.25));
   });
 
   /** Of 20 queries' exact ten nearest (by cosine) among `all`, the share among their `count` candidates. */
@@ -59,14 +61,33 @@ describe("sign codes", () => {
     expect(recallAt10(codes, all, 200, DIMS)).toBeGreaterThanOrEqual(0.95);
   });
 
-  it("with more rows than SURVIVORS, the first pass on the heads keeps the exact ten nearest, and filters exactly", () => {
+  it("from PARTITION_FROM rows, a partition chosen a slice at a time keeps the exact ten nearest, and filters and removals exactly", () => {
     const dims = 256;
-    const rows = SURVIVORS * 2 + 1000;
-    const codes = new SignCodes(dims, rows, rows);
+    const rows = PARTITION_FROM + 4000;
+    const codes = new SignCodes(dims, rows, rows + 1000);
     const all = Array.from({ length: rows }, (_, i) => vector(i, i % 40, dims));
     for (const [i, v] of all.entries()) codes.add(i + 1, `s${i % 9}`, v);
-    expect(recallAt10(codes, all, 200, dims)).toBeGreaterThanOrEqual(0.95);
-    // A row identical to the query is the nearest by its head and by its whole code.
+    expect(codes.partitions).toBe(0);
+    expect(codes.wantsPartition).toBe(true);
+    // Rows come and go while the partition is chosen; queries meanwhile find every row where it is.
+    let slices = 0;
+    const extra = vector(-7, 7, dims);
+    while (!codes.partitionStep()) {
+      slices += 1;
+      if (slices === 40) codes.add(rows + 1, "s_new", extra);
+      if (slices === 60) codes.remove(1);
+      if (slices >= 40 && slices % 10 === 0) expect(codes.candidates(extra, 1)).toEqual([rows + 1]);
+    }
+    expect(slices).toBeGreaterThan(60);
+    expect(codes.partitions).toBe(Math.round(Math.sqrt(rows)));
+    expect(codes.count).toBe(rows);
+    expect(codes.candidates(all[0]!, 5)).not.toContain(1);
+    expect(codes.candidates(extra, 1)).toEqual([rows + 1]);
+    codes.remove(rows + 1);
+    codes.add(1, "s0", all[0]!);
+    // (At 24,000 rows of 256 numbers the sign codes need 500 candidates, with or without the partition.)
+    expect(recallAt10(codes, all, 500, dims)).toBeGreaterThanOrEqual(0.95);
+    // A row identical to the query is found in its partition.
     expect(codes.candidates(all[41]!, 1)).toEqual([42]);
     const session = (rowid: number) => `s${(rowid - 1) % 9}`;
     const query = vector(-5, 5, dims);
@@ -75,8 +96,9 @@ describe("sign codes", () => {
     const within = codes.candidates(query, 300, { within: ["s2", "s4"] });
     expect(within).toHaveLength(300);
     expect(within.every((r) => ["s2", "s4"].includes(session(r)))).toBe(true);
-    // Asking for more than the admitted rows gives every one of them.
-    expect(codes.candidates(query, rows, { within: ["s3"] })).toHaveLength(all.filter((_, i) => session(i + 1) === "s3").length);
+    codes.removeSession("s3");
+    expect(codes.candidates(query, 300, { within: ["s3"] })).toEqual([]);
+    expect(codes.wantsPartition).toBe(false);
   });
 
   it("leaves out the sessions a filter excludes, and rows once removed", () => {

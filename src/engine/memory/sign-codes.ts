@@ -1,67 +1,37 @@
 // Recall by meaning's in-memory index: each message's vector kept as one bit a dimension (its sign), so
-// 100,000 vectors of 1,536 numbers take 19.2 MB where their floats take 614 MB. A query's code is compared
-// with the codes by Hamming distance (XOR and popcount on 32-bit words), which follows the angle between the
-// vectors, in passes over fewer rows and more of each code: each code is kept in three parts (its first 128 bits,
-// the next 384, the rest), each part of every row in an array of its own, so the first pass, over every row's
-// first part, reads 1.6 MB, not 19.2, and the second, over the first two parts of the rows nearest by the first
-// (SURVIVORS, or more for a large pool), 64 bytes a row from two arrays; the dot products of the whole codes of
-// the nearest of those with the query's own numbers then pick the few hundred the caller re-ranks with the exact
-// floats. Pure: no storage, no platform; the resource's memory object feeds it (src/objects/memory/recall-meaning.ts).
+// 100,000 vectors of 1,536 numbers take 19.2 MB where their floats take 614 MB, with a number a row that corrects
+// the estimate its bits give. From PARTITION_FROM rows the rows are split into about the square root of their
+// number of partitions (src/engine/memory/code-partitions.ts), each in arrays of its own (code-blocks.ts): a
+// query reads only the partitions whose centres are nearest to it, enough of them to hold PROBE_SHARE of the
+// rows, keeps the nearest of their rows by the Hamming distance of their codes' first PREFIX_WORDS words to its
+// own code, and of those returns the ones with the largest estimated cosine (the dot product of the query's
+// numbers with the row's signs, corrected). Pure: no storage, no platform; the resource's memory object feeds it
+// (src/objects/memory/recall-meaning.ts) and re-ranks what it returns with the exact floats.
+import { Block } from "./code-blocks";
+import { type Centres, hamming, partitionsFor, trainCentres } from "./code-partitions";
+import { dotBits, largest, querySum, queryTable } from "./code-scores";
 
-/** What one row costs: its code, its rowid (float64) and its session's number (uint32), and a distance slot (uint16). */
+/** What one row costs: its code, its rowid (float64), its session's number (uint32), its correction (float32), with a quarter of room to grow. */
 export function rowBytes(dims: number): number {
-  return wordsOf(dims) * 4 + 8 + 4 + 2;
+  return Math.ceil((wordsOf(dims) * 4 + 8 + 4 + 4) * 1.25);
 }
 
 const wordsOf = (dims: number) => Math.ceil(dims / 32);
 
-/** Where a code's second and third parts start (in words): the first pass compares the first part, the second pass the first two. */
-const PARTS = [4, 16];
-/**
- * The rows the first pass keeps for the second (at least; four times the second's keep when that is more): on
- * 100,000 messages of 1,536 numbers the ten nearest stay among them as often as in a full scan (bench/memory.mjs).
- * With fewer rows than this there is no first pass.
- */
-export const SURVIVORS = 5_000;
-/** How many times the candidates asked the second pass keeps, for the dot products to choose from. */
+/** Below this many rows a query reads every row (about a millisecond at 1,536 dimensions) and there is no partition. */
+export const PARTITION_FROM = 20_000;
+/** The share of the rows a query reads, in its nearest partitions (bench/memory.mjs: recall@10 on 100,000). */
+export const PROBE_SHARE = 0.12;
+/** The words of the codes the Hamming pass compares (the first 512 bits). */
+const PREFIX_WORDS = 16;
+/** How many times the rows asked the Hamming pass keeps for the estimates to choose from. */
 const POOL = 4;
-
-/** The Hamming distance between `n` words of `a` from `ao` and of `b` from `bo`. */
-function hamming(a: Uint32Array, ao: number, b: Uint32Array, bo: number, n: number): number {
-  let h = 0;
-  let w = 0;
-  // Two words at a time: their bit counts per byte (at most 16) are added before the final multiply.
-  for (; w + 1 < n; w += 2) {
-    let x = a[ao + w]! ^ b[bo + w]!;
-    let y = a[ao + w + 1]! ^ b[bo + w + 1]!;
-    x -= (x >>> 1) & 0x55555555;
-    y -= (y >>> 1) & 0x55555555;
-    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-    y = (y & 0x33333333) + ((y >>> 2) & 0x33333333);
-    x = ((x + (x >>> 4)) & 0x0f0f0f0f) + ((y + (y >>> 4)) & 0x0f0f0f0f);
-    h += Math.imul(x, 0x01010101) >>> 24;
-  }
-  if (w < n) {
-    let x = a[ao + w]! ^ b[bo + w]!;
-    x -= (x >>> 1) & 0x55555555;
-    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-    h += Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
-  }
-  return h;
-}
-
-/**
- * Of the distances `hist` counts (the last bucket: rows not admitted, never taken), the cut that keeps `count`:
- * every row nearer than `cut`, and the first `ties` at it.
- */
-function cutOf(hist: Uint32Array, count: number): { cut: number; ties: number } {
-  const last = hist.length - 2;
-  let cut = 0;
-  let below = 0;
-  while (cut <= last && below + hist[cut]! < count) below += hist[cut++]!;
-  // Fewer admitted rows than `count`: all of them, and none of those not admitted.
-  return { cut, ties: cut > last ? 0 : count - below };
-}
+/** The partition is chosen again when the rows have grown by this factor since it was chosen. */
+const REGROW = 2;
+/** Rows moved into a new partition in one slice of choosing it. */
+const MOVE_SLICE = 250;
+/** Sample codes a centre is trained on. */
+const SAMPLE_PER_CENTRE = 16;
 
 /** The sign code of `vector`: bit k of word w is set when dimension 32w+k is positive. */
 export function signCode(vector: ArrayLike<number>, out: Uint32Array = new Uint32Array(wordsOf(vector.length)), at = 0): Uint32Array {
@@ -76,19 +46,42 @@ export function signCode(vector: ArrayLike<number>, out: Uint32Array = new Uint3
   return out;
 }
 
+/**
+ * |v|2 / |v|1: a unit query's dot product with v's signs, times this, estimates its cosine with v (the sign
+ * code's own cosine with v divides it out, as RaBitQ's estimator does), where the raw dot product favours rows
+ * whose numbers are spread evenly.
+ */
+function correction(vector: ArrayLike<number>): number {
+  let l1 = 0;
+  let l2 = 0;
+  for (let i = 0; i < vector.length; i++) {
+    l1 += Math.abs(vector[i]!);
+    l2 += vector[i]! * vector[i]!;
+  }
+  return l1 > 0 ? Math.sqrt(l2) / l1 : 0;
+}
+
 /** Which sessions a query may return: only those of `within` (when given), never `except`. */
 export type SessionFilter = { except?: string; within?: readonly string[] };
 
+/** Rows under one partition (null centres: one block, no partition). */
+type Layout = { centres: Centres | null; blocks: Block[] };
+
+/** The rows a query reads: block and slot, side by side. */
+type Rows = { blocks: Block[]; slots: Int32Array; of: Int32Array; n: number };
+
 export class SignCodes {
   readonly dims: number;
-  /** The parts of the codes: words from..to of each row's code, in `codes` (to - from words a row). */
-  private readonly parts: { from: number; words: number; codes: Uint32Array }[];
-  private rowids: Float64Array;
-  private sessionOf: Uint32Array;
-  private dist: Uint16Array;
+  private readonly words: number;
+  /** The layout rows are added to, last; while a new partition takes the rows, the one before it too. */
+  private layouts: Layout[];
   private size = 0;
+  private partitionedAt = 0;
+  /** A partition being trained (its rows are moved once it is). */
+  private training: Generator<void, Centres> | null = null;
   /** Session ids and their numbers (a session's number is kept after it leaves: a handful of bytes). */
   private readonly sessionNumbers = new Map<string, number>();
+  private readonly scratch: Uint32Array;
 
   /** `capacity`: the rows allocated at first; `maxRows`: the most ever held (the memory bound). */
   constructor(
@@ -97,23 +90,25 @@ export class SignCodes {
     readonly maxRows: number,
   ) {
     this.dims = dims;
-    const words = wordsOf(dims);
-    const n = Math.max(1, Math.min(capacity, maxRows));
-    const bounds = [0, ...PARTS.filter((w) => w < words), words];
-    this.parts = bounds.slice(1).map((to, k) => ({ from: bounds[k]!, words: to - bounds[k]!, codes: new Uint32Array(n * (to - bounds[k]!)) }));
-    this.rowids = new Float64Array(n);
-    this.sessionOf = new Uint32Array(n);
-    this.dist = new Uint16Array(n);
+    this.words = wordsOf(dims);
+    this.layouts = [{ centres: null, blocks: [new Block(this.words, Math.max(16, Math.min(capacity, maxRows)))] }];
+    this.scratch = new Uint32Array(this.words);
   }
 
   get count(): number {
     return this.size;
   }
 
+  /** The partitions rows are added to (0: none). */
+  get partitions(): number {
+    return this.layouts.at(-1)!.centres?.count ?? 0;
+  }
+
   /** The bytes the index's arrays hold (what it costs the isolate, less a few bytes a session). */
   get bytes(): number {
-    const codes = this.parts.reduce((sum, p) => sum + p.codes.byteLength, 0);
-    return codes + this.rowids.byteLength + this.sessionOf.byteLength + this.dist.byteLength;
+    let sum = 0;
+    for (const l of this.layouts) sum += (l.centres?.codes.byteLength ?? 0) + l.blocks.reduce((s, b) => s + b.bytes, 0);
+    return sum;
   }
 
   private sessionNumber(session: string): number {
@@ -128,21 +123,24 @@ export class SignCodes {
   /** Adds row `rowid`; when full, the oldest row (smallest rowid) leaves to make room. */
   add(rowid: number, session: string, vector: ArrayLike<number>): void {
     if (vector.length !== this.dims) return;
-    if (this.size === this.maxRows) this.removeAt(this.oldest());
-    if (this.size === this.rowids.length) this.grow();
-    const slot = this.size++;
-    const code = signCode(vector);
-    for (const p of this.parts) p.codes.set(code.subarray(p.from, p.from + p.words), slot * p.words);
-    this.rowids[slot] = rowid;
-    this.sessionOf[slot] = this.sessionNumber(session);
+    if (this.size === this.maxRows) this.removeOldest();
+    const code = signCode(vector, this.scratch);
+    const layout = this.layouts.at(-1)!;
+    const block = layout.blocks[layout.centres ? layout.centres.nearest(code, 0) : 0]!;
+    block.push(code, 0, rowid, this.sessionNumber(session), correction(vector));
+    this.size += 1;
   }
 
   /** Removes row `rowid` (nothing when absent). */
   remove(rowid: number): void {
-    for (let i = 0; i < this.size; i++) {
-      if (this.rowids[i] === rowid) {
-        this.removeAt(i);
-        return;
+    for (const l of this.layouts) {
+      for (const b of l.blocks) {
+        const i = b.find(rowid);
+        if (i >= 0) {
+          b.removeAt(i);
+          this.size -= 1;
+          return;
+        }
       }
     }
   }
@@ -151,87 +149,171 @@ export class SignCodes {
   removeSession(session: string): void {
     const n = this.sessionNumbers.get(session);
     if (n === undefined) return;
-    for (let i = this.size - 1; i >= 0; i--) if (this.sessionOf[i] === n) this.removeAt(i);
+    for (const l of this.layouts) {
+      for (const b of l.blocks) {
+        for (let i = b.size - 1; i >= 0; i--) {
+          if (b.sessionOf[i] === n) {
+            b.removeAt(i);
+            this.size -= 1;
+          }
+        }
+      }
+    }
+  }
+
+  private removeOldest(): void {
+    let at: { b: Block; i: number } | null = null;
+    for (const l of this.layouts) for (const b of l.blocks) for (let i = 0; i < b.size; i++) if (!at || b.rowids[i]! < at.b.rowids[at.i]!) at = { b, i };
+    if (at) {
+      at.b.removeAt(at.i);
+      this.size -= 1;
+    }
+  }
+
+  /** Whether the partition should be chosen (again): enough rows, and none chosen or the rows have grown much since. */
+  get wantsPartition(): boolean {
+    if (this.training || this.layouts.length > 1 || this.size < PARTITION_FROM) return false;
+    return this.partitionedAt === 0 || this.size >= this.partitionedAt * REGROW;
   }
 
   /**
-   * The rowids of the `count` rows nearest to `vector` by their codes among those `filter` admits, in no
-   * particular order: the SURVIVORS (or four times the pool, if more) nearest by their codes' first parts (when there are more rows), the POOL
-   * times `count` nearest of those by their first two parts, and of those the `count` whose whole codes have the
-   * largest dot product with the query's own numbers. The Hamming passes compute distances and their histogram,
-   * which gives the cut (ties broken by position), so they cost no sort.
+   * One slice of choosing the partition (starting it when it is wanted); true when there is nothing more to do.
+   * Rows added meanwhile go to the new partition once it is trained; queries read both until every row has moved.
+   */
+  partitionStep(): boolean {
+    if (this.layouts.length > 1) return this.moveSlice();
+    if (!this.training) {
+      if (!this.wantsPartition) return true;
+      this.training = trainCentres(this.sample(), this.words, partitionsFor(this.size));
+      return false;
+    }
+    const step = this.training.next();
+    if (!step.done) return false;
+    this.training = null;
+    this.layouts.push({ centres: step.value, blocks: Array.from({ length: step.value.count }, () => new Block(this.words)) });
+    this.partitionedAt = this.size;
+    return false;
+  }
+
+  /** Codes spread over every row, for training centres. */
+  private sample(): Uint32Array {
+    const n = Math.min(this.size, partitionsFor(this.size) * SAMPLE_PER_CENTRE);
+    const out = new Uint32Array(n * this.words);
+    const every = this.size / n;
+    let seen = 0;
+    let taken = 0;
+    for (const l of this.layouts) {
+      for (const b of l.blocks) {
+        for (let i = 0; i < b.size && taken < n; i++, seen++) {
+          if (seen < Math.floor(taken * every)) continue;
+          out.set(b.codes.subarray(i * this.words, (i + 1) * this.words), taken * this.words);
+          taken += 1;
+        }
+      }
+    }
+    return out.subarray(0, taken * this.words);
+  }
+
+  /** Moves up to MOVE_SLICE rows of the older layout into the newer one (last rows first, so nothing shifts). */
+  private moveSlice(): boolean {
+    const [old, next] = this.layouts as [Layout, Layout];
+    let moved = 0;
+    while (moved < MOVE_SLICE && old.blocks.length > 0) {
+      const b = old.blocks.at(-1)!;
+      for (; b.size > 0 && moved < MOVE_SLICE; moved++) {
+        const i = b.size - 1;
+        next.blocks[next.centres!.nearest(b.codes, i * this.words)]!.push(b.codes, i * this.words, b.rowids[i]!, b.sessionOf[i]!, b.scale[i]!);
+        b.removeAt(i);
+      }
+      if (b.size === 0) old.blocks.pop();
+    }
+    if (old.blocks.length > 0) return false;
+    this.layouts = [next];
+    return true;
+  }
+
+  /**
+   * The rowids of the `count` rows nearest to `vector` among those `filter` admits, in no particular order: of the
+   * rows of the nearest partitions (or every row), the POOL times `count` nearest by the Hamming distance of their
+   * codes' first words, and of those the `count` with the largest estimated cosine. The Hamming pass computes
+   * distances and their histogram, which gives the cut (ties broken by position), so it costs no sort.
    */
   candidates(vector: ArrayLike<number>, count: number, filter: SessionFilter = {}): number[] {
-    if (vector.length !== this.dims || this.size === 0) return [];
-    const q = signCode(vector);
+    if (vector.length !== this.dims || this.size === 0 || count <= 0) return [];
     const allowed = this.admitted(filter);
-    const pool = count * POOL;
-    const keep = Math.max(SURVIVORS, pool * 4);
-    const survivors = this.parts.length > 1 && this.size > keep ? this.nearest(q, allowed, null, 1, keep) : null;
-    const nearest = this.nearest(q, allowed, survivors, 2, pool);
-    const slots = nearest.length > count ? this.largestDots(vector, nearest, count) : nearest;
-    return Array.from(slots, (i) => this.rowids[i]!);
+    const table = queryTable(vector);
+    const rows = this.probed(table, allowed, filter.within !== undefined);
+    const nearest = rows.n > count * POOL ? this.nearestByHamming(signCode(vector), rows, count * POOL) : rows;
+    const sum = querySum(table);
+    const estimates = new Float64Array(nearest.n);
+    for (let k = 0; k < nearest.n; k++) {
+      const b = nearest.blocks[nearest.of[k]!]!;
+      const i = nearest.slots[k]!;
+      estimates[k] = (2 * dotBits(table, b.codes, i * this.words, this.words) - sum) * b.scale[i]!;
+    }
+    return largest(estimates, count).map((k) => nearest.blocks[nearest.of[k]!]!.rowids[nearest.slots[k]!]!);
   }
 
   /**
-   * The slots of the `count` admitted rows nearest to `q` by the first `parts` parts of their codes, of
-   * `survivors` (null: of every row).
+   * The admitted rows of the blocks a query reads: of each layout, its blocks in the order of their centres'
+   * estimated nearness until they hold PROBE_SHARE of its rows (counting only the admitted ones when `counted`).
    */
-  private nearest(q: Uint32Array, allowed: Uint8Array, survivors: Int32Array | null, parts: number, count: number): Int32Array {
-    const n = survivors ? survivors.length : this.size;
-    const { dist, sessionOf } = this;
-    const [a, b] = this.parts;
-    const second = parts > 1 ? b : undefined;
-    const excluded = (a!.words + (second?.words ?? 0)) * 32 + 1;
-    const hist = new Uint32Array(excluded + 1);
-    // The distances of the survivors (or of every row), in `dist`'s first n places.
-    for (let k = 0; k < n; k++) {
-      const i = survivors ? survivors[k]! : k;
-      let h = excluded;
-      if (survivors || allowed[sessionOf[i]!] === 1) {
-        h = hamming(a!.codes, i * a!.words, q, 0, a!.words);
-        if (second) h += hamming(second.codes, i * second.words, q, second.from, second.words);
+  private probed(table: Float32Array, allowed: Uint8Array, counted: boolean): Rows {
+    const blocks: Block[] = [];
+    for (const l of this.layouts) {
+      if (!l.centres) {
+        blocks.push(...l.blocks);
+        continue;
       }
+      const rows = l.blocks.map((b) => (counted ? admittedIn(b, allowed) : b.size));
+      const all = rows.reduce((a, b) => a + b, 0);
+      const scores = Array.from(l.blocks, (_, c) => dotBits(table, l.centres!.codes, c * this.words, this.words));
+      const order = Array.from(scores.keys()).sort((a, b) => scores[b]! - scores[a]!);
+      let total = 0;
+      for (const c of order) {
+        if (total >= all * PROBE_SHARE) break;
+        blocks.push(l.blocks[c]!);
+        total += rows[c]!;
+      }
+    }
+    const n = blocks.reduce((s, b) => s + b.size, 0);
+    const out: Rows = { blocks, slots: new Int32Array(n), of: new Int32Array(n), n: 0 };
+    for (const [k, b] of blocks.entries()) {
+      for (let i = 0; i < b.size; i++) {
+        if (allowed[b.sessionOf[i]!] !== 1) continue;
+        out.slots[out.n] = i;
+        out.of[out.n++] = k;
+      }
+    }
+    return out;
+  }
+
+  /** Of `rows`, the `count` nearest to `q` by the Hamming distance of their codes' first PREFIX_WORDS words. */
+  private nearestByHamming(q: Uint32Array, rows: Rows, count: number): Rows {
+    const words = Math.min(PREFIX_WORDS, this.words);
+    const dist = new Uint16Array(rows.n);
+    const hist = new Uint32Array(words * 32 + 1);
+    // Rows come block by block: each block's codes are looked up once.
+    let codes = rows.blocks[0]?.codes ?? q;
+    for (let k = 0, of = 0; k < rows.n; k++) {
+      if (rows.of[k] !== of) codes = rows.blocks[(of = rows.of[k]!)]!.codes;
+      const h = hamming(codes, rows.slots[k]! * this.words, q, 0, words);
       dist[k] = h;
       hist[h]! += 1;
     }
-    let { cut, ties } = cutOf(hist, count);
-    const slots = new Int32Array(Math.min(count, n));
-    let m = 0;
-    for (let k = 0; k < n; k++) {
+    let cut = 0;
+    let below = 0;
+    while (below + hist[cut]! < count) below += hist[cut++]!;
+    let ties = count - below;
+    const out: Rows = { blocks: rows.blocks, slots: new Int32Array(count), of: new Int32Array(count), n: 0 };
+    for (let k = 0; k < rows.n; k++) {
       const d = dist[k]!;
-      if (d < cut || (d === cut && ties-- > 0)) slots[m++] = survivors ? survivors[k]! : k;
-    }
-    return slots.subarray(0, m);
-  }
-
-  /**
-   * Of `slots`, the `count` whose codes have the largest dot product with `vector` (its numbers where their bits
-   * are set): the query kept exact ranks the codes better than its own code does. A table per byte of the code
-   * (the sums of its 256 bit patterns) makes each row four lookups a word.
-   */
-  private largestDots(vector: ArrayLike<number>, slots: Int32Array, count: number): Int32Array {
-    const table = new Float64Array(wordsOf(this.dims) * 4 * 256);
-    for (let b = 0; b < table.length / 256; b++) {
-      for (let x = 1, o = b * 256; x < 256; x++) {
-        const low = x & -x;
-        table[o + x] = table[o + (x ^ low)]! + (vector[b * 8 + 31 - Math.clz32(low)] ?? 0);
+      if (d < cut || (d === cut && ties-- > 0)) {
+        out.slots[out.n] = rows.slots[k]!;
+        out.of[out.n++] = rows.of[k]!;
       }
     }
-    const dots = new Float64Array(slots.length);
-    for (const { from, words, codes } of this.parts) {
-      for (let k = 0; k < slots.length; k++) {
-        let dot = 0;
-        for (let w = 0, r = slots[k]! * words, o = from * 1024; w < words; w++, o += 1024) {
-          const c = codes[r + w]!;
-          dot += table[o + (c & 255)]! + table[o + 256 + ((c >>> 8) & 255)]! + table[o + 512 + ((c >>> 16) & 255)]! + table[o + 768 + (c >>> 24)]!;
-        }
-        dots[k]! += dot;
-      }
-    }
-    const least = dots.slice().sort()[slots.length - count]!;
-    let ties = count - dots.filter((d) => d > least).length;
-    return slots.filter((_, k) => dots[k]! > least || (dots[k] === least && ties-- > 0));
+    return out;
   }
 
   /** Per session number, whether a query may return it (1) or not (0). */
@@ -241,37 +323,10 @@ export class SignCodes {
     if (except !== undefined && this.sessionNumbers.has(except)) allowed[this.sessionNumbers.get(except)!] = 0;
     return allowed;
   }
+}
 
-  private oldest(): number {
-    let at = 0;
-    for (let i = 1; i < this.size; i++) if (this.rowids[i]! < this.rowids[at]!) at = i;
-    return at;
-  }
-
-  /** The last row moves into slot `i`. */
-  private removeAt(i: number): void {
-    const last = --this.size;
-    if (i !== last) {
-      for (const { words, codes } of this.parts) codes.copyWithin(i * words, last * words, (last + 1) * words);
-      this.rowids[i] = this.rowids[last]!;
-      this.sessionOf[i] = this.sessionOf[last]!;
-    }
-  }
-
-  /** A quarter more room (never beyond maxRows). */
-  private grow(): void {
-    const n = Math.min(this.maxRows, Math.max(this.rowids.length + 16, Math.ceil(this.rowids.length * 1.25)));
-    for (const p of this.parts) {
-      const codes = new Uint32Array(n * p.words);
-      codes.set(p.codes);
-      p.codes = codes;
-    }
-    const rowids = new Float64Array(n);
-    rowids.set(this.rowids);
-    const sessionOf = new Uint32Array(n);
-    sessionOf.set(this.sessionOf);
-    this.rowids = rowids;
-    this.sessionOf = sessionOf;
-    this.dist = new Uint16Array(n);
-  }
+function admittedIn(b: Block, allowed: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < b.size; i++) n += allowed[b.sessionOf[i]!]!;
+  return n;
 }

@@ -85,14 +85,32 @@ function scopeClause(table: string, scope: SearchScope): { where: string; values
  * (by words only while `meaning`'s index is being built).
  */
 export function searchEntries(sql: SqlStorage, meaning: MeaningIndex, query: string, limit: number, scope: SearchScope = {}, vector?: number[]): RecallHit[] {
-  if (scope.within?.length === 0) return [];
-  const near = vector ? meaning.nearest(vector, limit * 2, { ...scope, ...scopeClause("", scope) }) : null;
-  if (!near) return byWords(sql, query, limit, scope);
-  // Each ranking deeper than the result, so a message second in both can beat one first in only one.
-  return fuse(byWords(sql, query, limit * 2, scope), near, limit);
+  const near = vector ? searchMeaning(meaning, vector, limit, scope) : null;
+  return fused(byWords(sql, query, near ? limit * 2 : limit, scope), near, limit);
 }
 
-function byWords(sql: SqlStorage, query: string, limit: number, scope: SearchScope): RecallHit[] {
+/**
+ * The two rankings `searchEntries` fuses, asked apart (automatic recall searches by words while the query is
+ * being embedded): by words, `limit` deep for a result of `limit` by words only, twice that for fusion.
+ */
+export function byWords(sql: SqlStorage, query: string, limit: number, scope: SearchScope = {}): RecallHit[] {
+  if (scope.within?.length === 0) return [];
+  return wordsRanking(sql, query, limit, scope);
+}
+
+/** By meaning, twice `limit` deep (for fusion); null while the index is being built (the result is by words only). */
+export function searchMeaning(meaning: MeaningIndex, vector: number[], limit: number, scope: SearchScope = {}): RecallHit[] | null {
+  if (scope.within?.length === 0) return [];
+  return meaning.nearest(vector, limit * 2, { ...scope, ...scopeClause("", scope) });
+}
+
+/** The result of `limit` from the two rankings: by words alone when there is none by meaning. */
+export function fused(words: RecallHit[], near: RecallHit[] | null, limit: number): RecallHit[] {
+  // Each ranking deeper than the result, so a message second in both can beat one first in only one.
+  return near ? fuse(words, near, limit) : words.slice(0, limit);
+}
+
+function wordsRanking(sql: SqlStorage, query: string, limit: number, scope: SearchScope): RecallHit[] {
   const match = ftsQuery(sql, query);
   if (match === null) return [];
   const { where, values } = scopeClause("e.", scope);

@@ -1,12 +1,14 @@
 // Recall by meaning inside the resource's object: its messages' sign codes in memory (src/engine/memory/sign-codes.ts),
-// scanned for the best CANDIDATES, which are re-ranked by cosine with their float vectors read from SQLite by rowid.
+// searched for the best CANDIDATES, which are re-ranked by cosine with their float vectors read from SQLite by rowid.
 // The codes are built on the first query after the object starts (in chunks, between which other requests run),
 // kept in step with every write and erasure, and bounded by INDEX_BUDGET_BYTES (beyond it the newest messages
 // are kept: the older ones are found by words only). A query that comes while a large build runs is answered by
-// words only rather than wait for it (see docs/guides/memory.md).
+// words only rather than wait for it (see docs/guides/memory.md). From PARTITION_FROM rows, and again each time
+// they have doubled, the codes' partition is chosen in the background, a slice at a time; queries meanwhile read
+// the rows where they are.
 import { rowBytes, SignCodes } from "../../engine/memory/sign-codes";
 import type { RecallHit } from "../../protocol/memory";
-import { cosine, snippetOf } from "./recall-vectors";
+import { snippetOf, towards } from "./recall-vectors";
 
 /** The most memory the codes may take (at 1,536 dimensions, 164,000 messages; 100,000 take 20 MB). */
 export const INDEX_BUDGET_BYTES = 32 * 1024 * 1024;
@@ -16,7 +18,7 @@ export const INDEX_BUDGET_BYTES = 32 * 1024 * 1024;
  */
 export const CANDIDATES = 300;
 /** Rows read from SQLite in one slice of a build; an index of at most this many is built inline by the query. */
-export const BUILD_CHUNK = 2_000;
+export const BUILD_CHUNK = 1_000;
 
 /** A scope as the entries' SQL condition, and as the sessions it admits. */
 export type MeaningScope = { where: string; values: string[]; except?: string; within?: readonly string[] };
@@ -24,7 +26,8 @@ export type MeaningScope = { where: string; values: string[]; except?: string; w
 /** A row as its write changed it, for the index to follow. */
 export type WrittenRow = { rowid: number; session_id: string; vector?: readonly number[] };
 
-export type MeaningState = { dims: number; rows: number; bytes: number; ready: boolean };
+/** `ready`: built, and no partition being chosen; `partitions`: the partitions a query reads (0: it reads every row). */
+export type MeaningState = { dims: number; rows: number; bytes: number; ready: boolean; partitions: number };
 
 export class MeaningIndex {
   private codes: SignCodes | null = null;
@@ -32,11 +35,14 @@ export class MeaningIndex {
   private building: { cursor: number } | null = null;
   /** Bumped by each new build and each reset, so a superseded background build stops. */
   private generation = 0;
+  /** Whether a background task is building the codes or choosing their partition. */
+  private working = false;
 
   constructor(private readonly sql: SqlStorage) {}
 
   state(): MeaningState | null {
-    return this.codes && { dims: this.codes.dims, rows: this.codes.count, bytes: this.codes.bytes, ready: this.building === null };
+    const c = this.codes;
+    return c && { dims: c.dims, rows: c.count, bytes: c.bytes, ready: this.building === null && !this.working, partitions: c.partitions };
   }
 
   /** A write landed: the rows it replaced leave, the ones it added enter (a building index reads those itself). */
@@ -49,6 +55,7 @@ export class MeaningIndex {
       if (this.building && row.rowid > this.building.cursor) continue;
       codes.add(row.rowid, row.session_id, row.vector);
     }
+    if (codes.wantsPartition) this.startWork();
   }
 
   forgetSession(sessionId: string): void {
@@ -60,6 +67,7 @@ export class MeaningIndex {
     this.generation += 1;
     this.codes = null;
     this.building = null;
+    this.working = false;
   }
 
   /**
@@ -80,7 +88,7 @@ export class MeaningIndex {
         ...scope.values,
       )
       .toArray()
-      .map((r) => ({ rowid: r.rowid, similarity: cosine(q, new Float32Array(r.vector)) }))
+      .map((r) => ({ rowid: r.rowid, similarity: towards(q, new Float32Array(r.vector)) }))
       .sort((a, b) => b.similarity - a.similarity)
       .slice(0, limit);
     const rows = new Map(
@@ -104,6 +112,7 @@ export class MeaningIndex {
   private ready(dims: number): boolean {
     if (this.codes?.dims === dims) return this.building === null;
     this.generation += 1;
+    this.working = false;
     const maxRows = Math.floor(INDEX_BUDGET_BYTES / rowBytes(dims));
     const total = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM recall_entries WHERE vector IS NOT NULL AND length(vector) = ?", dims * 4).one().n;
     // Over the budget, the newest maxRows: the build starts after the rowid of the one before them.
@@ -123,20 +132,34 @@ export class MeaningIndex {
       while (!this.step());
       return true;
     }
-    void this.buildInBackground(this.generation);
+    this.startWork();
     return false;
   }
 
-  private async buildInBackground(generation: number): Promise<void> {
-    try {
-      while (generation === this.generation && !this.step()) {
-        // A slice at a time, so writes, erasures and the queries of other turns run between them.
-        await new Promise((resolve) => setTimeout(resolve, 0));
+  /** Builds the codes, then chooses their partition when they want one, in the background (one task at a time). */
+  private startWork(): void {
+    if (this.working) return;
+    this.working = true;
+    const generation = this.generation;
+    void (async () => {
+      try {
+        // A build's slice, or (once built) a slice of choosing the partition; false when nothing is left.
+        const more = () => {
+          if (!this.building) return !this.codes!.partitionStep();
+          this.step();
+          return true;
+        };
+        while (generation === this.generation && more()) {
+          // A slice at a time, so writes, erasures and the queries of other turns run between them.
+          await new Promise((resolve) => setTimeout(resolve, 0));
+        }
+      } catch (err) {
+        console.error("recall by meaning: building the index failed; the next query starts again", err);
+        if (generation === this.generation) this.reset();
+      } finally {
+        if (generation === this.generation) this.working = false;
       }
-    } catch (err) {
-      console.error("recall by meaning: building the index failed; the next query starts again", err);
-      if (generation === this.generation) this.reset();
-    }
+    })();
   }
 
   /** Reads the next slice into the codes; true when the build is complete. */

@@ -17,17 +17,16 @@ export function snippetOf(text: string): string {
   return text.length > SNIPPET_CHARS ? `${text.slice(0, SNIPPET_CHARS)}…` : text;
 }
 
-export function cosine(a: Float32Array, b: Float32Array): number {
-  if (a.length !== b.length) return 0;
+/** The dot product of `a` with `b`'s direction: ranks the `b`s by their cosine with `a` (whose own norm is the same for all). */
+export function towards(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) return Number.NEGATIVE_INFINITY;
   let dot = 0;
-  let na = 0;
   let nb = 0;
   for (let i = 0; i < a.length; i++) {
     dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
     nb += b[i]! * b[i]!;
   }
-  return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0;
+  return nb > 0 ? dot / Math.sqrt(nb) : 0;
 }
 
 /** The word and meaning rankings fused (reciprocal rank fusion); a hit's score is minus its fused score, so lower is better. */

@@ -7,7 +7,7 @@ import type { JsonSchema } from "../../engine/tools/types";
 import type { Env } from "../../env";
 import type { RecallEntry, RecallHit } from "../../protocol/memory";
 import { migrate, RESOURCE_MIGRATIONS } from "../migrate";
-import { forgetSession, indexEntries, type SearchScope, searchEntries } from "./recall-index";
+import { byWords, forgetSession, indexEntries, type SearchScope, searchEntries, searchMeaning } from "./recall-index";
 import { MeaningIndex, type MeaningState } from "./recall-meaning";
 
 /** The memory object of resource `rid`. */
@@ -129,6 +129,16 @@ export class ResourceMemoryObject extends DurableObject<Env> {
   /** `vector`: the query's embedding (the agent's memory.recall.embedding_model), for ranking by meaning too. */
   async search(query: string, limit: number, scope: SearchScope = {}, vector?: number[]): Promise<RecallHit[]> {
     return searchEntries(this.ctx.storage.sql, this.meaning, query, limit, scope, vector);
+  }
+
+  /** The ranking by words alone, `limit` deep (`searchEntries`'s parts, for a caller that fuses them itself). */
+  async searchWords(query: string, limit: number, scope: SearchScope = {}): Promise<RecallHit[]> {
+    return byWords(this.ctx.storage.sql, query, limit, scope);
+  }
+
+  /** The ranking by meaning alone, twice `limit` deep; null while the index is being built. */
+  async searchMeaning(vector: number[], limit: number, scope: SearchScope = {}): Promise<RecallHit[] | null> {
+    return searchMeaning(this.meaning, vector, limit, scope);
   }
 
   /** The index of meaning's size and whether it is complete (null: not built since the object started). */

@@ -5,6 +5,7 @@
 import { embedMany } from "ai";
 import { resolveEmbeddingModel } from "../../engine/models";
 import { type ResourceMemoryPort, ToolError } from "../../engine/tools/types";
+import { fused } from "../../objects/memory/recall-index";
 import { resourceMemory } from "../../objects/memory/resource-memory-object";
 import type { AgentConfig } from "../../protocol/agent-config";
 import { type EventDraft, isTerminalTurnEvent } from "../../protocol/events";
@@ -101,10 +102,18 @@ async function embedAll(s: SettingsHost, texts: string[]): Promise<number[][] | 
   return texts.map((t) => held.get(t)!);
 }
 
-/** The resource's best matches for `query`, by words and (with an embedding model) meaning; `exceptSession` left out. */
+/**
+ * The resource's best matches for `query`, by words and (with an embedding model) meaning; `exceptSession` left
+ * out. The search by words runs in the resource's object while the query is being embedded; the two rankings
+ * are fused here as the object's own search fuses them.
+ */
 async function search(s: SettingsHost, stub: ReturnType<typeof resourceMemory>, query: string, limit: number, exceptSession?: string) {
-  const vector = (await embedAll(s, [query]))?.[0];
-  return stub.search(query, limit, { except: exceptSession }, vector);
+  const scope = { except: exceptSession };
+  if (!s.agent().memory?.recall?.embedding_model) return stub.search(query, limit, scope);
+  const words = stub.searchWords(query, limit * 2, scope);
+  // Awaited with the embedding, so a failing search by words is not left unobserved.
+  const [vector, byWords] = await Promise.all([embedAll(s, [query]).then((v) => v![0]!), words]);
+  return fused(byWords, await stub.searchMeaning(vector, limit, scope), limit);
 }
 
 /** The resource's best matches for `query` from its other sessions, for automatic recall (null: the session has no resource). */

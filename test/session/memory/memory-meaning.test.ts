@@ -2,9 +2,11 @@
 // thousands of messages, more than the in-memory index re-ranks, and automatic recall still finds the one
 // message that means what a new session asks, with no word in common; a message of an erased session is never
 // returned afterwards; after the objects restart the index is built again (the first search, which starts the
-// build, ranks by words only) and finds the message again.
+// build, ranks by words only) and finds the message again; from PARTITION_FROM messages it is also partitioned in
+// the background, and still finds the message.
 import { abortAllDurableObjects, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { PARTITION_FROM } from "../../../src/engine/memory/sign-codes";
 import { CANDIDATES } from "../../../src/objects/memory/recall-meaning";
 import type { RecallEntry } from "../../../src/protocol/memory";
 import { api, createAgent, submitTurn, waitForTurnEnd } from "../../support/api";
@@ -35,10 +37,10 @@ function filler(i: number, words: string[]): string {
   }
 }
 
-async function seedFillers(rid: string): Promise<void> {
+async function seedFillers(rid: string, count = FILLERS): Promise<void> {
   const memory = env.RESOURCES.get(env.RESOURCES.idFromName(rid));
   const words = fillerWords();
-  for (let from = 0; from < FILLERS; from += 500) {
+  for (let from = 0; from < count; from += 500) {
     const session = `ses_filler_${from}`;
     await memory.addSession(session);
     const entries: RecallEntry[] = [];
@@ -72,26 +74,32 @@ async function indexed(rid: string, q: string): Promise<void> {
   throw new Error(`"${q}" was never indexed for ${rid}`);
 }
 
+/** A resource whose older session said TARGET, among `fillers` messages; an agent with automatic recall by meaning. */
+async function targetAmong(prefix: string, fillers: number) {
+  const s = uniqueId(prefix);
+  const rid = uniqueId("user");
+  const agent = `${prefix}-${s.slice(-8)}`;
+  await createAgent({
+    name: agent,
+    model: `openai-compatible:${s}`,
+    memory: { recall: { embedding_model: "openai-compatible:fake-embedding", auto: { top_k: 3 } } },
+  });
+  await script(
+    s,
+    Array.from({ length: 8 }, () => ({ text: "Noted." })),
+  );
+  const older = await open(agent, rid);
+  const { turn_id } = await submitTurn(older, TARGET);
+  await waitForTurnEnd(older, turn_id);
+  await indexed(rid, "drive");
+  await seedFillers(rid, fillers);
+  return { rid, agent, older, turn_id };
+}
+
 describe("recall by meaning among many messages", () => {
   it("finds the message that means the query among thousands, never one of an erased session, and again after a restart", async () => {
     expect(FILLERS).toBeGreaterThan(CANDIDATES * 4);
-    const s = uniqueId("meaning");
-    const rid = uniqueId("user");
-    const agent = `meaning-${s.slice(-8)}`;
-    await createAgent({
-      name: agent,
-      model: `openai-compatible:${s}`,
-      memory: { recall: { embedding_model: "openai-compatible:fake-embedding", auto: { top_k: 3 } } },
-    });
-    await script(
-      s,
-      Array.from({ length: 8 }, () => ({ text: "Noted." })),
-    );
-    const older = await open(agent, rid);
-    const { turn_id } = await submitTurn(older, TARGET);
-    await waitForTurnEnd(older, turn_id);
-    await indexed(rid, "drive");
-    await seedFillers(rid);
+    const { rid, agent, older, turn_id } = await targetAmong("meaning", FILLERS);
     const memory = env.RESOURCES.get(env.RESOURCES.idFromName(rid));
 
     // No word in common: only the meaning finds it, first among 3,002 messages.
@@ -117,6 +125,22 @@ describe("recall by meaning among many messages", () => {
     expect(after.length).toBeGreaterThan(0);
     expect(after.some((h) => h.session_id === older || h.snippet === TARGET)).toBe(false);
   }, 120_000);
+
+  it("from PARTITION_FROM messages, the partition chosen in the background still finds the message and never an erased one", async () => {
+    const { rid, agent, older, turn_id } = await targetAmong("partition", PARTITION_FROM + 500);
+    const memory = env.RESOURCES.get(env.RESOURCES.idFromName(rid));
+    // The index, built by the first turn's recall, followed the writes; past PARTITION_FROM they started the partition.
+    for (let i = 0; i < 600 && !(await memory.meaningState())?.ready; i++) await new Promise((r) => setTimeout(r, 50));
+    const state = await memory.meaningState();
+    expect(state).toMatchObject({ ready: true });
+    expect(state!.partitions).toBeGreaterThan(100);
+    const hits = await recalled(agent, rid, "which automobile");
+    expect(hits).toContainEqual(expect.objectContaining({ session_id: older, turn_id, role: "user", snippet: TARGET }));
+
+    expect((await api("DELETE", `/v1/sessions/${older}`)).status).toBe(204);
+    const after = await recalled(agent, rid, "which automobile");
+    expect(after.some((h) => h.session_id === older || h.snippet === TARGET)).toBe(false);
+  }, 180_000);
 
   it("embeds each message once: the input by its turn's automatic recall, whose vector the index takes, the answer at the end; none per step", async () => {
     const s = uniqueId("embed-once");
