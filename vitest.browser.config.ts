@@ -7,7 +7,9 @@ export default defineConfig({
     include: ["test/browser/**/*.browser.ts"],
     environment: "node",
     globalSetup: ["./test/browser/global-setup.ts"],
-    fileParallelism: false,
+    // Two files at a time: each starts its own stack (fake model, `wrangler dev`, Chromium) on free ports with
+    // its own state, profile and screenshot names, and about a third of a file's time is that start.
+    maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },

@@ -18,7 +18,7 @@ import {
 } from "@a2a-js/sdk/client";
 import { ExtendedAgentCardNotConfiguredError, TaskNotCancelableError, TaskNotFoundError } from "@a2a-js/sdk/errors";
 import type { Miniflare } from "miniflare";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { callRuntime, runtimeProcess, until, workerBundle } from "./support/runtime-process";
 
 const KEY = "a2a-sdk-key";
@@ -111,8 +111,10 @@ const answer = (task: Task) => task.artifacts.map((a) => texts(a.parts)).join(""
 const kinds = (events: StreamResponse[]) =>
   events.map((e) => (e.payload?.$case === "statusUpdate" ? `status:${TaskState[e.payload.value.status!.state]}` : e.payload?.$case));
 
-describe.each(["JSONRPC", "HTTP+JSON"] as const)("the A2A SDK's client over %s", (binding) => {
-  it("reads the Agent Card and sends a message that answers with the completed task", async () => {
+// The two bindings run at once, each one's tests in order: their tasks share nothing but the runtime, and most of
+// the time is the slow model's whole answer, which the dropped-stream test waits for.
+describe.concurrent.each(["JSONRPC", "HTTP+JSON"] as const)("the A2A SDK's client over %s", (binding) => {
+  it.sequential("reads the Agent Card and sends a message that answers with the completed task", async ({ expect }) => {
     const client = await connect("sdk-calc", binding);
     const card = await client.getAgentCard();
     expect(card.name).toBe("sdk-calc");
@@ -134,7 +136,7 @@ describe.each(["JSONRPC", "HTTP+JSON"] as const)("the A2A SDK's client over %s",
     expect(again).toEqual(task);
   });
 
-  it("streams a task: the task, working, the answer's chunks, completed", async () => {
+  it.sequential("streams a task: the task, working, the answer's chunks, completed", async ({ expect }) => {
     const client = await connect("sdk-calc", binding);
     const events: StreamResponse[] = [];
     for await (const e of client.sendMessageStream(send("what is 6 * 7?"))) events.push(e);
@@ -153,7 +155,7 @@ describe.each(["JSONRPC", "HTTP+JSON"] as const)("the A2A SDK's client over %s",
     expect(answer(await client.getTask({ tenant: "", id: first.id, historyLength: undefined }))).toBe("The answer is 42.");
   });
 
-  it("subscribes again after a dropped stream, and loses or repeats nothing of the answer", async () => {
+  it.sequential("subscribes again after a dropped stream, and loses or repeats nothing of the answer", async ({ expect }) => {
     const client = await connect("sdk-slow", binding);
     const drop = new AbortController();
     const before: StreamResponse[] = [];
@@ -189,7 +191,7 @@ describe.each(["JSONRPC", "HTTP+JSON"] as const)("the A2A SDK's client over %s",
     expect(kinds(whole).at(-1)).toBe("status:TASK_STATE_COMPLETED");
   });
 
-  it("answers a task waiting for an approval with the next message", async () => {
+  it.sequential("answers a task waiting for an approval with the next message", async ({ expect }) => {
     const client = await connect("sdk-careful", binding);
     const waiting = asTask(await client.sendMessage(send("what is 6 * 7?")));
     expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
@@ -200,7 +202,7 @@ describe.each(["JSONRPC", "HTTP+JSON"] as const)("the A2A SDK's client over %s",
     expect(answer(done)).toBe("The answer is 42.");
   });
 
-  it("cancels a running task, refuses to cancel it again, and names an unknown task", async () => {
+  it.sequential("cancels a running task, refuses to cancel it again, and names an unknown task", async ({ expect }) => {
     const client = await connect("sdk-slow", binding);
     const running = asTask(await client.sendMessage(send("tell me a story", undefined, true)));
     expect([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]).toContain(running.status?.state);
@@ -211,7 +213,7 @@ describe.each(["JSONRPC", "HTTP+JSON"] as const)("the A2A SDK's client over %s",
     await expect(client.getTask({ tenant: "", id: unknown, historyLength: undefined })).rejects.toBeInstanceOf(TaskNotFoundError);
   });
 
-  it("lists a context's tasks a page at a time", async () => {
+  it.sequential("lists a context's tasks a page at a time", async ({ expect }) => {
     const client = await connect("sdk-calc", binding);
     const first = asTask(await client.sendMessage(send("hello")));
     const second = asTask(await client.sendMessage(send("hello again", { ...first, id: "" })));
@@ -242,7 +244,7 @@ describe.each(["JSONRPC", "HTTP+JSON"] as const)("the A2A SDK's client over %s",
     expect(later.tasks[0]!.artifacts).toEqual([]);
   });
 
-  it("keeps a task's push notification configs, and delivers the task's updates to them", async () => {
+  it.sequential("keeps a task's push notification configs, and delivers the task's updates to them", async ({ expect }) => {
     const client = await connect("sdk-calc", binding);
     const task = asTask(await client.sendMessage(send("what is 6 * 7?")));
     const url = `${receiverUrl}/${binding}`;

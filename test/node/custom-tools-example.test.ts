@@ -1,19 +1,23 @@
 // The runtime as a package (docs/guides/typescript-tools.md): examples/custom-tools, a tenant's Worker with a tool
 // written in TypeScript, type-checks and runs a turn that calls its tool through HTTP under `wrangler dev`; and
-// `npm pack`'s tarball installs in an empty folder, where the same Worker type-checks against it.
+// `npm pack`'s tarball installs in an empty folder, where the same Worker type-checks against it. The two type-checks
+// are not one: the first resolves the runtime's dependencies at this checkout's locked versions, the second at what
+// a fresh install of the tarball resolves (a newer patch, at times). They mostly wait or take one core each, so the
+// three tests run at once, with `wrangler dev` starting beside them.
 import { execFile } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { type DevRuntime, startRuntime } from "./support/wrangler-dev";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "..", "..");
 const EXAMPLE = join(ROOT, "examples", "custom-tools");
 const TSC = join(ROOT, "node_modules", ".bin", "tsc");
-let rt: DevRuntime;
+/** The example under `wrangler dev`, started before the tests and awaited by the one that uses it. */
+let started: Promise<DevRuntime>;
 
 /** What `tsc --noEmit -p project` prints: nothing when the project type-checks. */
 async function typeErrors(tsc: string, project: string): Promise<string> {
@@ -25,7 +29,7 @@ async function typeErrors(tsc: string, project: string): Promise<string> {
   }
 }
 
-beforeAll(async () => {
+beforeAll(() => {
   // What `npm install` makes of the example's `"agent-runtime": "file:../.."`: a link to this checkout, whose own
   // node_modules then serve the runtime's dependencies (wrangler and tsc are this checkout's too).
   const link = join(EXAMPLE, "node_modules", "agent-runtime");
@@ -33,16 +37,18 @@ beforeAll(async () => {
     mkdirSync(join(EXAMPLE, "node_modules"), { recursive: true });
     symlinkSync(join("..", "..", ".."), link);
   }
-  rt = await startRuntime({ API_KEYS: "tenant-key" }, EXAMPLE);
-}, 120_000);
-afterAll(() => rt?.stop());
+  started = startRuntime({ API_KEYS: "tenant-key" }, EXAMPLE);
+  started.catch(() => {}); // the test that uses it reports the failure
+});
+afterAll(async () => (await started.catch(() => undefined))?.stop());
 
-describe("examples/custom-tools", () => {
-  it("type-checks (strict, the Workers types)", async () => {
+describe.concurrent("examples/custom-tools", () => {
+  it("type-checks (strict, the Workers types)", async ({ expect }) => {
     expect(await typeErrors(TSC, EXAMPLE)).toBe("");
   }, 240_000);
 
-  it("runs a turn that calls its TypeScript tool, and refuses an agent naming a tool it does not have", async () => {
+  it("runs a turn that calls its TypeScript tool, and refuses an agent naming a tool it does not have", async ({ expect }) => {
+    const rt = await started;
     const agent = await rt.call("PUT", "/v1/agents/glossary", { model: "demo:fast", tools: ["lookup"] });
     expect(agent.status, JSON.stringify(agent.body)).toBe(201);
     const unknown = await rt.call("PUT", "/v1/agents/typo", { model: "demo:fast", tools: ["lookups"] });
@@ -65,8 +71,8 @@ describe("examples/custom-tools", () => {
   });
 });
 
-describe("npm pack", () => {
-  it("gives a tarball that installs in an empty folder, where a Worker importing it type-checks", async () => {
+describe.concurrent("npm pack", () => {
+  it("gives a tarball that installs in an empty folder, where a Worker importing it type-checks", async ({ expect }) => {
     const dir = mkdtempSync(join(tmpdir(), "agent-runtime-tenant-"));
     try {
       await run("npm", ["pack", "--pack-destination", dir, "--loglevel=error"], { cwd: ROOT });

@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, type ExpectStatic, expect, it } from "vitest";
 import { type DocBlock, docBlocks, matchesOutput, RUNNABLE } from "./support/doc-blocks";
 import { ShellSession } from "./support/shell-session";
 import { type DevRuntime, startRuntime } from "./support/wrangler-dev";
@@ -20,6 +20,22 @@ const PAGES = [
     .sort()
     .map((f) => join(GUIDES, f)),
 ];
+/**
+ * The pages run in lanes, at once, as most of their time is waiting (on the `demo:slow` model above all): the
+ * pages that use the agent `demo` (README.md puts it on the slow model, guides put it on the fast one) one after
+ * another, each other page on the slow model in a lane of its own, and the rest one after another. Pages of
+ * different lanes share no agent, session, quota or /tmp file (CONTRIBUTING.md, "The docs").
+ */
+const USES_DEMO = /(?<![a-z0-9-])demo(?![\w:-])/;
+const LANES = new Map<string, string[]>();
+for (const page of PAGES) {
+  const code = docBlocks(page)
+    .filter((b) => RUNNABLE.has(b.lang) && b.notRun === null)
+    .map((b) => b.code)
+    .join("\n");
+  const lane = USES_DEMO.test(code) ? "the agent demo" : code.includes("demo:slow") ? relative(ROOT, page) : "the other pages";
+  LANES.set(lane, [...(LANES.get(lane) ?? []), page]);
+}
 /** Languages that are data or output, never run. */
 const DATA = new Set(["text", "json", "toml"]);
 const TS_DIR = join(ROOT, "test-output", "docs-examples");
@@ -54,6 +70,31 @@ beforeAll(async () => {
     CORS_ORIGINS: "*",
   });
 }, 120_000);
+
+/** Runs a page's runnable blocks in order in one bash session, each compared with the output the page shows. */
+async function runPage(page: string, expect: ExpectStatic): Promise<void> {
+  const blocks = docBlocks(page).filter((b) => RUNNABLE.has(b.lang) && b.notRun === null);
+  const scratch = mkdtempSync(join(tmpdir(), "docs-examples-"));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? scratch,
+    NO_COLOR: "1",
+    KEY,
+    AGENT_RUNTIME_URL: runtime.base,
+  };
+  const shell = new ShellSession(ROOT, env, scratch);
+  try {
+    for (const b of blocks) {
+      const script = b.lang === "ts" ? `node --experimental-websocket --no-warnings --import tsx '${tsFile(page, b)}'` : b.code;
+      const { status, output } = await shell.run(script, BLOCK_TIMEOUT_MS);
+      expect(status, `${where(page, b)} exited ${status}:\n${output}`).toBe(0);
+      if (b.expected !== null) expect(matchesOutput(b.expected, output), `${where(page, b)} printed:\n${output}\nbut the page says:\n${b.expected}`).toBe(true);
+    }
+  } finally {
+    shell.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
 
 afterAll(async () => {
   await runtime?.stop();
@@ -96,29 +137,12 @@ describe("the docs' examples", () => {
     expect(unknown, "blocks neither runnable nor marked <!-- not run: reason -->").toEqual([]);
   });
 
-  it.each(PAGES.map((p) => [relative(ROOT, p), p]))("%s: every runnable block runs and prints what the page says", async (_name, page) => {
-    const blocks = docBlocks(page).filter((b) => RUNNABLE.has(b.lang) && b.notRun === null);
-    const scratch = mkdtempSync(join(tmpdir(), "docs-examples-"));
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? scratch,
-      NO_COLOR: "1",
-      KEY,
-      AGENT_RUNTIME_URL: runtime.base,
-    };
-    const shell = new ShellSession(ROOT, env, scratch);
-    try {
-      for (const b of blocks) {
-        const script = b.lang === "ts" ? `node --experimental-websocket --no-warnings --import tsx '${tsFile(page, b)}'` : b.code;
-        const { status, output } = await shell.run(script, BLOCK_TIMEOUT_MS);
-        expect(status, `${where(page, b)} exited ${status}:\n${output}`).toBe(0);
-        if (b.expected !== null)
-          expect(matchesOutput(b.expected, output), `${where(page, b)} printed:\n${output}\nbut the page says:\n${b.expected}`).toBe(true);
-      }
-    } finally {
-      shell.close();
-      rmSync(scratch, { recursive: true, force: true });
-    }
+  describe.concurrent("in lanes that run at once", () => {
+    for (const [lane, pages] of LANES)
+      describe(lane, () => {
+        for (const page of pages)
+          it.sequential(`${relative(ROOT, page)}: every runnable block runs and prints what the page says`, ({ expect }) => runPage(page, expect));
+      });
   });
 
   // Last: the check ran beside the pages.
