@@ -22,6 +22,7 @@ import { inputText } from "../protocol/input-parts";
 import { system } from "../protocol/operations";
 import { DEFAULT_POLICY } from "../protocol/policy";
 import { SubmitTurnBody } from "../protocol/wire";
+import { checkNewInput, inputChecks } from "../session/queue/turn-attachments";
 import { followTurn, type TerminalEvent, turnOutcome } from "../views/turn-outcome";
 import { authenticate } from "./auth";
 import { callSession, router, sessionStub } from "./http";
@@ -138,7 +139,9 @@ async function runAgentTurn(
 ): Promise<CallToolResult> {
   let sid = sessionId;
   if (!sid) {
-    checkInputFits(agent, inputText(body.input), "input"); // before the session exists: a refused input opens none
+    // Before the session exists: a refused input opens none.
+    checkInputFits(agent, inputText(body.input), "input");
+    checkNewInput(body.input, inputChecks(env, agent.model));
     sid = randomId("ses");
     unwrap(await sessionStub(env, sid).create({ session_id: sid, agent, policy: DEFAULT_POLICY, metadata: { source: "mcp" } }));
   }

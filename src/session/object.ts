@@ -191,12 +191,12 @@ export class SessionObject extends SessionCore {
   /**
    * Erases everything the session owns (DELETE /v1/sessions/:sid); true when there was something to erase.
    * `derived`: its forks and replays, for the caller to erase in turn (each erase is one call, however deep).
-   * `unused`: only a session no turn was ever submitted to (one opened for a first message that was refused,
-   * which another message may have reached meanwhile).
+   * `unused`: only a session no turn was ever submitted to and none is being submitted to (one opened for a first
+   * message that was refused, which another message may have reached meanwhile).
    */
   async erase(unused = false): Promise<Result<{ erased: boolean; derived: string[] }>> {
     return toResult(async () => {
-      if (!this.session || (unused && this.store.hasTurns())) return { erased: false, derived: [] };
+      if (!this.session || (unused && (this.store.hasTurns() || this.parts.queue.submitting > 0))) return { erased: false, derived: [] };
       const derived = this.parts.derived.ids();
       await this.eraseNow("the session was erased");
       return { erased: true, derived };

@@ -340,6 +340,23 @@ describe("refusals", () => {
       { path: "params.message.parts.1", reason: "does not look like application/pdf (its first bytes do not match)" },
     ]);
     expect((await api("GET", `/v1/sessions/${reached.contextId}`)).body.turn_count).toBe(1);
+
+    // Nor one another message is still being submitted to (its own file held at its fetch) when the refusal comes.
+    const [first, second] = [uniqueId("a2a-ctx-first"), uniqueId("a2a-ctx-second")];
+    const withFile = (url: string, mediaType: string) =>
+      rpc("a2a-ctx-race", "SendMessage", {
+        message: { messageId: uniqueId("m"), role: "ROLE_USER", parts: [{ text: "see" }, { url, mediaType }], contextId: "ctx-in-flight" },
+      });
+    const refusedLater = withFile(gateURL(first), "application/pdf");
+    await waitForGate(first, (g) => g.held === 1, "the first file was never fetched");
+    const inFlight = withFile(gateURL(second), "text/plain");
+    await waitForGate(second, (g) => g.held === 1, "the second file was never fetched");
+    await releaseGate(first, { not: "a pdf" });
+    expect((await refusedLater).body.error.data).toMatchObject([{ path: "params.message.parts.1" }]);
+    await releaseGate(second, { notes: "some" });
+    const task = (await inFlight).body.result?.task;
+    expect(task?.status.state).toBe("TASK_STATE_COMPLETED");
+    expect((await api("GET", `/v1/sessions/${task.contextId}`)).body.turn_count).toBe(1);
   });
 
   it("a client contextId whose sessions were all erased is refused naming the field each method reads it from", async () => {

@@ -10,7 +10,7 @@ import { rowBytes, SignCodes } from "../../engine/memory/sign-codes";
 import type { RecallHit } from "../../protocol/memory";
 import { snippetOf, towards } from "./recall-vectors";
 
-/** The most memory the codes may take (at 1,536 dimensions, 164,000 messages; 100,000 take 20 MB). */
+/** The most memory the codes may take (at 1,536 dimensions about 129,000 messages, with room to grow; 100,000 take about 22 MB). */
 export const INDEX_BUDGET_BYTES = 32 * 1024 * 1024;
 /**
  * The rows re-ranked with their floats (each a read from SQLite, the search's largest cost): enough for recall@10

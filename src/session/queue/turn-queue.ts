@@ -67,6 +67,8 @@ export interface QueueRunner {
 }
 
 export class TurnQueue {
+  /** Submissions under way (their files being fetched and stored): a session that has them is in use. */
+  submitting = 0;
   constructor(
     private readonly s: QueueSession,
     private readonly runner: QueueRunner,
@@ -286,12 +288,22 @@ export class TurnQueue {
           // a refusal there (a turn that began to wait meanwhile, the queue filled) forgets the files stored for it.
           this.checkRefused(rest.on_busy);
           const inputs = turnInputs(this.s.bindings(), this.s.fileLedger(), this.s.agent().model);
-          const taken = await turnInput(input, inputs);
+          this.submitting += 1;
           try {
-            return this.submit({ ...rest, ...taken, ...(responses ? { responses_request: responses } : {}), trace, by });
-          } catch (err) {
-            await forgetStored(input, taken.files, inputs);
-            throw err;
+            const taken = await turnInput(input, inputs);
+            // Stored again for a resend the key answers, or for a turn refused as it is placed: forgotten with it.
+            const forget = () => forgetStored(input, taken.files, inputs).catch((err: unknown) => console.error("turn-queue: files left", err));
+            let submitted: TurnSubmitted;
+            try {
+              submitted = this.submit({ ...rest, ...taken, ...(responses ? { responses_request: responses } : {}), trace, by });
+            } catch (err) {
+              if (err instanceof ApiError && err.status < 500) await forget();
+              throw err;
+            }
+            if (submitted.duplicate) await forget();
+            return submitted;
+          } finally {
+            this.submitting -= 1;
           }
         },
         injectMessage: ({ body, by }) => this.inject(body.content, by),

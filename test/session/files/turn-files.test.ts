@@ -82,6 +82,24 @@ describe("turn input as parts", () => {
     expect(content[1]).toEqual({ type: "text", text: "[file notes.txt (text/plain)]\nthe answer is 42" });
   });
 
+  it("a resend with the same idempotency_key answers the first turn and keeps one copy of its inline file", async () => {
+    const id = await scripted(1);
+    const sid = await createSession({ name: "turn-file-resend", model: `openai-compatible:${id}` });
+    const body = {
+      input: [
+        { type: "text", text: "Read it" },
+        { type: "file", data: toBase64(new TextEncoder().encode("the code is 7")), media_type: "text/plain", filename: "code.txt" },
+      ],
+      idempotency_key: "resend-with-file",
+    };
+    const first = await api("POST", `/v1/sessions/${sid}/turns`, body);
+    const again = await api("POST", `/v1/sessions/${sid}/turns`, body);
+    expect(again.body).toMatchObject({ turn_id: first.body.turn_id, duplicate: true });
+    const files = (await api("GET", `/v1/sessions/${sid}/files`)).body.files;
+    expect(files.map((f: any) => f.filename)).toEqual(["code.txt"]);
+    expect((await env.BLOBS.list({ prefix: `sessions/${sid}/files/` })).objects).toHaveLength(1);
+  });
+
   it("refuses bad parts with 422 naming the part, and stores nothing", async () => {
     const sid = await createSession({ name: "turn-bad-parts", model: "demo:fast" });
     const cases: [unknown, string][] = [
