@@ -9,7 +9,7 @@ import { indexShard } from "../objects/index/index-shards";
 import { openAgent } from "../objects/registry/agent-resolve";
 import { type Message, RpcError, type RpcId, SendMessageParams, type Task, TaskIdParams, TERMINAL_STATES } from "../protocol/a2a";
 import { ApiError, unwrap, zodIssues } from "../protocol/errors";
-import { inputText } from "../protocol/input-parts";
+import { type InputPart, inputText } from "../protocol/input-parts";
 import { allows, type Principal } from "../protocol/permissions";
 import { A2A_PATH, type A2aMode } from "../session/streams/a2a-streams";
 import { parseTaskId, type TaskRef, taskId } from "../views/a2a-task";
@@ -117,7 +117,7 @@ export async function contextOf(call: RpcCall, contextId: string, field = "param
  * The session a message goes to: its context when there is one, else one opened for it (named after a foreign
  * contextId); `opened` when this request opened it.
  */
-async function contextSession(call: RpcCall, message: Message): Promise<{ sid: string; opened: boolean }> {
+async function contextSession(call: RpcCall, message: Message, turn: string | InputPart[]): Promise<{ sid: string; opened: boolean }> {
   const { env, principal, agent } = call;
   const found = message.contextId ? await contextOf(call, message.contextId) : undefined;
   if (found?.exists) return { sid: found.sid, opened: false };
@@ -126,7 +126,6 @@ async function contextSession(call: RpcCall, message: Message): Promise<{ sid: s
   const opened = await openAgent(env, agent, principal.kind === "token" ? principal.subject : null);
   const id = found?.sid ?? randomId("ses");
   const metadata = { via: "a2a", ...(message.contextId ? { a2a_context_id: message.contextId } : {}) };
-  const turn = turnInput(message);
   const input = { text: inputText(turn), path: "params.message" };
   const create = await newSession(env, principal, id, opened, { metadata, input, turn });
   try {
@@ -170,11 +169,12 @@ export async function sendMessage(call: RpcCall, raw: unknown, stream: boolean):
     ref = await continueTask(call, message);
   } else {
     need(call.principal, "session.submit");
-    const { sid, opened } = await contextSession(call, message).catch((err: unknown) => {
+    const input = turnInput(message);
+    const { sid, opened } = await contextSession(call, message, input).catch((err: unknown) => {
       throw inMessageTerms(err);
     });
     // The message id keeps a message sent again (a client's retry) from running twice: it answers the same task.
-    const body = { input: turnInput(message), on_busy: "enqueue" as const, idempotency_key: message.messageId };
+    const body = { input, on_busy: "enqueue" as const, idempotency_key: message.messageId };
     const { turn_id } = await callSession(call.env, sid, "submitTurn", { body, by: call.principal.id }).catch(async (err: unknown) => {
       // A session opened for this message goes with its refusal: the context is unknown again.
       if (opened) await dropRefused(call.env, sid, err);
