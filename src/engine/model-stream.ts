@@ -8,13 +8,16 @@ import {
   type JSONSchema7,
   type LanguageModelV3,
   type LanguageModelV3CallOptions,
+  type LanguageModelV3FilePart,
   type LanguageModelV3FunctionTool,
   type LanguageModelV3Message,
   type LanguageModelV3Prompt,
   type LanguageModelV3StreamPart,
+  type LanguageModelV3TextPart,
+  type LanguageModelV3ToolResultPart,
 } from "@ai-sdk/provider";
 import { retryWithExponentialBackoff, secureJsonParse } from "@ai-sdk/provider-utils";
-import type { ModelMessage } from "ai";
+import type { AssistantModelMessage, FilePart, ModelMessage, ToolResultPart, UserModelMessage } from "ai";
 import { errorMessage } from "../protocol/errors";
 import type { Usage } from "./turn-state";
 
@@ -175,15 +178,47 @@ function toMessage(m: ModelMessage): LanguageModelV3Message {
     case "system":
       return { role: "system", content: m.content };
     case "user":
-      return { role: "user", content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content as never) };
+      return { role: "user", content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content.map(userPart) };
     case "assistant":
-      return {
-        role: "assistant",
-        content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content.filter((p) => p.type !== "text" || p.text !== "") as never),
-      };
+      return { role: "assistant", content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content.flatMap(assistantPart) };
     case "tool":
-      return { role: "tool", content: m.content as never };
+      return { role: "tool", content: m.content.map((p) => (p.type === "tool-result" ? toolResult(p) : p)) };
   }
+}
+
+type UserPart = Exclude<UserModelMessage["content"], string>[number];
+type AssistantPart = Exclude<AssistantModelMessage["content"], string>[number];
+
+/** A file's bytes as the provider interface takes them (it has no ArrayBuffer). */
+function fileData(data: FilePart["data"]): LanguageModelV3FilePart["data"] {
+  return data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+}
+
+function filePart(p: FilePart): LanguageModelV3FilePart {
+  return { ...p, data: fileData(p.data) };
+}
+
+function userPart(p: UserPart): LanguageModelV3TextPart | LanguageModelV3FilePart {
+  if (p.type === "text") return p;
+  if (p.type === "file") return filePart(p);
+  // An image part, as the AI SDK's own conversion takes it: a file of its media type.
+  return { type: "file", data: fileData(p.image), mediaType: p.mediaType ?? "image/*", providerOptions: p.providerOptions };
+}
+
+/** Empty text parts are left out (providers refuse them); approval requests are the SDK's, not the model's. */
+function assistantPart(p: AssistantPart): Extract<LanguageModelV3Message, { role: "assistant" }>["content"] {
+  if (p.type === "text") return p.text === "" ? [] : [p];
+  if (p.type === "file") return [filePart(p)];
+  if (p.type === "tool-approval-request") return [];
+  if (p.type === "tool-result") return [toolResult(p)];
+  return [p];
+}
+
+/** A tool's result; the SDK's deprecated "media" content is the provider interface's "file-data". */
+function toolResult(p: ToolResultPart): LanguageModelV3ToolResultPart {
+  if (p.output.type !== "content") return { ...p, output: p.output };
+  const value = p.output.value.map((c) => (c.type === "media" ? { type: "file-data" as const, data: c.data, mediaType: c.mediaType } : c));
+  return { ...p, output: { type: "content", value } };
 }
 
 /** How long to wait before a retry: the provider's retry-after-ms or retry-after when it gives one, else the backoff's. */

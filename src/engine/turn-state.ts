@@ -1,6 +1,6 @@
 // The durable working state of one turn. It is checkpointed after every transition (model response,
 // tool start, tool result), so the loop can continue from it after a restart.
-import type { ModelMessage } from "ai";
+import type { JSONValue, ModelMessage } from "ai";
 import type { EventDraft, PayloadOf } from "../protocol/events";
 import type { FileRef } from "../protocol/input-parts";
 import type { ApprovalDecision } from "../protocol/wire";
@@ -162,7 +162,8 @@ export function toolResultPart(call: ToolCallRecord) {
       ? { type: "error-text" as const, value: text }
       : typeof output === "string"
         ? { type: "text" as const, value: output }
-        : { type: "json" as const, value: (output ?? null) as never },
+        : // A result is JSON: it is recorded in the log as such, and a resumed turn reads it from there.
+          { type: "json" as const, value: (output ?? null) as JSONValue },
   };
 }
 
