@@ -10,23 +10,23 @@ import { type CallToolResult, isInitializeRequest, type JSONRPCMessage, type Ser
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { every } from "hono/combine";
 import { z } from "zod";
-import { checkInputFits } from "../engine/context-budget";
 import { sseEvents } from "../engine/sse-read";
 import type { Env } from "../env";
 import { randomId } from "../ids";
+import { openAgent } from "../objects/registry/agent-resolve";
 import { registry } from "../objects/registry/registry-object";
 import type { AgentConfig } from "../protocol/agent-config";
 import { ApiError, unwrap } from "../protocol/errors";
 import type { RuntimeEvent } from "../protocol/events";
 import { inputText } from "../protocol/input-parts";
 import { system } from "../protocol/operations";
-import { DEFAULT_POLICY } from "../protocol/policy";
+import type { Principal } from "../protocol/permissions";
 import { SubmitTurnBody } from "../protocol/wire";
-import { checkNewInput, inputChecks } from "../session/queue/turn-attachments";
 import { followTurn, type TerminalEvent, turnOutcome } from "../views/turn-outcome";
 import { authenticate } from "./auth";
 import { callSession, router, sessionStub } from "./http";
 import { askingClient, clientElicits, mcpSessionId, recordAnswers } from "./mcp-elicitation";
+import { dropRefused, newSession } from "./open-session";
 import { guards, route } from "./operation-route";
 
 export const RUN_AGENT_PREFIX = "run_agent_";
@@ -46,7 +46,7 @@ mcp.post(system.mcp.path, every(...guards(system.mcp, { readsBody: false })), as
   const rest = body === undefined ? undefined : await recordAnswers(c.env, c.get("principal"), body);
   if (rest === null) return c.body(null, 202);
   const initialize = (Array.isArray(rest) ? rest : [rest]).find(isInitializeRequest);
-  const server = await agentServer(c.env, c.get("principal").id, (work) => c.executionCtx.waitUntil(work), clientElicits(c.req.raw));
+  const server = await agentServer(c.env, c.get("principal"), (work) => c.executionCtx.waitUntil(work), clientElicits(c.req.raw));
   // Nothing is kept between requests: the session id handed out at initialize only carries what the client can
   // answer, and a later request is served whatever session id it sends.
   const transport = new WebStandardStreamableHTTPServerTransport({
@@ -65,10 +65,10 @@ mcp.on(["GET", "DELETE"], system.mcp.path, authenticate(undefined), (c) =>
 );
 
 /**
- * A server whose tools are the registered agents, as they are now, for the caller `by` (the key or token its
- * turns are submitted by, which quotas count). `waitUntil` keeps work alive past the request.
+ * A server whose tools are the registered agents, as they are now, for the caller `principal` (the key its
+ * sessions are opened and its turns submitted by, which quotas count). `waitUntil` keeps work alive past the request.
  */
-async function agentServer(env: Env, by: string, waitUntil: (work: Promise<unknown>) => void, elicits: boolean): Promise<McpServer> {
+async function agentServer(env: Env, principal: Principal, waitUntil: (work: Promise<unknown>) => void, elicits: boolean): Promise<McpServer> {
   const server = new McpServer(
     { name: "agent-runtime", version: "0.1.0" },
     { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
@@ -107,7 +107,7 @@ async function agentServer(env: Env, by: string, waitUntil: (work: Promise<unkno
         // On the stream of this tools/call, which the client reads until the result.
         const elicit = elicits ? async (message: JSONRPCMessage) => server.server.transport?.send(message, { relatedRequestId: extra.requestId }) : undefined;
         try {
-          return await runAgentTurn(env, agent, body, session_id, { by, progress, elicit, signal: extra.signal, waitUntil });
+          return await runAgentTurn(env, agent.name, body, session_id, { principal, progress, elicit, signal: extra.signal, waitUntil });
         } catch (err) {
           const message = err instanceof ApiError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
           return { content: [{ type: "text", text: message }], isError: true };
@@ -119,8 +119,8 @@ async function agentServer(env: Env, by: string, waitUntil: (work: Promise<unkno
 }
 
 interface Follow {
-  /** Who submits the turn. */
-  by: string;
+  /** Who opens the session and submits the turn. */
+  principal: Principal;
   progress?: (params: { progress: number; message: string }) => Promise<void>;
   /** Sends elicitation requests (and their cancellations) to the client; absent when it cannot answer one. */
   elicit?: (message: JSONRPCMessage) => Promise<void>;
@@ -129,29 +129,35 @@ interface Follow {
   waitUntil: (work: Promise<unknown>) => void;
 }
 
-/** Runs one turn (in `sessionId`, or a new session of `agent`) and follows its events to the end. */
+/**
+ * A new session of agent `name` for the call's first input, opened as every surface opens one (open-session.ts):
+ * the version the agent's traffic routes to, and an input refused before it is opened opens nothing.
+ */
+async function openSession(env: Env, principal: Principal, name: string, input: SubmitTurnBody["input"]): Promise<string> {
+  const sid = randomId("ses");
+  const opened = await openAgent(env, name, null);
+  const first = { input: { text: inputText(input), path: "input" }, turn: input };
+  unwrap(await sessionStub(env, sid).create(await newSession(env, principal, sid, opened, { metadata: { source: "mcp" }, ...first })));
+  return sid;
+}
+
+/** Runs one turn (in `sessionId`, or a new session of agent `name`) and follows its events to the end. */
 async function runAgentTurn(
   env: Env,
-  agent: AgentConfig,
+  name: string,
   body: Omit<SubmitTurnBody, "idempotency_key">,
   sessionId: string | undefined,
-  { by, progress, elicit, signal, waitUntil }: Follow,
+  { principal, progress, elicit, signal, waitUntil }: Follow,
 ): Promise<CallToolResult> {
-  let sid = sessionId;
-  if (!sid) {
-    // Before the session exists: a refused input opens none.
-    checkInputFits(agent, inputText(body.input), "input");
-    checkNewInput(body.input, inputChecks(env, agent.model));
-    sid = randomId("ses");
-    unwrap(await sessionStub(env, sid).create({ session_id: sid, agent, policy: DEFAULT_POLICY, metadata: { source: "mcp" } }));
-  }
+  const by = principal.id;
+  const sid = sessionId ?? (await openSession(env, principal, name, body.input));
   const stub = sessionStub(env, sid);
   // run_agent_<name> runs <name>: a session of another agent is refused, not run with that agent.
   const { access } = unwrap(await stub.access());
-  if (access.agent !== agent.name) {
+  if (access.agent !== name) {
     return {
       isError: true,
-      content: [{ type: "text", text: `Session ${sid} runs agent "${access.agent}", not "${agent.name}"; call run_agent_${access.agent}` }],
+      content: [{ type: "text", text: `Session ${sid} runs agent "${access.agent}", not "${name}"; call run_agent_${access.agent}` }],
     };
   }
   const { last_sequence } = await callSession(env, sid, "getSession", { by });
@@ -187,7 +193,7 @@ async function runAgentTurn(
   } catch (err) {
     if (!signal.aborted) cancelTurn(`the MCP call could not follow the turn: ${err instanceof Error ? err.message : String(err)}`);
     // An input refused in the session this call opened (a file the session does not take) leaves no session.
-    if (!sessionId) await submitted.then(noop, () => stub.erase()).catch(noop);
+    if (!sessionId) await submitted.then(noop, (refusal: unknown) => dropRefused(env, sid, refusal));
     throw err;
   } finally {
     signal.removeEventListener("abort", onAbort);

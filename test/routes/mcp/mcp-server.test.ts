@@ -243,6 +243,30 @@ describe("ask_user over MCP elicitation", () => {
   });
 });
 
+describe("run_agent_<name> opens a session as every surface does", () => {
+  it("the version the agent's traffic routes to, recorded on the session; an over-long first input opens none", async () => {
+    const name = uniqueId("mcpver").replace(/-/g, "_").slice(0, 40);
+    await createAgent({ name, model: "demo:fast", instructions: "one" });
+    await createAgent({ name, model: "demo:fast", instructions: "two", budget: { max_history_tokens: 100 } });
+    await api("PUT", `/v1/agents/${name}/labels/production`, { version: 1 });
+    await api("PUT", `/v1/agents/${name}/traffic`, { routes: [{ label: "production", weight: 1 }] });
+    const { client } = await connect();
+    const res = await client.callTool({ name: `run_agent_${name}`, arguments: { input: "hello" } });
+    const { session_id, status } = res.structuredContent as Out;
+    expect(status).toBe("completed");
+    const session = (await api("GET", `/v1/sessions/${session_id}`)).body;
+    expect(session).toMatchObject({ agent_version: 1, agent: { instructions: "one" }, metadata: { source: "mcp" } });
+
+    // Pinned to version 2 by its label: its input limit refuses a long first input before anything is opened.
+    await api("PUT", `/v1/agents/${name}/labels/production`, { version: 2 });
+    const refused = await client.callTool({ name: `run_agent_${name}`, arguments: { input: "x ".repeat(400) } });
+    expect(refused.isError).toBe(true);
+    expect((refused.content as any[])[0].text).toMatch(/^validation_failed: .*input: is too long for this agent/);
+    expect((await api("GET", `/v1/sessions?agent=${name}`)).body.sessions.map((s: any) => s.session_id)).toEqual([session_id]);
+    await client.close();
+  });
+});
+
 describe("run_agent_<name> input and on_busy", () => {
   it("takes image parts as base64 data and hands the model exactly those bytes; a part that is not what it claims is refused", async () => {
     const { tool, scriptId } = await scripted("mcpimg", [{ text: "A blue square." }]);
