@@ -148,8 +148,9 @@ export function callOptions(request: ModelRequest): LanguageModelV3CallOptions {
 }
 
 /**
- * The conversation in the provider interface's form. The runtime builds only string user messages,
- * assistant text and tool calls, and tool results, so this is a reshaping, not a validation.
+ * The conversation in the provider interface's form. The runtime builds user text and files (their bytes, read
+ * from the session's files), assistant text and tool calls, and tool results, so this is a reshaping part by part,
+ * not the AI SDK's validation: file data given as a string is passed on as base64, and no URL is downloaded.
  */
 export function toPrompt(system: string | undefined, messages: ModelMessage[]): LanguageModelV3Prompt {
   const prompt: LanguageModelV3Prompt = system ? [{ role: "system", content: system }] : [];
@@ -174,6 +175,11 @@ export function toPrompt(system: string | undefined, messages: ModelMessage[]): 
 const converted = new WeakMap<ModelMessage, LanguageModelV3Message>();
 
 function toMessage(m: ModelMessage): LanguageModelV3Message {
+  const message = toParts(m);
+  return m.providerOptions ? { ...message, providerOptions: m.providerOptions } : message;
+}
+
+function toParts(m: ModelMessage): LanguageModelV3Message {
   switch (m.role) {
     case "system":
       return { role: "system", content: m.content };
@@ -214,10 +220,14 @@ function assistantPart(p: AssistantPart): Extract<LanguageModelV3Message, { role
   return [p];
 }
 
-/** A tool's result; the SDK's deprecated "media" content is the provider interface's "file-data". */
+/** A tool's result; the SDK's deprecated "media" content is "image-data" for an image, else "file-data" (as the SDK maps it). */
 function toolResult(p: ToolResultPart): LanguageModelV3ToolResultPart {
   if (p.output.type !== "content") return { ...p, output: p.output };
-  const value = p.output.value.map((c) => (c.type === "media" ? { type: "file-data" as const, data: c.data, mediaType: c.mediaType } : c));
+  const value = p.output.value.map((c) =>
+    c.type === "media"
+      ? { type: c.mediaType.startsWith("image/") ? ("image-data" as const) : ("file-data" as const), data: c.data, mediaType: c.mediaType }
+      : c,
+  );
   return { ...p, output: { type: "content", value } };
 }
 

@@ -26,7 +26,7 @@ import { followTurn, type TerminalEvent, turnOutcome } from "../views/turn-outco
 import { authenticate } from "./auth";
 import { callSession, router, sessionStub } from "./http";
 import { askingClient, clientElicits, mcpSessionId, recordAnswers } from "./mcp-elicitation";
-import { dropRefused, newSession } from "./open-session";
+import { checkMayOpen, dropRefused, newSession } from "./open-session";
 import { guards, route } from "./operation-route";
 
 export const RUN_AGENT_PREFIX = "run_agent_";
@@ -134,8 +134,9 @@ interface Follow {
  * the version the agent's traffic routes to, and an input refused before it is opened opens nothing.
  */
 async function openSession(env: Env, principal: Principal, name: string, input: SubmitTurnBody["input"]): Promise<string> {
+  checkMayOpen(principal, name);
   const sid = randomId("ses");
-  const opened = await openAgent(env, name, null);
+  const opened = await openAgent(env, name, principal.kind === "token" ? principal.subject : null);
   const first = { input: { text: inputText(input), path: "input" }, turn: input };
   unwrap(await sessionStub(env, sid).create(await newSession(env, principal, sid, opened, { metadata: { source: "mcp" }, ...first })));
   return sid;
@@ -152,16 +153,25 @@ async function runAgentTurn(
   const by = principal.id;
   const sid = sessionId ?? (await openSession(env, principal, name, body.input));
   const stub = sessionStub(env, sid);
-  // run_agent_<name> runs <name>: a session of another agent is refused, not run with that agent.
-  const { access } = unwrap(await stub.access());
-  if (access.agent !== name) {
-    return {
-      isError: true,
-      content: [{ type: "text", text: `Session ${sid} runs agent "${access.agent}", not "${name}"; call run_agent_${access.agent}` }],
-    };
+  if (sessionId) {
+    // run_agent_<name> runs <name>: a session of another agent is refused, not run with that agent.
+    const { access } = unwrap(await stub.access());
+    if (access.agent !== name) {
+      return {
+        isError: true,
+        content: [{ type: "text", text: `Session ${sid} runs agent "${access.agent}", not "${name}"; call run_agent_${access.agent}` }],
+      };
+    }
   }
-  const { last_sequence } = await callSession(env, sid, "getSession", { by });
-  signal.throwIfAborted();
+  let last_sequence: number;
+  try {
+    ({ last_sequence } = await callSession(env, sid, "getSession", { by }));
+    signal.throwIfAborted();
+  } catch (err) {
+    // Nothing was submitted to the session this call opened (the caller went away): it goes with the call.
+    if (!sessionId) await stub.erase(true).catch(noop);
+    throw err;
+  }
   const submitted = callSession(env, sid, "submitTurn", { body, by });
   // From here on, a turn nobody follows any more (the caller went away, or following it failed) is cancelled;
   // waitUntil keeps the cancellation alive past the request. A message injected into a running turn leaves

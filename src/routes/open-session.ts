@@ -1,5 +1,5 @@
 // A new session of a registered agent, opened the same way by every surface that opens one: POST /v1/sessions,
-// a chat's first message, a Responses conversation and an A2A context. Each surface chooses the version (its
+// a chat's first message, a Responses conversation, an A2A context and an MCP run_agent_<name> call. Each surface chooses the version (its
 // own errors for a bad reference) and where the session is created; the caller's reach, the owner, the input's
 // limits and the resource the session joins (its owner's, unless named) are settled here.
 import { checkInputFits } from "../engine/context-budget";

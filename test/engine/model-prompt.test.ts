@@ -1,7 +1,8 @@
 // The conversation as the provider interface takes it (src/engine/model-stream.ts toPrompt): the AI SDK's message
 // parts converted one by one, not cast. An image is a file of its media type, an ArrayBuffer becomes bytes, empty
-// assistant text and the SDK's approval requests are left out, a tool's "media" content is "file-data", the
-// results of one step go in one tool message, and a message is converted once and the same object reused.
+// assistant text and the SDK's approval requests are left out, a tool's "media" content is "image-data" for an
+// image and "file-data" otherwise, a message keeps its providerOptions, the results of one step go in one tool
+// message, and a message is converted once and the same object reused.
 import type { ModelMessage } from "ai";
 import { describe, expect, it } from "vitest";
 import { toPrompt } from "../../src/engine/model-stream";
@@ -31,7 +32,7 @@ describe("toPrompt", () => {
     expect((message!.content[1] as { data: unknown }).data).toBeInstanceOf(Uint8Array);
   });
 
-  it("leaves out empty assistant text and approval requests, and joins one step's tool results", () => {
+  it("leaves out empty assistant text and approval requests, keeps providerOptions, maps media, and joins one step's tool results", () => {
     const messages: ModelMessage[] = [
       {
         role: "assistant",
@@ -40,6 +41,7 @@ describe("toPrompt", () => {
           { type: "tool-call", toolCallId: "c1", toolName: "lookup", input: { q: 1 } },
           { type: "tool-approval-request", approvalId: "a1", toolCallId: "c1" },
         ],
+        providerOptions: { anthropic: { cacheControl: { type: "ephemeral" } } },
       },
       { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "lookup", output: { type: "json", value: { n: 1 } } }] },
       {
@@ -49,14 +51,24 @@ describe("toPrompt", () => {
             type: "tool-result",
             toolCallId: "c2",
             toolName: "shot",
-            output: { type: "content", value: [{ type: "media", data: "iVBO", mediaType: "image/png" }] },
+            output: {
+              type: "content",
+              value: [
+                { type: "media", data: "iVBO", mediaType: "image/png" },
+                { type: "media", data: "JVBE", mediaType: "application/pdf" },
+              ],
+            },
           },
         ],
       },
     ];
     const prompt = toPrompt(undefined, messages);
     expect(prompt).toEqual([
-      { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "lookup", input: { q: 1 } }] },
+      {
+        role: "assistant",
+        content: [{ type: "tool-call", toolCallId: "c1", toolName: "lookup", input: { q: 1 } }],
+        providerOptions: { anthropic: { cacheControl: { type: "ephemeral" } } },
+      },
       {
         role: "tool",
         content: [
@@ -65,7 +77,13 @@ describe("toPrompt", () => {
             type: "tool-result",
             toolCallId: "c2",
             toolName: "shot",
-            output: { type: "content", value: [{ type: "file-data", data: "iVBO", mediaType: "image/png" }] },
+            output: {
+              type: "content",
+              value: [
+                { type: "image-data", data: "iVBO", mediaType: "image/png" },
+                { type: "file-data", data: "JVBE", mediaType: "application/pdf" },
+              ],
+            },
           },
         ],
       },

@@ -244,24 +244,29 @@ describe("ask_user over MCP elicitation", () => {
 });
 
 describe("run_agent_<name> opens a session as every surface does", () => {
-  it("the version the agent's traffic routes to, recorded on the session; an over-long first input opens none", async () => {
+  it("the version the agent's traffic routes to, with its limits, recorded on the session; a refused first input leaves none", async () => {
     const name = uniqueId("mcpver").replace(/-/g, "_").slice(0, 40);
-    await createAgent({ name, model: "demo:fast", instructions: "one" });
-    await createAgent({ name, model: "demo:fast", instructions: "two", budget: { max_history_tokens: 100 } });
+    // Version 1 (where the traffic goes) has a small history budget; version 2, the newest, has none.
+    await createAgent({ name, model: "demo:fast", instructions: "one", budget: { max_history_tokens: 100 } });
+    await createAgent({ name, model: "demo:fast", instructions: "two" });
     await api("PUT", `/v1/agents/${name}/labels/production`, { version: 1 });
     await api("PUT", `/v1/agents/${name}/traffic`, { routes: [{ label: "production", weight: 1 }] });
     const { client } = await connect();
-    const res = await client.callTool({ name: `run_agent_${name}`, arguments: { input: "hello" } });
+    const tool = `run_agent_${name}`;
+    const res = await client.callTool({ name: tool, arguments: { input: "hello" } });
     const { session_id, status } = res.structuredContent as Out;
     expect(status).toBe("completed");
     const session = (await api("GET", `/v1/sessions/${session_id}`)).body;
     expect(session).toMatchObject({ agent_version: 1, agent: { instructions: "one" }, metadata: { source: "mcp" } });
 
-    // Pinned to version 2 by its label: its input limit refuses a long first input before anything is opened.
-    await api("PUT", `/v1/agents/${name}/labels/production`, { version: 2 });
-    const refused = await client.callTool({ name: `run_agent_${name}`, arguments: { input: "x ".repeat(400) } });
-    expect(refused.isError).toBe(true);
-    expect((refused.content as any[])[0].text).toMatch(/^validation_failed: .*input: is too long for this agent/);
+    // Version 1's budget refuses a long first input before anything is opened (version 2 would take it).
+    const long = await client.callTool({ name: tool, arguments: { input: "x ".repeat(400) } });
+    expect(long.isError).toBe(true);
+    expect((long.content as any[])[0].text).toMatch(/^validation_failed: .*input: is too long for this agent/);
+    // Bytes that are not the PNG they claim are refused by the session once opened: it is erased with the refusal.
+    const png = [{ type: "file", data: toBase64(new TextEncoder().encode("not a png")), media_type: "image/png" }];
+    const bad = await client.callTool({ name: tool, arguments: { input: png } });
+    expect((bad.content as any[])[0].text).toMatch(/^validation_failed: .*input\[0\]/);
     expect((await api("GET", `/v1/sessions?agent=${name}`)).body.sessions.map((s: any) => s.session_id)).toEqual([session_id]);
     await client.close();
   });
