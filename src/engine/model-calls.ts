@@ -323,17 +323,22 @@ async function callModel(
   state.open_model_step = null;
   apply({ text, calls });
   const cost_usd = turn.addUsage(state, answered, usage, setup.prices);
-  // Written at once, not held for the calls' starts: starting them may wait on I/O (arguments spilled to R2)
-  // with calls marked started whose tool.started is not written yet, which a held checkpoint would record.
-  turn.emit(level, [
-    {
-      type: "model.completed",
-      turn_id,
-      step_id,
-      payload: { usage, finish_reason, ...(phase === "executor" ? {} : { phase }), ...(answered === modelName ? {} : { model: answered }) },
-    },
-    { type: "cost.recorded", turn_id, step_id, payload: { model: answered, phase, usage, cost_usd } },
-  ]);
+  // An answer that names tool calls is held for their starts, to go in one commit with them (tool-calls.ts marks
+  // calls started only after any spill of their arguments, so a checkpoint the hold writes meanwhile is whole).
+  turn.emit(
+    level,
+    [
+      {
+        type: "model.completed",
+        turn_id,
+        step_id,
+        payload: { usage, finish_reason, ...(phase === "executor" ? {} : { phase }), ...(answered === modelName ? {} : { model: answered }) },
+      },
+      { type: "cost.recorded", turn_id, step_id, payload: { model: answered, phase, usage, cost_usd } },
+    ],
+    true,
+    calls.length > 0,
+  );
   turn.checkCost();
   return { text, calls, usage, finish_reason };
 }

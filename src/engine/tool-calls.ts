@@ -85,15 +85,21 @@ function refusal(call: ToolCallRecord): ToolCallRecord["approval"] | null {
   return call.approval && isRefusal(call.approval.status) ? call.approval : null;
 }
 
-/**
- * Charges a call to the budget, marks it started and returns its tool.started event. Large arguments are
- * spilled before the call counts as started: a checkpoint written meanwhile (another call's result) must not
- * hold a started call whose tool.started is not in the log yet.
- */
-async function startCall(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn): Promise<EventDraft> {
-  const { state } = level;
+/** A call's arguments as its tool.started records them: large ones spilled to an artifact (I/O). */
+type LoggedArgs = Awaited<ReturnType<typeof forLog>> & { injected: Record<string, unknown> };
+
+async function loggedArgs(call: ToolCallRecord, level: Level, setup: TurnSetup, turn: Turn): Promise<LoggedArgs> {
   const { executable, injected } = callArgs(call, setup);
-  const args = await forLog(executable, call, state, setup, turn);
+  return { ...(await forLog(executable, call, level.state, setup, turn)), injected };
+}
+
+/**
+ * Charges a call to the budget, marks it started and returns its tool.started event, with no I/O between: the
+ * arguments were spilled before, so a checkpoint written meanwhile (another call's result, or the step's answer
+ * held to go with these starts) holds no started call whose tool.started is not in the log yet.
+ */
+function markStarted(call: ToolCallRecord, args: LoggedArgs, level: Level, turn: Turn): EventDraft {
+  const { state } = level;
   turn.signal.throwIfAborted(); // a stopped turn starts nothing new, at any level
   turn.checkWallClock();
   turn.charge("tool_calls");
@@ -104,16 +110,18 @@ async function startCall(call: ToolCallRecord, level: Level, setup: TurnSetup, t
     turn_id: state.turn_id,
     step_id: state.step_id ?? undefined,
     tool_call_id: call.tool_call_id,
-    payload: { name: call.name, args: args.value, injected_args: injected },
+    payload: { name: call.name, args: args.value, injected_args: args.injected },
     ...refsOf(args.artifact),
   };
 }
 
 /** Starts calls that begin at the same moment with one commit and one checkpoint for all their tool.started events. */
 async function startTogether(calls: ToolCallRecord[], level: Level, setup: TurnSetup, turn: Turn): Promise<void> {
+  const logged: LoggedArgs[] = [];
+  for (const c of calls) logged.push(await loggedArgs(c, level, setup, turn));
   const started: EventDraft[] = [];
   try {
-    for (const c of calls) started.push(await startCall(c, level, setup, turn));
+    for (const [i, c] of calls.entries()) started.push(markStarted(c, logged[i]!, level, turn));
   } finally {
     // Those started before a failure (the budget ran out) are in the state, so their events go in the log too.
     if (started.length > 0) turn.emit(level, started);
@@ -142,7 +150,7 @@ export async function runToolCall(call: ToolCallRecord, level: Level, setup: Tur
   } else {
     // A call started with its step's others, or resumed after a restart (an idempotent tool, or sub-agents
     // picking up), has started already; a call a human refused never starts (action.resolved and tool.result say so).
-    if (startsNow(call)) turn.emit(level, [await startCall(call, level, setup, turn)]);
+    if (startsNow(call)) turn.emit(level, [markStarted(call, await loggedArgs(call, level, setup, turn), level, turn)]);
     const argErrors = tool ? argumentErrors(tool, executable) : [];
     if (refused && call.follow_up && tool?.unanswered) {
       // The remote side still waits for the answer nobody gave: the tool ends that (cancels its task).

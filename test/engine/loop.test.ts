@@ -229,10 +229,26 @@ describe("runTurn: tools", () => {
     const during = ports.checkpoints.filter((c) => c.afterEvents > first && c.afterEvents <= first + 3);
     expect(during.map((c) => c.afterEvents)).toEqual([first + 3]);
     expect(during[0]!.state.calls!.map((c) => c.status)).toEqual(["started", "started", "started"]);
-    // Each result may wait for what follows it (the step's other results, then the next model call's start); the
-    // answer that names the calls does not (starting them may wait on I/O with calls marked started).
+    // What may wait for what follows it: the answer that names the calls (for their starts), and each result (for
+    // the step's other results, then the next model call's start). The final answer waits for nothing.
     const results = ports.ofType("tool.result").map((e) => e.tool_call_id!);
-    expect(ports.gathered).toEqual(results);
+    expect(ports.gathered).toEqual(["model.completed", "cost.recorded", ...results]);
+  });
+
+  it("marks a step's calls started only after every argument was spilled, so the held answer's checkpoint starts none", async () => {
+    const lookup = defineTool("lookup", async () => "found");
+    // The second call's arguments are over max_tool_result_bytes: spilled to an artifact before any call starts.
+    const model = scriptedModel(
+      callTools([
+        ["call_1", "lookup", { key: "a" }],
+        ["call_2", "lookup", { key: "b".repeat(5_000) }],
+      ]),
+      say("done"),
+    );
+    const { ports } = await runNewTurn(makeSetup({ model, tools: [lookup], config: { budget: { max_tool_result_bytes: 1_000 } } }));
+    expect(ports.ofType("tool.started").map((e) => e.refs?.[0]?.kind ?? null)).toEqual([null, "artifact"]);
+    // The answer waited for the starts while the spill did: a checkpoint written then has both calls pending.
+    expect(ports.heldDuringSpill.map((s) => s.calls!.map((c) => c.status))).toEqual([["pending", "pending"]]);
   });
 
   it("checkpoints the state with every model response, tool start and tool result", async () => {

@@ -100,6 +100,8 @@ export class MemoryPorts implements TurnPorts {
   }
 
   async spill(content: string): Promise<string> {
+    // The session's hold can run out while a spill waits on R2: it writes the held events with the state as it is then.
+    if (this.held) this.heldDuringSpill.push(snapshot(this.held));
     const id = this.newId("art");
     this.artifacts.set(id, content);
     return id;
@@ -142,6 +144,10 @@ export class MemoryPorts implements TurnPorts {
 
   /** Events offered to be held and written with the next (`gather`), by tool call id (or type). */
   readonly gathered: string[] = [];
+  /** The state the held events' checkpoint records while they wait (null: nothing held). */
+  private held: TurnState | null = null;
+  /** The checkpoints a hold that ran out during a spill wrote. */
+  readonly heldDuringSpill: TurnState[] = [];
 
   /** Approval requests, in order. */
   readonly approvals: { action_id: string; tool_name: string; expires_at: number }[] = [];
@@ -167,6 +173,8 @@ export class MemoryPorts implements TurnPorts {
     if (gather) this.gathered.push(...events.map((e) => e.tool_call_id ?? e.type));
     for (const event of events) this.events.push(snapshot(event));
     if (state) this.checkpoints.push({ afterEvents: this.events.length, state: snapshot(state) });
+    // Whatever is written next takes what is held; a held emit holds its state until then.
+    this.held = gather && state ? state : null;
     for (const event of events) this.onEvent?.(event);
   }
 
