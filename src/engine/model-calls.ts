@@ -4,6 +4,7 @@
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { type AgentConfig, toolPayloadLimit } from "../protocol/agent-config";
+import type { EventDraft } from "../protocol/events";
 import { attachCall, reattaches } from "./call-attach";
 import { estimateCall } from "./call-estimate";
 import {
@@ -323,22 +324,14 @@ async function callModel(
   state.open_model_step = null;
   apply({ text, calls });
   const cost_usd = turn.addUsage(state, answered, usage, setup.prices);
-  // An answer that names tool calls is held for their starts, to go in one commit with them (tool-calls.ts marks
-  // calls started only after any spill of their arguments, so a checkpoint the hold writes meanwhile is whole).
-  turn.emit(
-    level,
-    [
-      {
-        type: "model.completed",
-        turn_id,
-        step_id,
-        payload: { usage, finish_reason, ...(phase === "executor" ? {} : { phase }), ...(answered === modelName ? {} : { model: answered }) },
-      },
-      { type: "cost.recorded", turn_id, step_id, payload: { model: answered, phase, usage, cost_usd } },
-    ],
-    true,
-    calls.length > 0,
-  );
+  const completed = { usage, finish_reason, ...(phase === "executor" ? {} : { phase }), ...(answered === modelName ? {} : { model: answered }) };
+  const answer: EventDraft[] = [
+    { type: "model.completed", turn_id, step_id, payload: completed },
+    { type: "cost.recorded", turn_id, step_id, payload: { model: answered, phase, usage, cost_usd } },
+  ];
+  // An answer naming tool calls waits for their starts (one transaction) until this task ends: I/O before them (a
+  // spill, an approval) lets it go alone, as soon as before. Calls are marked started after any spill (tool-calls.ts).
+  turn.emit(level, answer, true, calls.length > 0 ? "task" : undefined);
   turn.checkCost();
   return { text, calls, usage, finish_reason };
 }

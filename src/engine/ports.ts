@@ -102,14 +102,18 @@ export interface QuotaPort {
   sleep(until: number | null, signal: AbortSignal): Promise<void>;
 }
 
+/** How long events may wait for what follows them (TurnPorts.emit). */
+export type Hold = "step" | "task";
+
 export interface TurnPorts extends TurnSignals {
   /**
    * Appends events durably; with a state, checkpoints it in the same transaction. Throws if the turn was taken away
-   * (interrupted). `gather`: more events of the same moment are on their way (the results of calls still running,
-   * the next model call's start), so these may be held briefly and written with them; whatever is written next
-   * takes them first.
+   * (interrupted). `hold`: more events of the same moment are on their way, so these may wait to be written with
+   * them; whatever is written next takes them first. "step": the results of calls still running, the next model
+   * call's start (held briefly); "task": the starts of the calls an answer names, which follow in the same task
+   * unless something waits on I/O first (held only until this task's end, so the answer is never written later).
    */
-  emit(events: EventDraft[], state?: TurnState, gather?: boolean): void;
+  emit(events: EventDraft[], state?: TurnState, hold?: Hold): void;
   /** Appends the terminal event, moves the turn's messages to the history and clears the checkpoint, atomically. */
   finish(event: TerminalDraft, state: TurnState): void;
   /** Makes `agent` the session's active agent, durably, and returns the setup to continue with; throws if it cannot. */

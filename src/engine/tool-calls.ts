@@ -117,6 +117,7 @@ function markStarted(call: ToolCallRecord, args: LoggedArgs, level: Level, turn:
 
 /** Starts calls that begin at the same moment with one commit and one checkpoint for all their tool.started events. */
 async function startTogether(calls: ToolCallRecord[], level: Level, setup: TurnSetup, turn: Turn): Promise<void> {
+  turn.signal.throwIfAborted(); // a stopped turn spills nothing for calls it will not start
   const logged: LoggedArgs[] = [];
   for (const c of calls) logged.push(await loggedArgs(c, level, setup, turn));
   const started: EventDraft[] = [];
@@ -262,7 +263,7 @@ export async function runToolCall(call: ToolCallRecord, level: Level, setup: Tur
     true,
     // A result may wait a moment to be written with what follows: the results of the step's other calls, or the
     // next model call's start, which the loop records in the same task once the step's last result is in.
-    true,
+    "step",
   );
   return "done";
 }

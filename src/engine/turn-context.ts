@@ -11,7 +11,7 @@ import type { GuardrailStage } from "../protocol/guardrails";
 import type { QuotaVerdict } from "../protocol/quotas";
 import { redactCredentials } from "../protocol/redact";
 import type { ModelTool } from "./model-stream";
-import type { TurnPorts, TurnSetup } from "./ports";
+import type { Hold, TurnPorts, TurnSetup } from "./ports";
 import { costOf, type PriceOverrides } from "./pricing";
 import { withInjectedArgs } from "./tools/injected-args";
 import type { BudgetUsed, ChildRun, TurnState, Usage } from "./turn-state";
@@ -189,7 +189,7 @@ export class Turn {
   }
 
   /** Appends events for `level` (adding its envelope fields), checkpointing the whole turn unless `checkpoint` is false. */
-  emit(level: Level, events: EventDraft[], checkpoint = true, gather = false): void {
+  emit(level: Level, events: EventDraft[], checkpoint = true, hold?: Hold): void {
     // The store fills in the root's envelope (parent_id null, depth 0); sub-agents add theirs.
     const envelope =
       level.depth === 0 ? {} : { parent_id: level.parent_id, depth: level.depth, ...(level.subagent_id ? { subagent_id: level.subagent_id } : {}) };
@@ -198,7 +198,7 @@ export class Turn {
     this.ports.emit(
       events.map((e) => ({ ...envelope, ...e })),
       checkpoint ? this.root : undefined,
-      gather,
+      hold,
     );
   }
 }

@@ -47,7 +47,7 @@ export abstract class SessionCore extends DurableObject<Env> implements SessionH
   protected readonly parts: Capabilities;
   /** When this instance last set the alarm: null if it has fired since (or none was set), undefined if unknown. */
   private alarmAt: number | null | undefined = undefined;
-  /** Text deltas and held tool results waiting for their commit; any other commit takes them first. */
+  /** Text deltas and held events (tool results, an answer naming calls) waiting for their commit; any other commit takes them first. */
   readonly pending = new PendingWrites(() => {
     try {
       this.commit([]);

@@ -27,7 +27,7 @@ export interface LogHost {
   transact<T>(fn: () => T): T;
   /** The read model folded up to the last committed event. */
   view(): SessionView;
-  /** Text deltas and held tool results that wait a moment to be committed together (pending-writes.ts). */
+  /** Text deltas and held events (tool results, an answer naming calls) that wait a moment to be committed together (pending-writes.ts). */
   readonly pending: Pick<PendingWrites, "deltas" | "hold">;
   readonly store: Pick<SessionStore, "eventsOfTurn" | "lastEventTime" | "lastMemoryLoaded" | "lastSequence" | "readEvents" | "terminalEvent">;
 }

@@ -229,10 +229,10 @@ describe("runTurn: tools", () => {
     const during = ports.checkpoints.filter((c) => c.afterEvents > first && c.afterEvents <= first + 3);
     expect(during.map((c) => c.afterEvents)).toEqual([first + 3]);
     expect(during[0]!.state.calls!.map((c) => c.status)).toEqual(["started", "started", "started"]);
-    // What may wait for what follows it: the answer that names the calls (for their starts), and each result (for
-    // the step's other results, then the next model call's start). The final answer waits for nothing.
+    // What may wait for what follows it: the answer that names the calls (for their starts, until the task ends), and
+    // each result (for the step's other results, then the next model call's start). The final answer waits for nothing.
     const results = ports.ofType("tool.result").map((e) => e.tool_call_id!);
-    expect(ports.gathered).toEqual(["model.completed", "cost.recorded", ...results]);
+    expect(ports.gathered).toEqual(["model.completed (task)", "cost.recorded (task)", ...results.map((id) => `${id} (step)`)]);
   });
 
   it("marks a step's calls started only after every argument was spilled, so the held answer's checkpoint starts none", async () => {

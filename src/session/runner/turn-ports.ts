@@ -66,10 +66,10 @@ export function turnPorts(s: PortsSession, exec: Executor, hooks: RunnerHooks): 
     if (state.messages_taken) store.dropFromInbox(turnId, state.messages_taken);
   };
   return {
-    emit: (events, state, gather) => {
+    emit: (events, state, hold) => {
       owned();
       if (!state && events.every((e) => e.type === "model.delta")) return s.pending.deltas(events);
-      if (state && gather) return s.pending.hold(events, () => checkpoint(state));
+      if (state && hold) return s.pending.hold(events, () => checkpoint(state), hold);
       s.commit(events, undefined, state ? { checkpoint: () => checkpoint(state) } : {});
     },
     finish: (event, state) => {

@@ -127,7 +127,7 @@ export class TurnRunner {
   }
 
   private cut(payload: PayloadOf<"turn.cancelled">, before: EventDraft[] = []): { interrupted: boolean; turn_id: string | null } {
-    // Held events (tool results) are facts of the turn: written first, so the checkpoint read below has them
+    // Held events (tool results, an answer) are facts of the turn: written first, so the checkpoint read below has them
     // and the closing events do not close their calls a second time.
     try {
       this.s.commit([]);
@@ -248,6 +248,8 @@ export class TurnRunner {
     cut: { before?: EventDraft[]; partial?: ModelMessage[]; rolledBack?: PayloadOf<"turn.rolled_back"> } = {},
   ): void {
     const { store } = this.s;
+    // Held events (an answer whose calls max_steps leaves unrun, results) first: what is read below must have them.
+    this.s.commit([]);
     const turnId = state.turn_id;
     const { status } = turnOutcome(event);
     const closeAs = status === "cancelled" ? "cancelled" : "interrupted";

@@ -4,10 +4,12 @@
 // - text deltas: the first after a quiet spell is written once the network read that brought it has been
 //   handled (a timer of 0: the rest of that read comes along, not a fixed delay), the ones that follow gather
 //   for at most `deltaWindowMs`;
-// - held events: tool results (the loop offers them, see test/engine/loop.test.ts), held at most `holdMs` with their
-//   checkpoint, so what becomes true together takes one commit: a step's results, with the next model call's start.
+// - held events (the loop offers them, see test/engine/loop.test.ts), with their checkpoint, so what becomes true
+//   together takes one commit: tool results, held at most `holdMs`, with the step's other results and the next model
+//   call's start; an answer that names tool calls, held until the task ends, with those calls' starts.
 // Every commit takes what waits first, in order, with the latest held checkpoint, so the log keeps its order
 // and a checkpoint never holds a result whose event is not in the log.
+import type { Hold } from "../../engine/ports";
 import type { EventDraft } from "../../protocol/events";
 
 export const DELTA_WINDOW_MS = 20;
@@ -38,11 +40,11 @@ export class PendingWrites {
     if (!this.timer) this.flushIn(Math.max(0, this.lastFlush + this.deltaWindowMs - Date.now()));
   }
 
-  /** Holds events with the checkpoint that records them, for at most `holdMs`. */
-  hold(drafts: EventDraft[], checkpoint: () => void): void {
+  /** Holds events with the checkpoint that records them: "step" for at most `holdMs`, "task" until this task ends. */
+  hold(drafts: EventDraft[], checkpoint: () => void, hold: Hold = "step"): void {
     this.waiting.drafts.push(...drafts);
     this.waiting.checkpoint = checkpoint;
-    this.flushIn(this.holdMs);
+    this.flushIn(hold === "task" ? 0 : this.holdMs);
   }
 
   /** Puts back what a failed commit took, ahead of anything queued since; the next commit takes it again. */

@@ -12,7 +12,7 @@ export type Recorded = Omit<EventDraft, "payload"> & { payload: any };
 
 import type { FileBytes } from "../../../src/engine/file-parts";
 import type { TurnPorts, TurnSetup } from "../../../src/engine/loop";
-import type { InjectedMessage } from "../../../src/engine/ports";
+import type { Hold, InjectedMessage } from "../../../src/engine/ports";
 import type { RecordedDecision, TurnState } from "../../../src/engine/turn-state";
 
 export interface Checkpoint {
@@ -142,7 +142,7 @@ export class MemoryPorts implements TurnPorts {
     return this.recordedDecisions;
   }
 
-  /** Events offered to be held and written with the next (`gather`), by tool call id (or type). */
+  /** Events offered to be held and written with the next (`hold`), by tool call id (or type) and how long. */
   readonly gathered: string[] = [];
   /** The state the held events' checkpoint records while they wait (null: nothing held). */
   private held: TurnState | null = null;
@@ -168,13 +168,13 @@ export class MemoryPorts implements TurnPorts {
     this.clock = startTime;
   }
 
-  emit(events: EventDraft[], state?: TurnState, gather?: boolean): void {
+  emit(events: EventDraft[], state?: TurnState, hold?: Hold): void {
     if (this.refuse(events)) throw new Error("turn is no longer writable");
-    if (gather) this.gathered.push(...events.map((e) => e.tool_call_id ?? e.type));
+    if (hold) this.gathered.push(...events.map((e) => `${e.tool_call_id ?? e.type} (${hold})`));
     for (const event of events) this.events.push(snapshot(event));
     if (state) this.checkpoints.push({ afterEvents: this.events.length, state: snapshot(state) });
     // Whatever is written next takes what is held; a held emit holds its state until then.
-    this.held = gather && state ? state : null;
+    this.held = hold && state ? state : null;
     for (const event of events) this.onEvent?.(event);
   }
 

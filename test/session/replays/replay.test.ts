@@ -97,6 +97,18 @@ describe("POST /v1/sessions/:sid/turns/:turn_id/replay", () => {
     expect(await events(source.sid)).toEqual(source.log);
   });
 
+  it("counts the last call of a replay that max_steps ends while its answer's calls are still to start", async () => {
+    const source = await recorded([{ text: "Five." }], { max_steps: 1 });
+    // Changed instructions: the live model answers, naming a call that max_steps leaves unrun.
+    const r = await replay(source.sid, source.turn_id, source.scriptId, [calc("c9", "2 + 3")], { agent: { instructions: "Use the calculator." } });
+    expect(r.liveModelCalls).toBe(1);
+    expect(r.ended).toMatchObject({ type: "turn.completed", payload: { stop_reason: "max_steps" } });
+    // The replay's side sums its one call's cost.recorded, written before the comparison is made.
+    const recordedUsage = r.log.find((e: any) => e.type === "cost.recorded" && e.turn_id === r.turn_id).payload.usage;
+    expect(recordedUsage.total_tokens).toBeGreaterThan(0);
+    expect(r.comparison.replay).toMatchObject({ stop_reason: "max_steps", steps: 1, usage: recordedUsage });
+  });
+
   it("diverges at the first call when the instructions change; the live model answers from there", async () => {
     const source = await recorded([calc("c1", "2 + 3"), lookup("l1", "fork"), { text: "5, and fork was found." }]);
     const r = await replay(source.sid, source.turn_id, source.scriptId, [{ text: "Cinq." }], { agent: { instructions: "Answer in French." } });
