@@ -8,6 +8,8 @@ import { describe, expect, it } from "vitest";
 import { toPrompt } from "../../src/engine/model-stream";
 
 const bytes = new Uint8Array([137, 80, 78, 71]);
+/** A tool result with `value` as its content: the SDK's parts going in, the provider's coming out. */
+const shot = <const V>(value: V) => ({ type: "tool-result", toolCallId: "c2", toolName: "shot", output: { type: "content", value } }) as const;
 
 describe("toPrompt", () => {
   it("converts user files and images to provider file parts", () => {
@@ -47,18 +49,10 @@ describe("toPrompt", () => {
       {
         role: "tool",
         content: [
-          {
-            type: "tool-result",
-            toolCallId: "c2",
-            toolName: "shot",
-            output: {
-              type: "content",
-              value: [
-                { type: "media", data: "iVBO", mediaType: "image/png" },
-                { type: "media", data: "JVBE", mediaType: "application/pdf" },
-              ],
-            },
-          },
+          shot([
+            { type: "media", data: "iVBO", mediaType: "image/png" },
+            { type: "media", data: "JVBE", mediaType: "application/pdf" },
+          ]),
         ],
       },
     ];
@@ -73,18 +67,10 @@ describe("toPrompt", () => {
         role: "tool",
         content: [
           { type: "tool-result", toolCallId: "c1", toolName: "lookup", output: { type: "json", value: { n: 1 } } },
-          {
-            type: "tool-result",
-            toolCallId: "c2",
-            toolName: "shot",
-            output: {
-              type: "content",
-              value: [
-                { type: "image-data", data: "iVBO", mediaType: "image/png" },
-                { type: "file-data", data: "JVBE", mediaType: "application/pdf" },
-              ],
-            },
-          },
+          shot([
+            { type: "image-data", data: "iVBO", mediaType: "image/png" },
+            { type: "file-data", data: "JVBE", mediaType: "application/pdf" },
+          ]),
         ],
       },
     ]);
