@@ -2,9 +2,10 @@
 // started (a fork there), the turn's input, its model calls and tool results as recorded, and its side of the
 // comparison, all read from the log.
 
+import type { ModelMessage } from "ai";
 import { loadedWorkingMemory } from "../../engine/memory/working-memory";
 import { recordedDecisions } from "../../engine/recorded-decisions";
-import { recordingOf } from "../../engine/recorded-model";
+import { type Recording, recordingOf } from "../../engine/recorded-model";
 import { recordedResults } from "../../engine/recorded-tools";
 import { ApiError } from "../../protocol/errors";
 import type { PayloadOf, RuntimeEvent } from "../../protocol/events";
@@ -31,7 +32,7 @@ export function recordedTurn(store: SourceSession["store"], turnId: string): Rec
     ...(submitted?.type === "turn.submitted" && submitted.payload.files ? { files: submitted.payload.files } : {}),
     messages_json: JSON.stringify(messages),
     recording_json: JSON.stringify({
-      ...recordingOf(events),
+      ...withUnrunCalls(recordingOf(events), events, store.forkReads.turnHistory(turnId)),
       results: recordedResults(events),
       recalled: recordedRecall(events),
       // Each with its document, for the replay session (whose log does not hold the ones this log points at).
@@ -40,6 +41,22 @@ export function recordedTurn(store: SourceSession["store"], turnId: string): Rec
     }),
     original_json: JSON.stringify(turnSide(events)),
   };
+}
+
+/**
+ * The calls of the last answer of a turn that max_steps ended before they started: no event names them, but the
+ * turn's messages in the history do (that answer, then their "not executed" results), so the replayed model gives
+ * them too and the replay ends as the turn did.
+ */
+function withUnrunCalls(recording: Recording, events: readonly RuntimeEvent[], messages: readonly ModelMessage[]): Recording {
+  const last = recording.calls.at(-1);
+  const end = events.findLast((e) => e.type === "turn.completed");
+  if (!last || last.tool_calls.length > 0 || end?.type !== "turn.completed" || end.payload.stop_reason !== "max_steps") return recording;
+  const answer = messages.findLast((m) => m.role === "assistant")?.content;
+  const calls = Array.isArray(answer)
+    ? answer.flatMap((p) => (p.type === "tool-call" ? [{ tool_call_id: p.toolCallId, name: p.toolName, args: p.input }] : []))
+    : [];
+  return calls.length > 0 ? { ...recording, calls: [...recording.calls.slice(0, -1), { ...last, tool_calls: calls }] } : recording;
 }
 
 /** The turn's automatic recall as recorded: a replay adds the same hits to its prompt and searches nothing. */

@@ -97,6 +97,17 @@ describe("POST /v1/sessions/:sid/turns/:turn_id/replay", () => {
     expect(await events(source.sid)).toEqual(source.log);
   });
 
+  it("reproduces a turn that max_steps ended on an answer whose calls never started", async () => {
+    const source = await recorded([calc("c1", "2 + 3"), { text: "5." }], { max_steps: 1 });
+    expect(source.log.findLast((e: any) => e.type === "turn.completed")).toMatchObject({ payload: { stop_reason: "max_steps" } });
+    expect(source.log.some((e: any) => e.type === "tool.started")).toBe(false);
+    const r = await replay(source.sid, source.turn_id, source.scriptId, [{ text: "a live answer" }]);
+    expect(r.liveModelCalls).toBe(0);
+    expect(r.ended).toMatchObject({ type: "turn.completed", payload: { stop_reason: "max_steps" } });
+    expect(r.comparison).toMatchObject({ diverged: null, output_changed: false, tokens_delta: 0 });
+    expect(r.comparison.replay).toEqual(r.comparison.original);
+  });
+
   it("counts the last call of a replay that max_steps ends while its answer's calls are still to start", async () => {
     const source = await recorded([{ text: "Five." }], { max_steps: 1 });
     // Changed instructions: the live model answers, naming a call that max_steps leaves unrun.
