@@ -217,6 +217,31 @@ describe("the inspector", () => {
     await page.close();
   });
 
+  it("keeps what is typed while a message is being sent: only the text that was sent is cleared", async () => {
+    const model = await stack.fake.script([{ text: "A slow answer, two characters at a time.", chunk_size: 2, delay_ms: 60 }]);
+    await stack.api.putAgent("typist", { model });
+    const { session_id: sid } = await stack.api.createSession({ agent: "typist" });
+    const page = await stack.openSession(sid);
+    // The answer to the submission is held until the next message is typed: the turn runs meanwhile.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(`**/v1/sessions/${sid}/turns`, async (route) => {
+      const response = await route.fetch();
+      await held;
+      await route.fulfill({ response });
+    });
+    await sendTurn(page, "First message.");
+    await page.getByLabel("Message to the running turn").fill("Typed while it was sent.");
+    release();
+    await page.getByRole("button", { name: "Send" }).and(page.locator(":enabled")).waitFor();
+    expect(await page.locator("#composer-input").inputValue()).toBe("Typed while it was sent.");
+    await page.unroute(`**/v1/sessions/${sid}/turns`);
+    await waitForTurn(page, 0, "completed");
+    await page.close();
+  });
+
   it("sends a live message to the running turn, queues, promotes and removes turns, and interrupts", async () => {
     const model = await stack.fake.script([
       { text: "Working on the first part of the answer now.", chunk_size: 2, delay_ms: 60 },

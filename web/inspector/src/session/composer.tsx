@@ -23,15 +23,17 @@ export function Composer({ client, sid, running, onDone }: { client: RuntimeClie
   const send = async (how: "send" | "queue" | "now") => {
     const input = text.trim();
     if (!ready || action.busy) return;
+    const files = attached;
     const ok = await action.run(async () => {
-      const parts = attached.length > 0 ? await uploadParts(client, sid, input, attached) : null;
+      const parts = files.length > 0 ? await uploadParts(client, sid, input, files) : null;
       // Said explicitly while a turn runs: the agent's own default (`on_busy`) may be another strategy.
       const on_busy = how === "now" ? "interrupt" : !running ? null : how === "queue" ? "enqueue" : "inject";
       return client.submitTurn(sid, { input: parts ?? input, ...(on_busy ? { on_busy } : {}) });
     });
     if (ok) {
-      setText("");
-      setAttached([]);
+      // Only what was sent: what the user typed or attached while it was being sent stays.
+      setText((now) => (now.trim() === input ? "" : now));
+      setAttached((now) => now.filter((f) => !files.includes(f)));
     }
     onDone();
   };
