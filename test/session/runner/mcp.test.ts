@@ -456,6 +456,9 @@ describe("the runtime as an MCP server (POST /mcp)", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `run_agent_${name}`, arguments: args } }),
     });
     expect(res.status).toBe(200);
+    // Read until `gone` cuts it: a response left unread may be collected, which closes the request early (the turn
+    // was once cancelled before its first delta so).
+    void res.body?.pipeTo(new WritableStream()).catch(() => {});
   }
 
   it("a caller that disconnects while its turn runs cancels that turn", async () => {
