@@ -18,7 +18,7 @@ import { addPushConfig } from "./a2a-push";
 import { decide, derivedSessionId, expiresAt, reachable } from "./chat";
 import { sessionFetch } from "./chat-stream";
 import { callSession, sessionStub } from "./http";
-import { checkMayOpen, dropRefused, newSession } from "./open-session";
+import { checkMayOpen, dropRefused, newSession, ownerOf } from "./open-session";
 
 export interface RpcCall {
   env: Env;
@@ -123,7 +123,7 @@ async function contextSession(call: RpcCall, message: Message, turn: string | In
   if (found?.exists) return { sid: found.sid, opened: false };
   checkMayOpen(principal, agent);
   // The agent's version as any new session gets it: a label's traffic split, sticky per owner.
-  const opened = await openAgent(env, agent, principal.kind === "token" ? principal.subject : null);
+  const opened = await openAgent(env, agent, ownerOf(principal));
   const id = found?.sid ?? randomId("ses");
   const metadata = { via: "a2a", ...(message.contextId ? { a2a_context_id: message.contextId } : {}) };
   const input = { text: inputText(turn), path: "params.message" };

@@ -19,7 +19,7 @@ import { checkTokenSession } from "./auth";
 import { type Answer, chatAction, type Decision, inChatTerms } from "./chat-body";
 import { sessionFetch, turnResponse } from "./chat-stream";
 import { callSession, router, sessionStub } from "./http";
-import { checkMayOpen, newSession } from "./open-session";
+import { checkMayOpen, newSession, ownerOf } from "./open-session";
 import { route } from "./operation-route";
 
 /** When the caller's browser token expires (its streams end then); null for API keys. */
@@ -76,7 +76,7 @@ async function newChatSession(
   checkMayOpen(principal, agent);
   // An erased session's id stays erased: the same chat id does not bring it back.
   if (await indexShard(env, sid).isErased(sid)) throw new ApiError("not_found", `The session of chat '${id}' was erased`);
-  const opened = await openAgent(env, agent, principal.kind === "token" ? principal.subject : null);
+  const opened = await openAgent(env, agent, ownerOf(principal));
   return newSession(env, principal, sid, opened, { metadata: { chat_id: id }, ...(first ?? {}) });
 }
 

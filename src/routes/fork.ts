@@ -10,6 +10,7 @@ import { sessions as ops } from "../protocol/operations";
 import { validateAgentConfig } from "./agents";
 import { sessionFiles } from "./files";
 import { callSession, type Deployment, router, sessionStub } from "./http";
+import { ownerOf } from "./open-session";
 import { route } from "./operation-route";
 
 async function forkAgent(agent: string | Record<string, unknown>, deployment: Deployment): Promise<AgentConfig> {
@@ -41,7 +42,7 @@ export const fork = router().openapi(route(ops.forkSession), async (c) => {
     agent_version: body.agent === undefined && source.agent_version !== null ? { version: source.agent_version, label: null } : null,
     policy: source.policy,
     metadata: body.metadata ?? (JSON.parse(source.metadata) as Record<string, unknown>),
-    owner: principal.kind === "token" ? principal.subject : source.owner,
+    owner: ownerOf(principal) ?? source.owner,
     resource_id,
     fork: { from_session: sid, at_sequence: body.at_sequence, messages_json: source.messages_json, paused_json: source.paused_json, files },
   });

@@ -26,7 +26,7 @@ import { followTurn, type TerminalEvent, turnOutcome } from "../views/turn-outco
 import { authenticate } from "./auth";
 import { callSession, router, sessionStub } from "./http";
 import { askingClient, clientElicits, mcpSessionId, recordAnswers } from "./mcp-elicitation";
-import { checkMayOpen, dropRefused, newSession } from "./open-session";
+import { checkMayOpen, dropRefused, newSession, ownerOf } from "./open-session";
 import { guards, route } from "./operation-route";
 
 export const RUN_AGENT_PREFIX = "run_agent_";
@@ -136,7 +136,7 @@ interface Follow {
 async function openSession(env: Env, principal: Principal, name: string, input: SubmitTurnBody["input"]): Promise<string> {
   checkMayOpen(principal, name);
   const sid = randomId("ses");
-  const opened = await openAgent(env, name, principal.kind === "token" ? principal.subject : null);
+  const opened = await openAgent(env, name, ownerOf(principal));
   const first = { input: { text: inputText(input), path: "input" }, turn: input };
   unwrap(await sessionStub(env, sid).create(await newSession(env, principal, sid, opened, { metadata: { source: "mcp" }, ...first })));
   return sid;

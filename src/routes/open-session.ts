@@ -22,6 +22,14 @@ export function checkMayOpen(principal: Principal, ref: string): void {
   }
 }
 
+/**
+ * The owner, and so the resource, of a session `principal` opens without naming one: a token's subject (a key's
+ * sessions have none unless it names one). A new session's version is routed by it too (sticky per resource).
+ */
+export function ownerOf(principal: Principal): string | null {
+  return principal.kind === "token" ? principal.subject : null;
+}
+
 export interface NewSession {
   metadata: Record<string, unknown>;
   /** The end user an API key opens it for (a token's sessions are always its subject's). */
@@ -48,7 +56,7 @@ export async function newSession(
 ): Promise<CreateSessionInput> {
   if (s.input) checkInputFits(opened.config, s.input.text, s.input.path);
   if (s.turn !== undefined) checkNewInput(s.turn, inputChecks(env, opened.config.model));
-  const owner = principal.kind === "token" ? principal.subject : (s.owner ?? null);
+  const owner = ownerOf(principal) ?? s.owner ?? null;
   const resource_id = s.resource_id ?? owner;
   await joinResource(env, resource_id, session_id);
   return {

@@ -10,6 +10,7 @@ import { turns as ops } from "../protocol/operations";
 import { validateAgentConfig } from "./agents";
 import { requirePermission } from "./auth";
 import { callSession, router } from "./http";
+import { ownerOf } from "./open-session";
 import { route } from "./operation-route";
 
 export const replay = router().openapi(route(ops.replayTurn), async (c) => {
@@ -33,7 +34,7 @@ export const replay = router().openapi(route(ops.replayTurn), async (c) => {
     // The source's version when the config is the one it ran; a changed config is no stored version.
     agentVersion: body.agent || source.agent_version === null ? null : { version: source.agent_version, label: null },
     tools: body.tools ?? "recorded",
-    owner: principal.kind === "token" ? principal.subject : source.owner,
+    owner: ownerOf(principal) ?? source.owner,
     by: c.get("keyHash"),
   });
   return c.json({ exec_id, turn_id: turn_id_replayed, source_session: sid, source_turn_id: turn_id, at_sequence: source.at_sequence }, 201);

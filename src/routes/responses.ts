@@ -21,7 +21,7 @@ import { decide, expiresAt, reachable } from "./chat";
 import { sessionFetch } from "./chat-stream";
 import { eraseSessions } from "./erasure";
 import { type AppEnv, callSession, router, sessionStub, toApiError } from "./http";
-import { checkMayOpen, dropRefused, newSession } from "./open-session";
+import { checkMayOpen, dropRefused, newSession, ownerOf } from "./open-session";
 import { route } from "./operation-route";
 import { answerValue, inRequestTerms, type ResponsesInput, responsesInput } from "./responses-input";
 
@@ -96,7 +96,7 @@ async function checkModel(env: Env, sid: string, model: string, principal: Princ
   const { access } = unwrap(await sessionStub(env, sid).access());
   if (access.opened_agent !== agentName(model)) throw refused("model", `must be "${access.opened_agent}", the agent of previous_response_id's conversation`);
   if (!model.includes("@")) return;
-  const { version } = await openModel(env, model, principal.kind === "token" ? principal.subject : null);
+  const { version } = await openModel(env, model, ownerOf(principal));
   const runs = (await callSession(env, sid, "getSession", { by: principal.id })).agent_version;
   if (runs !== version) throw refused("model", `names version ${version}, but previous_response_id's conversation runs version ${runs ?? "none"}`);
 }
@@ -104,7 +104,7 @@ async function checkModel(env: Env, sid: string, model: string, principal: Princ
 /** A new session of the agent `model` for the first response of a conversation (a token's subject owns it). */
 async function openSession(env: Env, principal: Principal, model: string, input: ResponsesInput): Promise<string> {
   checkMayOpen(principal, model);
-  const opened = await openModel(env, model, principal.kind === "token" ? principal.subject : null);
+  const opened = await openModel(env, model, ownerOf(principal));
   if (input.kind === "turn" && input.fileIds.length > 0) throw refused("input", "a new conversation has no files yet: send the file's data or URL");
   const text = input.kind === "turn" ? { text: typeof input.input === "string" ? input.input : JSON.stringify(input.input), path: "input" } : undefined;
   const sid = randomId("ses");

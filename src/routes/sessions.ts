@@ -9,7 +9,7 @@ import { DEFAULT_POLICY } from "../protocol/policy";
 import type { CreateSessionInput } from "../session/object";
 import { validateAgentConfig } from "./agents";
 import { router, sessionStub } from "./http";
-import { newSession } from "./open-session";
+import { newSession, ownerOf } from "./open-session";
 import { route } from "./operation-route";
 
 export const sessions = router().openapi(route(sessionOps.createSession), async (c) => {
@@ -18,7 +18,7 @@ export const sessions = router().openapi(route(sessionOps.createSession), async 
   if (principal.kind === "token" && (typeof body.agent !== "string" || agentName(body.agent) !== principal.agent)) {
     throw new ApiError("forbidden", `This token opens sessions of agent "${principal.agent}" only`);
   }
-  const owner = principal.kind === "token" ? principal.subject : (body.owner ?? null);
+  const owner = ownerOf(principal) ?? body.owner ?? null;
   // A token's sessions belong to its subject's resource: it reaches no other resource's memory.
   if (principal.kind === "token" && body.resource_id !== undefined && body.resource_id !== principal.subject) {
     throw new ApiError("forbidden", "A token's sessions belong to its subject's resource; resource_id must be the subject or absent");
